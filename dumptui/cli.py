@@ -1,0 +1,369 @@
+"""Command line: `dumptui REF TARGET` opens the terminal app; subcommands work without any UI.
+
+Exit codes: 0 no divergence, 1 divergence found, 2 bad usage or unreadable input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from . import __version__
+
+SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo")
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _dump_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("dump selection (both sides; --ref-*/--target-* for one side)")
+    for opt in ("rank", "graph", "iteration"):
+        g.add_argument(f"--{opt}", metavar="N", help=f"{opt} to read when the dump holds several")
+        g.add_argument(f"--ref-{opt}", metavar="N", help=argparse.SUPPRESS)
+        g.add_argument(f"--target-{opt}", metavar="N", help=argparse.SUPPRESS)
+
+
+def _compare_options(p: argparse.ArgumentParser) -> None:
+    _dump_options(p)
+    g = p.add_argument_group("verdicts")
+    g.add_argument("--cos", type=float, metavar="C", help="diverged below this cosine (default 0.99)")
+    g.add_argument("--atol", type=float, help="element tolerance, absolute (default by dtype)")
+    g.add_argument("--rtol", type=float, help="element tolerance, relative to |ref| (default by dtype)")
+    g.add_argument("--rms-tol", type=float, dest="rms_tol",
+                   help="element tolerance relative to the tensor's RMS (default 0.05 fp32, 0.1 fp16/bf16)")
+    g.add_argument("--max-off", type=float, dest="max_off",
+                   help="diverged when more than this share of elements is outside tolerance (default 0.10)")
+    g.add_argument("--ignore", action="append", default=[], metavar="GLOB[:io.slot]",
+                   help="ignore tensors of ops matching GLOB (repeatable), e.g. '*Dropout*' or '*BatchNorm*:output.1'")
+    g.add_argument("--ignore-file", metavar="FILE", help="file of --ignore patterns, one per line")
+    g.add_argument("--map", metavar="FILE", help="CSV ref_name,target_name: force these op pairs")
+
+
+def build_parser(sub: str | None) -> argparse.ArgumentParser:
+    if sub is None:
+        p = argparse.ArgumentParser(
+            prog="dumptui", description="Find the first operator where two tensor dumps diverge "
+            "(e.g. Ascend910 vs Ascend310). Opens the terminal app; see the subcommands for headless use.",
+            epilog="subcommands: bisect, compare, info, inspect, demo (dumptui SUBCOMMAND --help)")
+        p.add_argument("ref", nargs="?", help="reference dump (e.g. the Ascend910 run)")
+        p.add_argument("target", nargs="?", help="target dump (e.g. the Ascend310 run)")
+        p.add_argument("--demo", action="store_true", help="make a demo pair in a temporary folder and open it")
+        p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
+        p.add_argument("--version", action="version", version=f"dumptui {__version__}")
+        _compare_options(p)
+        return p
+    p = argparse.ArgumentParser(prog=f"dumptui {sub}")
+    if sub == "bisect":
+        p.description = "Bisect automatically to the first op whose inputs agree and outputs diverge."
+        p.add_argument("ref")
+        p.add_argument("target")
+        p.add_argument("--json", action="store_true", help="print one JSON object (for scripts)")
+        p.add_argument("--no-graph", action="store_true", help="bisect over the execution order only")
+        _compare_options(p)
+    elif sub == "compare":
+        p.description = "Compare every aligned tensor pair, in execution order."
+        p.add_argument("ref")
+        p.add_argument("target")
+        p.add_argument("--only-diverged", action="store_true", help="only tensors whose verdict is bad")
+        p.add_argument("--csv", metavar="FILE", help="write every compared pair as CSV (Ascend tool columns)")
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        p.add_argument("--no-kl", action="store_true", help="skip the KL divergence (faster)")
+        p.add_argument("--workers", type=int, help="threads (default: the number of CPUs)")
+        _compare_options(p)
+    elif sub == "info":
+        p.description = "What a dump holds: format, version, ranks/graphs/iterations, counts, unreadable files."
+        p.add_argument("dump")
+        p.add_argument("--json", action="store_true")
+        _dump_options(p)
+    elif sub == "inspect":
+        p.description = "One dump file: the name decoded, the header, statistics and first values."
+        p.add_argument("file")
+        p.add_argument("-n", "--values", type=int, default=10, help="how many values to print (default 10)")
+        p.add_argument("--json", action="store_true")
+    elif sub == "demo":
+        p.description = ("Write a demo pair (MindSpore 2.x layout) computed by a small network, with one planted "
+                         "divergence and one benign fp16 region: DIR/ref and DIR/target.")
+        p.add_argument("dir")
+        p.add_argument("--ops", type=int, default=60, help="number of kernels (default 60)")
+        p.add_argument("--size", type=int, default=4096, help="elements per activation tensor (default 4096)")
+        p.add_argument("--seed", type=int, default=20261202)
+    return p
+
+
+def _side(args, side: str, opt: str):
+    v = getattr(args, f"{side}_{opt}", None)
+    return v if v is not None else getattr(args, opt, None)
+
+
+def open_pair(args):
+    from .core.formats import open_dump
+    ref = open_dump(args.ref, rank=_side(args, "ref", "rank"), graph=_side(args, "ref", "graph"),
+                    iteration=_side(args, "ref", "iteration"))
+    target = open_dump(args.target, rank=_side(args, "target", "rank"), graph=_side(args, "target", "graph"),
+                       iteration=_side(args, "target", "iteration"))
+    return ref, target
+
+
+def make_session(args, ref, target, kl: bool = True):
+    from .core.align import read_map_file
+    from .core.compare import Session
+    from .core.verdict import Thresholds, parse_user_ignore, read_ignore_file, with_overrides
+    th = with_overrides(Thresholds(), cos=args.cos, atol=args.atol, rtol=args.rtol, max_off=args.max_off,
+                        rms_tol=args.rms_tol)
+    ignores = [parse_user_ignore(s) for s in args.ignore]
+    if args.ignore_file:
+        ignores += read_ignore_file(args.ignore_file)
+    forced = read_map_file(args.map) if args.map else None
+    return Session(ref, target, th, ignores, forced, kl=kl)
+
+
+def _console():
+    from rich.console import Console
+    return Console(highlight=False, soft_wrap=False)
+
+
+def cmd_bisect(args) -> int:
+    from .core.bisect import Bisection
+    from .report.data import bisect_report
+    ref, target = open_pair(args)
+    session = make_session(args, ref, target, kl=False)
+    bi = Bisection(session, use_graph=not args.no_graph)
+    bi.check_inputs()
+    bi.run()
+    culprit = bi.first_root()
+    code = EXIT_OK if culprit is None else EXIT_DIVERGED
+    if args.json:
+        out = bisect_report(bi)
+        out["exit"] = code
+        print(json.dumps(out, indent=1, allow_nan=False))
+    else:
+        from .report.tables import print_bisect
+        print_bisect(_console(), bi)
+    return code
+
+
+def cmd_compare(args) -> int:
+    from .core.verdict import BAD
+    from .report import data
+    ref, target = open_pair(args)
+    session = make_session(args, ref, target, kl=not args.no_kl)
+    results = session.evaluate_all(workers=args.workers)
+    diverged = any(r.verdict in BAD for res in results for r in res.inputs + res.outputs)
+    if args.csv:
+        from .report.csvout import write_csv
+        _refuse_inside(args.csv, (ref, target))
+        n = write_csv(args.csv, results, only_bad=args.only_diverged)
+        print(f"wrote {n} rows to {args.csv}", file=sys.stderr)
+    if args.json:
+        shown = [r for r in results if not args.only_diverged or any(t.verdict in BAD for t in r.inputs + r.outputs)]
+        print(json.dumps({"ref": data.dump_summary(ref), "target": data.dump_summary(target),
+                          "alignment": session.alignment.counts(),
+                          "ops": [data.op_result(r) for r in shown],
+                          "damaged_tensors": data.damaged_tensors(session),
+                          "tensors_read": session.tensors_read}, indent=1, allow_nan=False))
+    elif not args.csv or sys.stdout.isatty():
+        from .report.tables import compare_summary, compare_table, dump_line
+        con = _console()
+        con.print(f"[bold]ref[/bold]:    {dump_line(ref)}")
+        con.print(f"[bold]target[/bold]: {dump_line(target)}")
+        con.print(compare_table(results, only_bad=args.only_diverged))
+        con.print(compare_summary(results))
+        damaged = data.damaged_tensors(session)
+        for d in damaged:
+            from .report.tables import name
+            con.print(f"[magenta]{'repaired' if d['repaired'] else 'unreadable'}[/magenta] ({d['side']}) "
+                      f"{name(d['path'])}: {name(d['problem'] or d['repaired'])}")
+        if damaged:
+            con.print("(* = compared as repaired data: payload read with the dtype its size implies)")
+    return EXIT_DIVERGED if diverged else EXIT_OK
+
+
+def _refuse_inside(path: str, dumps) -> None:
+    """Dumps are evidence: never write inside one."""
+    out = os.path.realpath(os.path.abspath(path))
+    for d in dumps:
+        for root in {os.path.realpath(d.root), os.path.realpath(os.path.abspath(d.path))}:
+            if out == root or out.startswith(root.rstrip(os.sep) + os.sep):
+                raise UsageError(f"{path}: refusing to write inside the dump folder {root}")
+
+
+def cmd_info(args) -> int:
+    from .core.formats import detect, open_dump
+    from .core.model import DumpError
+    from .core.survey import survey
+    from .report import data, fmt
+    fmt_name = detect(args.dump)
+    layout = survey(args.dump) if fmt_name in ("mindspore-npy", "mindspore-statistic") else None
+    chosen_note = None
+    try:
+        dump = open_dump(args.dump, rank=args.rank, graph=args.graph, iteration=args.iteration, fmt=fmt_name)
+    except DumpError as e:
+        if not layout:
+            raise
+        # Several ranks/iterations: show them all, and count the first choice (saying so).
+        rank = args.rank or next(iter(layout))
+        graphs = layout.get(rank, {})
+        its = sorted({it for g in graphs.values() for it in g}, key=lambda v: (len(v), v))
+        iteration = args.iteration or (its[0] if its else None)
+        dump = open_dump(args.dump, rank=None if rank == "-" else rank, graph=args.graph, iteration=iteration,
+                         fmt=fmt_name)
+        chosen_note = f"{e.reason}; counts below are for rank {rank}, iteration {iteration}"
+    unreadable, repaired, total = [], [], 0
+    for op in dump.ops:
+        for t in op.tensors():
+            if not t.has_data:
+                continue
+            lay = t.layout()
+            try:
+                total += t.size_on_disk if t.size_on_disk is not None else os.path.getsize(t.path)
+            except OSError:
+                pass
+            if lay.problem:
+                unreadable.append((t.path, lay.problem))
+            elif lay.repaired:
+                repaired.append((t.path, lay.repaired))
+    kinds: dict[str, int] = {}
+    for op in dump.ops:
+        kinds[op.kind] = kinds.get(op.kind, 0) + 1
+    if args.json:
+        out = data.dump_summary(dump)
+        out.update({"bytes": total, "layout": layout, "choice": chosen_note,
+                    "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+                    "repaired": [{"path": p, "reason": r} for p, r in repaired]})
+        print(json.dumps(out, indent=1, allow_nan=False))
+        return EXIT_OK
+    from .report.tables import name
+    con = _console()
+    con.print(f"[bold]{name(dump.path)}[/bold]")
+    con.print(f"  format:      {dump.format} ({name(dump.variant)})")
+    con.print(f"  version:     {('MindSpore ' + dump.version) if dump.version else 'unknown'}"
+              f"{'  device: ' + dump.device if dump.device else ''}")
+    if layout:
+        for rank, graphs in layout.items():
+            parts = []
+            for g, its in graphs.items():
+                parts.append(f"graph {g}: iteration{'s' if len(its) > 1 else ''} " +
+                             ", ".join(f"{it} ({n} files)" for it, n in its.items()))
+            con.print(f"  rank {rank}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts) if parts
+                      else f"  rank {rank}: no data")
+    if chosen_note:
+        con.print(f"  [yellow]choose:[/yellow]      {name(chosen_note)}")
+    con.print(f"  read:        rank {dump.rank or '-'}, graphs {', '.join(dump.graphs) or '-'}, "
+              f"iterations {', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-'}")
+    con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
+    con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
+    con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")
+    for n in dump.notes:
+        con.print(f"  note:        {name(n)}")
+    problems = [(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable
+    for path, reason in problems:
+        con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
+    for path, reason in repaired:
+        con.print(f"  [yellow]damaged[/yellow] {name(path)}: {name(reason)}")
+    for p in dump.problems:
+        if p.severity != "error":
+            con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(p.reason)}")
+    if not problems and not repaired:
+        con.print("  every tensor file is readable")
+    return EXIT_OK
+
+
+def cmd_inspect(args) -> int:
+    from .core.inspect import inspect_file
+    from .report import fmt
+    try:
+        info = inspect_file(args.file, args.values)
+    except OSError as e:
+        raise UsageError(f"{args.file}: {e.strerror or e}")
+    if args.json:
+        st = info.stats
+        print(json.dumps({"path": info.path, "kind": info.kind, "fields": info.fields, "dtype": info.dtype,
+                          "shape": list(info.shape) if info.shape is not None else None,
+                          "bytes": info.size_on_disk, "problem": info.problem, "repaired": info.repaired,
+                          "declared": info.declared,
+                          "stats": None if st is None else {k: _jnum(v) for k, v in vars(st).items()},
+                          "first_values": [_jnum(float(v)) if isinstance(v, float) else v for v in info.first_values]},
+                         indent=1, allow_nan=False))
+        return EXIT_OK if not info.problem else EXIT_USAGE
+    from .report.tables import name
+    con = _console()
+    con.print(f"[bold]{name(info.path)}[/bold]")
+    con.print(f"  {name(info.kind)}, {fmt.nbytes(info.size_on_disk)}")
+    for k, v in info.fields.items():
+        con.print(f"  {k:20s} {name(v)}")
+    if info.declared:
+        con.print(f"  {'header':20s} {name(info.declared)}")
+    con.print(f"  {'dtype, shape':20s} {info.dtype or '?'} {fmt.shape(info.shape)}")
+    if info.repaired:
+        con.print(f"  [yellow]damaged:[/yellow] {name(info.repaired)}")
+    if info.problem:
+        con.print(f"  [magenta]unreadable:[/magenta] {name(info.problem)}")
+        return EXIT_USAGE
+    st = info.stats
+    if st is not None:
+        con.print(f"  {'min / max':20s} {fmt.g(st.min)} / {fmt.g(st.max)}")
+        con.print(f"  {'mean / std':20s} {fmt.g(st.mean)} / {fmt.g(st.std)}")
+        con.print(f"  {'L2 norm':20s} {fmt.g(st.l2)}")
+        con.print(f"  {'zeros / nan / inf':20s} {st.zeros} / {st.nan} / {st.pos_inf + st.neg_inf}")
+    con.print(f"  first {len(info.first_values)} values: " + ", ".join(fmt.g(float(v)) if isinstance(v, float) else str(v)
+                                                                      for v in info.first_values))
+    return EXIT_OK
+
+
+def _jnum(v):
+    from .report.data import num
+    return num(v)
+
+
+def cmd_demo(args) -> int:
+    from .core.demo import write_demo
+    info = write_demo(args.dir, n_ops=args.ops, size=args.size, seed=args.seed)
+    print(f"wrote {info.ref} and {info.target}: {info.n_kernels} kernels, {info.n_files} files per side")
+    print(f"planted divergence: {info.planted}")
+    print(f"benign fp16 region: {info.fp16_first} .. {info.fp16_last}")
+    print(f"try: dumptui {info.ref} {info.target}   or   dumptui bisect {info.ref} {info.target}")
+    return EXIT_OK
+
+
+def cmd_app(args) -> int:
+    if args.demo:
+        import tempfile
+        from .core.demo import write_demo
+        tmp = tempfile.mkdtemp(prefix="dumptui-demo-")
+        info = write_demo(tmp)
+        args.ref, args.target = info.ref, info.target
+    if not args.ref or not args.target:
+        raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
+    from .tui.app import run_app
+    return run_app(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    parser = build_parser(sub)
+    args = parser.parse_args(argv[1:] if sub else argv)
+    from .core.model import DumpError
+    try:
+        handler = {"bisect": cmd_bisect, "compare": cmd_compare, "info": cmd_info, "inspect": cmd_inspect,
+                   "demo": cmd_demo, None: cmd_app}[sub]
+        return handler(args)
+    except DumpError as e:
+        print(f"dumptui: {e.path}: {e.reason}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as e:
+        print(f"dumptui: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError) as e:
+        print(f"dumptui: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Parser for MindSpore's text IR (`ms_output_trace_code_graph_{g}.ir`, also older `.ir`/`.dat` spellings).
+
+Each node is one line `%13(y) = Conv2D(%11, %12) {instance name: ...} primitive_attrs: {...}` followed by type
+lines (`: (<Tensor[Float32], (1, 8, 16, 16)>, ...) -> (...)`), `# Fullname with scope: (Default/...)` and
+source lines `# In file model.py:110 ...`. The parser is line-based and tolerant: what it cannot read it skips.
+"""
+from __future__ import annotations
+
+import re
+
+from .. import dtypes
+from .irgraph import IRArg, IRGraph, IRNode, IRParam
+
+_PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
+_NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")
+_RETURN = re.compile(r"^Return\((.*)$")
+_TENSOR_T = re.compile(r"Tensor\[(\w+)\]")
+_SHAPE = re.compile(r"\(([\d,\s\-]*)\)")
+_DEV_T = re.compile(r"<(\w+?)x(\w+)(?:\[[^\]]*\])?\{([\d,\s\-]*)\}>")
+_PREFIXES = ("PrimFunc_", "S_Prim_", "S-Prim-", "Prim::", "prim::")
+MONADS = {"U", "UMonad[U]", "IOMonad[IO]", "IO", "UMonad", "IOMonad"}
+
+
+def strip_prefix(op: str) -> str:
+    for p in _PREFIXES:
+        if op.startswith(p):
+            return op[len(p):]
+    return op
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split on `sep` at bracket depth 0 (round, square, curly and angle brackets)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    tail = "".join(cur).strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _balanced(text: str, open_at: int = -1) -> tuple[str, str]:
+    """Given text just after an opening '(', return (inside, rest after the matching ')')."""
+    depth = 1
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[:i], text[i + 1:]
+    return text, ""
+
+
+def _parse_dims(s: str) -> tuple[int, ...] | None:
+    s = s.strip()
+    if not s:
+        return ()
+    try:
+        return tuple(int(x) for x in s.split(",") if x.strip())
+    except ValueError:
+        return None
+
+
+def _parse_args(inner: str) -> list[IRArg]:
+    args = []
+    for a in split_top(inner):
+        if not a or a in MONADS or a.startswith("UMonad") or a.startswith("IOMonad"):
+            continue
+        if a.startswith("%para"):
+            m = re.match(r"%para\d+_(.+)$", a)
+            args.append(IRArg("param", m.group(1) if m else a[1:]))
+        elif a.startswith("%"):
+            args.append(IRArg("node", a[1:]))
+        else:
+            args.append(IRArg("const", a))
+    return args
+
+
+def _parse_attrs(rest: str) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for label in ("primitive_attrs:", "attrs:"):
+        i = rest.find(label)
+        if i < 0:
+            continue
+        j = rest.find("{", i)
+        if j < 0:
+            continue
+        inside, _ = _balanced(rest[j + 1:])
+        for item in split_top(inside):
+            k, _, v = item.partition(":")
+            k = k.strip()
+            if k and k not in attrs:
+                attrs[k] = v.strip()
+        break
+    return attrs
+
+
+def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
+    """Types from the abstract line: `<Tensor[Float32], (1, 8)>` or `<Tuple[Tensor[Float32]*5], TupleShape(...)>`."""
+    spec = spec.strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1]
+    out: list[tuple[str | None, tuple[int, ...] | None]] = []
+    for item in split_top(spec):
+        item = item.strip("<> ")
+        if "TupleShape(" in item:
+            dts = _TENSOR_T.findall(item)
+            shape_part = item[item.index("TupleShape(") + len("TupleShape("):]
+            shapes = [_parse_dims(s) for s in _SHAPE.findall(shape_part)]
+            rep = re.search(r"\*(\d+)\]", item)
+            if rep and len(dts) == 1:
+                dts = dts * int(rep.group(1))
+            for i, shp in enumerate(shapes):
+                out.append((dtypes.canonical(dts[i]) if i < len(dts) else None, shp))
+            continue
+        m = _TENSOR_T.search(item)
+        dt = dtypes.canonical(m.group(1)) if m else None
+        if dt is None:
+            head = item.split(",", 1)[0].strip()
+            dt = dtypes.canonical(head)
+        shp_m = _SHAPE.search(item[item.find(">") + 1:] if ">" in item else item.split(",", 1)[-1])
+        shape = None
+        if "NoShape" in item:
+            shape = ()
+        elif shp_m:
+            shape = _parse_dims(shp_m.group(1))
+        out.append((dt, shape))
+    return out
+
+
+def _device_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
+    return [(dtypes.canonical(dt), _parse_dims(dims)) for dt, _fmt, dims in _DEV_T.findall(spec)]
+
+
+def parse_ir_text(path: str) -> IRGraph:
+    graph = IRGraph(source=path)
+    node: IRNode | None = None
+    type_lines = 0
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        for raw in fh:
+            line = raw.strip()
+            if not line:
+                continue
+            c = line[0]
+            if c == "%":
+                m = _PARAM.match(line)
+                if m and node is None and "=" not in line.split(":", 1)[0]:
+                    name, spec = m.group(2), m.group(3)
+                    tm = _TENSOR_T.search(spec)
+                    sm = _SHAPE.search(spec)
+                    graph.params[name] = IRParam(
+                        name=name, dtype=dtypes.canonical(tm.group(1)) if tm else None,
+                        shape=_parse_dims(sm.group(1)) if sm else None,
+                        is_weight=("IsWeight: false" not in line) and ("is_parameter" in spec or "IsWeight: true" in line))
+                    continue
+                m = _NODE.match(line)
+                if m:
+                    nid, op, tail = m.group(1), strip_prefix(m.group(2)), m.group(3)
+                    inner, rest = _balanced(tail)
+                    node = IRNode(node_id=nid, op_type=op, args=_parse_args(inner), attrs=_parse_attrs(rest))
+                    graph.nodes[nid] = node
+                    type_lines = 0
+                continue
+            if c == ":" and node is not None:
+                spec = line[1:].strip()
+                if "->" not in spec:
+                    continue
+                ins, _, outs = spec.partition("->")
+                type_lines += 1
+                if type_lines == 1:
+                    node.in_types = _abstract_types(ins)
+                    node.out_types = _abstract_types(outs)
+                elif type_lines == 2 and "x" in outs and "{" in outs:
+                    dev = _device_types(outs)
+                    if dev:
+                        node.out_types = dev
+                    dev_in = _device_types(ins)
+                    if dev_in:
+                        node.in_types = dev_in
+                continue
+            if c == "#" and node is not None:
+                if line.startswith("# Fullname with scope:") or line.startswith("# scope:"):
+                    i = line.find("(")
+                    if i >= 0:
+                        node.full_name = line[i + 1:line.rfind(")")].strip()
+                elif line.startswith("# In file"):
+                    node.code.append(line[2:].strip())
+                continue
+            if line.startswith("Return("):
+                node = None
+                continue
+            if line.startswith("subgraph @") or line.startswith("# IR entry") or line.startswith("}"):
+                if line.startswith("subgraph @") and not graph.name:
+                    graph.name = line[len("subgraph @"):].split("(")[0].strip()
+                node = None if line.startswith("}") else node
+    return graph

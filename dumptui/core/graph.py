@@ -1,0 +1,112 @@
+"""Dataflow between the ops of one dump, as a networkx DiGraph over op keys.
+
+Edges come from a graph file (text IR or protobuf): for each kernel argument we look through virtual nodes
+(Load, TupleGetItem, Depend, ...) to the kernel or parameter that really produced the value. Producers that
+were not dumped (a filtered dump) stay in the graph as nodes with `dumped=False`, so ancestry is not cut.
+"""
+from __future__ import annotations
+
+import networkx as nx
+
+from .formats.irgraph import IRGraph, IRNode
+from .model import KERNEL, PARAMETER, Dump, InputSource, Op
+
+
+def _tuple_index(text: str) -> int | None:
+    # I64(1), 1, Int64(1)
+    t = text.strip()
+    if "(" in t:
+        t = t[t.find("(") + 1:t.rfind(")")]
+    try:
+        return int(t)
+    except ValueError:
+        return None
+
+
+def resolve_source(ir: IRGraph, arg, full_to_key: dict[str, str], depth: int = 0) -> InputSource:
+    """Follow an IR argument to the op output or parameter that produces it."""
+    if arg.kind == "param":
+        return InputSource("parameter", arg.ref)
+    if arg.kind == "const":
+        return InputSource("constant", arg.ref)
+    node = ir.nodes.get(arg.ref)
+    if node is None or depth > 64:
+        return InputSource("constant", f"%{arg.ref}")
+    if node.virtual:
+        if node.op_type in ("TupleGetItem", "tuple_getitem", "RealTupleGetItem", "ListGetItem") and len(node.args) >= 2:
+            inner = resolve_source(ir, node.args[0], full_to_key, depth + 1)
+            idx = _tuple_index(node.args[1].ref)
+            if inner.kind == "op" and idx is not None:
+                return InputSource("op", inner.ref, idx)
+            return inner
+        if node.args:
+            return resolve_source(ir, node.args[0], full_to_key, depth + 1)
+        return InputSource("constant", node.op_type)
+    key = full_to_key.get(node.full_name, node.full_name or f"%{node.node_id}")
+    return InputSource("op", key, 0)
+
+
+def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) -> None:
+    """Fill `sources`, `attrs`, `code` of the dump's ops of graph `graph_id` from `ir`, and add edges to `g`.
+
+    `param_key(name)` maps an IR parameter name to the key of the dumped parameter op (or None).
+    """
+    kernels = [op for op in dump.ops if op.kind == KERNEL and op.graph == graph_id]
+    full_to_key = {op.name: op.key for op in kernels}
+    by_full = ir.by_full_name()
+    for node in ir.nodes.values():
+        if node.virtual or not node.full_name:
+            continue
+        key = full_to_key.get(node.full_name, node.full_name)
+        if key not in g:
+            g.add_node(key, dumped=key in full_to_key, op_type=node.op_type, kind=KERNEL)
+    for op in kernels:
+        node: IRNode | None = by_full.get(op.name)
+        if node is None:
+            continue
+        op.attrs = node.attrs
+        op.code = node.code
+        for slot, arg in enumerate(node.args):
+            src = resolve_source(ir, arg, full_to_key)
+            op.sources[slot] = src
+            if src.kind == "op":
+                if src.ref not in g:
+                    g.add_node(src.ref, dumped=False, kind=KERNEL)
+                _add_edge(g, src.ref, op.key, src.slot, slot)
+            elif src.kind == "parameter":
+                pk = param_key(src.ref) or f"param:{src.ref}"
+                if pk not in g:
+                    g.add_node(pk, dumped=dump.op(pk) is not None, kind=PARAMETER)
+                _add_edge(g, pk, op.key, 0, slot)
+
+
+def _add_edge(g: nx.DiGraph, src: str, dst: str, src_slot: int, dst_slot: int) -> None:
+    if g.has_edge(src, dst):
+        g[src][dst]["slots"].append((src_slot, dst_slot))
+    else:
+        g.add_edge(src, dst, slots=[(src_slot, dst_slot)])
+
+
+def topological_order(g: nx.DiGraph) -> list[str]:
+    try:
+        return list(nx.lexicographical_topological_sort(g))
+    except nx.NetworkXUnfeasible:
+        return list(g.nodes)
+
+
+def consumers(dump: Dump, key: str) -> list[str]:
+    g = dump.graph
+    if g is None or key not in g:
+        return []
+    return list(g.successors(key))
+
+
+def producers(dump: Dump, key: str) -> list[str]:
+    g = dump.graph
+    if g is None or key not in g:
+        return []
+    return list(g.predecessors(key))
+
+
+def op_sources(op: Op) -> dict[int, InputSource]:
+    return op.sources

@@ -1,0 +1,569 @@
+"""Comparison statistics for one tensor pair, computed in chunks with float64 accumulation.
+
+x is the target (e.g. Ascend310), y the reference (e.g. Ascend910); both are read chunk by chunk from their
+memory maps, so memory stays bounded by a chunk whatever the tensor size. Definitions (FORMATS.md §4):
+
+- cosine `x.y / (|x| |y|)`: 1 when both are all zeros, undefined when only one is.
+- max / mean absolute error, RMSE `sqrt(mean((x-y)^2))`, relative Euclidean distance `|x-y| / |y|`.
+- max / mean / accumulated relative error `|x-y| / |y|` over the elements with `|y| > eps` (float64 eps).
+- one / five thousandths ratio: share of elements with `|x-y| <= t * max(|y|, eps)`, t = 0.001 / 0.005.
+- KL divergence of the min-max-normalised, sum-normalised tensors, P from y and Q from x, with 1e-12 added to
+  every normalised element so that a zero on one side does not make it infinite.
+- "off" elements: `|x-y| > atol + rtol*|y| + rms_tol*rms(y)` for the tolerance given (see verdict.py).
+NaN and Inf are counted per side; positions where both sides hold the same non-finite value are no
+difference; every other element statistic is computed over the elements finite on both sides.
+Undefined values are None with the reason in `undefined`, never 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from . import dtypes
+from .model import TensorRef
+
+EPS = float(np.finfo(np.float64).eps)
+CHUNK = 1 << 18          # elements per chunk: 2 MB per float64 buffer, fits the cache, bounds memory
+KL_SMOOTHING = 1e-12
+
+
+@dataclass(frozen=True)
+class ElementTolerance:
+    atol: float = 0.0
+    rtol: float = 0.0
+    rms_tol: float = 0.0
+
+
+@dataclass
+class SideStats:
+    count: int = 0
+    finite: int = 0
+    nan: int = 0
+    pos_inf: int = 0
+    neg_inf: int = 0
+    zeros: int = 0
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    std: float | None = None
+    l2: float | None = None
+
+
+@dataclass
+class PairStats:
+    """Everything printed about one tensor pair. `None` values are undefined; `undefined` says why."""
+
+    n: int = 0
+    bitwise_equal: bool = False
+    values_equal: bool = False
+    compared: int = 0                 # elements finite on both sides
+    nonfinite_mismatch: int = 0       # positions whose NaN/Inf pattern differs between the sides
+    n_diff: int = 0                   # elements that differ (same NaN/Inf at a position is no difference)
+    n_off: int = 0                    # elements outside the element tolerance
+    cos: float | None = None
+    max_abs: float | None = None
+    max_abs_index: tuple[int, ...] | None = None
+    max_abs_ref: float | None = None
+    max_abs_target: float | None = None
+    mean_abs: float | None = None
+    rmse: float | None = None
+    rel_euclid: float | None = None
+    max_rel: float | None = None
+    mean_rel: float | None = None
+    acc_rel: float | None = None
+    thousandth: float | None = None
+    five_thousandths: float | None = None
+    kl: float | None = None
+    ref: SideStats = field(default_factory=SideStats)
+    target: SideStats = field(default_factory=SideStats)
+    undefined: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["max_abs_index"] = list(self.max_abs_index) if self.max_abs_index is not None else None
+        return d
+
+
+class _Side:
+    """Running per-side statistics (Chan's parallel variance: exact combination of chunk means and M2)."""
+
+    def __init__(self):
+        self.s = SideStats()
+        self.sum = 0.0
+        self.m2 = 0.0
+        self.mean = 0.0
+        self.sumsq = 0.0
+        self.lo = math.inf
+        self.hi = -math.inf
+
+    def add(self, v64: np.ndarray, sumsq: float, native: np.ndarray | None = None,
+            scratch: np.ndarray | None = None) -> None:
+        """Fold in one chunk; `native` (same values, storage dtype) makes min/max/zero counts cheaper."""
+        n = v64.size
+        if n == 0:
+            return
+        csum = float(v64.sum())
+        cmean = csum / n
+        if sumsq / n - cmean * cmean > 1e-3 * (sumsq / n):
+            cm2 = max(sumsq - n * cmean * cmean, 0.0)   # well conditioned: no cancellation worth a pass
+        else:
+            dev = v64 - cmean
+            cm2 = float(np.dot(dev, dev))
+        k = self.s.finite
+        if k == 0:
+            self.mean, self.m2 = cmean, cm2
+        else:
+            tot = k + n
+            delta = cmean - self.mean
+            self.mean += delta * n / tot
+            self.m2 += cm2 + delta * delta * k * n / tot
+        self.s.finite += n
+        self.sum += csum
+        self.sumsq += sumsq
+        src = native if native is not None and native.dtype.kind in "fiu" else v64
+        self.lo = min(self.lo, float(src.min()))
+        self.hi = max(self.hi, float(src.max()))
+        if scratch is not None and scratch.size >= n:
+            self.s.zeros += int(np.count_nonzero(np.equal(src, 0, out=scratch[:n])))
+        else:
+            self.s.zeros += n - int(np.count_nonzero(src))
+
+    def finish(self) -> SideStats:
+        s = self.s
+        if s.finite:
+            s.min, s.max = self.lo, self.hi
+            s.mean = self.mean
+            s.std = math.sqrt(self.m2 / s.finite)
+            s.l2 = math.sqrt(self.sumsq)
+        return s
+
+
+def _as_real(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "c":
+        return a.view(a.real.dtype)
+    if a.dtype.kind == "b":
+        return a.view(np.uint8)
+    return a
+
+
+def _chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    return zip(x.chunks(elems), y.chunks(elems))
+
+
+def compare_tensors(ref: TensorRef, target: TensorRef, tol: ElementTolerance = ElementTolerance(),
+                    chunk: int = CHUNK, kl: bool = True) -> PairStats:
+    """Statistics of target vs ref. Both must be readable and hold the same number of elements."""
+    return compare_arrays_chunks(lambda: _chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol,
+                                 exact_int=_exact_int(ref.dtype) or _exact_int(target.dtype), kl=kl)
+
+
+def compare_arrays(y: np.ndarray, x: np.ndarray, tol: ElementTolerance = ElementTolerance(),
+                   chunk: int = CHUNK, kl: bool = True) -> PairStats:
+    """Same as compare_tensors on in-memory arrays (y = reference, x = target)."""
+    xf, yf = np.asarray(x).reshape(-1), np.asarray(y).reshape(-1)
+    if xf.size != yf.size:
+        raise ValueError("arrays differ in size")
+
+    def gen():
+        for s in range(0, max(xf.size, 1), chunk):
+            yield xf[s:s + chunk], yf[s:s + chunk]
+    return compare_arrays_chunks(gen, yf.size, np.shape(y), tol,
+                                 exact_int=xf.dtype.kind in "iu" and xf.dtype.itemsize == 8, kl=kl)
+
+
+def _size(t: TensorRef) -> int:
+    n = t.size
+    return 0 if n is None else n
+
+
+def _exact_int(dt: str | None) -> bool:
+    return dt in ("int64", "uint64")
+
+
+class _Work:
+    """Reusable float64/bool buffers of one chunk: fresh 8 MB allocations cost more than the arithmetic."""
+
+    def __init__(self, m: int):
+        self.x = np.empty(m)
+        self.y = np.empty(m)
+        self.d = np.empty(m)
+        self.t = np.empty(m)
+        self.b = np.empty(m, dtype=bool)
+        self.b2 = np.empty(m, dtype=bool)
+
+
+def compare_arrays_chunks(chunks_fn, n: int, shape: tuple[int, ...], tol: ElementTolerance,
+                          exact_int: bool = False, kl: bool = True) -> PairStats:
+    """The pass over the chunks. `kl=False` skips the KL divergence (its logarithms cost more than the rest)."""
+    st = PairStats(n=n)
+    if n == 0:
+        st.bitwise_equal = st.values_equal = True
+        for k in _ELEMENT_METRICS:
+            st.undefined[k] = "empty tensor"
+        return st
+    if _bitwise_equal(chunks_fn):
+        return _equal_pair_stats(chunks_fn, n)
+    xs, ys = _Side(), _Side()
+    sxy = sdd = sad = 0.0
+    max_abs, max_idx, max_ref, max_tgt = -1.0, 0, None, None
+    rel_max, rel_sum, rel_count = 0.0, 0.0, 0
+    within1 = within5 = 0
+    offset = 0
+    finite_all = True
+    n_chunks = 0
+    work: _Work | None = None
+    last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    for xc, yc in chunks_fn():
+        n_chunks += 1
+        xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
+        m = xr.size
+        if work is None:
+            work = _Work(m)
+        x64, y64 = work.x[:m], work.y[:m]
+        np.copyto(x64, xr, casting="unsafe")
+        np.copyto(y64, yr, casting="unsafe")
+        xx = float(np.dot(x64, x64))
+        yy = float(np.dot(y64, y64))
+        pos = None
+        if not (math.isfinite(xx) and math.isfinite(yy)):
+            # Slow path: mask non-finite values; equal NaN/Inf at a position is no difference.
+            finite_all = False
+            fx, fy = np.isfinite(x64), np.isfinite(y64)
+            for side, v in ((xs, x64), (ys, y64)):
+                side.s.nan += int(np.count_nonzero(np.isnan(v)))
+                side.s.pos_inf += int(np.count_nonzero(v == np.inf))
+                side.s.neg_inf += int(np.count_nonzero(v == -np.inf))
+            same = (np.isnan(x64) & np.isnan(y64)) | ((~fx) & (~fy) & (x64 == y64))
+            mismatch = ~(fx & fy) & ~same
+            st.nonfinite_mismatch += int(np.count_nonzero(mismatch))
+            keep = fx & fy
+            pos = np.flatnonzero(keep)
+            x64, y64 = x64[keep], y64[keep]
+            xr, yr = xr[keep], yr[keep]
+            m = x64.size
+            xx, yy = float(np.dot(x64, x64)), float(np.dot(y64, y64))
+        xs.add(x64, xx, xr, work.b)
+        ys.add(y64, yy, yr, work.b)
+        if m == 0:
+            offset += xc.size
+            continue
+        sxy += float(np.dot(x64, y64))
+        d = np.subtract(x64, y64, out=work.d[:m])
+        sdd += float(np.dot(d, d))
+        ad = np.abs(d, out=d)
+        i = int(np.argmax(ad))
+        if ad[i] > max_abs:
+            max_abs = float(ad[i])
+            max_idx = offset + (int(pos[i]) if pos is not None else i)
+            max_ref, max_tgt = float(y64[i]), float(x64[i])
+        sad += float(ad.sum())
+        if exact_int or xr.dtype != yr.dtype:
+            st.n_diff += int(np.count_nonzero(xr != yr)) if exact_int else int(np.count_nonzero(ad))
+        else:
+            st.n_diff += int(np.count_nonzero(np.not_equal(xr, yr, out=work.b[:m])))
+        # Relative error |d| / |y| over |y| > eps: elements at or below eps get an infinite denominator so
+        # they drop out of max/sum; for the thousandths ratios their denominator is eps, counted apart.
+        t = np.abs(y64, out=work.t[:m])
+        big = np.greater(t, EPS, out=work.b2[:m])
+        nbig = int(np.count_nonzero(big))
+        rel_count += nbig
+        small_within1 = small_within5 = 0
+        if nbig < m:
+            small = ~big
+            ad_small = ad[small]
+            small_within1 = int(np.count_nonzero(ad_small <= 1e-3 * EPS))
+            small_within5 = int(np.count_nonzero(ad_small <= 5e-3 * EPS))
+            t[small] = np.inf
+        r = np.divide(ad, t, out=t)
+        if nbig:
+            rel_max = max(rel_max, float(r.max()))
+            rel_sum += float(r.sum())
+        within1 += int(np.count_nonzero(np.less_equal(r, 1e-3, out=work.b[:m]))) - (m - nbig) + small_within1
+        within5 += int(np.count_nonzero(np.less_equal(r, 5e-3, out=work.b[:m]))) - (m - nbig) + small_within5
+        if n_chunks == 1:
+            last = (x64, y64, ad)
+        offset += xc.size
+    st.n_diff += st.nonfinite_mismatch
+    st.ref, st.target = ys.finish(), xs.finish()
+    for side in (st.ref, st.target):
+        side.count = n
+    compared = st.ref.finite if finite_all else min(st.ref.finite, st.target.finite)
+    st.compared = compared
+    st.values_equal = st.n_diff == 0
+    if compared == 0:
+        for k in _ELEMENT_METRICS:
+            st.undefined[k] = "no element is finite on both sides"
+        st.n_off = st.nonfinite_mismatch
+        return st
+
+    nx_, ny_ = math.sqrt(xs.sumsq), math.sqrt(ys.sumsq)
+    if nx_ == 0 and ny_ == 0:
+        st.cos = 1.0
+    elif nx_ == 0 or ny_ == 0:
+        st.undefined["cos"] = "target is all zeros" if nx_ == 0 else "reference is all zeros"
+    else:
+        st.cos = max(-1.0, min(1.0, sxy / (nx_ * ny_)))
+    st.max_abs = max_abs
+    st.max_abs_index = tuple(int(v) for v in np.unravel_index(max_idx, shape)) if shape else ()
+    st.max_abs_ref, st.max_abs_target = max_ref, max_tgt
+    st.mean_abs = sad / compared
+    st.rmse = math.sqrt(sdd / compared)
+    if ny_ == 0:
+        if sdd == 0:
+            st.rel_euclid = 0.0
+        else:
+            st.undefined["rel_euclid"] = "reference is all zeros"
+    else:
+        st.rel_euclid = math.sqrt(sdd) / ny_
+    if rel_count:
+        st.max_rel, st.mean_rel, st.acc_rel = rel_max, rel_sum / rel_count, rel_sum
+    else:
+        for k in ("max_rel", "mean_rel", "acc_rel"):
+            st.undefined[k] = "no reference element has |y| > eps"
+    st.thousandth = within1 / compared
+    st.five_thousandths = within5 / compared
+
+    # Second pass: what needs whole-tensor numbers first (rms(y) for the tolerance, min/max for KL).
+    rms_y = ny_ / math.sqrt(compared)
+    thr_abs = tol.atol + tol.rms_tol * rms_y
+    ymin, ymax, xmin, xmax = st.ref.min, st.ref.max, st.target.min, st.target.max
+    yrange, xrange_ = ymax - ymin, xmax - xmin
+    kl_ok = kl and yrange > 0 and xrange_ > 0
+    if not kl:
+        st.undefined["kl"] = "not computed"
+    elif not kl_ok:
+        st.undefined["kl"] = "reference is constant" if yrange <= 0 else "target is constant"
+    if st.values_equal:
+        st.kl = 0.0 if kl_ok else None
+        return st
+    # KL(P || Q) with P = p / Sp, p_i = (y_i - ymin) / yrange + s (likewise Q from x): accumulating
+    # A = sum p ln(p / q), Sp and Sq in the same pass gives KL = A / Sp + ln(Sq / Sp) with exact normalisation.
+    a_sum = sp = sq = 0.0
+    off = 0
+    src = [last] if n_chunks == 1 else _finite_chunks(chunks_fn, finite_all, work)
+    for x64, y64, ad in src:
+        m = x64.size
+        lim = np.abs(y64, out=work.t[:m])
+        if tol.rtol:
+            lim *= tol.rtol
+        else:
+            lim.fill(0.0)
+        lim += thr_abs
+        off += int(np.count_nonzero(np.greater(ad, lim, out=work.b[:m])))
+        if kl_ok:
+            p = np.subtract(y64, ymin, out=work.t[:m])
+            p *= 1.0 / yrange
+            p += KL_SMOOTHING
+            q = np.subtract(x64, xmin, out=work.d[:m])
+            q *= 1.0 / xrange_
+            q += KL_SMOOTHING
+            sp += float(p.sum())
+            sq += float(q.sum())
+            np.divide(p, q, out=q)
+            np.log(q, out=q)
+            a_sum += float(np.dot(p, q))
+    if kl_ok:
+        st.kl = max(a_sum / sp + math.log(sq / sp), 0.0)
+    st.n_off = off + st.nonfinite_mismatch
+    return st
+
+
+_ELEMENT_METRICS = ("cos", "max_abs", "mean_abs", "rmse", "rel_euclid", "max_rel", "mean_rel", "acc_rel",
+                    "thousandth", "five_thousandths", "kl")
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The raw bits as unsigned integers of the same width (so NaN payloads and -0.0 compare exactly)."""
+    a = np.ascontiguousarray(a)
+    size = a.dtype.itemsize
+    return a.view(f"u{size}") if size in (1, 2, 4, 8) else a.view(np.uint64)
+
+
+def _bitwise_equal(chunks_fn) -> bool:
+    """Same dtype and same bits everywhere (stops at the first differing chunk, so it is cheap when not)."""
+    for xc, yc in chunks_fn():
+        xa, ya = np.asarray(xc), np.asarray(yc)
+        if xa.dtype != ya.dtype or xa.shape != ya.shape or not np.array_equal(_bits(xa), _bits(ya)):
+            return False
+    return True
+
+
+def _equal_pair_stats(chunks_fn, n: int) -> PairStats:
+    """Bitwise-equal pair: one side's statistics serve both, every difference is exactly zero."""
+    side = _Side()
+    rel_count = 0
+    work = None
+    for _xc, yc in chunks_fn():
+        yr = _as_real(np.asarray(yc))
+        if work is None:
+            work = _Work(yr.size)
+        v = work.y[:yr.size]
+        np.copyto(v, yr, casting="unsafe")
+        vv = float(np.dot(v, v))
+        if not math.isfinite(vv):
+            side.s.nan += int(np.count_nonzero(np.isnan(v)))
+            side.s.pos_inf += int(np.count_nonzero(v == np.inf))
+            side.s.neg_inf += int(np.count_nonzero(v == -np.inf))
+            keep = np.isfinite(v)
+            v, yr = v[keep], yr[keep]
+            vv = float(np.dot(v, v))
+        side.add(v, vv, yr, work.b)
+        t = np.abs(v, out=work.t[:v.size])
+        rel_count += int(np.count_nonzero(np.greater(t, EPS, out=work.b2[:v.size])))
+    s = side.finish()
+    s.count = n
+    st = PairStats(n=n, bitwise_equal=True, values_equal=True, compared=s.finite)
+    st.ref, st.target = s, SideStats(**asdict(s))
+    if s.finite == 0:
+        for k in _ELEMENT_METRICS:
+            st.undefined[k] = "no element is finite on both sides"
+        return st
+    st.cos = 1.0
+    st.max_abs = st.mean_abs = st.rmse = st.rel_euclid = 0.0
+    st.thousandth = st.five_thousandths = 1.0
+    if rel_count:
+        st.max_rel = st.mean_rel = st.acc_rel = 0.0
+    else:
+        for k in ("max_rel", "mean_rel", "acc_rel"):
+            st.undefined[k] = "no reference element has |y| > eps"
+    if s.max > s.min:
+        st.kl = 0.0
+    else:
+        st.undefined["kl"] = "reference is constant"
+    return st
+
+
+def _finite_chunks(chunks_fn, finite_all: bool, work: _Work):
+    """Second-pass chunks as (x64, y64, |x - y|), finite on both sides."""
+    for xc, yc in chunks_fn():
+        xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
+        m = xr.size
+        x64, y64 = work.x[:m], work.y[:m]
+        np.copyto(x64, xr, casting="unsafe")
+        np.copyto(y64, yr, casting="unsafe")
+        if not finite_all:
+            keep = np.isfinite(x64) & np.isfinite(y64)
+            x64, y64 = x64[keep], y64[keep]
+        ad = np.subtract(x64, y64, out=work.d[:x64.size])
+        yield x64, y64, np.abs(ad, out=ad)
+
+
+def side_stats(t: TensorRef, chunk: int = CHUNK) -> SideStats:
+    """Statistics of one tensor (min/max/mean/std/L2, NaN/Inf counts), chunked."""
+    side = _Side()
+    n = 0
+    for c in t.chunks(chunk):
+        v = _as_real(np.asarray(c)).astype(np.float64)
+        n += v.size
+        vv = float(np.dot(v, v))
+        if not math.isfinite(vv):
+            side.s.nan += int(np.count_nonzero(np.isnan(v)))
+            side.s.pos_inf += int(np.count_nonzero(v == np.inf))
+            side.s.neg_inf += int(np.count_nonzero(v == -np.inf))
+            v = v[np.isfinite(v)]
+            vv = float(np.dot(v, v))
+        side.add(v, vv)
+    s = side.finish()
+    s.count = n
+    return s
+
+
+@dataclass
+class WorstElement:
+    index: tuple[int, ...]
+    ref: float
+    target: float
+    diff: float
+
+
+def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = CHUNK) -> list[WorstElement]:
+    """The k elements with the largest |target - ref| (non-finite mismatches first), for the detail view."""
+    shape = ref.shape or ()
+    cands: list[tuple[float, int, float, float]] = []
+    offset = 0
+    for xc, yc in _chunk_pairs(target, ref, chunk):
+        x64 = _as_real(np.asarray(xc)).astype(np.float64)
+        y64 = _as_real(np.asarray(yc)).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            d = np.abs(x64 - y64)
+        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+        d[same] = 0.0
+        d[np.isnan(d)] = np.inf
+        kk = min(k, d.size)
+        if kk:
+            idx = np.argpartition(d, d.size - kk)[d.size - kk:]
+            for i in idx:
+                if d[i] > 0:
+                    cands.append((float(d[i]), offset + int(i), float(y64[i]), float(x64[i])))
+        cands.sort(key=lambda c: -c[0])
+        del cands[k:]
+        offset += x64.size
+    out = []
+    for diff, gi, yv, xv in cands:
+        idx = tuple(int(v) for v in np.unravel_index(gi, shape)) if shape else ()
+        out.append(WorstElement(idx, yv, xv, diff))
+    return out
+
+
+def error_histogram(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> tuple[list[int], int, int]:
+    """Counts of |target - ref| per power-of-two bin: (counts, exponent of the first bin, exact zeros).
+
+    Bin i holds differences in [2^(e0+i), 2^(e0+i+1)); non-finite differences go to the last bin.
+    """
+    bins: dict[int, int] = {}
+    zeros = 0
+    inf_count = 0
+    for xc, yc in _chunk_pairs(target, ref, chunk):
+        x64 = _as_real(np.asarray(xc)).astype(np.float64)
+        y64 = _as_real(np.asarray(yc)).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            d = np.abs(x64 - y64)
+        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+        zeros += int(np.count_nonzero(same))
+        d = d[~same]
+        fin = np.isfinite(d)
+        inf_count += int(d.size - np.count_nonzero(fin))
+        d = d[fin]
+        if d.size:
+            _, e = np.frexp(d)           # d = m * 2^e with m in [0.5, 1): d in [2^(e-1), 2^e)
+            vals, counts = np.unique(e - 1, return_counts=True)
+            for v, c in zip(vals.tolist(), counts.tolist()):
+                bins[v] = bins.get(v, 0) + c
+    if not bins and not inf_count:
+        return [], 0, zeros
+    lo = min(bins) if bins else 0
+    hi = max(bins) if bins else 0
+    counts = [bins.get(e, 0) for e in range(lo, hi + 1)]
+    if inf_count:
+        counts.append(inf_count)
+    return counts, lo, zeros
+
+
+def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> str | None:
+    """The low-precision format (float16/bfloat16) whose rounding explains every difference, or None.
+
+    A deliberate conversion rounds each value once: |x - y| <= u * max(|x|, |y|) + smallest subnormal,
+    with u the unit roundoff of the format. Values beyond float16's range rule float16 out.
+    """
+    for fmt in ("float16", "bfloat16"):
+        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
+        ok = True
+        for xc, yc in _chunk_pairs(target, ref, chunk):
+            x64 = _as_real(np.asarray(xc)).astype(np.float64)
+            y64 = _as_real(np.asarray(yc)).astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                d = np.abs(x64 - y64)
+                lim = np.maximum(np.abs(x64), np.abs(y64)) * u + tiny
+                bad = ~((d <= lim) | (x64 == y64) | (np.isnan(x64) & np.isnan(y64)))
+            if fmt == "float16" and (np.nanmax(np.abs(y64), initial=0.0) > 65504.0):
+                bad = np.ones(1, bool)
+            if bad.any():
+                ok = False
+                break
+        if ok:
+            return fmt
+    return None

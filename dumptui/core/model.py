@@ -1,0 +1,225 @@
+"""The objects every reader produces and every other layer consumes.
+
+A `Dump` is an index: ops in execution order, each with lazy `TensorRef`s. Building it reads file names
+(and small graph/order files), never tensor data; a tensor's header is read on first need, its payload is
+memory-mapped only while it is compared.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+
+from . import dtypes
+from .npy import Layout, npy_layout, open_array
+
+KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file or folder that could not be used as expected, and why."""
+
+    path: str
+    reason: str
+    severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
+
+    kind: str            # "op" | "parameter" | "constant"
+    ref: str = ""        # op key, parameter name, or constant text
+    slot: int = 0        # output slot of the producing op
+
+    @property
+    def produced(self) -> bool:
+        return self.kind == "op"
+
+
+class TensorRef:
+    """One dumped tensor: where it is and what it should be; data read on demand.
+
+    `layout_fn` resolves the byte layout (reads an npy header at most); it is called once and cached.
+    Statistic-only dumps carry `stats` and no data.
+    """
+
+    __slots__ = ("path", "io", "slot", "dtype", "_shape", "fmt", "timestamp", "_layout", "_layout_fn", "stats",
+                 "size_on_disk")
+
+    def __init__(self, path: str, io: str, slot: int, dtype: str | None = None,
+                 shape: tuple[int, ...] | None = None, fmt: str = "", timestamp: int | None = None,
+                 layout_fn: Callable[[], Layout] | None = None, stats: dict | None = None,
+                 size_on_disk: int | None = None):
+        self.path = path
+        self.io = io
+        self.slot = slot
+        self.dtype = dtype          # logical dtype: what the framework computed in (file name, IR, header)
+        self._shape = shape
+        self.fmt = fmt
+        self.timestamp = timestamp
+        self._layout: Layout | None = None
+        self._layout_fn = layout_fn
+        self.stats = stats
+        self.size_on_disk = size_on_disk
+
+    def __repr__(self) -> str:
+        return f"TensorRef({self.io}.{self.slot} {self.dtype} {self._shape} {os.path.basename(self.path)})"
+
+    @property
+    def label(self) -> str:
+        return f"{self.io}.{self.slot}"
+
+    @property
+    def has_data(self) -> bool:
+        return self.stats is None
+
+    def layout(self) -> Layout:
+        if self._layout is None:
+            if self._layout_fn is not None:
+                self._layout = self._layout_fn()
+            elif self.stats is not None:
+                self._layout = Layout(None, self._shape, 0, problem="statistics only (no tensor data)")
+            else:
+                self._layout = npy_layout(self.path, self.size_on_disk)
+            if self.dtype is None and self._layout.storage is not None:
+                self.dtype = dtypes.from_numpy(self._layout.storage)
+        return self._layout
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        if self._shape is None and self.stats is None:
+            self._shape = self.layout().shape
+        return self._shape
+
+    @property
+    def problem(self) -> str | None:
+        return self.layout().problem
+
+    @property
+    def repaired(self) -> str | None:
+        return self.layout().repaired
+
+    @property
+    def size(self) -> int | None:
+        s = self.shape
+        return None if s is None else int(np.prod(s, dtype=np.int64))
+
+    def array(self) -> np.ndarray:
+        """The values as a (memory-mapped) array in its storage dtype; bfloat16 bits are widened."""
+        lay = self.layout()
+        arr = open_array(self.path, lay)
+        if lay.widen_bf16:
+            arr = dtypes.bf16_bits_to_float32(np.asarray(arr))
+        if self._shape is not None and tuple(arr.shape) != tuple(self._shape) and arr.size == self.size:
+            arr = arr.reshape(self._shape)
+        return arr
+
+    def chunks(self, elems: int) -> Iterator[np.ndarray]:
+        """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
+        lay = self.layout()
+        arr = open_array(self.path, lay)
+        flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
+        for start in range(0, flat.size, elems):
+            part = flat[start:start + elems]
+            yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
+
+@dataclass(eq=False)
+class Op:
+    """One operator (kernel), parameter or constant of a dump."""
+
+    name: str                      # full scope name, e.g. Default/conv2-ConvBlock/Conv2D-op0
+    op_type: str                   # Conv2D
+    kind: str = KERNEL
+    graph: str = ""                # graph id within the dump
+    file_name: str = ""            # the op name as spelled in file names
+    inputs: dict[int, TensorRef] = field(default_factory=dict)
+    outputs: dict[int, TensorRef] = field(default_factory=dict)
+    order: int = -1                # position in the dump's execution order (kernels), -1 otherwise
+    timestamp: int | None = None   # earliest file timestamp
+    name_source: str = "file name"  # how `name` was recovered
+    sources: dict[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
+    attrs: dict[str, str] = field(default_factory=dict)             # primitive attributes (from the IR)
+    code: list[str] = field(default_factory=list)                   # user source lines (from the IR)
+    key: str = ""                  # unique within the dump (name, or graph:name when graphs collide)
+    call: int = 1                  # 2, 3... when the same kernel ran more than once in one iteration
+
+    def __post_init__(self):
+        if not self.key:
+            self.key = self.name
+
+    def __repr__(self) -> str:
+        return f"Op({self.key!r}, {self.op_type}, {self.kind}, in={sorted(self.inputs)}, out={sorted(self.outputs)})"
+
+    @property
+    def scope(self) -> str:
+        return self.name.rsplit("/", 1)[0] if "/" in self.name else ""
+
+    @property
+    def leaf(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+    def tensors(self) -> Iterator[TensorRef]:
+        for s in sorted(self.inputs):
+            yield self.inputs[s]
+        for s in sorted(self.outputs):
+            yield self.outputs[s]
+
+
+@dataclass(eq=False)
+class Dump:
+    """An indexed dump: what was found, how it was read, and what could not be read."""
+
+    path: str                          # as given by the user
+    root: str                          # the folder the tensors were indexed from (rank level when known)
+    format: str                        # e.g. "mindspore-npy"
+    variant: str = ""                  # how this dump spells things, in words
+    version: str | None = None         # framework version when known
+    device: str | None = None          # device target when known
+    rank: str | None = None
+    graphs: list[str] = field(default_factory=list)
+    iterations: dict[str, str] = field(default_factory=dict)   # graph -> iteration used
+    ops: list[Op] = field(default_factory=list)                # kernels in execution order, then the rest
+    problems: list[Problem] = field(default_factory=list)
+    order_source: str = "file names"
+    statistics_only: bool = False
+    graph: object | None = None        # networkx.DiGraph over op keys, when a graph file was read
+    graph_source: str | None = None
+    notes: list[str] = field(default_factory=list)
+    _by_key: dict[str, Op] | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"Dump({self.root!r}, {self.format}, {len(self.ops)} ops)"
+
+    @property
+    def kernels(self) -> list[Op]:
+        return [op for op in self.ops if op.kind == KERNEL]
+
+    def op(self, key: str) -> Op | None:
+        if self._by_key is None:
+            self._by_key = {op.key: op for op in self.ops}
+        return self._by_key.get(key)
+
+    def tensor_count(self) -> int:
+        return sum(len(op.inputs) + len(op.outputs) for op in self.ops)
+
+    def bytes_on_disk(self) -> int:
+        total = 0
+        for op in self.ops:
+            for t in op.tensors():
+                if t.size_on_disk is not None:
+                    total += t.size_on_disk
+        return total
+
+
+class DumpError(Exception):
+    """A dump that cannot be opened as asked (bad path, ambiguous rank/graph/iteration...)."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason

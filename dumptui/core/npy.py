@@ -1,0 +1,127 @@
+"""Reading `.npy` headers without numpy's pickling paths, and checking them against the payload size.
+
+A real MindSpore bug writes an npy header that declares float16 while the payload holds the full float32
+buffer (payload twice the declared size); `np.load` then silently returns garbage. We detect it from the
+sizes and, when the payload size implies another float width, offer the payload read with that width,
+clearly marked as repaired.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes
+
+MAGIC = b"\x93NUMPY"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a tensor's bytes are and how to read them. `problem` set means: do not read."""
+
+    storage: np.dtype | None      # numpy dtype of the bytes on disk
+    shape: tuple[int, ...] | None
+    offset: int                   # byte offset of the payload
+    fortran: bool = False
+    problem: str | None = None    # why the tensor cannot be read
+    repaired: str | None = None   # why the payload is read differently from what the header says
+    declared: str | None = None   # what the header declared, e.g. "float16[1, 8, 32, 32]"
+    widen_bf16: bool = False      # storage holds raw bfloat16 bits
+
+    @property
+    def size(self) -> int:
+        return 0 if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+
+
+class NpyHeaderError(ValueError):
+    pass
+
+
+def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran_order, payload offset) from an .npy file; raises NpyHeaderError."""
+    with open(path, "rb") as fh:
+        head = fh.read(10)
+        if len(head) < 10 or not head.startswith(MAGIC):
+            raise NpyHeaderError("not an npy file (bad magic)")
+        major = head[6]
+        if major == 1:
+            hlen = struct.unpack("<H", head[8:10])[0]
+            start = 10
+        elif major in (2, 3):
+            head += fh.read(2)
+            hlen = struct.unpack("<I", head[8:12])[0]
+            start = 12
+        else:
+            raise NpyHeaderError(f"unsupported npy version {major}")
+        text = fh.read(hlen)
+    if len(text) < hlen:
+        raise NpyHeaderError("truncated npy header")
+    try:
+        d = ast.literal_eval(text.decode("latin1"))
+        descr, fortran, shape = d["descr"], bool(d["fortran_order"]), tuple(int(s) for s in d["shape"])
+    except (ValueError, SyntaxError, KeyError, TypeError) as e:
+        raise NpyHeaderError(f"unreadable npy header ({e.__class__.__name__})") from None
+    if not isinstance(descr, str):
+        raise NpyHeaderError("structured npy arrays are not tensors")
+    try:
+        dt = np.dtype(descr)
+    except TypeError:
+        raise NpyHeaderError(f"unknown npy dtype {descr!r}") from None
+    if dt.hasobject:
+        raise NpyHeaderError("object arrays are refused (they need pickle)")
+    return dt, shape, fortran, start + hlen
+
+
+def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
+    """Layout of an .npy file, with the header/payload size check."""
+    try:
+        dt, shape, fortran, offset = read_header(path)
+        if size_on_disk is None:
+            size_on_disk = os.path.getsize(path)
+    except (OSError, NpyHeaderError) as e:
+        return Layout(None, None, 0, problem=_reason(e))
+    declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
+    n = int(np.prod(shape, dtype=np.int64))
+    payload = size_on_disk - offset
+    expected = n * dt.itemsize
+    if payload == expected:
+        return Layout(dt, shape, offset, fortran, declared=declared)
+    if n > 0 and payload > 0 and payload % n == 0 and dt.kind == "f":
+        implied = dtypes.float_for_itemsize(payload // n)
+        if implied is not None and implied != dt:
+            why = (f"header declares {declared} ({expected} B) but the payload is {payload} B: "
+                   f"read as {implied.name}, the dtype its size implies")
+            return Layout(implied.newbyteorder(dt.byteorder) if dt.byteorder in "<>" else implied, shape,
+                          offset, fortran, repaired=why, declared=declared)
+    if payload < expected:
+        return Layout(None, shape, offset, fortran, declared=declared,
+                      problem=f"truncated: header declares {declared} = {expected} B, payload is {payload} B")
+    return Layout(None, shape, offset, fortran, declared=declared,
+                  problem=f"payload {payload} B does not match header {declared} = {expected} B")
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    if isinstance(e, FileNotFoundError):
+        return "file not found"
+    if isinstance(e, IsADirectoryError):
+        return "is a directory"
+    return str(e) or e.__class__.__name__
+
+
+def open_array(path: str, layout: Layout) -> np.ndarray:
+    """A read-only view of the payload (memory-mapped when non-empty). Raises OSError/ValueError."""
+    if layout.problem:
+        raise ValueError(layout.problem)
+    shape = layout.shape or ()
+    n = layout.size
+    if n == 0:
+        return np.zeros(shape, dtype=layout.storage)
+    arr = np.memmap(path, dtype=layout.storage, mode="r", offset=layout.offset,
+                    shape=shape, order="F" if layout.fortran else "C")
+    return arr

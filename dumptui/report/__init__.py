@@ -1,0 +1,1 @@
+"""Renderings of core results: rich tables, CSV, JSON-ready data."""

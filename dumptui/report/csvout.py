@@ -1,0 +1,80 @@
+"""CSV export with the column names users of the Ascend tools (msprobe, msaccucmp) know.
+
+NPU = the target (e.g. Ascend310), Bench = the reference (e.g. Ascend910). Undefined values are written as
+`undefined`, with the reason in `Err_message`, never as 0.
+"""
+from __future__ import annotations
+
+import csv
+import math
+
+from ..core.compare import OpResult, TensorResult
+from ..core.verdict import BAD, GOOD
+
+HEADER = [
+    "Index", "Op Type", "NPU Name", "Bench Name", "IO", "Slot", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
+    "Bench Tensor Shape", "Cosine", "MaxAbsErr", "MaxAbsErr Index", "MeanAbsErr", "RMSE", "EucDist",
+    "MaxRelativeErr", "MeanRelativeErr", "AccumulatedRelativeError", "One Thousandth Err Ratio",
+    "Five Thousandths Err Ratio", "KullbackLeiblerDivergence", "Diff Count", "Element Count",
+    "NPU NaN", "NPU Inf", "Bench NaN", "Bench Inf", "NPU max", "NPU min", "NPU mean", "NPU std", "NPU l2norm",
+    "Bench max", "Bench min", "Bench mean", "Bench std", "Bench l2norm", "Accuracy Reached or Not", "Verdict",
+    "Err_message", "Paired By", "NPU Path", "Bench Path",
+]
+
+_METRIC_COLS = [("Cosine", "cos"), ("MaxAbsErr", "max_abs"), ("MeanAbsErr", "mean_abs"), ("RMSE", "rmse"),
+                ("EucDist", "rel_euclid"), ("MaxRelativeErr", "max_rel"), ("MeanRelativeErr", "mean_rel"),
+                ("AccumulatedRelativeError", "acc_rel"), ("One Thousandth Err Ratio", "thousandth"),
+                ("Five Thousandths Err Ratio", "five_thousandths"), ("KullbackLeiblerDivergence", "kl")]
+
+
+def _v(x) -> str:
+    if x is None:
+        return "undefined"
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+def row(index: int, res: OpResult, r: TensorResult) -> dict:
+    p = res.pair
+    st = r.stats
+    d = {h: "" for h in HEADER}
+    d.update({
+        "Index": index, "Op Type": p.op_type, "NPU Name": p.target.name if p.target else "",
+        "Bench Name": p.ref.name if p.ref else "", "IO": r.io, "Slot": r.slot,
+        "NPU Dtype": r.target.dtype if r.target else "", "Bench Dtype": r.ref.dtype if r.ref else "",
+        "NPU Tensor Shape": list(r.target.shape) if r.target and r.target.shape is not None else "",
+        "Bench Tensor Shape": list(r.ref.shape) if r.ref and r.ref.shape is not None else "",
+        "Verdict": r.verdict, "Paired By": p.how,
+        "NPU Path": r.target.path if r.target else "", "Bench Path": r.ref.path if r.ref else "",
+        "Accuracy Reached or Not": "Yes" if r.verdict in GOOD else ("No" if r.verdict in BAD else ""),
+    })
+    messages = [r.reason] + list(r.notes)
+    if st is not None:
+        for col, attr in _METRIC_COLS:
+            d[col] = _v(getattr(st, attr))
+        d["MaxAbsErr Index"] = list(st.max_abs_index) if st.max_abs_index is not None else "undefined"
+        d["Diff Count"] = st.n_diff
+        d["Element Count"] = st.n
+        for side, pre in ((st.target, "NPU"), (st.ref, "Bench")):
+            d[f"{pre} NaN"] = side.nan
+            d[f"{pre} Inf"] = side.pos_inf + side.neg_inf
+            d[f"{pre} max"], d[f"{pre} min"] = _v(side.max), _v(side.min)
+            d[f"{pre} mean"], d[f"{pre} std"], d[f"{pre} l2norm"] = _v(side.mean), _v(side.std), _v(side.l2)
+        messages += [f"{k}: {why}" for k, why in st.undefined.items()]
+    d["Err_message"] = "; ".join(m for m in messages if m)
+    return d
+
+
+def write_csv(path: str, results: list[OpResult], only_bad: bool = False) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=HEADER)
+        w.writeheader()
+        for res in results:
+            for r in res.inputs + res.outputs:
+                if only_bad and r.verdict not in BAD:
+                    continue
+                n += 1
+                w.writerow(row(n, res, r))
+    return n

@@ -1,0 +1,121 @@
+"""Plain-data views of core results, shared by the JSON, CSV and table reports (and the UI)."""
+from __future__ import annotations
+
+import math
+
+from ..core.bisect import Bisection, InputCheck, Root
+from ..core.compare import OpResult, Session, TensorResult
+from ..core.model import Dump, Problem, TensorRef
+
+
+def num(v):
+    """JSON-safe number: NaN/Inf become strings (JSON has neither), None stays None."""
+    if v is None:
+        return None
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
+def tensor_side(t: TensorRef | None) -> dict | None:
+    if t is None:
+        return None
+    return {"path": t.path, "shape": list(t.shape) if t.shape is not None else None, "dtype": t.dtype,
+            "format": t.fmt or None, "problem": t.problem if t.has_data else None,
+            "repaired": t.repaired if t.has_data else None}
+
+
+def tensor_result(r: TensorResult) -> dict:
+    d = {"io": r.io, "slot": r.slot, "verdict": r.verdict, "reason": r.reason, "notes": list(r.notes),
+         "ref": tensor_side(r.ref), "target": tensor_side(r.target), "statistics_only": r.statistics_only}
+    if r.stats is not None:
+        s = r.stats.to_dict()
+        d["stats"] = {k: ({kk: num(vv) for kk, vv in v.items()} if isinstance(v, dict) else
+                          (v if isinstance(v, (list, tuple)) else num(v))) for k, v in s.items()}
+    if r.stat_rel is not None:
+        d["statistic_relative_differences"] = {k: num(v) for k, v in r.stat_rel.items()}
+    if r.tolerance is not None:
+        d["tolerance"] = {"atol": r.tolerance.atol, "rtol": r.tolerance.rtol, "rms_tol": r.tolerance.rms_tol}
+    return d
+
+
+def op_result(res: OpResult) -> dict:
+    p = res.pair
+    return {"ref": p.ref.name if p.ref else None, "target": p.target.name if p.target else None,
+            "op_type": p.op_type, "position": p.index, "paired_by": p.how, "verdict": res.verdict,
+            "input_verdict": res.input_verdict, "hints": [h.text for h in res.hints],
+            "inputs": [tensor_result(r) for r in res.inputs], "outputs": [tensor_result(r) for r in res.outputs]}
+
+
+def root(r: Root, session: Session) -> dict:
+    res = r.result or session.op_result(r.pair)
+    d = op_result(res)
+    d.update({"kind": r.kind, "why": r.why, "caveats": list(r.caveats)})
+    return d
+
+
+def problem(p: Problem) -> dict:
+    return {"path": p.path, "reason": p.reason, "severity": p.severity}
+
+
+def dump_summary(d: Dump) -> dict:
+    kinds: dict[str, int] = {}
+    for op in d.ops:
+        kinds[op.kind] = kinds.get(op.kind, 0) + 1
+    return {"path": d.path, "root": d.root, "format": d.format, "variant": d.variant, "version": d.version,
+            "device": d.device, "rank": d.rank, "graphs": d.graphs, "iterations": d.iterations,
+            "ops": kinds, "tensors": d.tensor_count(), "order": d.order_source, "graph_file": d.graph_source,
+            "notes": list(d.notes), "problems": [problem(p) for p in d.problems]}
+
+
+def input_check(c: InputCheck) -> dict:
+    return {"name": c.name, "kind": c.kind, "status": c.status, "detail": c.detail,
+            "consumers": [p.name for p in c.consumers], "result": tensor_result(c.result)}
+
+
+def damaged_tensors(session: Session, results: list[TensorResult] | None = None) -> list[dict]:
+    """Tensors seen so far that could not be read or were read as repaired data."""
+    out = []
+    seen = set()
+    for r in results if results is not None else session.results():
+        for side, t in (("ref", r.ref), ("target", r.target)):
+            if t is None or not t.has_data or id(t) in seen:
+                continue
+            seen.add(id(t))
+            if t.problem or t.repaired:
+                out.append({"side": side, "path": t.path, "problem": t.problem, "repaired": t.repaired})
+    return out
+
+
+def bisect_report(bi: Bisection) -> dict:
+    s = bi.session
+    culprit = bi.first_root()
+    roots = bi.roots()
+    reads: dict[str, int] = {}
+    for line in s.read_log:
+        purpose = line.split(":", 1)[0]
+        reads[purpose] = reads.get(purpose, 0) + 1
+    return {
+        "culprit": None if culprit is None else {**root(culprit, s), "ref": culprit.pair.ref.name,
+                                                 "target": culprit.pair.target.name},
+        "roots": [{"ref": r.pair.ref.name if r.pair.ref else None,
+                   "target": r.pair.target.name if r.pair.target else None, "kind": r.kind, "why": r.why,
+                   "position": r.pair.index} for r in roots],
+        "tensors_read": s.tensors_read,
+        "reads_by_purpose": reads,
+        "mode": bi.mode,
+        "ops_bisected": len(bi.order),
+        "steps": [{"op": bi.order[st.position].name, "position": st.position, "mark": st.mark,
+                   "source": st.source, "detail": st.detail, "candidates_before": st.candidates_before}
+                  for st in bi.history],
+        "preconditions": [input_check(c) for c in (bi.checks or [])],
+        "alignment": s.alignment.counts(),
+        "unpaired": [{"side": "ref" if p.target is None else "target", "op": p.name, "op_type": p.op_type}
+                     for p in s.alignment.unpaired()],
+        "paired_not_by_name": [{"ref": p.ref.name, "target": p.target.name, "how": p.how}
+                               for p in s.alignment.pairs if p.paired and p.how != "exact name"],
+        "damaged_tensors": damaged_tensors(s),
+        "ref": dump_summary(s.ref),
+        "target": dump_summary(s.target),
+        "notes": list(bi.notes) + list(s.alignment.warnings),
+    }

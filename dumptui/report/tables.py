@@ -1,0 +1,230 @@
+"""Rich renderings for the headless commands. Names are data: always escaped before markup."""
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..core.bisect import Bisection, InputCheck, Root
+from ..core.compare import OpResult, Session, TensorResult
+from ..core.model import Dump
+from ..core.verdict import BAD, CLOSE, DIVERGED, EQUAL, GOOD, IGNORED
+from . import fmt
+
+VERDICT_STYLE = {EQUAL: "green", CLOSE: "cyan", DIVERGED: "bold red", "shape mismatch": "red",
+                 "dtype mismatch": "red", "only in ref": "yellow", "only in target": "yellow",
+                 "not comparable": "magenta", "unreadable": "magenta", IGNORED: "dim"}
+
+
+def name(s: str) -> str:
+    return escape(fmt.clean(s))
+
+
+def verdict_text(v: str | None) -> Text:
+    return Text(v or "-", style=VERDICT_STYLE.get(v or "", ""))
+
+
+def dump_line(d: Dump) -> str:
+    kinds: dict[str, int] = {}
+    for op in d.ops:
+        kinds[op.kind] = kinds.get(op.kind, 0) + 1
+    parts = [d.format]
+    if d.version:
+        parts.append(f"MindSpore {d.version}")
+    if d.device:
+        parts.append(d.device)
+    parts.append(", ".join(f"{n} {k}s" for k, n in kinds.items()))
+    return f"{name(d.path)} ({name(', '.join(parts))})"
+
+
+def _shape_dtype(r: TensorResult) -> str:
+    def side(t):
+        return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
+    a, b = side(r.ref), side(r.target)
+    return a if a == b else f"{a} | {b}"
+
+
+def tensor_table(results: list[TensorResult], title: str = "") -> Table:
+    """Verdict numbers per tensor, then a table of each side's statistics: fits 80 columns."""
+    t = Table(title=title or None, title_justify="left", box=None, pad_edge=False, show_edge=False)
+    t.add_column("tensor")
+    t.add_column("shape dtype (ref | target)", overflow="fold")
+    for col in ("cos", "max abs", "max rel", "rmse"):
+        t.add_column(col, justify="right")
+    t.add_column("verdict")
+    for r in results:
+        st = r.stats
+        t.add_row(r.label, _shape_dtype(r), fmt.cos(st.cos) if st else "-", fmt.g(st.max_abs) if st else "-",
+                  fmt.g(st.max_rel) if st else "-", fmt.g(st.rmse) if st else "-", verdict_text(r.verdict))
+    return t
+
+
+def stats_table(results: list[TensorResult]) -> Table:
+    t = Table(box=None, pad_edge=False, show_edge=False)
+    for col in ("tensor", "side", "min", "max", "mean", "std", "L2", "nan/inf"):
+        t.add_column(col, justify="left" if col in ("tensor", "side", "nan/inf") else "right")
+    for r in results:
+        st = r.stats
+        if st is None:
+            continue
+        for i, (label, s) in enumerate((("ref", st.ref), ("target", st.target))):
+            t.add_row(r.label if i == 0 else "", label, fmt.g(s.min), fmt.g(s.max), fmt.g(s.mean), fmt.g(s.std),
+                      fmt.g(s.l2), fmt.nonfinite(s))
+    return t
+
+
+def reasons(results: list[TensorResult]) -> list[str]:
+    out = []
+    for r in results:
+        if r.verdict in (EQUAL,) and not r.notes:
+            continue
+        line = f"{r.label}: {r.verdict} - {r.reason}"
+        if r.notes:
+            line += " [" + "; ".join(r.notes) + "]"
+        out.append(line)
+    return out
+
+
+def print_root(console: Console, r: Root, session: Session, heading: str) -> None:
+    res = r.result or session.op_result(r.pair)
+    p = r.pair
+    console.print(f"[bold]{heading}:[/bold] [bold red]{name(p.label)}[/bold red] ({name(p.op_type)}), "
+                  f"position {p.index + 1} of {len(session.alignment.kernels)} in execution order")
+    if p.how != "exact name":
+        console.print(f"  paired by: {name(p.how)}")
+    console.print(f"  why: {name(r.why)}")
+    console.print(tensor_table(res.inputs + res.outputs))
+    console.print(stats_table(res.inputs + res.outputs))
+    for line in reasons(res.inputs + res.outputs):
+        console.print("  " + name(line))
+    for c in r.caveats:
+        console.print(f"  [yellow]caveat:[/yellow] {name(c)}")
+    for h in res.hints:
+        console.print(f"  [bold yellow]hint ({name(h.kind)}):[/bold yellow] {name(h.text)}")
+    op = p.ref or p.target
+    if op.code:
+        console.print(f"  source: {name(op.code[-1])}")
+
+
+def print_checks(console: Console, checks: list[InputCheck]) -> None:
+    if not checks:
+        console.print("Preconditions: no parameters or network inputs dumped on both sides (not checked)")
+        return
+    console.print("[bold]Preconditions[/bold] (the field guide: same network input, same weights):")
+    for kind in ("network input", "parameter"):
+        cs = [c for c in checks if c.kind == kind]
+        if not cs:
+            continue
+        label = "network input" if kind == "network input" else "weights"
+        counts: dict[str, int] = {}
+        for c in cs:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        ok = all(c.status == "equal" for c in cs)
+        console.print(f"  {label}: {len(cs)} checked: [{'green' if ok else 'yellow'}]{summary}[/]")
+        for c in cs:
+            if c.status == "equal":
+                continue
+            style = {"differs": "bold red", "benign": "cyan"}.get(c.status, "yellow")
+            console.print(f"    [{style}]{c.status}[/] {name(c.name)}: {name(c.detail)}")
+
+
+def print_bisect(console: Console, bi: Bisection) -> None:
+    s = bi.session
+    console.print(f"[bold]ref[/bold]:    {dump_line(s.ref)}")
+    console.print(f"[bold]target[/bold]: {dump_line(s.target)}")
+    counts = s.alignment.counts()
+    console.print("alignment: " + ", ".join(f"{n} {name(k)}" for k, n in counts.items()))
+    for p in s.alignment.pairs:
+        if p.paired and p.how != "exact name":
+            console.print(f"  {name(p.ref.name)} <-> {name(p.target.name)}: {name(p.how)}")
+    unpaired = s.alignment.unpaired()
+    if unpaired:
+        shown = ", ".join(name(p.name) for p in unpaired[:6])
+        more = f" and {len(unpaired) - 6} more" if len(unpaired) > 6 else ""
+        console.print(f"  unpaired: {shown}{more}")
+    for d in (s.ref, s.target):
+        for p in d.problems:
+            if p.severity == "error":
+                console.print(f"  [magenta]unreadable[/magenta] {name(p.path)}: {name(p.reason)}")
+    print_checks(console, bi.checks or [])
+    console.print(f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
+                  f"{len(bi.order)} ops paired on both sides):")
+    for i, st in enumerate(bi.history, 1):
+        style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
+        console.print(f"  {i:2d}. [{st.candidates_before} candidates] #{st.position + 1} "
+                      f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}")
+    culprit = bi.first_root()
+    if culprit is None:
+        console.print("[bold green]No divergence[/bold green]: the outputs agree within tolerance"
+                      + (" and the weights and inputs agree" if bi.checks else ""))
+    else:
+        print_root(console, culprit, s, "Culprit")
+        others = [r for r in bi.roots() if r.pair.key != culprit.pair.key]
+        if others:
+            console.print("[bold]Other roots of divergence:[/bold]")
+            for r in others:
+                console.print(f"  {name(r.pair.label)} ({name(r.pair.op_type)}): {name(r.why)}")
+        else:
+            console.print("Other roots of divergence: none found")
+    for n in bi.notes + s.alignment.warnings:
+        console.print(f"note: {name(n)}")
+    damaged = [t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)]
+    for t in dict.fromkeys(damaged):
+        console.print(f"[magenta]damaged file[/magenta] {name(t.path)}: {name(t.problem or t.repaired)}")
+    reads: dict[str, int] = {}
+    for line in s.read_log:
+        k = line.split(":", 1)[0]
+        reads[k] = reads.get(k, 0) + 1
+    console.print(f"Tensor pairs read: {s.tensors_read} (" + ", ".join(f"{n} {k}" for k, n in reads.items()) + ")")
+
+
+def compare_table(results: list[OpResult], only_bad: bool = False, width_name: int = 60) -> Table:
+    t = Table(pad_edge=False, expand=False)
+    for col, kw in (("#", {"justify": "right"}), ("op", {"overflow": "fold", "max_width": width_name}),
+                    ("tensor", {}), ("shape", {}), ("dtype", {}), ("cos", {"justify": "right"}),
+                    ("max abs", {"justify": "right"}), ("max rel", {"justify": "right"}),
+                    ("rmse", {"justify": "right"}), ("nan/inf", {}), ("verdict", {})):
+        t.add_column(col, **kw)
+    for res in results:
+        p = res.pair
+        first = True
+        for r in res.inputs + res.outputs:
+            if only_bad and r.verdict not in BAD:
+                continue
+            st = r.stats
+            sh = fmt.shape((r.ref or r.target).shape)
+            if r.ref is not None and r.target is not None and r.ref.shape != r.target.shape:
+                sh = f"{fmt.shape(r.ref.shape)} vs {fmt.shape(r.target.shape)}"
+            dt = (r.ref or r.target).dtype or "?"
+            if r.ref is not None and r.target is not None and r.ref.dtype != r.target.dtype:
+                dt = f"{r.ref.dtype}/{r.target.dtype}"
+            nf = "-"
+            if st is not None:
+                a, b = fmt.nonfinite(st.ref), fmt.nonfinite(st.target)
+                nf = "-" if a == b == "-" else f"{a} | {b}"
+            mark = " *" if (r.ref and r.ref.has_data and r.ref.repaired) or (r.target and r.target.has_data and r.target.repaired) else ""
+            t.add_row(str(p.index + 1) if first else "", name(p.label) if first else "", r.label + mark, sh, dt,
+                      fmt.cos(st.cos) if st else "-", fmt.g(st.max_abs) if st else "-",
+                      fmt.g(st.max_rel) if st else "-", fmt.g(st.rmse) if st else "-", nf,
+                      verdict_text(r.verdict))
+            first = False
+    return t
+
+
+def compare_summary(results: list[OpResult]) -> Group:
+    counts: dict[str, int] = {}
+    for res in results:
+        for r in res.inputs + res.outputs:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    line = Text("tensor pairs: ")
+    for i, (k, n) in enumerate(sorted(counts.items(), key=lambda kv: -kv[1])):
+        if i:
+            line.append(", ")
+        line.append(f"{n} {k}", style=VERDICT_STYLE.get(k, ""))
+    return Group(line)
+
+
+def good_or_bad(v: str) -> str:
+    return "good" if v in GOOD else ("bad" if v in BAD else "unknown")

@@ -1,0 +1,49 @@
+"""Shared test helpers. Tests that need ../shared/fixtures skip with a visible reason when it is absent;
+everything else generates what it needs."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO / ".." / "shared" / "fixtures"
+MS = SHARED / "mindspore-2.10-cpu"
+MS_DUMPS = MS / "dumps"
+
+
+def need_shared():
+    if not MS_DUMPS.is_dir():
+        pytest.skip(f"shared fixtures absent ({MS_DUMPS} not found): real-dump test skipped")
+    return MS_DUMPS
+
+
+@pytest.fixture
+def fixtures():
+    return need_shared()
+
+
+@pytest.fixture(scope="session")
+def demo_pair(tmp_path_factory):
+    """A small demo pair (60 kernels) written once per test session."""
+    from dumptui.core.demo import write_demo
+    root = tmp_path_factory.mktemp("demo")
+    return write_demo(str(root), n_ops=60, size=512)
+
+
+def write_npy(path: str | os.PathLike, arr: np.ndarray) -> str:
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    np.save(str(path), arr, allow_pickle=False)
+    return str(path)
+
+
+def run_cli(*args, cwd=None):
+    """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr)."""
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
+    p = subprocess.run([sys.executable, "-m", "dumptui", *map(str, args)], capture_output=True, text=True,
+                       env=env, cwd=cwd, timeout=300)
+    return p.returncode, p.stdout, p.stderr
