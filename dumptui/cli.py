@@ -184,11 +184,10 @@ def cmd_compare(args) -> int:
 
 def _refuse_inside(path: str, dumps) -> None:
     """Dumps are evidence: never write inside one."""
-    out = os.path.realpath(os.path.abspath(path))
-    for d in dumps:
-        for root in {os.path.realpath(d.root), os.path.realpath(os.path.abspath(d.path))}:
-            if out == root or out.startswith(root.rstrip(os.sep) + os.sep):
-                raise UsageError(f"{path}: refusing to write inside the dump folder {root}")
+    from .core.redump import inside_any
+    root = inside_any(path, list(dumps))
+    if root is not None:
+        raise UsageError(f"{path}: refusing to write inside the dump folder {root}")
 
 
 def cmd_info(args) -> int:

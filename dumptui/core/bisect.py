@@ -254,21 +254,21 @@ class Bisection:
         """The position to probe next, or None when converged/finished."""
         if not self.started or self.finished:
             return None
-        cands = sorted(self.candidates - {self.hi})
-        cands = [c for c in cands if self._verdicts.get(c, ("",))[0] != "skip"]
+        return self._choose_probe(self.candidates, self.hi, self.lo)
+
+    def _choose_probe(self, candidates: set[int], hi: int | None, lo: int = -1) -> int | None:
+        cands = sorted(c for c in candidates - {hi} if self._verdicts.get(c, ("",))[0] != "skip")
         if not cands:
             return None
         if self.mode != "graph":
-            lo = self.lo
-            mid = (lo + self.hi) // 2
-            # nearest probe-able candidate to the midpoint
-            return min(cands, key=lambda c: (abs(c - mid), c))
-        total = len(self.candidates)
+            mid = (lo + hi) // 2
+            return min(cands, key=lambda c: (abs(c - mid), c))   # nearest probe-able to the midpoint
+        # the candidate whose ancestors are closest to half the candidates (a few around the median)
+        total = len(candidates)
         mid = len(cands) // 2
-        window = cands[max(0, mid - 4): mid + 4]
         best, best_score = None, None
-        for c in window:
-            below = len(self.ancestors(c, self.candidates)) + 1   # removed if good / kept if bad
+        for c in cands[max(0, mid - 4): mid + 4]:
+            below = len(self.ancestors(c, candidates)) + 1   # removed if good / kept if bad
             score = abs(2 * below - total)
             if best_score is None or score < best_score:
                 best, best_score = c, score
@@ -334,34 +334,26 @@ class Bisection:
             return
         self._culprit_check(self.hi)
 
-    def _culprit_check(self, pos: int) -> None:
+    def _inputs_of(self, pos: int) -> tuple[OpResult, int | None, str, list[str]]:
+        """The culprit check of the op at `pos`: (its result, the producer to continue from if one of its
+        inputs diverges, why it is a root, caveats)."""
         pair = self.order[pos]
         res = self.session.op_result(pair, inputs=True, purpose="culprit check")
-        bad_produced = []
-        caveats = []
-        differing_unproduced = []
+        bad_produced, differing_unproduced, caveats = [], [], []
         for r in res.inputs:
             if r.verdict == IGNORED:
                 continue
             origin = self.session.unproduced(pair, r.slot)
             if r.bad or r.verdict in ("only in ref", "only in target"):
-                if origin is None:
-                    bad_produced.append(r)
-                else:
-                    differing_unproduced.append((r, origin))
+                (bad_produced if origin is None else differing_unproduced).append((r, origin))
             elif r.verdict not in GOOD:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
-        for r in bad_produced:
+        for r, _ in bad_produced:
             prod = self.session.producer_pair(pair, r.slot)
             if prod is not None and prod.index in self.position:
                 ppos = self.position[prod.index]
                 if ppos != pos and ppos not in self.good:
-                    # A bad input: the source is upstream. Continue from its producer.
-                    self.history.append(Step(self.order[ppos].key, ppos, BAD_MARK, "check",
-                                             f"input.{r.slot} of {pair.name} diverges ({r.reason}): "
-                                             "continuing from its producer", len(self.candidates)))
-                    self._restart_from(ppos)
-                    return
+                    return res, ppos, f"input.{r.slot} of {pair.name} diverges ({r.reason})", []
             if prod is not None and prod.index not in self.position:
                 side = "target-only" if prod.ref is None else ("reference-only" if prod.target is None else "unprobed")
                 caveats.append(f"input.{r.slot} diverges; it is produced by {side} op {prod.name}: "
@@ -369,13 +361,21 @@ class Bisection:
             else:
                 caveats.append(f"input.{r.slot} diverges ({r.reason}) and its producer is unknown"
                                + (" (no graph)" if self.mode != "graph" else ""))
-        if bad_produced:
-            why = "its outputs diverge, and so do inputs it does not produce (see caveats)"
-        else:
-            why = "inputs agree, outputs diverge"
+        why = ("its outputs diverge, and so do inputs it does not produce (see caveats)" if bad_produced
+               else "inputs agree, outputs diverge")
         for r, origin in differing_unproduced:
             why += f"; {origin} input.{r.slot} differs ({r.reason})"
-        self.culprit = Root(pair, "outputs", why, res, caveats)
+        return res, None, why, caveats
+
+    def _culprit_check(self, pos: int) -> None:
+        res, producer, why, caveats = self._inputs_of(pos)
+        if producer is not None:
+            # A bad input: the source is upstream (a good output can hide a bad input). Continue there.
+            self.history.append(Step(self.order[producer].key, producer, BAD_MARK, "check",
+                                     why + ": continuing from its producer", len(self.candidates)))
+            self._restart_from(producer)
+            return
+        self.culprit = Root(self.order[pos], "outputs", why, res, caveats)
         self.finished = True
         self.candidates = {pos}
         self._find_other_roots(pos)
@@ -390,43 +390,47 @@ class Bisection:
             self.candidates = set(range(self.lo + 1, ppos + 1))
         self._maybe_converged()
 
+    def _auto_root(self, bad: int, allowed: set[int]) -> Root | None:
+        """Bisect automatically, within `allowed`, to the root below the bad op `bad` (no other-roots search)."""
+        cands = (self.ancestors(bad, allowed) | {bad}) - self.good
+        hi = bad
+        for _ in range(4 * len(self.order) + 8):
+            probe = self._choose_probe(cands, hi)
+            if probe is None:
+                res, producer, why, caveats = self._inputs_of(hi)
+                if producer is None or producer not in allowed:
+                    return Root(self.order[hi], "outputs", why, res, caveats)
+                hi = producer
+                cands = (self.ancestors(hi, allowed) | {hi}) - self.good
+                continue
+            mark, _ = self.computed_verdict(probe, "other roots")
+            if mark == BAD_MARK:
+                hi = probe
+                cands = (self.ancestors(probe, cands) | {probe})
+            elif mark == GOOD_MARK:
+                cands -= self.ancestors(probe, cands) | {probe}
+            else:
+                cands.discard(probe)
+        return None
+
     def _find_other_roots(self, root: int) -> None:
         """Other roots: side inputs feeding the diverged region from outside the culprit's ancestry."""
         if self.mode != "graph":
             return
-        desc = self.descendants(root)
-        explained = desc | {root} | self.ancestors(root)
-        frontier = set()
-        for b in desc:
-            for p in self.dag.predecessors(b):
-                if p not in explained:
-                    frontier.add(p)
-        checked = 0
-        for f in sorted(frontier, reverse=True):
+        explained = self.descendants(root) | {root} | self.ancestors(root)
+        frontier = {p for b in self.descendants(root) for p in self.dag.predecessors(b) if p not in explained}
+        for checked, f in enumerate(sorted(frontier, reverse=True)):
             if checked >= MAX_FRONTIER:
                 self.notes.append(f"{len(frontier) - checked} more side inputs of the diverged region not checked")
                 break
-            checked += 1
-            mark, detail = self.computed_verdict(f, "other roots")
-            if mark != BAD_MARK:
+            if f in explained or self.computed_verdict(f, "other roots")[0] != BAD_MARK:
                 continue
-            sub = Bisection.__new__(Bisection)
-            sub.__dict__.update({k: v for k, v in self.__dict__.items()})
-            sub.reset()
-            sub.started = True
-            sub._verdicts = self._verdicts
-            sub.good = set(self.good)
-            sub._set_bad(f)
-            sub.candidates -= explained
-            sub.candidates.add(f)
-            sub.other_roots = []
-            while not sub.finished:
-                if sub.step() is None and not sub.finished:
-                    sub._maybe_converged(force=True)
-                    break
-            if sub.culprit is not None and sub.culprit.pair.key != self.order[root].key:
-                self.other_roots.append(sub.culprit)
-                explained |= sub.descendants(self.position[sub.culprit.pair.index])
+            allowed = set(range(len(self.order))) - explained
+            other = self._auto_root(f, allowed | {f})
+            if other is not None and other.pair.key != self.order[root].key:
+                self.other_roots.append(other)
+                pos = self.position[other.pair.index]
+                explained |= self.descendants(pos) | {pos} | self.ancestors(pos)
 
     # ---------------------------------------------------------------------------- preconditions
     def check_inputs(self) -> list[InputCheck]:

@@ -1,12 +1,15 @@
 """A demo pair of dumps in the MindSpore 2.x layout, computed with numpy by a small residual network.
 
-    x -> [stage s / block i: Conv2D(1x1) -> BiasAdd -> ReLU -> Add(residual) -> Mul(0.7)] x N -> Sigmoid
+    x -> [stage s / block i: h + eps * ReLU(BiasAdd(Conv2D_1x1(h)))] x N -> Sigmoid
+         (kernels per block: Conv2D, BiasAdd, ReLU, Mul by eps, Add to the residual stream)
 
+A residual stream with small updates (eps = 2 / blocks) carries information to the output whatever the depth;
+deep random networks without it forget their input, and so would forget a planted divergence.
 The reference ("Ascend910") runs everything in float32. The target ("Ascend310") differs in two places:
 - a benign fp16 region: in some blocks the convolution runs in float16, with a Cast to fp16 before it and one
   back after (target-only ops, as a 310 inserts them); every later tensor differs slightly but stays close;
-- one planted divergence: later, one Conv2D reads its weight in the wrong layout (NHWC instead of NCHW, so
-  the channel matrix is transposed); its inputs agree, its output diverges, and so does everything after.
+- one planted divergence: later, one Add reads its residual input in the wrong layout (NHWC instead of NCHW:
+  the channels reversed); its inputs agree, its output diverges, and so does everything after.
 
 Used by `make run`, the tests and the benchmarks (20,000 ops and more). Values are real computations, never
 hard-coded: the tests recompute them independently.
@@ -21,7 +24,6 @@ import numpy as np
 
 BLOCK_OPS = 5
 BLOCKS_PER_STAGE = 50
-MUL_SCALE = np.float32(0.7)
 TS0 = 1796214300000000
 
 
@@ -117,7 +119,8 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
     prev = {"ref": "%para1_x", "target": "%para1_x"}
     nid = {"ref": 0, "target": 0}
     data_format = np.array(0, dtype=np.int64)
-    scale = np.array(MUL_SCALE, dtype=np.float32)
+    eps = np.float32(min(0.5, 2.0 / n_blocks))
+    eps_arr = np.array(eps, dtype=np.float32)
     fp16_names = []
 
     def node(side, op, full, args, ins, outs, attrs="", code=""):
@@ -153,7 +156,6 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             lw = node(side, "Load", f"{scope}/conv-Conv1x1/Load-op0", [f"%para{pnum_w}_{wname}", "UMonad[U]"],
                       [("Float32", w4.shape)], [("Float32", w4.shape)])
             fp16 = side == "target" and f0 <= i < f1
-            wrong_layout = side == "target" and i == planted
             conv_in = hin
             if fp16:
                 # 310 style: Cast to fp16 before the conv, run it in fp16, Cast back after
@@ -163,21 +165,19 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
                 wr.tensor("Cast", full, "output", 0, conv_in, "Float16")
                 in_ref = node(side, "Cast", full, [in_ref], [("Float32", shape)], [("Float16", shape)],
                               " primitive_attrs: {dst_type: F16}")
-            w_used = weights[i].T if wrong_layout else weights[i]
             if fp16:
-                y = np.einsum("oc,bchw->bohw", w_used.astype(np.float16).astype(np.float32),
+                y = np.einsum("oc,bchw->bohw", weights[i].astype(np.float16).astype(np.float32),
                               conv_in.astype(np.float32)).astype(np.float16)
             else:
-                y = np.einsum("oc,bchw->bohw", w_used, conv_in).astype(np.float32)
+                y = np.einsum("oc,bchw->bohw", weights[i], conv_in).astype(np.float32)
             conv = f"{scope}/conv-Conv1x1/Conv2D-op0"
             wr.tensor("Conv2D", conv, "input", 0, conv_in, _lab(conv_in))
             wr.tensor("Conv2D", conv, "input", 1, w4, "Float32")
             wr.tensor("Conv2D", conv, "output", 0, y, _lab(y))
-            fmt_attr = '"NHWC"' if wrong_layout else '"NCHW"'
             dt = "Float16" if fp16 else "Float32"
             in_ref = node(side, "Conv2D", conv, [in_ref, lw], [(dt, shape), ("Float32", w4.shape)], [(dt, shape)],
                           f" {{instance name: conv2d}} primitive_attrs: {{kernel_size: I64(1), pad_list: (0, 0, 0, 0), "
-                          f"format: {fmt_attr}, out_channel: I64({c})}}", f"{20 + i % 7}~{21 + i % 7}, self.conv(x)")
+                          f'format: "NCHW", out_channel: I64({c})}}', f"{20 + i % 7}~{21 + i % 7}, self.conv(x)")
             if fp16:
                 fp16_names.append(conv)
                 back = y.astype(np.float32)
@@ -202,19 +202,23 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             wr.tensor("ReLU", full, "input", 0, yb, "Float32")
             wr.tensor("ReLU", full, "output", 0, r, "Float32")
             relu = node(side, "ReLU", full, [in_ref], [("Float32", shape)], [("Float32", shape)])
-            a = (hin + r).astype(np.float32)
+            u = (r * eps).astype(np.float32)
+            full = f"{scope}/Mul-op0"
+            wr.tensor("Mul", full, "input", 0, r, "Float32")
+            wr.tensor("Mul", full, "input", 1, eps_arr, "Float32")
+            wr.tensor("Mul", full, "output", 0, u, "Float32")
+            mul = node(side, "Mul", full, [relu, f"Tensor(shape=[], dtype=Float32, value={float(eps):.6g})"],
+                       [("Float32", shape), ("Float32", ())], [("Float32", shape)])
+            wrong_layout = side == "target" and i == planted
+            # the planted bug: the residual read with its channels reversed (NHWC data taken as NCHW)
+            m = ((hin[:, ::-1] if wrong_layout else hin) + u).astype(np.float32)
             full = f"{scope}/Add-op0"
             wr.tensor("Add", full, "input", 0, hin, "Float32")
-            wr.tensor("Add", full, "input", 1, r, "Float32")
-            wr.tensor("Add", full, "output", 0, a, "Float32")
-            add = node(side, "Add", full, [prev[side], relu], [("Float32", shape)] * 2, [("Float32", shape)])
-            m = (a * MUL_SCALE).astype(np.float32)
-            full = f"{scope}/Mul-op0"
-            wr.tensor("Mul", full, "input", 0, a, "Float32")
-            wr.tensor("Mul", full, "input", 1, scale, "Float32")
-            wr.tensor("Mul", full, "output", 0, m, "Float32")
-            prev[side] = node(side, "Mul", full, [add, "Tensor(shape=[], dtype=Float32, value=0.7)"],
-                              [("Float32", shape), ("Float32", ())], [("Float32", shape)])
+            wr.tensor("Add", full, "input", 1, u, "Float32")
+            wr.tensor("Add", full, "output", 0, m, "Float32")
+            fmt_attr = '"NHWC"' if wrong_layout else '"NCHW"'
+            prev[side] = node(side, "Add", full, [prev[side], mul], [("Float32", shape)] * 2, [("Float32", shape)],
+                              f" primitive_attrs: {{format: {fmt_attr}}}", f"{30 + i % 5}, x + self.scale * y")
             h[side] = m
         pnum += 2
     for side, wr in sides.items():
@@ -231,9 +235,9 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             wr.tensor("Parameter", f"stage{s}.block{i}.conv.bias", "output", 0, biases[i], "Float32")
         _write_side_files(wr.rank_dir, irs[side], orders[side], params[side])
     n_kernels = n_blocks * BLOCK_OPS + 1
-    planted_name = f"Default/stage{planted // BLOCKS_PER_STAGE}-Stage/block{planted}-ResidualBlock/conv-Conv1x1/Conv2D-op0"
+    planted_name = f"Default/stage{planted // BLOCKS_PER_STAGE}-Stage/block{planted}-ResidualBlock/Add-op0"
     return DemoInfo(root=root, ref=ref_dir, target=tgt_dir, n_kernels=n_kernels, n_files=sides["ref"].files,
-                    planted=planted_name, planted_index=planted * BLOCK_OPS, fp16_first=fp16_names[0],
+                    planted=planted_name, planted_index=planted * BLOCK_OPS + BLOCK_OPS - 1, fp16_first=fp16_names[0],
                     fp16_last=fp16_names[-1], shape=shape)
 
 

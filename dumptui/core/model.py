@@ -47,7 +47,7 @@ class TensorRef:
     Statistic-only dumps carry `stats` and no data.
     """
 
-    __slots__ = ("path", "io", "slot", "dtype", "_shape", "fmt", "timestamp", "_layout", "_layout_fn", "stats",
+    __slots__ = ("path", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_layout_fn", "stats",
                  "size_on_disk")
 
     def __init__(self, path: str, io: str, slot: int, dtype: str | None = None,
@@ -57,7 +57,7 @@ class TensorRef:
         self.path = path
         self.io = io
         self.slot = slot
-        self.dtype = dtype          # logical dtype: what the framework computed in (file name, IR, header)
+        self._dtype = dtype         # logical dtype: what the framework computed in (file name, IR, header)
         self._shape = shape
         self.fmt = fmt
         self.timestamp = timestamp
@@ -67,7 +67,7 @@ class TensorRef:
         self.size_on_disk = size_on_disk
 
     def __repr__(self) -> str:
-        return f"TensorRef({self.io}.{self.slot} {self.dtype} {self._shape} {os.path.basename(self.path)})"
+        return f"TensorRef({self.io}.{self.slot} {self._dtype} {self._shape} {os.path.basename(self.path)})"
 
     @property
     def label(self) -> str:
@@ -85,9 +85,16 @@ class TensorRef:
                 self._layout = Layout(None, self._shape, 0, problem="statistics only (no tensor data)")
             else:
                 self._layout = npy_layout(self.path, self.size_on_disk)
-            if self.dtype is None and self._layout.storage is not None:
-                self.dtype = dtypes.from_numpy(self._layout.storage)
+            if self._dtype is None and self._layout.storage is not None:
+                self._dtype = dtypes.from_numpy(self._layout.storage)
         return self._layout
+
+    @property
+    def dtype(self) -> str | None:
+        """The logical dtype (file name or graph first; the npy header, read on first need, otherwise)."""
+        if self._dtype is None and self.stats is None:
+            self.layout()
+        return self._dtype
 
     @property
     def shape(self) -> tuple[int, ...] | None:

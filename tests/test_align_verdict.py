@@ -1,0 +1,129 @@
+"""Alignment strategies on hand-made op lists, and the verdict rules on hand-made statistics."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dumptui.core.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
+from dumptui.core.metrics import ElementTolerance, compare_arrays
+from dumptui.core.model import Dump, Op, TensorRef
+from dumptui.core.verdict import (CLOSE, DIVERGED, EQUAL, Thresholds, attribute_diff, hints_for, judge,
+                                  parse_user_ignore)
+
+
+class FakeRef(TensorRef):
+    def __init__(self, shape):
+        super().__init__("-", "output", 0, dtype="float32", shape=shape)
+
+
+def dump(names, shapes=None):
+    ops = []
+    for i, n in enumerate(names):
+        op_type = n.rsplit("/", 1)[-1].split("-op")[0]
+        shp = (shapes or {}).get(n, (4,))
+        ops.append(Op(name=n, op_type=op_type, order=i, inputs={0: FakeRef(shp)}, outputs={0: FakeRef(shp)}))
+    return Dump(path="-", root="-", format="test", ops=ops)
+
+
+def how(al):
+    return [(p.ref.name if p.ref else None, p.target.name if p.target else None, p.how) for p in al.pairs]
+
+
+def test_exact_then_inserted_ops_stay_unpaired():
+    r = dump(["S/conv-op0", "S/relu-op0", "S/pool-op0"])
+    t = dump(["S/Cast-op0", "S/conv-op0", "S/Cast-op1", "S/relu-op0", "S/pool-op0"])
+    assert how(align(r, t)) == [(None, "S/Cast-op0", ONLY_TARGET), ("S/conv-op0", "S/conv-op0", EXACT),
+                                (None, "S/Cast-op1", ONLY_TARGET), ("S/relu-op0", "S/relu-op0", EXACT),
+                                ("S/pool-op0", "S/pool-op0", EXACT)]
+
+
+def test_normalised_and_counter_and_renamed():
+    r = dump(["Default/a/Conv2D-op0", "Default/b/MatMul-op3", "Default/m/FloorMod-op0", "Default/x/Add-op0"])
+    t = dump(["default_a_conv2d-op0", "Default/b/MatMul-op7", "Default/m/Mod-op0", "Default/x/Add-op0"])
+    got = how(align(r, t))
+    assert got[0][2] == NORMALISED and got[1][2] == COUNTER and got[2][2] == RENAMED and got[3][2] == EXACT
+
+
+def test_position_type_and_shapes_inside_a_gap():
+    r = dump(["A-op0", "p/Conv2D-op1", "p/ReLU-op2", "Z-op9"], {"p/Conv2D-op1": (8,), "p/ReLU-op2": (8,)})
+    t = dump(["A-op0", "q/Conv2D-op5", "q/ReLU-op6", "Z-op9"], {"q/Conv2D-op5": (8,), "q/ReLU-op6": (8,)})
+    got = how(align(r, t))
+    assert got[1] == ("p/Conv2D-op1", "q/Conv2D-op5", POSITION) and got[2][2] == POSITION
+
+
+def test_shapes_must_agree_for_a_rename():
+    r = dump(["A-op0", "s/FloorMod-op0", "Z-op0"], {"s/FloorMod-op0": (4,)})
+    t = dump(["A-op0", "s/Mod-op0", "Z-op0"], {"s/Mod-op0": (5,)})
+    got = how(align(r, t))
+    assert ("s/FloorMod-op0", None, ONLY_REF) in got and (None, "s/Mod-op0", ONLY_TARGET) in got
+
+
+def test_forced_pairs_win():
+    r = dump(["A-op0", "B-op0"])
+    t = dump(["B-op0", "A-op0"])
+    got = how(align(r, t, [("A-op0", "B-op0")]))
+    assert ("A-op0", "B-op0", "map file") in got
+
+
+TH = Thresholds()
+TOL32 = TH.tolerance("float32", "float32")
+
+
+def verdict(y, x, th=TH, tol=TOL32):
+    return judge(compare_arrays(np.asarray(y), np.asarray(x), tol), th, tol)
+
+
+def test_rules_equal_close_diverged():
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(1000).astype(np.float32)
+    assert verdict(y, y.copy()).verdict == EQUAL
+    assert verdict(y, y * np.float32(1 + 1e-6)).verdict == CLOSE          # within rtol everywhere
+    assert verdict(y, -y).verdict == DIVERGED                              # cosine -1
+    drift = (y + 0.1 * np.abs(y).mean()).astype(np.float32)                 # uniform drift, high cosine
+    v = verdict(y, drift)
+    st = compare_arrays(y, drift, TOL32)
+    assert st.cos > 0.99 and v.verdict == DIVERGED and "of elements off" in v.reason
+    spikes = y.copy()
+    spikes[:3] += 0.75                                                      # a discontinuity moves 3 elements
+    v = verdict(y, spikes)
+    assert v.verdict == CLOSE and "3 of 1000 elements outside tolerance" in v.reason
+
+
+def test_scalars_by_value_and_dtype_aware_tolerance():
+    assert verdict(np.float32(0.75), np.float32(0.75 + 1e-6)).verdict == CLOSE
+    assert verdict(np.float32(0.75), np.float32(0.5)).verdict == DIVERGED
+    t16 = TH.tolerance("float32", "float16")
+    assert t16.rtol > TOL32.rtol and t16.rms_tol > TOL32.rms_tol
+    assert TH.tolerance("bfloat16", "float32").rtol > t16.rtol
+    assert TH.tolerance("int32", "int32").rtol == 0
+    over = Thresholds(atol=0.5, rtol=0.0, rms_tol=0.0)
+    assert over.tolerance("float16", "float16").atol == 0.5
+
+
+def test_nan_at_different_positions_diverges():
+    y = np.array([1.0, 2.0, np.nan, 4.0], np.float32)
+    x = np.array([1.0, np.nan, 3.0, 4.0], np.float32)
+    v = verdict(y, x)
+    assert v.verdict == DIVERGED and "NaN/Inf" in v.reason
+
+
+def test_one_side_zero_diverges_with_reason():
+    v = verdict(np.ones(8, np.float32), np.zeros(8, np.float32))
+    assert v.verdict == DIVERGED and "target is all zeros" in v.reason
+
+
+def test_hints_and_attribute_diff():
+    hs = hints_for("FloorMod", "Mod", ["float32"], ["float32"])
+    assert any("ops.FloorMod is the suggested replacement" in h.text for h in hs)
+    hs = hints_for("Conv2D", "Conv2D", ["float32"], ["float16"])
+    assert any("fp16" in h.text for h in hs)
+    assert any("Sigmoid" in h.text for h in hints_for("Sigmoid", "Sigmoid", [], []))
+    d = attribute_diff({"pad": "(0, 1)", "instance name": "a"}, {"pad": "(1, 0)", "instance name": "b"})
+    assert d == {"pad": ("(0, 1)", "(1, 0)")}
+
+
+def test_user_ignore_patterns():
+    r = parse_user_ignore("*Dropout*:output.1")
+    assert r.matches("Default/Dropout-op0", "Dropout", "output", 1)
+    assert not r.matches("Default/Dropout-op0", "Dropout", "output", 0)
+    assert parse_user_ignore("Default/x*").matches("Default/xy", "Add", "input", 3)

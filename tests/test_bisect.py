@@ -1,0 +1,175 @@
+"""The bisection state machine on the demo pair (planted culprit known) and on hand-made edge cases."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dumptui.core.bisect import Bisection
+from dumptui.core.compare import Session
+from dumptui.core.demo import write_demo
+from dumptui.core.formats import open_dump
+
+
+def demo_session(info):
+    return Session(open_dump(info.ref), open_dump(info.target))
+
+
+def test_demo_planted_culprit_found_graph_mode(demo_pair):
+    s = demo_session(demo_pair)
+    bi = Bisection(s)
+    assert bi.mode == "graph"
+    bi.check_inputs()
+    bi.run()
+    r = bi.first_root()
+    assert r.pair.name == demo_pair.planted and r.kind == "outputs"
+    assert r.why == "inputs agree, outputs diverge"
+    assert all(t.verdict in ("equal", "close") for t in r.result.inputs)
+    assert r.result.outputs[0].verdict == "diverged"
+    assert any("format" in h.text and "NHWC" in h.text for h in r.result.hints)
+    assert bi.roots() == [r]
+
+
+def test_demo_planted_culprit_found_linear_mode(demo_pair):
+    s = demo_session(demo_pair)
+    bi = Bisection(s, use_graph=False)
+    assert bi.mode == "linear"
+    bi.run()
+    assert bi.first_root().pair.name == demo_pair.planted
+
+
+@pytest.mark.parametrize("n_ops", [60, 400])
+def test_reads_at_most_2log2n_plus_4_pairs(tmp_path, n_ops):
+    info = write_demo(str(tmp_path), n_ops=n_ops, size=64)
+    s = demo_session(info)
+    bi = Bisection(s)
+    bi.run()
+    assert bi.first_root().pair.name == info.planted
+    n = len(bi.order)
+    bisect_reads = sum(1 for line in s.read_log if not line.startswith("precondition"))
+    assert bisect_reads <= 2 * math.ceil(math.log2(n)) + 4, s.read_log
+
+
+def test_fp16_region_is_close_not_diverged(demo_pair):
+    s = demo_session(demo_pair)
+    fp16 = next(p for p in s.alignment.pairs if p.name == demo_pair.fp16_first)
+    res = s.op_result(fp16)
+    assert res.outputs[0].verdict == "close"
+    assert any("dtypes differ" in n for n in res.outputs[0].notes)
+    casts = [p for p in s.alignment.unpaired() if p.target is not None and p.target.op_type == "Cast"]
+    assert len(casts) >= 2
+
+
+def test_user_marks_undo_reset_and_replay(demo_pair, tmp_path):
+    s = demo_session(demo_pair)
+    bi = Bisection(s)
+    bi.start()
+    first = bi.next_probe()
+    n_before = len(bi.candidates)
+    bi.mark(first, "bad", "user", "marked by the user")
+    assert len(bi.candidates) < n_before and bi.hi == first
+    assert bi.history[-1].source == "user"
+    assert bi.undo()
+    assert len(bi.candidates) == n_before and bi.hi != first
+    # accept computed verdicts to the end, save, replay on a new session: same culprit, no new probes needed
+    bi.run()
+    culprit = bi.first_root().pair.key
+    path = tmp_path / "s.json"
+    bi.save(str(path), {"ref": demo_pair.ref, "target": demo_pair.target})
+    data = json.loads(path.read_text())
+    assert data["ref"] == demo_pair.ref and data["steps"]
+    bi2 = Bisection(demo_session(demo_pair))
+    missing = bi2.replay(data)
+    assert missing == []
+    bi2.run()
+    assert bi2.first_root().pair.key == culprit
+    bi.reset()
+    assert not bi.started and bi.history == [] and len(bi.candidates) == len(bi.order)
+
+
+def test_wrong_user_mark_is_caught_by_the_culprit_check(demo_pair):
+    """Marking the planted op good sends the search downstream; the check finds a bad input and walks back."""
+    s = demo_session(demo_pair)
+    bi = Bisection(s)
+    bi.start()
+    planted = next(i for i, p in enumerate(bi.order) if p.name == demo_pair.planted)
+    after = planted + 1
+    bi.mark(after, "bad", "user")
+    bi.run()
+    r = bi.first_root()
+    assert r.pair.name == demo_pair.planted
+
+
+def test_no_divergence_on_identical_dumps(demo_pair):
+    s = Session(open_dump(demo_pair.ref), open_dump(demo_pair.ref))
+    bi = Bisection(s)
+    bi.check_inputs()
+    bi.run()
+    assert bi.first_root() is None and bi.no_divergence
+    assert all(c.status == "equal" for c in bi.checks)
+
+
+def _chain_dump(tmp_path, name, values_by_op, order, edges):
+    """A tiny MindSpore-layout dump with a text IR giving the graph `edges` (producer -> consumer)."""
+    import os
+    rank = tmp_path / name / "rank_0"
+    d = rank / "Net" / "0" / "0"
+    d.mkdir(parents=True)
+    ts = 100
+    ir = ["# IR entry: @kernel_graph0", "%para1_x: <Tensor[Float32], (4)> : [4]  :  IsWeight: false",
+          "subgraph @kernel_graph0() {"]
+    ids = {}
+    for i, op in enumerate(order):
+        ids[op] = i
+        ins = [p for p, c in edges if c == op]
+        args = ", ".join(f"%{ids[p]}" for p in ins) or "%para1_x"
+        ir.append(f"  %{i}(y) = Add({args})")
+        ir.append("      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)")
+        ir.append(f"      # Fullname with scope: (Default/{op}-op0)")
+        in_vals = [values_by_op[p] for p in ins] or [np.ones(4, np.float32)]
+        for slot, v in enumerate(in_vals):
+            np.save(d / f"Add.Default_{op}-op0.0.0.{ts}.input.{slot}.DefaultFormat.Float32.npy", v)
+            ts += 1
+        np.save(d / f"Add.Default_{op}-op0.0.0.{ts}.output.0.DefaultFormat.Float32.npy", values_by_op[op])
+        ts += 1
+    ir.append("}")
+    (rank / "graphs").mkdir()
+    (rank / "graphs" / "ms_output_trace_code_graph_0.ir").write_text("\n".join(ir) + "\n")
+    return str(tmp_path / name)
+
+
+def test_two_parallel_roots_are_both_reported(tmp_path):
+    """a -> b1 -> c and a -> b2 -> c: b1 and b2 both diverge on their own; both are roots."""
+    order = ["a", "b1", "b2", "c"]
+    edges = [("a", "b1"), ("a", "b2"), ("b1", "c"), ("b2", "c")]
+    ref = {k: np.arange(4, dtype=np.float32) + i for i, k in enumerate(order)}
+    tgt = dict(ref)
+    tgt["b1"] = -ref["b1"]
+    tgt["b2"] = ref["b2"][::-1].copy()
+    tgt["c"] = ref["c"] * -3
+    s = Session(open_dump(_chain_dump(tmp_path, "r", ref, order, edges)),
+                open_dump(_chain_dump(tmp_path, "t", tgt, order, edges)))
+    bi = Bisection(s)
+    bi.run()
+    names = [r.pair.name for r in bi.roots()]
+    assert names == ["Default/b1-op0", "Default/b2-op0"]
+    assert bi.first_root().pair.name == "Default/b1-op0"
+
+
+def test_masked_divergence_found_through_bad_input(tmp_path):
+    """b diverges but c's output happens to agree (masking); d is bad: the check walks back to b."""
+    order = ["a", "b", "c", "d"]
+    edges = [("a", "b"), ("b", "c"), ("c", "d")]
+    ref = {k: np.arange(4, dtype=np.float32) + i for i, k in enumerate(order)}
+    tgt = dict(ref)
+    tgt["b"] = -ref["b"]
+    tgt["d"] = -ref["d"]
+    rd = _chain_dump(tmp_path, "r", ref, order, edges)
+    td = _chain_dump(tmp_path, "t", tgt, order, edges)
+    bi = Bisection(Session(open_dump(rd), open_dump(td)))
+    bi.run()
+    r = bi.first_root()
+    # c's output agrees although its input (b's output) does not: b is the root
+    assert r.pair.name == "Default/b-op0"
