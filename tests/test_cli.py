@@ -62,7 +62,7 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     assert rc == 1, err
     assert "diverged" in out and demo_pair.planted in out
     path = tmp_path / "out.csv"
-    rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path)
+    rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl")
     rows = list(csv.DictReader(open(path)))
     assert {"NPU Name", "Bench Name", "Cosine", "MaxAbsErr", "MaxRelativeErr", "NPU Dtype", "Bench Tensor Shape",
             "One Thousandth Err Ratio"} <= set(rows[0])
@@ -78,6 +78,10 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     cos = x @ y / np.linalg.norm(x) / np.linalg.norm(y)
     assert abs(float(planted[0]["Cosine"]) - cos) < 1e-12
     assert abs(float(planted[0]["MaxAbsErr"]) - np.abs(x - y).max()) < 1e-12
+    p = (y - y.min()) / (y.max() - y.min()) + 1e-12
+    q = (x - x.min()) / (x.max() - x.min()) + 1e-12
+    p, q = p / p.sum(), q / q.sum()
+    assert abs(float(planted[0]["KullbackLeiblerDivergence"]) - float(np.sum(p * np.log(p / q)))) < 1e-9
     rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--json", "--only-diverged")
     d = json.loads(out)
     assert d["ops"] and all(o["verdict"] in ("diverged",) or any(t["verdict"] == "diverged" for t in o["inputs"])

@@ -229,4 +229,5 @@ def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
     assert len(rows) == 80
     fm = next(r for r in rows if r["Bench Name"] == "Default/branch-ModBranch/FloorMod-op0" and r["IO"] == "output")
     assert float(fm["Cosine"]) == pytest.approx(0.997033, abs=1e-6) and fm["Verdict"] == "close"
+    assert fm["KullbackLeiblerDivergence"] == "undefined" and "--kl" in fm["Err_message"]
     assert fm["Accuracy Reached or Not"] == "Yes"

@@ -242,13 +242,21 @@ def _anchors(R: list[Op], r_of: dict[int, Op]) -> list[tuple[Op, Op]]:
 
 
 def _pair_gaps(R: list[Op], T: list[Op], r_of, t_used, pair) -> None:
-    R = sorted(R, key=lambda o: o.order)
-    T = sorted(T, key=lambda o: o.order)
+    # Only the unpaired ops matter, and they are few: gaps are found by bisecting their positions.
+    import bisect as _b
+    free_r = sorted((r for r in R if id(r) not in r_of), key=lambda o: o.order)
+    free_t = sorted((t for t in T if id(t) not in t_used), key=lambda o: o.order)
+    if not free_r or not free_t:
+        return
+    r_orders = [r.order for r in free_r]
+    t_orders = [t.order for t in free_t]
     anchors = _anchors(R, r_of)
     bounds = [(-1, -1)] + [(r.order, t.order) for r, t in anchors] + [(1 << 60, 1 << 60)]
     for (r_lo, t_lo), (r_hi, t_hi) in zip(bounds, bounds[1:]):
-        gr = [r for r in R if r_lo < r.order < r_hi and id(r) not in r_of]
-        gt = [t for t in T if t_lo < t.order < t_hi and id(t) not in t_used]
+        gr = free_r[_b.bisect_right(r_orders, r_lo):_b.bisect_left(r_orders, r_hi)]
+        gt = free_t[_b.bisect_right(t_orders, t_lo):_b.bisect_left(t_orders, t_hi)]
+        gr = [r for r in gr if id(r) not in r_of]
+        gt = [t for t in gt if id(t) not in t_used]
         if not gr or not gt:
             continue
         # position + type + shapes: longest common subsequence on that signature

@@ -451,8 +451,10 @@ class Bisection:
                                                                      p.how, "dumped on one side only"),
                                          "unpaired", p.how, consumers))
                 continue
-            res = s.op_result(p, inputs=False, purpose="precondition")
-            r = res.outputs[0] if res.outputs else None
+            r = s.identical(p, "output", 0, "precondition")
+            if r is None:
+                res = s.op_result(p, inputs=False, purpose="precondition")
+                r = res.outputs[0] if res.outputs else None
             if r is None:
                 continue
             if r.verdict == "equal":

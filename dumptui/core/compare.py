@@ -8,14 +8,14 @@ from __future__ import annotations
 import math
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from . import dtypes
 from .align import Alignment, OpPair, align
 from .metrics import ElementTolerance, PairStats, compare_tensors, side_stats, within_rounding
-from .model import KERNEL, PARAMETER, Dump, InputSource, TensorRef
+from .model import SMALL_READ, Dump, InputSource, TensorRef
+from .parallel import MIN_BYTES_FOR_PROCESSES, compare_in_processes
 from .verdict import (BAD, BUILTIN_IGNORES, CLOSE, DIVERGED, DTYPE_MISMATCH, EQUAL, GOOD, IGNORED,
                       NOT_COMPARABLE, ONLY_REF, ONLY_TARGET, SHAPE_MISMATCH, UNREADABLE, Hint, IgnoreRule,
                       Thresholds, attribute_diff, hints_for, judge, worst)
@@ -133,6 +133,19 @@ class Session:
         return self._cache[key]
 
     def _evaluate(self, pair, io, slot, ref, target, purpose) -> TensorResult:
+        pre = self._precheck(pair, io, slot, ref, target)
+        if isinstance(pre, TensorResult):
+            return pre
+        tol, notes, ignored = pre
+        try:
+            st = compare_tensors(ref, target, tol, kl=self.kl)
+        except (OSError, ValueError) as e:
+            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+        return self._finish(pair, io, slot, ref, target, st, tol, notes, ignored, purpose)
+
+    def _precheck(self, pair, io, slot, ref, target):
+        """Everything decided without reading values: a final TensorResult, or (tolerance, notes, ignored)
+        for a pair whose statistics must be computed."""
         if ref is None or target is None:
             return TensorResult(io, slot, ref, target, ONLY_TARGET if ref is None else ONLY_REF,
                                 "no such tensor in the " + ("reference" if ref is None else "target"))
@@ -158,19 +171,18 @@ class Session:
                                 ignored or f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)", notes=notes)
         if ref.dtype != target.dtype:
             notes.append(f"dtypes differ: {ref.dtype} vs {target.dtype} (compared as values)")
-        tol = self.thresholds.tolerance(ref.dtype, target.dtype)
-        try:
-            st = compare_tensors(ref, target, tol, kl=self.kl)
-        except (OSError, ValueError) as e:
-            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+        return self.thresholds.tolerance(ref.dtype, target.dtype), notes, ignored
+
+    def _finish(self, pair, io, slot, ref, target, st: PairStats, tol, notes, ignored, purpose) -> TensorResult:
         with self._lock:
             self.tensors_read += 1
             self.read_log.append(f"{purpose or 'compare'}: {pair.name} {io}.{slot}")
         tv = judge(st, self.thresholds, tol)
         verdict, reason = tv.verdict, tv.reason
+        rs, ts = ref.shape or (), target.shape or ()
         if tuple(rs) != tuple(ts):
             notes.append(f"shapes differ: {list(rs)} vs {list(ts)}, compared element by element")
-            if verdict not in (EQUAL,):
+            if verdict != EQUAL:
                 verdict, reason = SHAPE_MISMATCH, f"shapes {list(rs)} vs {list(ts)}; values: {reason}"
         if ignored:
             verdict, reason = IGNORED, ignored
@@ -191,6 +203,29 @@ class Session:
         notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
         return TensorResult(io, slot, ref, target, verdict, "statistics only: " + reason, notes=notes,
                             statistics_only=True, stat_rel=rel)
+
+    def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
+        """A cheap check first: an `equal` result when both files are byte-identical, else None.
+
+        Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
+        cost one read each. Files that differ anywhere (even only in the header) go the full way.
+        """
+        r = (pair.ref.inputs if io == "input" else pair.ref.outputs).get(slot) if pair.ref else None
+        t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
+        if r is None or t is None or not r.has_data or not t.has_data:
+            return None
+        try:
+            size = os.path.getsize(r.path)
+            if size != os.path.getsize(t.path) or size > SMALL_READ:
+                return None
+            with open(r.path, "rb") as a, open(t.path, "rb") as b:
+                same = a.read() == b.read()
+        except OSError:
+            return None
+        with self._lock:
+            self.tensors_read += 1
+            self.read_log.append(f"{purpose or 'compare'}: {pair.name} {io}.{slot}")
+        return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)") if same else None
 
     # ------------------------------------------------------------------ ops
     def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:
@@ -275,38 +310,50 @@ class Session:
     def evaluate_all(self, pairs: list[OpPair] | None = None, workers: int | None = None,
                      progress: Callable[[int, int], None] | None = None,
                      cancelled: Callable[[], bool] | None = None) -> list[OpResult]:
-        """Every tensor pair of `pairs` (default: all), in parallel threads; numpy releases the GIL."""
+        """Every tensor pair of `pairs` (default: all). Large compares run in worker processes."""
         pairs = self.alignment.pairs if pairs is None else pairs
-        jobs = [(p, io, slot, r, t) for p in pairs for io, slot, r, t in self.tensor_pairs(p)]
-        total = len(jobs)
-        workers = workers or min(8, os.cpu_count() or 1)
-        done = 0
-        if workers <= 1 or total < 4:
-            for j in jobs:
+        jobs = [(p, io, slot, r, t) for p in pairs for io, slot, r, t in self.tensor_pairs(p)
+                if self._cache.get((id(r), id(t))) is None]
+        total, done = len(jobs), 0
+        workers = workers or os.cpu_count() or 1
+        heavy = []          # (job, tolerance, notes, ignored): statistics to compute
+        for j in jobs:
+            if cancelled and cancelled():
+                break
+            pre = self._precheck(*j)
+            if isinstance(pre, TensorResult):
+                self._store(j, pre)
+                done += 1
+                if progress:
+                    progress(done, total)
+            else:
+                heavy.append((j, *pre))
+        nbytes = sum(j[3].nbytes() + j[4].nbytes() for j, *_ in heavy)
+        if workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
+            specs = [(j[3], j[4], tol) for j, tol, _n, _i in heavy]
+            for idx, st, err in compare_in_processes(specs, workers, self.kl, cancelled):
+                j, tol, notes, ignored = heavy[idx]
+                if st is None:
+                    res = TensorResult(j[1], j[2], j[3], j[4], UNREADABLE, err or "read failed", notes=notes)
+                else:
+                    res = self._finish(*j, st, tol, notes, ignored, "compare")
+                self._store(j, res)
+                done += 1
+                if progress:
+                    progress(done, total)
+        else:
+            for j, tol, notes, ignored in heavy:
                 if cancelled and cancelled():
                     break
                 self.tensor_result(*j)
                 done += 1
                 if progress:
                     progress(done, total)
-        else:
-            # biggest first, so one large tensor does not finish alone at the end
-            jobs.sort(key=lambda j: -((j[3].size or 0) if j[3] is not None and j[3].has_data and not j[3].problem else 0))
-            with ThreadPoolExecutor(max_workers=workers) as ex:
-                futs = []
-                for j in jobs:
-                    futs.append(ex.submit(self._job, j, cancelled))
-                for f in futs:
-                    f.result()
-                    done += 1
-                    if progress:
-                        progress(done, total)
         return [self.op_result(p) for p in pairs]
 
-    def _job(self, j, cancelled):
-        if cancelled and cancelled():
-            return None
-        return self.tensor_result(*j)
+    def _store(self, job, res: TensorResult) -> None:
+        with self._lock:
+            self._cache.setdefault((id(job[3]), id(job[4])), res)
 
 
 def _stats_dict(s) -> dict:

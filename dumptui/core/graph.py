@@ -6,10 +6,28 @@ were not dumped (a filtered dump) stay in the graph as nodes with `dumped=False`
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import networkx as nx
 
 from .formats.irgraph import IRGraph, IRNode
 from .model import KERNEL, PARAMETER, Dump, InputSource, Op
+
+
+class LazyAttrs(Mapping):
+    """An op's graph attributes, parsed from the graph node only when first looked at."""
+
+    def __init__(self, node: IRNode):
+        self._node = node
+
+    def __getitem__(self, k):
+        return self._node.attrs[k]
+
+    def __iter__(self):
+        return iter(self._node.attrs)
+
+    def __len__(self):
+        return len(self._node.attrs)
 
 
 def _tuple_index(text: str) -> int | None:
@@ -64,7 +82,7 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
         node: IRNode | None = by_full.get(op.name)
         if node is None:
             continue
-        op.attrs = node.attrs
+        op.attrs = LazyAttrs(node)
         op.code = node.code
         for slot, arg in enumerate(node.args):
             src = resolve_source(ir, arg, full_to_key)
@@ -81,8 +99,10 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
 
 
 def _add_edge(g: nx.DiGraph, src: str, dst: str, src_slot: int, dst_slot: int) -> None:
-    if g.has_edge(src, dst):
-        g[src][dst]["slots"].append((src_slot, dst_slot))
+    """Edge src -> dst, remembering which output slot feeds which input slot."""
+    slots = g.succ[src].get(dst) if src in g.succ else None
+    if slots is not None:
+        slots["slots"].append((src_slot, dst_slot))
     else:
         g.add_edge(src, dst, slots=[(src_slot, dst_slot)])
 
@@ -106,7 +126,3 @@ def producers(dump: Dump, key: str) -> list[str]:
     if g is None or key not in g:
         return []
     return list(g.predecessors(key))
-
-
-def op_sources(op: Op) -> dict[int, InputSource]:
-    return op.sources

@@ -17,16 +17,17 @@ Undefined values are None with the reason in `undefined`, never 0.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
 import numpy as np
 
 from . import dtypes
-from .model import TensorRef
+from .model import SMALL_READ, TensorRef
 
 EPS = float(np.finfo(np.float64).eps)
-CHUNK = 1 << 18          # elements per chunk: 2 MB per float64 buffer, fits the cache, bounds memory
+CHUNK = 1 << 16          # elements per chunk: 512 KB per float64 buffer, the working set stays in cache
 KL_SMOOTHING = 1e-12
 
 
@@ -157,8 +158,17 @@ def _chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.nd
 def compare_tensors(ref: TensorRef, target: TensorRef, tol: ElementTolerance = ElementTolerance(),
                     chunk: int = CHUNK, kl: bool = True) -> PairStats:
     """Statistics of target vs ref. Both must be readable and hold the same number of elements."""
+    exact_int = _exact_int(ref.dtype) or _exact_int(target.dtype)
+    if ref.nbytes() + target.nbytes() <= 2 * SMALL_READ:
+        # small: read each once, then every pass works in memory
+        y, x = ref.read(), target.read()
+
+        def mem():
+            for s in range(0, y.size, chunk):
+                yield x[s:s + chunk], y[s:s + chunk]
+        return compare_arrays_chunks(mem, _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl)
     return compare_arrays_chunks(lambda: _chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol,
-                                 exact_int=_exact_int(ref.dtype) or _exact_int(target.dtype), kl=kl)
+                                 exact_int=exact_int, kl=kl)
 
 
 def compare_arrays(y: np.ndarray, x: np.ndarray, tol: ElementTolerance = ElementTolerance(),
@@ -188,17 +198,75 @@ class _Work:
     """Reusable float64/bool buffers of one chunk: fresh 8 MB allocations cost more than the arithmetic."""
 
     def __init__(self, m: int):
+        self.size = m
         self.x = np.empty(m)
         self.y = np.empty(m)
         self.d = np.empty(m)
         self.t = np.empty(m)
+        self.u = np.empty(m)
+        self.v = np.empty(m)
         self.b = np.empty(m, dtype=bool)
         self.b2 = np.empty(m, dtype=bool)
 
 
+_local = threading.local()
+
+
+def _work(m: int) -> _Work:
+    """This thread's buffers, grown when needed (one set per worker thread, reused across tensors)."""
+    w = getattr(_local, "work", None)
+    if w is None or w.size < m:
+        w = _local.work = _Work(max(m, CHUNK))
+    return w
+
+
+def _load(work: _Work, xc, yc):
+    """Chunk pair as float64 (exact for every dtype we read except int64 beyond 2^53), plus raw views."""
+    xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
+    m = xr.size
+    x64, y64 = work.x[:m], work.y[:m]
+    np.copyto(x64, xr, casting="unsafe")
+    np.copyto(y64, yr, casting="unsafe")
+    return xr, yr, x64, y64
+
+
+class _Pre:
+    """Whole-tensor numbers some element tests need before the main pass: rms(y), the ranges for KL."""
+
+    def __init__(self):
+        self.n = 0
+        self.yy = 0.0
+        self.xmin = self.ymin = math.inf
+        self.xmax = self.ymax = -math.inf
+
+    def add(self, x64: np.ndarray, y64: np.ndarray) -> None:
+        if x64.size == 0:
+            return
+        self.n += x64.size
+        self.yy += float(np.dot(y64, y64))
+        self.xmin = min(self.xmin, float(x64.min()))
+        self.xmax = max(self.xmax, float(x64.max()))
+        self.ymin = min(self.ymin, float(y64.min()))
+        self.ymax = max(self.ymax, float(y64.max()))
+
+
+def _finite_pair(x64, y64, xr, yr):
+    """Masks for the slow path: (x, y, raw x, raw y, positions kept, per-side counts, mismatches)."""
+    fx, fy = np.isfinite(x64), np.isfinite(y64)
+    counts = []
+    for v in (x64, y64):
+        counts.append((int(np.count_nonzero(np.isnan(v))), int(np.count_nonzero(v == np.inf)),
+                       int(np.count_nonzero(v == -np.inf))))
+    same = (np.isnan(x64) & np.isnan(y64)) | ((~fx) & (~fy) & (x64 == y64))
+    mismatch = int(np.count_nonzero(~(fx & fy) & ~same))
+    keep = fx & fy
+    return x64[keep], y64[keep], xr[keep], yr[keep], np.flatnonzero(keep), counts, mismatch
+
+
 def compare_arrays_chunks(chunks_fn, n: int, shape: tuple[int, ...], tol: ElementTolerance,
                           exact_int: bool = False, kl: bool = True) -> PairStats:
-    """The pass over the chunks. `kl=False` skips the KL divergence (its logarithms cost more than the rest)."""
+    """One pass over the chunks (two when the tensor spans several chunks and a tolerance or KL needs
+    whole-tensor numbers first). `kl=False` skips the KL divergence (its logarithms cost more than the rest)."""
     st = PairStats(n=n)
     if n == 0:
         st.bitwise_equal = st.values_equal = True
@@ -207,169 +275,180 @@ def compare_arrays_chunks(chunks_fn, n: int, shape: tuple[int, ...], tol: Elemen
         return st
     if _bitwise_equal(chunks_fn):
         return _equal_pair_stats(chunks_fn, n)
-    xs, ys = _Side(), _Side()
-    sxy = sdd = sad = 0.0
-    max_abs, max_idx, max_ref, max_tgt = -1.0, 0, None, None
-    rel_max, rel_sum, rel_count = 0.0, 0.0, 0
-    within1 = within5 = 0
+    first = next(iter(chunks_fn()), None)
+    single = first is not None and np.asarray(first[0]).size == n
+    work = _work(np.asarray(first[0]).size if first is not None else 0)
+    pre = None
+    if not single and (kl or tol.rms_tol):
+        pre = _Pre()
+        for xc, yc in chunks_fn():
+            xr, yr, x64, y64 = _load(work, xc, yc)
+            if not (math.isfinite(float(np.dot(x64, x64))) and math.isfinite(float(np.dot(y64, y64)))):
+                x64, y64, *_ = _finite_pair(x64, y64, xr, yr)
+            pre.add(x64, y64)
+    acc = _Acc(st, tol, kl, exact_int, pre)
     offset = 0
-    finite_all = True
-    n_chunks = 0
-    work: _Work | None = None
-    last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     for xc, yc in chunks_fn():
-        n_chunks += 1
-        xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
-        m = xr.size
-        if work is None:
-            work = _Work(m)
-        x64, y64 = work.x[:m], work.y[:m]
-        np.copyto(x64, xr, casting="unsafe")
-        np.copyto(y64, yr, casting="unsafe")
-        xx = float(np.dot(x64, x64))
-        yy = float(np.dot(y64, y64))
+        xr, yr, x64, y64 = _load(work, xc, yc)
+        acc.chunk(work, xr, yr, x64, y64, offset)
+        offset += xr.size
+    acc.finish(shape)
+    return st
+
+
+class _Acc:
+    """Accumulates every statistic over chunks; `pre` (or, for one chunk, the chunk itself) supplies the
+    whole-tensor numbers for the element tolerance and KL."""
+
+    def __init__(self, st: PairStats, tol: ElementTolerance, kl: bool, exact_int: bool, pre: _Pre | None):
+        self.st, self.tol, self.kl, self.exact_int, self.pre = st, tol, kl, exact_int, pre
+        self.xs, self.ys = _Side(), _Side()
+        self.sxy = self.sdd = self.sad = 0.0
+        self.max_abs, self.max_idx, self.max_ref, self.max_tgt = -1.0, 0, None, None
+        self.rel_max, self.rel_sum, self.rel_count = 0.0, 0.0, 0
+        self.within1 = self.within5 = 0
+        self.off = 0
+        self.kl_a = self.kl_p = self.kl_q = 0.0
+        self.finite_all = True
+
+    def chunk(self, work: _Work, xr, yr, x64, y64, offset: int) -> None:
+        st = self.st
+        xx, yy = float(np.dot(x64, x64)), float(np.dot(y64, y64))
         pos = None
         if not (math.isfinite(xx) and math.isfinite(yy)):
             # Slow path: mask non-finite values; equal NaN/Inf at a position is no difference.
-            finite_all = False
-            fx, fy = np.isfinite(x64), np.isfinite(y64)
-            for side, v in ((xs, x64), (ys, y64)):
-                side.s.nan += int(np.count_nonzero(np.isnan(v)))
-                side.s.pos_inf += int(np.count_nonzero(v == np.inf))
-                side.s.neg_inf += int(np.count_nonzero(v == -np.inf))
-            same = (np.isnan(x64) & np.isnan(y64)) | ((~fx) & (~fy) & (x64 == y64))
-            mismatch = ~(fx & fy) & ~same
-            st.nonfinite_mismatch += int(np.count_nonzero(mismatch))
-            keep = fx & fy
-            pos = np.flatnonzero(keep)
-            x64, y64 = x64[keep], y64[keep]
-            xr, yr = xr[keep], yr[keep]
-            m = x64.size
+            self.finite_all = False
+            x64, y64, xr, yr, pos, counts, mismatch = _finite_pair(x64, y64, xr, yr)
+            for side, (nan, pinf, ninf) in zip((self.xs, self.ys), counts):
+                side.s.nan += nan
+                side.s.pos_inf += pinf
+                side.s.neg_inf += ninf
+            st.nonfinite_mismatch += mismatch
             xx, yy = float(np.dot(x64, x64)), float(np.dot(y64, y64))
-        xs.add(x64, xx, xr, work.b)
-        ys.add(y64, yy, yr, work.b)
+        m = x64.size
+        self.xs.add(x64, xx, xr, work.b)
+        self.ys.add(y64, yy, yr, work.b)
         if m == 0:
-            offset += xc.size
-            continue
-        sxy += float(np.dot(x64, y64))
+            return
+        pre = self.pre
+        if pre is None:        # one chunk: it is the whole tensor
+            pre = _Pre()
+            pre.n, pre.yy = m, yy
+            pre.xmin, pre.xmax, pre.ymin, pre.ymax = self.xs.lo, self.xs.hi, self.ys.lo, self.ys.hi
+        self.sxy += float(np.dot(x64, y64))
         d = np.subtract(x64, y64, out=work.d[:m])
-        sdd += float(np.dot(d, d))
+        self.sdd += float(np.dot(d, d))
         ad = np.abs(d, out=d)
         i = int(np.argmax(ad))
-        if ad[i] > max_abs:
-            max_abs = float(ad[i])
-            max_idx = offset + (int(pos[i]) if pos is not None else i)
-            max_ref, max_tgt = float(y64[i]), float(x64[i])
-        sad += float(ad.sum())
-        if exact_int or xr.dtype != yr.dtype:
-            st.n_diff += int(np.count_nonzero(xr != yr)) if exact_int else int(np.count_nonzero(ad))
+        if ad[i] > self.max_abs:
+            self.max_abs = float(ad[i])
+            self.max_idx = offset + (int(pos[i]) if pos is not None else i)
+            self.max_ref, self.max_tgt = float(y64[i]), float(x64[i])
+        self.sad += float(ad.sum())
+        if self.exact_int:
+            st.n_diff += int(np.count_nonzero(xr != yr))
+        elif xr.dtype != yr.dtype:
+            st.n_diff += int(np.count_nonzero(ad))
         else:
             st.n_diff += int(np.count_nonzero(np.not_equal(xr, yr, out=work.b[:m])))
-        # Relative error |d| / |y| over |y| > eps: elements at or below eps get an infinite denominator so
-        # they drop out of max/sum; for the thousandths ratios their denominator is eps, counted apart.
+        # Relative error |d| / |y| over |y| > eps; for the thousandths ratios the denominator is max(|y|, eps).
         t = np.abs(y64, out=work.t[:m])
         big = np.greater(t, EPS, out=work.b2[:m])
         nbig = int(np.count_nonzero(big))
-        rel_count += nbig
-        small_within1 = small_within5 = 0
-        if nbig < m:
-            small = ~big
-            ad_small = ad[small]
-            small_within1 = int(np.count_nonzero(ad_small <= 1e-3 * EPS))
-            small_within5 = int(np.count_nonzero(ad_small <= 5e-3 * EPS))
-            t[small] = np.inf
-        r = np.divide(ad, t, out=t)
-        if nbig:
-            rel_max = max(rel_max, float(r.max()))
-            rel_sum += float(r.sum())
-        within1 += int(np.count_nonzero(np.less_equal(r, 1e-3, out=work.b[:m]))) - (m - nbig) + small_within1
-        within5 += int(np.count_nonzero(np.less_equal(r, 5e-3, out=work.b[:m]))) - (m - nbig) + small_within5
-        if n_chunks == 1:
-            last = (x64, y64, ad)
-        offset += xc.size
-    st.n_diff += st.nonfinite_mismatch
-    st.ref, st.target = ys.finish(), xs.finish()
-    for side in (st.ref, st.target):
-        side.count = n
-    compared = st.ref.finite if finite_all else min(st.ref.finite, st.target.finite)
-    st.compared = compared
-    st.values_equal = st.n_diff == 0
-    if compared == 0:
-        for k in _ELEMENT_METRICS:
-            st.undefined[k] = "no element is finite on both sides"
-        st.n_off = st.nonfinite_mismatch
-        return st
-
-    nx_, ny_ = math.sqrt(xs.sumsq), math.sqrt(ys.sumsq)
-    if nx_ == 0 and ny_ == 0:
-        st.cos = 1.0
-    elif nx_ == 0 or ny_ == 0:
-        st.undefined["cos"] = "target is all zeros" if nx_ == 0 else "reference is all zeros"
-    else:
-        st.cos = max(-1.0, min(1.0, sxy / (nx_ * ny_)))
-    st.max_abs = max_abs
-    st.max_abs_index = tuple(int(v) for v in np.unravel_index(max_idx, shape)) if shape else ()
-    st.max_abs_ref, st.max_abs_target = max_ref, max_tgt
-    st.mean_abs = sad / compared
-    st.rmse = math.sqrt(sdd / compared)
-    if ny_ == 0:
-        if sdd == 0:
-            st.rel_euclid = 0.0
+        self.rel_count += nbig
+        # element tolerance: |d| > atol + rtol*|y| + rms_tol*rms(y)
+        lim = np.multiply(t, self.tol.rtol, out=work.u[:m])
+        rms_y = math.sqrt(pre.yy / pre.n) if pre.n else 0.0
+        lim += self.tol.atol + self.tol.rms_tol * rms_y
+        self.off += int(np.count_nonzero(np.greater(ad, lim, out=work.b[:m])))
+        if self.kl:
+            self._kl(work, x64, y64, pre)
+        if nbig == m:
+            r = np.divide(ad, t, out=t)
+            self.rel_max = max(self.rel_max, float(r.max()))
+            self.rel_sum += float(r.sum())
+            self.within1 += int(np.count_nonzero(np.less_equal(r, 1e-3, out=work.b[:m])))
+            self.within5 += int(np.count_nonzero(np.less_equal(r, 5e-3, out=work.b[:m])))
         else:
-            st.undefined["rel_euclid"] = "reference is all zeros"
-    else:
-        st.rel_euclid = math.sqrt(sdd) / ny_
-    if rel_count:
-        st.max_rel, st.mean_rel, st.acc_rel = rel_max, rel_sum / rel_count, rel_sum
-    else:
-        for k in ("max_rel", "mean_rel", "acc_rel"):
-            st.undefined[k] = "no reference element has |y| > eps"
-    st.thousandth = within1 / compared
-    st.five_thousandths = within5 / compared
+            np.maximum(t, EPS, out=t)
+            r = np.divide(ad, t, out=t)
+            self.within1 += int(np.count_nonzero(np.less_equal(r, 1e-3, out=work.b[:m])))
+            self.within5 += int(np.count_nonzero(np.less_equal(r, 5e-3, out=work.b[:m])))
+            if nbig:
+                # zero the |y| <= eps elements out of max and sum (a masked reduction is ten times slower)
+                np.multiply(r, big, out=r)
+                self.rel_max = max(self.rel_max, float(r.max()))
+                self.rel_sum += float(r.sum())
 
-    # Second pass: what needs whole-tensor numbers first (rms(y) for the tolerance, min/max for KL).
-    rms_y = ny_ / math.sqrt(compared)
-    thr_abs = tol.atol + tol.rms_tol * rms_y
-    ymin, ymax, xmin, xmax = st.ref.min, st.ref.max, st.target.min, st.target.max
-    yrange, xrange_ = ymax - ymin, xmax - xmin
-    kl_ok = kl and yrange > 0 and xrange_ > 0
-    if not kl:
-        st.undefined["kl"] = "not computed"
-    elif not kl_ok:
-        st.undefined["kl"] = "reference is constant" if yrange <= 0 else "target is constant"
-    if st.values_equal:
-        st.kl = 0.0 if kl_ok else None
-        return st
-    # KL(P || Q) with P = p / Sp, p_i = (y_i - ymin) / yrange + s (likewise Q from x): accumulating
-    # A = sum p ln(p / q), Sp and Sq in the same pass gives KL = A / Sp + ln(Sq / Sp) with exact normalisation.
-    a_sum = sp = sq = 0.0
-    off = 0
-    src = [last] if n_chunks == 1 else _finite_chunks(chunks_fn, finite_all, work)
-    for x64, y64, ad in src:
-        m = x64.size
-        lim = np.abs(y64, out=work.t[:m])
-        if tol.rtol:
-            lim *= tol.rtol
+    def _kl(self, work: _Work, x64, y64, pre: _Pre) -> None:
+        """KL(P || Q), P = p / Sp, p_i = (y_i - ymin) / yrange + s, likewise Q from x; accumulating
+        A = sum p ln(p / q), Sp and Sq gives KL = A / Sp + ln(Sq / Sp) with exact normalisation."""
+        yrange, xrange_ = pre.ymax - pre.ymin, pre.xmax - pre.xmin
+        if not (yrange > 0 and xrange_ > 0):
+            return
+        m = y64.size
+        p = np.subtract(y64, pre.ymin, out=work.u[:m])
+        p *= 1.0 / yrange
+        p += KL_SMOOTHING
+        q = np.subtract(x64, pre.xmin, out=work.v[:m])
+        q *= 1.0 / xrange_
+        q += KL_SMOOTHING
+        self.kl_p += float(p.sum())
+        self.kl_q += float(q.sum())
+        np.divide(p, q, out=q)
+        np.log(q, out=q)
+        self.kl_a += float(np.dot(p, q))
+
+    def finish(self, shape) -> None:
+        st = self.st
+        st.n_diff += st.nonfinite_mismatch
+        st.ref, st.target = self.ys.finish(), self.xs.finish()
+        for side in (st.ref, st.target):
+            side.count = st.n
+        compared = st.ref.finite if self.finite_all else min(st.ref.finite, st.target.finite)
+        st.compared = compared
+        st.values_equal = st.n_diff == 0
+        st.n_off = self.off + st.nonfinite_mismatch
+        if compared == 0:
+            for k in _ELEMENT_METRICS:
+                st.undefined[k] = "no element is finite on both sides"
+            return
+        nx_, ny_ = math.sqrt(self.xs.sumsq), math.sqrt(self.ys.sumsq)
+        if nx_ == 0 and ny_ == 0:
+            st.cos = 1.0
+        elif nx_ == 0 or ny_ == 0:
+            st.undefined["cos"] = "target is all zeros" if nx_ == 0 else "reference is all zeros"
         else:
-            lim.fill(0.0)
-        lim += thr_abs
-        off += int(np.count_nonzero(np.greater(ad, lim, out=work.b[:m])))
-        if kl_ok:
-            p = np.subtract(y64, ymin, out=work.t[:m])
-            p *= 1.0 / yrange
-            p += KL_SMOOTHING
-            q = np.subtract(x64, xmin, out=work.d[:m])
-            q *= 1.0 / xrange_
-            q += KL_SMOOTHING
-            sp += float(p.sum())
-            sq += float(q.sum())
-            np.divide(p, q, out=q)
-            np.log(q, out=q)
-            a_sum += float(np.dot(p, q))
-    if kl_ok:
-        st.kl = max(a_sum / sp + math.log(sq / sp), 0.0)
-    st.n_off = off + st.nonfinite_mismatch
-    return st
+            st.cos = max(-1.0, min(1.0, self.sxy / (nx_ * ny_)))
+        st.max_abs = self.max_abs
+        st.max_abs_index = tuple(int(v) for v in np.unravel_index(self.max_idx, shape)) if shape else ()
+        st.max_abs_ref, st.max_abs_target = self.max_ref, self.max_tgt
+        st.mean_abs = self.sad / compared
+        st.rmse = math.sqrt(self.sdd / compared)
+        if ny_ == 0:
+            if self.sdd == 0:
+                st.rel_euclid = 0.0
+            else:
+                st.undefined["rel_euclid"] = "reference is all zeros"
+        else:
+            st.rel_euclid = math.sqrt(self.sdd) / ny_
+        if self.rel_count:
+            st.max_rel, st.mean_rel, st.acc_rel = self.rel_max, self.rel_sum / self.rel_count, self.rel_sum
+        else:
+            for k in ("max_rel", "mean_rel", "acc_rel"):
+                st.undefined[k] = "no reference element has |y| > eps"
+        st.thousandth = self.within1 / compared
+        st.five_thousandths = self.within5 / compared
+        if not self.kl:
+            st.undefined["kl"] = "not computed (ask for it: --kl)"
+        elif st.ref.max is not None and st.ref.max <= st.ref.min:
+            st.undefined["kl"] = "reference is constant"
+        elif st.target.max is not None and st.target.max <= st.target.min:
+            st.undefined["kl"] = "target is constant"
+        elif st.values_equal:
+            st.kl = 0.0
+        else:
+            st.kl = max(self.kl_a / self.kl_p + math.log(self.kl_q / self.kl_p), 0.0)
 
 
 _ELEMENT_METRICS = ("cos", "max_abs", "mean_abs", "rmse", "rel_euclid", "max_rel", "mean_rel", "acc_rel",
@@ -435,21 +514,6 @@ def _equal_pair_stats(chunks_fn, n: int) -> PairStats:
     else:
         st.undefined["kl"] = "reference is constant"
     return st
-
-
-def _finite_chunks(chunks_fn, finite_all: bool, work: _Work):
-    """Second-pass chunks as (x64, y64, |x - y|), finite on both sides."""
-    for xc, yc in chunks_fn():
-        xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
-        m = xr.size
-        x64, y64 = work.x[:m], work.y[:m]
-        np.copyto(x64, xr, casting="unsafe")
-        np.copyto(y64, yr, casting="unsafe")
-        if not finite_all:
-            keep = np.isfinite(x64) & np.isfinite(y64)
-            x64, y64 = x64[keep], y64[keep]
-        ad = np.subtract(x64, y64, out=work.d[:x64.size])
-        yield x64, y64, np.abs(ad, out=ad)
 
 
 def side_stats(t: TensorRef, chunk: int = CHUNK) -> SideStats:

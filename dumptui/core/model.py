@@ -13,7 +13,9 @@ from typing import Callable, Iterator
 import numpy as np
 
 from . import dtypes
-from .npy import Layout, npy_layout, open_array
+from .npy import Layout, npy_layout, open_array, read_small
+
+SMALL_READ = 1 << 22      # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
 
@@ -125,14 +127,27 @@ class TensorRef:
             arr = arr.reshape(self._shape)
         return arr
 
+    def nbytes(self) -> int:
+        lay = self.layout()
+        return 0 if lay.storage is None else lay.size * lay.storage.itemsize
+
     def chunks(self, elems: int) -> Iterator[np.ndarray]:
         """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
         lay = self.layout()
-        arr = open_array(self.path, lay)
-        flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
+        if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
+            flat = read_small(self.path, lay)        # one read() beats setting up a memory map
+        else:
+            arr = open_array(self.path, lay)
+            flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
         for start in range(0, flat.size, elems):
             part = flat[start:start + elems]
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
+    def read(self) -> np.ndarray:
+        """All values in memory, flat, in their storage dtype (bfloat16 widened)."""
+        lay = self.layout()
+        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1, order="F")
+        return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 
 @dataclass(eq=False)

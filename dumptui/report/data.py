@@ -73,6 +73,15 @@ def input_check(c: InputCheck) -> dict:
             "consumers": [p.name for p in c.consumers], "result": tensor_result(c.result)}
 
 
+def preconditions(checks: list[InputCheck]) -> dict:
+    """Counts for all, details for those that are not bitwise equal (a model has thousands of weights)."""
+    by_status: dict[str, int] = {}
+    for c in checks:
+        by_status[c.status] = by_status.get(c.status, 0) + 1
+    return {"checked": len(checks), "by_status": by_status,
+            "not_equal": [input_check(c) for c in checks if c.status != "equal"]}
+
+
 def damaged_tensors(session: Session, results: list[TensorResult] | None = None) -> list[dict]:
     """Tensors seen so far that could not be read or were read as repaired data."""
     out = []
@@ -108,7 +117,7 @@ def bisect_report(bi: Bisection) -> dict:
         "steps": [{"op": bi.order[st.position].name, "position": st.position, "mark": st.mark,
                    "source": st.source, "detail": st.detail, "candidates_before": st.candidates_before}
                   for st in bi.history],
-        "preconditions": [input_check(c) for c in (bi.checks or [])],
+        "preconditions": preconditions(bi.checks or []),
         "alignment": s.alignment.counts(),
         "unpaired": [{"side": "ref" if p.target is None else "target", "op": p.name, "op_type": p.op_type}
                      for p in s.alignment.unpaired()],

@@ -23,20 +23,50 @@ class IRArg:
     ref: str    # node id ("13"), parameter name ("conv1.weight"), or constant text ("I64(0)")
 
 
-@dataclass
 class IRNode:
-    node_id: str
-    op_type: str
-    full_name: str = ""
-    args: list[IRArg] = field(default_factory=list)
-    attrs: dict[str, str] = field(default_factory=dict)
-    in_types: list[tuple[str | None, tuple[int, ...] | None]] = field(default_factory=list)
-    out_types: list[tuple[str | None, tuple[int, ...] | None]] = field(default_factory=list)
-    code: list[str] = field(default_factory=list)
+    """One graph node. Attributes and types may be given parsed, or as raw text parsed on first use:
+    a 20,000-node graph is read for its dataflow, and only the few nodes shown need their details."""
+
+    def __init__(self, node_id: str, op_type: str, full_name: str = "", args: list[IRArg] | None = None,
+                 attrs: dict[str, str] | None = None, in_types: list | None = None, out_types: list | None = None,
+                 code: list[str] | None = None, parse_attrs=None, parse_types=None):
+        self.node_id = node_id
+        self.op_type = op_type
+        self.full_name = full_name
+        self.args = args if args is not None else []
+        self.code = code if code is not None else []
+        self._attrs = attrs
+        self._types = None if in_types is None and out_types is None else (in_types or [], out_types or [])
+        self._parse_attrs = parse_attrs     # () -> dict, when attrs were not given
+        self._parse_types = parse_types     # () -> (in_types, out_types), when types were not given
+
+    def __repr__(self) -> str:
+        return f"IRNode(%{self.node_id} {self.op_type} {self.full_name!r})"
 
     @property
     def virtual(self) -> bool:
         return self.op_type in VIRTUAL_OPS
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        if self._attrs is None:
+            self._attrs = self._parse_attrs() if self._parse_attrs else {}
+            self._parse_attrs = None
+        return self._attrs
+
+    def _ensure_types(self):
+        if self._types is None:
+            self._types = self._parse_types() if self._parse_types else ([], [])
+            self._parse_types = None
+        return self._types
+
+    @property
+    def in_types(self) -> list[tuple[str | None, tuple[int, ...] | None]]:
+        return self._ensure_types()[0]
+
+    @property
+    def out_types(self) -> list[tuple[str | None, tuple[int, ...] | None]]:
+        return self._ensure_types()[1]
 
 
 @dataclass

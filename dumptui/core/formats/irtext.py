@@ -28,8 +28,13 @@ def strip_prefix(op: str) -> str:
     return op
 
 
+_BRACKETS = re.compile(r"[()\[\]{}<>]")
+
+
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` at bracket depth 0 (round, square, curly and angle brackets)."""
+    if not _BRACKETS.search(text):
+        return [p.strip() for p in text.split(sep) if p.strip()]   # the common case: `%11, %12`
     out, depth, cur = [], 0, []
     for ch in text:
         if ch in "([{<":
@@ -141,10 +146,30 @@ def _device_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
     return [(dtypes.canonical(dt), _parse_dims(dims)) for dt, _fmt, dims in _DEV_T.findall(spec)]
 
 
+def _types_parser(lines: list[str]):
+    """Parse the node's type lines on demand: the first is the abstract view, the second the kernel's."""
+    def parse():
+        ins_t: list = []
+        outs_t: list = []
+        for n, spec in enumerate(lines):
+            ins, _, outs = spec.partition("->")
+            if n == 0:
+                ins_t, outs_t = _abstract_types(ins), _abstract_types(outs)
+            elif "x" in outs and "{" in outs:
+                dev = _device_types(outs)
+                if dev:
+                    outs_t = dev
+                dev_in = _device_types(ins)
+                if dev_in:
+                    ins_t = dev_in
+        return ins_t, outs_t
+    return parse
+
+
 def parse_ir_text(path: str) -> IRGraph:
     graph = IRGraph(source=path)
     node: IRNode | None = None
-    type_lines = 0
+    type_lines: list[str] = []
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         for raw in fh:
             line = raw.strip()
@@ -166,26 +191,16 @@ def parse_ir_text(path: str) -> IRGraph:
                 if m:
                     nid, op, tail = m.group(1), strip_prefix(m.group(2)), m.group(3)
                     inner, rest = _balanced(tail)
-                    node = IRNode(node_id=nid, op_type=op, args=_parse_args(inner), attrs=_parse_attrs(rest))
+                    type_lines = []
+                    node = IRNode(node_id=nid, op_type=op, args=_parse_args(inner),
+                                  parse_attrs=(lambda rest=rest: _parse_attrs(rest)),
+                                  parse_types=_types_parser(type_lines))
                     graph.nodes[nid] = node
-                    type_lines = 0
                 continue
             if c == ":" and node is not None:
                 spec = line[1:].strip()
-                if "->" not in spec:
-                    continue
-                ins, _, outs = spec.partition("->")
-                type_lines += 1
-                if type_lines == 1:
-                    node.in_types = _abstract_types(ins)
-                    node.out_types = _abstract_types(outs)
-                elif type_lines == 2 and "x" in outs and "{" in outs:
-                    dev = _device_types(outs)
-                    if dev:
-                        node.out_types = dev
-                    dev_in = _device_types(ins)
-                    if dev_in:
-                        node.in_types = dev_in
+                if "->" in spec and len(type_lines) < 2:
+                    type_lines.append(spec)
                 continue
             if c == "#" and node is not None:
                 if line.startswith("# Fullname with scope:") or line.startswith("# scope:"):
