@@ -67,17 +67,20 @@ def resolve_source(ir: IRGraph, arg, full_to_key: dict[str, str], depth: int = 0
 def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) -> None:
     """Fill `sources`, `attrs`, `code` of the dump's ops of graph `graph_id` from `ir`, and add edges to `g`.
 
-    `param_key(name)` maps an IR parameter name to the key of the dumped parameter op (or None).
+    Each edge remembers which output slot feeds which input slot (`slots`). `param_key(name)` maps an IR
+    parameter name to the key of the dumped parameter op (or None).
     """
     kernels = [op for op in dump.ops if op.kind == KERNEL and op.graph == graph_id]
     full_to_key = {op.name: op.key for op in kernels}
     by_full = ir.by_full_name()
+    new_nodes = {}
     for node in ir.nodes.values():
         if node.virtual or not node.full_name:
             continue
         key = full_to_key.get(node.full_name, node.full_name)
-        if key not in g:
-            g.add_node(key, dumped=key in full_to_key, op_type=node.op_type, kind=KERNEL)
+        if key not in g and key not in new_nodes:
+            new_nodes[key] = dict(dumped=key in full_to_key, op_type=node.op_type, kind=KERNEL)
+    edges: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for op in kernels:
         node: IRNode | None = by_full.get(op.name)
         if node is None:
@@ -88,23 +91,17 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
             src = resolve_source(ir, arg, full_to_key)
             op.sources[slot] = src
             if src.kind == "op":
-                if src.ref not in g:
-                    g.add_node(src.ref, dumped=False, kind=KERNEL)
-                _add_edge(g, src.ref, op.key, src.slot, slot)
+                if src.ref not in g and src.ref not in new_nodes:
+                    new_nodes[src.ref] = dict(dumped=False, kind=KERNEL)
+                edges.setdefault((src.ref, op.key), []).append((src.slot, slot))
             elif src.kind == "parameter":
                 pk = param_key(src.ref) or f"param:{src.ref}"
-                if pk not in g:
-                    g.add_node(pk, dumped=dump.op(pk) is not None, kind=PARAMETER)
-                _add_edge(g, pk, op.key, 0, slot)
-
-
-def _add_edge(g: nx.DiGraph, src: str, dst: str, src_slot: int, dst_slot: int) -> None:
-    """Edge src -> dst, remembering which output slot feeds which input slot."""
-    slots = g.succ[src].get(dst) if src in g.succ else None
-    if slots is not None:
-        slots["slots"].append((src_slot, dst_slot))
-    else:
-        g.add_edge(src, dst, slots=[(src_slot, dst_slot)])
+                if pk not in g and pk not in new_nodes:
+                    new_nodes[pk] = dict(dumped=dump.op(pk) is not None, kind=PARAMETER)
+                edges.setdefault((pk, op.key), []).append((0, slot))
+    # networkx adds in bulk much faster than edge by edge
+    g.add_nodes_from(new_nodes.items())
+    g.add_edges_from((u, v, {"slots": slots}) for (u, v), slots in edges.items())
 
 
 def topological_order(g: nx.DiGraph) -> list[str]:

@@ -52,8 +52,11 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     return out
 
 
-def _balanced(text: str, open_at: int = -1) -> tuple[str, str]:
+def _balanced(text: str) -> tuple[str, str]:
     """Given text just after an opening '(', return (inside, rest after the matching ')')."""
+    close = text.find(")")
+    if close >= 0 and "(" not in text[:close]:
+        return text[:close], text[close + 1:]    # the common case: `%11, %12) {...}`
     depth = 1
     for i, ch in enumerate(text):
         if ch in "([{":
