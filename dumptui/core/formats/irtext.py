@@ -7,6 +7,7 @@ source lines `# In file model.py:110 ...`. The parser is line-based and tolerant
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from .. import dtypes
 from .irgraph import IRArg, IRGraph, IRNode, IRParam
@@ -149,24 +150,22 @@ def _device_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
     return [(dtypes.canonical(dt), _parse_dims(dims)) for dt, _fmt, dims in _DEV_T.findall(spec)]
 
 
-def _types_parser(lines: list[str]):
-    """Parse the node's type lines on demand: the first is the abstract view, the second the kernel's."""
-    def parse():
-        ins_t: list = []
-        outs_t: list = []
-        for n, spec in enumerate(lines):
-            ins, _, outs = spec.partition("->")
-            if n == 0:
-                ins_t, outs_t = _abstract_types(ins), _abstract_types(outs)
-            elif "x" in outs and "{" in outs:
-                dev = _device_types(outs)
-                if dev:
-                    outs_t = dev
-                dev_in = _device_types(ins)
-                if dev_in:
-                    ins_t = dev_in
-        return ins_t, outs_t
-    return parse
+def parse_types(lines: list[str]):
+    """(input types, output types) from a node's type lines: the abstract view, then the kernel's."""
+    ins_t: list = []
+    outs_t: list = []
+    for n, spec in enumerate(lines):
+        ins, _, outs = spec.partition("->")
+        if n == 0:
+            ins_t, outs_t = _abstract_types(ins), _abstract_types(outs)
+        elif "x" in outs and "{" in outs:
+            dev = _device_types(outs)
+            if dev:
+                outs_t = dev
+            dev_in = _device_types(ins)
+            if dev_in:
+                ins_t = dev_in
+    return ins_t, outs_t
 
 
 def parse_ir_text(path: str) -> IRGraph:
@@ -195,9 +194,9 @@ def parse_ir_text(path: str) -> IRGraph:
                     nid, op, tail = m.group(1), strip_prefix(m.group(2)), m.group(3)
                     inner, rest = _balanced(tail)
                     type_lines = []
+                    # details are parsed on first use (partials, not closures: a Dump can be pickled)
                     node = IRNode(node_id=nid, op_type=op, args=_parse_args(inner),
-                                  parse_attrs=(lambda rest=rest: _parse_attrs(rest)),
-                                  parse_types=_types_parser(type_lines))
+                                  parse_attrs=partial(_parse_attrs, rest), parse_types=partial(parse_types, type_lines))
                     graph.nodes[nid] = node
                 continue
             if c == ":" and node is not None:

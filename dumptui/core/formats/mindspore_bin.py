@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from dataclasses import dataclass
 
 import networkx as nx
@@ -176,28 +177,26 @@ def parse_bin_name(name: str) -> dict | None:
                 shape=() if dims == (0,) else dims, dtype=dtypes.canonical(m.group("dtype")), fmt=m.group("fmt"))
 
 
-def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]):
-    """A layout_fn for a headerless file: the name gives dtype and shape, the size on disk must agree."""
-    def layout() -> Layout:
-        declared = f"{dtype}{list(shape)}"
-        storage = dtypes.storage(dtype)
-        try:
-            payload = os.path.getsize(path)
-        except OSError as e:
-            return Layout(None, shape, 0, problem=f"cannot read: {e.strerror or e}", declared=declared)
-        expected = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
-        if payload != expected:
-            why = f"payload {payload} B, name says {declared} = {expected} B"
-            return Layout(None, shape, 0, declared=declared,
-                          problem=("truncated: " + why) if payload < expected else why)
-        return Layout(storage, shape, 0, declared=declared, widen_bf16=dtype == "bfloat16")
-    return layout
+def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
+    """A headerless file's layout: the name gives dtype and shape, the size on disk must agree."""
+    declared = f"{dtype}{list(shape)}"
+    storage = dtypes.storage(dtype)
+    try:
+        payload = os.path.getsize(path)
+    except OSError as e:
+        return Layout(None, shape, 0, problem=f"cannot read: {e.strerror or e}", declared=declared)
+    expected = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
+    if payload != expected:
+        why = f"payload {payload} B, name says {declared} = {expected} B"
+        return Layout(None, shape, 0, declared=declared,
+                      problem=("truncated: " + why) if payload < expected else why)
+    return Layout(storage, shape, 0, declared=declared, widen_bf16=dtype == "bfloat16")
 
 
 def bin_tensor_ref(path: str, rec: dict) -> TensorRef:
     """The lazy tensor of one .bin file, from its parsed name."""
     return TensorRef(path, rec["io"], rec["slot"], dtype=rec["dtype"], shape=rec["shape"], fmt=rec["fmt"],
-                     layout_fn=_raw_layout(path, rec["dtype"], rec["shape"]))
+                     layout_fn=partial(_raw_layout, path, rec["dtype"], rec["shape"]))
 
 
 def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> str:
