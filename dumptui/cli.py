@@ -278,7 +278,7 @@ def cmd_inspect(args) -> int:
     try:
         info = inspect_file(args.file, args.values)
     except OSError as e:
-        raise UsageError(f"{args.file}: {e.strerror or e}")
+        raise UsageError(f"{args.file}: {e.strerror or e}") from None
     if args.json:
         st = info.stats
         print(json.dumps({"path": info.path, "kind": info.kind, "fields": info.fields, "dtype": info.dtype,

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from dumptui.core.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
-from dumptui.core.metrics import ElementTolerance, compare_arrays
+from dumptui.core.metrics import compare_arrays
 from dumptui.core.model import Dump, Op, TensorRef
 from dumptui.core.verdict import (CLOSE, DIVERGED, EQUAL, Thresholds, attribute_diff, hints_for, judge,
                                   parse_user_ignore)

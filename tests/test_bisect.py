@@ -111,9 +111,12 @@ def test_no_divergence_on_identical_dumps(demo_pair):
     assert all(c.status == "equal" for c in bi.checks)
 
 
-def _chain_dump(tmp_path, name, values_by_op, order, edges):
-    """A tiny MindSpore-layout dump with a text IR giving the graph `edges` (producer -> consumer)."""
-    import os
+def _chain_dump(tmp_path, name, values_by_op, order, edges, dumped=None):
+    """A tiny MindSpore-layout dump with a text IR giving the graph `edges` (producer -> consumer);
+    only the ops in `dumped` (default: all) have files, as in a dump_mode 1 dump."""
+    preds = {}
+    for p, c in edges:
+        preds.setdefault(c, []).append(p)
     rank = tmp_path / name / "rank_0"
     d = rank / "Net" / "0" / "0"
     d.mkdir(parents=True)
@@ -123,12 +126,14 @@ def _chain_dump(tmp_path, name, values_by_op, order, edges):
     ids = {}
     for i, op in enumerate(order):
         ids[op] = i
-        ins = [p for p, c in edges if c == op]
+        ins = preds.get(op, [])
         args = ", ".join(f"%{ids[p]}" for p in ins) or "%para1_x"
         ir.append(f"  %{i}(y) = Add({args})")
         ir.append("      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)")
         ir.append(f"      # Fullname with scope: (Default/{op}-op0)")
         in_vals = [values_by_op[p] for p in ins] or [np.ones(4, np.float32)]
+        if dumped is not None and op not in dumped:
+            continue
         for slot, v in enumerate(in_vals):
             np.save(d / f"Add.Default_{op}-op0.0.0.{ts}.input.{slot}.DefaultFormat.Float32.npy", v)
             ts += 1
@@ -173,3 +178,21 @@ def test_masked_divergence_found_through_bad_input(tmp_path):
     r = bi.first_root()
     # c's output agrees although its input (b's output) does not: b is the root
     assert r.pair.name == "Default/b-op0"
+
+
+def test_long_undumped_chains_are_bridged(tmp_path):
+    """3,000 kernels in the graph, 4 dumped (a filtered dump): the graph still links the dumped ones."""
+    order = [f"k{i}" for i in range(3000)]
+    edges = list(zip(order, order[1:]))
+    ref = {k: np.full(4, i, np.float32) for i, k in enumerate(order)}
+    tgt = dict(ref)
+    for k in order[1500:]:
+        tgt[k] = -ref[k] - 1
+    dumped = {"k0", "k1000", "k2000", "k2999"}
+    s = Session(open_dump(_chain_dump(tmp_path, "r", ref, order, edges, dumped)),
+                open_dump(_chain_dump(tmp_path, "t", tgt, order, edges, dumped)))
+    bi = Bisection(s)
+    assert bi.mode == "graph" and len(bi.order) == 4
+    assert set(bi.dag.edges) == {(0, 1), (1, 2), (2, 3)}
+    bi.run()
+    assert bi.first_root().pair.name == "Default/k2000-op0"

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from conftest import REPO, run_cli, write_npy
+from conftest import REPO, run_cli
 
 
 def test_bisect_json_demo(demo_pair):

@@ -265,17 +265,17 @@ def test_bad_paths_explain(tmp_path):
 def test_reader_never_writes_and_needs_no_write_access(tmp_path):
     root = small_dump(str(tmp_path / "a"))
     before = sorted((p, os.path.getmtime(os.path.join(p, f))) for p, _, fs in os.walk(root) for f in fs)
-    for p, dirs, fs in os.walk(root):
+    for p, _dirs, fs in os.walk(root):
         for f in fs:
             os.chmod(os.path.join(p, f), 0o400)
-    for p, dirs, fs in os.walk(root, topdown=False):
+    for p, _dirs, _fs in os.walk(root, topdown=False):
         os.chmod(p, 0o500)
     try:
         d = open_dump(root)
         from dumptui.core.compare import Session
         Session(d, open_dump(root)).evaluate_all(workers=1)
     finally:
-        for p, dirs, fs in os.walk(root):
+        for p, _dirs, _fs in os.walk(root):
             os.chmod(p, 0o700)
     after = sorted((p, os.path.getmtime(os.path.join(p, f))) for p, _, fs in os.walk(root) for f in fs)
     assert before == after

@@ -92,25 +92,8 @@ class Bisection:
                 p = lookup(k)
                 if p is not None and p.index in self.position:
                     pos_of[k] = self.position[p.index]
-            memo: dict[str, frozenset[int]] = {}
-
-            def reach(node: str, stack: set) -> frozenset[int]:
-                """Probe-able nodes reached from `node` through nodes that cannot be probed."""
-                if node in memo:
-                    return memo[node]
-                out: set[int] = set()
-                stack.add(node)
-                for s in g.successors(node):
-                    if s in pos_of:
-                        out.add(pos_of[s])
-                    elif s not in stack:
-                        out |= reach(s, stack)
-                stack.discard(node)
-                memo[node] = frozenset(out)
-                return memo[node]
-
-            for k, u in pos_of.items():
-                for v in reach(k, set()):
+            for u, vs in _bridged_successors(g, pos_of).items():
+                for v in vs:
                     if u != v:
                         dag.add_edge(u, v)
         if not used:
@@ -209,7 +192,7 @@ class Bisection:
             self.notes.append("no op is dumped on both sides: nothing to bisect")
             return
         sinks = self._sinks()
-        for i, s in enumerate(sinks[:MAX_SINKS]):
+        for s in sinks[:MAX_SINKS]:
             mark, detail = self.computed_verdict(s, "graph output")
             self.history.append(Step(self.order[s].key, s, mark, "computed", "graph output: " + detail,
                                      len(self.candidates)))
@@ -550,6 +533,43 @@ class Bisection:
         data.update(extra or {})
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1)
+
+
+def _bridged_successors(g, pos_of: dict[str, int]) -> dict[int, frozenset[int]]:
+    """For each probe-able node: the probe-able nodes it reaches directly or through nodes that cannot be
+    probed (unpaired, not dumped). Iterative with memo: chains of thousands of undumped ops are common in
+    filtered dumps and would overflow a recursion."""
+    memo: dict[str, frozenset[int]] = {}
+
+    def reach(start: str) -> frozenset[int]:
+        acc: dict[str, set[int]] = {start: set()}
+        stack = [(start, iter(g.successors(start)))]
+        on_stack = {start}
+        while stack:
+            node, it = stack[-1]
+            for s in it:
+                if s in pos_of:
+                    acc[node].add(pos_of[s])
+                elif s in memo:
+                    acc[node] |= memo[s]
+                elif s not in on_stack:
+                    acc[s] = set()
+                    on_stack.add(s)
+                    stack.append((s, iter(g.successors(s))))
+                    break
+            else:
+                stack.pop()
+                on_stack.discard(node)
+                done = frozenset(acc.pop(node))
+                if node not in pos_of:
+                    memo[node] = done
+                if stack:
+                    acc[stack[-1][0]] |= done
+                else:
+                    return done
+        return frozenset()
+
+    return {pos: reach(k) for k, pos in pos_of.items()}
 
 
 def _numbers(r: TensorResult) -> str:

@@ -249,7 +249,7 @@ class Session:
         if not pair.paired:
             return ONLY_REF if pair.target is None else ONLY_TARGET
         res = []
-        for io, slot, r, t in self.tensor_pairs(pair, "output"):
+        for _io, _slot, r, t in self.tensor_pairs(pair, "output"):
             c = self._cache.get((id(r), id(t)))
             if c is None:
                 return None
@@ -342,7 +342,7 @@ class Session:
                 if progress:
                     progress(done, total)
         else:
-            for j, tol, notes, ignored in heavy:
+            for j, *_ in heavy:
                 if cancelled and cancelled():
                     break
                 self.tensor_result(*j)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import networkx as nx
 
 from .formats.irgraph import IRGraph, IRNode
-from .model import KERNEL, PARAMETER, Dump, InputSource, Op
+from .model import KERNEL, PARAMETER, Dump, InputSource
 
 
 class LazyAttrs(Mapping):
@@ -72,7 +72,6 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
     """
     kernels = [op for op in dump.ops if op.kind == KERNEL and op.graph == graph_id]
     full_to_key = {op.name: op.key for op in kernels}
-    by_full = ir.by_full_name()
     new_nodes = {}
     for node in ir.nodes.values():
         if node.virtual or not node.full_name:
@@ -81,24 +80,29 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
         if key not in g and key not in new_nodes:
             new_nodes[key] = dict(dumped=key in full_to_key, op_type=node.op_type, kind=KERNEL)
     edges: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for op in kernels:
-        node: IRNode | None = by_full.get(op.name)
-        if node is None:
+    by_key = {op.key: op for op in kernels}
+    # every kernel of the graph, dumped or not: a filtered dump keeps its ancestry through undumped kernels
+    for node in ir.nodes.values():
+        if node.virtual or not node.full_name:
             continue
-        op.attrs = LazyAttrs(node)
-        op.code = node.code
+        key = full_to_key.get(node.full_name, node.full_name)
+        op = by_key.get(key)
+        if op is not None:
+            op.attrs = LazyAttrs(node)
+            op.code = node.code
         for slot, arg in enumerate(node.args):
             src = resolve_source(ir, arg, full_to_key)
-            op.sources[slot] = src
+            if op is not None:
+                op.sources[slot] = src
             if src.kind == "op":
                 if src.ref not in g and src.ref not in new_nodes:
                     new_nodes[src.ref] = dict(dumped=False, kind=KERNEL)
-                edges.setdefault((src.ref, op.key), []).append((src.slot, slot))
+                edges.setdefault((src.ref, key), []).append((src.slot, slot))
             elif src.kind == "parameter":
                 pk = param_key(src.ref) or f"param:{src.ref}"
                 if pk not in g and pk not in new_nodes:
                     new_nodes[pk] = dict(dumped=dump.op(pk) is not None, kind=PARAMETER)
-                edges.setdefault((pk, op.key), []).append((0, slot))
+                edges.setdefault((pk, key), []).append((0, slot))
     # networkx adds in bulk much faster than edge by edge
     g.add_nodes_from(new_nodes.items())
     g.add_edges_from((u, v, {"slots": slots}) for (u, v), slots in edges.items())

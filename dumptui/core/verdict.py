@@ -19,7 +19,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from . import dtypes
 from .metrics import ElementTolerance, PairStats

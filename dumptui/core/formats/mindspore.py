@@ -379,7 +379,7 @@ def open_mindspore(path: str, rank: str | None = None, graph: str | None = None,
     spellings = {"dtype": 0, "nodtype": 0}
     stat_variant = None
     n_npy = n_stat = 0
-    for g, (it, d) in chosen.items():
+    for g, (_it, d) in chosen.items():
         names = _ls(d)
         mapping = read_mapping_csv(os.path.join(d, "mapping.csv")) if "mapping.csv" in names else {}
         npys = [n for n in names if n.endswith(".npy")]

@@ -81,7 +81,7 @@ def resolve_names(file_names: list[str], graph_names: list[str]) -> dict[str, tu
                         result[f] = (by_n[n], "execution order / graph (counter match only)")
             continue
         # Older releases: the file holds only the last scope element, e.g. Conv2D-op12.
-        for n, f in items:
+        for _n, f in items:
             leafs = by_leaf.get(f, ())
             if len(leafs) == 1:
                 result[f] = (leafs[0], "execution order / graph (short name)")

@@ -52,7 +52,7 @@ def open_npy_folder(path: str) -> Dump:
     ops = []
     for name, recs in groups.items():
         op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split(".")[0], kind=KERNEL, file_name=name)
-        for mtime, io, slot, fp in sorted(recs):
+        for _mtime, io, slot, fp in sorted(recs):
             side = op.inputs if io == "input" else op.outputs
             if slot in side:
                 problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", "warning"))
