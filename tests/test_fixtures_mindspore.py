@@ -231,3 +231,23 @@ def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
     assert float(fm["Cosine"]) == pytest.approx(0.997033, abs=1e-6) and fm["Verdict"] == "close"
     assert fm["KullbackLeiblerDivergence"] == "undefined" and "--kl" in fm["Err_message"]
     assert fm["Accuracy Reached or Not"] == "Yes"
+
+
+def test_filtered_dump_checks_weights_through_consumer_inputs(fixtures, tmp_path):
+    """dump_mode 1 dumps no Parameter files: weights are checked through the kernels' input files."""
+    import shutil
+    ex = MS / "extras" / "A_kernels_filter"
+    tgt = tmp_path / "filt"
+    shutil.copytree(ex, tgt)
+    d = tgt / "rank_0" / "Net" / "0" / "0"
+    for f in d.iterdir():
+        if f.name.startswith("Conv2D.Default_conv3-ConvBlock_Conv2D-op0") and ".input.1." in f.name:
+            f.chmod(0o600)
+            np.save(f, (np.load(f) * np.float32(1.02)).astype(np.float32))
+    s = Session(open_dump(str(ex)), open_dump(str(tgt)))
+    bi = Bisection(s)
+    checks = {c.name: c for c in bi.check_inputs()}
+    assert checks["conv3.weight"].status == "differs" and checks["conv1.weight"].status == "equal"
+    assert checks["x"].kind == "network input" and checks["x"].status == "equal"
+    bi.run()
+    assert bi.first_root().pair.name == "Default/conv3-ConvBlock/Conv2D-op0"

@@ -279,3 +279,28 @@ def test_reader_never_writes_and_needs_no_write_access(tmp_path):
             os.chmod(p, 0o700)
     after = sorted((p, os.path.getmtime(os.path.join(p, f))) for p, _, fs in os.walk(root) for f in fs)
     assert before == after
+
+
+def test_order_falls_back_to_csv_then_graph(tmp_path):
+    """Without distinct timestamps the csv gives the order; without the csv, the graph file's node order."""
+    root = str(tmp_path / "a")
+    d = os.path.join(root, "rank_0", "Net", "0", "0")
+    for op in ["B", "A"]:           # file names sort A before B; timestamps all equal
+        ms_file(d, "ReLU", f"Default_{op}-op0", 5, "output", 0, np.ones(2, np.float32))
+    eo = os.path.join(root, "rank_0", "execution_order")
+    os.makedirs(eo)
+    with open(os.path.join(eo, "ms_execution_order_graph_0.csv"), "w") as fh:
+        fh.write("NodeExecutionOrder-FullNameWithScope\nDefault/B-op0\nDefault/A-op0\n")
+    dump = open_dump(root)
+    assert dump.order_source == "execution order csv" and [o.name for o in dump.kernels] == ["Default/B-op0", "Default/A-op0"]
+    os.remove(os.path.join(eo, "ms_execution_order_graph_0.csv"))
+    g = os.path.join(root, "rank_0", "graphs")
+    os.makedirs(g)
+    with open(os.path.join(g, "ms_output_trace_code_graph_0.ir"), "w") as fh:
+        fh.write("subgraph @kernel_graph0() {\n"
+                 "  %0(a) = ReLU(%para1_x)\n      # Fullname with scope: (Default/B-op0)\n"
+                 "  %1(b) = ReLU(%0)\n      # Fullname with scope: (Default/A-op0)\n}\n")
+    dump = open_dump(root)
+    assert dump.order_source == "graph topological order"
+    assert [o.name for o in dump.kernels] == ["Default/B-op0", "Default/A-op0"]
+    assert dump.graph.has_edge("Default/B-op0", "Default/A-op0")

@@ -438,23 +438,26 @@ class Bisection:
             if r is None:
                 res = s.op_result(p, inputs=False, purpose="precondition")
                 r = res.outputs[0] if res.outputs else None
-            if r is None:
+            if r is not None:
+                checks.append(self._judge_input(op.name, kind, r, consumers))
+        # Parameters not dumped as such (a kernel-filtered dump): their consumers' input files hold them.
+        checked = {c.name for c in checks}
+        by_param: dict[str, list[tuple[OpPair, int]]] = {}
+        for p in s.alignment.kernels:
+            if not p.paired:
                 continue
-            if r.verdict == "equal":
-                status, detail = "equal", r.reason
-            elif r.verdict in ("unreadable", "not comparable"):
-                status, detail = "unreadable", r.reason
-            else:
-                fmt = s.rounding_explains(r)
-                if fmt is not None:
-                    status, detail = "benign", (f"differs only by {fmt} rounding (as a deliberate {fmt} "
-                                                f"conversion would give); {_numbers(r)}")
-                else:
-                    status = "differs"
-                    detail = (f"differs by more than fp16/bf16 rounding would explain; {_numbers(r)}: "
-                              + ("check the preprocessing (the field guide's first precondition)"
-                                 if kind == "network input" else "check the checkpoint and its conversion"))
-            checks.append(InputCheck(op.name, kind, r, status, detail, consumers))
+            for slot in sorted(set(p.ref.inputs) & set(p.target.inputs)):
+                name = next((src.ref for src in s.input_source(p, slot) if src is not None and src.kind == "parameter"),
+                            None)
+                if name is not None and name not in checked:
+                    by_param.setdefault(name, []).append((p, slot))
+        for name, uses in by_param.items():
+            p, slot = uses[0]
+            r = s.identical(p, "input", slot, "precondition")
+            if r is None:
+                r = s.tensor_result(p, "input", slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
+            kind = "network input" if s.ref.parameters.get(name) is False else "parameter"
+            checks.append(self._judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses))))
         self.checks = checks
         self.parameter_roots = []
         seen = set()
@@ -470,6 +473,21 @@ class Bisection:
                 self.parameter_roots.append(Root(cons, "parameter" if c.kind == "parameter" else "input", why,
                                                  None, [c.detail]))
         return checks
+
+    def _judge_input(self, name: str, kind: str, r: TensorResult, consumers: list[OpPair]) -> InputCheck:
+        """equal / benign (within fp16 or bf16 rounding) / differs / unreadable, for an unproduced input."""
+        if r.verdict == "equal":
+            return InputCheck(name, kind, r, "equal", r.reason, consumers)
+        if r.verdict in ("unreadable", "not comparable", "ignored"):
+            return InputCheck(name, kind, r, "unreadable" if r.verdict != "ignored" else "ignored", r.reason, consumers)
+        fmt = self.session.rounding_explains(r)
+        if fmt is not None:
+            return InputCheck(name, kind, r, "benign", f"differs only by {fmt} rounding (as a deliberate {fmt} "
+                                                       f"conversion would give); {_numbers(r)}", consumers)
+        advice = ("check the preprocessing (the field guide's first precondition)" if kind == "network input"
+                  else "check the checkpoint and its conversion")
+        return InputCheck(name, kind, r, "differs",
+                          f"differs by more than fp16/bf16 rounding would explain; {_numbers(r)}: {advice}", consumers)
 
     def _consumers(self, ppair: OpPair) -> list[OpPair]:
         out: dict[str, OpPair] = {}

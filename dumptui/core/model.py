@@ -212,6 +212,7 @@ class Dump:
     graph: object | None = None        # networkx.DiGraph over op keys, when a graph file was read
     graph_source: str | None = None
     notes: list[str] = field(default_factory=list)
+    parameters: dict[str, bool] = field(default_factory=dict)   # graph parameter name -> is a weight (else an input)
     _by_key: dict[str, Op] | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:

@@ -441,6 +441,7 @@ def open_mindspore(path: str, rank: str | None = None, graph: str | None = None,
             ir, src = load_graph_file(lay.rank_dir, g, problems)
             if ir is not None:
                 irs[g] = ir
+                dump.parameters.update({name: prm.is_weight for name, prm in ir.params.items()})
                 dump.graph_source = os.path.relpath(src, lay.rank_dir) if dump.graph_source is None else "graphs/ (several)"
 
     # build ops
@@ -524,6 +525,15 @@ def open_mindspore(path: str, rank: str | None = None, graph: str | None = None,
                 pos.setdefault((g, n), (int(g) if g.isdigit() else 0, i))
         kernels.sort(key=lambda op: (pos.get((op.graph, op.name), (1 << 30, 0)), op.timestamp or 0, op.key))
         dump.order_source = "execution order csv"
+    elif irs:
+        # the graph file lists nodes in a topological order: the last resort that still respects dataflow
+        pos = {}
+        for g, ir in irs.items():
+            for i, node in enumerate(ir.nodes.values()):
+                if node.full_name:
+                    pos.setdefault((g, node.full_name), (int(g) if g.isdigit() else 0, i))
+        kernels.sort(key=lambda op: (pos.get((op.graph, op.name), (1 << 30, 0)), op.key))
+        dump.order_source = "graph topological order"
     else:
         kernels.sort(key=lambda op: (op.timestamp or 0, op.key))
     for i, op in enumerate(kernels):
