@@ -179,7 +179,7 @@ def cmd_compare(args) -> int:
             con.print(f"[magenta]{'repaired' if d['repaired'] else 'unreadable'}[/magenta] ({d['side']}) "
                       f"{name(d['path'])}: {name(d['problem'] or d['repaired'])}")
         if damaged:
-            con.print("(* = compared as repaired data: payload read with the dtype its size implies)")
+            con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
     return EXIT_DIVERGED if diverged else EXIT_OK
 
 

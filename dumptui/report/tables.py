@@ -180,37 +180,57 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     console.print(f"Tensor pairs read: {s.tensors_read} (" + ", ".join(f"{n} {k}" for k, n in reads.items()) + ")")
 
 
-def compare_table(results: list[OpResult], only_bad: bool = False, width_name: int = 60) -> Table:
-    t = Table(pad_edge=False, expand=False)
-    for col, kw in (("#", {"justify": "right"}), ("op", {"overflow": "fold", "max_width": width_name}),
-                    ("tensor", {}), ("shape", {}), ("dtype", {}), ("cos", {"justify": "right"}),
-                    ("max abs", {"justify": "right"}), ("max rel", {"justify": "right"}),
-                    ("rmse", {"justify": "right"}), ("nan/inf", {}), ("verdict", {})):
-        t.add_column(col, **kw)
+_SHORT_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
+                "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool"}
+
+
+def _dt(v: str | None) -> str:
+    return _SHORT_DTYPE.get(v or "", v or "?")
+
+
+def compare_table(results: list[OpResult], only_bad: bool = False) -> Group:
+    """Per op a heading line, then one line per tensor: readable at 80 columns, wider ones just have room."""
+    lines: list[Text] = []
+    head = Text(f"  {'tensor':9} {'shape dtype':22} {'cos':>9} {'max abs':>9} {'max rel':>9} verdict", style="bold")
+    lines.append(head)
     for res in results:
         p = res.pair
-        first = True
-        for r in res.inputs + res.outputs:
-            if only_bad and r.verdict not in BAD:
-                continue
+        rows = [r for r in res.inputs + res.outputs if not only_bad or r.verdict in BAD]
+        if not rows:
+            continue
+        title = Text(f"#{p.index + 1} ", style="bold")
+        title.append(fmt.clean(p.label))
+        title.append(f" ({fmt.clean(p.op_type)})", style="dim")
+        if not p.paired:
+            title.append(f"  {p.how}, {len(rows)} tensors", style=VERDICT_STYLE.get(p.how, "yellow"))
+            lines.append(title)
+            continue
+        if p.how != "exact name":
+            title.append(f"  paired by {p.how}", style="dim")
+        lines.append(title)
+        for r in rows:
             st = r.stats
-            sh = fmt.shape((r.ref or r.target).shape)
+            t = r.ref or r.target
+            sh = fmt.shape(t.shape)
             if r.ref is not None and r.target is not None and r.ref.shape != r.target.shape:
-                sh = f"{fmt.shape(r.ref.shape)} vs {fmt.shape(r.target.shape)}"
-            dt = (r.ref or r.target).dtype or "?"
+                sh = f"{fmt.shape(r.ref.shape)}|{fmt.shape(r.target.shape)}"
+            dt = _dt(t.dtype)
             if r.ref is not None and r.target is not None and r.ref.dtype != r.target.dtype:
-                dt = f"{r.ref.dtype}/{r.target.dtype}"
-            nf = "-"
+                dt = f"{_dt(r.ref.dtype)}|{_dt(r.target.dtype)}"
+            repaired = any(x is not None and x.has_data and x.repaired for x in (r.ref, r.target))
+            label = r.label + ("*" if repaired else "")
+            line = Text(f"  {label:9} {sh + ' ' + dt:22} ")
+            if st is not None and not st.bitwise_equal:
+                line.append(f"{fmt.cos(st.cos):>9} {fmt.g(st.max_abs):>9} {fmt.g(st.max_rel):>9} ")
+            else:
+                line.append(f"{'':>9} {'':>9} {'':>9} ")
+            line.append(r.verdict, style=VERDICT_STYLE.get(r.verdict, ""))
             if st is not None:
                 a, b = fmt.nonfinite(st.ref), fmt.nonfinite(st.target)
-                nf = "-" if a == b == "-" else f"{a} | {b}"
-            mark = " *" if (r.ref and r.ref.has_data and r.ref.repaired) or (r.target and r.target.has_data and r.target.repaired) else ""
-            t.add_row(str(p.index + 1) if first else "", name(p.label) if first else "", r.label + mark, sh, dt,
-                      fmt.cos(st.cos) if st else "-", fmt.g(st.max_abs) if st else "-",
-                      fmt.g(st.max_rel) if st else "-", fmt.g(st.rmse) if st else "-", nf,
-                      verdict_text(r.verdict))
-            first = False
-    return t
+                if a != "-" or b != "-":
+                    line.append(f"  nan/inf ref {a}, target {b}", style="magenta")
+            lines.append(line)
+    return Group(*lines)
 
 
 def compare_summary(results: list[OpResult]) -> Group:
