@@ -447,8 +447,8 @@ class Bisection:
             if not p.paired:
                 continue
             for slot in sorted(set(p.ref.inputs) & set(p.target.inputs)):
-                name = next((src.ref for src in s.input_source(p, slot) if src is not None and src.kind == "parameter"),
-                            None)
+                name = next((src.ref for src in s.input_source(p, slot)
+                             if src is not None and src.kind in ("parameter", "input")), None)
                 if name is not None and name not in checked:
                     by_param.setdefault(name, []).append((p, slot))
         for name, uses in by_param.items():
@@ -456,7 +456,7 @@ class Bisection:
             r = s.identical(p, "input", slot, "precondition")
             if r is None:
                 r = s.tensor_result(p, "input", slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
-            kind = "network input" if s.ref.parameters.get(name) is False else "parameter"
+            kind = {False: "network input", True: "parameter"}.get(s.ref.parameters.get(name), "unproduced input")
             checks.append(self._judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses))))
         self.checks = checks
         self.parameter_roots = []
@@ -468,8 +468,10 @@ class Bisection:
                 if cons.key in seen:
                     continue
                 seen.add(cons.key)
-                why = (f"{'the network input' if c.kind == 'network input' else 'parameter'} {c.name} differs: "
-                       + ("check the preprocessing" if c.kind == "network input" else "check the checkpoint and its conversion"))
+                why = {"network input": f"the network input {c.name} differs: check the preprocessing",
+                       "parameter": f"parameter {c.name} differs: check the checkpoint and its conversion"}.get(
+                    c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside "
+                            "the dump)")
                 self.parameter_roots.append(Root(cons, "parameter" if c.kind == "parameter" else "input", why,
                                                  None, [c.detail]))
         return checks
@@ -481,11 +483,17 @@ class Bisection:
         if r.verdict in ("unreadable", "not comparable", "ignored"):
             return InputCheck(name, kind, r, "unreadable" if r.verdict != "ignored" else "ignored", r.reason, consumers)
         fmt = self.session.rounding_explains(r)
+        low = {"float16", "bfloat16"} & {t.dtype for t in (r.ref, r.target) if t is not None}
+        if fmt is None and kind == "unproduced input" and low and r.verdict == "close" and r.ref.dtype != r.target.dtype:
+            # computed (not stored) upstream in a lower precision: more than one rounding, and still close
+            return InputCheck(name, kind, r, "benign", f"close; computed in {'/'.join(sorted(low))} on one side "
+                                                       f"(a precision change upstream); {_numbers(r)}", consumers)
         if fmt is not None:
             return InputCheck(name, kind, r, "benign", f"differs only by {fmt} rounding (as a deliberate {fmt} "
                                                        f"conversion would give); {_numbers(r)}", consumers)
-        advice = ("check the preprocessing (the field guide's first precondition)" if kind == "network input"
-                  else "check the checkpoint and its conversion")
+        advice = {"network input": "check the preprocessing (the field guide's first precondition)",
+                  "parameter": "check the checkpoint and its conversion"}.get(
+            kind, "no dumped op produces it: a weight (check the checkpoint) or an input from outside the dump")
         return InputCheck(name, kind, r, "differs",
                           f"differs by more than fp16/bf16 rounding would explain; {_numbers(r)}: {advice}", consumers)
 

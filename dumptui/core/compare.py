@@ -13,7 +13,8 @@ from typing import Callable, Iterable
 
 from . import dtypes
 from .align import Alignment, OpPair, align
-from .metrics import ElementTolerance, PairStats, compare_tensors, side_stats, within_rounding
+from .metrics import (ElementTolerance, PairStats, compare_tensors, side_stats, stats_within_rounding,
+                      within_rounding)
 from .model import SMALL_READ, Dump, InputSource, TensorRef
 from .parallel import MIN_BYTES_FOR_PROCESSES, compare_in_processes
 from .verdict import (BAD, BUILTIN_IGNORES, CLOSE, DIVERGED, DTYPE_MISMATCH, EQUAL, GOOD, IGNORED,
@@ -293,11 +294,18 @@ class Session:
         kinds = {s.kind for s in (rs, ts) if s is not None}
         if not kinds or "op" in kinds:
             return None
-        return "parameter" if "parameter" in kinds else "constant"
+        for k in ("parameter", "constant"):
+            if k in kinds:
+                return k
+        return "input from outside the dump"
 
     def rounding_explains(self, res: TensorResult) -> str | None:
         """For a differing unproduced input: the fp16/bf16 format whose rounding explains it, or None."""
-        if res.ref is None or res.target is None or not res.ref.has_data or not res.target.has_data:
+        if res.ref is None or res.target is None:
+            return None
+        if not res.ref.has_data or not res.target.has_data:
+            if res.ref.stats is not None and res.target.stats is not None:
+                return stats_within_rounding(res.ref.stats, res.target.stats)
             return None
         if res.ref.problem or res.target.problem or (res.ref.size or 0) != (res.target.size or 0):
             return None

@@ -631,3 +631,17 @@ def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> st
         if ok:
             return fmt
     return None
+
+
+def stats_within_rounding(ref: dict, target: dict) -> str | None:
+    """For statistic-only records: the format (float16/bfloat16) whose rounding explains the differences of
+    max, min and L2 norm (each moves by at most one rounding), or None. The mean is left out: a mean near zero
+    moves by more than its own rounding."""
+    keys = [k for k in ("max", "min", "l2") if isinstance(ref.get(k), (int, float)) and isinstance(target.get(k), (int, float))]
+    if not keys:
+        return None
+    for fmt in ("float16", "bfloat16"):
+        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
+        if all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):
+            return fmt
+    return None

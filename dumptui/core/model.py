@@ -33,7 +33,7 @@ class Problem:
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
 
-    kind: str            # "op" | "parameter" | "constant"
+    kind: str            # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
     ref: str = ""        # op key, parameter name, or constant text
     slot: int = 0        # output slot of the producing op
 

@@ -6,7 +6,7 @@ import os
 
 from ..model import Dump, DumpError
 
-FORMATS = ("mindspore-npy", "mindspore-statistic", "mindspore-bin", "npy-folder")
+FORMATS = ("mindspore-npy", "mindspore-statistic", "mindspore-bin", "msprobe", "msprobe-statistics", "npy-folder")
 
 
 def detect(path: str) -> str:
@@ -15,7 +15,9 @@ def detect(path: str) -> str:
         raise DumpError(path, "no such file or folder")
     if not os.path.isdir(path):
         raise DumpError(path, "not a folder (give the dump folder, not a file; `dumptui inspect FILE` reads one file)")
-    from . import mindspore, mindspore_bin, npy_folder
+    from . import mindspore, mindspore_bin, msprobe, npy_folder
+    if msprobe.looks_like(path):
+        return "msprobe"
     if mindspore_bin.looks_like(path):
         return "mindspore-bin"
     if mindspore.looks_like(path):
@@ -23,7 +25,7 @@ def detect(path: str) -> str:
     if npy_folder.looks_like(path):
         return "npy-folder"
     raise DumpError(path, "no dump found: expected a MindSpore dump (rank_N/, .npy or statistic.csv files), "
-                          "a MindSpore 1.x .bin dump, or a folder of .npy files")
+                          "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), or a folder of .npy files")
 
 
 def open_dump(path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None,
@@ -46,6 +48,9 @@ def _open(path, rank, graph, iteration, fmt) -> Dump:
     if fmt == "mindspore-bin":
         from .mindspore_bin import open_mindspore_bin
         return open_mindspore_bin(path, rank=rank, graph=graph, iteration=iteration)
+    if fmt in ("msprobe", "msprobe-statistics"):
+        from .msprobe import open_msprobe
+        return open_msprobe(path, rank=rank, graph=graph, iteration=iteration)
     if fmt == "npy-folder":
         from .npy_folder import open_npy_folder
         return open_npy_folder(path)
