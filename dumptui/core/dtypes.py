@@ -6,6 +6,8 @@ widened to float32, raw dumps store its 16 bits, which we widen ourselves.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 # canonical name -> numpy dtype used to hold the values (None: not decodable)
@@ -37,6 +39,7 @@ _ALIASES = {
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
+@lru_cache(maxsize=512)
 def canonical(label: str | None) -> str | None:
     """`Float32`, `float32`, `<f4`, `torch.float32`, `BFloat16` -> canonical name; unknown -> None."""
     if not label:

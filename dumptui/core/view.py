@@ -20,14 +20,16 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from .align import OpPair
-from .bisect import BAD_MARK, GOOD_MARK, Bisection, Root, Step
 from .compare import OpResult, Session
 from .model import CONSTANT, KERNEL, PARAMETER, Dump
 from .redump import inside_any
 from .verdict import BAD, PENDING, worst
+
+if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
+    from .bisect import Bisection, Root, Step
 
 # ------------------------------------------------------------------------------------------------ marks
 
@@ -45,7 +47,6 @@ VERDICT_MARK = {
     "ignored": "-",
     PENDING: "·",
 }
-PENDING_MARK = VERDICT_MARK[PENDING]
 
 
 def verdict_mark(verdict: str | None) -> str:
@@ -439,7 +440,7 @@ class BisectState:
         return self.probe is not None and not self.finished
 
 
-def is_mark_step(step: Step) -> bool:
+def is_mark_step(step: "Step") -> bool:
     """A step the user (or `space`/`a`) made, as opposed to the graph-output check of `start()` or the
     culprit check's continuation; the same rule `Bisection.to_json` saves by."""
     return step.source in ("user", "computed") and not step.detail.startswith("graph output")
@@ -465,7 +466,7 @@ class BisectDriver:
     that compute a verdict read tensors (the probe's outputs, the culprit's inputs).
     """
 
-    def __init__(self, bisection: Bisection):
+    def __init__(self, bisection: "Bisection"):
         self.bi = bisection
         self.probe: int | None = None
         self.probe_verdict: tuple[str, str] | None = None
@@ -573,7 +574,7 @@ class BisectDriver:
             history=history, culprit=culprit, others=others or (), checks=checks, check_problems=problems,
             notes=tuple(bi.notes), can_undo=any(is_mark_step(s) for s in bi.history))
 
-    def _root_view(self, r: Root) -> RootView:
+    def _root_view(self, r: "Root") -> RootView:
         p = r.pair
         pos = self.bi.position.get(p.index)
         res = r.result
@@ -583,7 +584,7 @@ class BisectDriver:
                         proof=proof_line(res) if res is not None else None)
 
 
-def _checks_summary(bi: Bisection) -> tuple[str, tuple[str, ...]]:
+def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
     """`network input equal, 22 weights equal` and one line per input or weight that is not equal."""
     if bi.checks is None:
         return "", ()
@@ -774,3 +775,16 @@ def session_mismatch(data: dict, ref_path: str, target_path: str) -> str | None:
     if saved != now:
         return f"the session was saved for {saved[0]} vs {saved[1]}; re-applied here by op name"
     return None
+
+
+def format_columns(rows: Sequence[Sequence[str]], right: Sequence[bool], gap: int = 2) -> list[str]:
+    """Rows of cells as aligned lines (a table without a table renderer: cheap enough to redraw on every
+    cursor move). `right[i]`: right-align column i."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if right[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        out.append((" " * gap).join(cells).rstrip())
+    return out

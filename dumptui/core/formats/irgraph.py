@@ -6,6 +6,7 @@ ops that were dumped, looking through the graph's virtual nodes (Load, TupleGetI
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Nodes that move or group values but run no kernel: we look through them to find the real producer.
 VIRTUAL_OPS = {
@@ -17,8 +18,9 @@ VIRTUAL_OPS = {
 }
 
 
-@dataclass
-class IRArg:
+class IRArg(NamedTuple):
+    """A node argument (a tuple: a 20,000-node graph makes tens of thousands of them)."""
+
     kind: str   # "node" | "param" | "const"
     ref: str    # node id ("13"), parameter name ("conv1.weight"), or constant text ("I64(0)")
 
@@ -26,6 +28,9 @@ class IRArg:
 class IRNode:
     """One graph node. Attributes and types may be given parsed, or as raw text parsed on first use:
     a 20,000-node graph is read for its dataflow, and only the few nodes shown need their details."""
+
+    __slots__ = ("node_id", "op_type", "full_name", "args", "code", "_attrs", "_types", "_parse_attrs",
+                 "_parse_types")
 
     def __init__(self, node_id: str, op_type: str, full_name: str = "", args: list[IRArg] | None = None,
                  attrs: dict[str, str] | None = None, in_types: list | None = None, out_types: list | None = None,

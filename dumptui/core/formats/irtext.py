@@ -29,6 +29,7 @@ def strip_prefix(op: str) -> str:
     return op
 
 
+_PARAM_ARG = re.compile(r"%para\d+_(.+)$")
 _BRACKETS = re.compile(r"[()\[\]{}<>]")
 
 
@@ -36,6 +37,10 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` at bracket depth 0 (round, square, curly and angle brackets)."""
     if not _BRACKETS.search(text):
         return [p.strip() for p in text.split(sep) if p.strip()]   # the common case: `%11, %12`
+    parts = text.split(sep)
+    if all(p.count("(") == p.count(")") and p.count("[") == p.count("]") and p.count("{") == p.count("}")
+           and p.count("<") == p.count(">") for p in parts):
+        return [p.strip() for p in parts if p.strip()]             # brackets, but no separator inside them
     out, depth, cur = [], 0, []
     for ch in text:
         if ch in "([{<":
@@ -85,7 +90,7 @@ def _parse_args(inner: str) -> list[IRArg]:
         if not a or a in MONADS or a.startswith("UMonad") or a.startswith("IOMonad"):
             continue
         if a.startswith("%para"):
-            m = re.match(r"%para\d+_(.+)$", a)
+            m = _PARAM_ARG.match(a)
             args.append(IRArg("param", m.group(1) if m else a[1:]))
         elif a.startswith("%"):
             args.append(IRArg("node", a[1:]))

@@ -383,6 +383,7 @@ def open_mindspore(path: str, rank: str | None = None, graph: str | None = None,
         names = _ls(d)
         mapping = read_mapping_csv(os.path.join(d, "mapping.csv")) if "mapping.csv" in names else {}
         npys = [n for n in names if n.endswith(".npy")]
+        d_sep = os.path.join(d, "")
         if not npys and STAT_FILE in names:
             sp = os.path.join(d, STAT_FILE)
             try:
@@ -403,7 +404,7 @@ def open_mindspore(path: str, rank: str | None = None, graph: str | None = None,
                     problems.append(Problem(os.path.join(d, n), "not a dump tensor file (ignored)", "warning"))
                 continue
             rec = _parse_name(n, mapping)
-            fp = os.path.join(d, n)
+            fp = d_sep + n
             if rec is None:
                 problems.append(Problem(fp, "file name does not follow the MindSpore dump pattern "
                                             "{op_type}.{op_name}.{task}.{stream}.{timestamp}.{input|output}.{slot}.{format}[.{dtype}].npy"))

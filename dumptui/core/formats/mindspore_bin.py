@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from functools import partial
+from itertools import islice
 from dataclasses import dataclass
 
 import networkx as nx
@@ -42,7 +43,7 @@ KERNEL_LEAF = re.compile(r"^(?P<type>.+)-op\d+$")
 CONSTANT_NAME = re.compile(r"^cst\d+$")
 SCOPE_SEP = "--"
 # Folders inspected per level by looks_like: enough for any real tree, cheap for a large one.
-_PEEK_DIRS, _PEEK_FILES = 8, 200
+_PEEK_DIRS, _PEEK_FILES, _PEEK_ENTRIES = 8, 200, 2000
 
 
 def _ls(path: str) -> list[str]:
@@ -59,7 +60,8 @@ def _num(s: str):
 def looks_like(path: str, depth: int = 4) -> bool:
     """Cheap test used by format detection: dump-named .bin files in `path` or up to `depth` levels below."""
     try:
-        entries = list(os.scandir(path))
+        with os.scandir(path) as it:
+            entries = list(islice(it, _PEEK_ENTRIES))   # a dump folder can hold 100,000 files: peek
     except OSError:
         return False
     files = [e.name for e in entries[:_PEEK_FILES] if e.name.endswith(".bin")]
