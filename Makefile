@@ -24,6 +24,7 @@ test: $(STAMP)
 ## benchmarks with figures (see bench/README.md)
 bench: $(STAMP)
 	$(PY) bench/bench.py
+	$(PY) bench/bench_tui.py
 
 lint: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check ruff

@@ -330,16 +330,21 @@ def cmd_demo(args) -> int:
 
 
 def cmd_app(args) -> int:
-    if args.demo:
-        import tempfile
-        from .core.demo import write_demo
-        tmp = tempfile.mkdtemp(prefix="dumptui-demo-")
-        info = write_demo(tmp)
-        args.ref, args.target = info.ref, info.target
-    if not args.ref or not args.target:
+    if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
     from .tui.app import run_app
-    return run_app(args)
+    if not args.demo:
+        return run_app(args)
+    import shutil
+    import tempfile
+    from .core.demo import write_demo
+    tmp = tempfile.mkdtemp(prefix="dumptui-demo-")
+    try:
+        info = write_demo(tmp)
+        args.ref, args.target = info.ref, info.target
+        return run_app(args)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def single_threaded_blas() -> None:

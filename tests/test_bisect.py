@@ -196,3 +196,36 @@ def test_long_undumped_chains_are_bridged(tmp_path):
     assert set(bi.dag.edges) == {(0, 1), (1, 2), (2, 3)}
     bi.run()
     assert bi.first_root().pair.name == "Default/k2000-op0"
+
+
+def test_undo_takes_back_a_mark_with_the_steps_it_triggered(tmp_path):
+    """Linear bisection over [p, a, q1, q2, m]: the good branch a-q1-q2 passes the probes to m, whose
+    culprit check finds its input from p diverged and walks back; undo then removes all of it."""
+    order = ["p", "a", "q1", "q2", "m"]
+    edges = [("a", "q1"), ("q1", "q2"), ("p", "m"), ("q2", "m")]
+    ref = {k: np.arange(4, dtype=np.float32) + i for i, k in enumerate(order)}
+    tgt = dict(ref)
+    tgt["p"] = -ref["p"]
+    tgt["m"] = -ref["m"]
+    bi = Bisection(Session(open_dump(_chain_dump(tmp_path, "r", ref, order, edges)),
+                           open_dump(_chain_dump(tmp_path, "t", tgt, order, edges))), use_graph=False)
+    bi.start()
+    assert bi.history and bi.history[0].source == "start"
+    assert not bi.undo()                       # the start is not a mark
+    bi.run()
+    assert any(st.source == "check" for st in bi.history) and bi.first_root().pair.name == "Default/p-op0"
+    while bi.undo():
+        pass
+    assert [st.source for st in bi.history] == ["start"] and not bi.finished and bi.culprit is None
+
+
+def test_user_marked_good_producer_is_named_in_the_caveat(demo_pair):
+    s = demo_session(demo_pair)
+    bi = Bisection(s)
+    bi.start()
+    planted = next(i for i, p in enumerate(bi.order) if p.name == demo_pair.planted)
+    bi.mark(planted, "good", "user")           # wrong on purpose
+    bi.run()
+    r = bi.first_root()
+    assert r.pair.name != demo_pair.planted
+    assert any("marked good" in c and demo_pair.planted in c for c in r.caveats)

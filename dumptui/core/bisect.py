@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from .metrics import format_cos
 from .align import OpPair
 from .compare import OpResult, Session, TensorResult
 from .model import KERNEL, PARAMETER
@@ -35,7 +36,7 @@ class Step:
     key: str                  # pair key of the probed op (stable across runs: used by save/load)
     position: int             # position in the candidate order
     mark: str                 # good | bad | skip
-    source: str               # computed | user | check
+    source: str               # start (graph outputs) | computed | user | check (culprit check)
     detail: str = ""
     candidates_before: int = 0
 
@@ -139,11 +140,13 @@ class Bisection:
 
     def _snapshot(self) -> tuple:
         return (set(self.candidates), self.lo, self.hi, set(self.good), set(self.bad), self.started,
-                self.culprit, self.finished, self.no_divergence, list(self.other_roots))
+                self.culprit, self.finished, self.no_divergence, list(self.other_roots), len(self.history))
 
     def _restore(self, snap: tuple) -> None:
         (self.candidates, self.lo, self.hi, self.good, self.bad, self.started, self.culprit, self.finished,
-         self.no_divergence, self.other_roots) = snap
+         self.no_divergence, self.other_roots, n_history) = snap
+        # a mark may have added culprit-check steps after its own: all of them go
+        del self.history[n_history:]
 
     @property
     def steps_left(self) -> int:
@@ -184,8 +187,7 @@ class Bisection:
         """Find the first known bad op (the network output, or the last op) and set the candidates."""
         if self.started:
             return
-        self._undo.append(self._snapshot())
-        self.started = True
+        self.started = True          # not undoable: undo takes back marks, `reset` starts over
         if not self.order:
             self.finished = True
             self.no_divergence = True
@@ -194,7 +196,7 @@ class Bisection:
         sinks = self._sinks()
         for s in sinks[:MAX_SINKS]:
             mark, detail = self.computed_verdict(s, "graph output")
-            self.history.append(Step(self.order[s].key, s, mark, "computed", "graph output: " + detail,
+            self.history.append(Step(self.order[s].key, s, mark, "start", "graph output: " + detail,
                                      len(self.candidates)))
             if mark == BAD_MARK:
                 self._set_bad(s)
@@ -301,11 +303,10 @@ class Bisection:
         return self.culprit
 
     def undo(self) -> bool:
+        """Take back the last mark (computed or the user's), with the steps it triggered."""
         if not self._undo:
             return False
         self._restore(self._undo.pop())
-        if self.history:
-            self.history.pop()
         return True
 
     # ---------------------------------------------------------------------------- convergence
@@ -337,7 +338,10 @@ class Bisection:
                 ppos = self.position[prod.index]
                 if ppos != pos and ppos not in self.good:
                     return res, ppos, f"input.{r.slot} of {pair.name} diverges ({r.reason})", []
-            if prod is not None and prod.index not in self.position:
+            if prod is not None and prod.index in self.position and self.position[prod.index] in self.good:
+                caveats.append(f"input.{r.slot} diverges, yet its producer {prod.name} was marked good: "
+                               "check that mark (u undoes it)")
+            elif prod is not None and prod.index not in self.position:
                 side = "target-only" if prod.ref is None else ("reference-only" if prod.target is None else "unprobed")
                 caveats.append(f"input.{r.slot} diverges; it is produced by {side} op {prod.name}: "
                                "that op is the likely cause")
@@ -533,7 +537,7 @@ class Bisection:
     def to_json(self) -> dict:
         return {"version": 1, "mode": self.mode,
                 "steps": [{"key": s.key, "mark": s.mark, "source": s.source, "detail": s.detail}
-                          for s in self.history if s.source in ("user", "computed") and not s.detail.startswith("graph output")]}
+                          for s in self.history if s.source in ("user", "computed")]}
 
     def replay(self, data: dict) -> list[str]:
         """Re-apply saved marks by op key; returns the keys that no longer exist."""
@@ -602,7 +606,7 @@ def _numbers(r: TensorResult) -> str:
     st = r.stats
     if st is None:
         return r.reason
-    cos = "undefined" if st.cos is None else f"{st.cos:.6f}"
+    cos = format_cos(st.cos)
     return f"cos {cos}, max abs {st.max_abs:.3g}" if st.max_abs is not None else f"cos {cos}"
 
 
@@ -613,7 +617,7 @@ def _brief(res: OpResult) -> str:
             continue
         st = r.stats
         if st is not None and st.cos is not None and r.verdict not in ("equal",):
-            parts.append(f"{r.label} {r.verdict} (cos {st.cos:.6f}, max abs {st.max_abs:.3g})")
+            parts.append(f"{r.label} {r.verdict} (cos {format_cos(st.cos)}, max abs {st.max_abs:.3g})")
         else:
             parts.append(f"{r.label} {r.verdict}" + (f" ({r.reason})" if r.verdict not in ("equal", "close") else ""))
     return "; ".join(parts) or res.verdict

@@ -31,6 +31,16 @@ CHUNK = 1 << 16          # elements per chunk: 512 KB per float64 buffer, the wo
 KL_SMOOTHING = 1e-12
 
 
+def format_cos(v: float | None) -> str:
+    """Six decimals; a cosine below 1 that would print as 1.000000 shows its distance to 1 instead."""
+    if v is None:
+        return "undefined"
+    s = f"{v:.6f}"
+    if s == "1.000000" and v < 1.0:
+        return f"1-{1.0 - v:.1e}"
+    return s
+
+
 @dataclass(frozen=True)
 class ElementTolerance:
     atol: float = 0.0

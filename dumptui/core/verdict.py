@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, replace
 
 from . import dtypes
-from .metrics import ElementTolerance, PairStats
+from .metrics import ElementTolerance, PairStats, format_cos
 
 EQUAL, CLOSE, DIVERGED = "equal", "close", "diverged"
 SHAPE_MISMATCH, DTYPE_MISMATCH = "shape mismatch", "dtype mismatch"
@@ -104,7 +104,7 @@ def judge(st: PairStats, th: Thresholds, tol: ElementTolerance) -> TensorVerdict
         return TensorVerdict(DIVERGED, f"cosine {st.cos:.6f} < {th.cos}")
     if off_share > th.max_off:
         return TensorVerdict(DIVERGED, f"{off_share:.1%} of elements off by more than the tolerance (limit {th.max_off:.0%})")
-    return TensorVerdict(CLOSE, f"cosine {st.cos:.6f}; {st.n_off} of {st.compared} elements outside tolerance")
+    return TensorVerdict(CLOSE, f"cosine {format_cos(st.cos)}; {st.n_off} of {st.compared} elements outside tolerance")
 
 
 def _g(v) -> str:

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
+from .metrics import format_cos
 from .align import OpPair
 from .compare import OpResult, Session
 from .model import CONSTANT, KERNEL, PARAMETER, Dump
@@ -443,7 +444,7 @@ class BisectState:
 def is_mark_step(step: "Step") -> bool:
     """A step the user (or `space`/`a`) made, as opposed to the graph-output check of `start()` or the
     culprit check's continuation; the same rule `Bisection.to_json` saves by."""
-    return step.source in ("user", "computed") and not step.detail.startswith("graph output")
+    return step.source in ("user", "computed")
 
 
 def proof_line(res: OpResult) -> str:
@@ -451,7 +452,7 @@ def proof_line(res: OpResult) -> str:
     def one(r) -> str:
         s = f"{r.label} {r.verdict}"
         if r.stats is not None and r.verdict in BAD:
-            cos = "undefined" if r.stats.cos is None else f"{r.stats.cos:.6f}"
+            cos = format_cos(r.stats.cos)
             s += f" (cos {cos})"
         return s
     ins = ", ".join(one(r) for r in res.inputs) or "no inputs dumped"
@@ -523,15 +524,9 @@ class BisectDriver:
         return not self.bi.finished
 
     def undo(self) -> bool:
-        """Undo the last mark, including the culprit-check steps it triggered (Bisection.undo removes only
-        one history entry). The start of the bisection is not undone: `reset` starts over."""
-        marks = [i for i, s in enumerate(self.bi.history) if is_mark_step(s)]
-        if not marks:
-            return False
-        cut = marks[-1]
+        """Undo the last mark, with the culprit-check steps it triggered; the start is not undone."""
         if not self.bi.undo():
             return False
-        del self.bi.history[cut:]
         self._advance()
         return True
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 import re
 
+from ..core.metrics import format_cos
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -29,9 +31,7 @@ def g(v, digits: int = 4) -> str:
 
 
 def cos(v) -> str:
-    if v is None:
-        return "undefined"
-    return f"{v:.6f}"
+    return format_cos(v)
 
 
 def shape(s) -> str:

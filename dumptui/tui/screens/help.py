@@ -1,0 +1,77 @@
+"""`?`: every key, generated from the bindings of the screens and widgets (never a hand-written list)."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HelpRow = tuple[str, str, str, bool]          # keys, description, binding id, available now
+HelpSection = tuple[str, list[HelpRow]]
+
+
+def binding_rows(app: App, bindings: Iterable[BindingType],
+                 enabled: Callable[[Binding], bool | None] | None = None) -> list[HelpRow]:
+    """One row per binding id, with all its keys (`up / k`)."""
+    rows: dict[str, list] = {}
+    for b in Binding.make_bindings(bindings):
+        key = b.id or b.action
+        shown = app.get_key_display(b)
+        if key in rows:
+            if shown not in rows[key][0]:
+                rows[key][0].append(shown)
+            continue
+        state = enabled(b) if enabled is not None else True
+        rows[key] = [[shown], b.tooltip or b.description, b.id or "", state is not False and state is not None]
+    return [(" / ".join(keys), desc, bid, ok) for keys, desc, bid, ok in rows.values()]
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape,q,question_mark", "close", "Close the help", id="help.close"),
+        Binding("up,k", "scroll('up')", "Scroll up", id="help.up", show=False),
+        Binding("down,j", "scroll('down')", "Scroll down", id="help.down", show=False),
+    ]
+
+    def __init__(self, sections: list[HelpSection]):
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Static(self._render_sections(), id="help-text")
+
+    def on_mount(self) -> None:
+        body = self.query_one("#help-body")
+        body.border_title = "keys (escape closes)"
+        body.border_subtitle = "dimmed: not available right now"
+
+    def _render_sections(self) -> Group:
+        width = max(len(keys) for _t, rows in self.sections for keys, *_ in rows) + 2
+        tables = []
+        for title, rows in self.sections:
+            t = Table(box=None, show_header=False, pad_edge=False, expand=True, padding=(0, 1),
+                      title=Text(title, style="bold underline"), title_justify="left")
+            t.add_column("key", no_wrap=True, style="bold", min_width=width)
+            t.add_column("what", ratio=1)
+            for keys, desc, _bid, ok in rows:
+                t.add_row(Text(keys, style="" if ok else "dim"), Text(desc, style="" if ok else "dim"))
+            tables.append(t)
+        return Group(*tables)
+
+    @property
+    def rows(self) -> list[HelpRow]:
+        return [r for _t, rows in self.sections for r in rows]
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_scroll(self, direction: str) -> None:
+        body = self.query_one("#help-body", VerticalScroll)
+        body.scroll_relative(y=-1 if direction == "up" else 1, animate=False)

@@ -1,0 +1,817 @@
+"""The main screen: op tree (or flat list) on the left, the selected op in the centre, the bisection below.
+
+It paints before anything is indexed; every call that may read tensors runs in a thread worker:
+- `open_dumps`: index both dumps (file names only), align them, then build the bisection order;
+- `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
+  100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
+- `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
+  the `BisectState` snapshots they post;
+- `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import threading
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, DataTable, Footer, Input, OptionList, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ... import cli
+from ...core import metrics, redump, view
+from ...core.model import DumpError
+from ...report import fmt
+from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
+                        OpLoaded, SearchClosed, SearchStep, SessionReady, StatisticsProgress, TensorLoaded,
+                        VerdictsKnown)
+from ..styles import ThemeStyles
+from ..widgets.bisectpanel import BisectPanel
+from ..widgets.flatlist import FlatOpList
+from ..widgets.opdetail import OpDetail, TensorTable
+from ..widgets.optree import OpTree
+from ..widgets.searchbar import SearchBar
+from ..workers import Abandoned, wait_abandonable
+from .error import OpenErrorScreen
+from .paths import ExportScreen, SaveScreen
+
+VERDICT_BATCH_SECONDS = 0.1      # the statistics worker posts verdicts at most this often
+SELECT_DEBOUNCE_SECONDS = 0.06   # holding `j` does not start a read per line
+JOBS_PER_BATCH = 256             # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
+BYTES_PER_BATCH = 256 << 20      # ...or this much data: big batches go to the engine's worker processes
+WORST_ELEMENTS = 8
+TENSOR_PLACEHOLDER_SECONDS = 0.15
+
+
+class MainScreen(Screen):
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # Worker processes for the full compare (None: one per CPU). The engine uses them only for batches big
+    # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
+    STATISTICS_WORKERS: int | None = None
+
+    BINDINGS = [
+        Binding("space", "accept", "Accept", id="bisect.accept",
+                tooltip="Accept the engine's verdict for the probe (starts the bisection if needed)"),
+        Binding("g", "mark('good')", "Good", id="bisect.good", tooltip="Mark the probe good (overrule)"),
+        Binding("b", "mark('bad')", "Bad", id="bisect.bad", tooltip="Mark the probe bad (overrule)"),
+        Binding("a", "run_all", "Run all", id="bisect.run",
+                tooltip="Run the bisection to the end with the computed verdicts (escape stops)"),
+        Binding("u", "undo", "Undo", id="bisect.undo", tooltip="Undo the last mark"),
+        Binding("r", "reset", "Reset", id="bisect.reset", show=False, tooltip="Start the bisection over"),
+        Binding("S", "save", "Save", id="session.save", show=False,
+                tooltip="Save the session (resume: dumptui REF TARGET --session FILE)"),
+        Binding("e", "export", "Export", id="bisect.export", show=False,
+                tooltip="Export a MindSpore re-dump config (data_dump.json) for the current interval"),
+        Binding("slash", "search", "Search", id="nav.search", show=False, tooltip="Search ops by name"),
+        Binding("n", "next_diverged", "Next ✗", id="nav.next_diverged", show=False, tooltip="Next diverged op"),
+        Binding("N", "previous_diverged", "Prev ✗", id="nav.previous_diverged", show=False,
+                tooltip="Previous diverged op"),
+        Binding("f", "only_diverged", "Only ✗", id="view.only_diverged", show=False,
+                tooltip="Show only diverged ops (toggle)"),
+        Binding("t", "toggle_view", "Tree/flat", id="view.toggle", show=False,
+                tooltip="Toggle the op tree and the flat execution-order list"),
+        Binding("tab", "app.focus_next", "Next pane", id="focus.next", show=False,
+                tooltip="Move the focus to the next pane"),
+        Binding("shift+tab", "app.focus_previous", "Previous pane", id="focus.previous", show=False,
+                tooltip="Move the focus to the previous pane"),
+        Binding("escape", "cancel", "Cancel", id="work.cancel", show=False,
+                tooltip="Cancel the background statistics / stop a running bisection"),
+    ]
+
+    def __init__(self, args):
+        super().__init__()
+        self.args = args
+        self.session = None
+        self.model: view.OpTreeModel | None = None
+        self.driver: view.BisectDriver | None = None
+        self.bstate: view.BisectState | None = None
+        self.bisect_busy = ""            # what the bisection worker is doing, "" when idle
+        self.stats_state = "waiting"     # waiting | running | done | cancelled
+        self.stats_done = 0
+        self.stats_total = 0
+        self.open_stage = "indexing the dumps (file names only)"
+        self.open_started = time.monotonic()
+        self.opened_seconds: float | None = None
+        self.only_diverged = False
+        self.flat_mode = False
+        self.current: int | None = None
+        self.saved_path: str | None = None
+        self.exported_path: str | None = None
+        self.search_matches = 0
+        self.kernel_count = 0
+        self.theme_styles = ThemeStyles({})
+        self._bisect_lock = threading.Lock()
+        self._stop_run = threading.Event()
+        self._load_timer: Timer | None = None
+        self._tensor_timer: Timer | None = None
+        self._filter_dirty = False
+        self._key_states: tuple = ()
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static("", id="status")
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                with ContentSwitcher(initial="tree", id="lists"):
+                    yield OpTree(id="tree")
+                    yield FlatOpList(id="flat")
+                yield SearchBar(id="search")
+            yield OpDetail(id="detail")
+        yield BisectPanel(id="bisect")
+        yield Footer()
+
+    @property
+    def tree(self) -> OpTree:
+        return self.query_one(OpTree)
+
+    @property
+    def flat(self) -> FlatOpList:
+        return self.query_one(FlatOpList)
+
+    @property
+    def detail(self) -> OpDetail:
+        return self.query_one(OpDetail)
+
+    @property
+    def panel(self) -> BisectPanel:
+        return self.query_one(BisectPanel)
+
+    def on_mount(self) -> None:
+        self.query_one(SearchBar).display = False
+        self.query_one("#left").border_title = "ops"
+        self.detail.border_title = "op"
+        self._apply_theme()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme(relabel=True))
+        self.set_interval(0.5, self._draw_status)
+        self.set_interval(0.5, self._refresh_filter)
+        self.tree.focus()
+        self._draw_status()
+        self.open_dumps()
+
+    def _apply_theme(self, relabel: bool = False) -> None:
+        self.theme_styles = ThemeStyles(self.app.get_css_variables())
+        for w in (self.tree, self.flat, self.detail, self.panel):
+            w.theme_styles = self.theme_styles
+        if relabel and self.model is not None:
+            self.tree.relabel_all()
+            self.flat.refresh()
+            self.panel.show(self.bstate, busy=self.bisect_busy)
+
+    # ------------------------------------------------------------------ status line
+    def _draw_status(self) -> None:
+        width = max(20, self.size.width)
+        ref, target = fmt.clean(str(self.args.ref)), fmt.clean(str(self.args.target))
+        room = max(8, (width - 46) // 2)
+        line = Text.assemble(("dumptui ", "bold"), "ref ", (view.elide_left(ref, room), "bold"), " vs ",
+                             (view.elide_left(target, room), "bold"), " │ ")
+        if self.session is None:
+            line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
+        else:
+            if self.stats_state == "running":
+                pct = 100 * self.stats_done / self.stats_total if self.stats_total else 0
+                line.append(f"statistics {pct:.0f}% (esc cancels)")
+            elif self.stats_state == "cancelled":
+                line.append("statistics cancelled (ctrl+p: compute)")
+            elif self.stats_state == "done":
+                line.append("statistics done")
+            if self.model is not None and self.model.diverged:
+                line.append(f" │ {self.model.diverged} ✗", style=self.theme_styles.verdict("diverged"))
+            if self.driver is None and self.bisect_busy == "":
+                line.append(f" │ {self.open_stage}…")
+        # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
+        self.query_one("#status", Static).update(line, layout=False)
+
+    # ------------------------------------------------------------------ opening
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
+    def open_dumps(self) -> None:
+        worker = get_current_worker()
+        args = self.args
+        t0 = time.monotonic()
+        try:
+            ref, target = wait_abandonable(lambda: cli.open_pair(args), worker, "dumptui-index")
+        except Abandoned:
+            return
+        except DumpError as e:
+            self.post_message(OpenFailed(e.path, e.reason))
+            return
+        except (OSError, ValueError) as e:
+            self.post_message(OpenFailed(getattr(e, "filename", None) or f"{args.ref} / {args.target}", str(e)))
+            return
+        self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
+        try:
+            session = wait_abandonable(lambda: cli.make_session(args, ref, target, kl=True), worker, "dumptui-align")
+        except Abandoned:
+            return
+        except (OSError, ValueError) as e:
+            path = getattr(e, "filename", None) or args.map or args.ignore_file or ""
+            self.post_message(OpenFailed(path, str(e)))
+            return
+        model = view.OpTreeModel(session.alignment.pairs)
+        self.post_message(SessionReady(session, model, time.monotonic() - t0))
+        self.post_message(OpenProgress("graph", "building the bisection order"))
+        from ...core.bisect import Bisection   # networkx: imported after the first paint
+        try:
+            bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
+        except Abandoned:
+            return
+        resume, note = None, ""
+        if args.session:
+            try:
+                resume = view.read_session(args.session)
+                note = view.session_mismatch(resume, args.ref, args.target) or ""
+            except ValueError as e:
+                note = f"session not resumed: {e}"
+        self.post_message(BisectionReady(view.BisectDriver(bisection), resume, note))
+
+    def on_open_progress(self, msg: OpenProgress) -> None:
+        self.open_stage = msg.text
+        self._draw_status()
+
+    def on_open_failed(self, msg: OpenFailed) -> None:
+        self.open_stage = "cannot open the dumps"
+        self._draw_status()
+        self.app.push_screen(OpenErrorScreen(msg.path, msg.reason), lambda _r: self.app.exit(return_code=2))
+
+    def on_session_ready(self, msg: SessionReady) -> None:
+        # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
+        # of frozen UI on a 20,000-op dump (and quitting stops waiting for it).
+        gc.freeze()
+        self.session = msg.session
+        self.kernel_count = len(self.session.alignment.kernels)
+        self.model = msg.model
+        self.opened_seconds = msg.seconds
+        for w in (self.detail, self.panel):
+            w.verdict_of = self.model.verdict
+        self.model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
+        self.tree.load(self.model)
+        self.flat.set_rows(self.model, self.model.rows())
+        self._draw_left_title()
+        self._draw_status()
+        self._report_problems()
+        self._refresh_keys()
+
+    def _report_problems(self) -> None:
+        s = self.session
+        for side, d in (("ref", s.ref), ("target", s.target)):
+            errors = [p for p in d.problems if p.severity == "error"]
+            if errors:
+                shown = "; ".join(f"{fmt.clean(p.path)}: {fmt.clean(p.reason)}" for p in errors[:3])
+                more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+                self.notify(f"{side}: {len(errors)} unreadable: {shown}{more}", severity="warning", timeout=10,
+                            markup=False)
+        for w in s.alignment.warnings:
+            self.notify(fmt.clean(w), severity="warning", markup=False)
+
+    def on_bisection_ready(self, msg: BisectionReady) -> None:
+        gc.freeze()   # the bisection's graph over the pairs is long-lived too
+        self.driver = msg.driver
+        self.panel.show(None, order=self.driver.bi.order)
+        if msg.resume_note:
+            self.notify(msg.resume_note, severity="warning", timeout=8, markup=False)
+        if msg.resume is not None:
+            self._run_bisect("replay", msg.resume)
+        else:
+            self._run_bisect("start")
+
+    # ------------------------------------------------------------------ statistics
+    @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
+    def compute_statistics(self) -> None:
+        """Every tensor pair, batch by batch; the verdicts of each finished batch go to the tree."""
+        worker = get_current_worker()
+        session = self.session
+        pairs = session.alignment.pairs
+        jobs = [len(session.tensor_pairs(p)) for p in pairs]
+        total = sum(jobs)
+        done = 0
+        pending: dict[int, str | None] = {}
+        last_post = 0.0
+        self.post_message(StatisticsProgress(0, total, "running"))
+        batch: list = []
+        batch_jobs = batch_bytes = 0
+
+        def flush(force: bool = False) -> None:
+            nonlocal last_post, pending
+            now = time.monotonic()
+            if pending and (force or now - last_post >= VERDICT_BATCH_SECONDS):
+                self.post_message(VerdictsKnown(pending))
+                self.post_message(StatisticsProgress(done, total, "running"))
+                pending = {}
+                last_post = now
+
+        for p, n in zip(pairs, jobs):
+            batch.append(p)
+            batch_jobs += n
+            batch_bytes += sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None
+                               for t in op.tensors())
+            if batch_jobs < JOBS_PER_BATCH and batch_bytes < BYTES_PER_BATCH and p is not pairs[-1]:
+                continue
+            if worker.is_cancelled:
+                break
+            session.evaluate_all(batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
+            done += batch_jobs
+            for q in batch:
+                pending[q.index] = session.cached_verdict(q)
+            batch, batch_jobs, batch_bytes = [], 0, 0
+            flush()
+        flush(force=True)
+        state = "cancelled" if worker.is_cancelled else "done"
+        self.post_message(StatisticsProgress(min(done, total), total, state))
+
+    def on_statistics_progress(self, msg: StatisticsProgress) -> None:
+        changed = msg.state != self.stats_state
+        self.stats_done, self.stats_total, self.stats_state = msg.done, msg.total, msg.state
+        self._draw_status()
+        if changed:
+            # only then can a key's availability change (the footer recomposes on every refresh)
+            self._refresh_keys()
+
+    def on_verdicts_known(self, msg: VerdictsKnown) -> None:
+        self._apply_verdicts(msg.verdicts)
+
+    def _apply_verdicts(self, verdicts: dict[int, str | None]) -> None:
+        if self.model is None:
+            return
+        ops, folders = self.model.set_verdicts(verdicts)
+        if not ops:
+            return
+        self.tree.relabel(ops, folders)
+        self.flat.refresh()
+        self.detail.refresh_relations(ops)
+        if self.bstate is not None and self.bstate.probe_index in ops:
+            self.panel.show(self.bstate, busy=self.bisect_busy)
+        if self.only_diverged and any(view.is_bad(self.model.verdict(i)) for i in ops):
+            self._filter_dirty = True
+
+    def _refresh_verdicts_of(self, indices) -> None:
+        """Verdicts the bisection or the detail view just computed (cached lookups, no read)."""
+        if self.session is None:
+            return
+        pairs = self.session.alignment.pairs
+        self._apply_verdicts({i: self.session.cached_verdict(pairs[i]) for i in indices if i is not None})
+
+    # ------------------------------------------------------------------ bisection
+    def _run_bisect(self, op: str, *args: Any) -> None:
+        self.bisect_busy = {"start": "checking inputs and the graph output", "replay": "resuming the session",
+                            "accept": "probing", "overrule": "probing", "undo": "undoing",
+                            "reset": "starting over"}.get(op, op)
+        self.panel.set_busy(self.bisect_busy)
+        self._refresh_keys()
+        self.bisect_work(op, args)
+
+    @work(thread=True, group="bisect", exit_on_error=False)
+    def bisect_work(self, op: str, args: tuple) -> None:
+        worker = get_current_worker()
+        driver = self.driver
+
+        def call():
+            with self._bisect_lock:
+                note = ""
+                if op == "start":
+                    driver.start()
+                elif op == "replay":
+                    missing = driver.replay(args[0])
+                    steps = len([s for s in driver.bi.history if view.is_mark_step(s)])
+                    note = f"resumed: {steps} steps re-applied" + (
+                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
+                elif op == "accept":
+                    driver.accept()
+                elif op == "overrule":
+                    driver.overrule(args[0])
+                elif op == "undo":
+                    if not driver.undo():
+                        note = "nothing to undo"
+                elif op == "reset":
+                    driver.reset()
+                return driver.state(), note
+        try:
+            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{op}")
+        except Abandoned:
+            return
+        self.post_message(BisectionChanged(state, op, note))
+
+    @work(thread=True, group="bisect", exit_on_error=False)
+    def run_bisection(self) -> None:
+        """`a`: step with the computed verdicts until converged; escape stops after the current step."""
+        worker = get_current_worker()
+        driver = self.driver
+        self._stop_run.clear()
+        last = 0.0
+
+        def one_step():
+            with self._bisect_lock:
+                if not driver.bi.started:
+                    driver.start()
+                    more = not driver.bi.finished
+                else:
+                    more = driver.step()
+                return driver.state(), more
+        while True:
+            try:
+                state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
+            except Abandoned:
+                return
+            if not more:
+                self.post_message(BisectionChanged(state, "converged"))
+                return
+            if self._stop_run.is_set():
+                self.post_message(BisectionChanged(state, "stopped", "bisection stopped"))
+                return
+            now = time.monotonic()
+            if now - last >= VERDICT_BATCH_SECONDS:
+                self.post_message(BisectionChanged(state, "running"))
+                last = now
+
+    def on_bisection_changed(self, msg: BisectionChanged) -> None:
+        state = msg.state
+        self.bstate = state
+        self.panel.show(state, busy=self.bisect_busy)
+        tags: dict[int, str] = {}
+        if state.culprit is not None:
+            tags[state.culprit.index] = "culprit"
+            for o in state.others:
+                tags.setdefault(o.index, "root")
+        elif state.probe_index is not None:
+            tags[state.probe_index] = "probe"
+        self.tree.set_tags(tags)
+        self.flat.set_tags(tags)
+        self._refresh_verdicts_of([h.index for h in state.history] + [state.probe_index]
+                                  + ([state.culprit.index] if state.culprit else []))
+        if msg.event != "running":
+            target = state.culprit.index if state.culprit is not None else state.probe_index
+            if target is not None:
+                self.select_op(target)
+        if msg.note:
+            self.notify(msg.note, markup=False, timeout=6)
+        self._start_statistics_once()
+        self._refresh_keys()
+
+    def _start_statistics_once(self) -> None:
+        """The full compare starts once the bisection has its probe: the preconditions and the first probe
+        (what the user acts on) get the CPU and the disk first, not a share of them."""
+        if self.stats_state == "waiting" and self.session is not None:
+            self.stats_state = "running"
+            self.compute_statistics()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned):
+            self.notify(f"{worker.name} failed: {worker.error!r}", severity="error", timeout=15, markup=False)
+        if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
+                                                        WorkerState.CANCELLED):
+            if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
+                self.bisect_busy = ""
+                self.panel.set_busy("")
+                self._refresh_keys()
+        if worker.group == "stats" and event.state == WorkerState.ERROR:
+            self.stats_state = "cancelled"
+            self._draw_status()
+        if worker.group in ("open", "bisect") and event.state == WorkerState.ERROR:
+            self._start_statistics_once()    # no bisection: the statistics still help
+
+    # ------------------------------------------------------------------ the selected op
+    def select_op(self, index: int, focus_list: bool = False) -> None:
+        """Put the list cursor on an op (expanding its folders) and show it in the centre."""
+        if self.flat_mode:
+            self.flat.select_index(index)
+        else:
+            self.tree.reveal(index)
+        self._show_op(index)
+        if focus_list:
+            (self.flat if self.flat_mode else self.tree).focus()
+
+    def _show_op(self, index: int) -> None:
+        if self.session is None or (index == self.current and self.detail.index == index):
+            return
+        self.current = index
+        pair = self.session.alignment.pairs[index]
+        if self._load_timer is not None:
+            self._load_timer.stop()
+            self._load_timer = None
+        session = self.session
+        if all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair)):
+            # Every tensor pair already compared: nothing to read, shown at once in one update. Should the
+            # engine fail here, the worker below repeats the call and reports the error instead.
+            try:
+                res, rel = session.op_result(pair, purpose="view"), view.relations(session, pair)
+            except Exception:
+                res = rel = None
+            if res is not None:
+                self.workers.cancel_group(self, "detail")
+                self.detail.show_result(res, rel, self.kernel_count)
+                return
+        self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
+        self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def load_op(self, index: int) -> None:
+        worker = get_current_worker()
+        session = self.session
+        pair = session.alignment.pairs[index]
+        try:
+            res, rel = wait_abandonable(lambda: (session.op_result(pair, purpose="view"),
+                                                 view.relations(session, pair)), worker, "dumptui-op")
+        except Abandoned:
+            return
+        if not worker.is_cancelled:
+            self.post_message(OpLoaded(index, res, rel))
+
+    def on_op_loaded(self, msg: OpLoaded) -> None:
+        if msg.index != self.current:
+            return
+        self.detail.show_result(msg.result, msg.relations, self.kernel_count)
+        self._refresh_verdicts_of([msg.index])
+
+    def on_op_highlighted(self, msg: OpHighlighted) -> None:
+        self._show_op(msg.index)
+
+    def on_op_activated(self, msg: OpActivated) -> None:
+        self._show_op(msg.index)
+        self.query_one(TensorTable).focus()
+
+    @on(DataTable.RowHighlighted, "#tensors")
+    def tensor_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        label = str(event.row_key.value)
+        if self.detail.tensor_result(label) is None or self.current is None:
+            return
+        # The "reading" placeholder only if the read is slow: a small tensor's detail replaces the previous
+        # one in a single repaint.
+        if self._tensor_timer is not None:
+            self._tensor_timer.stop()
+        self._tensor_timer = self.set_timer(TENSOR_PLACEHOLDER_SECONDS,
+                                            lambda: self.detail.show_tensor(label, loading=True))
+        self.load_tensor(self.current, label)
+
+    @work(thread=True, exclusive=True, group="tensor", exit_on_error=False)
+    def load_tensor(self, index: int, label: str) -> None:
+        worker = get_current_worker()
+        r = self.detail.tensor_result(label)
+        if r is None:
+            return
+        ref, target = r.ref, r.target
+        problem = None
+        if ref is None or target is None:
+            problem = r.reason
+        elif not ref.has_data or not target.has_data:
+            problem = "statistics-only dump: no tensor data"
+        elif ref.problem or target.problem:
+            problem = ref.problem or target.problem
+        elif (ref.size or 0) != (target.size or 0):
+            problem = f"{ref.size} vs {target.size} elements"
+        elif not ref.size:
+            problem = "empty tensor"
+        worst = hist = None
+        if problem is None:
+            try:
+                worst, hist = wait_abandonable(
+                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS),
+                             metrics.error_histogram(ref, target)), worker, "dumptui-tensor")
+            except Abandoned:
+                return
+            except (OSError, ValueError) as e:
+                problem = f"read failed: {e}"
+        if not worker.is_cancelled:
+            self.post_message(TensorLoaded(index, label, worst, hist, problem))
+
+    def on_tensor_loaded(self, msg: TensorLoaded) -> None:
+        if msg.index == self.current and msg.label == self.detail.highlighted_label:
+            if self._tensor_timer is not None:
+                self._tensor_timer.stop()
+                self._tensor_timer = None
+            self.detail.show_tensor(msg.label, msg.worst, msg.histogram, msg.problem)
+
+    @on(OptionList.OptionSelected, "#relations")
+    def relation_selected(self, event: OptionList.OptionSelected) -> None:
+        oid = event.option.id or ""
+        if oid.startswith("op-"):
+            self.select_op(int(oid[3:]), focus_list=True)
+
+    # ------------------------------------------------------------------ actions: bisection
+    def action_accept(self) -> None:
+        self._run_bisect("accept")
+
+    def action_mark(self, mark: str) -> None:
+        self._run_bisect("overrule", mark)
+
+    def action_undo(self) -> None:
+        self._run_bisect("undo")
+
+    def action_reset(self) -> None:
+        self._run_bisect("reset")
+
+    def action_run_all(self) -> None:
+        self.bisect_busy = "running to the end (escape stops)"
+        self.panel.set_busy(self.bisect_busy)
+        self._refresh_keys()
+        self.run_bisection()
+
+    def action_cancel(self) -> None:
+        if self.stats_state == "running":
+            self.workers.cancel_group(self, "stats")
+            self.stats_state = "cancelled"
+            self._draw_status()
+        if self.bisect_busy.startswith("running"):
+            self._stop_run.set()
+        self._refresh_keys()
+
+    def action_compute_statistics(self) -> None:
+        self.stats_state = "running"
+        self.compute_statistics()
+        self._refresh_keys()
+
+    # ------------------------------------------------------------------ actions: save / export
+    def _dumps(self) -> list:
+        return [self.session.ref, self.session.target]
+
+    def action_save(self) -> None:
+        default = view.default_session_path(self._dumps())
+        self.app.push_screen(SaveScreen(default, lambda p: view.refuse_output(p, self._dumps())), self._save_to)
+
+    def _save_to(self, path: str | None) -> None:
+        if not path:
+            return
+        path = os.path.abspath(os.path.expanduser(path))
+        if not self._bisect_lock.acquire(timeout=2):
+            self.notify("the bisection is busy: try again", severity="warning")
+            return
+        try:
+            data = self.driver.to_json()
+        finally:
+            self._bisect_lock.release()
+        payload = view.session_payload(data, self.args.ref, self.args.target, vars(self.args))
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh, indent=1)
+        except OSError as e:
+            self.notify(f"cannot save {path}: {e.strerror or e}", severity="error", markup=False)
+            return
+        self.saved_path = path
+        self.notify(f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False,
+                    timeout=10)
+
+    def action_export(self) -> None:
+        s = self.bstate
+        order, pairs = self.driver.bi.order, self.session.alignment.pairs
+        kernels = view.redump_kernels(order, pairs, s.candidates)
+        lo, hi = s.interval
+        span = f"#{order[lo].index + 1}" + (f"..#{order[hi].index + 1}" if hi != lo else "")
+        n, k = len(kernels), len(s.candidates)
+        summary = (f"{n} kernel name{'s' if n != 1 else ''} (both sides' spellings): the {k} "
+                   f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only between them")
+        self.app.push_screen(ExportScreen(view.default_export_path(self._dumps()),
+                                          view.default_redump_dir(self._dumps()), summary,
+                                          lambda p: view.refuse_output(p, self._dumps()), view.refuse_dump_dir),
+                             self._export_to)
+
+    def _export_to(self, answer: tuple[str, str] | None) -> None:
+        if not answer:
+            return
+        out, dump_dir = answer
+        out = os.path.abspath(os.path.expanduser(out))
+        kernels = view.redump_kernels(self.driver.bi.order, self.session.alignment.pairs, self.bstate.candidates)
+        try:
+            config = redump.mindspore_config(kernels, os.path.expanduser(dump_dir), like=self.session.target)
+            redump.write_config(out, config, self._dumps())
+        except (OSError, ValueError) as e:
+            self.notify(f"not exported: {e}", severity="error", markup=False)
+            return
+        self.exported_path = out
+        self.notify(f"wrote {out}: {len(kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
+                    timeout=10)
+
+    # ------------------------------------------------------------------ actions: navigation
+    def _rows(self) -> list[int]:
+        return self.model.rows(self.only_diverged)
+
+    def action_next_diverged(self) -> None:
+        self._goto_diverged(True)
+
+    def action_previous_diverged(self) -> None:
+        self._goto_diverged(False)
+
+    def _goto_diverged(self, forward: bool) -> None:
+        index = view.next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
+        if index is None:
+            self.notify("no diverged op known" + ("" if self.stats_state == "done" else
+                                                  f" yet (statistics {self._stats_pct()} computed)"), timeout=4)
+            return
+        self.select_op(index)
+
+    def _stats_pct(self) -> str:
+        return f"{100 * self.stats_done / self.stats_total:.0f}%" if self.stats_total else "0%"
+
+    def action_only_diverged(self) -> None:
+        self.only_diverged = not self.only_diverged
+        self._reload_lists()
+        if self.only_diverged and not self.model.diverged:
+            self.notify("no diverged op known" + ("" if self.stats_state == "done" else
+                                                  f" yet: the list fills as statistics arrive ({self._stats_pct()})"),
+                        timeout=5)
+
+    def _reload_lists(self) -> None:
+        self._filter_dirty = False
+        keep = self.current
+        self.tree.load(self.model, self.only_diverged, self.tree.expanded_paths(), cursor=keep)
+        self.flat.set_rows(self.model, self._rows(), keep=keep)
+        self._draw_left_title()
+
+    def _refresh_filter(self) -> None:
+        if self._filter_dirty and self.only_diverged and self.model is not None:
+            self._reload_lists()
+
+    def _draw_left_title(self) -> None:
+        left = self.query_one("#left")
+        kind = "in order" if self.flat_mode else "tree"
+        left.border_title = f"ops · {kind}" + (" · only ✗" if self.only_diverged else "")
+
+    def action_toggle_view(self) -> None:
+        self.flat_mode = not self.flat_mode
+        self.query_one(ContentSwitcher).current = "flat" if self.flat_mode else "tree"
+        if self.current is not None:
+            (self.flat.select_index if self.flat_mode else self.tree.reveal)(self.current)
+        (self.flat if self.flat_mode else self.tree).focus()
+        self._draw_left_title()
+
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.display = True
+        bar.focus()
+
+    @on(Input.Changed, "#search")
+    def search_changed(self, event: Input.Changed) -> None:
+        self._search(event.value, forward=True, inclusive=True)
+
+    @on(Input.Submitted, "#search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        self._search(event.value, forward=True, inclusive=False)
+
+    def on_search_step(self, msg: SearchStep) -> None:
+        self._search(self.query_one(SearchBar).value, forward=msg.forward, inclusive=False)
+
+    def on_search_closed(self, _msg: SearchClosed) -> None:
+        bar = self.query_one(SearchBar)
+        bar.display = False
+        self.query_one("#left").border_subtitle = ""
+        (self.flat if self.flat_mode else self.tree).focus()
+
+    def _search(self, query: str, forward: bool, inclusive: bool) -> None:
+        if self.model is None:
+            return
+        rows = self._rows()
+        pairs = self.session.alignment.pairs
+        left = self.query_one("#left")
+        if not query.strip():
+            left.border_subtitle = ""
+            return
+        self.search_matches = view.count_matches(pairs, rows, query)
+        index = view.find_op(pairs, rows, query, self.current, forward, inclusive)
+        if index is None:
+            left.border_subtitle = "no match" + (" among the diverged ops" if self.only_diverged else "")
+            return
+        left.border_subtitle = f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
+        self.select_op(index)
+
+    # ------------------------------------------------------------------ which keys make sense now
+    def _refresh_keys(self) -> None:
+        """Refresh the footer only when a key's availability changed: each refresh recomposes it (tens of
+        milliseconds a time, felt as lag while workers post their progress)."""
+        now = tuple(self.check_action(b.action.partition("(")[0], ()) for b in self.BINDINGS)
+        if now != self._key_states:
+            self._key_states = now
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        s = self.bstate
+        idle = self.driver is not None and not self.bisect_busy
+        ready = self.model is not None
+        if action == "accept":
+            ok = idle and (s is None or not s.started or s.can_mark)
+        elif action == "mark":
+            ok = idle and s is not None and s.can_mark
+        elif action == "run_all":
+            ok = idle and (s is None or not s.finished)
+        elif action == "undo":
+            ok = idle and s is not None and s.can_undo
+        elif action in ("reset", "save"):
+            ok = idle and s is not None and s.started
+        elif action == "export":
+            ok = idle and s is not None and s.started and bool(s.candidates)
+        elif action in ("search", "next_diverged", "previous_diverged", "only_diverged", "toggle_view"):
+            ok = ready
+        elif action == "cancel":
+            ok = self.stats_state == "running" or self.bisect_busy.startswith("running")
+        elif action == "compute_statistics":
+            ok = ready and self.stats_state == "cancelled"
+        else:
+            return True
+        return True if ok else None

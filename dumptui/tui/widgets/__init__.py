@@ -1,0 +1,1 @@
+"""Widgets of the main screen: thin renderers of core objects that post messages."""

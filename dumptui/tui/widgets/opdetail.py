@@ -1,0 +1,289 @@
+"""The centre pane: the selected op's matched inputs and outputs, how it was paired, its hints, the detail of
+one tensor pair (worst elements, error histogram), and its producers and consumers."""
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ...core.align import EXACT, OpPair
+from ...core.compare import OpResult, TensorResult
+from ...core.model import KERNEL
+from ...core.verdict import BAD
+from ...core.view import Relation, elide_left, format_columns, histogram_bar
+from ...report import fmt
+from ..styles import ThemeStyles, labelled, name_text
+
+COLUMNS = (("tensor", "tensor"), ("verdict", "verdict"), ("cos", "cos"), ("max_abs", "max abs"),
+           ("max_rel", "max rel"), ("rmse", "RMSE"), ("nonfinite", "NaN/Inf"), ("ref", "ref shape dtype"),
+           ("target", "target shape dtype"))
+
+
+class TensorTable(DataTable, inherit_bindings=False):
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Previous tensor", id="tensors.up", show=False),
+        Binding("down,j", "cursor_down", "Next tensor", id="tensors.down", show=False),
+        Binding("left", "cursor_left", "Scroll left", id="tensors.left", show=False),
+        Binding("right", "cursor_right", "Scroll right", id="tensors.right", show=False),
+        Binding("enter", "select_cursor", "Show this tensor's detail", id="tensors.enter", show=False),
+        Binding("home", "scroll_home", "First column", id="tensors.home", show=False),
+        Binding("end", "scroll_end", "Last column", id="tensors.end", show=False),
+    ]
+
+
+class RelationList(OptionList, inherit_bindings=False):
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Previous neighbour", id="relations.up", show=False),
+        Binding("down,j", "cursor_down", "Next neighbour", id="relations.down", show=False),
+        Binding("enter", "select", "Go to this producer / consumer", id="relations.enter", show=False),
+    ]
+
+
+def _side(t) -> str:
+    return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
+
+
+def _nonfinite(r: TensorResult) -> str:
+    st = r.stats
+    if st is None:
+        return "-"
+    a, b = fmt.nonfinite(st.ref), fmt.nonfinite(st.target)
+    return "-" if a == b == "-" else f"{a} | {b}"
+
+
+def tensor_cells(r: TensorResult, st: ThemeStyles) -> list:
+    s = r.stats
+    return [Text(r.label), st.verdict_text(r.verdict),
+            fmt.cos(s.cos) if s else "-", fmt.g(s.max_abs) if s else "-", fmt.g(s.max_rel) if s else "-",
+            fmt.g(s.rmse) if s else "-", _nonfinite(r), name_text(_side(r.ref)), name_text(_side(r.target))]
+
+
+def lines_text(lines: list[Text]) -> Text:
+    """One Text for many lines: cheaper to measure and draw than a Group of renderables."""
+    return Text("\n").join(lines)
+
+
+def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
+    """What is known about one tensor pair without reading it again."""
+    lines = [Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(r.reason))]
+    s = r.stats
+    rows = [["", "shape dtype", "min", "max", "mean", "std", "L2", "nan/inf"]]
+    for side, t, ss in (("ref", r.ref, s.ref if s else None), ("target", r.target, s.target if s else None)):
+        nums = ([fmt.g(ss.min), fmt.g(ss.max), fmt.g(ss.mean), fmt.g(ss.std), fmt.g(ss.l2), fmt.nonfinite(ss)]
+                if ss is not None else ["-"] * 6)
+        rows.append([side, fmt.clean(_side(t)), *nums])
+    table = format_columns(rows, [False, False, True, True, True, True, True, False])
+    lines.append(Text("  " + table[0], style="bold"))
+    lines += [Text("  " + line) for line in table[1:]]
+    if s is not None:
+        lines.append(Text(f"  {s.n_diff} of {s.n} elements differ, {s.n_off} outside tolerance;"
+                          f" rel. euclid {fmt.g(s.rel_euclid)}, mean abs {fmt.g(s.mean_abs)}, KL {fmt.g(s.kl)}"
+                          + (f"; max |diff| at {list(s.max_abs_index)}" if s.max_abs_index else "")))
+        for metric, why in sorted(s.undefined.items()):
+            lines.append(Text(f"  {metric} undefined: {fmt.clean(why)}", style=st.muted))
+    if r.stat_rel:
+        lines.append(Text("  relative differences: " + ", ".join(f"{k} {fmt.g(v)}" for k, v in r.stat_rel.items())))
+    for n in r.notes:
+        lines.append(labelled("  note: ", "bold", n))
+    return lines
+
+
+def _cell_len(cell) -> int:
+    return cell.cell_len if isinstance(cell, Text) else len(str(cell))
+
+
+def default_row(res: OpResult) -> int:
+    """The tensor to detail first: the first bad output, else the first bad input, else the first output."""
+    rows = res.inputs + res.outputs
+    for group in (res.outputs, res.inputs):
+        for r in group:
+            if r.verdict in BAD:
+                return rows.index(r)
+    return len(res.inputs) if res.outputs else 0
+
+
+class OpDetail(VerticalScroll):
+    BINDINGS = [
+        Binding("up,k", "scroll_up", "Scroll up", id="detail.up", show=False),
+        Binding("down,j", "scroll_down", "Scroll down", id="detail.down", show=False),
+        Binding("pageup", "page_up", "Page up", id="detail.page_up", show=False),
+        Binding("pagedown", "page_down", "Page down", id="detail.page_down", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None):
+        super().__init__(id=id)
+        self.theme_styles = ThemeStyles({})
+        self.index: int | None = None
+        self.result: OpResult | None = None
+        self.relations: list[Relation] = []
+        self.tensor_shown: str | None = None   # the tensor whose element detail is on screen
+        self.verdict_of: Callable[[int], str | None] = lambda i: None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("opening the dumps…"), id="op-title")
+        yield Static("", id="op-info")
+        yield TensorTable(id="tensors", cursor_type="row", zebra_stripes=False)
+        yield Static("", id="op-source")
+        yield Static("", id="tensor-detail")
+        yield Static(Text("producers ← / consumers →", style="bold"), id="relations-title")
+        yield RelationList(id="relations")
+
+    def on_mount(self) -> None:
+        table = self.query_one(TensorTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key, width=len(label))
+
+    # ------------------------------------------------------------------ content
+    def _title(self, pair: OpPair, verdict: str | None, kernels: int) -> Text:
+        st = self.theme_styles
+        leaf = pair.name.rsplit("/", 1)[-1]
+        where = f"#{pair.index + 1} of {kernels}" if pair.kind == KERNEL else pair.kind
+        head = Text.assemble(st.mark(verdict), " ", (fmt.clean(leaf), "bold"), f" ({fmt.clean(pair.op_type)})",
+                             (f"  {where}  ", st.muted), st.verdict_text(verdict))
+        return lines_text([head, name_text(pair.label, style=st.muted)])
+
+    def show_pending(self, pair: OpPair, verdict: str | None, kernels: int) -> None:
+        """At once, before its tensors are read: the name, and the table emptied."""
+        self.index = pair.index
+        self.result = None
+        self.query_one("#op-title", Static).update(self._title(pair, verdict, kernels))
+        self.query_one("#op-info", Static).update(Text("reading its tensors…", style=self.theme_styles.muted))
+        self.query_one("#op-source", Static).update("")
+        self.query_one(TensorTable).clear()
+        self.query_one("#tensor-detail", Static).update("")
+        self.query_one(RelationList).clear_options()
+        self.relations = []
+        self.tensor_shown = None
+
+    def show_result(self, res: OpResult, relations: list[Relation], kernels: int) -> None:
+        st = self.theme_styles
+        pair = res.pair
+        same_op = self.result is not None and self.result.pair is pair
+        self.index = pair.index
+        self.result = res
+        self.query_one("#op-title", Static).update(self._title(pair, res.verdict, kernels))
+        info: list[Text] = []
+        line = labelled("paired by ", "bold", pair.how, "" if pair.how == EXACT else st.variable("warning", True))
+        if res.input_verdict is not None:
+            line.append_text(Text.assemble(("  inputs ", "bold"), st.verdict_text(res.input_verdict),
+                                           ("  outputs ", "bold"), st.verdict_text(res.verdict)))
+        info.append(line)
+        for h in res.hints:
+            info.append(Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)),
+                                      name_text(h.text)))
+        self.query_one("#op-info", Static).update(lines_text(info))
+        op = pair.ref or pair.target
+        source = self.query_one("#op-source", Static)
+        source.update(labelled("source: ", "bold", op.code[-1].strip()) if op.code else "")
+        self._fill_table(res, keep=same_op)
+        self.relations = list(relations)
+        self._fill_relations(self.relations)
+
+    def _fill_table(self, res: OpResult, keep: bool) -> None:
+        """Rows keyed by tensor label, updated in place when the same op gets new numbers. Column widths are
+        computed here and fixed: DataTable's own measuring happens later, on idle, and a repaint before it
+        would cut cells to the previous op's widths."""
+        table = self.query_one(TensorTable)
+        rows = res.inputs + res.outputs
+        cells = [tensor_cells(r, self.theme_styles) for r in rows]
+        widths = [max([len(label)] + [_cell_len(row[k]) for row in cells]) for k, (_key, label) in enumerate(COLUMNS)]
+        current = [str(k.value) for k in table.rows]
+        same_widths = [c.width for c in table.ordered_columns] == widths
+        if keep and same_widths and current == [r.label for r in rows]:
+            for r, row in zip(rows, cells):
+                for (col, _label), cell in zip(COLUMNS, row):
+                    table.update_cell(r.label, col, cell)
+            return
+        table.clear(columns=True)
+        for (key, label), width in zip(COLUMNS, widths):
+            table.add_column(label, key=key, width=width)
+        for r, row in zip(rows, cells):
+            table.add_row(*row, key=r.label)
+        if rows:
+            table.move_cursor(row=default_row(res), animate=False)
+
+    def _fill_relations(self, relations: list[Relation]) -> None:
+        lst = self.query_one(RelationList)
+        lst.clear_options()
+        width = max(20, (self.size.width or 60) - 6)
+        options = []
+        for rel in relations:
+            arrow = f"← in.{rel.slot} " if rel.direction == "producer" else "→ "
+            if rel.index is not None:
+                v = self.verdict_of(rel.index)
+                prompt = Text.assemble(arrow, self.theme_styles.mark(v), f" #{rel.index + 1} ",
+                                       elide_left(fmt.clean(rel.name), width - len(arrow) - 8))
+                options.append(Option(prompt, id=f"op-{rel.index}"))
+            else:
+                prompt = Text.assemble(arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)),
+                                               self.theme_styles.muted))
+                options.append(Option(prompt, disabled=True))
+        if not options:
+            options.append(Option(Text("no graph: producers and consumers unknown", style=self.theme_styles.muted),
+                                  disabled=True))
+        lst.add_options(options)
+
+    def tensor_result(self, label: str) -> TensorResult | None:
+        if self.result is None:
+            return None
+        return next((r for r in self.result.inputs + self.result.outputs if r.label == label), None)
+
+    @property
+    def highlighted_label(self) -> str | None:
+        table = self.query_one(TensorTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def show_tensor(self, label: str, worst=None, histogram=None, problem: str | None = None,
+                    loading: bool = False) -> None:
+        st = self.theme_styles
+        r = self.tensor_result(label)
+        if r is None:
+            return
+        self.tensor_shown = None if loading else label
+        parts = tensor_summary(r, st)
+        if loading:
+            parts.append(Text("  reading the worst elements…", style=st.muted))
+        elif problem:
+            parts.append(Text(f"  no element detail: {fmt.clean(problem)}", style=st.muted))
+        else:
+            if worst:
+                parts.append(Text("  worst elements", style="bold"))
+                table = format_columns([["index", "ref", "target", "diff"]]
+                                       + [[str(list(w.index)), fmt.g(w.ref), fmt.g(w.target), fmt.g(w.diff)]
+                                          for w in worst], [False, True, True, True])
+                parts.append(Text("  " + table[0], style=st.muted))
+                parts += [Text("  " + line) for line in table[1:]]
+            elif worst is not None:
+                parts.append(Text("  every element is equal", style=st.muted))
+            if histogram is not None:
+                parts.append(self._histogram(*histogram))
+        self.query_one("#tensor-detail", Static).update(lines_text(parts))
+
+    def _histogram(self, counts: list[int], e0: int, zeros: int) -> Text:
+        st = self.theme_styles
+        if not counts:
+            return Text(f"  |diff| histogram: every element equal ({zeros} zeros)", style=st.muted)
+        width = max(8, (self.size.width or 60) - 30)
+        bar, merge = histogram_bar(counts, width)
+        last = e0 + len(counts) - 1
+        line = Text.assemble(("  |diff| per power of two: ", "bold"), f"2^{e0} ")
+        line.append(bar, style=st.verdict("diverged"))
+        line.append(f" 2^{last + 1}" + (f" ({merge} bins/char)" if merge > 1 else "") + f"  equal: {zeros}")
+        return line
+
+    def refresh_relations(self, changed: set[int]) -> None:
+        """Neighbour marks follow the verdicts as the statistics arrive (the highlight is kept)."""
+        if self.result is None or not any(rel.index in changed for rel in self.relations):
+            return
+        lst = self.query_one(RelationList)
+        keep = lst.highlighted
+        self._fill_relations(self.relations)
+        if keep is not None and keep < lst.option_count:
+            lst.highlighted = keep
