@@ -13,7 +13,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from .model import KERNEL, Dump, Op
+from .model import KERNEL, Dump, Op, no_cyclic_gc
 
 EXACT = "exact name"
 NORMALISED = "normalised name"
@@ -129,6 +129,11 @@ def read_map_file(path: str) -> list[tuple[str, str]]:
 
 
 def align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None = None) -> Alignment:
+    with no_cyclic_gc():
+        return _align(ref, target, forced)
+
+
+def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
     warnings: list[str] = []
     ref_ops = ref.ops
     tgt_ops = target.ops

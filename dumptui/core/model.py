@@ -6,7 +6,9 @@ memory-mapped only while it is compared.
 """
 from __future__ import annotations
 
+import gc
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -18,6 +20,19 @@ from .npy import Layout, npy_layout, open_array, read_small
 SMALL_READ = 1 << 22      # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+
+
+@contextmanager
+def no_cyclic_gc():
+    """Building an index creates hundreds of thousands of small objects and no garbage cycles; with a large
+    heap alive, the cyclic GC would rescan it again and again (it doubled the time of an alignment here)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)

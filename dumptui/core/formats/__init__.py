@@ -1,10 +1,9 @@
 """One reader per dump format; `detect(path)` names the format, `open_dump(path, ...)` indexes it."""
 from __future__ import annotations
 
-import gc
 import os
 
-from ..model import Dump, DumpError
+from ..model import Dump, DumpError, no_cyclic_gc
 
 FORMATS = ("mindspore-npy", "mindspore-statistic", "mindspore-bin", "msprobe", "msprobe-statistics", "npy-folder")
 
@@ -30,14 +29,8 @@ def detect(path: str) -> str:
 
 def open_dump(path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None,
               fmt: str | None = None) -> Dump:
-    # Indexing creates many small objects and no cycles: the cyclic GC only costs time here (about 25 %).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with no_cyclic_gc():
         return _open(path, rank, graph, iteration, fmt)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _open(path, rank, graph, iteration, fmt) -> Dump:
