@@ -36,6 +36,9 @@ class BenchScreen(MainScreen):
     def on_mount(self):
         self.call_after_refresh(lambda: marks.setdefault("first_paint", time.time()))
 
+    def on_preview_ready(self, msg):
+        self.call_after_refresh(lambda: marks.setdefault("tree_browsable", time.time()))
+
     def on_session_ready(self, msg):
         self.call_after_refresh(lambda: marks.setdefault("tree_usable", time.time()))
 
@@ -105,6 +108,7 @@ async def main():
     out["first_paint_s"] = marks["first_paint"] - T_SPAWN
     out["imports_s"] = t_imported - T_SPAWN
     out["tree_usable_s"] = marks["tree_usable"] - T_SPAWN
+    out["tree_browsable_s"] = marks["tree_browsable"] - T_SPAWN if "tree_browsable" in marks else None
     print("BENCH " + json.dumps(out))
     sys.stdout.flush()
     os._exit(0)   # skip the interpreter's teardown of the index: not part of any figure
@@ -146,7 +150,10 @@ def main() -> int:
     print(f"demo: {r['ops']} op pairs, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
     print(f"  first paint        {r['first_paint_s']:6.2f} s  (imports {r['imports_s']:.2f} s)   goal < "
           f"{GOALS['first_paint_s']:.0f} s")
-    print(f"  tree usable        {r['tree_usable_s']:6.2f} s  (index + align {r['open_seconds']:.2f} s; "
+    if r.get("tree_browsable_s") is not None:
+        print(f"  tree browsable     {r['tree_browsable_s']:6.2f} s  (op names from the execution-order csv: "
+              f"expand and move; numbers, search later)   goal < {GOALS['tree_usable_s']:.0f} s")
+    print(f"  tree with numbers  {r['tree_usable_s']:6.2f} s  (index + align {r['open_seconds']:.2f} s; "
           f"{r['tree_nodes']} tree nodes built)   goal < {GOALS['tree_usable_s']:.0f} s")
     if lat:
         print(f"  key -> repaint     median {statistics.median(lat):.0f} ms, p95 {p95:.0f} ms, max {lat[-1]:.0f} ms "

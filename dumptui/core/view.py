@@ -135,6 +135,55 @@ def leaf_name(pair: OpPair) -> str:
     return leaf
 
 
+@dataclass(eq=False)
+class PreviewPair:
+    """An op known only by its name, from the reference's execution-order csv: the tree can be browsed
+    while the dumps are still being indexed (a 20,000-op dump takes seconds; the csv milliseconds)."""
+
+    name: str
+    index: int
+    kind: str = KERNEL
+    ref: None = None
+    target: None = None
+    how: str = "indexing"
+
+    @property
+    def paired(self) -> bool:
+        return False
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def op_type(self) -> str:
+        return self.name.rsplit("/", 1)[-1].split("-op")[0]
+
+
+def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
+    """The reference's kernels by name, in execution-order-csv order, read without indexing the dump
+    ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index)."""
+    from .formats.mindspore import RANK_DIR, _find_rank_dir, _ls, read_execution_order
+    ranks = [n for n in _ls(path) if RANK_DIR.match(n)]
+    if ranks:
+        want = f"rank_{rank}" if rank is not None else (ranks[0] if len(ranks) == 1 else None)
+        rank_dir = os.path.join(path, want) if want in ranks else None
+    else:
+        rank_dir = _find_rank_dir(path)[0]
+    if rank_dir is None:
+        return []
+    eo = os.path.join(rank_dir, "execution_order")
+    names: list[str] = []
+    for f in sorted(_ls(eo), key=lambda n: (len(n), n)):
+        if f.startswith("ms_execution_order_graph_") and f.endswith(".csv"):
+            names.extend(read_execution_order(os.path.join(eo, f)))
+    return [PreviewPair(n, i) for i, n in enumerate(dict.fromkeys(names))]
+
+
 class OpTreeModel:
     """Scopes as folders and ops as leaves, over every pair of an alignment; verdicts arrive incrementally.
 

@@ -26,6 +26,13 @@ class OpenFailed(Message):
 
 
 @dataclass
+class PreviewReady(Message):
+    """The reference's op names (from its execution-order csv), before the dumps are indexed."""
+
+    model: object            # core.view.OpTreeModel over core.view.PreviewPair
+
+
+@dataclass
 class SessionReady(Message):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 

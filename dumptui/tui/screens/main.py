@@ -32,7 +32,8 @@ from ...core import metrics, redump, view
 from ...core.model import DumpError
 from ...report import fmt
 from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
-                        OpLoaded, SearchClosed, SearchStep, SessionReady, StatisticsProgress, TensorLoaded,
+                        OpLoaded, PreviewReady, SearchClosed, SearchStep, SessionReady, StatisticsProgress,
+                        TensorLoaded,
                         VerdictsKnown)
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
@@ -93,6 +94,7 @@ class MainScreen(Screen):
         self.args = args
         self.session = None
         self.model: view.OpTreeModel | None = None
+        self.preview_model: view.OpTreeModel | None = None   # names only, while the dumps are indexed
         self.driver: view.BisectDriver | None = None
         self.bstate: view.BisectState | None = None
         self.bisect_busy = ""            # what the bisection worker is doing, "" when idle
@@ -197,6 +199,9 @@ class MainScreen(Screen):
         worker = get_current_worker()
         args = self.args
         t0 = time.monotonic()
+        preview = view.preview_pairs(str(args.ref), args.ref_rank or args.rank)
+        if preview:
+            self.post_message(PreviewReady(view.OpTreeModel(preview)))
         try:
             ref, target = wait_abandonable(lambda: cli.open_pair(args), worker, "dumptui-index")
         except Abandoned:
@@ -242,6 +247,25 @@ class MainScreen(Screen):
         self._draw_status()
         self.app.push_screen(OpenErrorScreen(msg.path, msg.reason), lambda _r: self.app.exit(return_code=2))
 
+    def on_preview_ready(self, msg: PreviewReady) -> None:
+        """Names only: browse and expand now; numbers, marks and selection come with the index."""
+        if self.model is None:
+            self.preview_model = msg.model
+            self.tree.load(msg.model)
+
+    def _preview_position(self) -> tuple[set[str], int | None]:
+        """What the user opened and where the cursor is in the preview tree, for the real tree."""
+        if self.preview_model is None:
+            return set(), None
+        expanded = self.tree.expanded_paths()
+        node = self.tree.cursor_node
+        item = node.data if node is not None else None
+        cursor = None
+        if item is not None and item.kind == "op":
+            name = self.preview_model.pairs[item.index].name
+            cursor = next((p.index for p in self.model.pairs if p.name == name), None)
+        return expanded, cursor
+
     def on_session_ready(self, msg: SessionReady) -> None:
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
         # of frozen UI on a 20,000-op dump (and quitting stops waiting for it).
@@ -253,7 +277,9 @@ class MainScreen(Screen):
         for w in (self.detail, self.panel):
             w.verdict_of = self.model.verdict
         self.model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
-        self.tree.load(self.model)
+        expanded, cursor = self._preview_position()
+        self.preview_model = None
+        self.tree.load(self.model, keep_expanded=expanded, cursor=cursor)
         self.flat.set_rows(self.model, self.model.rows())
         self._draw_left_title()
         self._draw_status()
