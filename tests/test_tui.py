@@ -107,9 +107,16 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
             await pilot.press("question_mark")
             assert isinstance(app.screen, HelpScreen)
             await pilot.press("escape")
+            # the tree is browsable already: the op names come from the execution-order csv
+            await wait_until(lambda: scr.preview_model is not None, what="the preview tree")
+            assert scr.tree.model is scr.preview_model
+            first = scr.preview_model.pairs[0].name
+            assert first == "Default/stage0-Stage/block0-ResidualBlock/conv-Conv1x1/Conv2D-op0"
+            await pilot.press("down")
             gate.set()
             await ready(app, pilot)
             assert scr.session is not None and scr.model is not None
+            assert scr.preview_model is None and scr.tree.model is scr.model
     run(go())
 
 
@@ -556,29 +563,3 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
             await pilot.pause()
     run(go())
 
-
-def test_tree_browsable_from_the_execution_order_before_the_index(demo_pair, monkeypatch):
-    """The op names show (from the csv) while the dumps are still being indexed; then the real tree."""
-    gate = threading.Event()
-    real_open = cli.open_pair
-
-    def slow_open(args):
-        gate.wait(20)
-        return real_open(args)
-    monkeypatch.setattr(cli, "open_pair", slow_open)
-    args = cli.build_parser(None).parse_args([demo_pair.ref, demo_pair.target])
-
-    async def go():
-        app = DumpTuiApp(args)
-        async with app.run_test(size=(120, 36)) as pilot:
-            scr = app.main
-            await wait_until(lambda: scr.preview_model is not None, what="the preview tree")
-            assert scr.session is None and scr.tree.model is scr.preview_model
-            first = scr.preview_model.pairs[0].name
-            assert first == "Default/stage0-Stage/block0-ResidualBlock/conv-Conv1x1/Conv2D-op0"
-            await pilot.press("down")
-            gate.set()
-            await wait_until(lambda: scr.session is not None, what="the index")
-            await pilot.pause()
-            assert scr.preview_model is None and scr.tree.model is scr.model
-    run(go())
