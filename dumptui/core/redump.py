@@ -8,18 +8,13 @@ from __future__ import annotations
 import json
 import os
 
+from .formats.mindspore import read_json_object
 from .model import Dump
 
 
 def original_settings(dump: Dump) -> dict:
     """The dump's own config (`.dump_metadata/data_dump.json`), when it kept one."""
-    p = os.path.join(dump.root, ".dump_metadata", "data_dump.json")
-    try:
-        with open(p, "r", encoding="utf-8") as fh:
-            d = json.load(fh)
-        return d if isinstance(d, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_json_object(os.path.join(dump.root, ".dump_metadata", "data_dump.json"))
 
 
 def mindspore_config(kernels: list[str], dump_path: str, like: Dump | None = None, iteration: str | None = None,

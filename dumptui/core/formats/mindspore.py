@@ -225,7 +225,8 @@ def _num(s: str):
     return (0, int(s)) if s.isdigit() else (1, s)
 
 
-def _read_json(path: str) -> dict:
+def read_json_object(path: str) -> dict:
+    """A JSON object from a small file, or {} when it is missing or not an object."""
     try:
         with open(path, "r", encoding="utf-8") as fh:
             d = json.load(fh)
@@ -366,7 +367,7 @@ def open_mindspore(path: str, rank: str | None = None, graph: str | None = None,
     lay = _resolve(path, sel)
     chosen = _choose(lay, sel, path)
     problems: list[Problem] = []
-    meta = _read_json(os.path.join(lay.rank_dir, ".dump_metadata", "config.json")) if lay.rank_dir else {}
+    meta = read_json_object(os.path.join(lay.rank_dir, ".dump_metadata", "config.json")) if lay.rank_dir else {}
     dump = Dump(path=path, root=lay.rank_dir or os.path.abspath(path), format="mindspore-npy",
                 version=meta.get("ms_version"), device=meta.get("device_target"), rank=lay.rank)
     dump.graphs = sorted(chosen, key=_num)
