@@ -10,13 +10,12 @@ import os
 import sys
 
 from . import __version__
+from .core.errors import DumptuiError, UsageError
 
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo")
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
-    pass
 
 
 def _dump_options(p: argparse.ArgumentParser) -> None:
@@ -360,15 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(sub)
     args = parser.parse_args(argv[1:] if sub else argv)
-    from .core.model import DumpError
     try:
         handler = {"bisect": cmd_bisect, "compare": cmd_compare, "info": cmd_info, "inspect": cmd_inspect,
                    "demo": cmd_demo, None: cmd_app}[sub]
         return handler(args)
-    except DumpError as e:
-        print(f"dumptui: {e.path}: {e.reason}", file=sys.stderr)
-        return EXIT_USAGE
-    except UsageError as e:
+    except DumptuiError as e:
         print(f"dumptui: {e}", file=sys.stderr)
         return EXIT_USAGE
     except (OSError, ValueError) as e:

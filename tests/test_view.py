@@ -88,8 +88,9 @@ def test_leaf_names_show_both_sides_when_renamed():
 
 
 def test_marks_are_distinct_without_colour():
-    marks = list(view.VERDICT_MARK.values())
-    assert len(set(marks)) == len(marks)
+    from dumptui.core.verdict import Verdict
+    marks = [v.mark for v in Verdict]
+    assert len(set(marks)) == len(marks) == 11
     assert view.verdict_mark(None) == "·" and view.verdict_mark("diverged") == "✗"
 
 

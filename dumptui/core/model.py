@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from . import dtypes
+from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from .npy import Layout, npy_layout, open_array, read_small
 
 SMALL_READ = 1 << 22      # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
@@ -252,12 +253,3 @@ class Dump:
                 if t.size_on_disk is not None:
                     total += t.size_on_disk
         return total
-
-
-class DumpError(Exception):
-    """A dump that cannot be opened as asked (bad path, ambiguous rank/graph/iteration...)."""
-
-    def __init__(self, path: str, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason

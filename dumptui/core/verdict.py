@@ -20,28 +20,98 @@ import fnmatch
 import math
 import re
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from . import dtypes
 from .metrics import ElementTolerance, PairStats, format_cos
 
-EQUAL, CLOSE, DIVERGED = "equal", "close", "diverged"
-SHAPE_MISMATCH, DTYPE_MISMATCH = "shape mismatch", "dtype mismatch"
-ONLY_REF, ONLY_TARGET = "only in ref", "only in target"
-NOT_COMPARABLE, UNREADABLE, IGNORED = "not comparable", "unreadable", "ignored"
-PENDING = "pending"
+class Verdict(str, Enum):
+    """The verdict of a tensor pair (and of an op, from its outputs), with everything that shows it.
 
-VERDICTS = (EQUAL, CLOSE, DIVERGED, SHAPE_MISMATCH, DTYPE_MISMATCH, ONLY_REF, ONLY_TARGET, NOT_COMPARABLE,
-            UNREADABLE, IGNORED)
-BAD = {DIVERGED, SHAPE_MISMATCH, DTYPE_MISMATCH}
-GOOD = {EQUAL, CLOSE}
-# worst first: an op or a folder shows the worst verdict of what it holds
-SEVERITY = {DIVERGED: 0, SHAPE_MISMATCH: 1, DTYPE_MISMATCH: 2, UNREADABLE: 3, NOT_COMPARABLE: 4, ONLY_REF: 5,
-            ONLY_TARGET: 6, PENDING: 7, CLOSE: 8, IGNORED: 9, EQUAL: 10}
+    A `str` enum, so a verdict compares equal to its text ("diverged") and serialises as it. `severity` orders
+    them worst first (an op or a folder shows the worst verdict of what it holds); `mark` is one character,
+    distinct without colour (an SSH session through a jump host may have none); `role` is what a renderer
+    colours by (the app maps roles to theme variables, the headless report to rich styles).
+    """
+
+    mark: str
+    severity: int
+    role: str
+
+    def __new__(cls, text: str, mark: str, severity: int, role: str) -> "Verdict":
+        obj = str.__new__(cls, text)
+        obj._value_ = text
+        obj.mark = mark
+        obj.severity = severity
+        obj.role = role
+        return obj
+
+    DIVERGED = ("diverged", "✗", 0, "bad")
+    SHAPE_MISMATCH = ("shape mismatch", "#", 1, "bad")
+    DTYPE_MISMATCH = ("dtype mismatch", "%", 2, "bad")
+    UNREADABLE = ("unreadable", "!", 3, "unreadable")
+    NOT_COMPARABLE = ("not comparable", "?", 4, "incomparable")
+    ONLY_REF = ("only in ref", "<", 5, "one-sided")
+    ONLY_TARGET = ("only in target", ">", 6, "one-sided")
+    PENDING = ("pending", "·", 7, "muted")        # not computed yet
+    CLOSE = ("close", "≈", 8, "close")
+    IGNORED = ("ignored", "-", 9, "muted")
+    EQUAL = ("equal", "=", 10, "ok")
+
+    __str__ = str.__str__            # "diverged", not "Verdict.DIVERGED", in f-strings and prints
+    __format__ = str.__format__
+
+    @property
+    def bad(self) -> bool:
+        return self.role == "bad"
+
+    @property
+    def good(self) -> bool:
+        return self in (Verdict.EQUAL, Verdict.CLOSE)
+
+    @classmethod
+    def of(cls, text: "str | Verdict | None") -> "Verdict | None":
+        """The verdict named by `text` (None for None or an unknown text)."""
+        if text is None or isinstance(text, Verdict):
+            return text
+        try:
+            return cls(text)
+        except ValueError:
+            return None
+
+
+EQUAL, CLOSE, DIVERGED = Verdict.EQUAL, Verdict.CLOSE, Verdict.DIVERGED
+SHAPE_MISMATCH, DTYPE_MISMATCH = Verdict.SHAPE_MISMATCH, Verdict.DTYPE_MISMATCH
+ONLY_REF, ONLY_TARGET = Verdict.ONLY_REF, Verdict.ONLY_TARGET
+NOT_COMPARABLE, UNREADABLE, IGNORED = Verdict.NOT_COMPARABLE, Verdict.UNREADABLE, Verdict.IGNORED
+PENDING = Verdict.PENDING
+
+VERDICTS = tuple(v for v in Verdict if v is not PENDING)
+BAD = frozenset(v for v in Verdict if v.bad)
+GOOD = frozenset(v for v in Verdict if v.good)
+
+
+def severity(verdict: "str | None") -> int:
+    v = Verdict.of(verdict)
+    return v.severity if v is not None else 99
+
+
+def mark(verdict: "str | None") -> str:
+    """One character per verdict; not computed yet (None) is the neutral `·`, an unknown text `?`."""
+    if verdict is None:
+        return PENDING.mark
+    v = Verdict.of(verdict)
+    return v.mark if v is not None else "?"
+
+
+def role(verdict: "str | None") -> str:
+    v = Verdict.of(verdict)
+    return v.role if v is not None else "muted"
 
 
 def worst(verdicts) -> str | None:
     vs = [v for v in verdicts if v]
-    return min(vs, key=lambda v: SEVERITY.get(v, 99)) if vs else None
+    return min(vs, key=severity) if vs else None
 
 
 # Default element tolerance per dtype: (atol, rtol, rms_tol)

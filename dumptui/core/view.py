@@ -27,32 +27,16 @@ from .align import OpPair
 from .compare import OpResult, Session
 from .model import CONSTANT, KERNEL, PARAMETER, Dump
 from .redump import inside_any
-from .verdict import BAD, PENDING, worst
+from .verdict import BAD, PENDING, mark, worst
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from .bisect import Bisection, Root, Step
 
 # ------------------------------------------------------------------------------------------------ marks
 
-# One character per verdict, distinct without colour (an SSH session through a jump host may have none).
-VERDICT_MARK = {
-    "equal": "=",
-    "close": "≈",
-    "diverged": "✗",
-    "shape mismatch": "#",
-    "dtype mismatch": "%",
-    "only in ref": "<",
-    "only in target": ">",
-    "not comparable": "?",
-    "unreadable": "!",
-    "ignored": "-",
-    PENDING: "·",
-}
-
-
 def verdict_mark(verdict: str | None) -> str:
     """The mark of a verdict; not computed yet (None) is the neutral `·`."""
-    return VERDICT_MARK.get(verdict or PENDING, "?")
+    return mark(verdict)
 
 
 def is_bad(verdict: str | None) -> bool:

@@ -9,12 +9,16 @@ from rich.text import Text
 from ..core.bisect import Bisection, InputCheck, Root
 from ..core.compare import OpResult, Session, TensorResult
 from ..core.model import Dump
-from ..core.verdict import BAD, CLOSE, DIVERGED, EQUAL, GOOD, IGNORED
+from ..core.verdict import BAD, EQUAL, GOOD, role
 from . import fmt
 
-VERDICT_STYLE = {EQUAL: "green", CLOSE: "cyan", DIVERGED: "bold red", "shape mismatch": "red",
-                 "dtype mismatch": "red", "only in ref": "yellow", "only in target": "yellow",
-                 "not comparable": "magenta", "unreadable": "magenta", IGNORED: "dim"}
+# verdict role (core/verdict.py) -> rich style
+ROLE_STYLE = {"ok": "green", "close": "cyan", "bad": "bold red", "one-sided": "yellow", "incomparable": "magenta",
+              "unreadable": "magenta", "muted": "dim"}
+
+
+def verdict_style(v: str | None) -> str:
+    return ROLE_STYLE.get(role(v), "") if v else ""
 
 
 def name(s: str) -> str:
@@ -22,7 +26,7 @@ def name(s: str) -> str:
 
 
 def verdict_text(v: str | None) -> Text:
-    return Text(v or "-", style=VERDICT_STYLE.get(v or "", ""))
+    return Text(v or "-", style=verdict_style(v))
 
 
 def dump_line(d: Dump) -> str:
@@ -202,7 +206,7 @@ def compare_table(results: list[OpResult], only_bad: bool = False) -> Group:
         title.append(fmt.clean(p.label))
         title.append(f" ({fmt.clean(p.op_type)})", style="dim")
         if not p.paired:
-            title.append(f"  {p.how}, {len(rows)} tensors", style=VERDICT_STYLE.get(p.how, "yellow"))
+            title.append(f"  {p.how}, {len(rows)} tensors", style="yellow")
             lines.append(title)
             continue
         if p.how != "exact name":
@@ -224,7 +228,7 @@ def compare_table(results: list[OpResult], only_bad: bool = False) -> Group:
                 line.append(f"{fmt.cos(st.cos):>9} {fmt.g(st.max_abs):>9} {fmt.g(st.max_rel):>9} ")
             else:
                 line.append(f"{'':>9} {'':>9} {'':>9} ")
-            line.append(r.verdict, style=VERDICT_STYLE.get(r.verdict, ""))
+            line.append(r.verdict, style=verdict_style(r.verdict))
             if st is not None:
                 a, b = fmt.nonfinite(st.ref), fmt.nonfinite(st.target)
                 if a != "-" or b != "-":
@@ -242,7 +246,7 @@ def compare_summary(results: list[OpResult]) -> Group:
     for i, (k, n) in enumerate(sorted(counts.items(), key=lambda kv: -kv[1])):
         if i:
             line.append(", ")
-        line.append(f"{n} {k}", style=VERDICT_STYLE.get(k, ""))
+        line.append(f"{n} {k}", style=verdict_style(k))
     return Group(line)
 
 

@@ -6,19 +6,17 @@ from rich.style import Style
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
-from ..core.view import verdict_mark
+from ..core.verdict import mark as verdict_mark
+from ..core.verdict import role
 from ..report import fmt
 
-# verdict -> (theme variable, bold)
-VERDICT_VARIABLE = {
-    "equal": ("success", False),
+# verdict role (core/verdict.py) -> (theme variable, bold); "muted" is dim
+ROLE_VARIABLE = {
+    "ok": ("success", False),
     "close": ("primary-lighten-2", False),
-    "diverged": ("error", True),
-    "shape mismatch": ("error", True),
-    "dtype mismatch": ("error", True),
-    "only in ref": ("warning", False),
-    "only in target": ("warning", False),
-    "not comparable": ("secondary-lighten-2", False),
+    "bad": ("error", True),
+    "one-sided": ("warning", False),
+    "incomparable": ("secondary-lighten-2", False),
     "unreadable": ("error-lighten-2", False),
 }
 BAR_VARIABLE = {"clear": "success", "suspect": "warning", "after": "error", "good": "success", "bad": "error",
@@ -60,7 +58,7 @@ class ThemeStyles:
         return self._cache[key]
 
     def verdict(self, verdict: str | None) -> Style:
-        spec = VERDICT_VARIABLE.get(verdict or "")
+        spec = ROLE_VARIABLE.get(role(verdict)) if verdict else None
         if spec is None:
             return Style(dim=True)
         return self.variable(*spec)
