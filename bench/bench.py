@@ -31,7 +31,8 @@ if sys.argv[1:2] != ["--naive"]:
 import numpy as np  # noqa: E402
 
 from dumptui.core.bisect import Bisection  # noqa: E402
-from dumptui.core.compare import Session  # noqa: E402
+from dumptui.core.batch import evaluate_all
+from dumptui.core.session import Session  # noqa: E402
 from dumptui.core.demo import write_demo  # noqa: E402
 from dumptui.core.formats import open_dump  # noqa: E402
 
@@ -91,7 +92,7 @@ def naive_loop(ref: str, target: str) -> tuple[float, int]:
 
 def ours(ref: str, target: str, kl: bool, workers: int | None) -> int:
     s = Session(open_dump(ref), open_dump(target), kl=kl)
-    res = s.evaluate_all(workers=workers)
+    res = evaluate_all(s, workers=workers)
     return sum(len(r.inputs) + len(r.outputs) for r in res)
 
 

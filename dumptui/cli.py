@@ -110,7 +110,7 @@ def open_pair(args):
 
 def make_session(args, ref, target, kl: bool = True):
     from .core.align import read_map_file
-    from .core.compare import Session
+    from .core.session import Session
     from .core.verdict import Thresholds, parse_user_ignore, read_ignore_file, with_overrides
     th = with_overrides(Thresholds(), cos=args.cos, atol=args.atol, rtol=args.rtol, max_off=args.max_off,
                         rms_tol=args.rms_tol)
@@ -151,7 +151,8 @@ def cmd_compare(args) -> int:
     from .report import data
     ref, target = open_pair(args)
     session = make_session(args, ref, target, kl=args.kl)
-    results = session.evaluate_all(workers=args.workers)
+    from .core.batch import evaluate_all
+    results = evaluate_all(session, workers=args.workers)
     diverged = any(r.verdict in BAD for res in results for r in res.inputs + res.outputs)
     if args.csv:
         from .report.csvout import write_csv

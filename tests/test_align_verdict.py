@@ -6,8 +6,8 @@ import numpy as np
 from dumptui.core.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
 from dumptui.core.metrics import compare_arrays
 from dumptui.core.model import Dump, Op, TensorRef
-from dumptui.core.verdict import (CLOSE, DIVERGED, EQUAL, Thresholds, attribute_diff, hints_for, judge,
-                                  parse_user_ignore)
+from dumptui.core.hints import attribute_diff, hints_for
+from dumptui.core.verdict import CLOSE, DIVERGED, EQUAL, Thresholds, judge, parse_user_ignore
 
 
 class FakeRef(TensorRef):

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
 
-from dumptui.core.bisect import Bisection
-from dumptui.core.compare import Session
+from dumptui.core.bisect import Bisection, sessionfile
+from dumptui.core.session import Session
 from dumptui.core.demo import write_demo
 from dumptui.core.formats import open_dump
 
@@ -48,8 +49,8 @@ def test_reads_at_most_2log2n_plus_4_pairs(tmp_path, n_ops):
     bi.run()
     assert bi.first_root().pair.name == info.planted
     n = len(bi.order)
-    bisect_reads = sum(1 for line in s.read_log if not line.startswith("precondition"))
-    assert bisect_reads <= 2 * math.ceil(math.log2(n)) + 4, s.read_log
+    bisect_reads = sum(1 for r in s.ledger.reads() if r.purpose != "precondition")
+    assert bisect_reads <= 2 * math.ceil(math.log2(n)) + 4, s.ledger.reads()
 
 
 def test_fp16_region_is_close_not_diverged(demo_pair):
@@ -77,9 +78,9 @@ def test_user_marks_undo_reset_and_replay(demo_pair, tmp_path):
     bi.run()
     culprit = bi.first_root().pair.key
     path = tmp_path / "s.json"
-    bi.save(str(path), {"ref": demo_pair.ref, "target": demo_pair.target})
+    sessionfile.write_session(str(path), sessionfile.session_payload(bi.to_json(), demo_pair.ref, demo_pair.target, {}))
     data = json.loads(path.read_text())
-    assert data["ref"] == demo_pair.ref and data["steps"]
+    assert data["dumps"]["ref"] == os.path.abspath(demo_pair.ref) and data["steps"]
     bi2 = Bisection(demo_session(demo_pair))
     missing = bi2.replay(data)
     assert missing == []

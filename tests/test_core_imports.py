@@ -19,7 +19,7 @@ for m in pkgutil.walk_packages(dumptui.core.__path__, 'dumptui.core.'):
     importlib.import_module(m.name)
 from dumptui.core.demo import write_demo
 from dumptui.core.formats import open_dump
-from dumptui.core.compare import Session
+from dumptui.core.session import Session
 from dumptui.core.bisect import Bisection
 import tempfile
 d = tempfile.mkdtemp()

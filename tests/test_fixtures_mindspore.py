@@ -8,7 +8,8 @@ import pytest
 
 from dumptui.core.align import RENAMED
 from dumptui.core.bisect import Bisection
-from dumptui.core.compare import Session
+from dumptui.core.batch import evaluate_all
+from dumptui.core.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.model import DumpError
 
@@ -132,7 +133,7 @@ def test_cli_info_lists_iterations_to_choose(fixtures):
 
 def test_compare_shows_small_differences_of_benign_pairs(fixtures):
     s = session(fixtures, "C_fp16")
-    results = s.evaluate_all(workers=2)
+    results = evaluate_all(s, workers=2)
     by = {(r.pair.name, t.label): t for r in results for t in r.inputs + r.outputs}
     fm = by[("Default/branch-ModBranch/FloorMod-op0", "output.0")]
     assert fm.verdict == "close" and fm.stats.cos == pytest.approx(0.997038, abs=1e-6)
@@ -195,7 +196,7 @@ def test_extras_multigraph_iterations_and_filter():
     assert len(filt.kernels) == 4 and not [op for op in filt.ops if op.kind == "parameter"]
     # BatchNorm outputs 3/4 differ between iterations, and are ignored: no divergence
     s = Session(open_dump(str(ex / "A_3iters"), iteration="0"), open_dump(str(ex / "A_3iters"), iteration="2"))
-    res = s.evaluate_all(workers=1)
+    res = evaluate_all(s, workers=1)
     diffs = [(r.pair.name, t.label, t.verdict) for r in res for t in r.outputs if not t.stats or not t.stats.bitwise_equal]
     assert diffs and all(v == "ignored" for _, _, v in diffs)
 

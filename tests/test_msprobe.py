@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dumptui.core.bisect import Bisection
-from dumptui.core.compare import Session
+from dumptui.core.session import Session
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.model import TensorRef

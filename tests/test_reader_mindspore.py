@@ -213,7 +213,7 @@ def test_statistic_csv_variants(tmp_path, variant):
 
 def test_statistic_only_pair_compares_on_statistics(tmp_path):
     from dumptui.core.bisect import Bisection
-    from dumptui.core.compare import Session
+    from dumptui.core.session import Session
     a = open_dump(stat_dump(str(tmp_path / "a"), "2.4+ configurable statistic_category"))
     b = open_dump(stat_dump(str(tmp_path / "b"), "2.4+ configurable statistic_category", scale=1.5))
     s = Session(a, b)
@@ -272,8 +272,9 @@ def test_reader_never_writes_and_needs_no_write_access(tmp_path):
         os.chmod(p, 0o500)
     try:
         d = open_dump(root)
-        from dumptui.core.compare import Session
-        Session(d, open_dump(root)).evaluate_all(workers=1)
+        from dumptui.core.batch import evaluate_all
+        from dumptui.core.session import Session
+        evaluate_all(Session(d, open_dump(root)), workers=1)
     finally:
         for p, _dirs, _fs in os.walk(root):
             os.chmod(p, 0o700)

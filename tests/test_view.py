@@ -10,7 +10,7 @@ import pytest
 from dumptui.core import view
 from dumptui.core.align import ONLY_TARGET, OpPair
 from dumptui.core.bisect import Bisection
-from dumptui.core.compare import Session
+from dumptui.core.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.model import KERNEL, PARAMETER, Dump, Op
 

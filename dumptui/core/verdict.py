@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from . import dtypes
-from .metrics import ElementTolerance, PairStats, format_cos
+from .metrics import ElementTolerance, PairStats, format_cos, stats_within_rounding, within_rounding
+from .model import Op, TensorRef
 
 class Verdict(str, Enum):
     """The verdict of a tensor pair (and of an op, from its outputs), with everything that shows it.
@@ -210,6 +211,29 @@ BUILTIN_IGNORES = (
 )
 
 
+def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", io: str, slot: int) -> str | None:
+    """Why tensor `io.slot` of `op` means nothing (an ignore rule matches), or None.
+
+    BatchNorm's input 5 is is_training; its outputs 1-4 are results only when training, so the built-in rule
+    steps aside for a training BatchNorm."""
+    for rule in rules:
+        if rule.matches(op.name, op.op_type, io, slot):
+            if rule in BUILTIN_IGNORES and _batchnorm_training(op):
+                continue
+            return rule.reason
+    return None
+
+
+def _batchnorm_training(op: "Op") -> bool:
+    t = op.inputs.get(5)
+    if t is None or t.problem or (t.size or 0) != 1:
+        return False
+    try:
+        return bool(t.array().reshape(-1)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def parse_user_ignore(spec: str) -> IgnoreRule:
     """`GLOB` or `GLOB:output.1` / `GLOB:input.*` from --ignore or an ignore file line."""
     m = re.match(r"^(.*?):(input|output)\.(\d+|\*)$", spec.strip())
@@ -229,61 +253,6 @@ def read_ignore_file(path: str) -> list[IgnoreRule]:
     return rules
 
 
-# ---------------------------------------------------------------------------------------------- hints
-
-@dataclass(frozen=True)
-class Hint:
-    text: str
-    kind: str = "known cause"
-
-
-DISCONTINUOUS = {"FloorMod", "Mod", "Floor", "Ceil", "Round", "Sign", "ArgMax", "ArgMin", "Argmax", "Argmin",
-                 "ArgMaxWithValue", "ArgMinWithValue", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
-                 "NotEqual", "TopK", "Sort", "Cast_to_int", "FloorDiv", "TruncateDiv", "TruncateMod", "Rint"}
-
-
-def hints_for(op_type_ref: str | None, op_type_target: str | None, dtypes_ref: list[str | None],
-              dtypes_target: list[str | None], attr_diff: dict[str, tuple[str, str]] | None = None,
-              neighbour_types_target: set[str] | None = None) -> list[Hint]:
-    """Known causes (FORMATS.md §6) that match an op pair."""
-    out: list[Hint] = []
-    types = {t for t in (op_type_ref, op_type_target) if t}
-    if "Mod" in types:
-        out.append(Hint("ops.Mod gives different results on Ascend310 and Ascend910 for the same inputs; "
-                        "ops.FloorMod is the suggested replacement"
-                        + (" (the reference uses FloorMod here)" if op_type_ref == "FloorMod" and op_type_target == "Mod" else "")))
-    if types & {"Conv2D", "Conv2d", "Conv3D", "DepthwiseConv2dNative", "Conv2DBackpropInput"}:
-        low = {"float16", "bfloat16"}
-        if (low & set(dtypes_target)) and not (low & set(dtypes_ref)) or (neighbour_types_target and "Cast" in neighbour_types_target):
-            out.append(Hint("Ascend310 runs Conv2D in fp16 (a Cast to fp16 before it and back after): "
-                            "expect cosine about 0.9999, not 1", "precision"))
-    if types & {"Sigmoid", "Exp", "Softmax", "Tanh"}:
-        out.append(Hint("through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the "
-                        "final result", "precision"))
-    if types & DISCONTINUOUS:
-        out.append(Hint(f"{'/'.join(sorted(types & DISCONTINUOUS))} is discontinuous: tiny benign input noise can move "
-                        "some outputs by a whole step", "discontinuous"))
-    if attr_diff:
-        items = ", ".join(f"{k}: {a} vs {b}" for k, (a, b) in sorted(attr_diff.items()))
-        out.append(Hint(f"graph attributes differ between the two sides: {items}", "attributes"))
-    return out
-
-
-_VOLATILE_ATTRS = {"instance name", "input_names", "output_names", "IsFeatureMapInputList", "IsFeatureMapOutput",
-                   "checkpoint", "is_dynamic_len", "is_backend_cast"}
-
-
-def attribute_diff(a: dict[str, str], b: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """Attributes present on both sides with different values (bookkeeping attributes left out)."""
-    out = {}
-    for k in sorted(set(a) & set(b)):
-        if k in _VOLATILE_ATTRS:
-            continue
-        if a[k] != b[k]:
-            out[k] = (a[k], b[k])
-    return out
-
-
 def with_overrides(th: Thresholds, cos: float | None = None, atol: float | None = None, rtol: float | None = None,
                    max_off: float | None = None, rms_tol: float | None = None) -> Thresholds:
     kw = {k: v for k, v in dict(cos=cos, atol=atol, rtol=rtol, max_off=max_off, rms_tol=rms_tol).items()
@@ -293,3 +262,67 @@ def with_overrides(th: Thresholds, cos: float | None = None, atol: float | None 
 
 def finite_or_none(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
+
+
+# ---------------------------------------------------------------------------------------------- statistics only
+
+STAT_KEYS = ("max", "min", "mean", "l2")
+
+
+def compare_statistics(ref: dict, tgt: dict, tol: ElementTolerance) -> tuple[str, str, dict[str, float | None]]:
+    """Relative differences `(t - r) / |r|` of max, min, mean and L2; the verdict uses the largest.
+
+    Close when every available statistic is within `max(rms_tol, 10 * rtol)` relative (or `atol` absolute
+    for statistics near zero); equal when all are identical.
+    """
+    rel: dict[str, float | None] = {}
+    worst_key, worst_val = None, 0.0
+    equal = True
+    usable = 0
+    lim = max(tol.rms_tol, 10 * tol.rtol)
+    for k in STAT_KEYS:
+        a, b = ref.get(k), tgt.get(k)
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or a is None or b is None:
+            rel[k] = None
+            continue
+        if not (math.isfinite(a) and math.isfinite(b)):
+            rel[k] = None
+            if (a != b) and not (math.isnan(a) and math.isnan(b)):
+                return DIVERGED, f"{k} {a} vs {b}", rel
+            continue
+        usable += 1
+        if a != b:
+            equal = False
+        d = abs(b - a)
+        r = d / abs(a) if abs(a) > tol.atol else (0.0 if d <= tol.atol else math.inf)
+        rel[k] = (b - a) / abs(a) if a != 0 else (0.0 if b == 0 else math.inf)
+        if r > worst_val:
+            worst_key, worst_val = k, r
+    for k in ("nan", "pos_inf", "neg_inf"):
+        a, b = ref.get(k), tgt.get(k)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
+            return DIVERGED, f"{k} count {int(a)} vs {int(b)}", rel
+    if usable == 0:
+        return NOT_COMPARABLE, "no statistic available on both sides", rel
+    if equal:
+        return EQUAL, "all statistics identical", rel
+    if worst_val <= lim:
+        return CLOSE, f"largest relative difference {worst_val:.3g} ({worst_key}) <= {lim:.3g}", rel
+    return DIVERGED, f"{worst_key} differs by {worst_val:.3g} relative (limit {lim:.3g})", rel
+
+
+def rounding_explains(ref: TensorRef | None, target: TensorRef | None) -> str | None:
+    """For a differing unproduced input (weight, network input): the fp16/bf16 format whose rounding explains
+    the difference (as a deliberate conversion would give), or None."""
+    if ref is None or target is None:
+        return None
+    if not ref.has_data or not target.has_data:
+        if ref.stats is not None and target.stats is not None:
+            return stats_within_rounding(ref.stats, target.stats)
+        return None
+    if ref.problem or target.problem or (ref.size or 0) != (target.size or 0):
+        return None
+    try:
+        return within_rounding(ref, target)
+    except (OSError, ValueError):
+        return None

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from .metrics import format_cos
 from .align import OpPair
-from .compare import OpResult, Session
+from .dataflow import input_source, producer_pair
+from .results import OpResult
+from .session import Session
 from .model import CONSTANT, KERNEL, PARAMETER, Dump
 from .redump import inside_any
 from .verdict import BAD, PENDING, mark, worst
@@ -666,11 +668,11 @@ def relations(session: Session, pair: OpPair, max_hops: int = 6) -> list[Relatio
     out: list[Relation] = []
     slots = sorted(set(pair.ref.inputs if pair.ref else ()) | set(pair.target.inputs if pair.target else ()))
     for slot in slots:
-        prod = session.producer_pair(pair, slot)
+        prod = producer_pair(session.alignment, pair, slot)
         if prod is not None:
             out.append(Relation("producer", slot, prod.index, prod.label))
             continue
-        rs, ts = session.input_source(pair, slot)
+        rs, ts = input_source(pair, slot)
         src = rs or ts
         if src is None:
             out.append(Relation("producer", slot, None, "no producer known (no graph)"))

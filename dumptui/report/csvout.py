@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import math
 
-from ..core.compare import OpResult, TensorResult
+from ..core.results import OpResult, TensorResult
 from ..core.verdict import BAD, GOOD
 
 HEADER = [

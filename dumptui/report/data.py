@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 
 from ..core.bisect import Bisection, InputCheck, Root
-from ..core.compare import OpResult, Session, TensorResult
+from ..core.results import OpResult, TensorResult
+from ..core.session import Session
 from ..core.model import Dump, Problem, TensorRef
 
 
@@ -100,10 +101,7 @@ def bisect_report(bi: Bisection) -> dict:
     s = bi.session
     culprit = bi.first_root()
     roots = bi.roots()
-    reads: dict[str, int] = {}
-    for line in s.read_log:
-        purpose = line.split(":", 1)[0]
-        reads[purpose] = reads.get(purpose, 0) + 1
+    reads = s.ledger.by_purpose()
     return {
         "culprit": None if culprit is None else {**root(culprit, s), "ref": culprit.pair.ref.name,
                                                  "target": culprit.pair.target.name},

@@ -7,7 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.bisect import Bisection, InputCheck, Root
-from ..core.compare import OpResult, Session, TensorResult
+from ..core.results import OpResult, TensorResult
+from ..core.session import Session
 from ..core.model import Dump
 from ..core.verdict import BAD, EQUAL, GOOD, role
 from . import fmt
@@ -177,11 +178,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     damaged = [t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)]
     for t in dict.fromkeys(damaged):
         console.print(f"[magenta]damaged file[/magenta] {name(t.path)}: {name(t.problem or t.repaired)}")
-    reads: dict[str, int] = {}
-    for line in s.read_log:
-        k = line.split(":", 1)[0]
-        reads[k] = reads.get(k, 0) + 1
-    console.print(f"Tensor pairs read: {s.tensors_read} (" + ", ".join(f"{n} {k}" for k, n in reads.items()) + ")")
+    console.print(f"Tensor pairs read: {s.ledger.summary()}")
 
 
 _SHORT_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",

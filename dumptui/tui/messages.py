@@ -36,7 +36,7 @@ class PreviewReady(Message):
 class SessionReady(Message):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
-    session: object          # core.compare.Session
+    session: object          # core.session.Session
     model: object            # core.view.OpTreeModel
     seconds: float
 
@@ -76,7 +76,7 @@ class OpLoaded(Message):
     """An op's compared inputs and outputs (read in a worker) and its graph neighbours."""
 
     index: int
-    result: object           # core.compare.OpResult
+    result: object           # core.results.OpResult
     relations: list = field(default_factory=list)
 
 

@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ... import cli
 from ...core import metrics, redump, view
+from ...core.batch import evaluate_all
 from ...core.model import DumpError
 from ...report import fmt
 from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
@@ -343,7 +344,7 @@ class MainScreen(Screen):
                 continue
             if worker.is_cancelled:
                 break
-            session.evaluate_all(batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
+            evaluate_all(session, batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q)

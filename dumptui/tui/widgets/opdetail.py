@@ -12,7 +12,7 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
-from ...core.compare import OpResult, TensorResult
+from ...core.results import OpResult, TensorResult
 from ...core.model import KERNEL
 from ...core.verdict import BAD
 from ...core.view import Relation, elide_left, format_columns, histogram_bar

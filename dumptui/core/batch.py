@@ -1,0 +1,73 @@
+"""Comparing many tensor pairs at once: every pair of an alignment for `compare` and the app's statistics.
+
+Pairs decided without reading (one-sided, unreadable, statistic-only) are settled first; the rest are
+computed here, or in worker processes when there are enough bytes to pay for starting them (`parallel.py`).
+Results land in the session's cache, so a later bisection reuses them.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from .align import OpPair
+from .parallel import MIN_BYTES_FOR_PROCESSES, compare_in_processes
+from .results import OpResult, TensorResult
+from .session import Prechecked, Session
+from .verdict import UNREADABLE
+
+Job = tuple[OpPair, str, int, object, object]       # pair, io, slot, ref TensorRef, target TensorRef
+
+
+def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: int | None = None,
+                 progress: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> list[OpResult]:
+    """Every tensor pair of `pairs` (default: all), then each op's result."""
+    pairs = session.alignment.pairs if pairs is None else pairs
+    jobs = [(p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p)
+            if session.cached(r, t) is None]
+    counter = _Progress(len(jobs), progress)
+    heavy: list[tuple[Job, Prechecked]] = []
+    for job in jobs:
+        if cancelled and cancelled():
+            break
+        pair, io, slot, r, t = job
+        pre = session.precheck(pair, io, slot, r, t, "compare")
+        if isinstance(pre, TensorResult):
+            session.store(pair, r, t, pre)
+            counter.tick()
+        else:
+            heavy.append((job, pre))
+    workers = workers or os.cpu_count() or 1
+    nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
+    if workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
+        _in_processes(session, heavy, workers, counter, cancelled)
+    else:
+        for (pair, io, slot, r, t), _pre in heavy:
+            if cancelled and cancelled():
+                break
+            session.tensor_result(pair, io, slot, r, t, "compare")
+            counter.tick()
+    return [session.op_result(p) for p in pairs]
+
+
+def _in_processes(session: Session, heavy: list[tuple[Job, Prechecked]], workers: int, counter: "_Progress",
+                  cancelled: Callable[[], bool] | None) -> None:
+    specs = [(job[3], job[4], pre[0]) for job, pre in heavy]
+    for idx, st, err in compare_in_processes(specs, workers, session.kl, cancelled):
+        (pair, io, slot, r, t), pre = heavy[idx]
+        if st is None:
+            res = TensorResult(io, slot, r, t, UNREADABLE, err or "read failed", notes=pre[1])
+        else:
+            res = session.finish(pair, io, slot, r, t, st, pre, "compare")
+        session.store(pair, r, t, res)
+        counter.tick()
+
+
+class _Progress:
+    def __init__(self, total: int, report: Callable[[int, int], None] | None):
+        self.total, self.done, self.report = total, 0, report
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.report:
+            self.report(self.done, self.total)

@@ -1,0 +1,256 @@
+"""`Bisection`: the facade over the pieces of a search to the first op whose inputs agree and whose outputs
+do not. It owns one immutable `SearchState` (undo pops the previous one) and delegates:
+
+- `strategy.py`: how probes narrow the candidates (linear interval, or the dataflow graph's ancestors);
+- `oracle.py`: what a probe says (by default the session's verdict on the op's outputs);
+- `culprit.py`: the culprit check at convergence, and other roots on parallel branches;
+- `preconditions.py`: network input and weights compared first;
+- `sessionfile.py`: marks saved and replayed by op key.
+"""
+from __future__ import annotations
+
+import math
+
+from ..align import OpPair
+from ..model import KERNEL
+from ..session import Session
+from .culprit import CulpritCheck
+from .oracle import ComputedOracle
+from .preconditions import check_inputs, parameter_roots
+from .sessionfile import steps_json
+from .state import SearchState
+from .strategy import GraphStrategy, choose_strategy
+from .types import InputCheck, Mark, Root, Source, Step
+
+MAX_SINKS = 4            # graph outputs checked for divergence before giving up
+
+
+class Bisection:
+    def __init__(self, session: Session, use_graph: bool = True, oracle: ComputedOracle | None = None):
+        self.session = session
+        self.order: list[OpPair] = [p for p in session.alignment.pairs if p.kind == KERNEL and p.paired
+                                    and p.ref is not None and p.target is not None
+                                    and p.ref.outputs and p.target.outputs]
+        self.position = {p.index: i for i, p in enumerate(self.order)}
+        self.key_position = {p.key: i for i, p in enumerate(self.order)}
+        self.strategy, self.notes = choose_strategy(session, self.order, use_graph)
+        self.oracle = oracle or ComputedOracle(session, self.order)
+        self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle)
+        self.checks: list[InputCheck] | None = None
+        self.parameter_roots: list[Root] = []
+        self.reset()
+
+    # ---------------------------------------------------------------------------- state, read-only views
+    def reset(self) -> None:
+        self.state = SearchState.initial(len(self.order))
+        self._undo: list[SearchState] = []
+
+    @property
+    def mode(self) -> str:
+        return self.strategy.name
+
+    @property
+    def dag(self):  # noqa: ANN201 - networkx.DiGraph | None
+        return self.strategy.dag if isinstance(self.strategy, GraphStrategy) else None
+
+    candidates = property(lambda self: self.state.candidates)
+    lo = property(lambda self: self.state.lo)
+    hi = property(lambda self: self.state.hi)
+    good = property(lambda self: self.state.good)
+    bad = property(lambda self: self.state.bad)
+    started = property(lambda self: self.state.started)
+    finished = property(lambda self: self.state.finished)
+    no_divergence = property(lambda self: self.state.no_divergence)
+    culprit = property(lambda self: self.state.culprit)
+
+    @property
+    def history(self) -> list[Step]:
+        return list(self.state.history)
+
+    @property
+    def other_roots(self) -> list[Root]:
+        return list(self.state.other_roots)
+
+    @property
+    def steps_left(self) -> int:
+        if self.finished:
+            return 0
+        n = len(self.candidates) if self.started else len(self.order)
+        return max(0, math.ceil(math.log2(n))) if n > 1 else 0
+
+    @property
+    def interval(self) -> tuple[int, int] | None:
+        """(first, last) candidate position, for drawing."""
+        if not self.candidates:
+            return None
+        return min(self.candidates), max(self.candidates)
+
+    def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+        """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
+        return self.oracle.verdict(pos, purpose)
+
+    def cached_mark(self, pos: int) -> Mark | None:
+        return self.oracle.known(pos)
+
+    # ---------------------------------------------------------------------------- the search
+    def start(self) -> None:
+        """Find the first known bad op (a graph output) and set the candidates. Not undoable."""
+        if self.started:
+            return
+        st = self.state.evolve(started=True)
+        if not self.order:
+            self.notes.append("no op is dumped on both sides: nothing to bisect")
+            self.state = st.evolve(finished=True, no_divergence=True)
+            return
+        sinks = self.strategy.sinks()
+        for s in sinks[:MAX_SINKS]:
+            mark, detail = self.oracle.verdict(s, "graph output")
+            st = st.with_step(Step(self.order[s].key, s, mark, Source.START, "graph output: " + detail,
+                                   len(st.candidates)))
+            if mark == Mark.BAD:
+                st = self._narrow(st, s, Mark.BAD)
+                break
+            if mark == Mark.GOOD:
+                st = st.evolve(good=st.good | {s})
+        else:
+            st = st.evolve(finished=True, no_divergence=True, candidates=frozenset())
+            if len(sinks) > MAX_SINKS:
+                self.notes.append(f"{len(sinks) - MAX_SINKS} other graph outputs not checked (use `compare`)")
+        self.state = self._maybe_converged(st)
+
+    def next_probe(self) -> int | None:
+        """The position to probe next, or None when converged/finished."""
+        st = self.state
+        if not st.started or st.finished or st.hi is None:
+            return None
+        return self.culprit_check.choose(st.candidates, st.hi, st.lo)
+
+    def mark(self, pos: int, mark: str, source: str = Source.USER, detail: str = "") -> None:
+        """Record a verdict for the op at `pos` (good/bad/skip) and narrow the candidates."""
+        if not self.started:
+            self.start()
+        if self.finished:
+            return
+        mark, source = Mark(mark), Source(source)
+        self._undo.append(self.state)
+        st = self.state
+        before = len(st.candidates)
+        if mark == Mark.SKIP:
+            self.oracle.set(pos, Mark.SKIP, detail or "not comparable")
+            st = st.evolve(candidates=st.candidates - {pos})
+        else:
+            st = self._narrow(st, pos, mark)
+            if source == Source.USER:
+                self.oracle.forget(pos)          # the user overrules: the computed verdict is not reused
+        st = st.with_step(Step(self.order[pos].key, pos, mark, source, detail, before))
+        self.state = self._maybe_converged(st)
+
+    def step(self) -> Step | None:
+        """Probe once with the computed verdict. Returns the step made, or None when finished."""
+        if not self.started:
+            self.start()
+            return self.state.history[-1] if self.state.history else None
+        pos = self.next_probe()
+        if pos is None:
+            self.state = self._maybe_converged(self.state)
+            return None
+        mark, detail = self.oracle.verdict(pos)
+        self.mark(pos, mark, Source.COMPUTED, detail)
+        return self.state.history[-1]
+
+    def run(self, max_steps: int = 100000) -> Root | None:
+        self.start()
+        for _ in range(max_steps):
+            if self.finished:
+                break
+            if self.step() is None and not self.finished:
+                self.state = self._maybe_converged(self.state, force=True)
+                break
+        return self.culprit
+
+    def undo(self) -> bool:
+        """Take back the last mark (computed or the user's), with the steps it triggered."""
+        if not self._undo:
+            return False
+        self.state = self._undo.pop()
+        return True
+
+    # ---------------------------------------------------------------------------- narrowing, convergence
+    def _narrow(self, st: SearchState, pos: int, mark: Mark) -> SearchState:
+        ancestors = self.strategy.ancestors(pos, st.candidates)
+        if mark == Mark.BAD:
+            return st.evolve(bad=st.bad | {pos}, hi=pos, candidates=frozenset((ancestors | {pos}) - st.good))
+        return st.evolve(good=st.good | {pos}, lo=max(st.lo, pos),
+                         candidates=st.candidates - ancestors - {pos})
+
+    def _maybe_converged(self, st: SearchState, force: bool = False) -> SearchState:
+        """Run the culprit check once nothing but the known bad op is left to probe."""
+        for _ in range(len(self.order) + 1):           # each continuation moves to a new producer
+            if st.finished or st.hi is None:
+                return st
+            if not force and self.culprit_check.choose(st.candidates, st.hi, st.lo) is not None:
+                return st
+            out = self.culprit_check.check(st.hi, st.good)
+            if out.continue_from is None:
+                root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats)
+                others = self.culprit_check.other_roots(st.hi, st.good, self.notes)
+                return st.evolve(culprit=root, finished=True, candidates=frozenset({st.hi}),
+                                 other_roots=tuple(others))
+            # A bad input: the source is upstream (a good output can hide a bad input). Continue there.
+            p = out.continue_from
+            st = st.with_step(Step(self.order[p].key, p, Mark.BAD, Source.CHECK,
+                                   out.why + ": continuing from its producer", len(st.candidates)))
+            candidates, lo = self.strategy.restart(p, st.good)
+            st = st.evolve(bad=st.bad | {p}, hi=p, candidates=candidates, lo=lo)
+            force = False
+        return st
+
+    # ---------------------------------------------------------------------------- preconditions, result
+    def check_inputs(self) -> list[InputCheck]:
+        """The field guide's preconditions: same network input, same weights (where both dumps hold them)."""
+        if self.checks is None:
+            self.checks = check_inputs(self.session)
+            self.parameter_roots = parameter_roots(self.checks)
+        return self.checks
+
+    def roots(self) -> list[Root]:
+        """Every root found, first in execution order first."""
+        found: dict[str, Root] = {}
+        for r in ([self.culprit] if self.culprit else []) + self.other_roots + self.parameter_roots:
+            if r.pair.key not in found:
+                found[r.pair.key] = r
+            elif r.kind != "outputs":
+                found[r.pair.key].caveats.append(r.why)
+        return sorted(found.values(), key=lambda r: r.pair.index)
+
+    def first_root(self) -> Root | None:
+        rs = self.roots()
+        if not rs:
+            return None
+        r = rs[0]
+        if r.result is None:
+            r.result = self.session.op_result(r.pair, inputs=True, purpose="culprit check")
+        return r
+
+    # ---------------------------------------------------------------------------- save / resume
+    def to_json(self) -> dict:
+        return steps_json(self.mode, self.state.history)
+
+    def replay(self, data: dict) -> list[str]:
+        """Re-apply saved marks by op key; returns the keys that no longer exist."""
+        self.reset()
+        self.start()
+        missing = []
+        for s in data.get("steps", []):
+            pos = self.key_position.get(s.get("key"))
+            if pos is None:
+                missing.append(str(s.get("key")))
+                continue
+            if self.finished:
+                break
+            if s.get("source") == Source.COMPUTED:
+                mark, detail = self.oracle.verdict(pos)
+                self.mark(pos, mark, Source.COMPUTED, detail)
+            else:
+                self.mark(pos, s.get("mark", Mark.GOOD), Source.USER, s.get("detail", "marked by the user"))
+        return missing

@@ -1,0 +1,58 @@
+"""Known causes (FORMATS.md §6) that match an op pair: Mod on Ascend310, Conv2D in fp16, saturating Sigmoid,
+discontinuous ops, graph attributes that differ. A hint explains; it never changes a verdict."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Hint:
+    text: str
+    kind: str = "known cause"
+
+
+DISCONTINUOUS = {"FloorMod", "Mod", "Floor", "Ceil", "Round", "Sign", "ArgMax", "ArgMin", "Argmax", "Argmin",
+                 "ArgMaxWithValue", "ArgMinWithValue", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
+                 "NotEqual", "TopK", "Sort", "Cast_to_int", "FloorDiv", "TruncateDiv", "TruncateMod", "Rint"}
+
+
+def hints_for(op_type_ref: str | None, op_type_target: str | None, dtypes_ref: list[str | None],
+              dtypes_target: list[str | None], attr_diff: dict[str, tuple[str, str]] | None = None,
+              neighbour_types_target: set[str] | None = None) -> list[Hint]:
+    """Known causes (FORMATS.md §6) that match an op pair."""
+    out: list[Hint] = []
+    types = {t for t in (op_type_ref, op_type_target) if t}
+    if "Mod" in types:
+        out.append(Hint("ops.Mod gives different results on Ascend310 and Ascend910 for the same inputs; "
+                        "ops.FloorMod is the suggested replacement"
+                        + (" (the reference uses FloorMod here)" if op_type_ref == "FloorMod" and op_type_target == "Mod" else "")))
+    if types & {"Conv2D", "Conv2d", "Conv3D", "DepthwiseConv2dNative", "Conv2DBackpropInput"}:
+        low = {"float16", "bfloat16"}
+        if (low & set(dtypes_target)) and not (low & set(dtypes_ref)) or (neighbour_types_target and "Cast" in neighbour_types_target):
+            out.append(Hint("Ascend310 runs Conv2D in fp16 (a Cast to fp16 before it and back after): "
+                            "expect cosine about 0.9999, not 1", "precision"))
+    if types & {"Sigmoid", "Exp", "Softmax", "Tanh"}:
+        out.append(Hint("through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the "
+                        "final result", "precision"))
+    if types & DISCONTINUOUS:
+        out.append(Hint(f"{'/'.join(sorted(types & DISCONTINUOUS))} is discontinuous: tiny benign input noise can move "
+                        "some outputs by a whole step", "discontinuous"))
+    if attr_diff:
+        items = ", ".join(f"{k}: {a} vs {b}" for k, (a, b) in sorted(attr_diff.items()))
+        out.append(Hint(f"graph attributes differ between the two sides: {items}", "attributes"))
+    return out
+
+
+_VOLATILE_ATTRS = {"instance name", "input_names", "output_names", "IsFeatureMapInputList", "IsFeatureMapOutput",
+                   "checkpoint", "is_dynamic_len", "is_backend_cast"}
+
+
+def attribute_diff(a: dict[str, str], b: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Attributes present on both sides with different values (bookkeeping attributes left out)."""
+    out = {}
+    for k in sorted(set(a) & set(b)):
+        if k in _VOLATILE_ATTRS:
+            continue
+        if a[k] != b[k]:
+            out[k] = (a[k], b[k])
+    return out

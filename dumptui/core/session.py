@@ -1,0 +1,219 @@
+"""A comparison session: two dumps, their alignment, and the cached result of every tensor pair compared.
+
+Everything that reads tensor data goes through `Session.tensor_result` (or `identical`, a byte compare), which
+caches by tensor pair and books the read in the `ReadLedger`, so bisection can prove how little it read.
+Verdict rules live in `verdict.py`; running many compares at once (processes) in `batch.py`. Safe to call
+from worker threads.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Iterable
+
+from . import dtypes
+from .align import Alignment, OpPair, align
+from .dataflow import unpaired_neighbour_types
+from .hints import Hint, attribute_diff, hints_for
+from .ledger import ReadLedger
+from .metrics import ElementTolerance, PairStats, compare_tensors, side_stats
+from .model import SMALL_READ, Dump, TensorRef
+from .results import OpResult, TensorResult, op_verdict
+from .verdict import (BUILTIN_IGNORES, DTYPE_MISMATCH, EQUAL, IGNORED, NOT_COMPARABLE, ONLY_REF, ONLY_TARGET,
+                      SHAPE_MISMATCH, UNREADABLE, IgnoreRule, Thresholds, compare_statistics, ignore_reason, judge)
+
+TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]     # io, slot, ref, target
+Prechecked = tuple[ElementTolerance, list[str], "str | None"]           # tolerance, notes, ignore reason
+
+
+class Session:
+    def __init__(self, ref: Dump, target: Dump, thresholds: Thresholds | None = None,
+                 ignores: Iterable[IgnoreRule] = (), forced: list[tuple[str, str]] | None = None,
+                 alignment: Alignment | None = None, kl: bool = True):
+        self.ref = ref
+        self.target = target
+        self.thresholds = thresholds or Thresholds()
+        self.ignores = list(BUILTIN_IGNORES) + list(ignores)
+        self.alignment = alignment or align(ref, target, forced)
+        self.kl = kl
+        self.ledger = ReadLedger()
+        self._cache: dict[tuple[int, int], TensorResult] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def tensors_read(self) -> int:
+        return self.ledger.count
+
+    # ------------------------------------------------------------------ tensors
+    @staticmethod
+    def tensor_pairs(pair: OpPair, io: str | None = None) -> list[TensorPair]:
+        out: list[TensorPair] = []
+        for side in ("input", "output"):
+            if io and side != io:
+                continue
+            r = (pair.ref.inputs if side == "input" else pair.ref.outputs) if pair.ref else {}
+            t = (pair.target.inputs if side == "input" else pair.target.outputs) if pair.target else {}
+            for slot in sorted(set(r) | set(t)):
+                out.append((side, slot, r.get(slot), t.get(slot)))
+        return out
+
+    def ignore_reason(self, pair: OpPair, io: str, slot: int) -> str | None:
+        op = pair.ref or pair.target
+        return ignore_reason(self.ignores, op, io, slot) if op is not None else None
+
+    def results(self) -> list[TensorResult]:
+        """Every tensor pair compared so far."""
+        with self._lock:
+            return list(self._cache.values())
+
+    def cached(self, ref: TensorRef | None, target: TensorRef | None) -> TensorResult | None:
+        return self._cache.get((id(ref), id(target)))
+
+    def tensor_result(self, pair: OpPair, io: str, slot: int, ref: TensorRef | None,
+                      target: TensorRef | None, purpose: str = "") -> TensorResult:
+        key = (id(ref), id(target))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        return self.store(pair, ref, target, self._evaluate(pair, io, slot, ref, target, purpose))
+
+    def store(self, pair: OpPair, ref: TensorRef | None, target: TensorRef | None, res: TensorResult) -> TensorResult:
+        """Cache a result (the first one stored for a tensor pair wins) and return the cached one."""
+        with self._lock:
+            return self._cache.setdefault((id(ref), id(target)), res)
+
+    def _evaluate(self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None,
+                  purpose: str) -> TensorResult:
+        pre = self.precheck(pair, io, slot, ref, target, purpose)
+        if isinstance(pre, TensorResult):
+            return pre
+        assert ref is not None and target is not None      # precheck settles one-sided pairs
+        tol, notes, ignored = pre
+        try:
+            st = compare_tensors(ref, target, tol, kl=self.kl)
+        except (OSError, ValueError) as e:
+            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+        return self.finish(pair, io, slot, ref, target, st, pre, purpose)
+
+    def precheck(self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None,
+                 purpose: str = "") -> TensorResult | Prechecked:
+        """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
+        compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
+        be computed."""
+        if ref is None or target is None:
+            return TensorResult(io, slot, ref, target, ONLY_TARGET if ref is None else ONLY_REF,
+                                "no such tensor in the " + ("reference" if ref is None else "target"))
+        ignored = self.ignore_reason(pair, io, slot)
+        notes = [f"{side}: repaired data, {t.repaired}" for side, t in (("ref", ref), ("target", target))
+                 if t.has_data and t.repaired]
+        problems = [f"{side}: {t.problem}" for side, t in (("ref", ref), ("target", target))
+                    if t.has_data and t.problem]
+        if problems:
+            return TensorResult(io, slot, ref, target, IGNORED if ignored else UNREADABLE,
+                                ignored or "; ".join(problems), notes=notes)
+        if not ref.has_data or not target.has_data:
+            return self._evaluate_statistics(pair, io, slot, ref, target, ignored, notes, purpose)
+        rs, ts = ref.shape or (), target.shape or ()
+        rn, tn = ref.size or 0, target.size or 0
+        if dtypes.is_complex(ref.dtype) != dtypes.is_complex(target.dtype):
+            return TensorResult(io, slot, ref, target, IGNORED if ignored else DTYPE_MISMATCH,
+                                ignored or f"dtypes {ref.dtype} vs {target.dtype} cannot be compared", notes=notes)
+        if rn != tn:
+            return TensorResult(io, slot, ref, target, IGNORED if ignored else SHAPE_MISMATCH,
+                                ignored or f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)", notes=notes)
+        if ref.dtype != target.dtype:
+            notes.append(f"dtypes differ: {ref.dtype} vs {target.dtype} (compared as values)")
+        return self.thresholds.tolerance(ref.dtype, target.dtype), notes, ignored
+
+    def finish(self, pair: OpPair, io: str, slot: int, ref: TensorRef, target: TensorRef, st: PairStats,
+               pre: Prechecked, purpose: str) -> TensorResult:
+        """The verdict of computed statistics (here or in a worker process); books the read."""
+        tol, notes, ignored = pre
+        self.ledger.book(purpose, pair.key, io, slot)
+        tv = judge(st, self.thresholds, tol)
+        verdict, reason = tv.verdict, tv.reason
+        rs, ts = ref.shape or (), target.shape or ()
+        if tuple(rs) != tuple(ts):
+            notes = notes + [f"shapes differ: {list(rs)} vs {list(ts)}, compared element by element"]
+            if verdict != EQUAL:
+                verdict, reason = SHAPE_MISMATCH, f"shapes {list(rs)} vs {list(ts)}; values: {reason}"
+        if ignored:
+            verdict, reason = IGNORED, ignored
+        return TensorResult(io, slot, ref, target, verdict, reason, st, tol, notes)
+
+    def _evaluate_statistics(self, pair: OpPair, io: str, slot: int, ref: TensorRef, target: TensorRef,
+                             ignored: str | None, notes: list[str], purpose: str) -> TensorResult:
+        """Statistic-only dumps: compare max/min/mean/L2 (a weaker check, and said so)."""
+        try:
+            rstat = ref.stats if not ref.has_data else _stats_dict(side_stats(ref))
+            tstat = target.stats if not target.has_data else _stats_dict(side_stats(target))
+        except (OSError, ValueError) as e:
+            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+        self.ledger.book(purpose, pair.key, io, slot)
+        verdict, reason, rel = compare_statistics(rstat or {}, tstat or {},
+                                                  self.thresholds.tolerance(ref.dtype, target.dtype))
+        if ignored:
+            verdict, reason = IGNORED, ignored
+        notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
+        return TensorResult(io, slot, ref, target, verdict, "statistics only: " + reason, notes=notes,
+                            statistics_only=True, stat_rel=rel)
+
+    def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
+        """A cheap check first: an `equal` result when both files are byte-identical, else None.
+
+        Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
+        cost one read each. Files that differ anywhere (even only in the header) go the full way.
+        """
+        r = (pair.ref.inputs if io == "input" else pair.ref.outputs).get(slot) if pair.ref else None
+        t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
+        if r is None or t is None or not r.has_data or not t.has_data:
+            return None
+        try:
+            size = os.path.getsize(r.path)
+            if size != os.path.getsize(t.path) or size > SMALL_READ:
+                return None
+            with open(r.path, "rb") as a, open(t.path, "rb") as b:
+                same = a.read() == b.read()
+        except OSError:
+            return None
+        self.ledger.book(purpose, pair.key, io, slot)
+        return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)") if same else None
+
+    # ------------------------------------------------------------------ ops
+    def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:
+        ins, outs = [], []
+        for io, slot, r, t in self.tensor_pairs(pair):
+            if io == "input" and not inputs:
+                continue
+            res = self.tensor_result(pair, io, slot, r, t, purpose)
+            (ins if io == "input" else outs).append(res)
+        if not pair.paired:
+            verdict = ONLY_REF if pair.target is None else ONLY_TARGET
+        else:
+            verdict = op_verdict(outs) or NOT_COMPARABLE
+        return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, self.hints(pair))
+
+    def cached_verdict(self, pair: OpPair) -> str | None:
+        """The op's verdict if all its outputs were already compared, else None (never reads)."""
+        if not pair.paired:
+            return ONLY_REF if pair.target is None else ONLY_TARGET
+        res = []
+        for _io, _slot, r, t in self.tensor_pairs(pair, "output"):
+            c = self._cache.get((id(r), id(t)))
+            if c is None:
+                return None
+            res.append(c)
+        return op_verdict(res) or NOT_COMPARABLE
+
+    def hints(self, pair: OpPair) -> list[Hint]:
+        r, t = pair.ref, pair.target
+        dts_r = [x.dtype for x in (r.tensors() if r else ())]
+        dts_t = [x.dtype for x in (t.tensors() if t else ())]
+        attr = attribute_diff(r.attrs, t.attrs) if r is not None and t is not None else None
+        neigh = unpaired_neighbour_types(self.target, self.alignment, pair)
+        return hints_for(r.op_type if r else None, t.op_type if t else None, dts_r, dts_t, attr, neigh)
+
+
+def _stats_dict(s) -> dict:
+    return {"max": s.max, "min": s.min, "mean": s.mean, "l2": s.l2, "nan": s.nan, "pos_inf": s.pos_inf,
+            "neg_inf": s.neg_inf}
