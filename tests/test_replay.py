@@ -494,6 +494,8 @@ def test_expand_dims_squeeze_tile_broadcast_like() -> None:
     assert run("BroadcastTo", [x], attrs={"shape": "(4, -1, 5, -1)"})[0].shape == (4, 2, 5, 3)
     assert one("OnesLike", x).tolist() == np.ones((2, 1, 3)).tolist() and one("ZerosLike", np.array([3])).tolist() == [0]
     assert np.array_equal(one("Identity", x), x) and np.array_equal(one("Depend", x, np.ones(1)), x)
+    assert np.array_equal(one("TensorMove", x.astype(np.float16)), x)
+    assert not np.shares_memory(one("Reshape", x, np.array([6])), x)       # results never alias the inputs
 
 
 def test_concat_and_split() -> None:

@@ -69,7 +69,7 @@ def replay(spec: ReplayInputs) -> dict[int, np.ndarray]:
         outputs = kernel(OpArgs(spec))
     result: dict[int, np.ndarray] = {}
     for slot, value in outputs.items():
-        value = np.asarray(value)
+        value = np.array(value)        # a fresh array: a pass-through or reshape must not alias a dumped input
         want = spec.out_shapes.get(slot)
         if want is not None and tuple(value.shape) != tuple(want) and value.size == int(np.prod(want, dtype=np.int64)):
             value = value.reshape(want)

@@ -1,8 +1,8 @@
 """Element-wise arithmetic, comparisons, rounding, Select, BiasAdd and Cast (numpy broadcasting throughout).
 
 Floating inputs are computed in float64. When every operand is an integer, the ops that have an exact
-integer meaning (Add, Mul, FloorMod...) stay in int64; integer division and wrap-around of narrower integer
-types are not replayed.
+integer meaning (Add, Mul, FloorMod...) are computed in int64, which does not reproduce the wrap-around of
+a narrower integer type; integer Div/RealDiv and integer division by zero are refused.
 """
 from __future__ import annotations
 
