@@ -28,14 +28,18 @@ def _dump_options(p: argparse.ArgumentParser) -> None:
 
 def _compare_options(p: argparse.ArgumentParser) -> None:
     _dump_options(p)
-    g = p.add_argument_group("verdicts")
-    g.add_argument("--cos", type=float, metavar="C", help="diverged below this cosine (default 0.99)")
-    g.add_argument("--atol", type=float, help="element tolerance, absolute (default by dtype)")
-    g.add_argument("--rtol", type=float, help="element tolerance, relative to |ref| (default by dtype)")
-    g.add_argument("--rms-tol", type=float, dest="rms_tol",
-                   help="element tolerance relative to the tensor's RMS (default 0.05 fp32, 0.1 fp16/bf16)")
+    g = p.add_argument_group("verdicts (see README: where the error is born)")
+    g.add_argument("--gain", type=float, metavar="G",
+                   help="a root creates G times the error its inputs carry (default 10)")
+    g.add_argument("--floor", action="append", default=[], metavar="DTYPE=E",
+                   help="noise floor of a dtype, as error over the tensor's RMS (defaults float32=2^-13, "
+                        "float16=2^-10, bfloat16=2^-7); repeatable")
+    g.add_argument("--floor-scale", type=float, dest="floor_scale", metavar="K", help="multiply every floor by K")
     g.add_argument("--max-off", type=float, dest="max_off",
-                   help="diverged when more than this share of elements is outside tolerance (default 0.10)")
+                   help="diverged when more than this share of elements is off by over 10x the floor (default 0.10)")
+    g.add_argument("--cos", type=float, metavar="C", help="also call a pair diverged below this cosine (off by default)")
+    g.add_argument("--no-replay", action="store_true", dest="no_replay",
+                   help="do not recompute ops to prove roots: the gain rule decides alone")
     g.add_argument("--ignore", action="append", default=[], metavar="GLOB[:io.slot]",
                    help="ignore tensors of ops matching GLOB (repeatable), e.g. '*Dropout*' or '*BatchNorm*:output.1'")
     g.add_argument("--ignore-file", metavar="FILE", help="file of --ignore patterns, one per line")
@@ -111,9 +115,10 @@ def open_pair(args):
 def make_session(args, ref, target, kl: bool = True):
     from .core.align import read_map_file
     from .core.session import Session
-    from .core.verdict import Thresholds, parse_user_ignore, read_ignore_file, with_overrides
-    th = with_overrides(Thresholds(), cos=args.cos, atol=args.atol, rtol=args.rtol, max_off=args.max_off,
-                        rms_tol=args.rms_tol)
+    from .core.verdict import Thresholds, parse_floors, parse_user_ignore, read_ignore_file, with_overrides
+    th = with_overrides(Thresholds(), cos=args.cos, gain=args.gain, max_off=args.max_off,
+                        floor_scale=args.floor_scale, floors=parse_floors(args.floor) or None,
+                        replay=False if args.no_replay else None)
     ignores = [parse_user_ignore(s) for s in args.ignore]
     if args.ignore_file:
         ignores += read_ignore_file(args.ignore_file)
@@ -151,9 +156,10 @@ def cmd_compare(args) -> int:
     from .report import data
     ref, target = open_pair(args)
     session = make_session(args, ref, target, kl=args.kl)
-    from .core.batch import evaluate_all
-    results = evaluate_all(session, workers=args.workers)
-    diverged = any(r.verdict in BAD for res in results for r in res.inputs + res.outputs)
+    from .core.compare import compare_pair
+    comparison = compare_pair(session, workers=args.workers)
+    results = comparison.results
+    diverged = bool(comparison.roots)
     if args.csv:
         from .report.csvout import write_csv
         _refuse_inside(args.csv, (ref, target))

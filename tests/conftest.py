@@ -34,6 +34,14 @@ def demo_pair(tmp_path_factory):
     return write_demo(str(root), n_ops=60, size=512)
 
 
+@pytest.fixture(scope="session")
+def clean_demo_pair(tmp_path_factory):
+    """The demo without its fp16 region: a clean pair (bisection, not a scan) but for the planted bug."""
+    from dumptui.core.demo import write_demo
+    root = tmp_path_factory.mktemp("clean_demo")
+    return write_demo(str(root), n_ops=60, size=512, fp16_region=None)
+
+
 def write_npy(path: str | os.PathLike, arr: np.ndarray) -> str:
     os.makedirs(os.path.dirname(str(path)), exist_ok=True)
     np.save(str(path), arr, allow_pickle=False)

@@ -68,35 +68,51 @@ TH = Thresholds()
 TOL32 = TH.tolerance("float32", "float32")
 
 
-def verdict(y, x, th=TH, tol=TOL32):
-    return judge(compare_arrays(np.asarray(y), np.asarray(x), tol), th, tol)
+def verdict(y, x, th=TH, dtype="float32"):
+    floor, dt = th.floor(dtype)
+    return judge(compare_arrays(np.asarray(y), np.asarray(x), th.tolerance(dtype, dtype)), th, floor, dt)
+
+
+def robust_rel(y, x, trim=0.01):
+    """The trimmed-mean error over the reference's RMS, computed independently."""
+    e = np.sort(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)).ravel())
+    k = int(e.size * trim)
+    kept = e[:e.size - k] if k else e
+    return kept.mean() / np.sqrt(np.mean(np.asarray(y, np.float64) ** 2))
 
 
 def test_rules_equal_close_diverged():
     rng = np.random.default_rng(0)
     y = rng.standard_normal(1000).astype(np.float32)
     assert verdict(y, y.copy()).verdict == EQUAL
-    assert verdict(y, y * np.float32(1 + 1e-6)).verdict == CLOSE          # within rtol everywhere
+    assert verdict(y, y * np.float32(1 + 1e-6)).verdict == CLOSE          # a few ulps: far below the fp32 floor
     assert verdict(y, -y).verdict == DIVERGED                              # cosine -1
-    drift = (y + 0.1 * np.abs(y).mean()).astype(np.float32)                 # uniform drift, high cosine
+    drift = (y + 0.01 * np.abs(y).mean()).astype(np.float32)                # a 1 % drift, cosine 0.99995
     v = verdict(y, drift)
-    st = compare_arrays(y, drift, TOL32)
-    assert st.cos > 0.99 and v.verdict == DIVERGED and "of elements off" in v.reason
+    assert compare_arrays(y, drift, TOL32).cos > 0.9999 and v.verdict == DIVERGED
+    assert f"error {robust_rel(y, drift):.2e} of its RMS > float32 floor 1.22e-04" in v.reason
     spikes = y.copy()
     spikes[:3] += 0.75                                                      # a discontinuity moves 3 elements
     v = verdict(y, spikes)
-    assert v.verdict == CLOSE and "3 of 1000 elements outside tolerance" in v.reason
+    assert v.verdict == CLOSE and robust_rel(y, spikes) == 0 and "error 0 of its RMS" in v.reason
+    many = y.copy()
+    many[:150] += 0.75                                                      # 15 %: not a few outliers
+    assert verdict(y, many).verdict == DIVERGED
 
 
-def test_scalars_by_value_and_dtype_aware_tolerance():
+def test_scalars_by_value_and_dtype_aware_floor():
     assert verdict(np.float32(0.75), np.float32(0.75 + 1e-6)).verdict == CLOSE
     assert verdict(np.float32(0.75), np.float32(0.5)).verdict == DIVERGED
-    t16 = TH.tolerance("float32", "float16")
-    assert t16.rtol > TOL32.rtol and t16.rms_tol > TOL32.rms_tol
-    assert TH.tolerance("bfloat16", "float32").rtol > t16.rtol
-    assert TH.tolerance("int32", "int32").rtol == 0
-    over = Thresholds(atol=0.5, rtol=0.0, rms_tol=0.0)
-    assert over.tolerance("float16", "float16").atol == 0.5
+    f32, f16, bf16 = TH.floor("float32")[0], TH.floor("float32", "float16")[0], TH.floor("bfloat16", "float32")[0]
+    assert (f32, f16, bf16) == (2.0 ** -13, 2.0 ** -10, 2.0 ** -7)
+    assert TH.floor("int32", "int32")[0] == 0 and TH.tolerance("int32", "int32").rtol == 0
+    assert TH.tolerance("float16", "float32").rtol == 10 * f16
+    over = Thresholds(floors=(("float16", 0.5),), floor_scale=2.0)
+    assert over.floor("float16")[0] == 1.0 and over.floor("float32")[0] == 2 * f32
+    y = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
+    fp16_noise = y.astype(np.float16).astype(np.float32)
+    assert verdict(y, fp16_noise).verdict == DIVERGED                      # fp16 rounding is beyond fp32's floor
+    assert verdict(y, fp16_noise, dtype="float16").verdict == CLOSE        # and within fp16's
 
 
 def test_nan_at_different_positions_diverges():
@@ -108,7 +124,7 @@ def test_nan_at_different_positions_diverges():
 
 def test_one_side_zero_diverges_with_reason():
     v = verdict(np.ones(8, np.float32), np.zeros(8, np.float32))
-    assert v.verdict == DIVERGED and "target is all zeros" in v.reason
+    assert v.verdict == DIVERGED and "target is all zeros" in v.reason and "error 1.00e+00 of its RMS" in v.reason
 
 
 def test_hints_and_attribute_diff():

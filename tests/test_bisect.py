@@ -43,14 +43,21 @@ def test_demo_planted_culprit_found_linear_mode(demo_pair):
 
 @pytest.mark.parametrize("n_ops", [60, 400])
 def test_reads_at_most_2log2n_plus_4_pairs(tmp_path, n_ops):
-    info = write_demo(str(tmp_path), n_ops=n_ops, size=64)
+    """On a clean pair bisection reads O(log n) pairs; on a noisy one it says it scanned and why."""
+    info = write_demo(str(tmp_path / "clean"), n_ops=n_ops, size=64, fp16_region=None)
     s = demo_session(info)
     bi = Bisection(s)
     bi.run()
+    assert bi.search == "bisection" and bi.search_reason.startswith("clean pair")
     assert bi.first_root().pair.name == info.planted
     n = len(bi.order)
     bisect_reads = sum(1 for r in s.ledger.reads() if r.purpose != "precondition")
     assert bisect_reads <= 2 * math.ceil(math.log2(n)) + 4, s.ledger.reads()
+    noisy = write_demo(str(tmp_path / "noisy"), n_ops=n_ops, size=64)
+    bi = Bisection(demo_session(noisy))
+    bi.run()
+    assert bi.search == "scan" and "on one side only (Cast)" in bi.search_reason
+    assert bi.first_root().pair.name == noisy.planted
 
 
 def test_fp16_region_is_close_not_diverged(demo_pair):
@@ -220,13 +227,19 @@ def test_undo_takes_back_a_mark_with_the_steps_it_triggered(tmp_path):
     assert [st.source for st in bi.history] == ["start"] and not bi.finished and bi.culprit is None
 
 
-def test_user_marked_good_producer_is_named_in_the_caveat(demo_pair):
-    s = demo_session(demo_pair)
+def test_user_marked_good_producer_is_named_in_the_caveat(clean_demo_pair, demo_pair):
+    s = demo_session(clean_demo_pair)
     bi = Bisection(s)
     bi.start()
     planted = next(i for i, p in enumerate(bi.order) if p.name == demo_pair.planted)
     bi.mark(planted, "good", "user")           # wrong on purpose
     bi.run()
     r = bi.first_root()
-    assert r.pair.name != demo_pair.planted
-    assert any("marked good" in c and demo_pair.planted in c for c in r.caveats)
+    assert r.pair.name != clean_demo_pair.planted
+    assert any("marked good" in c and clean_demo_pair.planted in c for c in r.caveats)
+    # On a noisy pair the scan has read every op: a wrong mark cannot hide the root it found.
+    bi = Bisection(demo_session(demo_pair))
+    bi.start()
+    bi.mark(next(i for i, p in enumerate(bi.order) if p.name == demo_pair.planted), "good", "user")
+    bi.run()
+    assert bi.search == "scan" and bi.first_root().pair.name == demo_pair.planted

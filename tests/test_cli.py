@@ -38,12 +38,14 @@ def test_bisect_no_divergence_exit_0(demo_pair):
 
 
 def test_thresholds_change_the_verdict(demo_pair):
-    """--cos 0.9999999 with no bulk slack makes the benign fp16 region a divergence."""
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--cos", "0.9999999",
-                           "--rms-tol", "0", "--max-off", "0", "--atol", "0", "--rtol", "0")
+    """Without the replay and with a gain of 0.5, an op of the benign fp16 region (where rounding error grows
+    a little) becomes a root: the flags reach the verdict."""
+    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--no-replay", "--gain", "0.5")
     assert rc == 1, err
     d = json.loads(out)
     assert d["culprit"]["ref"] != demo_pair.planted
+    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--floor", "float16=nonsense")
+    assert rc == 2 and "--floor float16=nonsense" in err
 
 
 def test_ignore_option_hides_the_planted_divergence(demo_pair, tmp_path):

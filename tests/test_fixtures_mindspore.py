@@ -9,6 +9,7 @@ import pytest
 from dumptui.core.align import RENAMED
 from dumptui.core.bisect import Bisection
 from dumptui.core.batch import evaluate_all
+from dumptui.core.compare import compare_pair
 from dumptui.core.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.model import DumpError
@@ -133,7 +134,7 @@ def test_cli_info_lists_iterations_to_choose(fixtures):
 
 def test_compare_shows_small_differences_of_benign_pairs(fixtures):
     s = session(fixtures, "C_fp16")
-    results = evaluate_all(s, workers=2)
+    results = compare_pair(s, workers=2).results
     by = {(r.pair.name, t.label): t for r in results for t in r.inputs + r.outputs}
     fm = by[("Default/branch-ModBranch/FloorMod-op0", "output.0")]
     assert fm.verdict == "close" and fm.stats.cos == pytest.approx(0.997038, abs=1e-6)

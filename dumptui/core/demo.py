@@ -97,8 +97,9 @@ def _d(dt: str, shape) -> str:
 
 
 def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 20261202,
-               planted_at: float = 0.6, fp16_region: tuple[float, float] = (0.2, 0.35)) -> DemoInfo:
-    """Write `root/ref` and `root/target`. `n_ops` kernels in the reference (the target adds Casts)."""
+               planted_at: float = 0.6, fp16_region: tuple[float, float] | None = (0.2, 0.35)) -> DemoInfo:
+    """Write `root/ref` and `root/target`. `n_ops` kernels in the reference (the target adds Casts).
+    `fp16_region=None`: no fp16 region, a clean pair but for the planted divergence."""
     n_blocks = max(2, (n_ops - 1) // BLOCK_OPS)
     shape = _act_shape(size)
     c = shape[1]
@@ -106,8 +107,11 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
     x = rng.standard_normal(shape).astype(np.float32)
     weights = (rng.standard_normal((n_blocks, c, c)) / math.sqrt(c) * 0.9).astype(np.float32)
     biases = (rng.standard_normal((n_blocks, c)) * 0.1).astype(np.float32)
-    f0 = min(n_blocks - 2, int(n_blocks * fp16_region[0]))
-    f1 = max(f0 + 1, min(n_blocks - 1, int(n_blocks * fp16_region[1])))
+    if fp16_region is None:
+        f0 = f1 = 0
+    else:
+        f0 = min(n_blocks - 2, int(n_blocks * fp16_region[0]))
+        f1 = max(f0 + 1, min(n_blocks - 1, int(n_blocks * fp16_region[1])))
     planted = max(f1, min(n_blocks - 1, int(n_blocks * planted_at)))
 
     ref_dir, tgt_dir = os.path.join(root, "ref"), os.path.join(root, "target")
@@ -237,8 +241,9 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
     n_kernels = n_blocks * BLOCK_OPS + 1
     planted_name = f"Default/stage{planted // BLOCKS_PER_STAGE}-Stage/block{planted}-ResidualBlock/Add-op0"
     return DemoInfo(root=root, ref=ref_dir, target=tgt_dir, n_kernels=n_kernels, n_files=sides["ref"].files,
-                    planted=planted_name, planted_index=planted * BLOCK_OPS + BLOCK_OPS - 1, fp16_first=fp16_names[0],
-                    fp16_last=fp16_names[-1], shape=shape)
+                    planted=planted_name, planted_index=planted * BLOCK_OPS + BLOCK_OPS - 1,
+                    fp16_first=fp16_names[0] if fp16_names else "", fp16_last=fp16_names[-1] if fp16_names else "",
+                    shape=shape)
 
 
 def _write_side_files(rank_dir: str, ir_nodes: list[str], order: list[str], params: list[str]) -> None:

@@ -29,6 +29,8 @@ from .model import SMALL_READ, TensorRef
 EPS = float(np.finfo(np.float64).eps)
 CHUNK = 1 << 16          # elements per chunk: 512 KB per float64 buffer, the working set stays in cache
 KL_SMOOTHING = 1e-12
+TRIM = 0.01              # the trimmed mean drops the largest 1 % of |x-y|: a few jumps of a discontinuous op
+SAMPLE_MAX = 1 << 20     # above this many elements, the trimmed mean is taken over an evenly strided sample
 
 
 def format_cos(v: float | None) -> str:
@@ -80,6 +82,8 @@ class PairStats:
     max_abs_ref: float | None = None
     max_abs_target: float | None = None
     mean_abs: float | None = None
+    mean_abs_trimmed: float | None = None   # mean |x-y| without the largest TRIM share (see `robust_error`)
+    rms_ref: float | None = None            # sqrt(mean(y^2)) over the elements compared: the tensor's scale
     rmse: float | None = None
     rel_euclid: float | None = None
     max_rel: float | None = None
@@ -320,6 +324,8 @@ class _Acc:
         self.off = 0
         self.kl_a = self.kl_p = self.kl_q = 0.0
         self.finite_all = True
+        self.stride = max(1, -(-st.n // SAMPLE_MAX))
+        self.samples: list[np.ndarray] = []      # |x-y| (strided above SAMPLE_MAX) for the trimmed mean
 
     def chunk(self, work: _Work, xr, yr, x64, y64, offset: int) -> None:
         st = self.st
@@ -355,6 +361,7 @@ class _Acc:
             self.max_idx = offset + (int(pos[i]) if pos is not None else i)
             self.max_ref, self.max_tgt = float(y64[i]), float(x64[i])
         self.sad += float(ad.sum())
+        self.samples.append(ad[::self.stride].copy())
         if self.exact_int:
             st.n_diff += int(np.count_nonzero(xr != yr))
         elif xr.dtype != yr.dtype:
@@ -434,6 +441,8 @@ class _Acc:
         st.max_abs_index = tuple(int(v) for v in np.unravel_index(self.max_idx, shape)) if shape else ()
         st.max_abs_ref, st.max_abs_target = self.max_ref, self.max_tgt
         st.mean_abs = self.sad / compared
+        st.mean_abs_trimmed = trimmed_mean(np.concatenate(self.samples) if self.samples else np.zeros(0))
+        st.rms_ref = math.sqrt(self.ys.sumsq / compared)
         st.rmse = math.sqrt(self.sdd / compared)
         if ny_ == 0:
             if self.sdd == 0:
@@ -463,6 +472,18 @@ class _Acc:
 
 _ELEMENT_METRICS = ("cos", "max_abs", "mean_abs", "rmse", "rel_euclid", "max_rel", "mean_rel", "acc_rel",
                     "thousandth", "five_thousandths", "kl")
+
+
+def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
+    """Mean of `values` without the largest `trim` share of them (none dropped below 1/trim values)."""
+    n = values.size
+    if n == 0:
+        return 0.0
+    k = int(n * trim)
+    if k == 0:
+        return float(values.mean())
+    top = np.partition(values, n - k)[n - k:]
+    return float((values.sum() - top.sum()) / (n - k))
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -512,7 +533,8 @@ def _equal_pair_stats(chunks_fn, n: int) -> PairStats:
             st.undefined[k] = "no element is finite on both sides"
         return st
     st.cos = 1.0
-    st.max_abs = st.mean_abs = st.rmse = st.rel_euclid = 0.0
+    st.max_abs = st.mean_abs = st.mean_abs_trimmed = st.rmse = st.rel_euclid = 0.0
+    st.rms_ref = math.sqrt(s.l2 * s.l2 / s.finite) if s.l2 is not None else None
     st.thousandth = st.five_thousandths = 1.0
     if rel_count:
         st.max_rel = st.mean_rel = st.acc_rel = 0.0

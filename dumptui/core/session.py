@@ -130,7 +130,7 @@ class Session:
         """The verdict of computed statistics (here or in a worker process); books the read."""
         tol, notes, ignored = pre
         self.ledger.book(purpose, pair.key, io, slot)
-        tv = judge(st, self.thresholds, tol)
+        tv = judge(st, self.thresholds, *self.thresholds.floor(ref.dtype, target.dtype))
         verdict, reason = tv.verdict, tv.reason
         rs, ts = ref.shape or (), target.shape or ()
         if tuple(rs) != tuple(ts):
@@ -151,12 +151,20 @@ class Session:
             return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
         self.ledger.book(purpose, pair.key, io, slot)
         verdict, reason, rel = compare_statistics(rstat or {}, tstat or {},
-                                                  self.thresholds.tolerance(ref.dtype, target.dtype))
+                                                  self.thresholds.floor(ref.dtype, target.dtype)[0], ref.size)
         if ignored:
             verdict, reason = IGNORED, ignored
         notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
         return TensorResult(io, slot, ref, target, verdict, "statistics only: " + reason, notes=notes,
                             statistics_only=True, stat_rel=rel)
+
+    def rejudge(self, res: TensorResult, verdict: str, reason: str) -> TensorResult:
+        """Replace a cached result's verdict (a verdict judged in context, after a scan); stats are kept."""
+        new = TensorResult(res.io, res.slot, res.ref, res.target, verdict, reason, res.stats, res.tolerance,
+                           res.notes, res.statistics_only, res.stat_rel)
+        with self._lock:
+            self._cache[(id(res.ref), id(res.target))] = new
+        return new
 
     def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.

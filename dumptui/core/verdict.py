@@ -1,18 +1,17 @@
-"""From statistics to verdicts: thresholds, dtype-aware tolerance, ignore rules, known-cause hints.
+"""Every verdict rule: from statistics to `equal` / `close` / `diverged` and the other verdicts, ignore rules,
+statistic-only comparisons.
 
 A tensor pair is `equal` (bitwise), `close`, `diverged`, `shape mismatch`, `dtype mismatch`, `only in ref`,
-`only in target`, `not comparable`, `unreadable` or `ignored`. The rule for `close` vs `diverged`, on pairs
-that are not equal:
+`only in target`, `not comparable`, `unreadable` or `ignored`. On pairs that are not equal:
 
 1. NaN/Inf at different positions -> diverged.
-2. Every element within `atol + rtol*|y| + rms_tol*rms(y)` -> close.
-3. Cosine below `cos` (default 0.99), or undefined because one side is all zeros -> diverged.
-4. More than `max_off` (default 10 %) of the elements outside that tolerance -> diverged: a uniform drift that
-   a high cosine hides (a Sigmoid output 10 % off everywhere still has cos 0.996).
-5. Otherwise close: a few outliers, which is what a discontinuous op (mod, floor, argmax) makes of tiny noise.
+2. The error (mean |target - ref| without the largest 1 % of elements, divided by the reference's RMS)
+   above the noise floor of the less precise dtype (noise.py: 2^-13 fp32, 2^-10 fp16, 2^-7 bf16) -> diverged.
+3. More than `max_off` (10 %) of the elements off by more than 10x the floor -> diverged.
+4. Otherwise close.
 
-Scalars and one-element tensors have no meaningful cosine: they are compared by value (`atol + rtol*|y|`).
-The tolerance follows the looser dtype of the pair (fp16/bf16 looser than fp32) unless set explicitly.
+Whether a divergence is *born* at an op or carried in is the local-error rule (localerror.py); in a noisy
+pair the floor follows the compute path, not only the tensor's own dtypes.
 """
 from __future__ import annotations
 
@@ -23,7 +22,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from . import dtypes
-from .metrics import ElementTolerance, PairStats, format_cos, stats_within_rounding, within_rounding
+from .metrics import ElementTolerance, PairStats, stats_within_rounding, within_rounding
+from .noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
 from .model import Op, TensorRef
 
 class Verdict(str, Enum):
@@ -115,31 +115,35 @@ def worst(verdicts) -> str | None:
     return min(vs, key=severity) if vs else None
 
 
-# Default element tolerance per dtype: (atol, rtol, rms_tol)
-DTYPE_TOLERANCE = {
-    "float64": (1e-9, 1e-7, 0.05),
-    "float32": (1e-6, 1e-4, 0.05),
-    "float16": (1e-4, 1e-3, 0.10),
-    "bfloat16": (1e-3, 8e-3, 0.10),
-}
-INTEGER_TOLERANCE = (0.0, 0.0, 0.0)
-
-
 @dataclass(frozen=True)
 class Thresholds:
-    cos: float = 0.99
+    """Every number a verdict depends on; each has a flag.
+
+    `gain`: an op is a root when its output error is this many times what its data inputs carry.
+    `floor_scale`, `floors`: the noise floor per dtype (noise.FLOOR), scaled or overridden.
+    `max_off`: a pair within the floor still diverges when more than this share of its elements is off by more
+    than 10x the floor. `cos`: an extra alarm below this cosine (off unless given). `replay`: recompute ops
+    to prove roots (off: the gain rule decides alone).
+    """
+
+    gain: float = 10.0
+    floor_scale: float = 1.0
+    floors: tuple[tuple[str, float], ...] = ()
     max_off: float = 0.10
-    atol: float | None = None      # None: by dtype
-    rtol: float | None = None
-    rms_tol: float | None = None
+    cos: float | None = None
+    replay: bool = True            # prove roots by recomputing the op (localerror.py); off: the gain rule alone
+
+    def floor(self, *dtype_names: str | None) -> tuple[float, str | None]:
+        """(floor, dtype it comes from) for a pair of the given dtypes: the less precise one decides."""
+        dt = least_precise(dtype_names)
+        if dt is None and any(dtype_names):
+            return 0.0, next(d for d in dtype_names if d)      # integers, booleans: exact
+        return floor_of(dt, dict(self.floors), self.floor_scale), dt or "float32"
 
     def tolerance(self, dtype_ref: str | None, dtype_target: str | None) -> ElementTolerance:
-        dt = dtypes.looser(dtype_ref, dtype_target)
-        atol, rtol, rms_tol = DTYPE_TOLERANCE.get(dt or "", INTEGER_TOLERANCE if dt and not dtypes.is_float(dt)
-                                                  and not dtypes.is_complex(dt) else DTYPE_TOLERANCE["float32"])
-        return ElementTolerance(atol=self.atol if self.atol is not None else atol,
-                                rtol=self.rtol if self.rtol is not None else rtol,
-                                rms_tol=self.rms_tol if self.rms_tol is not None else rms_tol)
+        """Per element: off when |x-y| > 10 x floor x (|y| + rms(y)) (the standard's max relative error)."""
+        f = self.floor(dtype_ref, dtype_target)[0] * ELEMENT_FACTOR
+        return ElementTolerance(atol=0.0, rtol=f, rms_tol=f)
 
 
 @dataclass
@@ -148,8 +152,9 @@ class TensorVerdict:
     reason: str = ""
 
 
-def judge(st: PairStats, th: Thresholds, tol: ElementTolerance) -> TensorVerdict:
-    """The verdict of a compared pair (same element count, both readable)."""
+def judge(st: PairStats, th: Thresholds, floor: float, floor_dtype: str | None = None) -> TensorVerdict:
+    """The verdict of a compared pair (same element count, both readable), against the noise floor of its
+    dtypes: close when its trimmed mean error is within the floor (and few elements are far off)."""
     if st.n == 0:
         return TensorVerdict(EQUAL if st.values_equal else NOT_COMPARABLE, "empty tensor")
     if st.bitwise_equal:
@@ -160,26 +165,19 @@ def judge(st: PairStats, th: Thresholds, tol: ElementTolerance) -> TensorVerdict
         return TensorVerdict(DIVERGED, f"NaN/Inf at different positions ({st.nonfinite_mismatch} elements)")
     if st.compared == 0:
         return TensorVerdict(NOT_COMPARABLE, "no element is finite on both sides")
-    if st.n == 1 or st.compared == 1:
-        y, x = st.max_abs_ref, st.max_abs_target
-        lim = tol.atol + tol.rtol * abs(y if y is not None else 0.0)
-        if st.max_abs is not None and st.max_abs <= lim:
-            return TensorVerdict(CLOSE, f"one element: |diff| {st.max_abs:.3g} <= {lim:.3g}")
-        return TensorVerdict(DIVERGED, f"one element: {_g(y)} vs {_g(x)} (|diff| {_g(st.max_abs)} > {lim:.3g})")
-    if st.n_off == 0:
-        return TensorVerdict(CLOSE, "every element within tolerance")
-    off_share = st.n_off / max(st.compared, 1)
-    if st.cos is None:
-        return TensorVerdict(DIVERGED, st.undefined.get("cos", "cosine undefined"))
-    if st.cos < th.cos:
+    err = tensor_error(st)
+    assert err is not None
+    where = f"{floor_dtype} floor {fmt_rel(floor)}" if floor_dtype else f"floor {fmt_rel(floor)}"
+    if th.cos is not None and st.cos is not None and st.cos < th.cos:
         return TensorVerdict(DIVERGED, f"cosine {st.cos:.6f} < {th.cos}")
-    if off_share > th.max_off:
-        return TensorVerdict(DIVERGED, f"{off_share:.1%} of elements off by more than the tolerance (limit {th.max_off:.0%})")
-    return TensorVerdict(CLOSE, f"cosine {format_cos(st.cos)}; {st.n_off} of {st.compared} elements outside tolerance")
-
-
-def _g(v) -> str:
-    return "undefined" if v is None else f"{v:.6g}"
+    if err.rel > floor:
+        zeros = st.undefined.get("cos", "")
+        return TensorVerdict(DIVERGED, f"error {fmt_rel(err.rel)} of its RMS > {where}" + (f"; {zeros}" if zeros else ""))
+    off_share = st.n_off / max(st.compared, 1)
+    if st.compared > 1 and off_share > th.max_off:
+        return TensorVerdict(DIVERGED, f"{off_share:.1%} of elements off by more than {ELEMENT_FACTOR}x the "
+                                       f"{where} (limit {th.max_off:.0%})")
+    return TensorVerdict(CLOSE, f"error {fmt_rel(err.rel)} of its RMS <= {where}")
 
 
 # ---------------------------------------------------------------------------------------------- ignore rules
@@ -253,11 +251,21 @@ def read_ignore_file(path: str) -> list[IgnoreRule]:
     return rules
 
 
-def with_overrides(th: Thresholds, cos: float | None = None, atol: float | None = None, rtol: float | None = None,
-                   max_off: float | None = None, rms_tol: float | None = None) -> Thresholds:
-    kw = {k: v for k, v in dict(cos=cos, atol=atol, rtol=rtol, max_off=max_off, rms_tol=rms_tol).items()
-          if v is not None}
-    return replace(th, **kw)
+def parse_floors(specs: list[str]) -> tuple[tuple[str, float], ...]:
+    """`float16=1e-3` items of --floor as Thresholds.floors; ValueError names a bad item."""
+    out = []
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        try:
+            out.append((dtypes.canonical(name.strip()) or name.strip(), float(value)))
+        except ValueError:
+            raise ValueError(f"--floor {spec}: expected DTYPE=NUMBER, e.g. float16=1e-3") from None
+    return tuple(out)
+
+
+def with_overrides(th: Thresholds, **overrides: object) -> Thresholds:
+    """`th` with the given fields replaced (None values keep the default)."""
+    return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
 
 
 def finite_or_none(v: float | None) -> float | None:
@@ -269,20 +277,22 @@ def finite_or_none(v: float | None) -> float | None:
 STAT_KEYS = ("max", "min", "mean", "l2")
 
 
-def compare_statistics(ref: dict, tgt: dict, tol: ElementTolerance) -> tuple[str, str, dict[str, float | None]]:
-    """Relative differences `(t - r) / |r|` of max, min, mean and L2; the verdict uses the largest.
+def compare_statistics(ref: dict, tgt: dict, floor: float, n: int | None) -> tuple[str, str, dict[str, float | None]]:
+    """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
+    of the reference (so a mean near zero is not blown up); the verdict uses the largest.
 
-    Close when every available statistic is within `max(rms_tol, 10 * rtol)` relative (or `atol` absolute
-    for statistics near zero); equal when all are identical.
+    Close when every available statistic is within 10x the floor; equal when all are identical.
     """
     rel: dict[str, float | None] = {}
     worst_key, worst_val = None, 0.0
     equal = True
     usable = 0
-    lim = max(tol.rms_tol, 10 * tol.rtol)
+    lim = ELEMENT_FACTOR * floor
+    l2 = ref.get("l2")
+    rms = abs(l2) / math.sqrt(n) if isinstance(l2, (int, float)) and math.isfinite(l2) and n else 0.0
     for k in STAT_KEYS:
         a, b = ref.get(k), tgt.get(k)
-        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or a is None or b is None:
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
             rel[k] = None
             continue
         if not (math.isfinite(a) and math.isfinite(b)):
@@ -293,11 +303,11 @@ def compare_statistics(ref: dict, tgt: dict, tol: ElementTolerance) -> tuple[str
         usable += 1
         if a != b:
             equal = False
-        d = abs(b - a)
-        r = d / abs(a) if abs(a) > tol.atol else (0.0 if d <= tol.atol else math.inf)
-        rel[k] = (b - a) / abs(a) if a != 0 else (0.0 if b == 0 else math.inf)
-        if r > worst_val:
-            worst_key, worst_val = k, r
+        scale = max(abs(a), rms)
+        r = (b - a) / scale if scale > 0 else (0.0 if b == a else math.inf)
+        rel[k] = r
+        if abs(r) > worst_val:
+            worst_key, worst_val = k, abs(r)
     for k in ("nan", "pos_inf", "neg_inf"):
         a, b = ref.get(k), tgt.get(k)
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:

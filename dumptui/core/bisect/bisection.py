@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 
+from typing import Callable
+
 from ..align import OpPair
-from ..model import KERNEL
+from ..scan import ScanResult, describe_noise, kernel_order, scan
 from ..session import Session
+from ..verdict import CLOSE
 from .culprit import CulpritCheck
-from .oracle import ComputedOracle
+from .oracle import ComputedOracle, Oracle
 from .preconditions import check_inputs, parameter_roots
 from .sessionfile import steps_json
 from .state import SearchState
@@ -26,11 +29,10 @@ MAX_SINKS = 4            # graph outputs checked for divergence before giving up
 
 
 class Bisection:
-    def __init__(self, session: Session, use_graph: bool = True, oracle: ComputedOracle | None = None):
+    def __init__(self, session: Session, use_graph: bool = True, oracle: Oracle | None = None,
+                 workers: int | None = None):
         self.session = session
-        self.order: list[OpPair] = [p for p in session.alignment.pairs if p.kind == KERNEL and p.paired
-                                    and p.ref is not None and p.target is not None
-                                    and p.ref.outputs and p.target.outputs]
+        self.order: list[OpPair] = kernel_order(session)
         self.position = {p.index: i for i, p in enumerate(self.order)}
         self.key_position = {p.key: i for i, p in enumerate(self.order)}
         self.strategy, self.notes = choose_strategy(session, self.order, use_graph)
@@ -38,6 +40,11 @@ class Bisection:
         self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle)
         self.checks: list[InputCheck] | None = None
         self.parameter_roots: list[Root] = []
+        self.workers = workers
+        self.search = "bisection"          # or "scan": every op read and judged by its local error
+        self.search_reason = ""
+        self.scan_result: ScanResult | None = None
+        self._prepared = False
         self.reset()
 
     # ---------------------------------------------------------------------------- state, read-only views
@@ -93,10 +100,42 @@ class Bisection:
         return self.oracle.known(pos)
 
     # ---------------------------------------------------------------------------- the search
+    def prepare(self, progress: Callable[[int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> None:
+        """Preconditions, then the kind of search: bisection (O(log n) reads) where the pair is clean, a
+        local-error scan of every op where it is noisy (there a threshold crossed says nothing about where
+        error is born)."""
+        if self._prepared:
+            return
+        self._prepared = True
+        self.check_inputs()
+        for c in self.checks or []:
+            if c.status == "benign":       # rounding explains it: the input agrees as far as precision allows
+                self.session.rejudge(c.result, CLOSE, c.detail)
+        noise = describe_noise(self.session)
+        rounded = [c.name for c in self.checks or [] if c.status == "benign"]
+        if rounded:
+            noise = "; ".join(filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({', '.join(rounded[:3])})"]))
+        if noise:
+            self.use_scan(f"noisy pair: {noise}", progress, cancelled)
+        else:
+            self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
+
+    def use_scan(self, reason: str, progress: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> None:
+        """Read and judge every op now; the bisection then answers from the judged verdicts."""
+        position = self.position
+        fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
+        self.scan_result = scan(self.session, self.order, self.strategy.predecessors, fed, self.workers,
+                                progress, cancelled)
+        self.search, self.search_reason = "scan", reason
+        self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
+
     def start(self) -> None:
         """Find the first known bad op (a graph output) and set the candidates. Not undoable."""
         if self.started:
             return
+        self.prepare()
         st = self.state.evolve(started=True)
         if not self.order:
             self.notes.append("no op is dumped on both sides: nothing to bisect")
@@ -192,7 +231,7 @@ class Bisection:
                 return st
             out = self.culprit_check.check(st.hi, st.good)
             if out.continue_from is None:
-                root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats)
+                root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats, out.local)
                 others = self.culprit_check.other_roots(st.hi, st.good, self.notes)
                 return st.evolve(culprit=root, finished=True, candidates=frozenset({st.hi}),
                                  other_roots=tuple(others))
@@ -216,12 +255,23 @@ class Bisection:
     def roots(self) -> list[Root]:
         """Every root found, first in execution order first."""
         found: dict[str, Root] = {}
-        for r in ([self.culprit] if self.culprit else []) + self.other_roots + self.parameter_roots:
+        for r in ([self.culprit] if self.culprit else []) + self.other_roots + self._scan_roots() + self.parameter_roots:
             if r.pair.key not in found:
                 found[r.pair.key] = r
             elif r.kind != "outputs":
                 found[r.pair.key].caveats.append(r.why)
         return sorted(found.values(), key=lambda r: r.pair.index)
+
+    def _scan_roots(self) -> list[Root]:
+        """Every root the scan found (bisection reaches the first; compare reports them all: they agree)."""
+        if self.scan_result is None:
+            return []
+        out = []
+        for le in self.scan_result.roots:
+            pos = self.position[le.pair.index]
+            chk = self.culprit_check.check(pos, frozenset())
+            out.append(Root(le.pair, "outputs", chk.why, chk.result, chk.caveats, le))
+        return out
 
     def first_root(self) -> Root | None:
         rs = self.roots()
@@ -230,6 +280,8 @@ class Bisection:
         r = rs[0]
         if r.result is None:
             r.result = self.session.op_result(r.pair, inputs=True, purpose="culprit check")
+        if r.local is None and r.pair.index in self.position:
+            r.local = self.culprit_check.local(self.position[r.pair.index], r.result)
         return r
 
     # ---------------------------------------------------------------------------- save / resume

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..align import OpPair
-from ..dataflow import producer_pair, unproduced
+from ..dataflow import input_source, producer_pair, unproduced
+from ..localerror import LocalError
 from ..results import OpResult, TensorResult
+from ..scan import analyse, input_roles
 from ..session import Session
 from ..verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET
-from .oracle import ComputedOracle
+from .oracle import Oracle
 from .strategy import Strategy
 from .types import Mark, Root
 
@@ -24,46 +26,68 @@ MAX_FRONTIER = 8         # side inputs checked for other roots of divergence
 @dataclass
 class CheckOutcome:
     result: OpResult
-    continue_from: int | None      # the producer to continue from, when an input it produces diverges
+    continue_from: int | None      # the producer to continue from, when an input it produces carries the error
     why: str
     caveats: list[str]
+    local: LocalError | None = None
 
 
 class CulpritCheck:
-    def __init__(self, session: Session, order: list[OpPair], strategy: Strategy, oracle: ComputedOracle):
+    def __init__(self, session: Session, order: list[OpPair], strategy: Strategy, oracle: Oracle):
         self.session = session
         self.order = order
         self.position = {p.index: i for i, p in enumerate(order)}
         self.strategy = strategy
         self.oracle = oracle
+        self.locals: dict[int, LocalError] = {}        # filled by a scan; computed here otherwise
+
+    def local(self, pos: int, res: OpResult) -> LocalError:
+        if pos not in self.locals:
+            self.locals[pos] = analyse(self.session, res)
+        return self.locals[pos]
 
     def check(self, pos: int, good: frozenset[int]) -> CheckOutcome:
-        """Read the inputs of the op at `pos` and say whether it is a root or where to continue."""
+        """Read the inputs of the op at `pos` and say whether it is a root or where to continue.
+
+        A root: the local-error rule says error is born here (localerror.py). Otherwise the error came in
+        through an input: continue from the producer of the input that carries the most."""
         pair = self.order[pos]
         res = self.session.op_result(pair, inputs=True, purpose="culprit check")
-        bad_produced: list[TensorResult] = []
-        differing_unproduced: list[tuple[TensorResult, str]] = []
+        le = self.local(pos, res)
+        roles = input_roles(pair)
         caveats: list[str] = []
+        carriers: list[TensorResult] = []
+        unproduced_bad: list[tuple[TensorResult, str]] = []
         for r in res.inputs:
             if r.verdict == IGNORED:
                 continue
             origin = unproduced(pair, r.slot)
-            if r.bad or r.verdict in (ONLY_REF, ONLY_TARGET):
-                if origin is None:
-                    bad_produced.append(r)
-                else:
-                    differing_unproduced.append((r, origin))
+            bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
+            if origin is not None or roles.get(r.slot) == "constant":
+                if bad:
+                    unproduced_bad.append((r, origin or "constant"))
+            elif bad:
+                carriers.append(r)
             elif r.verdict not in GOOD:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
-        for r in bad_produced:
-            step = self._producer_step(pair, pos, r, good, caveats)
-            if step is not None:
-                return CheckOutcome(res, step, f"input.{r.slot} of {pair.name} diverges ({r.reason})", [])
-        why = ("its outputs diverge, and so do inputs it does not produce (see caveats)" if bad_produced
-               else "inputs agree, outputs diverge")
-        for r, origin in differing_unproduced:
-            why += f"; {origin} input.{r.slot} differs ({r.reason})"
-        return CheckOutcome(res, None, why, caveats)
+        if le.kind == "carries" and le.in_slot is not None:
+            worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
+            if worst is not None and worst not in carriers and unproduced(pair, worst.slot) is None:
+                carriers.insert(0, worst)
+        if le.kind != "root":
+            for r in carriers:
+                step = self._producer_step(pair, pos, r, good, caveats)
+                if step is not None:
+                    why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
+                    return CheckOutcome(res, step, why, [], le)
+        why = ("inputs agree, outputs diverge" if not carriers
+               else "its outputs diverge, and so do inputs it does not produce (see caveats)" if le.kind != "root"
+               else "error is born here: " + le.why)
+        for r, origin in unproduced_bad:
+            names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
+            what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
+            why += f"; {what} differs ({r.reason})"
+        return CheckOutcome(res, None, why, caveats, le)
 
     def _producer_step(self, pair: OpPair, pos: int, r: TensorResult, good: frozenset[int],
                        caveats: list[str]) -> int | None:
@@ -117,7 +141,7 @@ class CulpritCheck:
             if probe is None:
                 out = self.check(hi, good)
                 if out.continue_from is None or out.continue_from not in allowed:
-                    return Root(self.order[hi], "outputs", out.why, out.result, out.caveats)
+                    return Root(self.order[hi], "outputs", out.why, out.result, out.caveats, out.local)
                 hi = out.continue_from
                 cands = (st.ancestors(hi, allowed) | {hi}) - good
                 continue

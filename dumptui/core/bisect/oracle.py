@@ -1,7 +1,8 @@
 """The oracle: what a probe says about an op (fx_minifier's `module_fails`, injected into the bisection).
 
 `ComputedOracle` reads the op's outputs through the session and turns their verdict into a mark; tests and
-other front ends may pass any object with the same `verdict(pos, purpose)` method.
+other front ends may pass any object with the same methods. After a local-error scan the session's verdicts
+are judged in context (a divergence only downstream of a root), and the same oracle answers from them.
 """
 from __future__ import annotations
 
@@ -18,6 +19,16 @@ from .types import Mark
 class Oracle(Protocol):
     def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
         """(mark, detail) for the op at `pos` of the bisection order."""
+        ...
+
+    def known(self, pos: int) -> Mark | None:
+        """The mark already computed or set for `pos` (never reads)."""
+        ...
+
+    def set(self, pos: int, mark: Mark, detail: str) -> None:
+        ...
+
+    def forget(self, pos: int) -> None:
         ...
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..align import OpPair
+from ..localerror import LocalError
 from ..results import OpResult, TensorResult
 
 
@@ -55,6 +56,7 @@ class Root:
     why: str
     result: OpResult | None = None
     caveats: list[str] = field(default_factory=list)
+    local: LocalError | None = None     # gains, replay proof (localerror.py)
 
 
 @dataclass
