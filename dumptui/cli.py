@@ -163,22 +163,34 @@ def cmd_compare(args) -> int:
     if args.csv:
         from .report.csvout import write_csv
         _refuse_inside(args.csv, (ref, target))
-        n = write_csv(args.csv, results, only_bad=args.only_diverged)
+        n = write_csv(args.csv, results, only_bad=args.only_diverged, locals_=comparison.locals)
         print(f"wrote {n} rows to {args.csv}", file=sys.stderr)
     if args.json:
         shown = [r for r in results if not args.only_diverged or any(t.verdict in BAD for t in r.inputs + r.outputs)]
         print(json.dumps({"ref": data.dump_summary(ref), "target": data.dump_summary(target),
                           "alignment": session.alignment.counts(),
-                          "ops": [data.op_result(r) for r in shown],
+                          "ops": [{**data.op_result(r), "local_error": data.local_error(comparison.locals.get(r.pair.index))}
+                                  for r in shown],
+                          "roots": [data.root(r, session) for r in comparison.roots],
+                          "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
+                          "benign": comparison.bisection.benign_evidence(),
                           "damaged_tensors": data.damaged_tensors(session),
                           "tensors_read": session.tensors_read}, indent=1, allow_nan=False))
     elif not args.csv or sys.stdout.isatty():
-        from .report.tables import compare_summary, compare_table, dump_line
+        from .report.tables import compare_summary, compare_table, dump_line, name
         con = _console()
         con.print(f"[bold]ref[/bold]:    {dump_line(ref)}")
         con.print(f"[bold]target[/bold]: {dump_line(target)}")
-        con.print(compare_table(results, only_bad=args.only_diverged))
+        con.print(compare_table(results, only_bad=args.only_diverged, locals_=comparison.locals))
         con.print(compare_summary(results))
+        roots = comparison.roots
+        if roots:
+            con.print("[bold red]Roots of divergence[/bold red] (where error is born, first first): "
+                      + "; ".join(f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots))
+        else:
+            con.print("[bold green]No root of divergence[/bold green]"
+                      + (": " + name("; ".join(comparison.bisection.benign_evidence()))
+                         if comparison.bisection.benign_evidence() else ""))
         damaged = data.damaged_tensors(session)
         for d in damaged:
             from .report.tables import name

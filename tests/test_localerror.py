@@ -179,3 +179,31 @@ def test_noisy_fixture_proofs_carry_the_numbers():
     assert "constant input.1: 0.5 vs 500" in p5.first_root().local.why
     exp = next(le for le in p5.scan_result.locals if le.pair.op_type == "Exp")
     assert exp.kind == "carries" and math.isinf(exp.gain_rel)         # infinite gain, yet replay says carried
+
+
+def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
+    """The headless reports show the search used, each root's gain and replay proof, and compare's columns;
+    the numbers in --json are the ones the engine computed."""
+    from test_cli import run_cli
+    demo = noisy_nets[("fp16", "main")]
+    rc, out, err = run_cli("bisect", demo.ref, demo.target, "--json")
+    assert rc == 1, err
+    d = json.loads(out)
+    assert d["search"]["kind"] == "scan" and "Cast" in d["search"]["reason"]
+    le = d["culprit"]["local_error"]
+    assert d["culprit"]["ref"] == demo.planted and le["kind"] == "root"
+    assert le["replay"]["target_deviation"] > 10 * max(le["replay"]["reference_deviation"], 2.0 ** -13)
+    assert le["gain"] == pytest.approx(le["output_error"] / le["input_error"], rel=1e-9)
+    rc, out, err = run_cli("bisect", demo.ref, demo.target)
+    assert rc == 1 and "Local-error scan" in out and "proof (replay):" in out
+    csv_path = tmp_path / "c.csv"
+    rc, out, err = run_cli("compare", demo.ref, demo.target, "--csv", csv_path)
+    assert rc == 1, err
+    import csv
+    rows = [r for r in csv.DictReader(open(csv_path)) if r["Root"] == "Yes"]
+    assert [r["Bench Name"] for r in rows] == [demo.planted]
+    benign = noisy_nets[("fp16", None)]
+    rc, out, err = run_cli("bisect", benign.ref, benign.target)
+    assert rc == 0 and "Benign" in out and "carried from precision noise" in out
+    rc, out, err = run_cli("compare", benign.ref, benign.target, "--json")
+    assert rc == 0 and json.loads(out)["roots"] == [] and json.loads(out)["benign"]

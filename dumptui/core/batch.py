@@ -20,8 +20,8 @@ Job = tuple[OpPair, str, int, object, object]       # pair, io, slot, ref Tensor
 
 def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: int | None = None,
                  progress: Callable[[int, int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> list[OpResult]:
-    """Every tensor pair of `pairs` (default: all), then each op's result."""
+                 cancelled: Callable[[], bool] | None = None, purpose: str = "compare") -> list[OpResult]:
+    """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`."""
     pairs = session.alignment.pairs if pairs is None else pairs
     jobs = [(p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p)
             if session.cached(r, t) is None]
@@ -31,7 +31,7 @@ def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: i
         if cancelled and cancelled():
             break
         pair, io, slot, r, t = job
-        pre = session.precheck(pair, io, slot, r, t, "compare")
+        pre = session.precheck(pair, io, slot, r, t, purpose)
         if isinstance(pre, TensorResult):
             session.store(pair, r, t, pre)
             counter.tick()
@@ -40,25 +40,25 @@ def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: i
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
     if workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
-        _in_processes(session, heavy, workers, counter, cancelled)
+        _in_processes(session, heavy, workers, counter, cancelled, purpose)
     else:
         for (pair, io, slot, r, t), _pre in heavy:
             if cancelled and cancelled():
                 break
-            session.tensor_result(pair, io, slot, r, t, "compare")
+            session.tensor_result(pair, io, slot, r, t, purpose)
             counter.tick()
-    return [session.op_result(p) for p in pairs]
+    return [session.op_result(p, purpose=purpose) for p in pairs]
 
 
 def _in_processes(session: Session, heavy: list[tuple[Job, Prechecked]], workers: int, counter: "_Progress",
-                  cancelled: Callable[[], bool] | None) -> None:
+                  cancelled: Callable[[], bool] | None, purpose: str) -> None:
     specs = [(job[3], job[4], pre[0]) for job, pre in heavy]
     for idx, st, err in compare_in_processes(specs, workers, session.kl, cancelled):
         (pair, io, slot, r, t), pre = heavy[idx]
         if st is None:
             res = TensorResult(io, slot, r, t, UNREADABLE, err or "read failed", notes=pre[1])
         else:
-            res = session.finish(pair, io, slot, r, t, st, pre, "compare")
+            res = session.finish(pair, io, slot, r, t, st, pre, purpose)
         session.store(pair, r, t, res)
         counter.tick()
 

@@ -56,3 +56,18 @@ def attribute_diff(a: dict[str, str], b: dict[str, str]) -> dict[str, tuple[str,
         if a[k] != b[k]:
             out[k] = (a[k], b[k])
     return out
+
+
+def for_root(hints: list[Hint], is_root: bool, op_type: str) -> list[Hint]:
+    """The hints of an op judged a root: the discontinuity hint would invite dismissing a real culprit, so
+    it says instead that more changed here than noise through a discontinuity explains."""
+    if not is_root:
+        return hints
+    out = []
+    for h in hints:
+        if h.kind == "discontinuous":
+            out.append(Hint(f"{op_type} is discontinuous, yet more changed here than a whole-step jump on tiny "
+                            "noise explains (see the local error): not benign", "discontinuous"))
+        else:
+            out.append(h)
+    return out

@@ -212,7 +212,7 @@ def scan(session: Session, order: list[OpPair], predecessors: Callable[[int], se
          cancelled: Callable[[], bool] | None = None) -> ScanResult:
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
     the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
-    results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled)
+    results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled, purpose="scan")
     locals_ = [analyse(session, res) for res in results]
     tainted = []
     for pos, le in enumerate(locals_):
@@ -228,7 +228,7 @@ def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[
     precision noise, said so in the reason)."""
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
-        res = session.op_result(le.pair, purpose="compare")
+        res = session.op_result(le.pair, purpose="scan")
         for r in res.inputs:
             _carried(session, le.pair, r, into)
         for r in res.outputs:

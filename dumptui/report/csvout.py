@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import math
 
+from ..core.localerror import LocalError
 from ..core.results import OpResult, TensorResult
 from ..core.verdict import BAD, GOOD
 
@@ -18,7 +19,7 @@ HEADER = [
     "Five Thousandths Err Ratio", "KullbackLeiblerDivergence", "Diff Count", "Element Count",
     "NPU NaN", "NPU Inf", "Bench NaN", "Bench Inf", "NPU max", "NPU min", "NPU mean", "NPU std", "NPU l2norm",
     "Bench max", "Bench min", "Bench mean", "Bench std", "Bench l2norm", "Accuracy Reached or Not", "Verdict",
-    "Err_message", "Paired By", "NPU Path", "Bench Path",
+    "Err_message", "Paired By", "NPU Path", "Bench Path", "Local Error", "Input Error", "Local Gain", "Root",
 ]
 
 _METRIC_COLS = [("Cosine", "cos"), ("MaxAbsErr", "max_abs"), ("MeanAbsErr", "mean_abs"), ("RMSE", "rmse"),
@@ -35,7 +36,7 @@ def _v(x) -> str:
     return repr(x) if isinstance(x, float) else str(x)
 
 
-def row(index: int, res: OpResult, r: TensorResult) -> dict:
+def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None) -> dict:
     p = res.pair
     st = r.stats
     d = {h: "" for h in HEADER}
@@ -63,10 +64,16 @@ def row(index: int, res: OpResult, r: TensorResult) -> dict:
             d[f"{pre} mean"], d[f"{pre} std"], d[f"{pre} l2norm"] = _v(side.mean), _v(side.std), _v(side.l2)
         messages += [f"{k}: {why}" for k, why in st.undefined.items()]
     d["Err_message"] = "; ".join(m for m in messages if m)
+    if le is not None and r.io == "output" and r.slot == le.out_slot:
+        d["Local Error"] = _v(le.out_rel)
+        d["Input Error"] = _v(le.data_in.worst_rel) if le.data_in is not None else "0"
+        d["Local Gain"] = _v(le.gain_rel)
+        d["Root"] = "Yes" if le.is_root else "No"
     return d
 
 
-def write_csv(path: str, results: list[OpResult], only_bad: bool = False) -> int:
+def write_csv(path: str, results: list[OpResult], only_bad: bool = False,
+              locals_: dict[int, LocalError] | None = None) -> int:
     n = 0
     with open(path, "w", encoding="utf-8", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=HEADER)
@@ -76,5 +83,5 @@ def write_csv(path: str, results: list[OpResult], only_bad: bool = False) -> int
                 if only_bad and r.verdict not in BAD:
                     continue
                 n += 1
-                w.writerow(row(n, res, r))
+                w.writerow(row(n, res, r, (locals_ or {}).get(res.pair.index)))
     return n

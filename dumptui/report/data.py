@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..core.bisect import Bisection, InputCheck, Root
+from ..core.localerror import LocalError
 from ..core.results import OpResult, TensorResult
 from ..core.session import Session
 from ..core.model import Dump, Problem, TensorRef
@@ -48,10 +49,26 @@ def op_result(res: OpResult) -> dict:
             "inputs": [tensor_result(r) for r in res.inputs], "outputs": [tensor_result(r) for r in res.outputs]}
 
 
+def local_error(le: LocalError | None) -> dict | None:
+    """An op's local error: what it outputs, what its inputs carry, the gains, the replay proof."""
+    if le is None:
+        return None
+    rp = le.replay
+    return {"kind": le.kind, "why": le.why,
+            "output_error": num(le.out_rel), "output_slot": le.out_slot,
+            "input_error": num(le.data_in.worst_rel) if le.data_in is not None else None, "input_slot": le.in_slot,
+            "gain": num(le.gain_rel), "gain_absolute": num(le.gain_abs),
+            "floor": num(le.floor), "floor_dtype": le.floor_dtype, "differs": list(le.differs),
+            "replay": None if rp is None else {"reference_deviation": num(rp.dev_ref),
+                                               "target_deviation": num(rp.dev_target), "output_slot": rp.slot,
+                                               "sentence": rp.sentence()},
+            "replay_note": le.replay_note or None}
+
+
 def root(r: Root, session: Session) -> dict:
     res = r.result or session.op_result(r.pair)
     d = op_result(res)
-    d.update({"kind": r.kind, "why": r.why, "caveats": list(r.caveats)})
+    d.update({"kind": r.kind, "why": r.why, "caveats": list(r.caveats), "local_error": local_error(r.local)})
     return d
 
 
@@ -107,7 +124,11 @@ def bisect_report(bi: Bisection) -> dict:
                                                  "target": culprit.pair.target.name},
         "roots": [{"ref": r.pair.ref.name if r.pair.ref else None,
                    "target": r.pair.target.name if r.pair.target else None, "kind": r.kind, "why": r.why,
-                   "position": r.pair.index} for r in roots],
+                   "position": r.pair.index, "local_error": local_error(r.local)} for r in roots],
+        "search": {"kind": bi.search, "reason": bi.search_reason},
+        "benign": bi.benign_evidence() if culprit is None else [],
+        "error_sources": [{"op": le.pair.name, "gain": num(le.gain_rel), "output_error": num(le.out_rel),
+                           "kind": le.kind} for le in bi.error_sources()],
         "tensors_read": s.tensors_read,
         "reads_by_purpose": reads,
         "mode": bi.mode,

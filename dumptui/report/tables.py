@@ -7,6 +7,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.bisect import Bisection, InputCheck, Root
+from ..core.hints import for_root
+from ..core.localerror import LocalError
+from ..core.noise import fmt_rel
 from ..core.results import OpResult, TensorResult
 from ..core.session import Session
 from ..core.model import Dump
@@ -103,13 +106,36 @@ def print_root(console: Console, r: Root, session: Session, heading: str) -> Non
     console.print(stats_table(res.inputs + res.outputs))
     for line in reasons(res.inputs + res.outputs):
         console.print("  " + name(line))
+    print_local(console, r.local)
     for c in r.caveats:
         console.print(f"  [yellow]caveat:[/yellow] {name(c)}")
-    for h in res.hints:
+    for h in for_root(res.hints, r.local is not None and r.local.is_root, p.op_type):
         console.print(f"  [bold yellow]hint ({name(h.kind)}):[/bold yellow] {name(h.text)}")
     op = p.ref or p.target
     if op.code:
         console.print(f"  source: {name(op.code[-1])}")
+
+
+def print_local(console: Console, le: LocalError | None) -> None:
+    """The local error of a root: the numbers of the rule, and the replay proof where there is one."""
+    if le is None or le.out is None:
+        return
+    ins = "inputs agree exactly" if le.data_in is None or le.data_in.worst_rel == 0 else \
+        f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
+    console.print(f"  local error: output {fmt_rel(le.out_rel or 0.0)} of its RMS ({le.floor_dtype} floor "
+                  f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})")
+    if le.replay is not None:
+        console.print(f"  [bold]proof (replay):[/bold] {name(le.replay.sentence())}")
+    elif le.replay_note:
+        console.print(f"  proof: {name(le.replay_note)}; the gain rule decides")
+    for d in le.differs:
+        console.print(f"  differs: {name(d)}")
+
+
+def fmt_gain(g: float | None) -> str:
+    if g is None:
+        return "-"
+    return "inf" if g == float("inf") else f"{g:.3g}"
 
 
 def print_checks(console: Console, checks: list[InputCheck]) -> None:
@@ -154,25 +180,40 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             if p.severity == "error":
                 console.print(f"  [magenta]unreadable[/magenta] {name(p.path)}: {name(p.reason)}")
     print_checks(console, bi.checks or [])
-    console.print(f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
-                  f"{len(bi.order)} ops paired on both sides):")
+    if bi.search == "scan":
+        console.print(f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
+                      f"({name(bi.search_reason)}); then bisection over the judged verdicts "
+                      f"({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}):")
+    else:
+        console.print(f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
+                      f"{len(bi.order)} ops paired on both sides; {name(bi.search_reason)}):")
     for i, st in enumerate(bi.history, 1):
         style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
         console.print(f"  {i:2d}. [{st.candidates_before} candidates] #{st.position + 1} "
                       f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}")
     culprit = bi.first_root()
-    if culprit is None:
-        console.print("[bold green]No divergence[/bold green]: the outputs agree within tolerance"
+    benign = bi.benign_evidence() if culprit is None else []
+    if culprit is None and benign:
+        console.print("[bold green]Benign[/bold green]: no op creates error beyond what precision explains:")
+        for line in benign:
+            console.print(f"  - {name(line)}")
+    elif culprit is None:
+        console.print("[bold green]No divergence[/bold green]: the outputs agree within the noise floor"
                       + (" and the weights and inputs agree" if bi.checks else ""))
     else:
         print_root(console, culprit, s, "Culprit")
         others = [r for r in bi.roots() if r.pair.key != culprit.pair.key]
         if others:
-            console.print("[bold]Other roots of divergence:[/bold]")
+            console.print("[bold]Other roots of divergence[/bold] (in execution order):")
             for r in others:
                 console.print(f"  {name(r.pair.label)} ({name(r.pair.op_type)}): {name(r.why)}")
+                print_local(console, r.local)
         else:
             console.print("Other roots of divergence: none found")
+    sources = bi.error_sources()
+    if sources:
+        console.print("Where error grows most: " + "; ".join(
+            f"{name(le.pair.label)} x{fmt_gain(le.gain_rel)} ({le.kind})" for le in sources))
     for n in bi.notes + s.alignment.warnings:
         console.print(f"note: {name(n)}")
     damaged = [t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)]
@@ -189,14 +230,18 @@ def _dt(v: str | None) -> str:
     return _SHORT_DTYPE.get(v or "", v or "?")
 
 
-def compare_table(results: list[OpResult], only_bad: bool = False) -> Group:
-    """Per op a heading line, then one line per tensor: readable at 80 columns, wider ones just have room."""
+def compare_table(results: list[OpResult], only_bad: bool = False,
+                  locals_: dict[int, LocalError] | None = None) -> Group:
+    """Per op a heading line (with its local error and gain), then one line per tensor: readable at 80
+    columns, wider ones just have room."""
     lines: list[Text] = []
     head = Text(f"  {'tensor':9} {'shape dtype':22} {'cos':>9} {'max abs':>9} {'max rel':>9} verdict", style="bold")
     lines.append(head)
     for res in results:
         p = res.pair
-        rows = [r for r in res.inputs + res.outputs if not only_bad or r.verdict in BAD]
+        le_root = (locals_ or {}).get(p.index)
+        rows = [r for r in res.inputs + res.outputs if not only_bad or r.verdict in BAD
+                or (le_root is not None and le_root.is_root)]
         if not rows:
             continue
         title = Text(f"#{p.index + 1} ", style="bold")
@@ -208,6 +253,12 @@ def compare_table(results: list[OpResult], only_bad: bool = False) -> Group:
             continue
         if p.how != "exact name":
             title.append(f"  paired by {p.how}", style="dim")
+        le = (locals_ or {}).get(p.index)
+        if le is not None and le.out is not None and le.kind != "clean":
+            title.append(f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
+                         style="bold red" if le.is_root else "dim")
+            if le.is_root:
+                title.append("  ROOT", style="bold red")
         lines.append(title)
         for r in rows:
             st = r.stats

@@ -14,6 +14,8 @@ import math
 from typing import Callable
 
 from ..align import OpPair
+from ..localerror import LocalError
+from ..noise import fmt_rel
 from ..scan import ScanResult, describe_noise, kernel_order, scan
 from ..session import Session
 from ..verdict import CLOSE
@@ -283,6 +285,33 @@ class Bisection:
         if r.local is None and r.pair.index in self.position:
             r.local = self.culprit_check.local(self.position[r.pair.index], r.result)
         return r
+
+    def error_sources(self, k: int = 3) -> list[LocalError]:
+        """The ops that grow error most (finite relative gain above 1, output beyond its floor), largest first:
+        where to look when nothing is a root but the output still moved."""
+        if self.scan_result is None:
+            return []
+        grown = [le for le in self.scan_result.locals
+                 if le.kind in ("carries", "root") and le.gain_rel is not None and 1 < le.gain_rel < float("inf")]
+        return sorted(grown, key=lambda le: -(le.gain_rel or 0))[:k]
+
+    def benign_evidence(self) -> list[str]:
+        """Why a pair with differences and no root is benign, in words (empty when it is bitwise clean)."""
+        if self.first_root() is not None:
+            return []
+        out = []
+        if self.search == "scan":
+            out.append(self.search_reason)
+        for c in self.checks or []:
+            if c.status == "benign":
+                out.append(f"{c.kind} {c.name}: {c.detail}")
+        if self.scan_result is not None:
+            worst = max((le for le in self.scan_result.locals if le.out is not None),
+                        key=lambda le: le.out_rel or 0.0, default=None)
+            if worst is not None and worst.out_rel:
+                out.append(f"largest output error {fmt_rel(worst.out_rel)} of its RMS at {worst.pair.name}, "
+                           "carried from precision noise (no op creates error beyond its inputs' noise)")
+        return out
 
     # ---------------------------------------------------------------------------- save / resume
     def to_json(self) -> dict:
