@@ -4,8 +4,11 @@
 1. index time for a dump of ~60,000 files (open_dump: file names, execution order, graph file);
 2. full compare throughput vs a plain numpy loop over the same files (np.load + cosine + max abs), on a pair
    of ~0.5 GB dumps, page cache warm for both;
-3. tensors read by bisection vs n (goal: at most 2*ceil(log2 n) + 4 pairs, preconditions counted apart);
-4. `dumptui bisect` end to end (process start to answer) on a pair of ~3,000-kernel dumps (goal < 2 s).
+3. tensors read by bisection vs n on clean pairs (goal: at most 2*ceil(log2 n) + 4 pairs, preconditions counted
+   apart);
+4. `dumptui bisect` end to end (process start to answer) on a pair of ~3,000-kernel dumps, clean (bisection)
+   and noisy (the local-error scan of every op);
+5. the local-error scan of a noisy ~3,000-kernel pair against the numpy floor of a full compare of the same pair.
 
 Usage: python bench/bench.py [--quick] [--out DIR]   (data is generated under DIR, default bench/out)
 """
@@ -31,23 +34,24 @@ if sys.argv[1:2] != ["--naive"]:
 import numpy as np  # noqa: E402
 
 from dumptui.core.bisect import Bisection  # noqa: E402
-from dumptui.core.batch import evaluate_all
+from dumptui.core.batch import evaluate_all  # noqa: E402
 from dumptui.core.session import Session  # noqa: E402
 from dumptui.core.demo import write_demo  # noqa: E402
 from dumptui.core.formats import open_dump  # noqa: E402
 
 
-def demo(out: str, name: str, n_ops: int, size: int):
+def demo(out: str, name: str, n_ops: int, size: int, clean: bool = False):
+    """A demo pair (cached under `out`); `clean`: without the fp16 region, so a bisection, not a scan."""
     d = os.path.join(out, name)
     marker = os.path.join(d, "info.json")
     if os.path.exists(marker):
         info = json.load(open(marker))
-        if info.get("n_ops") == n_ops and info.get("size") == size:
+        if info.get("n_ops") == n_ops and info.get("size") == size and info.get("clean", False) == clean:
             return info
         shutil.rmtree(d)
     t = time.perf_counter()
-    i = write_demo(d, n_ops=n_ops, size=size)
-    info = {"ref": i.ref, "target": i.target, "planted": i.planted, "n_ops": n_ops, "size": size,
+    i = write_demo(d, n_ops=n_ops, size=size, fp16_region=None if clean else (0.2, 0.35))
+    info = {"ref": i.ref, "target": i.target, "planted": i.planted, "n_ops": n_ops, "size": size, "clean": clean,
             "files": i.n_files, "kernels": i.n_kernels, "write_s": time.perf_counter() - t}
     json.dump(info, open(marker, "w"))
     return info
@@ -132,10 +136,11 @@ def bench_compare(out: str, quick: bool) -> dict:
 def bench_bisect_reads(out: str, quick: bool) -> list[dict]:
     rows = []
     for n_ops in ((100, 1000, 3000) if quick else (100, 1000, 3000, 10000, 20000)):
-        info = demo(out, f"reads_{n_ops}", n_ops, 16)
+        info = demo(out, f"reads_{n_ops}", n_ops, 16, clean=True)
         s = Session(open_dump(info["ref"]), open_dump(info["target"]), kl=False)
         bi = Bisection(s)
-        bi.check_inputs()
+        bi.prepare()
+        assert bi.search == "bisection", bi.search_reason
         pre = s.tensors_read
         t = time.perf_counter()
         bi.run()
@@ -148,8 +153,8 @@ def bench_bisect_reads(out: str, quick: bool) -> list[dict]:
     return rows
 
 
-def bench_bisect_e2e(out: str, quick: bool) -> dict:
-    info = demo(out, "e2e", 3000, 256)
+def bench_bisect_e2e(out: str, quick: bool, clean: bool) -> dict:
+    info = demo(out, "e2e_clean" if clean else "e2e", 3000, 256, clean=clean)
     cmd = [sys.executable, "-m", "dumptui", "bisect", info["ref"], info["target"], "--json"]
     env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
     times = []
@@ -160,7 +165,28 @@ def bench_bisect_e2e(out: str, quick: bool) -> dict:
     d = json.loads(p.stdout)
     files = len(os.listdir(os.path.join(info["ref"], "rank_0", "Net", "0", "0")))
     return {"kernels": info["kernels"], "files_per_side": files, "seconds": times, "best_s": min(times),
-            "culprit_ok": d["culprit"]["ref"] == info["planted"], "tensors_read": d["tensors_read"]}
+            "culprit_ok": d["culprit"]["ref"] == info["planted"], "tensors_read": d["tensors_read"],
+            "search": d["search"]["kind"]}
+
+
+def bench_scan(out: str, quick: bool) -> dict:
+    """The local-error scan (every op read, judged, replayed where possible) against the plain numpy loop
+    over the same files: the floor of reading everything once."""
+    info = demo(out, "e2e", 3000, 256)
+    naive_loop(info["ref"], info["target"])          # warm the page cache
+    t_naive, (_, n_naive) = timed(naive_loop, info["ref"], info["target"])
+
+    def scan_once() -> Bisection:
+        bi = Bisection(Session(open_dump(info["ref"]), open_dump(info["target"]), kl=False))
+        bi.prepare()
+        return bi
+    t_index, _ = timed(lambda: (open_dump(info["ref"]), open_dump(info["target"])))
+    t_scan, bi = timed(scan_once)
+    replayed = sum(1 for le in bi.scan_result.locals if le.replay is not None)
+    return {"kernels": info["kernels"], "pairs_naive": n_naive, "naive_s": t_naive, "scan_s": t_scan,
+            "index_s": t_index, "scan_minus_index_s": t_scan - t_index, "ratio": t_scan / t_naive,
+            "replayed_ops": replayed, "roots": [le.pair.name for le in bi.scan_result.roots],
+            "planted": info["planted"]}
 
 
 def main():
@@ -171,7 +197,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller data, for a smoke run")
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
-    ap.add_argument("--only", choices=["index", "compare", "reads", "e2e"])
+    ap.add_argument("--only", choices=["index", "compare", "reads", "e2e", "scan"])
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, numpy {np.__version__}")
@@ -194,10 +220,18 @@ def main():
             print(f"  n={r['n']:6d}: {r['bisection_reads']:3d} (bound {r['bound']}), {r['probes']} probes, "
                   f"{r['precondition_reads']} precondition pairs, {r['bisect_s']:.2f} s, culprit found: {r['found']}")
     if a.only in (None, "e2e"):
-        r = results["e2e"] = bench_bisect_e2e(a.out, a.quick)
-        print(f"[bisect end to end] {r['kernels']} kernels, {r['files_per_side']} files per side: "
-              f"best {r['best_s']:.2f} s of {', '.join(f'{t:.2f}' for t in r['seconds'])}; "
-              f"culprit found: {r['culprit_ok']}, {r['tensors_read']} tensor pairs read")
+        for clean in (True, False):
+            r = results["e2e_clean" if clean else "e2e_noisy"] = bench_bisect_e2e(a.out, a.quick, clean)
+            print(f"[bisect end to end, {'clean' if clean else 'noisy'} pair: {r['search']}] {r['kernels']} kernels, "
+                  f"{r['files_per_side']} files per side: best {r['best_s']:.2f} s of "
+                  f"{', '.join(f'{t:.2f}' for t in r['seconds'])}; culprit found: {r['culprit_ok']}, "
+                  f"{r['tensors_read']} tensor pairs read")
+    if a.only in (None, "scan"):
+        r = results["scan"] = bench_scan(a.out, a.quick)
+        print(f"[local-error scan] {r['kernels']} kernels: scan {r['scan_s']:.2f} s (of which indexing "
+              f"{r['index_s']:.2f} s), {r['replayed_ops']} ops replayed; plain numpy loop over the same files "
+              f"{r['naive_s']:.2f} s ({r['pairs_naive']} pairs): scan = {r['ratio']:.1f}x the floor; "
+              f"roots {r['roots']} (planted {r['planted']})")
     with open(os.path.join(a.out, "results.json"), "w") as fh:
         json.dump(results, fh, indent=1)
 
