@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import networkx as nx
 
-from .formats.irgraph import IRGraph, IRNode
+from .ir import IRGraph, IRNode
 from .model import KERNEL, PARAMETER, Dump, InputSource
 
 

@@ -20,7 +20,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError
 
 from .. import dtypes
-from .irgraph import IRArg, IRGraph, IRNode, IRParam
+from ..ir import IRArg, IRGraph, IRNode, IRParam
 from .irtext import MONADS, strip_prefix
 
 _PACKAGE = "mindspore.irpb"

@@ -10,7 +10,7 @@ import re
 from functools import partial
 
 from .. import dtypes
-from .irgraph import IRArg, IRGraph, IRNode, IRParam
+from ..ir import IRArg, IRGraph, IRNode, IRParam
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
 _NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")

@@ -23,7 +23,7 @@ import networkx as nx
 from .. import dtypes
 from ..graph import attach_ir
 from ..model import CONSTANT, KERNEL, PARAMETER, Dump, DumpError, Op, Problem, TensorRef
-from .irgraph import IRGraph
+from ..ir import IRGraph
 from .names import file_form, resolve_names
 
 NPY_NAME = re.compile(

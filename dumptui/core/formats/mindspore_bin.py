@@ -24,7 +24,7 @@ from .. import dtypes
 from ..graph import attach_ir
 from ..model import CONSTANT, KERNEL, PARAMETER, Dump, DumpError, Op, Problem, TensorRef
 from ..npy import Layout
-from .irgraph import IRGraph
+from ..ir import IRGraph
 from .mindspore import load_graph_file, read_execution_order
 
 DTYPE_LABELS = ("Bool", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float16",
