@@ -7,6 +7,7 @@ were not dumped (a filtered dump) stay in the graph as nodes with `dumped=False`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import Any
 
 import networkx as nx
@@ -122,7 +123,7 @@ def dataflow_graph(dump: Dump, irs: Mapping[str, IRGraph], param_key: Callable[[
     for op in dump.ops:
         g.add_node(op.key, dumped=True, op_type=op.op_type, kind=op.kind)
     for graph_id, ir in irs.items():
-        attach_ir(dump, ir, graph_id, g, lambda name, graph_id=graph_id: param_key(graph_id, name))
+        attach_ir(dump, ir, graph_id, g, partial(param_key, graph_id))
     return g
 
 

@@ -10,7 +10,7 @@ import re
 from functools import partial
 
 from .. import dtypes
-from ..ir import IRArg, IRGraph, IRNode, IRParam
+from ..ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
 _NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")
@@ -41,7 +41,9 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     if all(p.count("(") == p.count(")") and p.count("[") == p.count("]") and p.count("{") == p.count("}")
            and p.count("<") == p.count(">") for p in parts):
         return [p.strip() for p in parts if p.strip()]             # brackets, but no separator inside them
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([{<":
             depth += 1
@@ -118,12 +120,12 @@ def _parse_attrs(rest: str) -> dict[str, str]:
     return attrs
 
 
-def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
+def _abstract_types(spec: str) -> list[TensorType]:
     """Types from the abstract line: `<Tensor[Float32], (1, 8)>` or `<Tuple[Tensor[Float32]*5], TupleShape(...)>`."""
     spec = spec.strip()
     if spec.startswith("(") and spec.endswith(")"):
         spec = spec[1:-1]
-    out: list[tuple[str | None, tuple[int, ...] | None]] = []
+    out: list[TensorType] = []
     for item in split_top(spec):
         item = item.strip("<> ")
         if "TupleShape(" in item:
@@ -142,7 +144,7 @@ def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]
             head = item.split(",", 1)[0].strip()
             dt = dtypes.canonical(head)
         shp_m = _SHAPE.search(item[item.find(">") + 1:] if ">" in item else item.split(",", 1)[-1])
-        shape = None
+        shape: tuple[int, ...] | None = None
         if "NoShape" in item:
             shape = ()
         elif shp_m:
@@ -151,14 +153,14 @@ def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]
     return out
 
 
-def _device_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
+def _device_types(spec: str) -> list[TensorType]:
     return [(dtypes.canonical(dt), _parse_dims(dims)) for dt, _fmt, dims in _DEV_T.findall(spec)]
 
 
-def parse_types(lines: list[str]):
+def parse_types(lines: list[str]) -> NodeTypes:
     """(input types, output types) from a node's type lines: the abstract view, then the kernel's."""
-    ins_t: list = []
-    outs_t: list = []
+    ins_t: list[TensorType] = []
+    outs_t: list[TensorType] = []
     for n, spec in enumerate(lines):
         ins, _, outs = spec.partition("->")
         if n == 0:

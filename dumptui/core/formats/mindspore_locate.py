@@ -75,8 +75,8 @@ def _resolve(path: str, selection: Selection) -> Located:
     ranks = rank_folders(path)
     if ranks:
         ranks = dict(sorted(ranks.items(), key=lambda item: int(item[0])))
-        _rank, rank_dir = choose_one(path, ranks, selection.rank, "rank", "--rank N")
-        return _scan_rank(rank_dir)
+        _rank, chosen_rank_dir = choose_one(path, ranks, selection.rank, "rank", "--rank N")
+        return _scan_rank(chosen_rank_dir)
     rank_dir, graph, iteration = find_rank_dir(path)
     if rank_dir is not None:
         loc = _scan_rank(rank_dir)

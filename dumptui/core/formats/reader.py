@@ -26,12 +26,27 @@ class Selection:
 
 
 class Reader(Protocol):
-    """One dump format."""
+    """One dump format. The four descriptive members are read-only: class attributes implement them."""
 
-    name: str                   # the format `detect` reports for a dump it recognises
-    formats: tuple[str, ...]    # every format `open_dump(fmt=...)` hands to this reader, `name` first
-    priority: int               # `detect` asks the readers by decreasing priority: the most specific first
-    expects: str                # what it recognises, in words, for the message when no reader does
+    @property
+    def name(self) -> str:
+        """The format `detect` reports for a dump it recognises."""
+        ...
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """Every format `open_dump(fmt=...)` hands to this reader, `name` first."""
+        ...
+
+    @property
+    def priority(self) -> int:
+        """`detect` asks the readers by decreasing priority: the most specific first."""
+        ...
+
+    @property
+    def expects(self) -> str:
+        """What it recognises, in words, for the message when no reader does."""
+        ...
 
     def looks_like(self, path: str) -> bool:
         """Cheap test (folder names, a few file names) that the folder `path` holds this format."""
