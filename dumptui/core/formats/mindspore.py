@@ -75,10 +75,7 @@ def _holds_dump_files(names: list[str], peek: int) -> bool:
 
 def looks_like(path: str) -> bool:
     """Cheap test used by format detection: a rank level, or dump files here or up to two levels below."""
-    try:
-        names = os.listdir(path)
-    except OSError:
-        return False
+    names = _listdir_or_empty(path)
     if any(RANK_DIR.match(n) for n in names) or any(n in SPECIAL_DIRS for n in names):
         return True
     if _holds_dump_files(names, 200):
