@@ -8,7 +8,7 @@ import pytest
 
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.anf_pb import MESSAGES, ModelProto, parse_anf_pb
-from dumptui.core.formats.irgraph import IRArg
+from dumptui.core.ir import IRArg
 from dumptui.core.formats.irtext import parse_ir_text
 from dumptui.core.graph import resolve_source
 from dumptui.core.model import InputSource

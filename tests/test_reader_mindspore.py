@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dumptui.core.formats import detect, open_dump
-from dumptui.core.formats.mindspore import read_statistic_csv
+from dumptui.core.formats.statistic_csv import read_statistic_csv
 from dumptui.core.model import DumpError
 
 from conftest import write_npy

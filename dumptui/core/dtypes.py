@@ -76,7 +76,7 @@ def is_float(name: str | None) -> bool:
 
 
 def is_complex(name: str | None) -> bool:
-    return bool(name) and name.startswith("complex")
+    return name is not None and name.startswith("complex")
 
 
 def itemsize(name: str) -> int | None:
@@ -102,8 +102,11 @@ def bf16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
+_FLOAT_BY_ITEMSIZE: dict[int, np.dtype] = {2: np.dtype(np.float16), 4: np.dtype(np.float32), 8: np.dtype(np.float64)}
+
+
 def float_for_itemsize(size: int) -> np.dtype | None:
-    return {2: np.dtype(np.float16), 4: np.dtype(np.float32), 8: np.dtype(np.float64)}.get(size)
+    return _FLOAT_BY_ITEMSIZE.get(size)
 
 
 # Unit roundoff of the low-precision formats a deliberate conversion would round to (half an ulp, relative).

@@ -6,27 +6,32 @@ were not dumped (a filtered dump) stay in the graph as nodes with `dumped=False`
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
+from typing import Any
 
 import networkx as nx
 
-from .formats.irgraph import IRGraph, IRNode
+from .ir import IRArg, IRGraph, IRNode
 from .model import KERNEL, PARAMETER, Dump, InputSource
 
+# IR parameter name -> the key of the dumped parameter op, or None
+ParamKey = Callable[[str], str | None]
 
-class LazyAttrs(Mapping):
+
+class LazyAttrs(Mapping[str, str]):
     """An op's graph attributes, parsed from the graph node only when first looked at."""
 
     def __init__(self, node: IRNode):
         self._node = node
 
-    def __getitem__(self, k):
+    def __getitem__(self, k: str) -> str:
         return self._node.attrs[k]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._node.attrs)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._node.attrs)
 
 
@@ -41,7 +46,7 @@ def _tuple_index(text: str) -> int | None:
         return None
 
 
-def resolve_source(ir: IRGraph, arg, full_to_key: dict[str, str], depth: int = 0) -> InputSource:
+def resolve_source(ir: IRGraph, arg: IRArg, full_to_key: dict[str, str], depth: int = 0) -> InputSource:
     """Follow an IR argument to the op output or parameter that produces it."""
     if arg.kind == "param":
         return InputSource("parameter", arg.ref)
@@ -64,7 +69,7 @@ def resolve_source(ir: IRGraph, arg, full_to_key: dict[str, str], depth: int = 0
     return InputSource("op", key, 0)
 
 
-def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) -> None:
+def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key: ParamKey) -> None:
     """Fill `sources`, `attrs`, `code` of the dump's ops of graph `graph_id` from `ir`, and add edges to `g`.
 
     Each edge remembers which output slot feeds which input slot (`slots`). `param_key(name)` maps an IR
@@ -72,7 +77,7 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
     """
     kernels = [op for op in dump.ops if op.kind == KERNEL and op.graph == graph_id]
     full_to_key = {op.name: op.key for op in kernels}
-    new_nodes = {}
+    new_nodes: dict[str, dict[str, Any]] = {}
     for node in ir.nodes.values():
         if node.virtual or not node.full_name:
             continue
@@ -106,6 +111,20 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: nx.DiGraph, param_key) 
     # networkx adds in bulk much faster than edge by edge
     g.add_nodes_from(new_nodes.items())
     g.add_edges_from((u, v, {"slots": slots}) for (u, v), slots in edges.items())
+
+
+def dataflow_graph(dump: Dump, irs: Mapping[str, IRGraph], param_key: Callable[[str, str], str | None]) -> nx.DiGraph:
+    """The dump's dataflow from its graph files (graph id -> IR), filling its ops' `sources`, `attrs`, `code`.
+
+    Every op of the dump is a node, graph or not; `param_key(graph_id, name)` maps an IR parameter of that graph
+    to the key of the dumped parameter op (or None).
+    """
+    g = nx.DiGraph()
+    for op in dump.ops:
+        g.add_node(op.key, dumped=True, op_type=op.op_type, kind=op.kind)
+    for graph_id, ir in irs.items():
+        attach_ir(dump, ir, graph_id, g, partial(param_key, graph_id))
+    return g
 
 
 def topological_order(g: nx.DiGraph) -> list[str]:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import dtypes
+from .formats.mindspore import parse_npy_name
+from .formats.mindspore_bin import bin_tensor_ref, parse_bin_name
 from .metrics import SideStats, side_stats
 from .model import TensorRef
 
@@ -23,36 +25,37 @@ class FileInfo:
     repaired: str | None = None
     declared: str | None = None
     stats: SideStats | None = None
-    first_values: list = field(default_factory=list)
+    first_values: list[float | int | bool | complex] = field(default_factory=list)
+
+
+def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
+    """The tensor of a file, reading what its name says into `info`; None when it is no tensor file we read."""
+    base = os.path.basename(path)
+    npy = parse_npy_name(base)
+    if npy is not None:
+        info.kind = "MindSpore npy dump file"
+        info.fields = {"op type": npy.op_type, "op name (file form)": npy.name, "task id": npy.task,
+                       "stream id": npy.stream, "timestamp (us)": npy.timestamp, "io": npy.io, "slot": npy.slot,
+                       "format": npy.fmt or "(none)", "dtype (name)": npy.dtype or "(none: older release)"}
+        name_dt = dtypes.canonical(npy.dtype) if npy.dtype else None
+        return TensorRef(path, npy.io, int(npy.slot), dtype=name_dt, size_on_disk=size)
+    raw = parse_bin_name(base) if base.endswith(".bin") else None
+    if raw is not None:
+        info.kind = "MindSpore 1.x .bin dump file (raw bytes, shape and dtype from the name)"
+        info.fields = {k: str(v) for k, v in raw.items()}
+        return bin_tensor_ref(path, raw)
+    if base.endswith(".npy"):
+        info.kind = "npy file"
+        return TensorRef(path, "output", 0, size_on_disk=size)
+    return None
 
 
 def inspect_file(path: str, n_values: int = 10) -> FileInfo:
     """Raises OSError for a missing file; everything else is reported in the FileInfo."""
     size = os.path.getsize(path)
-    base = os.path.basename(path)
-    from .formats.mindspore import NPY_NAME
-    from .formats.mindspore_bin import parse_bin_name
     info = FileInfo(path=path, kind="file", size_on_disk=size)
-    tref: TensorRef | None = None
-    m = NPY_NAME.match(base)
-    if m:
-        d = m.groupdict()
-        info.kind = "MindSpore npy dump file"
-        info.fields = {"op type": d["type"], "op name (file form)": d["name"], "task id": d["task"],
-                       "stream id": d["stream"], "timestamp (us)": d["ts"], "io": d["io"], "slot": d["slot"],
-                       "format": d["fmt"] or "(none)", "dtype (name)": d["dtype"] or "(none: older release)"}
-        name_dt = dtypes.canonical(d["dtype"]) if d["dtype"] else None
-        tref = TensorRef(path, d["io"], int(d["slot"]), dtype=name_dt, size_on_disk=size)
-    elif base.endswith(".bin") and parse_bin_name(base):
-        d = parse_bin_name(base)
-        info.kind = "MindSpore 1.x .bin dump file (raw bytes, shape and dtype from the name)"
-        info.fields = {k: str(v) for k, v in d.items() if k != "layout"}
-        from .formats.mindspore_bin import bin_tensor_ref
-        tref = bin_tensor_ref(path, d)
-    elif base.endswith(".npy"):
-        info.kind = "npy file"
-        tref = TensorRef(path, "output", 0, size_on_disk=size)
-    else:
+    tref = _tensor_of(path, size, info)
+    if tref is None:
         info.problem = "not a tensor file dumptui reads (.npy, or a MindSpore 1.x .bin dump file)"
         return info
     lay = tref.layout()

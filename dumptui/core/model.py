@@ -9,8 +9,9 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -18,13 +19,16 @@ from . import dtypes
 from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from .npy import Layout, npy_layout, open_array, read_small
 
+if TYPE_CHECKING:   # networkx is imported by whoever builds a graph; the model only holds one
+    import networkx as nx
+
 SMALL_READ = 1 << 22      # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
 
 
 @contextmanager
-def no_cyclic_gc():
+def no_cyclic_gc() -> Iterator[None]:
     """Building an index creates hundreds of thousands of small objects and no garbage cycles; with a large
     heap alive, the cyclic GC would rescan it again and again (it doubled the time of an alignment here)."""
     was_enabled = gc.isenabled()
@@ -181,12 +185,12 @@ class Op:
     timestamp: int | None = None   # earliest file timestamp
     name_source: str = "file name"  # how `name` was recovered
     sources: dict[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
-    attrs: dict[str, str] = field(default_factory=dict)             # primitive attributes (from the IR)
+    attrs: Mapping[str, str] = field(default_factory=dict)          # primitive attributes (from the IR)
     code: list[str] = field(default_factory=list)                   # user source lines (from the IR)
     key: str = ""                  # unique within the dump (name, or graph:name when graphs collide)
     call: int = 1                  # 2, 3... when the same kernel ran more than once in one iteration
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.key:
             self.key = self.name
 
@@ -225,7 +229,7 @@ class Dump:
     problems: list[Problem] = field(default_factory=list)
     order_source: str = "file names"
     statistics_only: bool = False
-    graph: object | None = None        # networkx.DiGraph over op keys, when a graph file was read
+    graph: nx.DiGraph | None = None    # dataflow over op keys, when a graph file was read (or inferred)
     graph_source: str | None = None
     notes: list[str] = field(default_factory=list)
     parameters: dict[str, bool] = field(default_factory=dict)   # graph parameter name -> is a weight (else an input)

@@ -123,27 +123,32 @@ def _reason(e: Exception) -> str:
     return str(e) or e.__class__.__name__
 
 
-def open_array(path: str, layout: Layout) -> np.ndarray:
-    """A read-only view of the payload (memory-mapped when non-empty). Raises OSError/ValueError."""
+def _readable_storage(layout: Layout) -> np.dtype:
+    """The storage dtype of a layout that can be read; ValueError saying why not otherwise."""
     if layout.problem:
         raise ValueError(layout.problem)
+    if layout.storage is None:
+        raise ValueError("no storage dtype")
+    return layout.storage
+
+
+def open_array(path: str, layout: Layout) -> np.ndarray:
+    """A read-only view of the payload (memory-mapped when non-empty). Raises OSError/ValueError."""
+    storage = _readable_storage(layout)
     shape = layout.shape or ()
-    n = layout.size
-    if n == 0:
-        return np.zeros(shape, dtype=layout.storage)
-    arr = np.memmap(path, dtype=layout.storage, mode="r", offset=layout.offset,
-                    shape=shape, order="F" if layout.fortran else "C")
-    return arr
+    if layout.size == 0:
+        return np.zeros(shape, dtype=storage)
+    return np.memmap(path, dtype=storage, mode="r", offset=layout.offset, shape=shape,
+                     order="F" if layout.fortran else "C")
 
 
 def read_small(path: str, layout: Layout) -> np.ndarray:
     """The payload read into memory as a flat array (for small tensors)."""
-    if layout.problem:
-        raise ValueError(layout.problem)
+    storage = _readable_storage(layout)
     n = layout.size
     with open(path, "rb") as fh:
         fh.seek(layout.offset)
-        arr = np.fromfile(fh, dtype=layout.storage, count=n)
+        arr = np.fromfile(fh, dtype=storage, count=n)
     if arr.size != n:
         raise ValueError(f"short read: {arr.size} of {n} values")
     return arr

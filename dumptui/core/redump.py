@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from .formats.mindspore import read_json_object
+from .formats.files import read_json_object
 from .model import Dump
 
 

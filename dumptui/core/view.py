@@ -153,7 +153,7 @@ class PreviewPair:
 def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
     """The reference's kernels by name, in execution-order-csv order, read without indexing the dump
     ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index)."""
-    from .formats.mindspore import RANK_DIR, _find_rank_dir, _ls, read_execution_order
+    from .formats.files import RANK_DIR, find_rank_dir as _find_rank_dir, list_dir as _ls, read_execution_order
     ranks = [n for n in _ls(path) if RANK_DIR.match(n)]
     if ranks:
         want = f"rank_{rank}" if rank is not None else (ranks[0] if len(ranks) == 1 else None)

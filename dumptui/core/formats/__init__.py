@@ -1,11 +1,30 @@
-"""One reader per dump format; `detect(path)` names the format, `open_dump(path, ...)` indexes it."""
+"""The dump readers behind one registry: `detect(path)` names the format, `open_dump(path, ...)` indexes it.
+
+Each format is a `Reader` (see `reader.py`) in its own module; READERS lists them. Adding a format is one
+module and one line in READERS.
+"""
 from __future__ import annotations
 
 import os
 
-from ..model import Dump, DumpError, no_cyclic_gc
+from ..errors import DumpError
+from ..model import Dump, no_cyclic_gc
+from .mindspore import MindSporeNpyReader
+from .mindspore_bin import MindSporeBinReader
+from .msprobe import MsprobeReader
+from .npy_folder import NpyFolderReader
+from .reader import Reader, Selection
 
-FORMATS = ("mindspore-npy", "mindspore-statistic", "mindspore-bin", "msprobe", "msprobe-statistics", "npy-folder")
+READERS: tuple[Reader, ...] = (
+    MindSporeNpyReader(),
+    MindSporeBinReader(),
+    MsprobeReader(),
+    NpyFolderReader(),
+)
+FORMATS = tuple(fmt for reader in READERS for fmt in reader.formats)
+# detection asks the most specific readers first (see each reader's priority)
+_BY_PRIORITY = sorted(READERS, key=lambda reader: -reader.priority)
+_BY_FORMAT = {fmt: reader for reader in READERS for fmt in reader.formats}
 
 
 def detect(path: str) -> str:
@@ -14,37 +33,22 @@ def detect(path: str) -> str:
         raise DumpError(path, "no such file or folder")
     if not os.path.isdir(path):
         raise DumpError(path, "not a folder (give the dump folder, not a file; `dumptui inspect FILE` reads one file)")
-    from . import mindspore, mindspore_bin, msprobe, npy_folder
-    if msprobe.looks_like(path):
-        return "msprobe"
-    if mindspore_bin.looks_like(path):
-        return "mindspore-bin"
-    if mindspore.looks_like(path):
-        return "mindspore-npy"
-    if npy_folder.looks_like(path):
-        return "npy-folder"
-    raise DumpError(path, "no dump found: expected a MindSpore dump (rank_N/, .npy or statistic.csv files), "
-                          "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), or a folder of .npy files")
+    for reader in _BY_PRIORITY:
+        if reader.looks_like(path):
+            return reader.name
+    *others, last = [reader.expects for reader in READERS]
+    raise DumpError(path, f"no dump found: expected {', '.join(others)}, or {last}")
 
 
 def open_dump(path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None,
               fmt: str | None = None) -> Dump:
+    """The index of the dump at `path` (format detected unless `fmt` names one), as selected."""
     with no_cyclic_gc():
-        return _open(path, rank, graph, iteration, fmt)
+        fmt = fmt or detect(path)
+        reader = _BY_FORMAT.get(fmt)
+        if reader is None:
+            raise DumpError(path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+        return reader.open(path, Selection(rank, graph, iteration))
 
 
-def _open(path, rank, graph, iteration, fmt) -> Dump:
-    fmt = fmt or detect(path)
-    if fmt in ("mindspore-npy", "mindspore-statistic"):
-        from .mindspore import open_mindspore
-        return open_mindspore(path, rank=rank, graph=graph, iteration=iteration)
-    if fmt == "mindspore-bin":
-        from .mindspore_bin import open_mindspore_bin
-        return open_mindspore_bin(path, rank=rank, graph=graph, iteration=iteration)
-    if fmt in ("msprobe", "msprobe-statistics"):
-        from .msprobe import open_msprobe
-        return open_msprobe(path, rank=rank, graph=graph, iteration=iteration)
-    if fmt == "npy-folder":
-        from .npy_folder import open_npy_folder
-        return open_npy_folder(path)
-    raise DumpError(path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+__all__ = ["FORMATS", "READERS", "Reader", "Selection", "detect", "open_dump"]

@@ -15,12 +15,14 @@ What MindSpore's exporter (dump_proto.cc) writes, as seen in real 2.10 files:
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError
 
 from .. import dtypes
-from .irgraph import IRArg, IRGraph, IRNode, IRParam
+from ..ir import IRArg, IRGraph, IRNode, IRParam, TensorType
 from .irtext import MONADS, strip_prefix
 
 _PACKAGE = "mindspore.irpb"
@@ -103,6 +105,9 @@ _MESSAGES = {
     ],
 }
 
+# The message classes are built at run time from the descriptor: their instances have no static type.
+Message = Any
+
 _F = descriptor_pb2.FieldDescriptorProto
 _SCALAR_TYPES = {
     "bool": _F.TYPE_BOOL, "int32": _F.TYPE_INT32, "int64": _F.TYPE_INT64, "uint64": _F.TYPE_UINT64,
@@ -183,7 +188,7 @@ def _dtype(number: int) -> str | None:
     return dtypes.canonical(name[3:]) if name.startswith("DT_") else None
 
 
-def _tensor_types(type_proto, in_sequence: bool = False) -> list[tuple[str | None, tuple[int, ...] | None]]:
+def _tensor_types(type_proto: Message, in_sequence: bool = False) -> list[TensorType]:
     """(dtype, shape) of each tensor in a TypeProto; a tuple gives one entry per element.
 
     The exporter writes no shape field for a 0-d tensor, and none at all for tuple elements: a missing shape is
@@ -192,6 +197,7 @@ def _tensor_types(type_proto, in_sequence: bool = False) -> list[tuple[str | Non
     which = type_proto.WhichOneof("value")
     if which == "tensor_type":
         tensor = type_proto.tensor_type
+        shape: tuple[int, ...] | None
         if tensor.HasField("shape"):
             shape = tuple(d.size for d in tensor.shape.dim)
         else:
@@ -202,7 +208,7 @@ def _tensor_types(type_proto, in_sequence: bool = False) -> list[tuple[str | Non
     return []
 
 
-def value_text(value, nested: bool = False) -> str | None:
+def value_text(value: Message, nested: bool = False) -> str | None:
     """A ValueProto in the text IR's spelling where known; None for an empty value (monads, tensor constants)."""
     dtype = _DT_NAMES.get(value.dtype, "") if value.HasField("dtype") else ""
     if value.HasField("bool_val"):
@@ -242,7 +248,7 @@ def _short(text: str | None) -> str:
     return text if len(text) <= _ATTR_LIMIT else text[:_ATTR_LIMIT - 3] + "..."
 
 
-def _monad_constants(proto, constants: dict[str, str | None]) -> set[str]:
+def _monad_constants(proto: Message, constants: dict[str, str | None]) -> set[str]:
     """Names of the constants that hold a monad (state token), which the text IR leaves out of argument lists.
 
     Older exporters write the monad's name (`U`, `IO`); 2.x write an empty value, the same as for tensor

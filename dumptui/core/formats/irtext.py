@@ -10,7 +10,7 @@ import re
 from functools import partial
 
 from .. import dtypes
-from .irgraph import IRArg, IRGraph, IRNode, IRParam
+from ..ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
 _NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")
@@ -41,7 +41,9 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     if all(p.count("(") == p.count(")") and p.count("[") == p.count("]") and p.count("{") == p.count("}")
            and p.count("<") == p.count(">") for p in parts):
         return [p.strip() for p in parts if p.strip()]             # brackets, but no separator inside them
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([{<":
             depth += 1
@@ -118,12 +120,12 @@ def _parse_attrs(rest: str) -> dict[str, str]:
     return attrs
 
 
-def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
+def _abstract_types(spec: str) -> list[TensorType]:
     """Types from the abstract line: `<Tensor[Float32], (1, 8)>` or `<Tuple[Tensor[Float32]*5], TupleShape(...)>`."""
     spec = spec.strip()
     if spec.startswith("(") and spec.endswith(")"):
         spec = spec[1:-1]
-    out: list[tuple[str | None, tuple[int, ...] | None]] = []
+    out: list[TensorType] = []
     for item in split_top(spec):
         item = item.strip("<> ")
         if "TupleShape(" in item:
@@ -142,7 +144,7 @@ def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]
             head = item.split(",", 1)[0].strip()
             dt = dtypes.canonical(head)
         shp_m = _SHAPE.search(item[item.find(">") + 1:] if ">" in item else item.split(",", 1)[-1])
-        shape = None
+        shape: tuple[int, ...] | None = None
         if "NoShape" in item:
             shape = ()
         elif shp_m:
@@ -151,14 +153,14 @@ def _abstract_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]
     return out
 
 
-def _device_types(spec: str) -> list[tuple[str | None, tuple[int, ...] | None]]:
+def _device_types(spec: str) -> list[TensorType]:
     return [(dtypes.canonical(dt), _parse_dims(dims)) for dt, _fmt, dims in _DEV_T.findall(spec)]
 
 
-def parse_types(lines: list[str]):
+def parse_types(lines: list[str]) -> NodeTypes:
     """(input types, output types) from a node's type lines: the abstract view, then the kernel's."""
-    ins_t: list = []
-    outs_t: list = []
+    ins_t: list[TensorType] = []
+    outs_t: list[TensorType] = []
     for n, spec in enumerate(lines):
         ins, _, outs = spec.partition("->")
         if n == 0:
@@ -173,9 +175,37 @@ def parse_types(lines: list[str]):
     return ins_t, outs_t
 
 
+def _param(line: str, m: re.Match[str]) -> IRParam:
+    """A graph parameter line: `%para2_conv1.weight: <Ref[Tensor[Float32]], (2, 3, 1, 1), ...> : IsWeight: true`."""
+    name, spec = m.group(2), m.group(3)
+    tm = _TENSOR_T.search(spec)
+    sm = _SHAPE.search(spec)
+    return IRParam(name=name, dtype=dtypes.canonical(tm.group(1)) if tm else None,
+                   shape=_parse_dims(sm.group(1)) if sm else None,
+                   is_weight=("IsWeight: false" not in line) and ("is_parameter" in spec or "IsWeight: true" in line))
+
+
+def _node(m: re.Match[str], type_lines: list[str]) -> IRNode:
+    """A node line; its attributes, and its types from the `type_lines` that follow, are parsed on first use
+    (by partials, not closures: a Dump can be pickled)."""
+    inner, rest = _balanced(m.group(3))
+    return IRNode(node_id=m.group(1), op_type=strip_prefix(m.group(2)), args=_parse_args(inner),
+                  parse_attrs=partial(_parse_attrs, rest), parse_types=partial(parse_types, type_lines))
+
+
+def _read_comment(node: IRNode, line: str) -> None:
+    """A `#` line below a node: its full scope name, or a line of the user's source."""
+    if line.startswith("# Fullname with scope:") or line.startswith("# scope:"):
+        i = line.find("(")
+        if i >= 0:
+            node.full_name = line[i + 1:line.rfind(")")].strip()
+    elif line.startswith("# In file"):
+        node.code.append(line[2:].strip())
+
+
 def parse_ir_text(path: str) -> IRGraph:
     graph = IRGraph(source=path)
-    node: IRNode | None = None
+    node: IRNode | None = None       # the node whose type and comment lines follow
     type_lines: list[str] = []
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         for raw in fh:
@@ -186,42 +216,20 @@ def parse_ir_text(path: str) -> IRGraph:
             if c == "%":
                 m = _PARAM.match(line)
                 if m and node is None and "=" not in line.split(":", 1)[0]:
-                    name, spec = m.group(2), m.group(3)
-                    tm = _TENSOR_T.search(spec)
-                    sm = _SHAPE.search(spec)
-                    graph.params[name] = IRParam(
-                        name=name, dtype=dtypes.canonical(tm.group(1)) if tm else None,
-                        shape=_parse_dims(sm.group(1)) if sm else None,
-                        is_weight=("IsWeight: false" not in line) and ("is_parameter" in spec or "IsWeight: true" in line))
-                    continue
-                m = _NODE.match(line)
-                if m:
-                    nid, op, tail = m.group(1), strip_prefix(m.group(2)), m.group(3)
-                    inner, rest = _balanced(tail)
+                    param = _param(line, m)
+                    graph.params[param.name] = param
+                elif m := _NODE.match(line):
                     type_lines = []
-                    # details are parsed on first use (partials, not closures: a Dump can be pickled)
-                    node = IRNode(node_id=nid, op_type=op, args=_parse_args(inner),
-                                  parse_attrs=partial(_parse_attrs, rest), parse_types=partial(parse_types, type_lines))
-                    graph.nodes[nid] = node
-                continue
-            if c == ":" and node is not None:
+                    node = _node(m, type_lines)
+                    graph.nodes[node.node_id] = node
+            elif c == ":" and node is not None:
                 spec = line[1:].strip()
                 if "->" in spec and len(type_lines) < 2:
                     type_lines.append(spec)
-                continue
-            if c == "#" and node is not None:
-                if line.startswith("# Fullname with scope:") or line.startswith("# scope:"):
-                    i = line.find("(")
-                    if i >= 0:
-                        node.full_name = line[i + 1:line.rfind(")")].strip()
-                elif line.startswith("# In file"):
-                    node.code.append(line[2:].strip())
-                continue
-            if line.startswith("Return("):
+            elif c == "#" and node is not None:
+                _read_comment(node, line)
+            elif line.startswith("Return(") or line.startswith("}"):
                 node = None
-                continue
-            if line.startswith("subgraph @") or line.startswith("# IR entry") or line.startswith("}"):
-                if line.startswith("subgraph @") and not graph.name:
-                    graph.name = line[len("subgraph @"):].split("(")[0].strip()
-                node = None if line.startswith("}") else node
+            elif line.startswith("subgraph @") and not graph.name:
+                graph.name = line[len("subgraph @"):].split("(")[0].strip()
     return graph

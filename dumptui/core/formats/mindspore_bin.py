@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from functools import partial
 from itertools import islice
-from dataclasses import dataclass
+from typing import TypedDict
 
-import networkx as nx
 import numpy as np
 
 from .. import dtypes
-from ..graph import attach_ir
-from ..model import CONSTANT, KERNEL, PARAMETER, Dump, DumpError, Op, Problem, TensorRef
+from ..errors import DumpError
+from ..ir import IRGraph
+from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
 from ..npy import Layout
-from .irgraph import IRGraph
-from .mindspore import load_graph_file, read_execution_order
+from .files import is_dir, list_dir, numbered_subdirs, numeric_key
+from .pipeline import (assign_keys, foreign_file, link_dataflow, listed_positions, misnamed_file, number_in_order,
+                       read_graphs, read_orders)
+from .reader import Selection, choose_one
 
 DTYPE_LABELS = ("Bool", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float16",
                 "Float32", "Float64", "BFloat16", "Complex64", "Complex128")
@@ -42,19 +45,9 @@ ORDER_FILE = re.compile(r"^ms_execution_order_graph_(\d+)\.csv$")
 KERNEL_LEAF = re.compile(r"^(?P<type>.+)-op\d+$")
 CONSTANT_NAME = re.compile(r"^cst\d+$")
 SCOPE_SEP = "--"
+BIN_PATTERN = "MindSpore 1.x dump pattern {op}_{input|output}_{slot}_shape_{dims}_{Dtype}_{Format}.bin"
 # Folders inspected per level by looks_like: enough for any real tree, cheap for a large one.
 _PEEK_DIRS, _PEEK_FILES, _PEEK_ENTRIES = 8, 200, 2000
-
-
-def _ls(path: str) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
-
-def _num(s: str):
-    return (0, int(s)) if s.isdigit() else (1, s)
 
 
 def looks_like(path: str, depth: int = 4) -> bool:
@@ -69,17 +62,10 @@ def looks_like(path: str, depth: int = 4) -> bool:
         return True
     if depth == 0:
         return False
-    subdirs = sorted(e.path for e in entries if _is_dir(e))
+    subdirs = sorted(e.path for e in entries if is_dir(e))
     # iteration folders hold the data; look at those first
     subdirs.sort(key=lambda p: not ITERATION_DIR.match(os.path.basename(p)))
     return any(looks_like(d, depth - 1) for d in subdirs[:_PEEK_DIRS])
-
-
-def _is_dir(entry: os.DirEntry) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
 
 
 @dataclass
@@ -90,50 +76,36 @@ class _Location:
     data_dir: str
 
 
-def _iterations(device_dir: str) -> dict[str, str]:
-    found = {}
-    for name in _ls(device_dir):
-        m = ITERATION_DIR.match(name)
-        if m and os.path.isdir(os.path.join(device_dir, name)):
-            found[m.group(1)] = os.path.join(device_dir, name)
-    return found
+def _iteration_dirs(device_dir: str) -> dict[str, str]:
+    """{N: folder} of the iteration_N folders, in numeric order."""
+    found = numbered_subdirs(device_dir, ITERATION_DIR)
+    return {n: found[n] for n in sorted(found, key=numeric_key)}
 
 
-def _devices(net_dir: str) -> dict[str, str]:
-    found = {}
-    for name in _ls(net_dir):
-        m = DEVICE_DIR.match(name)
-        if m and os.path.isdir(os.path.join(net_dir, name)):
-            found[m.group(1)] = os.path.join(net_dir, name)
-    return found
+def _device_dirs(net_dir: str) -> dict[str, str]:
+    """{N: folder} of the device_N folders, in numeric order."""
+    found = numbered_subdirs(net_dir, DEVICE_DIR)
+    return {n: found[n] for n in sorted(found, key=numeric_key)}
 
 
 def _has_bins(path: str) -> bool:
-    return any(BIN_NAME.match(n) for n in _ls(path))
+    return any(BIN_NAME.match(n) for n in list_dir(path))
 
 
 def _device_dir(path: str, rank: str | None) -> tuple[str, str | None]:
     """The device-level folder for `path` (root, net or device folder) and its device id."""
-    base = os.path.basename(path)
-    m = DEVICE_DIR.match(base)
-    if m or _iterations(path):
+    m = DEVICE_DIR.match(os.path.basename(path))
+    if m or _iteration_dirs(path):
         if rank is not None and m and m.group(1) != rank:
             raise DumpError(path, f"this is device {m.group(1)}, not device {rank}")
         return path, m.group(1) if m else None
-    devices = _devices(path)
+    devices = _device_dirs(path)
     if devices:
-        if rank is not None:
-            if rank not in devices:
-                raise DumpError(path, f"no device {rank}; devices here: {', '.join(sorted(devices, key=_num))}")
-            return devices[rank], rank
-        if len(devices) > 1:
-            raise DumpError(path, f"{len(devices)} devices ({', '.join(sorted(devices, key=_num))}): "
-                                  "choose one with --rank N")
-        (device, ddir), = devices.items()
-        return ddir, device
+        device, device_dir = choose_one(path, devices, rank, "device", "--rank N")
+        return device_dir, device
     # the dump root: one folder per net
-    nets = [n for n in _ls(path) if os.path.isdir(os.path.join(path, n))
-            and (_devices(os.path.join(path, n)) or _iterations(os.path.join(path, n)))]
+    nets = [n for n in list_dir(path) if os.path.isdir(os.path.join(path, n))
+            and (_device_dirs(os.path.join(path, n)) or _iteration_dirs(os.path.join(path, n)))]
     if len(nets) > 1:
         raise DumpError(path, f"{len(nets)} nets ({', '.join(nets)}): give the folder of one of them")
     if not nets:
@@ -141,48 +113,62 @@ def _device_dir(path: str, rank: str | None) -> tuple[str, str | None]:
     return _device_dir(os.path.join(path, nets[0]), rank)
 
 
-def _locate(path: str, rank: str | None, iteration: str | None) -> _Location:
+def _locate_iteration_dir(path: str, rank: str | None, iteration: str | None) -> _Location:
+    """`path` is the folder of the tensors (iteration_N, or a folder of .bin files)."""
+    m = ITERATION_DIR.match(os.path.basename(path))
+    it = m.group(1) if m else ""
+    if iteration is not None and m and iteration != it:
+        raise DumpError(path, f"this is iteration {it}, not iteration {iteration}")
+    device_dir = os.path.dirname(path)
+    dm = DEVICE_DIR.match(os.path.basename(device_dir))
+    if rank is not None and dm and dm.group(1) != rank:
+        raise DumpError(path, f"this is device {dm.group(1)}, not device {rank}")
+    return _Location(device_dir, dm.group(1) if dm else None, it, path)
+
+
+def _locate(path: str, selection: Selection) -> _Location:
     if not os.path.isdir(path):
         raise DumpError(path, "not a folder" if os.path.exists(path) else "no such folder")
     path = os.path.normpath(os.path.abspath(path))
-    m = ITERATION_DIR.match(os.path.basename(path))
-    if m or (_has_bins(path) and not _iterations(path)):
-        it = m.group(1) if m else ""
-        if iteration is not None and m and iteration != it:
-            raise DumpError(path, f"this is iteration {it}, not iteration {iteration}")
-        device_dir = os.path.dirname(path)
-        dm = DEVICE_DIR.match(os.path.basename(device_dir))
-        if rank is not None and dm and dm.group(1) != rank:
-            raise DumpError(path, f"this is device {dm.group(1)}, not device {rank}")
-        return _Location(device_dir, dm.group(1) if dm else None, it, path)
-    device_dir, device = _device_dir(path, rank)
-    its = _iterations(device_dir)
+    if ITERATION_DIR.match(os.path.basename(path)) or (_has_bins(path) and not _iteration_dirs(path)):
+        return _locate_iteration_dir(path, selection.rank, selection.iteration)
+    device_dir, device = _device_dir(path, selection.rank)
+    its = _iteration_dirs(device_dir)
     if not its:
         raise DumpError(path, "no iteration_N folders with .bin files found")
-    if iteration is not None:
-        if iteration not in its:
-            raise DumpError(path, f"no iteration {iteration}; iterations here: {', '.join(sorted(its, key=_num))}")
-        return _Location(device_dir, device, iteration, its[iteration])
-    if len(its) > 1:
-        raise DumpError(path, f"several iterations ({', '.join(sorted(its, key=_num))}): choose one with --iteration N")
-    (it, data_dir), = its.items()
-    return _Location(device_dir, device, it, data_dir)
+    iteration, data_dir = choose_one(path, its, selection.iteration, "iteration", "--iteration N")
+    return _Location(device_dir, device, iteration, data_dir)
 
 
-def parse_bin_name(name: str) -> dict | None:
+class BinName(TypedDict):
+    """The fields of a 1.x dump file name."""
+
+    op: str                     # the op's full name, `/` spelled `--` (parameters and constants: their name)
+    io: str                     # "input" | "output"
+    slot: int
+    shape: tuple[int, ...]
+    dtype: str                  # canonical
+    fmt: str                    # device format, e.g. DefaultFormat, FRACTAL_Z
+
+
+def parse_bin_name(name: str) -> BinName | None:
     """{op, io, slot, shape, dtype, fmt} from a 1.x dump file name, or None if it does not follow the pattern."""
     m = BIN_NAME.match(name)
     if not m:
         return None
     dims = tuple(int(d) for d in m.group("dims").split("_"))
-    return dict(op=m.group("op"), io=m.group("io"), slot=int(m.group("slot")),
-                shape=() if dims == (0,) else dims, dtype=dtypes.canonical(m.group("dtype")), fmt=m.group("fmt"))
+    # every label of BIN_NAME has a canonical name; the label itself would only be a fallback
+    dtype = dtypes.canonical(m.group("dtype")) or m.group("dtype")
+    return BinName(op=m.group("op"), io=m.group("io"), slot=int(m.group("slot")),
+                   shape=() if dims == (0,) else dims, dtype=dtype, fmt=m.group("fmt"))
 
 
 def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
     """A headerless file's layout: the name gives dtype and shape, the size on disk must agree."""
     declared = f"{dtype}{list(shape)}"
     storage = dtypes.storage(dtype)
+    if storage is None:
+        return Layout(None, shape, 0, problem=f"no numpy storage for dtype {dtype}", declared=declared)
     try:
         payload = os.path.getsize(path)
     except OSError as e:
@@ -195,7 +181,7 @@ def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
     return Layout(storage, shape, 0, declared=declared, widen_bf16=dtype == "bfloat16")
 
 
-def bin_tensor_ref(path: str, rec: dict) -> TensorRef:
+def bin_tensor_ref(path: str, rec: BinName) -> TensorRef:
     """The lazy tensor of one .bin file, from its parsed name."""
     return TensorRef(path, rec["io"], rec["slot"], dtype=rec["dtype"], shape=rec["shape"], fmt=rec["fmt"],
                      layout_fn=partial(_raw_layout, path, rec["dtype"], rec["shape"]))
@@ -214,91 +200,65 @@ def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> str:
 def _graph_ids(device_dir: str) -> list[str]:
     ids = set()
     for sub, pattern in (("graphs", GRAPH_FILE), ("execution_order", ORDER_FILE)):
-        for name in _ls(os.path.join(device_dir, sub)):
+        for name in list_dir(os.path.join(device_dir, sub)):
             m = pattern.match(name)
             if m:
                 ids.add(m.group(1))
-    return sorted(ids, key=_num)
+    return sorted(ids, key=numeric_key)
 
 
-def open_mindspore_bin(path: str, rank: str | None = None, graph: str | None = None,
-                       iteration: str | None = None) -> Dump:
-    loc = _locate(path, rank, iteration)
-    problems: list[Problem] = []
-    dump = Dump(path=path, root=loc.device_dir, format="mindspore-bin", rank=loc.device,
-                variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
-                        + ("" if loc.device is not None else ", no device_{id} level (CPU)"))
-
-    all_graph_ids = _graph_ids(loc.device_dir)
-    if graph is not None and graph not in all_graph_ids:
-        raise DumpError(path, f"no graph {graph}; graphs here: {', '.join(all_graph_ids) or 'none'}")
-    graph_ids = [graph] if graph is not None else all_graph_ids
-    # The csv of every graph tells which kernels belong to it, even to the graphs not chosen.
-    orders: dict[str, list[str]] = {}
-    for g in all_graph_ids:
-        csv_path = os.path.join(loc.device_dir, "execution_order", f"ms_execution_order_graph_{g}.csv")
-        if os.path.exists(csv_path):
-            orders[g] = read_execution_order(csv_path)
-    irs: dict[str, IRGraph] = {}
-    for g in graph_ids:
-        ir, src = load_graph_file(loc.device_dir, g, problems)
-        if ir is not None:
-            irs[g] = ir
-            rel = os.path.relpath(src, loc.device_dir)
-            dump.graph_source = rel if dump.graph_source is None else "graphs/ (several)"
-    dump.graphs = graph_ids
-    dump.iterations = {g: loc.iteration for g in graph_ids} or {"": loc.iteration}
-
-    # index the iteration folder: file names only
-    tensors: dict[str, list[tuple[str, TensorRef]]] = {}
-    for name in _ls(loc.data_dir):
-        fp = os.path.join(loc.data_dir, name)
+def _list_files(data_dir: str, problems: list[Problem]) -> dict[str, list[TensorRef]]:
+    """{op name as in the file: its tensors} from the file names of the iteration folder."""
+    tensors: dict[str, list[TensorRef]] = {}
+    for name in list_dir(data_dir):
+        path = os.path.join(data_dir, name)
         if not name.endswith(".bin"):
-            problems.append(Problem(fp, "not a dump tensor file (ignored)", "warning"))
+            problems.append(foreign_file(path))
             continue
         rec = parse_bin_name(name)
         if rec is None:
-            problems.append(Problem(fp, "file name does not follow the MindSpore 1.x dump pattern "
-                                        "{op}_{input|output}_{slot}_shape_{dims}_{Dtype}_{Format}.bin"))
+            problems.append(misnamed_file(path, BIN_PATTERN))
             continue
-        tref = bin_tensor_ref(fp, rec)
-        tensors.setdefault(rec["op"], []).append((rec["io"], tref))
-    if not tensors:
-        raise DumpError(path, f"no MindSpore 1.x .bin tensor files in {loc.data_dir}")
+        tensors.setdefault(rec["op"], []).append(bin_tensor_ref(path, rec))
+    return tensors
 
-    # which graph each name belongs to: its execution order, else its graph file
+
+def _membership(graph_ids: list[str], orders: dict[str, list[str]], irs: dict[str, IRGraph]) -> dict[str, str]:
+    """{full name: graph} from each graph's execution order, else its graph file (the first graph naming it)."""
     member: dict[str, str] = {}
-    for g in all_graph_ids:
+    for g in graph_ids:
         names = list(orders.get(g, []))
         if g in irs:
             names += [n.full_name for n in irs[g].nodes.values() if n.full_name and not n.virtual]
             names += list(irs[g].params)
         for n in names:
             member.setdefault(n, g)
-    ir_params = {p for ir in irs.values() for p in ir.params}
-    default_graph = graph_ids[0] if len(graph_ids) == 1 else ""
+    return member
 
+
+def _build_ops(tensors: dict[str, list[TensorRef]], member: dict[str, str], ir_params: set[str],
+               default_graph: str) -> list[Op]:
     ops: list[Op] = []
-    for file_op, recs in tensors.items():
-        kind = _kind(file_op, any(io == "input" for io, _ in recs), ir_params)
+    for file_op, trefs in tensors.items():
+        kind = _kind(file_op, any(t.io == "input" for t in trefs), ir_params)
         if kind == KERNEL:
             name = file_op.replace(SCOPE_SEP, "/")
-            leaf = KERNEL_LEAF.match(name.rsplit("/", 1)[-1])
-            op_type = leaf.group("type") if leaf else name.rsplit("/", 1)[-1]
+            leaf = name.rsplit("/", 1)[-1]
+            m = KERNEL_LEAF.match(leaf)
+            op_type = m.group("type") if m else leaf
         else:
             name, op_type = file_op, "Parameter" if kind == PARAMETER else "Constant"
         op = Op(name=name, op_type=op_type, kind=kind, graph=member.get(name, default_graph), file_name=file_op)
-        for io, tref in recs:
-            (op.inputs if io == "input" else op.outputs)[tref.slot] = tref
+        for t in trefs:
+            (op.inputs if t.io == "input" else op.outputs)[t.slot] = t
         ops.append(op)
-    if graph is not None:
-        foreign = [op for op in ops if op.graph not in ("", graph)]
-        if foreign:
-            ops = [op for op in ops if op.graph in ("", graph)]
-            dump.notes.append(f"{len(foreign)} ops of other graphs left out (--graph {graph})")
+    return ops
 
-    kernels = [op for op in ops if op.kind == KERNEL]
-    chosen_orders = {g: orders[g] for g in graph_ids if g in orders}
+
+def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], irs: dict[str, IRGraph]) -> None:
+    """Number the kernels: names carry no timestamp, so the csv gives the order, else the graph file's node
+    order, else the file names."""
+    chosen_orders = {g: orders[g] for g in dump.graphs if g in orders}
     if chosen_orders:
         dump.order_source = "execution order csv"
         listed = [(g, n) for g, names in chosen_orders.items() for n in names]
@@ -308,31 +268,65 @@ def open_mindspore_bin(path: str, rank: str | None = None, graph: str | None = N
     else:
         listed = []
         dump.notes.append("no execution-order csv and no graph file: order follows file names")
-    position: dict[tuple[str, str], int] = {}
-    for entry in listed:
-        position.setdefault(entry, len(position))
-    unlisted = len(position)  # after every listed kernel, in file-name order
-    kernels.sort(key=lambda op: (position.get((op.graph, op.name), unlisted), op.file_name))
+    position = listed_positions(listed)
+    number_in_order(kernels, position, lambda op: (op.file_name,))
     missing = [op for op in kernels if (op.graph, op.name) not in position]
     if position and missing:
         dump.notes.append(f"{len(missing)} kernels not in the {dump.order_source}: placed last, by file name")
-    for i, op in enumerate(kernels):
-        op.order = i
+
+
+def open_mindspore_bin(path: str, selection: Selection) -> Dump:
+    loc = _locate(path, selection)
+    dump = Dump(path=path, root=loc.device_dir, format="mindspore-bin", rank=loc.device,
+                variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
+                        + ("" if loc.device is not None else ", no device_{id} level (CPU)"))
+    all_graph_ids = _graph_ids(loc.device_dir)
+    graph = selection.graph
+    if graph is not None and graph not in all_graph_ids:
+        raise DumpError(path, f"no graph {graph}; graphs here: {', '.join(all_graph_ids) or 'none'}")
+    dump.graphs = [graph] if graph is not None else all_graph_ids
+    dump.iterations = {g: loc.iteration for g in dump.graphs} or {"": loc.iteration}
+    # The csv of every graph tells which kernels belong to it, even to the graphs not chosen.
+    orders = read_orders(loc.device_dir, all_graph_ids)
+    irs = read_graphs(dump, loc.device_dir, dump.graphs)
+
+    tensors = _list_files(loc.data_dir, dump.problems)
+    if not tensors:
+        raise DumpError(path, f"no MindSpore 1.x .bin tensor files in {loc.data_dir}")
+    ir_params = {p for ir in irs.values() for p in ir.params}
+    default_graph = dump.graphs[0] if len(dump.graphs) == 1 else ""
+    ops = _build_ops(tensors, _membership(all_graph_ids, orders, irs), ir_params, default_graph)
+    if graph is not None:
+        foreign = [op for op in ops if op.graph not in ("", graph)]
+        if foreign:
+            ops = [op for op in ops if op.graph in ("", graph)]
+            dump.notes.append(f"{len(foreign)} ops of other graphs left out (--graph {graph})")
+    assign_keys(ops)
+
+    kernels = [op for op in ops if op.kind == KERNEL]
+    _order_kernels(dump, kernels, orders, irs)
     others = sorted((op for op in ops if op.kind != KERNEL), key=lambda op: (op.kind, op.name))
     dump.ops = kernels + others
 
-    if irs:
-        g_all = nx.DiGraph()
-        for op in dump.ops:
-            g_all.add_node(op.key, dumped=True, op_type=op.op_type, kind=op.kind)
-        param_keys = {op.name: op.key for op in dump.ops if op.kind == PARAMETER}
-        for g, ir in irs.items():
-            attach_ir(dump, ir, g, g_all, param_keys.get)
-        dump.graph = g_all
-        unmapped = [op for op in kernels if not op.sources and op.inputs]
-        if unmapped:
-            dump.notes.append(f"{len(unmapped)} kernels not found in the graph file")
-    elif kernels:
-        dump.notes.append("no graph file: inputs cannot be traced to their producers")
-    dump.problems = problems
+    param_keys = {op.name: op.key for op in others if op.kind == PARAMETER}
+    unmapped = link_dataflow(dump, irs, lambda _graph, name: param_keys.get(name))
+    if unmapped:
+        dump.notes.append(f"{len(unmapped)} kernels not found in the graph file")
     return dump
+
+
+class MindSporeBinReader:
+    """The Reader of MindSpore 1.x `.bin` dumps."""
+
+    name = "mindspore-bin"
+    formats = ("mindspore-bin",)
+    # before mindspore-npy: a 1.x device folder holds graphs/ and execution_order/ too, which that reader takes
+    # for a rank folder
+    priority = 30
+    expects = "a MindSpore 1.x .bin dump"
+
+    def looks_like(self, path: str) -> bool:
+        return looks_like(path)
+
+    def open(self, path: str, selection: Selection) -> Dump:
+        return open_mindspore_bin(path, selection)

@@ -16,17 +16,28 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import networkx as nx
 
 from .. import dtypes
-from ..model import KERNEL, PARAMETER, Dump, DumpError, InputSource, Op, Problem, TensorRef
-from ..npy import npy_layout
+from ..errors import DumpError
+from ..model import KERNEL, PARAMETER, Dump, InputSource, Op, Problem, TensorRef
+from ..npy import Layout, npy_layout
+from .files import list_dir, numbered_subdirs
+from .reader import Selection, choose_one
 from .torchpt import pt_layout
 
 STEP_DIR = re.compile(r"^step(\d+)$")
 RANK_DIR = re.compile(r"^(rank\d*|proc\d+)$")
+DUMP_JSON = "dump.json"
+
+Record = dict[str, Any]                 # a tensor record of dump.json
+# (dtype, shape, max, min, mean, norm) of a record: equal signatures are taken for the same tensor
+Signature = tuple[str, tuple[Any, ...], float, float, float, float]
 
 
 def looks_like(path: str) -> bool:
@@ -34,38 +45,29 @@ def looks_like(path: str) -> bool:
 
 
 def _find_dump_json(path: str, depth: int) -> str | None:
-    if os.path.isfile(os.path.join(path, "dump.json")):
+    if os.path.isfile(os.path.join(path, DUMP_JSON)):
         return path
     if depth == 0:
         return None
-    try:
-        subs = sorted(os.listdir(path))
-    except OSError:
-        return None
-    for s in subs[:16]:
-        p = os.path.join(path, s)
-        if os.path.isdir(p):
-            found = _find_dump_json(p, depth - 1)
+    for sub in list_dir(path)[:16]:
+        folder = os.path.join(path, sub)
+        if os.path.isdir(folder):
+            found = _find_dump_json(folder, depth - 1)
             if found:
                 return found
     return None
 
 
 def _choose_dir(path: str, rank: str | None, iteration: str | None) -> str:
-    if os.path.isfile(os.path.join(path, "dump.json")):
+    """The folder of the one dump.json to read: step{N}/rank{R} (or proc{PID}), as selected."""
+    if os.path.isfile(os.path.join(path, DUMP_JSON)):
         return path
-    steps = sorted((s for s in _ls(path) if STEP_DIR.match(s)), key=lambda s: int(s[4:]))
     base = path
+    steps = numbered_subdirs(path, STEP_DIR)
     if steps:
-        if iteration is not None:
-            want = f"step{iteration}"
-            if want not in steps:
-                raise DumpError(path, f"no step {iteration}; steps here: {', '.join(s[4:] for s in steps)}")
-            steps = [want]
-        elif len(steps) > 1:
-            raise DumpError(path, f"several steps ({', '.join(s[4:] for s in steps)}): choose one with --iteration N")
-        base = os.path.join(path, steps[0])
-    ranks = sorted(s for s in _ls(base) if RANK_DIR.match(s) and os.path.isfile(os.path.join(base, s, "dump.json")))
+        steps = {n: steps[n] for n in sorted(steps, key=int)}
+        _step, base = choose_one(path, steps, iteration, "step", "--iteration N")
+    ranks = sorted(s for s in list_dir(base) if RANK_DIR.match(s) and os.path.isfile(os.path.join(base, s, DUMP_JSON)))
     if not ranks:
         raise DumpError(path, "no msprobe dump.json found")
     if rank is not None:
@@ -78,14 +80,7 @@ def _choose_dir(path: str, rank: str | None, iteration: str | None) -> str:
     return os.path.join(base, ranks[0])
 
 
-def _ls(path: str) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
-
-def _tensor_records(value, prefix: str):
+def _tensor_records(value: Any, prefix: str) -> Iterator[tuple[str, Record]]:
     """(label, record) for every tensor record in an args list/dict, nested lists flattened in order."""
     if isinstance(value, dict):
         if "type" in value and ("shape" in value or "dtype" in value):
@@ -98,47 +93,140 @@ def _tensor_records(value, prefix: str):
             yield from _tensor_records(v, f"{prefix}.{i}" if prefix else str(i))
 
 
-def _is_tensor(rec: dict) -> bool:
+def _is_tensor(rec: Record) -> bool:
     return "Tensor" in str(rec.get("type", "")) or "shape" in rec and rec.get("dtype") is not None
 
 
-def _stats(rec: dict) -> dict:
+def _tensors(value: Any) -> list[Record]:
+    return [rec for _label, rec in _tensor_records(value, "") if _is_tensor(rec)]
+
+
+def _stats(rec: Record) -> dict[str, float | None]:
     out = {"max": rec.get("Max"), "min": rec.get("Min"), "mean": rec.get("Mean"), "l2": rec.get("Norm")}
     return {k: (float(v) if isinstance(v, (int, float)) else None) for k, v in out.items()}
 
 
-def _signature(rec: dict):
+def _signature(rec: Record) -> Signature | None:
     s = _stats(rec)
-    if any(v is None for v in s.values()):
+    mx, mn, mean, l2 = s["max"], s["min"], s["mean"], s["l2"]
+    if mx is None or mn is None or mean is None or l2 is None:
         return None
-    return (str(rec.get("dtype")), tuple(rec.get("shape") or ()), s["max"], s["min"], s["mean"], s["l2"])
+    return (str(rec.get("dtype")), tuple(rec.get("shape") or ()), mx, mn, mean, l2)
 
 
-def _tref(rec: dict, io: str, slot: int, data_dir: str, problems: list[Problem]) -> TensorRef:
+def _pt_file_layout(path: str) -> Layout:
+    return pt_layout(path)[0]
+
+
+def _tref(rec: Record, io: str, slot: int, data_dir: str) -> TensorRef:
     shape = tuple(int(x) for x in rec.get("shape") or ())
     dt = dtypes.canonical(rec.get("dtype"))
     name = rec.get("data_name")
     if not name:
-        return TensorRef(os.path.join(data_dir, "dump.json"), io, slot, dtype=dt, shape=shape, stats=_stats(rec))
+        return TensorRef(os.path.join(data_dir, DUMP_JSON), io, slot, dtype=dt, shape=shape, stats=_stats(rec))
     path = os.path.join(data_dir, "dump_tensor_data", name)
-    if name.endswith(".pt"):
-        def layout(path=path):
-            lay, _dt = pt_layout(path)
-            return lay
-        return TensorRef(path, io, slot, dtype=dt, shape=shape, layout_fn=layout)
-    return TensorRef(path, io, slot, dtype=dt, shape=shape, layout_fn=partial(npy_layout, path))
+    read_layout = _pt_file_layout if name.endswith(".pt") else npy_layout
+    return TensorRef(path, io, slot, dtype=dt, shape=shape, layout_fn=partial(read_layout, path))
 
 
-def open_msprobe(path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None) -> Dump:
-    d = _choose_dir(path, rank, iteration)
-    dj = os.path.join(d, "dump.json")
+@dataclass
+class _Calls:
+    """The ops of a dump.json: API calls in file order, module parameters, and each tensor's record."""
+
+    data_dir: str
+    ops: list[Op] = field(default_factory=list)
+    params: dict[str, Op] = field(default_factory=dict)
+    param_of: dict[Signature, str] = field(default_factory=dict)     # signature -> parameter name
+    record_of: dict[int, Record] = field(default_factory=dict)       # id(TensorRef) -> its dump.json record
+
+    def add_module(self, name: str, entry: Record) -> None:
+        """A module call is a container: its parameters are the network's weights."""
+        scope = name.split(".")[1]
+        for pname, rec in (entry.get("parameters") or {}).items():
+            full = f"{scope}.{pname}"
+            if full in self.params or not isinstance(rec, dict):
+                continue
+            op = Op(name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source="module parameter")
+            op.outputs[0] = _tref(rec, "output", 0, self.data_dir)
+            op.attrs = {"is_weight": "true"}
+            self.params[full] = op
+            sig = _signature(rec)
+            if sig:
+                self.param_of.setdefault(sig, full)
+
+    def add_api_call(self, name: str, entry: Record) -> None:
+        parts = name.split(".")
+        op = Op(name=name, op_type=parts[1] if len(parts) > 1 else name, kind=KERNEL, file_name=name,
+                name_source="dump.json")
+        ins = _tensors(entry.get("input_args") or []) + _tensors(entry.get("input_kwargs") or {})
+        for slot, rec in enumerate(ins):
+            op.inputs[slot] = self._tensor(rec, "input", slot)
+        for slot, rec in enumerate(_tensors(entry.get("output") or [])):
+            op.outputs[slot] = self._tensor(rec, "output", slot)
+        op.order = len(self.ops)
+        self.ops.append(op)
+
+    def _tensor(self, rec: Record, io: str, slot: int) -> TensorRef:
+        tref = _tref(rec, io, slot, self.data_dir)
+        self.record_of[id(tref)] = rec
+        return tref
+
+
+def _input_source(calls: _Calls, op: Op, slot: int, sig: Signature | None,
+                  produced: dict[Signature, tuple[str, int]], first: bool) -> tuple[InputSource, tuple[str, int] | None]:
+    """Where an input comes from, and the (key, output slot) of the graph edge that brings it when one does."""
+    if sig is not None and sig in produced:
+        src_key, src_slot = produced[sig]
+        return InputSource("op", src_key, src_slot), (src_key, src_slot)
+    if sig is not None and sig in calls.param_of:
+        return InputSource("parameter", calls.param_of[sig]), (calls.param_of[sig], 0)
+    if first and slot == 0:
+        # nothing ran before the first call: its first input is the network input
+        return InputSource("parameter", f"{op.name}.input.0"), None
+    # produced by something not dumped (e.g. a call outside the dumped level)
+    return InputSource("input", f"{op.name}.input.{slot}"), None
+
+
+def _infer_dataflow(dump: Dump, calls: _Calls) -> nx.DiGraph:
+    """Edges from matching records: an input equal (dtype, shape, statistics) to an earlier output or to a
+    module parameter was produced by it. Fills the ops' `sources`; names the network input in `parameters`."""
+    g = nx.DiGraph()
+    for op in calls.ops:
+        g.add_node(op.key, dumped=True, op_type=op.op_type, kind=KERNEL)
+    for p in calls.params.values():
+        g.add_node(p.key, dumped=True, op_type="Parameter", kind=PARAMETER)
+    produced: dict[Signature, tuple[str, int]] = {}
+    for i, op in enumerate(calls.ops):
+        for slot, t in op.inputs.items():
+            sig = _signature(calls.record_of[id(t)])
+            src, edge = _input_source(calls, op, slot, sig, produced, first=i == 0)
+            op.sources[slot] = src
+            if edge is not None:
+                g.add_edge(edge[0], op.key, slots=[(edge[1], slot)])
+            elif src.kind == "parameter":
+                dump.parameters[src.ref] = False
+        for slot, t in op.outputs.items():
+            out_sig = _signature(calls.record_of[id(t)])
+            if out_sig is not None:
+                produced[out_sig] = (op.key, slot)
+    return g
+
+
+def _read_dump_json(path: str) -> Record:
     try:
-        with open(dj, "r", encoding="utf-8") as fh:
+        with open(path, "r", encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError) as e:
-        raise DumpError(dj, f"unreadable dump.json: {e}") from None
-    data = doc.get("data") or {}
-    problems: list[Problem] = []
+        raise DumpError(path, f"unreadable dump.json: {e}") from None
+    if not isinstance(doc, dict):
+        raise DumpError(path, "unreadable dump.json: not a JSON object")
+    return doc
+
+
+def open_msprobe(path: str, selection: Selection) -> Dump:
+    d = _choose_dir(path, selection.rank, selection.iteration)
+    dj = os.path.join(d, DUMP_JSON)
+    doc = _read_dump_json(dj)
     task = doc.get("task", "?")
     statistics = task == "statistics"
     dump = Dump(path=path, root=d, format="msprobe-statistics" if statistics else "msprobe",
@@ -148,80 +236,32 @@ def open_msprobe(path: str, rank: str | None = None, graph: str | None = None, i
     m = re.search(r"step(\d+)", d)
     dump.iterations = {"": m.group(1)} if m else {}
 
-    ops: list[Op] = []
-    record_of: dict[int, dict] = {}      # id(TensorRef) -> its dump.json record (for the dataflow inference)
-    params: dict[str, Op] = {}
-    param_sigs: dict[tuple, str] = {}
-    for name, entry in data.items():
+    calls = _Calls(d)
+    for name, entry in (doc.get("data") or {}).items():
         if not isinstance(entry, dict):
-            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
-            continue
-        if name.startswith("Module.") or name.startswith("Cell."):
-            # containers: their parameters are the graph's weights
-            scope = name.split(".")[1]
-            for pname, rec in (entry.get("parameters") or {}).items():
-                full = f"{scope}.{pname}"
-                if full in params or not isinstance(rec, dict):
-                    continue
-                op = Op(name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source="module parameter")
-                op.outputs[0] = _tref(rec, "output", 0, d, problems)
-                op.attrs = {"is_weight": "true"}
-                params[full] = op
-                sig = _signature(rec)
-                if sig:
-                    param_sigs.setdefault(sig, full)
-            continue
-        parts = name.split(".")
-        op = Op(name=name, op_type=parts[1] if len(parts) > 1 else name, kind=KERNEL, file_name=name,
-                name_source="dump.json")
-        ins = list(_tensor_records(entry.get("input_args") or [], "")) + \
-            list(_tensor_records(entry.get("input_kwargs") or {}, ""))
-        slot = 0
-        for _label, rec in ins:
-            if _is_tensor(rec):
-                op.inputs[slot] = _tref(rec, "input", slot, d, problems)
-                record_of[id(op.inputs[slot])] = rec
-                slot += 1
-        for i, (_label, rec) in enumerate(r for r in _tensor_records(entry.get("output") or [], "") if _is_tensor(r[1])):
-            op.outputs[i] = _tref(rec, "output", i, d, problems)
-            record_of[id(op.outputs[i])] = rec
-        op.order = len(ops)
-        ops.append(op)
-
-    # dataflow inferred from matching records
-    g = nx.DiGraph()
-    produced: dict[tuple, tuple[str, int]] = {}
-    for op in ops:
-        g.add_node(op.key, dumped=True, op_type=op.op_type, kind=KERNEL)
-    for p in params.values():
-        g.add_node(p.key, dumped=True, op_type="Parameter", kind=PARAMETER)
-    first = True
-    for op in ops:
-        for slot, t in op.inputs.items():
-            sig = _signature(record_of[id(t)])
-            if sig is not None and sig in produced:
-                src_key, src_slot = produced[sig]
-                op.sources[slot] = InputSource("op", src_key, src_slot)
-                g.add_edge(src_key, op.key, slots=[(src_slot, slot)])
-            elif sig is not None and sig in param_sigs:
-                op.sources[slot] = InputSource("parameter", param_sigs[sig])
-                g.add_edge(param_sigs[sig], op.key, slots=[(0, slot)])
-            elif first and slot == 0:
-                # nothing ran before the first call: its first input is the network input
-                op.sources[slot] = InputSource("parameter", f"{op.name}.input.0")
-                dump.parameters[f"{op.name}.input.0"] = False
-            else:
-                # produced by something not dumped (e.g. a call outside the dumped level)
-                op.sources[slot] = InputSource("input", f"{op.name}.input.{slot}")
-        for slot, t in op.outputs.items():
-            out_sig = _signature(record_of[id(t)])
-            if out_sig is not None:
-                produced[out_sig] = (op.key, slot)
-        first = False
-    dump.ops = ops + list(params.values())
-    dump.graph = g
+            dump.problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
+        elif name.startswith("Module.") or name.startswith("Cell."):
+            calls.add_module(name, entry)
+        else:
+            calls.add_api_call(name, entry)
+    dump.ops = calls.ops + list(calls.params.values())
+    dump.graph = _infer_dataflow(dump, calls)
     dump.graph_source = "inferred from matching statistics in dump.json"
     dump.order_source = "dump.json order"
-    dump.parameters.update({p: True for p in params})
-    dump.problems = problems
+    dump.parameters.update({p: True for p in calls.params})
     return dump
+
+
+class MsprobeReader:
+    """The Reader of msprobe dumps (tensor and statistics tasks)."""
+
+    name = "msprobe"
+    formats = ("msprobe", "msprobe-statistics")
+    priority = 40   # a dump.json names the format outright
+    expects = "an msprobe dump (dump.json)"
+
+    def looks_like(self, path: str) -> bool:
+        return looks_like(path)
+
+    def open(self, path: str, selection: Selection) -> Dump:
+        return open_msprobe(path, selection)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 
 _OPN = re.compile(r"^(.*)-op(\d+)$")
 _UNSAFE = re.compile(r"[/\\. ]")
@@ -24,6 +25,43 @@ def split_opn(name: str) -> tuple[str, int | None]:
     return (m.group(1), int(m.group(2))) if m else (name, None)
 
 
+EXACT = "execution order / graph"
+SHORT = "execution order / graph (short name)"
+
+# A name's counter and the name it belongs to, per name without its counter: {base: [(N, name), ...]}
+_Counted = dict[str, list[tuple[int, str]]]
+
+
+def _by_counter(names: list[str], form: Callable[[str], str]) -> tuple[_Counted, list[str]]:
+    """The names grouped by their spelling (`form`) without the -opN counter, and those without a counter."""
+    groups: _Counted = defaultdict(list)
+    unnumbered: list[str] = []
+    for name in names:
+        base, n = split_opn(form(name))
+        if n is None:
+            unnumbered.append(name)
+        else:
+            groups[base].append((n, name))
+    return groups, unnumbered
+
+
+def _pair_counters(files: list[tuple[int, str]], graph: list[tuple[int, str]]) -> dict[str, tuple[str, str]]:
+    """Pair the file names and graph names of one base name by their counters (both lists sorted)."""
+    file_ns = [n for n, _ in files]
+    by_n = dict(graph)
+    if set(file_ns) <= set(by_n):
+        return {f: (by_n[n], EXACT) for n, f in files}
+    if len(files) == len(graph):
+        # Same kernels, counters offset (seen with inserted Casts): pair them in counter order.
+        return {f: (g, EXACT if n == gn else f"graph (file says -op{n}, graph -op{gn}: paired in counter order)")
+                for (n, f), (gn, g) in zip(files, graph)}
+    return {f: (by_n[n], "execution order / graph (counter match only)") for n, f in files if n in by_n}
+
+
+def _only(candidates: list[str] | None) -> str | None:
+    return candidates[0] if candidates is not None and len(candidates) == 1 else None
+
+
 def resolve_names(file_names: list[str], graph_names: list[str]) -> dict[str, tuple[str, str]]:
     """{file op name: (full name, how)} for every file op name that the graph names explain.
 
@@ -37,52 +75,24 @@ def resolve_names(file_names: list[str], graph_names: list[str]) -> dict[str, tu
     for g in graph_names:
         by_form[file_form(g)].append(g)
         by_leaf[g.rsplit("/", 1)[-1]].append(g)
-
     # Group both sides by the name without its -opN counter; within a group the counters may be offset.
-    dump_groups: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    unnumbered: list[str] = []
-    for f in file_names:
-        base, n = split_opn(f)
-        if n is None:
-            unnumbered.append(f)
-        else:
-            dump_groups[base].append((n, f))
-    graph_groups: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for g in graph_names:
-        base, n = split_opn(file_form(g))
-        if n is not None:
-            graph_groups[base].append((n, g))
+    file_groups, unnumbered = _by_counter(file_names, lambda f: f)
+    graph_groups, _ = _by_counter(graph_names, file_form)
 
     for f in unnumbered:
-        if len(by_form.get(f, ())) == 1:
-            result[f] = (by_form[f][0], "execution order / graph")
-        elif len(by_leaf.get(f, ())) == 1:
-            result[f] = (by_leaf[f][0], "execution order / graph (short name)")
-
-    for base, items in dump_groups.items():
-        items.sort()
-        cands = sorted(graph_groups.get(base, ()))
-        if cands:
-            dump_ns = [n for n, _ in items]
-            graph_ns = [n for n, _ in cands]
-            if dump_ns == graph_ns or set(dump_ns) <= set(graph_ns):
-                by_n = dict(cands)
-                for n, f in items:
-                    result[f] = (by_n[n], "execution order / graph")
-            elif len(items) == len(cands):
-                # Same kernels, counters offset (seen with inserted Casts): pair them in counter order.
-                for (n, f), (gn, g) in zip(items, cands):
-                    how = "execution order / graph" if n == gn else f"graph (file says -op{n}, graph -op{gn}: paired in counter order)"
-                    result[f] = (g, how)
-            else:
-                by_n = dict(cands)
-                for n, f in items:
-                    if n in by_n:
-                        result[f] = (by_n[n], "execution order / graph (counter match only)")
+        exact, short = _only(by_form.get(f)), _only(by_leaf.get(f))
+        if exact is not None:
+            result[f] = (exact, EXACT)
+        elif short is not None:
+            result[f] = (short, SHORT)
+    for base, files in file_groups.items():
+        files.sort()
+        if base in graph_groups:
+            result.update(_pair_counters(files, sorted(graph_groups[base])))
             continue
         # Older releases: the file holds only the last scope element, e.g. Conv2D-op12.
-        for _n, f in items:
-            leafs = by_leaf.get(f, ())
-            if len(leafs) == 1:
-                result[f] = (leafs[0], "execution order / graph (short name)")
+        for _n, f in files:
+            short = _only(by_leaf.get(f))
+            if short is not None:
+                result[f] = (short, SHORT)
     return result

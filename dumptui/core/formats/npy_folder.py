@@ -10,9 +10,14 @@ import os
 import re
 from collections import defaultdict
 
-from ..model import KERNEL, Dump, DumpError, Op, Problem, TensorRef
+from ..errors import DumpError
+from ..model import KERNEL, Dump, Op, Problem, TensorRef
+from .reader import Selection
 
 _IO = re.compile(r"^(?P<op>.+?)[._](?P<io>input|output|in|out)[._](?P<slot>\d+)$")
+
+# One file: (modification time, io, slot, path).
+_File = tuple[float, str, int, str]
 
 
 def looks_like(path: str) -> bool:
@@ -22,13 +27,9 @@ def looks_like(path: str) -> bool:
     return False
 
 
-def open_npy_folder(path: str) -> Dump:
-    if not os.path.isdir(path):
-        raise DumpError(path, "not a folder")
-    dump = Dump(path=path, root=os.path.abspath(path), format="npy-folder",
-                variant="one tensor per .npy file, op names from file names")
-    problems: list[Problem] = []
-    groups: dict[str, list[tuple[float, str, int, str]]] = defaultdict(list)
+def _group_files(path: str, problems: list[Problem]) -> dict[str, list[_File]]:
+    """{op name: its files}, walking the folder tree in name order."""
+    groups: dict[str, list[_File]] = defaultdict(list)
     for dirpath, dirs, files in os.walk(path):
         dirs.sort()
         for f in sorted(files):
@@ -47,24 +48,49 @@ def open_npy_folder(path: str) -> Dump:
                 groups[m.group("op")].append((mtime, io, int(m.group("slot")), fp))
             else:
                 groups[rel].append((mtime, "output", 0, fp))
+    return groups
+
+
+def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
+    op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split(".")[0], kind=KERNEL, file_name=name)
+    for _mtime, io, slot, fp in sorted(files):
+        side = op.inputs if io == "input" else op.outputs
+        if slot in side:
+            problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", "warning"))
+            continue
+        side[slot] = TensorRef(fp, io, slot)
+    op.timestamp = int(min(f[0] for f in files) * 1e6)
+    return op
+
+
+def open_npy_folder(path: str) -> Dump:
+    if not os.path.isdir(path):
+        raise DumpError(path, "not a folder")
+    dump = Dump(path=path, root=os.path.abspath(path), format="npy-folder",
+                variant="one tensor per .npy file, op names from file names")
+    groups = _group_files(path, dump.problems)
     if not groups:
         raise DumpError(path, "no .npy files found")
-    ops = []
-    for name, recs in groups.items():
-        op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split(".")[0], kind=KERNEL, file_name=name)
-        for _mtime, io, slot, fp in sorted(recs):
-            side = op.inputs if io == "input" else op.outputs
-            if slot in side:
-                problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", "warning"))
-                continue
-            side[slot] = TensorRef(fp, io, slot)
-        op.timestamp = int(min(r[0] for r in recs) * 1e6)
-        ops.append(op)
-    ops.sort(key=lambda o: (o.timestamp, o.name))
+    ops = sorted((_op(name, files, dump.problems) for name, files in groups.items()),
+                 key=lambda o: (o.timestamp, o.name))
     for i, op in enumerate(ops):
         op.order = i
     dump.ops = ops
     dump.order_source = "file modification times"
-    dump.problems = problems
     dump.notes.append("no graph file: inputs cannot be traced to their producers")
     return dump
+
+
+class NpyFolderReader:
+    """The Reader of last resort: any folder tree with .npy files in it (rank, graph and iteration do not apply)."""
+
+    name = "npy-folder"
+    formats = ("npy-folder",)
+    priority = 0
+    expects = "a folder of .npy files"
+
+    def looks_like(self, path: str) -> bool:
+        return looks_like(path)
+
+    def open(self, path: str, selection: Selection) -> Dump:
+        return open_npy_folder(path)

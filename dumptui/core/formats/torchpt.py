@@ -13,6 +13,8 @@ import io
 import pickle
 import struct
 import zipfile
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -32,17 +34,24 @@ class _StorageType:
         self.name = name
 
 
+# The persistent id of a storage: ('storage', storage type, key, location, number of elements).
+StorageId = tuple[str, _StorageType, str, str, int]
+
+
 class _TensorSpec:
-    def __init__(self, storage, offset, size, stride):
+    """What `_rebuild_tensor_v2` is called with: the tensor's storage and its view of it."""
+
+    def __init__(self, storage: StorageId, offset: int, size: Iterable[int], stride: Iterable[int]):
         self.storage, self.offset, self.size, self.stride = storage, offset, tuple(size), tuple(stride)
 
 
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, *_rest):
+def _rebuild_tensor_v2(storage: StorageId, storage_offset: int, size: Iterable[int], stride: Iterable[int],
+                       *_rest: object) -> _TensorSpec:
     return _TensorSpec(storage, storage_offset, size, stride)
 
 
 class _Unpickler(pickle.Unpickler):
-    def find_class(self, module, name):
+    def find_class(self, module: str, name: str) -> Any:
         if module == "torch._utils" and name in ("_rebuild_tensor_v2", "_rebuild_tensor"):
             return _rebuild_tensor_v2
         if module == "torch" and name in STORAGE_DTYPES:
@@ -51,7 +60,7 @@ class _Unpickler(pickle.Unpickler):
             return collections.OrderedDict
         raise pickle.UnpicklingError(f"refused global {module}.{name} (only plain tensors are read)")
 
-    def persistent_load(self, pid):
+    def persistent_load(self, pid: Any) -> Any:
         # ('storage', storage type, key, location, numel)
         if not (isinstance(pid, tuple) and pid and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")

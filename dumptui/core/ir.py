@@ -1,12 +1,17 @@
 """A framework graph as read from a graph file (.ir text, .pb protobuf): nodes, their arguments, attributes.
 
-Readers of graph files produce an `IRGraph`; `dumptui.core.graph` turns it into dataflow edges between the
-ops that were dumped, looking through the graph's virtual nodes (Load, TupleGetItem, Depend...).
+The graph-file parsers (`formats.irtext`, `formats.anf_pb`) produce an `IRGraph`; `dumptui.core.graph` turns it
+into dataflow edges between the ops that were dumped, looking through the graph's virtual nodes (Load,
+TupleGetItem, Depend...). This model sits below both, so neither imports the other.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Callable, NamedTuple
+
+# (dtype, shape) of one tensor as a graph file declares it; either may be unknown.
+TensorType = tuple[str | None, tuple[int, ...] | None]
+NodeTypes = tuple[list[TensorType], list[TensorType]]   # (input types, output types)
 
 # Nodes that move or group values but run no kernel: we look through them to find the real producer.
 VIRTUAL_OPS = {
@@ -33,15 +38,19 @@ class IRNode:
                  "_parse_types")
 
     def __init__(self, node_id: str, op_type: str, full_name: str = "", args: list[IRArg] | None = None,
-                 attrs: dict[str, str] | None = None, in_types: list | None = None, out_types: list | None = None,
-                 code: list[str] | None = None, parse_attrs=None, parse_types=None):
+                 attrs: dict[str, str] | None = None, in_types: list[TensorType] | None = None,
+                 out_types: list[TensorType] | None = None, code: list[str] | None = None,
+                 parse_attrs: Callable[[], dict[str, str]] | None = None,
+                 parse_types: Callable[[], NodeTypes] | None = None):
         self.node_id = node_id
         self.op_type = op_type
         self.full_name = full_name
         self.args = args if args is not None else []
         self.code = code if code is not None else []
         self._attrs = attrs
-        self._types = None if in_types is None and out_types is None else (in_types or [], out_types or [])
+        self._types: NodeTypes | None = None
+        if in_types is not None or out_types is not None:
+            self._types = (in_types or [], out_types or [])
         self._parse_attrs = parse_attrs     # () -> dict, when attrs were not given
         self._parse_types = parse_types     # () -> (in_types, out_types), when types were not given
 
@@ -59,18 +68,18 @@ class IRNode:
             self._parse_attrs = None
         return self._attrs
 
-    def _ensure_types(self):
+    def _ensure_types(self) -> NodeTypes:
         if self._types is None:
             self._types = self._parse_types() if self._parse_types else ([], [])
             self._parse_types = None
         return self._types
 
     @property
-    def in_types(self) -> list[tuple[str | None, tuple[int, ...] | None]]:
+    def in_types(self) -> list[TensorType]:
         return self._ensure_types()[0]
 
     @property
-    def out_types(self) -> list[tuple[str | None, tuple[int, ...] | None]]:
+    def out_types(self) -> list[TensorType]:
         return self._ensure_types()[1]
 
 
