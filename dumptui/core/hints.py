@@ -3,6 +3,7 @@ discontinuous ops, graph attributes that differ. A hint explains; it never chang
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ _VOLATILE_ATTRS = {"instance name", "input_names", "output_names", "IsFeatureMap
                    "checkpoint", "is_dynamic_len", "is_backend_cast"}
 
 
-def attribute_diff(a: dict[str, str], b: dict[str, str]) -> dict[str, tuple[str, str]]:
+def attribute_diff(a: Mapping[str, str], b: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     """Attributes present on both sides with different values (bookkeeping attributes left out)."""
     out = {}
     for k in sorted(set(a) & set(b)):
