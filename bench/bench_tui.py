@@ -25,7 +25,7 @@ CHILD = r'''
 import asyncio, json, os, sys, time
 T_SPAWN = float(os.environ["BENCH_T_SPAWN"])
 sys.path.insert(0, os.environ["BENCH_REPO"])
-from dumptui import cli
+from dumptui.pairing import PairOptions
 from dumptui.tui.app import DumpTuiApp
 from dumptui.tui.screens.main import MainScreen
 t_imported = time.time()
@@ -53,8 +53,7 @@ async def until(pred, timeout=600):
         await asyncio.sleep(0.005)
 
 async def main():
-    args = cli.build_parser(None).parse_args([os.environ["BENCH_REF"], os.environ["BENCH_TARGET"]])
-    app = BenchApp(args)
+    app = BenchApp(PairOptions(os.environ["BENCH_REF"], os.environ["BENCH_TARGET"]))
     out = {}
     async with app.run_test(size=(120, 36)) as pilot:
         await until(lambda: "first_paint" in marks)

@@ -11,11 +11,10 @@ import sys
 
 from . import __version__
 from .core.errors import DumptuiError, UsageError
+from .pairing import PairOptions, make_session, open_pair
 
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo")
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
-
-
 
 
 def _dump_options(p: argparse.ArgumentParser) -> None:
@@ -94,33 +93,6 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def _side(args, side: str, opt: str):
-    v = getattr(args, f"{side}_{opt}", None)
-    return v if v is not None else getattr(args, opt, None)
-
-
-def open_pair(args):
-    from .core.formats import open_dump
-    ref = open_dump(args.ref, rank=_side(args, "ref", "rank"), graph=_side(args, "ref", "graph"),
-                    iteration=_side(args, "ref", "iteration"))
-    target = open_dump(args.target, rank=_side(args, "target", "rank"), graph=_side(args, "target", "graph"),
-                       iteration=_side(args, "target", "iteration"))
-    return ref, target
-
-
-def make_session(args, ref, target, kl: bool = True):
-    from .core.align import read_map_file
-    from .core.compare import Session
-    from .core.verdict import Thresholds, parse_user_ignore, read_ignore_file, with_overrides
-    th = with_overrides(Thresholds(), cos=args.cos, atol=args.atol, rtol=args.rtol, max_off=args.max_off,
-                        rms_tol=args.rms_tol)
-    ignores = [parse_user_ignore(s) for s in args.ignore]
-    if args.ignore_file:
-        ignores += read_ignore_file(args.ignore_file)
-    forced = read_map_file(args.map) if args.map else None
-    return Session(ref, target, th, ignores, forced, kl=kl)
-
-
 def _console():
     from rich.console import Console
     return Console(highlight=False, soft_wrap=False)
@@ -129,8 +101,9 @@ def _console():
 def cmd_bisect(args) -> int:
     from .core.bisect import Bisection
     from .report.data import bisect_report
-    ref, target = open_pair(args)
-    session = make_session(args, ref, target, kl=False)
+    options = PairOptions.from_namespace(args)
+    ref, target = open_pair(options)
+    session = make_session(options, ref, target, kl=False)
     bi = Bisection(session, use_graph=not args.no_graph)
     bi.check_inputs()
     bi.run()
@@ -149,8 +122,9 @@ def cmd_bisect(args) -> int:
 def cmd_compare(args) -> int:
     from .core.verdict import BAD
     from .report import data
-    ref, target = open_pair(args)
-    session = make_session(args, ref, target, kl=args.kl)
+    options = PairOptions.from_namespace(args)
+    ref, target = open_pair(options)
+    session = make_session(options, ref, target, kl=args.kl)
     results = session.evaluate_all(workers=args.workers)
     diverged = any(r.verdict in BAD for res in results for r in res.inputs + res.outputs)
     if args.csv:
@@ -333,7 +307,7 @@ def cmd_app(args) -> int:
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
     from .tui.app import run_app
     if not args.demo:
-        return run_app(args)
+        return run_app(PairOptions.from_namespace(args), session_file=args.session)
     import shutil
     import tempfile
     from .core.demo import write_demo
@@ -341,7 +315,7 @@ def cmd_app(args) -> int:
     try:
         info = write_demo(tmp)
         args.ref, args.target = info.ref, info.target
-        return run_app(args)
+        return run_app(PairOptions.from_namespace(args), session_file=args.session)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

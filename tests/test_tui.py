@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from dumptui import cli
+from dumptui import cli, pairing
 from dumptui.core.verdict import BAD
 from dumptui.tui.app import DumpTuiApp
 from dumptui.tui.screens.error import OpenErrorScreen
@@ -26,8 +26,10 @@ from conftest import write_npy
 SIZE = (100, 32)
 
 
-def make_args(*argv) -> object:
-    return cli.build_parser(None).parse_args([str(a) for a in argv])
+def make_app(*argv) -> DumpTuiApp:
+    """The app as `dumptui ARGV` starts it (the command line's own parsing of the options)."""
+    args = cli.build_parser(None).parse_args([str(a) for a in argv])
+    return DumpTuiApp(pairing.PairOptions.from_namespace(args), args.session)
 
 
 async def wait_until(pred, timeout: float = 60.0, what: str = "condition") -> None:
@@ -84,15 +86,15 @@ def plain(widget) -> str:
 def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
     """The screen paints and answers keys while the dumps are still being indexed."""
     gate = threading.Event()
-    real = cli.open_pair
+    real = pairing.open_pair
 
-    def slow_open(args):
+    def slow_open(options):
         gate.wait(30)
-        return real(args)
-    monkeypatch.setattr(cli, "open_pair", slow_open)
+        return real(options)
+    monkeypatch.setattr(pairing, "open_pair", slow_open)
 
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(lambda: app.main is not None)
             scr = app.main
@@ -122,7 +124,7 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
 
 def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             st = scr.bstate
@@ -155,7 +157,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
 
 def test_run_all_with_a_and_culprit_report(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             await pilot.press("a")
@@ -169,7 +171,7 @@ def test_run_all_with_a_and_culprit_report(demo_pair):
 
 def test_overrule_undo_and_reset(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             assert scr.check_action("undo", ()) is None     # nothing marked yet
@@ -200,7 +202,7 @@ def test_overrule_undo_and_reset(demo_pair):
 
 def test_search_moves_to_matching_ops(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             await pilot.press("slash")
@@ -232,7 +234,7 @@ def test_search_moves_to_matching_ops(demo_pair):
 
 def test_only_diverged_filter_and_next_diverged(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot, stats=True)
             model = scr.model
@@ -269,7 +271,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
     path = tmp_path / "sessions" / "s.json"
 
     async def save():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target, "--cos", "0.99"))
+        app = make_app(demo_pair.ref, demo_pair.target, "--cos", "0.99")
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             await pilot.press("space")
@@ -301,7 +303,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
     assert len(data["steps"]) == 2
 
     async def resume():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target, "--session", path))
+        app = make_app(demo_pair.ref, demo_pair.target, "--session", path)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             st = scr.bstate
@@ -317,7 +319,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
     out = tmp_path / "data_dump.json"
 
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             await pilot.press("space", "space")
@@ -358,7 +360,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
 
 def test_help_lists_every_binding_generated(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             await pilot.press("question_mark")
@@ -382,7 +384,7 @@ def test_help_lists_every_binding_generated(demo_pair):
 
 def test_command_palette_lists_the_main_actions(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             from dumptui.tui.commands import DumpCommands
@@ -408,7 +410,7 @@ def test_command_palette_lists_the_main_actions(demo_pair):
 
 def test_open_error_shows_path_and_reason_and_exits_2(tmp_path):
     async def go():
-        app = DumpTuiApp(make_args(tmp_path / "missing", tmp_path / "missing2"))
+        app = make_app(tmp_path / "missing", tmp_path / "missing2")
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), what="the error screen")
             text = plain(app.screen.query_one("#error-path")) + plain(app.screen.query_one("#error-reason"))
@@ -424,7 +426,7 @@ def test_bad_session_file_is_reported_not_fatal(demo_pair, tmp_path):
     bad.write_text("{not json")
 
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target, "--session", bad))
+        app = make_app(demo_pair.ref, demo_pair.target, "--session", bad)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             assert scr.bstate.started and not scr.bstate.can_undo
@@ -440,7 +442,7 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
         write_npy(tmp_path / side / f"{evil}.output.0.npy", np.full(8, v, np.float32) * np.arange(8))
 
     async def go():
-        app = DumpTuiApp(make_args(tmp_path / "ref", tmp_path / "target"))
+        app = make_app(tmp_path / "ref", tmp_path / "target")
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot, stats=True)
             await wait_until(lambda: scr.detail.result is not None)
@@ -460,7 +462,7 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
 
 def test_layout_at_80x24_reaches_every_pane_by_keyboard(demo_pair):
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=(80, 24)) as pilot:
             scr = await ready(app, pilot)
             seen = []
@@ -484,7 +486,7 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
 
     async def go():
-        app = DumpTuiApp(make_args(info.ref, info.target))
+        app = make_app(info.ref, info.target)
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(lambda: app.main is not None and app.main.model is not None, what="the tree")
             scr = app.main
@@ -510,7 +512,7 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
 ])
 def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culprit_target):
     async def go():
-        app = DumpTuiApp(make_args(fixtures / "A", fixtures / variant))
+        app = make_app(fixtures / "A", fixtures / variant)
         async with app.run_test(size=(80, 24)) as pilot:
             scr = await ready(app, pilot)
             for _ in range(30):
@@ -531,7 +533,7 @@ def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culpr
 def test_theme_change_recolours_the_marks(demo_pair):
     """Verdict colours come from the theme's variables: switching the theme restyles the tree labels."""
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot, stats=True)
             node = scr.tree._folder_nodes["Default"]
@@ -553,7 +555,7 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
     monkeypatch.setattr(view, "relations", broken)
 
     async def go():
-        app = DumpTuiApp(make_args(demo_pair.ref, demo_pair.target))
+        app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             await ready(app, pilot)
             await wait_until(lambda: any("graph walk failed" in str(n.message) for n in app._notifications),

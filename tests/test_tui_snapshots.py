@@ -8,7 +8,7 @@ import pytest
 from dumptui.core.demo import write_demo
 from dumptui.tui.app import DumpTuiApp
 
-from test_tui import make_args, wait_until
+from test_tui import make_app, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def demo_root(tmp_path_factory):
 
 def demo_app(demo_root, monkeypatch) -> DumpTuiApp:
     monkeypatch.chdir(demo_root)
-    return DumpTuiApp(make_args("demo/ref", "demo/target"))
+    return make_app("demo/ref", "demo/target")
 
 
 async def settled(app, pilot) -> None:

@@ -15,8 +15,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from dumptui import cli  # noqa: E402
 from dumptui.core.demo import write_demo  # noqa: E402
+from dumptui.pairing import PairOptions  # noqa: E402
 from dumptui.tui.app import DumpTuiApp  # noqa: E402
 
 
@@ -38,8 +38,7 @@ async def settled(app, pilot) -> None:
 
 
 async def shoot(out: str, size: tuple[int, int]) -> list[str]:
-    args = cli.build_parser(None).parse_args(["demo/ref", "demo/target"])
-    app = DumpTuiApp(args)
+    app = DumpTuiApp(PairOptions("demo/ref", "demo/target"))
     written = []
 
     def save(name: str) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
+from ..pairing import PairOptions
 from .commands import DumpCommands
 from .screens.help import HelpScreen, HelpSection, binding_rows
 from .screens.main import MainScreen
@@ -23,12 +24,13 @@ class DumpTuiApp(App[None]):
                 tooltip="The command palette: the main actions"),
     ]
 
-    def __init__(self, args):
+    def __init__(self, options: PairOptions, session_file: str | None = None):
         super().__init__()
-        self.args = args
+        self.options = options
+        self.session_file = session_file
 
     def on_mount(self) -> None:
-        self.push_screen(self.MAIN_SCREEN(self.args))
+        self.push_screen(self.MAIN_SCREEN(self.options, self.session_file))
 
     @property
     def main(self) -> MainScreen | None:
@@ -67,8 +69,8 @@ class DumpTuiApp(App[None]):
             self.push_screen(HelpScreen(self.help_sections()))
 
 
-def run_app(args) -> int:
+def run_app(options: PairOptions, session_file: str | None = None) -> int:
     """Run the app; the exit code is 2 when the dumps could not be opened, else 0."""
-    app = DumpTuiApp(args)
+    app = DumpTuiApp(options, session_file)
     app.run()
     return app.return_code or 0

@@ -27,8 +27,9 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Footer, Input, OptionList, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ... import cli
+from ... import pairing
 from ...core import metrics, redump, view
+from ...core.errors import DumptuiError
 from ...core.model import DumpError
 from ...report import fmt
 from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
@@ -89,9 +90,10 @@ class MainScreen(Screen):
                 tooltip="Cancel the background statistics / stop a running bisection"),
     ]
 
-    def __init__(self, args):
+    def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
-        self.args = args
+        self.options = options
+        self.session_file = session_file     # a saved session to resume
         self.session = None
         self.model: view.OpTreeModel | None = None
         self.preview_model: view.OpTreeModel | None = None   # names only, while the dumps are indexed
@@ -172,7 +174,7 @@ class MainScreen(Screen):
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
         width = max(20, self.size.width)
-        ref, target = fmt.clean(str(self.args.ref)), fmt.clean(str(self.args.target))
+        ref, target = fmt.clean(self.options.ref), fmt.clean(self.options.target)
         room = max(8, (width - 46) // 2)
         line = Text.assemble(("dumptui ", "bold"), "ref ", (view.elide_left(ref, room), "bold"), " vs ",
                              (view.elide_left(target, room), "bold"), " │ ")
@@ -197,28 +199,31 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def open_dumps(self) -> None:
         worker = get_current_worker()
-        args = self.args
+        options = self.options
         t0 = time.monotonic()
-        preview = view.preview_pairs(str(args.ref), args.ref_rank or args.rank)
+        preview = view.preview_pairs(options.ref, options.selection("ref").rank)
         if preview:
             self.post_message(PreviewReady(view.OpTreeModel(preview)))
         try:
-            ref, target = wait_abandonable(lambda: cli.open_pair(args), worker, "dumptui-index")
+            ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
         except Abandoned:
             return
         except DumpError as e:
             self.post_message(OpenFailed(e.path, e.reason))
             return
         except (OSError, ValueError) as e:
-            self.post_message(OpenFailed(getattr(e, "filename", None) or f"{args.ref} / {args.target}", str(e)))
+            self.post_message(OpenFailed(getattr(e, "filename", None) or f"{options.ref} / {options.target}", str(e)))
             return
         self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
         try:
-            session = wait_abandonable(lambda: cli.make_session(args, ref, target, kl=True), worker, "dumptui-align")
+            session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker, "dumptui-align")
         except Abandoned:
             return
+        except DumptuiError as e:
+            self.post_message(OpenFailed(e.path, e.reason))
+            return
         except (OSError, ValueError) as e:
-            path = getattr(e, "filename", None) or args.map or args.ignore_file or ""
+            path = getattr(e, "filename", None) or options.map or options.ignore_file or ""
             self.post_message(OpenFailed(path, str(e)))
             return
         model = view.OpTreeModel(session.alignment.pairs)
@@ -230,10 +235,10 @@ class MainScreen(Screen):
         except Abandoned:
             return
         resume, note = None, ""
-        if args.session:
+        if self.session_file:
             try:
-                resume = view.read_session(args.session)
-                note = view.session_mismatch(resume, args.ref, args.target) or ""
+                resume = view.read_session(self.session_file)
+                note = view.session_mismatch(resume, options.ref, options.target) or ""
             except ValueError as e:
                 note = f"session not resumed: {e}"
         self.post_message(BisectionReady(view.BisectDriver(bisection), resume, note))
@@ -673,7 +678,7 @@ class MainScreen(Screen):
             data = self.driver.to_json()
         finally:
             self._bisect_lock.release()
-        payload = view.session_payload(data, self.args.ref, self.args.target, vars(self.args))
+        payload = view.session_payload(data, self.options.ref, self.options.target, vars(self.options))
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             with open(path, "w", encoding="utf-8") as fh:
