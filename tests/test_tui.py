@@ -548,11 +548,11 @@ def test_theme_change_recolours_the_marks(demo_pair):
 
 
 def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
-    from dumptui.core import view
+    from dumptui.present import relations
 
     def broken(session, pair, max_hops=6):
         raise RuntimeError("graph walk failed")
-    monkeypatch.setattr(view, "relations", broken)
+    monkeypatch.setattr(relations, "relations_of", broken)
 
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from ..core.view import BisectState
+from ..present.bisection import BisectState
 
 
 @dataclass
@@ -29,7 +29,7 @@ class OpenFailed(Message):
 class PreviewReady(Message):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 
-    model: object            # core.view.OpTreeModel over core.view.PreviewPair
+    model: object            # present.tree.OpTreeModel over present.tree.PreviewPair
 
 
 @dataclass
@@ -37,7 +37,7 @@ class SessionReady(Message):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
     session: object          # core.compare.Session
-    model: object            # core.view.OpTreeModel
+    model: object            # present.tree.OpTreeModel
     seconds: float
 
 
@@ -45,7 +45,7 @@ class SessionReady(Message):
 class BisectionReady(Message):
     """The bisection order (and dataflow graph over the pairs) is built; `resume` holds a saved session."""
 
-    driver: object           # core.view.BisectDriver
+    driver: object           # present.bisection.BisectDriver
     resume: dict | None = None
     resume_note: str = ""
 

@@ -15,6 +15,7 @@ import json
 import os
 import threading
 import time
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -28,9 +29,17 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Input, OptionLis
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ... import pairing
-from ...core import metrics, redump, view
+from ...core import metrics, redump
 from ...core.errors import DumptuiError
 from ...core.model import DumpError
+from ...present import relations
+from ...present.bisection import BisectDriver, BisectState, RedumpPlan, is_mark_step, redump_plan
+from ...present.columns import elide_left
+from ...present.paths import (default_export_path, default_redump_dir, default_session_path, refuse_dump_dir,
+                              refuse_output)
+from ...present.search import count_matches, find_op, next_diverged
+from ...present.session_file import read_session, session_mismatch, session_payload
+from ...present.tree import OpTreeModel, is_bad, preview_pairs
 from ...report import fmt
 from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
                         OpLoaded, PreviewReady, SearchClosed, SearchStep, SessionReady, StatisticsProgress,
@@ -95,10 +104,10 @@ class MainScreen(Screen):
         self.options = options
         self.session_file = session_file     # a saved session to resume
         self.session = None
-        self.model: view.OpTreeModel | None = None
-        self.preview_model: view.OpTreeModel | None = None   # names only, while the dumps are indexed
-        self.driver: view.BisectDriver | None = None
-        self.bstate: view.BisectState | None = None
+        self.model: OpTreeModel | None = None
+        self.preview_model: OpTreeModel | None = None   # names only, while the dumps are indexed
+        self.driver: BisectDriver | None = None
+        self.bstate: BisectState | None = None
         self.bisect_busy = ""            # what the bisection worker is doing, "" when idle
         self.stats_state = "waiting"     # waiting | running | done | cancelled
         self.stats_done = 0
@@ -176,8 +185,8 @@ class MainScreen(Screen):
         width = max(20, self.size.width)
         ref, target = fmt.clean(self.options.ref), fmt.clean(self.options.target)
         room = max(8, (width - 46) // 2)
-        line = Text.assemble(("dumptui ", "bold"), "ref ", (view.elide_left(ref, room), "bold"), " vs ",
-                             (view.elide_left(target, room), "bold"), " │ ")
+        line = Text.assemble(("dumptui ", "bold"), "ref ", (elide_left(ref, room), "bold"), " vs ",
+                             (elide_left(target, room), "bold"), " │ ")
         if self.session is None:
             line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
         else:
@@ -201,9 +210,9 @@ class MainScreen(Screen):
         worker = get_current_worker()
         options = self.options
         t0 = time.monotonic()
-        preview = view.preview_pairs(options.ref, options.selection("ref").rank)
+        preview = preview_pairs(options.ref, options.selection("ref").rank)
         if preview:
-            self.post_message(PreviewReady(view.OpTreeModel(preview)))
+            self.post_message(PreviewReady(OpTreeModel(preview)))
         try:
             ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
         except Abandoned:
@@ -226,7 +235,7 @@ class MainScreen(Screen):
             path = getattr(e, "filename", None) or options.map or options.ignore_file or ""
             self.post_message(OpenFailed(path, str(e)))
             return
-        model = view.OpTreeModel(session.alignment.pairs)
+        model = OpTreeModel(session.alignment.pairs)
         self.post_message(SessionReady(session, model, time.monotonic() - t0))
         self.post_message(OpenProgress("graph", "building the bisection order"))
         from ...core.bisect import Bisection   # networkx: imported after the first paint
@@ -237,11 +246,11 @@ class MainScreen(Screen):
         resume, note = None, ""
         if self.session_file:
             try:
-                resume = view.read_session(self.session_file)
-                note = view.session_mismatch(resume, options.ref, options.target) or ""
+                resume = read_session(self.session_file)
+                note = session_mismatch(resume, options.ref, options.target) or ""
             except ValueError as e:
                 note = f"session not resumed: {e}"
-        self.post_message(BisectionReady(view.BisectDriver(bisection), resume, note))
+        self.post_message(BisectionReady(BisectDriver(bisection), resume, note))
 
     def on_open_progress(self, msg: OpenProgress) -> None:
         self.open_stage = msg.text
@@ -380,7 +389,7 @@ class MainScreen(Screen):
         self.detail.refresh_relations(ops)
         if self.bstate is not None and self.bstate.probe_index in ops:
             self.panel.show(self.bstate, busy=self.bisect_busy)
-        if self.only_diverged and any(view.is_bad(self.model.verdict(i)) for i in ops):
+        if self.only_diverged and any(is_bad(self.model.verdict(i)) for i in ops):
             self._filter_dirty = True
 
     def _refresh_verdicts_of(self, indices) -> None:
@@ -411,7 +420,7 @@ class MainScreen(Screen):
                     driver.start()
                 elif op == "replay":
                     missing = driver.replay(args[0])
-                    steps = len([s for s in driver.bi.history if view.is_mark_step(s)])
+                    steps = len([s for s in driver.bi.history if is_mark_step(s)])
                     note = f"resumed: {steps} steps re-applied" + (
                         f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
                 elif op == "accept":
@@ -533,7 +542,7 @@ class MainScreen(Screen):
             # Every tensor pair already compared: nothing to read, shown at once in one update. Should the
             # engine fail here, the worker below repeats the call and reports the error instead.
             try:
-                res, rel = session.op_result(pair, purpose="view"), view.relations(session, pair)
+                res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
             except Exception:
                 res = rel = None
             if res is not None:
@@ -550,7 +559,7 @@ class MainScreen(Screen):
         pair = session.alignment.pairs[index]
         try:
             res, rel = wait_abandonable(lambda: (session.op_result(pair, purpose="view"),
-                                                 view.relations(session, pair)), worker, "dumptui-op")
+                                                 relations.relations_of(session, pair)), worker, "dumptui-op")
         except Abandoned:
             return
         if not worker.is_cancelled:
@@ -664,8 +673,8 @@ class MainScreen(Screen):
         return [self.session.ref, self.session.target]
 
     def action_save(self) -> None:
-        default = view.default_session_path(self._dumps())
-        self.app.push_screen(SaveScreen(default, lambda p: view.refuse_output(p, self._dumps())), self._save_to)
+        default = default_session_path(self._dumps())
+        self.app.push_screen(SaveScreen(default, lambda p: refuse_output(p, self._dumps())), self._save_to)
 
     def _save_to(self, path: str | None) -> None:
         if not path:
@@ -678,7 +687,7 @@ class MainScreen(Screen):
             data = self.driver.to_json()
         finally:
             self._bisect_lock.release()
-        payload = view.session_payload(data, self.options.ref, self.options.target, vars(self.options))
+        payload = session_payload(data, self.options.ref, self.options.target, vars(self.options))
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             with open(path, "w", encoding="utf-8") as fh:
@@ -691,33 +700,25 @@ class MainScreen(Screen):
                     timeout=10)
 
     def action_export(self) -> None:
-        s = self.bstate
-        order, pairs = self.driver.bi.order, self.session.alignment.pairs
-        kernels = view.redump_kernels(order, pairs, s.candidates)
-        lo, hi = s.interval
-        span = f"#{order[lo].index + 1}" + (f"..#{order[hi].index + 1}" if hi != lo else "")
-        n, k = len(kernels), len(s.candidates)
-        summary = (f"{n} kernel name{'s' if n != 1 else ''} (both sides' spellings): the {k} "
-                   f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only between them")
-        self.app.push_screen(ExportScreen(view.default_export_path(self._dumps()),
-                                          view.default_redump_dir(self._dumps()), summary,
-                                          lambda p: view.refuse_output(p, self._dumps()), view.refuse_dump_dir),
-                             self._export_to)
+        plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
+        self.app.push_screen(ExportScreen(default_export_path(self._dumps()),
+                                          default_redump_dir(self._dumps()), plan.summary,
+                                          lambda p: refuse_output(p, self._dumps()), refuse_dump_dir),
+                             partial(self._export_to, plan))
 
-    def _export_to(self, answer: tuple[str, str] | None) -> None:
+    def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
         if not answer:
             return
         out, dump_dir = answer
         out = os.path.abspath(os.path.expanduser(out))
-        kernels = view.redump_kernels(self.driver.bi.order, self.session.alignment.pairs, self.bstate.candidates)
         try:
-            config = redump.mindspore_config(kernels, os.path.expanduser(dump_dir), like=self.session.target)
+            config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
             redump.write_config(out, config, self._dumps())
         except (OSError, ValueError) as e:
             self.notify(f"not exported: {e}", severity="error", markup=False)
             return
         self.exported_path = out
-        self.notify(f"wrote {out}: {len(kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
+        self.notify(f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
                     timeout=10)
 
     # ------------------------------------------------------------------ actions: navigation
@@ -731,7 +732,7 @@ class MainScreen(Screen):
         self._goto_diverged(False)
 
     def _goto_diverged(self, forward: bool) -> None:
-        index = view.next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
+        index = next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
         if index is None:
             self.notify("no diverged op known" + ("" if self.stats_state == "done" else
                                                   f" yet (statistics {self._stats_pct()} computed)"), timeout=4)
@@ -804,8 +805,8 @@ class MainScreen(Screen):
         if not query.strip():
             left.border_subtitle = ""
             return
-        self.search_matches = view.count_matches(pairs, rows, query)
-        index = view.find_op(pairs, rows, query, self.current, forward, inclusive)
+        self.search_matches = count_matches(pairs, rows, query)
+        index = find_op(pairs, rows, query, self.current, forward, inclusive)
         if index is None:
             left.border_subtitle = "no match" + (" among the diverged ops" if self.only_diverged else "")
             return

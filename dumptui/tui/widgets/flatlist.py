@@ -16,7 +16,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...core.view import OpTreeModel, elide_left
+from ...present.columns import elide_left
+from ...present.tree import OpTreeModel
 from ...report import fmt
 from ..messages import OpActivated, OpHighlighted
 from ..styles import ThemeStyles

@@ -15,7 +15,9 @@ from ...core.align import EXACT, OpPair
 from ...core.compare import OpResult, TensorResult
 from ...core.model import KERNEL
 from ...core.verdict import BAD
-from ...core.view import Relation, elide_left, format_columns, histogram_bar
+from ...present.bars import histogram_bar
+from ...present.columns import elide_left, format_columns
+from ...present.relations import Relation
 from ...report import fmt
 from ..styles import ThemeStyles, labelled, name_text
 

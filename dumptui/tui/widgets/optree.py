@@ -1,4 +1,4 @@
-"""The op tree: scopes as folders, ops as leaves, filled lazily from `core.view.OpTreeModel`.
+"""The op tree: scopes as folders, ops as leaves, filled lazily from `present.tree.OpTreeModel`.
 
 Only expanded folders have nodes, and a folder adds its children a page at a time, so a 20,000-op dump
 opens instantly and a scope holding thousands of ops stays responsive.
@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ...core.view import Folder, OpTreeModel, leaf_name
+from ...present.tree import Folder, OpTreeModel, leaf_name
 from ..messages import OpActivated, OpHighlighted
 from ..styles import ThemeStyles, name_text
 
