@@ -94,7 +94,7 @@ async def main():
         #    preconditions read, while the statistics start
         out["early_key_ms"], out["early_lost"] = await keys(n_keys // 2, lambda: scr.bstate is None)
         # 2. once the bisection has started (its probe selection moves the cursor too), statistics running
-        await until(lambda: scr.bstate is not None and not scr.bisect_busy and scr.stats_state == "running")
+        await until(lambda: scr.bstate is not None and not scr.bisect_task and scr.stats_state == "running")
         scr.tree.focus()
         await asyncio.sleep(0.3)
         out["stats_at_start"] = f"{scr.stats_done}/{scr.stats_total}"

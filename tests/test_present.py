@@ -13,7 +13,7 @@ from dumptui.core.compare import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.model import KERNEL, PARAMETER, Dump, Op
 from dumptui.core.verdict import PENDING, mark
-from dumptui.present import bars, bisection, columns, paths, relations, search, session_file, tree
+from dumptui.present import bars, bisection, columns, keys, paths, relations, search, session_file, tree
 
 
 def pairs_of(names, kinds=None):
@@ -384,3 +384,50 @@ def test_redump_plan_says_what_the_export_holds(demo_session):
                             f"#{first}..#{last} and the kernels dumped on one side only between them")
     one = bisection.redump_plan(bi.order, pairs, bisection.BisectState(n=len(bi.order), candidates=frozenset({4})))
     assert f"the 1 suspect #{bi.order[4].index + 1} and" in one.summary
+
+
+# ---------------------------------------------------------------------------------------- the action table
+
+def test_action_table_ids_unique_and_every_command_described():
+    ids = [a.id for a in keys.ACTIONS]
+    assert len(ids) == len(set(ids))
+    for a in keys.ACTIONS:
+        assert a.label and a.help and a.section and a.on in (keys.SCREEN, keys.APP), a
+        assert a.keys or a.palette, f"{a.id}: neither a key nor a palette entry reaches it"
+    assert [title for title, _actions in keys.sections()] == [keys.BISECTION, keys.EVERYWHERE]
+    assert keys.action_named("mark").id in ("bisect.good", "bisect.bad")
+    assert keys.action_named("help", keys.APP).qualified == "app.help"
+
+
+def test_commands_available_as_the_work_progresses():
+    def ids(**kw):
+        return keys.available_now(keys.KeyContext(**kw))
+    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette"}
+    assert ids() == always                                        # nothing indexed yet
+    indexed = ids(indexed=True)
+    assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed
+    assert "bisect.accept" not in indexed                         # the bisection order is not built yet
+    ready = dict(indexed=True, bisection_ready=True)
+    assert {"bisect.accept", "bisect.run"} <= ids(**ready)        # space starts the bisection
+    assert "bisect.good" not in ids(**ready) and "bisect.undo" not in ids(**ready)
+    probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}), can_undo=True)
+    now = ids(**ready, bisection=probing)
+    assert {"bisect.accept", "bisect.good", "bisect.bad", "bisect.undo", "bisect.reset", "session.save",
+            "bisect.export"} <= now
+    assert not {"bisect.good", "bisect.accept", "bisect.undo"} & ids(**ready, bisection=probing, bisect_task="accept")
+    converged = bisection.BisectState(n=10, started=True, finished=True, candidates=frozenset({4}), can_undo=True)
+    now = ids(**ready, bisection=converged)
+    assert "bisect.undo" in now and not {"bisect.accept", "bisect.good", "bisect.run"} & now
+    assert "work.cancel" in ids(statistics="running") and "work.cancel" in ids(**ready, bisect_task="run")
+    assert "work.cancel" not in ids(**ready, bisect_task="accept")
+    assert "work.compute_statistics" in ids(indexed=True, statistics="cancelled")
+    assert "work.compute_statistics" not in ids(indexed=True, statistics="done")
+
+
+def test_palette_offers_what_is_available_now():
+    titles = [a.palette for a in keys.palette(keys.KeyContext())]
+    assert titles == ["Help: every key"]
+    probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}))
+    titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True,
+                                                                 bisection=probing))]
+    assert "Bisection: run to the end" in titles and "Bisection: undo the last mark" not in titles

@@ -46,7 +46,7 @@ def main_screen(app: DumpTuiApp) -> MainScreen:
 
 async def ready(app, pilot, stats: bool = False) -> MainScreen:
     """The dumps are open, the bisection started (probe computed), and, if asked, all statistics done."""
-    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_busy,
+    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task,
                      what="the bisection to start")
     scr = app.main
     if stats:
@@ -57,7 +57,7 @@ async def ready(app, pilot, stats: bool = False) -> MainScreen:
 
 async def idle(scr: MainScreen, pilot) -> None:
     await pilot.pause()
-    await wait_until(lambda: not scr.bisect_busy, what="the bisection worker")
+    await wait_until(lambda: not scr.bisect_task, what="the bisection worker")
     await pilot.pause()
 
 
@@ -161,7 +161,7 @@ def test_run_all_with_a_and_culprit_report(demo_pair):
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot)
             await pilot.press("a")
-            await wait_until(lambda: scr.bstate.finished and not scr.bisect_busy, what="run to the end")
+            await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
             await pilot.pause()
             assert scr.session.alignment.pairs[scr.bstate.culprit.index].name == demo_pair.planted
             panel = plain(scr.query_one("#bisect-status"))
@@ -382,6 +382,14 @@ def test_help_lists_every_binding_generated(demo_pair):
     run(go())
 
 
+def test_every_command_of_the_action_table_runs_an_action():
+    """A typo in the table would be a key that silently does nothing."""
+    from dumptui.present import keys
+    for a in keys.ACTIONS:
+        owner = DumpTuiApp if a.on == keys.APP or a.action.startswith("app.") else MainScreen
+        assert callable(getattr(owner, "action_" + a.name.removeprefix("app."), None)), a.id
+
+
 def test_command_palette_lists_the_main_actions(demo_pair):
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
@@ -389,17 +397,21 @@ def test_command_palette_lists_the_main_actions(demo_pair):
             scr = await ready(app, pilot)
             from dumptui.tui.commands import DumpCommands
             provider = DumpCommands(scr)
-            titles = [t for t, _h, _c in provider._commands()]
+            titles = [h.text async for h in provider.discover()]
             assert "Bisection: run to the end" in titles and "View: toggle tree / flat execution-order list" in titles
             assert "Bisection: undo the last mark" not in titles    # disabled now: not offered
             hits = [h async for h in provider.search("run to the end")]
-            assert hits and hits[0].text is None or hits
+            assert hits and hits[0].text == "Bisection: run to the end"
+            assert "key a" in hits[0].help
             await pilot.press("ctrl+p")
             await pilot.pause()
-            from textual.command import CommandPalette
+            from textual.command import CommandList, CommandPalette
             assert isinstance(app.screen, CommandPalette)
             await pilot.press(*"toggle tree")
-            await wait_until(lambda: app.screen.query("CommandList Option") or True)
+            palette = app.screen
+            await wait_until(lambda: any("toggle tree" in str(palette.query_one(CommandList).get_option_at_index(i).prompt)
+                                         for i in range(palette.query_one(CommandList).option_count)),
+                             what="the palette to offer the command")
             await pilot.pause(0.3)
             await pilot.press("enter")
             await pilot.pause(0.2)
@@ -493,7 +505,7 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
             await pilot.pause()
             n_pairs = len(scr.model.pairs)
             assert len(scr.tree._op_nodes) < 50 < n_pairs       # only what is expanded has nodes
-            await wait_until(lambda: scr.bstate is not None and not scr.bisect_busy, what="the bisection")
+            await wait_until(lambda: scr.bstate is not None and not scr.bisect_task, what="the bisection")
             await pilot.pause()
             assert len(scr.tree._op_nodes) < 100
             # escape cancels the statistics; the palette command computes them again

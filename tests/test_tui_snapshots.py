@@ -25,7 +25,7 @@ def demo_app(demo_root, monkeypatch) -> DumpTuiApp:
 
 async def settled(app, pilot) -> None:
     """Statistics done, bisection idle, the selected op and its tensor detail on screen."""
-    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_busy)
+    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
@@ -38,7 +38,7 @@ def converge(app):
     async def run_before(pilot):
         await settled(app, pilot)
         await pilot.press("a")
-        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_busy)
+        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_task)
         await pilot.pause()
         await settled(app, pilot)
     return run_before

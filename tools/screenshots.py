@@ -29,7 +29,7 @@ async def wait_until(pred, timeout: float = 120.0) -> None:
 
 
 async def settled(app, pilot) -> None:
-    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_busy)
+    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current
@@ -49,7 +49,7 @@ async def shoot(out: str, size: tuple[int, int]) -> list[str]:
         await settled(app, pilot)
         save("overview")                       # the probe, its numbers, the interval before any mark
         await pilot.press("a")
-        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_busy)
+        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_task)
         await pilot.pause()
         await settled(app, pilot)
         save("converged")                      # culprit, proof, hint, history

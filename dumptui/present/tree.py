@@ -186,6 +186,10 @@ class OpTreeModel:
     def verdict(self, index: int) -> str | None:
         return self.verdicts.get(index)
 
+    def index_named(self, name: str) -> int | None:
+        """The first op of this name (the reference's spelling where both sides have it), or None."""
+        return next((p.index for p in self.pairs if p.name == name), None)
+
     def set_verdicts(self, updates: Mapping[int, str | None]) -> tuple[set[int], set[Folder]]:
         """Record known verdicts (None = still unknown: ignored). Returns the ops and folders whose mark or
         counts changed, so the UI relabels only those."""

@@ -7,6 +7,9 @@ It paints before anything is indexed; every call that may read tensors runs in a
 - `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
   the `BisectState` snapshots they post;
 - `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
+
+Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
+this screen keeps the state that table reads as reactives, so a change of state refreshes the footer.
 """
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Footer, Input, OptionList, Static
@@ -31,20 +34,24 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ... import pairing
 from ...core import metrics, redump
 from ...core.errors import DumptuiError
-from ...core.model import DumpError
+from ...core.model import Dump, DumpError
 from ...present import relations
 from ...present.bisection import BisectDriver, BisectState, RedumpPlan, is_mark_step, redump_plan
 from ...present.columns import elide_left
+from ...present.detail import element_detail_problem
+from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
 from ...present.paths import (default_export_path, default_redump_dir, default_session_path, refuse_dump_dir,
                               refuse_output)
+from ...present.progress import (CANCELLED, DONE, RUNNING, WAITING, compare_batches, no_diverged_yet,
+                                 statistics_words, task_words)
 from ...present.search import count_matches, find_op, next_diverged
 from ...present.session_file import read_session, session_mismatch, session_payload
 from ...present.tree import OpTreeModel, is_bad, preview_pairs
 from ...report import fmt
+from .. import keymap
 from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
                         OpLoaded, PreviewReady, SearchClosed, SearchStep, SessionReady, StatisticsProgress,
-                        TensorLoaded,
-                        VerdictsKnown)
+                        TensorLoaded, VerdictsKnown)
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
 from ..widgets.flatlist import FlatOpList
@@ -70,53 +77,30 @@ class MainScreen(Screen):
     # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
     STATISTICS_WORKERS: int | None = None
 
-    BINDINGS = [
-        Binding("space", "accept", "Accept", id="bisect.accept",
-                tooltip="Accept the engine's verdict for the probe (starts the bisection if needed)"),
-        Binding("g", "mark('good')", "Good", id="bisect.good", tooltip="Mark the probe good (overrule)"),
-        Binding("b", "mark('bad')", "Bad", id="bisect.bad", tooltip="Mark the probe bad (overrule)"),
-        Binding("a", "run_all", "Run all", id="bisect.run",
-                tooltip="Run the bisection to the end with the computed verdicts (escape stops)"),
-        Binding("u", "undo", "Undo", id="bisect.undo", tooltip="Undo the last mark"),
-        Binding("r", "reset", "Reset", id="bisect.reset", show=False, tooltip="Start the bisection over"),
-        Binding("S", "save", "Save", id="session.save", show=False,
-                tooltip="Save the session (resume: dumptui REF TARGET --session FILE)"),
-        Binding("e", "export", "Export", id="bisect.export", show=False,
-                tooltip="Export a MindSpore re-dump config (data_dump.json) for the current interval"),
-        Binding("slash", "search", "Search", id="nav.search", show=False, tooltip="Search ops by name"),
-        Binding("n", "next_diverged", "Next ✗", id="nav.next_diverged", show=False, tooltip="Next diverged op"),
-        Binding("N", "previous_diverged", "Prev ✗", id="nav.previous_diverged", show=False,
-                tooltip="Previous diverged op"),
-        Binding("f", "only_diverged", "Only ✗", id="view.only_diverged", show=False,
-                tooltip="Show only diverged ops (toggle)"),
-        Binding("t", "toggle_view", "Tree/flat", id="view.toggle", show=False,
-                tooltip="Toggle the op tree and the flat execution-order list"),
-        Binding("tab", "app.focus_next", "Next pane", id="focus.next", show=False,
-                tooltip="Move the focus to the next pane"),
-        Binding("shift+tab", "app.focus_previous", "Previous pane", id="focus.previous", show=False,
-                tooltip="Move the focus to the previous pane"),
-        Binding("escape", "cancel", "Cancel", id="work.cancel", show=False,
-                tooltip="Cancel the background statistics / stop a running bisection"),
-    ]
+    BINDINGS = keymap.bindings(SCREEN)
+
+    # The state the action table and the lists read; each watcher redraws what depends on it. `var`: the
+    # screen itself does not repaint on a change, only the widgets the watcher touches.
+    flat_mode = var(False, init=False)            # the flat execution-order list is shown, not the tree
+    only_diverged = var(False, init=False)        # both lists show the diverged ops only
+    bisect_task = var("", init=False)             # what the bisection worker does ("run" while `a` steps); "" idle
+    stats_state = var(WAITING, init=False)        # the full compare: waiting | running | done | cancelled
+    available: var[frozenset[str]] = var(frozenset(), init=False)   # ids of the commands available now
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
         self.options = options
         self.session_file = session_file     # a saved session to resume
-        self.session = None
+        self.session: Any = None             # core Session, once both dumps are indexed and aligned
         self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None   # names only, while the dumps are indexed
         self.driver: BisectDriver | None = None
         self.bstate: BisectState | None = None
-        self.bisect_busy = ""            # what the bisection worker is doing, "" when idle
-        self.stats_state = "waiting"     # waiting | running | done | cancelled
         self.stats_done = 0
         self.stats_total = 0
         self.open_stage = "indexing the dumps (file names only)"
         self.open_started = time.monotonic()
         self.opened_seconds: float | None = None
-        self.only_diverged = False
-        self.flat_mode = False
         self.current: int | None = None
         self.saved_path: str | None = None
         self.exported_path: str | None = None
@@ -128,7 +112,6 @@ class MainScreen(Screen):
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
-        self._key_states: tuple = ()
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -159,6 +142,11 @@ class MainScreen(Screen):
     def panel(self) -> BisectPanel:
         return self.query_one(BisectPanel)
 
+    @property
+    def op_list(self) -> OpTree | FlatOpList:
+        """The list on show: the tree or the flat list."""
+        return self.flat if self.flat_mode else self.tree
+
     def on_mount(self) -> None:
         self.query_one(SearchBar).display = False
         self.query_one("#left").border_title = "ops"
@@ -178,7 +166,35 @@ class MainScreen(Screen):
         if relabel and self.model is not None:
             self.tree.relabel_all()
             self.flat.refresh()
-            self.panel.show(self.bstate, busy=self.bisect_busy)
+            self.panel.show(self.bstate, busy=task_words(self.bisect_task))
+
+    # ------------------------------------------------------------------ which commands make sense now
+    def key_context(self) -> KeyContext:
+        return KeyContext(indexed=self.model is not None, bisection_ready=self.driver is not None,
+                          bisect_task=self.bisect_task, bisection=self.bstate, statistics=self.stats_state)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        entry = action_named(action, SCREEN)
+        if entry is None:
+            return True
+        return True if available(entry, self.key_context()) else None
+
+    def _update_available(self) -> None:
+        """After any change of the state the action table reads (the footer follows through `available`)."""
+        self.available = available_now(self.key_context())
+
+    def watch_available(self) -> None:
+        # Only when a command's availability changed: each refresh recomposes the footer (tens of
+        # milliseconds a time, felt as lag while workers post their progress).
+        self.refresh_bindings()
+
+    def watch_bisect_task(self, task: str) -> None:
+        self.panel.set_busy(task_words(task))
+        self._update_available()
+
+    def watch_stats_state(self) -> None:
+        self._draw_status()
+        self._update_available()
 
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
@@ -190,16 +206,10 @@ class MainScreen(Screen):
         if self.session is None:
             line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
         else:
-            if self.stats_state == "running":
-                pct = 100 * self.stats_done / self.stats_total if self.stats_total else 0
-                line.append(f"statistics {pct:.0f}% (esc cancels)")
-            elif self.stats_state == "cancelled":
-                line.append("statistics cancelled (ctrl+p: compute)")
-            elif self.stats_state == "done":
-                line.append("statistics done")
+            line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total))
             if self.model is not None and self.model.diverged:
                 line.append(f" │ {self.model.diverged} ✗", style=self.theme_styles.verdict("diverged"))
-            if self.driver is None and self.bisect_busy == "":
+            if self.driver is None and not self.bisect_task:
                 line.append(f" │ {self.open_stage}…")
         # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
         self.query_one("#status", Static).update(line, layout=False)
@@ -225,7 +235,8 @@ class MainScreen(Screen):
             return
         self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
         try:
-            session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker, "dumptui-align")
+            session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker,
+                                       "dumptui-align")
         except Abandoned:
             return
         except DumptuiError as e:
@@ -267,38 +278,30 @@ class MainScreen(Screen):
             self.preview_model = msg.model
             self.tree.load(msg.model)
 
-    def _preview_position(self) -> tuple[set[str], int | None]:
-        """What the user opened and where the cursor is in the preview tree, for the real tree."""
-        if self.preview_model is None:
-            return set(), None
-        expanded = self.tree.expanded_paths()
-        node = self.tree.cursor_node
-        item = node.data if node is not None else None
-        cursor = None
-        if item is not None and item.kind == "op":
-            name = self.preview_model.pairs[item.index].name
-            cursor = next((p.index for p in self.model.pairs if p.name == name), None)
-        return expanded, cursor
-
     def on_session_ready(self, msg: SessionReady) -> None:
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
         # of frozen UI on a 20,000-op dump (and quitting stops waiting for it).
         gc.freeze()
         self.session = msg.session
         self.kernel_count = len(self.session.alignment.kernels)
-        self.model = msg.model
+        model = self.model = msg.model
         self.opened_seconds = msg.seconds
         for w in (self.detail, self.panel):
-            w.verdict_of = self.model.verdict
-        self.model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
-        expanded, cursor = self._preview_position()
+            w.verdict_of = model.verdict
+        model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
+        # what the user opened and where the cursor was in the preview tree carry over to the real one
+        expanded, cursor = set(), None
+        if self.preview_model is not None:
+            expanded = self.tree.expanded_paths()
+            at = self.tree.selected_index
+            cursor = model.index_named(self.preview_model.pairs[at].name) if at is not None else None
         self.preview_model = None
-        self.tree.load(self.model, keep_expanded=expanded, cursor=cursor)
-        self.flat.set_rows(self.model, self.model.rows())
+        self.tree.load(model, keep_expanded=expanded, cursor=cursor)
+        self.flat.set_rows(model, model.rows())
         self._draw_left_title()
         self._draw_status()
         self._report_problems()
-        self._refresh_keys()
+        self._update_available()
 
     def _report_problems(self) -> None:
         s = self.session
@@ -330,50 +333,41 @@ class MainScreen(Screen):
         worker = get_current_worker()
         session = self.session
         pairs = session.alignment.pairs
-        jobs = [len(session.tensor_pairs(p)) for p in pairs]
+        jobs = [len(session.tensor_pairs(p)) for p in pairs]     # tensor pairs per op pair, by pair index
         total = sum(jobs)
         done = 0
         pending: dict[int, str | None] = {}
         last_post = 0.0
-        self.post_message(StatisticsProgress(0, total, "running"))
-        batch: list = []
-        batch_jobs = batch_bytes = 0
+        self.post_message(StatisticsProgress(0, total, RUNNING))
 
         def flush(force: bool = False) -> None:
             nonlocal last_post, pending
             now = time.monotonic()
             if pending and (force or now - last_post >= VERDICT_BATCH_SECONDS):
                 self.post_message(VerdictsKnown(pending))
-                self.post_message(StatisticsProgress(done, total, "running"))
+                self.post_message(StatisticsProgress(done, total, RUNNING))
                 pending = {}
                 last_post = now
 
-        for p, n in zip(pairs, jobs):
-            batch.append(p)
-            batch_jobs += n
-            batch_bytes += sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None
-                               for t in op.tensors())
-            if batch_jobs < JOBS_PER_BATCH and batch_bytes < BYTES_PER_BATCH and p is not pairs[-1]:
-                continue
+        def size_on_disk(p: Any) -> int:
+            return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
+
+        for batch, batch_jobs in compare_batches(pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH,
+                                                 BYTES_PER_BATCH):
             if worker.is_cancelled:
                 break
             session.evaluate_all(batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q)
-            batch, batch_jobs, batch_bytes = [], 0, 0
             flush()
         flush(force=True)
-        state = "cancelled" if worker.is_cancelled else "done"
-        self.post_message(StatisticsProgress(min(done, total), total, state))
+        self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE))
 
     def on_statistics_progress(self, msg: StatisticsProgress) -> None:
-        changed = msg.state != self.stats_state
-        self.stats_done, self.stats_total, self.stats_state = msg.done, msg.total, msg.state
-        self._draw_status()
-        if changed:
-            # only then can a key's availability change (the footer recomposes on every refresh)
-            self._refresh_keys()
+        self.stats_done, self.stats_total = msg.done, msg.total
+        self.stats_state = msg.state      # its watcher redraws the status when the state changes...
+        self._draw_status()               # ...and the numbers change every time
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         self._apply_verdicts(msg.verdicts)
@@ -388,56 +382,59 @@ class MainScreen(Screen):
         self.flat.refresh()
         self.detail.refresh_relations(ops)
         if self.bstate is not None and self.bstate.probe_index in ops:
-            self.panel.show(self.bstate, busy=self.bisect_busy)
+            self.panel.show(self.bstate, busy=task_words(self.bisect_task))
         if self.only_diverged and any(is_bad(self.model.verdict(i)) for i in ops):
             self._filter_dirty = True
 
-    def _refresh_verdicts_of(self, indices) -> None:
+    def _refresh_verdicts_of(self, indices: list[int | None]) -> None:
         """Verdicts the bisection or the detail view just computed (cached lookups, no read)."""
         if self.session is None:
             return
         pairs = self.session.alignment.pairs
         self._apply_verdicts({i: self.session.cached_verdict(pairs[i]) for i in indices if i is not None})
 
+    def _start_statistics_once(self) -> None:
+        """The full compare starts once the bisection has its probe: the preconditions and the first probe
+        (what the user acts on) get the CPU and the disk first, not a share of them."""
+        if self.stats_state == WAITING and self.session is not None:
+            self.stats_state = RUNNING
+            self.compute_statistics()
+
     # ------------------------------------------------------------------ bisection
-    def _run_bisect(self, op: str, *args: Any) -> None:
-        self.bisect_busy = {"start": "checking inputs and the graph output", "replay": "resuming the session",
-                            "accept": "probing", "overrule": "probing", "undo": "undoing",
-                            "reset": "starting over"}.get(op, op)
-        self.panel.set_busy(self.bisect_busy)
-        self._refresh_keys()
-        self.bisect_work(op, args)
+    def _run_bisect(self, task: str, *args: Any) -> None:
+        self.bisect_task = task
+        self.bisect_work(task, args)
 
     @work(thread=True, group="bisect", exit_on_error=False)
-    def bisect_work(self, op: str, args: tuple) -> None:
+    def bisect_work(self, task: str, args: tuple[Any, ...]) -> None:
         worker = get_current_worker()
         driver = self.driver
 
-        def call():
+        def call() -> tuple[BisectState, str]:
             with self._bisect_lock:
                 note = ""
-                if op == "start":
+                if task == "start":
                     driver.start()
-                elif op == "replay":
+                elif task == "replay":
                     missing = driver.replay(args[0])
                     steps = len([s for s in driver.bi.history if is_mark_step(s)])
                     note = f"resumed: {steps} steps re-applied" + (
                         f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
-                elif op == "accept":
+                elif task == "accept":
                     driver.accept()
-                elif op == "overrule":
+                elif task == "overrule":
                     driver.overrule(args[0])
-                elif op == "undo":
+                elif task == "undo":
                     if not driver.undo():
                         note = "nothing to undo"
-                elif op == "reset":
+                elif task == "reset":
                     driver.reset()
                 return driver.state(), note
         try:
-            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{op}")
+            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
         except Abandoned:
             return
-        self.post_message(BisectionChanged(state, op, note))
+        self.post_message(BisectionChanged(state, task, note))
 
     @work(thread=True, group="bisect", exit_on_error=False)
     def run_bisection(self) -> None:
@@ -447,7 +444,7 @@ class MainScreen(Screen):
         self._stop_run.clear()
         last = 0.0
 
-        def one_step():
+        def one_step() -> tuple[BisectState, bool]:
             with self._bisect_lock:
                 if not driver.bi.started:
                     driver.start()
@@ -474,7 +471,7 @@ class MainScreen(Screen):
     def on_bisection_changed(self, msg: BisectionChanged) -> None:
         state = msg.state
         self.bstate = state
-        self.panel.show(state, busy=self.bisect_busy)
+        self.panel.show(state, busy=task_words(self.bisect_task))
         tags: dict[int, str] = {}
         if state.culprit is not None:
             tags[state.culprit.index] = "culprit"
@@ -493,14 +490,7 @@ class MainScreen(Screen):
         if msg.note:
             self.notify(msg.note, markup=False, timeout=6)
         self._start_statistics_once()
-        self._refresh_keys()
-
-    def _start_statistics_once(self) -> None:
-        """The full compare starts once the bisection has its probe: the preconditions and the first probe
-        (what the user acts on) get the CPU and the disk first, not a share of them."""
-        if self.stats_state == "waiting" and self.session is not None:
-            self.stats_state = "running"
-            self.compute_statistics()
+        self._update_available()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -509,12 +499,9 @@ class MainScreen(Screen):
         if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
                                                         WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
-                self.bisect_busy = ""
-                self.panel.set_busy("")
-                self._refresh_keys()
+                self.bisect_task = ""
         if worker.group == "stats" and event.state == WorkerState.ERROR:
-            self.stats_state = "cancelled"
-            self._draw_status()
+            self.stats_state = CANCELLED
         if worker.group in ("open", "bisect") and event.state == WorkerState.ERROR:
             self._start_statistics_once()    # no bisection: the statistics still help
 
@@ -527,7 +514,7 @@ class MainScreen(Screen):
             self.tree.reveal(index)
         self._show_op(index)
         if focus_list:
-            (self.flat if self.flat_mode else self.tree).focus()
+            self.op_list.focus()
 
     def _show_op(self, index: int) -> None:
         if self.session is None or (index == self.current and self.detail.index == index):
@@ -597,20 +584,10 @@ class MainScreen(Screen):
         r = self.detail.tensor_result(label)
         if r is None:
             return
-        ref, target = r.ref, r.target
-        problem = None
-        if ref is None or target is None:
-            problem = r.reason
-        elif not ref.has_data or not target.has_data:
-            problem = "statistics-only dump: no tensor data"
-        elif ref.problem or target.problem:
-            problem = ref.problem or target.problem
-        elif (ref.size or 0) != (target.size or 0):
-            problem = f"{ref.size} vs {target.size} elements"
-        elif not ref.size:
-            problem = "empty tensor"
+        problem = element_detail_problem(r)
         worst = hist = None
         if problem is None:
+            ref, target = r.ref, r.target
             try:
                 worst, hist = wait_abandonable(
                     lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS),
@@ -649,27 +626,22 @@ class MainScreen(Screen):
         self._run_bisect("reset")
 
     def action_run_all(self) -> None:
-        self.bisect_busy = "running to the end (escape stops)"
-        self.panel.set_busy(self.bisect_busy)
-        self._refresh_keys()
+        self.bisect_task = "run"
         self.run_bisection()
 
     def action_cancel(self) -> None:
-        if self.stats_state == "running":
+        if self.stats_state == RUNNING:
             self.workers.cancel_group(self, "stats")
-            self.stats_state = "cancelled"
-            self._draw_status()
-        if self.bisect_busy.startswith("running"):
+            self.stats_state = CANCELLED
+        if self.bisect_task == "run":
             self._stop_run.set()
-        self._refresh_keys()
 
     def action_compute_statistics(self) -> None:
-        self.stats_state = "running"
+        self.stats_state = RUNNING
         self.compute_statistics()
-        self._refresh_keys()
 
     # ------------------------------------------------------------------ actions: save / export
-    def _dumps(self) -> list:
+    def _dumps(self) -> list[Dump]:
         return [self.session.ref, self.session.target]
 
     def action_save(self) -> None:
@@ -721,7 +693,7 @@ class MainScreen(Screen):
         self.notify(f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
                     timeout=10)
 
-    # ------------------------------------------------------------------ actions: navigation
+    # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
         return self.model.rows(self.only_diverged)
 
@@ -734,20 +706,17 @@ class MainScreen(Screen):
     def _goto_diverged(self, forward: bool) -> None:
         index = next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
         if index is None:
-            self.notify("no diverged op known" + ("" if self.stats_state == "done" else
-                                                  f" yet (statistics {self._stats_pct()} computed)"), timeout=4)
+            self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total), timeout=4)
             return
         self.select_op(index)
 
-    def _stats_pct(self) -> str:
-        return f"{100 * self.stats_done / self.stats_total:.0f}%" if self.stats_total else "0%"
-
     def action_only_diverged(self) -> None:
         self.only_diverged = not self.only_diverged
+
+    def watch_only_diverged(self, only: bool) -> None:
         self._reload_lists()
-        if self.only_diverged and not self.model.diverged:
-            self.notify("no diverged op known" + ("" if self.stats_state == "done" else
-                                                  f" yet: the list fills as statistics arrive ({self._stats_pct()})"),
+        if only and not self.model.diverged:
+            self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True),
                         timeout=5)
 
     def _reload_lists(self) -> None:
@@ -768,10 +737,12 @@ class MainScreen(Screen):
 
     def action_toggle_view(self) -> None:
         self.flat_mode = not self.flat_mode
-        self.query_one(ContentSwitcher).current = "flat" if self.flat_mode else "tree"
+
+    def watch_flat_mode(self, flat: bool) -> None:
+        self.query_one(ContentSwitcher).current = "flat" if flat else "tree"
         if self.current is not None:
-            (self.flat.select_index if self.flat_mode else self.tree.reveal)(self.current)
-        (self.flat if self.flat_mode else self.tree).focus()
+            (self.flat.select_index if flat else self.tree.reveal)(self.current)
+        self.op_list.focus()
         self._draw_left_title()
 
     def action_search(self) -> None:
@@ -794,7 +765,7 @@ class MainScreen(Screen):
         bar = self.query_one(SearchBar)
         bar.display = False
         self.query_one("#left").border_subtitle = ""
-        (self.flat if self.flat_mode else self.tree).focus()
+        self.op_list.focus()
 
     def _search(self, query: str, forward: bool, inclusive: bool) -> None:
         if self.model is None:
@@ -812,38 +783,3 @@ class MainScreen(Screen):
             return
         left.border_subtitle = f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
         self.select_op(index)
-
-    # ------------------------------------------------------------------ which keys make sense now
-    def _refresh_keys(self) -> None:
-        """Refresh the footer only when a key's availability changed: each refresh recomposes it (tens of
-        milliseconds a time, felt as lag while workers post their progress)."""
-        now = tuple(self.check_action(b.action.partition("(")[0], ()) for b in self.BINDINGS)
-        if now != self._key_states:
-            self._key_states = now
-            self.refresh_bindings()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        s = self.bstate
-        idle = self.driver is not None and not self.bisect_busy
-        ready = self.model is not None
-        if action == "accept":
-            ok = idle and (s is None or not s.started or s.can_mark)
-        elif action == "mark":
-            ok = idle and s is not None and s.can_mark
-        elif action == "run_all":
-            ok = idle and (s is None or not s.finished)
-        elif action == "undo":
-            ok = idle and s is not None and s.can_undo
-        elif action in ("reset", "save"):
-            ok = idle and s is not None and s.started
-        elif action == "export":
-            ok = idle and s is not None and s.started and bool(s.candidates)
-        elif action in ("search", "next_diverged", "previous_diverged", "only_diverged", "toggle_view"):
-            ok = ready
-        elif action == "cancel":
-            ok = self.stats_state == "running" or self.bisect_busy.startswith("running")
-        elif action == "compute_statistics":
-            ok = ready and self.stats_state == "cancelled"
-        else:
-            return True
-        return True if ok else None

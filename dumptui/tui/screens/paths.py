@@ -16,6 +16,7 @@ from textual.widgets import Input, Label, Static
 class SaveScreen(ModalScreen[str | None]):
     """Ask where to save the bisection session."""
 
+    HELP_SECTION = "Dialogs"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="save.cancel")]
 
     def __init__(self, default: str, refuse: Callable[[str], str | None]):
@@ -50,6 +51,7 @@ class SaveScreen(ModalScreen[str | None]):
 class ExportScreen(ModalScreen[tuple[str, str] | None]):
     """Ask for the data_dump.json to write and the folder the next MindSpore run should dump into."""
 
+    HELP_SECTION = "Dialogs"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="export.cancel")]
 
     def __init__(self, default_out: str, default_dump_dir: str, summary: str,

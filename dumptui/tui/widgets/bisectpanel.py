@@ -46,6 +46,7 @@ class IntervalBar(Widget):
 
 
 class BisectPanel(VerticalScroll):
+    HELP_SECTION = "Bisection panel"
     BINDINGS = [
         Binding("up,k", "scroll_up", "Scroll up", id="bisect_panel.up", show=False),
         Binding("down,j", "scroll_down", "Scroll down", id="bisect_panel.down", show=False),

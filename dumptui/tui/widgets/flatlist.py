@@ -25,6 +25,7 @@ from .optree import TAG_TEXT
 
 
 class FlatOpList(ScrollView, can_focus=True):
+    HELP_SECTION = "Flat execution-order list"
     COMPONENT_CLASSES = {"flat-list--cursor"}
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", id="flat.up", show=False),

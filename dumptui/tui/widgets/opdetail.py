@@ -14,8 +14,8 @@ from textual.widgets.option_list import Option
 from ...core.align import EXACT, OpPair
 from ...core.compare import OpResult, TensorResult
 from ...core.model import KERNEL
-from ...core.verdict import BAD
 from ...present.bars import histogram_bar
+from ...present.detail import default_row
 from ...present.columns import elide_left, format_columns
 from ...present.relations import Relation
 from ...report import fmt
@@ -27,6 +27,7 @@ COLUMNS = (("tensor", "tensor"), ("verdict", "verdict"), ("cos", "cos"), ("max_a
 
 
 class TensorTable(DataTable, inherit_bindings=False):
+    HELP_SECTION = "Tensor table (centre)"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Previous tensor", id="tensors.up", show=False),
         Binding("down,j", "cursor_down", "Next tensor", id="tensors.down", show=False),
@@ -39,6 +40,7 @@ class TensorTable(DataTable, inherit_bindings=False):
 
 
 class RelationList(OptionList, inherit_bindings=False):
+    HELP_SECTION = "Producers / consumers (centre)"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Previous neighbour", id="relations.up", show=False),
         Binding("down,j", "cursor_down", "Next neighbour", id="relations.down", show=False),
@@ -97,16 +99,6 @@ def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
 
 def _cell_len(cell) -> int:
     return cell.cell_len if isinstance(cell, Text) else len(str(cell))
-
-
-def default_row(res: OpResult) -> int:
-    """The tensor to detail first: the first bad output, else the first bad input, else the first output."""
-    rows = res.inputs + res.outputs
-    for group in (res.outputs, res.inputs):
-        for r in group:
-            if r.verdict in BAD:
-                return rows.index(r)
-    return len(res.inputs) if res.outputs else 0
 
 
 class OpDetail(VerticalScroll):

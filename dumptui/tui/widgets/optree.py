@@ -30,6 +30,7 @@ TAG_TEXT = {"probe": " ◀ probe", "culprit": " ◀ culprit", "root": " ◀ othe
 
 
 class OpTree(Tree[TreeItem], inherit_bindings=False):
+    HELP_SECTION = "Op tree"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", id="tree.up", show=False),
         Binding("down,j", "cursor_down", "Down", id="tree.down", show=False),

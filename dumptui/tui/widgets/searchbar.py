@@ -8,6 +8,7 @@ from ..messages import SearchClosed, SearchStep
 
 
 class SearchBar(Input):
+    HELP_SECTION = "Search box"
     BINDINGS = [
         Binding("escape", "close", "Close the search", id="search.close", show=False),
         Binding("down", "step(True)", "Next match", id="search.next", show=False),
