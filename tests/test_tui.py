@@ -577,3 +577,43 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
             await pilot.pause()
     run(go())
 
+
+
+def test_enter_on_a_producer_goes_to_it(demo_pair):
+    async def go():
+        app = make_app(demo_pair.ref, demo_pair.target)
+        async with app.run_test(size=SIZE) as pilot:
+            scr = await ready(app, pilot)
+            await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
+            producer = next(r for r in scr.detail.relations if r.direction == "producer" and r.index is not None)
+            relations = scr.query_one("#relations")
+            relations.focus()
+            relations.highlighted = next(i for i in range(relations.option_count)
+                                         if relations.get_option_at_index(i).id == f"op-{producer.index}")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert scr.current == producer.index and scr.tree.selected_index == producer.index
+            assert scr.tree.has_focus
+    run(go())
+
+
+def test_a_burst_of_progress_is_handled_once(demo_pair):
+    """Progress messages waiting in the queue coalesce: one status update for the latest numbers."""
+    from dumptui.tui.messages import StatisticsProgress
+    handled: list[StatisticsProgress] = []
+
+    def hook(message):
+        if isinstance(message, StatisticsProgress):
+            handled.append(message)
+
+    async def go():
+        app = make_app(demo_pair.ref, demo_pair.target)
+        async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+            scr = await ready(app, pilot, stats=True)
+            handled.clear()
+            for done in range(1, 51):            # queued together: the screen handles none before the last
+                scr.post_message(StatisticsProgress(done, 100, "running"))
+            await pilot.pause()
+            assert [(m.done, m.total) for m in handled] == [(50, 100)]
+            assert "statistics 50%" in plain(scr.query_one("#status"))
+    run(go())

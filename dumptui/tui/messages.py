@@ -1,5 +1,9 @@
-"""Messages between the workers, the widgets and the main screen: small dataclasses, so tests can assert on
-them. Payloads are core objects (Session, OpResult, BisectState...) or plain data."""
+"""The messages the main screen's thread workers post to it: small dataclasses, so tests can assert on them.
+Payloads are engine or presentation objects (Session, OpResult, BisectState...) or plain data.
+
+They go to the screen only (no bubbling to the app). Progress messages coalesce (`can_replace`): a burst of
+them waiting in the queue is handled, and repainted, once, with the latest numbers. Widgets own their
+messages as nested classes (`OpTree.OpHighlighted`); their common base is here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,15 +14,18 @@ from ..present.bisection import BisectState
 
 
 @dataclass
-class OpenProgress(Message):
+class OpenProgress(Message, bubble=False):
     """Opening the dumps: which stage is running (indexing, aligning, graph, resuming)."""
 
     stage: str
     text: str
 
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, OpenProgress)
+
 
 @dataclass
-class OpenFailed(Message):
+class OpenFailed(Message, bubble=False):
     """A dump (or a file given with it) cannot be opened: the path and why."""
 
     path: str
@@ -26,14 +33,14 @@ class OpenFailed(Message):
 
 
 @dataclass
-class PreviewReady(Message):
+class PreviewReady(Message, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 
     model: object            # present.tree.OpTreeModel over present.tree.PreviewPair
 
 
 @dataclass
-class SessionReady(Message):
+class SessionReady(Message, bubble=False):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
     session: object          # core.compare.Session
@@ -42,7 +49,7 @@ class SessionReady(Message):
 
 
 @dataclass
-class BisectionReady(Message):
+class BisectionReady(Message, bubble=False):
     """The bisection order (and dataflow graph over the pairs) is built; `resume` holds a saved session."""
 
     driver: object           # present.bisection.BisectDriver
@@ -51,28 +58,36 @@ class BisectionReady(Message):
 
 
 @dataclass
-class StatisticsProgress(Message):
+class StatisticsProgress(Message, bubble=False):
     done: int                # tensor pairs compared
     total: int
     state: str = "running"   # running | done | cancelled
 
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StatisticsProgress)
+
 
 @dataclass
-class VerdictsKnown(Message):
+class VerdictsKnown(Message, bubble=False):
     """Op verdicts that became known (pair index -> verdict), batched by the statistics worker."""
 
     verdicts: dict[int, str | None] = field(default_factory=dict)
 
 
 @dataclass
-class BisectionChanged(Message):
+class BisectionChanged(Message, bubble=False):
     state: BisectState
     event: str               # start | accept | overrule | undo | reset | replay | running | converged | stopped
     note: str = ""
 
+    def can_replace(self, message: Message) -> bool:
+        # a step of `a` running to the end is superseded by any later snapshot (each holds the whole state);
+        # the others select an op or carry a note, and are all handled
+        return self.event == "running" and isinstance(message, BisectionChanged)
+
 
 @dataclass
-class OpLoaded(Message):
+class OpLoaded(Message, bubble=False):
     """An op's compared inputs and outputs (read in a worker) and its graph neighbours."""
 
     index: int
@@ -81,7 +96,7 @@ class OpLoaded(Message):
 
 
 @dataclass
-class TensorLoaded(Message):
+class TensorLoaded(Message, bubble=False):
     """The detail of one tensor pair: worst elements and error histogram, or why there is none."""
 
     index: int
@@ -92,27 +107,8 @@ class TensorLoaded(Message):
 
 
 @dataclass
-class OpHighlighted(Message):
-    """The cursor of the op tree or the flat list moved onto an op."""
+class OpMessage(Message):
+    """An op (by pair index) chosen in a widget: the base of the widgets' own messages (`OpTree.OpHighlighted`,
+    `FlatOpList.OpActivated`, `RelationList.Chosen`...)."""
 
     index: int
-
-
-@dataclass
-class OpActivated(Message):
-    """`enter` on an op (tree, flat list, or a producer/consumer): show it and move into its tables."""
-
-    index: int
-    source: str = ""
-
-
-@dataclass
-class SearchStep(Message):
-    """Next (or previous) match of the search query."""
-
-    forward: bool = True
-
-
-@dataclass
-class SearchClosed(Message):
-    pass

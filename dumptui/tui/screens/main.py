@@ -28,7 +28,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, OptionList, Static
+from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ... import pairing
@@ -49,13 +49,12 @@ from ...present.session_file import read_session, session_mismatch, session_payl
 from ...present.tree import OpTreeModel, is_bad, preview_pairs
 from ...report import fmt
 from .. import keymap
-from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
-                        OpLoaded, PreviewReady, SearchClosed, SearchStep, SessionReady, StatisticsProgress,
-                        TensorLoaded, VerdictsKnown)
+from ..messages import (BisectionChanged, BisectionReady, OpenFailed, OpenProgress, OpLoaded, OpMessage,
+                        PreviewReady, SessionReady, StatisticsProgress, TensorLoaded, VerdictsKnown)
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
 from ..widgets.flatlist import FlatOpList
-from ..widgets.opdetail import OpDetail, TensorTable
+from ..widgets.opdetail import OpDetail, RelationList, TensorTable
 from ..widgets.optree import OpTree
 from ..widgets.searchbar import SearchBar
 from ..workers import Abandoned, wait_abandonable
@@ -558,10 +557,14 @@ class MainScreen(Screen):
         self.detail.show_result(msg.result, msg.relations, self.kernel_count)
         self._refresh_verdicts_of([msg.index])
 
-    def on_op_highlighted(self, msg: OpHighlighted) -> None:
+    @on(OpTree.OpHighlighted)
+    @on(FlatOpList.OpHighlighted)
+    def op_highlighted(self, msg: OpMessage) -> None:
         self._show_op(msg.index)
 
-    def on_op_activated(self, msg: OpActivated) -> None:
+    @on(OpTree.OpActivated)
+    @on(FlatOpList.OpActivated)
+    def op_activated(self, msg: OpMessage) -> None:
         self._show_op(msg.index)
         self.query_one(TensorTable).focus()
 
@@ -606,11 +609,8 @@ class MainScreen(Screen):
                 self._tensor_timer = None
             self.detail.show_tensor(msg.label, msg.worst, msg.histogram, msg.problem)
 
-    @on(OptionList.OptionSelected, "#relations")
-    def relation_selected(self, event: OptionList.OptionSelected) -> None:
-        oid = event.option.id or ""
-        if oid.startswith("op-"):
-            self.select_op(int(oid[3:]), focus_list=True)
+    def on_relation_list_chosen(self, msg: RelationList.Chosen) -> None:
+        self.select_op(msg.index, focus_list=True)
 
     # ------------------------------------------------------------------ actions: bisection
     def action_accept(self) -> None:
@@ -758,10 +758,10 @@ class MainScreen(Screen):
     def search_submitted(self, event: Input.Submitted) -> None:
         self._search(event.value, forward=True, inclusive=False)
 
-    def on_search_step(self, msg: SearchStep) -> None:
+    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
         self._search(self.query_one(SearchBar).value, forward=msg.forward, inclusive=False)
 
-    def on_search_closed(self, _msg: SearchClosed) -> None:
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
         bar = self.query_one(SearchBar)
         bar.display = False
         self.query_one("#left").border_subtitle = ""

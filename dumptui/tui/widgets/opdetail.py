@@ -19,6 +19,7 @@ from ...present.detail import default_row
 from ...present.columns import elide_left, format_columns
 from ...present.relations import Relation
 from ...report import fmt
+from ..messages import OpMessage
 from ..styles import ThemeStyles, labelled, name_text
 
 COLUMNS = (("tensor", "tensor"), ("verdict", "verdict"), ("cos", "cos"), ("max_abs", "max abs"),
@@ -40,12 +41,24 @@ class TensorTable(DataTable, inherit_bindings=False):
 
 
 class RelationList(OptionList, inherit_bindings=False):
+    """An op's producers and consumers; `enter` on one posts `Chosen` with its pair index."""
+
+    class Chosen(OpMessage):
+        """`enter` on a producer or consumer: go to that op."""
+
     HELP_SECTION = "Producers / consumers (centre)"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Previous neighbour", id="relations.up", show=False),
         Binding("down,j", "cursor_down", "Next neighbour", id="relations.down", show=False),
         Binding("enter", "select", "Go to this producer / consumer", id="relations.enter", show=False),
     ]
+    OP_PREFIX = "op-"      # an option's id: the pair index of the op it leads to
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        oid = event.option.id or ""
+        if oid.startswith(self.OP_PREFIX):
+            self.post_message(self.Chosen(int(oid[len(self.OP_PREFIX):])))
 
 
 def _side(t) -> str:
@@ -212,7 +225,7 @@ class OpDetail(VerticalScroll):
                 v = self.verdict_of(rel.index)
                 prompt = Text.assemble(arrow, self.theme_styles.mark(v), f" #{rel.index + 1} ",
                                        elide_left(fmt.clean(rel.name), width - len(arrow) - 8))
-                options.append(Option(prompt, id=f"op-{rel.index}"))
+                options.append(Option(prompt, id=f"{RelationList.OP_PREFIX}{rel.index}"))
             else:
                 prompt = Text.assemble(arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)),
                                                self.theme_styles.muted))

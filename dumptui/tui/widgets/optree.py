@@ -13,7 +13,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ...present.tree import Folder, OpTreeModel, leaf_name
-from ..messages import OpActivated, OpHighlighted
+from ..messages import OpMessage
 from ..styles import ThemeStyles, name_text
 
 PAGE = 400
@@ -30,6 +30,12 @@ TAG_TEXT = {"probe": " ◀ probe", "culprit": " ◀ culprit", "root": " ◀ othe
 
 
 class OpTree(Tree[TreeItem], inherit_bindings=False):
+    class OpHighlighted(OpMessage):
+        """The cursor moved onto an op."""
+
+    class OpActivated(OpMessage):
+        """`enter` on an op: show it and move into its tables."""
+
     HELP_SECTION = "Op tree"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", id="tree.up", show=False),
@@ -204,7 +210,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[TreeItem]) -> None:
         data = event.node.data
         if data is not None and data.kind == "op":
-            self.post_message(OpHighlighted(data.index))
+            self.post_message(self.OpHighlighted(data.index))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[TreeItem]) -> None:
         data = event.node.data
@@ -213,4 +219,4 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         if data.kind == "more" and event.node.parent is not None:
             self._populate(event.node.parent, more=True)
         elif data.kind == "op":
-            self.post_message(OpActivated(data.index, "tree"))
+            self.post_message(self.OpActivated(data.index))
