@@ -60,7 +60,7 @@ async def main():
         await until(lambda: "tree_usable" in marks)
         scr = app.main
         out["ops"] = len(scr.model.pairs)
-        out["tree_nodes"] = len(scr.tree._op_nodes) + len(scr.tree._folder_nodes)
+        out["tree_nodes"] = scr.tree.op_nodes_built + scr.tree.folder_nodes_built
         out["open_seconds"] = scr.opened_seconds
         from textual import events
 

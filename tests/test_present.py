@@ -346,14 +346,12 @@ def test_session_payload_and_read(tmp_path):
         session_file.read_session(str(tmp_path / "missing.json"))
 
 
-def test_tree_model_on_the_demo_is_cheap_and_complete(tmp_path):
+def test_tree_model_on_the_demo_is_complete(tmp_path):
+    """Every op reachable from the root. How fast it is built is measured by bench/bench_tui.py, not here."""
     from dumptui.core.demo import write_demo
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
     s = Session(open_dump(info.ref), open_dump(info.target))
-    import time
-    t = time.perf_counter()
     m = tree.OpTreeModel(s.alignment.pairs)
-    assert time.perf_counter() - t < 1.0
     assert m.root.total == len(s.alignment.pairs)
     # every op is reachable from the root through children()
     seen, stack = set(), [m.root]
@@ -431,3 +429,17 @@ def test_palette_offers_what_is_available_now():
     titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True,
                                                                  bisection=probing))]
     assert "Bisection: run to the end" in titles and "Bisection: undo the last mark" not in titles
+
+
+def test_failures_name_the_path_and_the_reason():
+    from dumptui.core.errors import DumpError, UsageError
+    from dumptui.present import failures
+    assert str(failures.describe(DumpError("/d/ref", "no such file or folder"))) == "/d/ref: no such file or folder"
+    assert str(failures.describe(UsageError("give REF and TARGET"))) == "give REF and TARGET"
+    missing = failures.describe(FileNotFoundError(2, "No such file or directory", "/x/map.csv"), "fallback")
+    assert (missing.path, missing.reason) == ("/x/map.csv", "No such file or directory")
+    assert failures.describe(ValueError("bad line 3"), "/x/ignore.txt") == failures.Failure("/x/ignore.txt", "bad line 3")
+    bug = failures.describe(RuntimeError("graph walk failed"), "Default/Add-op0")
+    assert str(bug) == "Default/Add-op0: RuntimeError: graph walk failed"
+    assert failures.failure_line("save", failures.Failure("/x/s.json", "Permission denied")) == \
+        "cannot save the session: /x/s.json: Permission denied"

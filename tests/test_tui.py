@@ -40,10 +40,6 @@ async def wait_until(pred, timeout: float = 60.0, what: str = "condition") -> No
         await asyncio.sleep(0.02)
 
 
-def main_screen(app: DumpTuiApp) -> MainScreen:
-    return app.main
-
-
 async def ready(app, pilot, stats: bool = False) -> MainScreen:
     """The dumps are open, the bisection started (probe computed), and, if asked, all statistics done."""
     await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task,
@@ -79,6 +75,21 @@ def plain(widget) -> str:
             return "\n".join(walk(r) for r in x.renderables)
         return ""
     return walk(widget.content)
+
+
+class Notifications:
+    """The notifications an app shows, collected from the messages it handles (`run_test(message_hook=...)`)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def hook(self, message) -> None:
+        from textual.notifications import Notify
+        if isinstance(message, Notify):
+            self.texts.append(str(message.notification.message))
+
+    def saying(self, text: str) -> bool:
+        return any(text in t for t in self.texts)
 
 
 # ---------------------------------------------------------------------------------------------- demo pair
@@ -243,7 +254,7 @@ def test_only_diverged_filter_and_next_diverged(demo_pair):
             # folder counts in the tree labels
             default = model.by_path["Default"]
             assert default.diverged == len(bad)
-            assert f"{len(bad)}✗" in str(scr.tree._folder_nodes["Default"].label)
+            assert f"{len(bad)}✗" in str(scr.tree.folder_label("Default"))
             await pilot.press("t")                      # flat list
             assert scr.flat_mode and scr.flat.has_focus
             await pilot.press("f")
@@ -439,10 +450,11 @@ def test_bad_session_file_is_reported_not_fatal(demo_pair, tmp_path):
 
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target, "--session", bad)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
             scr = await ready(app, pilot)
             assert scr.bstate.started and not scr.bstate.can_undo
-            assert any("session not resumed" in str(n.message) for n in app._notifications)
+            assert notifications.saying("session not resumed")
+    notifications = Notifications()
     run(go())
 
 
@@ -458,11 +470,10 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot, stats=True)
             await wait_until(lambda: scr.detail.result is not None)
-            folder = scr.tree._folder_nodes["Default/blk[bold red]X[b]"]
-            assert "blk[bold red]X[b]" in str(folder.label)
+            assert "blk[bold red]X[b]" in str(scr.tree.folder_label("Default/blk[bold red]X[b]"))
             scr.tree.reveal(0)
             await pilot.pause()
-            label = str(scr.tree._op_nodes[0].label)
+            label = str(scr.tree.op_label(0))
             assert "\x1b" not in label and "Mul?[2J-op0" in label
             title = plain(scr.query_one("#op-title"))
             assert "\x1b" not in title and "blk[bold red]X[b]" in title
@@ -504,10 +515,10 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
             scr = app.main
             await pilot.pause()
             n_pairs = len(scr.model.pairs)
-            assert len(scr.tree._op_nodes) < 50 < n_pairs       # only what is expanded has nodes
+            assert scr.tree.op_nodes_built < 50 < n_pairs       # only what is expanded has nodes
             await wait_until(lambda: scr.bstate is not None and not scr.bisect_task, what="the bisection")
             await pilot.pause()
-            assert len(scr.tree._op_nodes) < 100
+            assert scr.tree.op_nodes_built < 100
             # escape cancels the statistics; the palette command computes them again
             if scr.stats_state == "running":
                 await pilot.press("escape")
@@ -548,12 +559,11 @@ def test_theme_change_recolours_the_marks(demo_pair):
         app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
             scr = await ready(app, pilot, stats=True)
-            node = scr.tree._folder_nodes["Default"]
-            before = node.label.spans[0].style
+            before = scr.tree.folder_label("Default").spans[0].style
             app.theme = "nord"       # its error colour differs from textual-dark's
             await pilot.pause()
             await pilot.pause()
-            after = scr.tree._folder_nodes["Default"].label.spans[0].style
+            after = scr.tree.folder_label("Default").spans[0].style
             assert str(before) != str(after)
             assert scr.theme_styles.verdict("diverged").color is not None
     run(go())
@@ -568,14 +578,53 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
 
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(app, pilot)
-            await wait_until(lambda: any("graph walk failed" in str(n.message) for n in app._notifications),
-                             what="the error notification")
+        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
+            scr = await ready(app, pilot)
+            await wait_until(lambda: notifications.saying("graph walk failed"), what="the error notification")
+            # what failed, the op it was reading and the reason; no traceback
+            shown = scr.session.alignment.pairs[scr.current].label
+            assert notifications.saying(f"cannot show the op: {shown}: RuntimeError: graph walk failed")
+            assert not notifications.saying("Traceback")
             assert app.is_running and isinstance(app.screen, MainScreen)
             await pilot.press("j")                     # still answering keys
             await pilot.pause()
+    notifications = Notifications()
     run(go())
+
+
+def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
+    from dumptui.core.errors import DumpError
+    from dumptui.tui.screens import main
+
+    def broken(*args, **kwargs):
+        raise DumpError("/dumps/target/rank_0/x.npy", "truncated payload")
+    monkeypatch.setattr(main, "compare_batches", broken)     # the statistics worker fails on its first batch
+
+    async def go():
+        app = make_app(demo_pair.ref, demo_pair.target)
+        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
+            scr = await ready(app, pilot)
+            await wait_until(lambda: scr.stats_state == "failed", what="the statistics to fail")
+            await pilot.pause()
+            assert notifications.saying("the statistics stopped: /dumps/target/rank_0/x.npy: truncated payload")
+            status = plain(scr.query_one("#status"))
+            assert "cancelled" not in status and "stopped by an error" in status
+            assert scr.check_action("compute_statistics", ()) is True
+    notifications = Notifications()
+    run(go())
+
+
+def test_an_unreadable_map_file_is_shown_with_its_path(demo_pair, tmp_path):
+    async def go():
+        app = make_app(demo_pair.ref, demo_pair.target, "--map", tmp_path / "no-map.csv")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), what="the error screen")
+            assert plain(app.screen.query_one("#error-path")).endswith(str(tmp_path / "no-map.csv"))
+            assert "No such file or directory" in plain(app.screen.query_one("#error-reason"))
+            await pilot.press("enter")
+            await pilot.pause()
+        return app.return_code
+    assert run(go()) == 2
 
 
 

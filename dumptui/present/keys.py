@@ -23,7 +23,7 @@ class KeyContext:
     bisection_ready: bool = False      # the bisection order is built
     bisect_task: str = ""              # what the bisection worker is doing ("" idle, "run" while `a` steps)
     bisection: BisectState | None = None
-    statistics: str = "waiting"        # waiting | running | done | cancelled
+    statistics: str = "waiting"        # waiting | running | done | cancelled | failed
 
     @property
     def idle(self) -> bool:
@@ -71,7 +71,7 @@ def _can_cancel(c: KeyContext) -> bool:
 
 
 def _can_compute_statistics(c: KeyContext) -> bool:
-    return c.indexed and c.statistics == "cancelled"
+    return c.indexed and c.statistics in ("cancelled", "failed")
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ ACTIONS: tuple[Action, ...] = (
            "Cancel the background statistics / stop a running bisection", BISECTION,
            palette="Cancel the background work", when=_can_cancel),
     Action("work.compute_statistics", "compute_statistics", "", "Compute statistics",
-           "Compute every tensor pair's statistics again (after a cancel)", BISECTION,
+           "Compute every tensor pair's statistics again (after a cancel or an error)", BISECTION,
            palette="Compute all statistics (after a cancel)", when=_can_compute_statistics),
     Action("app.quit", "quit", "q", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
     Action("app.help", "help", "question_mark", "Help", "Every key and what it does", EVERYWHERE,

@@ -10,7 +10,8 @@ from typing import Callable, Iterator, Sequence
 
 from ..core.align import OpPair
 
-WAITING, RUNNING, DONE, CANCELLED = "waiting", "running", "done", "cancelled"   # the full compare's states
+# the full compare's states
+WAITING, RUNNING, DONE, CANCELLED, FAILED = "waiting", "running", "done", "cancelled", "failed"
 
 # what the bisection worker is doing, by the task the screen gave it ("" = idle)
 TASK_WORDS = {"start": "checking inputs and the graph output", "replay": "resuming the session",
@@ -32,6 +33,8 @@ def statistics_words(state: str, done: int, total: int) -> str:
         return f"statistics {percent(done, total)} (esc cancels)"
     if state == CANCELLED:
         return "statistics cancelled (ctrl+p: compute)"
+    if state == FAILED:
+        return "statistics stopped by an error (ctrl+p: compute)"
     if state == DONE:
         return "statistics done"
     return ""

@@ -25,14 +25,6 @@ class OpenProgress(Message, bubble=False):
 
 
 @dataclass
-class OpenFailed(Message, bubble=False):
-    """A dump (or a file given with it) cannot be opened: the path and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass
 class PreviewReady(Message, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 

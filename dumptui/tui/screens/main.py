@@ -33,23 +33,23 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ... import pairing
 from ...core import metrics, redump
-from ...core.errors import DumptuiError
-from ...core.model import Dump, DumpError
+from ...core.model import Dump
 from ...present import relations
 from ...present.bisection import BisectDriver, BisectState, RedumpPlan, is_mark_step, redump_plan
 from ...present.columns import elide_left
 from ...present.detail import element_detail_problem
+from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
 from ...present.paths import (default_export_path, default_redump_dir, default_session_path, refuse_dump_dir,
                               refuse_output)
-from ...present.progress import (CANCELLED, DONE, RUNNING, WAITING, compare_batches, no_diverged_yet,
+from ...present.progress import (CANCELLED, DONE, FAILED, RUNNING, WAITING, compare_batches, no_diverged_yet,
                                  statistics_words, task_words)
 from ...present.search import count_matches, find_op, next_diverged
 from ...present.session_file import read_session, session_mismatch, session_payload
 from ...present.tree import OpTreeModel, is_bad, preview_pairs
 from ...report import fmt
 from .. import keymap
-from ..messages import (BisectionChanged, BisectionReady, OpenFailed, OpenProgress, OpLoaded, OpMessage,
+from ..messages import (BisectionChanged, BisectionReady, OpenProgress, OpLoaded, OpMessage,
                         PreviewReady, SessionReady, StatisticsProgress, TensorLoaded, VerdictsKnown)
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
@@ -83,7 +83,7 @@ class MainScreen(Screen):
     flat_mode = var(False, init=False)            # the flat execution-order list is shown, not the tree
     only_diverged = var(False, init=False)        # both lists show the diverged ops only
     bisect_task = var("", init=False)             # what the bisection worker does ("run" while `a` steps); "" idle
-    stats_state = var(WAITING, init=False)        # the full compare: waiting | running | done | cancelled
+    stats_state = var(WAITING, init=False)        # the full compare: waiting | running | done | cancelled | failed
     available: var[frozenset[str]] = var(frozenset(), init=False)   # ids of the commands available now
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
@@ -222,28 +222,13 @@ class MainScreen(Screen):
         preview = preview_pairs(options.ref, options.selection("ref").rank)
         if preview:
             self.post_message(PreviewReady(OpTreeModel(preview)))
+        # A dump or an option file that cannot be read ends this worker with its error: `show_failure`.
         try:
             ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
-        except Abandoned:
-            return
-        except DumpError as e:
-            self.post_message(OpenFailed(e.path, e.reason))
-            return
-        except (OSError, ValueError) as e:
-            self.post_message(OpenFailed(getattr(e, "filename", None) or f"{options.ref} / {options.target}", str(e)))
-            return
-        self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
-        try:
+            self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
             session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker,
                                        "dumptui-align")
         except Abandoned:
-            return
-        except DumptuiError as e:
-            self.post_message(OpenFailed(e.path, e.reason))
-            return
-        except (OSError, ValueError) as e:
-            path = getattr(e, "filename", None) or options.map or options.ignore_file or ""
-            self.post_message(OpenFailed(path, str(e)))
             return
         model = OpTreeModel(session.alignment.pairs)
         self.post_message(SessionReady(session, model, time.monotonic() - t0))
@@ -265,11 +250,6 @@ class MainScreen(Screen):
     def on_open_progress(self, msg: OpenProgress) -> None:
         self.open_stage = msg.text
         self._draw_status()
-
-    def on_open_failed(self, msg: OpenFailed) -> None:
-        self.open_stage = "cannot open the dumps"
-        self._draw_status()
-        self.app.push_screen(OpenErrorScreen(msg.path, msg.reason), lambda _r: self.app.exit(return_code=2))
 
     def on_preview_ready(self, msg: PreviewReady) -> None:
         """Names only: browse and expand now; numbers, marks and selection come with the index."""
@@ -493,16 +473,37 @@ class MainScreen(Screen):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        if event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned):
-            self.notify(f"{worker.name} failed: {worker.error!r}", severity="error", timeout=15, markup=False)
+        failed = event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned)
+        if failed and worker.error is not None:
+            self.show_failure(worker.group, worker.error)
         if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
                                                         WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
                 self.bisect_task = ""
-        if worker.group == "stats" and event.state == WorkerState.ERROR:
-            self.stats_state = CANCELLED
-        if worker.group in ("open", "bisect") and event.state == WorkerState.ERROR:
+        if worker.group == "stats" and failed:
+            self.stats_state = FAILED
+        if worker.group in ("open", "bisect") and failed:
             self._start_statistics_once()    # no bisection: the statistics still help
+
+    def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
+        """The one place a failure reaches the user: what failed, the path and the reason; no traceback.
+        The dumps that cannot be opened end the app (exit code 2) after the user has read why."""
+        if work == "open":
+            failure = describe(error, f"{self.options.ref} / {self.options.target}")
+            self.open_stage = "cannot open the dumps"
+            self._draw_status()
+            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
+            return
+        failure = describe(error, path or self._failure_subject(work))
+        self.notify(failure_line(work, failure), severity="error", timeout=15, markup=False)
+
+    def _failure_subject(self, work: str) -> str:
+        """What a failed worker was working on, when its error names no file: the op (and tensor) shown."""
+        if work in ("detail", "tensor") and self.session is not None and self.current is not None:
+            op = self.session.alignment.pairs[self.current].label
+            label = self.detail.highlighted_label if work == "tensor" else None
+            return f"{op} {label}" if label else op
+        return ""
 
     # ------------------------------------------------------------------ the selected op
     def select_op(self, index: int, focus_list: bool = False) -> None:
@@ -665,7 +666,7 @@ class MainScreen(Screen):
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(payload, fh, indent=1)
         except OSError as e:
-            self.notify(f"cannot save {path}: {e.strerror or e}", severity="error", markup=False)
+            self.show_failure("save", e, path)
             return
         self.saved_path = path
         self.notify(f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False,
@@ -687,7 +688,7 @@ class MainScreen(Screen):
             config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
             redump.write_config(out, config, self._dumps())
         except (OSError, ValueError) as e:
-            self.notify(f"not exported: {e}", severity="error", markup=False)
+            self.show_failure("export", e, out)
             return
         self.exported_path = out
         self.notify(f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,

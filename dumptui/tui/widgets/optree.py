@@ -161,6 +161,25 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
     def expanded_paths(self) -> set[str]:
         return {p for p, n in self._folder_nodes.items() if p and n.is_expanded}
 
+    def folder_label(self, path: str) -> Text | None:
+        """The label on show for a folder; None while it has no node (its parent never expanded)."""
+        node = self._folder_nodes.get(path)
+        return None if node is None else node.label
+
+    def op_label(self, index: int) -> Text | None:
+        """The label on show for an op; None while it has no node."""
+        node = self._op_nodes.get(index)
+        return None if node is None else node.label
+
+    @property
+    def op_nodes_built(self) -> int:
+        """How many ops have a node: only those in expanded folders, a page at a time (the tree is lazy)."""
+        return len(self._op_nodes)
+
+    @property
+    def folder_nodes_built(self) -> int:
+        return len(self._folder_nodes)
+
     # ------------------------------------------------------------------ navigation
     def reveal(self, index: int) -> bool:
         """Expand the op's folders and put the cursor on it; False when the filter hides it."""
