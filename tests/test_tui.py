@@ -435,7 +435,8 @@ def test_open_error_shows_path_and_reason_and_exits_2(tmp_path):
     async def go():
         app = make_app(tmp_path / "missing", tmp_path / "missing2")
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), what="the error screen")
+            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"),
+                             what="the error screen")
             text = plain(app.screen.query_one("#error-path")) + plain(app.screen.query_one("#error-reason"))
             assert str(tmp_path / "missing") in text and "no such file or folder" in text
             await pilot.press("q")
@@ -618,7 +619,8 @@ def test_an_unreadable_map_file_is_shown_with_its_path(demo_pair, tmp_path):
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target, "--map", tmp_path / "no-map.csv")
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), what="the error screen")
+            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"),
+                             what="the error screen")
             assert plain(app.screen.query_one("#error-path")).endswith(str(tmp_path / "no-map.csv"))
             assert "No such file or directory" in plain(app.screen.query_one("#error-reason"))
             await pilot.press("enter")
