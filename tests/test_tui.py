@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+from contextlib import asynccontextmanager
 
 import numpy as np
 import pytest
@@ -49,6 +50,23 @@ async def ready(app, pilot, stats: bool = False) -> MainScreen:
         await wait_until(lambda: scr.stats_state == "done", what="the statistics")
     await pilot.pause()
     return scr
+
+
+@asynccontextmanager
+async def opened(*argv, size=SIZE, stats: bool = False, message_hook=None):
+    """The app on `dumptui ARGV`, driven by Pilot, once `ready`: yields (app, pilot, main screen)."""
+    app = make_app(*argv)
+    async with app.run_test(size=size, message_hook=message_hook) as pilot:
+        yield app, pilot, await ready(app, pilot, stats)
+
+
+async def space_until_converged(scr: MainScreen, pilot, max_steps: int = 30) -> None:
+    """Accept the computed verdict (space) until the bisection converges."""
+    for _ in range(max_steps):
+        if scr.bstate.finished:
+            return
+        await pilot.press("space")
+        await idle(scr, pilot)
 
 
 async def idle(scr: MainScreen, pilot) -> None:
@@ -135,20 +153,14 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
 
 def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             st = scr.bstate
             assert st.started and st.probe is not None and st.probe_mark in ("good", "bad")
             # the probe is selected in the tree and shown in the centre
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.probe_index)
             assert scr.tree.selected_index == st.probe_index
             assert scr.tree.tags == {st.probe_index: "probe"}
-            for _ in range(30):
-                if scr.bstate.finished:
-                    break
-                await pilot.press("space")
-                await idle(scr, pilot)
+            await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
             pairs = scr.session.alignment.pairs
@@ -168,9 +180,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
 
 def test_run_all_with_a_and_culprit_report(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             await pilot.press("a")
             await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
             await pilot.pause()
@@ -182,9 +192,7 @@ def test_run_all_with_a_and_culprit_report(demo_pair):
 
 def test_overrule_undo_and_reset(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             assert scr.check_action("undo", ()) is None     # nothing marked yet
             first = scr.bstate
             await pilot.press("g")
@@ -213,9 +221,7 @@ def test_overrule_undo_and_reset(demo_pair):
 
 def test_search_moves_to_matching_ops(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             await pilot.press("slash")
             bar = scr.query_one("#search")
             assert bar.display and bar.has_focus
@@ -245,9 +251,7 @@ def test_search_moves_to_matching_ops(demo_pair):
 
 def test_only_diverged_filter_and_next_diverged(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot, stats=True)
+        async with opened(demo_pair.ref, demo_pair.target, stats=True) as (app, pilot, scr):
             model = scr.model
             bad = sorted(i for i, v in model.verdicts.items() if v in BAD)
             assert bad and model.diverged == len(bad)
@@ -282,9 +286,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
     path = tmp_path / "sessions" / "s.json"
 
     async def save():
-        app = make_app(demo_pair.ref, demo_pair.target, "--cos", "0.99")
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target, "--cos", "0.99") as (app, pilot, scr):
             await pilot.press("space")
             await idle(scr, pilot)
             await pilot.press("b")
@@ -314,9 +316,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
     assert len(data["steps"]) == 2
 
     async def resume():
-        app = make_app(demo_pair.ref, demo_pair.target, "--session", path)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target, "--session", path) as (app, pilot, scr):
             st = scr.bstate
             assert (st.candidates, st.probe, st.good, st.bad) == (state.candidates, state.probe, state.good,
                                                                   state.bad)
@@ -330,9 +330,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
     out = tmp_path / "data_dump.json"
 
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             await pilot.press("space", "space")
             await idle(scr, pilot)
             st = scr.bstate
@@ -371,9 +369,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
 
 def test_help_lists_every_binding_generated(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             await pilot.press("question_mark")
             assert isinstance(app.screen, HelpScreen)
             rows = app.screen.rows
@@ -403,9 +399,7 @@ def test_every_command_of_the_action_table_runs_an_action():
 
 def test_command_palette_lists_the_main_actions(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             from dumptui.tui.commands import DumpCommands
             provider = DumpCommands(scr)
             titles = [h.text async for h in provider.discover()]
@@ -450,9 +444,7 @@ def test_bad_session_file_is_reported_not_fatal(demo_pair, tmp_path):
     bad.write_text("{not json")
 
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target, "--session", bad)
-        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target, "--session", bad, message_hook=notifications.hook) as (app, pilot, scr):
             assert scr.bstate.started and not scr.bstate.can_undo
             assert notifications.saying("session not resumed")
     notifications = Notifications()
@@ -467,9 +459,7 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
         write_npy(tmp_path / side / f"{evil}.output.0.npy", np.full(8, v, np.float32) * np.arange(8))
 
     async def go():
-        app = make_app(tmp_path / "ref", tmp_path / "target")
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot, stats=True)
+        async with opened(tmp_path / "ref", tmp_path / "target", stats=True) as (app, pilot, scr):
             await wait_until(lambda: scr.detail.result is not None)
             assert "blk[bold red]X[b]" in str(scr.tree.folder_label("Default/blk[bold red]X[b]"))
             scr.tree.reveal(0)
@@ -486,9 +476,7 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
 
 def test_layout_at_80x24_reaches_every_pane_by_keyboard(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=(80, 24)) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target, size=(80, 24)) as (app, pilot, scr):
             seen = []
             for _ in range(8):
                 await pilot.press("tab")
@@ -536,14 +524,8 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
 ])
 def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culprit_target):
     async def go():
-        app = make_app(fixtures / "A", fixtures / variant)
-        async with app.run_test(size=(80, 24)) as pilot:
-            scr = await ready(app, pilot)
-            for _ in range(30):
-                if scr.bstate.finished:
-                    break
-                await pilot.press("space")
-                await idle(scr, pilot)
+        async with opened(fixtures / "A", fixtures / variant, size=(80, 24)) as (app, pilot, scr):
+            await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
             pair = scr.session.alignment.pairs[st.culprit.index]
@@ -557,9 +539,7 @@ def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culpr
 def test_theme_change_recolours_the_marks(demo_pair):
     """Verdict colours come from the theme's variables: switching the theme restyles the tree labels."""
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot, stats=True)
+        async with opened(demo_pair.ref, demo_pair.target, stats=True) as (app, pilot, scr):
             before = scr.tree.folder_label("Default").spans[0].style
             app.theme = "nord"       # its error colour differs from textual-dark's
             await pilot.pause()
@@ -578,9 +558,7 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
     monkeypatch.setattr(relations, "relations_of", broken)
 
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target, message_hook=notifications.hook) as (app, pilot, scr):
             await wait_until(lambda: notifications.saying("graph walk failed"), what="the error notification")
             # what failed, the op it was reading and the reason; no traceback
             shown = scr.session.alignment.pairs[scr.current].label
@@ -602,9 +580,7 @@ def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
     monkeypatch.setattr(main, "compare_batches", broken)     # the statistics worker fails on its first batch
 
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target, message_hook=notifications.hook) as (app, pilot, scr):
             await wait_until(lambda: scr.stats_state == "failed", what="the statistics to fail")
             await pilot.pause()
             assert notifications.saying("the statistics stopped: /dumps/target/rank_0/x.npy: truncated payload")
@@ -632,9 +608,7 @@ def test_an_unreadable_map_file_is_shown_with_its_path(demo_pair, tmp_path):
 
 def test_enter_on_a_producer_goes_to_it(demo_pair):
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE) as pilot:
-            scr = await ready(app, pilot)
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
             producer = next(r for r in scr.detail.relations if r.direction == "producer" and r.index is not None)
             relations = scr.query_one("#relations")
@@ -658,9 +632,7 @@ def test_a_burst_of_progress_is_handled_once(demo_pair):
             handled.append(message)
 
     async def go():
-        app = make_app(demo_pair.ref, demo_pair.target)
-        async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-            scr = await ready(app, pilot, stats=True)
+        async with opened(demo_pair.ref, demo_pair.target, stats=True, message_hook=hook) as (app, pilot, scr):
             handled.clear()
             for done in range(1, 51):            # queued together: the screen handles none before the last
                 scr.post_message(StatisticsProgress(done, 100, "running"))
