@@ -9,9 +9,16 @@ import json
 import os
 import sys
 
+from typing import TYPE_CHECKING, Iterable
+
 from . import __version__
 from .core.errors import DumptuiError, UsageError
 from .pairing import PairOptions, make_session, open_pair
+
+if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that needs them
+    from rich.console import Console
+
+    from .core.model import Dump
 
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo")
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
@@ -93,12 +100,12 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def _console():
+def _console() -> Console:
     from rich.console import Console
     return Console(highlight=False, soft_wrap=False)
 
 
-def cmd_bisect(args) -> int:
+def cmd_bisect(args: argparse.Namespace) -> int:
     from .core.bisect import Bisection
     from .report.data import bisect_report
     options = PairOptions.from_namespace(args)
@@ -119,7 +126,7 @@ def cmd_bisect(args) -> int:
     return code
 
 
-def cmd_compare(args) -> int:
+def cmd_compare(args: argparse.Namespace) -> int:
     from .core.verdict import BAD
     from .report import data
     options = PairOptions.from_namespace(args)
@@ -156,7 +163,7 @@ def cmd_compare(args) -> int:
     return EXIT_DIVERGED if diverged else EXIT_OK
 
 
-def _refuse_inside(path: str, dumps) -> None:
+def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
     """Dumps are evidence: never write inside one."""
     from .core.redump import inside_any
     root = inside_any(path, list(dumps))
@@ -164,7 +171,7 @@ def _refuse_inside(path: str, dumps) -> None:
         raise UsageError(f"{path}: refusing to write inside the dump folder {root}")
 
 
-def cmd_info(args) -> int:
+def cmd_info(args: argparse.Namespace) -> int:
     from .core.formats import detect, open_dump
     from .core.model import DumpError
     from .core.survey import survey
@@ -245,7 +252,7 @@ def cmd_info(args) -> int:
     return EXIT_OK
 
 
-def cmd_inspect(args) -> int:
+def cmd_inspect(args: argparse.Namespace) -> int:
     from .core.inspect import inspect_file
     from .report import fmt
     try:
@@ -287,12 +294,12 @@ def cmd_inspect(args) -> int:
     return EXIT_OK
 
 
-def _jnum(v):
+def _jnum(v: object) -> object:
     from .report.data import num
     return num(v)
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     from .core.demo import write_demo
     info = write_demo(args.dir, n_ops=args.ops, size=args.size, seed=args.seed)
     print(f"wrote {info.ref} and {info.target}: {info.n_kernels} kernels, {info.n_files} files per side")
@@ -302,7 +309,7 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
-def cmd_app(args) -> int:
+def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
     from .tui.app import run_app

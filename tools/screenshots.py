@@ -11,6 +11,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import Callable
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -18,9 +19,10 @@ sys.path.insert(0, REPO)
 from dumptui.core.demo import write_demo  # noqa: E402
 from dumptui.pairing import PairOptions  # noqa: E402
 from dumptui.tui.app import DumpTuiApp  # noqa: E402
+from textual.pilot import Pilot  # noqa: E402
 
 
-async def wait_until(pred, timeout: float = 120.0) -> None:
+async def wait_until(pred: Callable[[], object], timeout: float = 120.0) -> None:
     t0 = time.monotonic()
     while not pred():
         if time.monotonic() - t0 > timeout:
@@ -28,7 +30,7 @@ async def wait_until(pred, timeout: float = 120.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def settled(app, pilot) -> None:
+async def settled(app: DumpTuiApp, pilot: Pilot) -> None:
     await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")

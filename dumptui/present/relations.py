@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.align import OpPair
 from ..core.compare import Session
@@ -39,7 +40,7 @@ def relations_of(session: Session, pair: OpPair, max_hops: int = 6) -> list[Rela
             out.append(Relation("producer", slot, None, f"op {src.ref} (not dumped)"))
     seen: dict[int, OpPair] = {}
     for dump, op, lookup in ((session.ref, pair.ref, al.for_ref), (session.target, pair.target, al.for_target)):
-        g = dump.graph
+        g: Any = dump.graph     # a networkx.DiGraph (typed `object` by the engine, which imports networkx lazily)
         if op is None or g is None or op.key not in g:
             continue
         frontier, visited = [op.key], {op.key}

@@ -21,7 +21,7 @@ class DumpCommands(Provider):
         screen = self.screen
         if not isinstance(screen, MainScreen):
             return []
-        out = []
+        out: list[PaletteCommand] = []
         for action in keys.palette(screen.key_context()):
             help_text = escape(action.help)
             if action.keys:

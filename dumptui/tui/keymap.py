@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from ..present import keys
 from ..present.keys import Action, KeyContext
@@ -19,7 +19,7 @@ def binding(action: Action) -> Binding:
                    priority=action.priority)
 
 
-def bindings(on: str) -> list[Binding]:
+def bindings(on: str) -> list[BindingType]:
     """The bindings of the main screen (`keys.SCREEN`) or the app (`keys.APP`): the table's actions that
     have keys."""
     return [binding(a) for a in keys.actions_on(on) if a.keys]

@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from ..present.bisection import BisectState
+from ..core.compare import OpResult, Session
+from ..core.metrics import WorstElement
+
+from ..present.bisection import BisectDriver, BisectState
+from ..present.relations import Relation
+from ..present.tree import OpTreeModel
 
 
 @dataclass
@@ -28,15 +33,15 @@ class OpenProgress(Message, bubble=False):
 class PreviewReady(Message, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 
-    model: object            # present.tree.OpTreeModel over present.tree.PreviewPair
+    model: OpTreeModel       # over PreviewPairs: names only
 
 
 @dataclass
 class SessionReady(Message, bubble=False):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
-    session: object          # core.compare.Session
-    model: object            # present.tree.OpTreeModel
+    session: Session
+    model: OpTreeModel
     seconds: float
 
 
@@ -44,8 +49,8 @@ class SessionReady(Message, bubble=False):
 class BisectionReady(Message, bubble=False):
     """The bisection order (and dataflow graph over the pairs) is built; `resume` holds a saved session."""
 
-    driver: object           # present.bisection.BisectDriver
-    resume: dict | None = None
+    driver: BisectDriver
+    resume: dict[str, object] | None = None
     resume_note: str = ""
 
 
@@ -83,8 +88,8 @@ class OpLoaded(Message, bubble=False):
     """An op's compared inputs and outputs (read in a worker) and its graph neighbours."""
 
     index: int
-    result: object           # core.compare.OpResult
-    relations: list = field(default_factory=list)
+    result: OpResult
+    relations: list[Relation] = field(default_factory=list)
 
 
 @dataclass
@@ -93,8 +98,8 @@ class TensorLoaded(Message, bubble=False):
 
     index: int
     label: str
-    worst: list | None = None
-    histogram: tuple | None = None
+    worst: list[WorstElement] | None = None
+    histogram: tuple[list[int], int, int] | None = None      # counts per power of two, first exponent, zeros
     problem: str | None = None
 
 

@@ -13,7 +13,8 @@ from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
 from ...core.compare import OpResult, TensorResult
-from ...core.model import KERNEL
+from ...core.metrics import WorstElement
+from ...core.model import KERNEL, TensorRef
 from ...present.bars import histogram_bar
 from ...present.detail import default_row
 from ...present.columns import elide_left, format_columns
@@ -61,7 +62,7 @@ class RelationList(OptionList, inherit_bindings=False):
             self.post_message(self.Chosen(int(oid[len(self.OP_PREFIX):])))
 
 
-def _side(t) -> str:
+def _side(t: TensorRef | None) -> str:
     return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
 
 
@@ -110,7 +111,7 @@ def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
     return lines
 
 
-def _cell_len(cell) -> int:
+def _cell_len(cell: Text | str) -> int:
     return cell.cell_len if isinstance(cell, Text) else len(str(cell))
 
 
@@ -247,7 +248,8 @@ class OpDetail(VerticalScroll):
             return None
         return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
-    def show_tensor(self, label: str, worst=None, histogram=None, problem: str | None = None,
+    def show_tensor(self, label: str, worst: list[WorstElement] | None = None,
+                    histogram: tuple[list[int], int, int] | None = None, problem: str | None = None,
                     loading: bool = False) -> None:
         st = self.theme_styles
         r = self.tensor_result(label)

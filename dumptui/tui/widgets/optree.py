@@ -6,8 +6,9 @@ opens instantly and a scope holding thousands of ops stays responsive.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
-from rich.text import Text
+from rich.text import Text, TextType
 from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -83,7 +84,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
             label.append(f" {folder.diverged}✗", style=st.verdict("diverged"))
         return label
 
-    def relabel(self, ops=(), folders=()) -> None:
+    def relabel(self, ops: Iterable[int] = (), folders: Iterable[Folder] = ()) -> None:
         """New marks for the ops and folders that changed (only those that have nodes)."""
         for i in ops:
             node = self._op_nodes.get(i)
@@ -161,12 +162,12 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
     def expanded_paths(self) -> set[str]:
         return {p for p, n in self._folder_nodes.items() if p and n.is_expanded}
 
-    def folder_label(self, path: str) -> Text | None:
+    def folder_label(self, path: str) -> TextType | None:
         """The label on show for a folder; None while it has no node (its parent never expanded)."""
         node = self._folder_nodes.get(path)
         return None if node is None else node.label
 
-    def op_label(self, index: int) -> Text | None:
+    def op_label(self, index: int) -> TextType | None:
         """The label on show for an op; None while it has no node."""
         node = self._op_nodes.get(index)
         return None if node is None else node.label
