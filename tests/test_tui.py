@@ -573,11 +573,11 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
 
 def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
     from dumptui.core.errors import DumpError
-    from dumptui.tui.screens import main
+    from dumptui.tui.screens import background
 
     def broken(*args, **kwargs):
         raise DumpError("/dumps/target/rank_0/x.npy", "truncated payload")
-    monkeypatch.setattr(main, "compare_batches", broken)     # the statistics worker fails on its first batch
+    monkeypatch.setattr(background, "compare_batches", broken)     # the statistics worker fails on its first batch
 
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, message_hook=notifications.hook) as (app, pilot, scr):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .bisection import BisectState
+from .progress import CANCELLED, FAILED, RUNNING, WAITING
 
 SCREEN, APP = "screen", "app"          # where an action is bound and runs: the main screen, or the app
 
@@ -23,7 +24,7 @@ class KeyContext:
     bisection_ready: bool = False      # the bisection order is built
     bisect_task: str = ""              # what the bisection worker is doing ("" idle, "run" while `a` steps)
     bisection: BisectState | None = None
-    statistics: str = "waiting"        # waiting | running | done | cancelled | failed
+    statistics: str = WAITING          # the full compare: waiting | running | done | cancelled | failed
 
     @property
     def idle(self) -> bool:
@@ -67,11 +68,11 @@ def _indexed(c: KeyContext) -> bool:
 
 
 def _can_cancel(c: KeyContext) -> bool:
-    return c.statistics == "running" or c.bisect_task == "run"
+    return c.statistics == RUNNING or c.bisect_task == "run"
 
 
 def _can_compute_statistics(c: KeyContext) -> bool:
-    return c.indexed and c.statistics in ("cancelled", "failed")
+    return c.indexed and c.statistics in (CANCELLED, FAILED)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,11 @@
 """The main screen: op tree (or flat list) on the left, the selected op in the centre, the bisection below.
 
-It paints before anything is indexed; every call that may read tensors runs in a thread worker:
-- `open_dumps`: index both dumps (file names only), align them, then build the bisection order;
-- `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
-  100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
-- `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
-  the `BisectState` snapshots they post;
-- `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
+It paints before anything is indexed: everything that reads the dumps runs in the thread workers of its
+base class (background.py); this class handles what they post, the keys, and what is on screen.
 
 Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
-this screen keeps the state that table reads as reactives, so a change of state refreshes the footer.
+this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
+footer, and shows every failure in one place (`show_failure`).
 """
 from __future__ import annotations
 
@@ -22,31 +18,29 @@ from functools import partial
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from ... import pairing
-from ...core import metrics, redump
+from ...core import redump
 from ...core.model import Dump
 from ...present import relations
-from ...present.bisection import BisectDriver, BisectState, RedumpPlan, is_mark_step, redump_plan
+from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
 from ...present.columns import elide_left
-from ...present.detail import element_detail_problem
 from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
 from ...present.paths import (default_export_path, default_redump_dir, default_session_path, refuse_dump_dir,
                               refuse_output)
-from ...present.progress import (CANCELLED, DONE, FAILED, RUNNING, WAITING, compare_batches, no_diverged_yet,
+from ...present.progress import (CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet,
                                  statistics_words, task_words)
 from ...present.search import count_matches, find_op, next_diverged
-from ...present.session_file import read_session, session_mismatch, session_payload
-from ...present.tree import OpTreeModel, is_bad, preview_pairs
+from ...present.session_file import session_payload
+from ...present.tree import OpTreeModel, is_bad
 from ...report import fmt
 from .. import keymap
 from ..messages import (BisectionChanged, BisectionReady, OpenProgress, OpLoaded, OpMessage,
@@ -57,24 +51,18 @@ from ..widgets.flatlist import FlatOpList
 from ..widgets.opdetail import OpDetail, RelationList, TensorTable
 from ..widgets.optree import OpTree
 from ..widgets.searchbar import SearchBar
-from ..workers import Abandoned, wait_abandonable
+from ..workers import Abandoned
+from .background import BackgroundWork
 from .error import OpenErrorScreen
 from .paths import ExportScreen, SaveScreen
 
-VERDICT_BATCH_SECONDS = 0.1      # the statistics worker posts verdicts at most this often
 SELECT_DEBOUNCE_SECONDS = 0.06   # holding `j` does not start a read per line
-JOBS_PER_BATCH = 256             # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
-BYTES_PER_BATCH = 256 << 20      # ...or this much data: big batches go to the engine's worker processes
-WORST_ELEMENTS = 8
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(Screen):
+class MainScreen(BackgroundWork):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    # Worker processes for the full compare (None: one per CPU). The engine uses them only for batches big
-    # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
-    STATISTICS_WORKERS: int | None = None
 
     BINDINGS = keymap.bindings(SCREEN)
 
@@ -214,38 +202,6 @@ class MainScreen(Screen):
         self.query_one("#status", Static).update(line, layout=False)
 
     # ------------------------------------------------------------------ opening
-    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
-    def open_dumps(self) -> None:
-        worker = get_current_worker()
-        options = self.options
-        t0 = time.monotonic()
-        preview = preview_pairs(options.ref, options.selection("ref").rank)
-        if preview:
-            self.post_message(PreviewReady(OpTreeModel(preview)))
-        # A dump or an option file that cannot be read ends this worker with its error: `show_failure`.
-        try:
-            ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
-            self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
-            session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker,
-                                       "dumptui-align")
-        except Abandoned:
-            return
-        model = OpTreeModel(session.alignment.pairs)
-        self.post_message(SessionReady(session, model, time.monotonic() - t0))
-        self.post_message(OpenProgress("graph", "building the bisection order"))
-        from ...core.bisect import Bisection   # networkx: imported after the first paint
-        try:
-            bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
-        except Abandoned:
-            return
-        resume, note = None, ""
-        if self.session_file:
-            try:
-                resume = read_session(self.session_file)
-                note = session_mismatch(resume, options.ref, options.target) or ""
-            except ValueError as e:
-                note = f"session not resumed: {e}"
-        self.post_message(BisectionReady(BisectDriver(bisection), resume, note))
 
     def on_open_progress(self, msg: OpenProgress) -> None:
         self.open_stage = msg.text
@@ -306,42 +262,6 @@ class MainScreen(Screen):
             self._run_bisect("start")
 
     # ------------------------------------------------------------------ statistics
-    @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
-    def compute_statistics(self) -> None:
-        """Every tensor pair, batch by batch; the verdicts of each finished batch go to the tree."""
-        worker = get_current_worker()
-        session = self.session
-        pairs = session.alignment.pairs
-        jobs = [len(session.tensor_pairs(p)) for p in pairs]     # tensor pairs per op pair, by pair index
-        total = sum(jobs)
-        done = 0
-        pending: dict[int, str | None] = {}
-        last_post = 0.0
-        self.post_message(StatisticsProgress(0, total, RUNNING))
-
-        def flush(force: bool = False) -> None:
-            nonlocal last_post, pending
-            now = time.monotonic()
-            if pending and (force or now - last_post >= VERDICT_BATCH_SECONDS):
-                self.post_message(VerdictsKnown(pending))
-                self.post_message(StatisticsProgress(done, total, RUNNING))
-                pending = {}
-                last_post = now
-
-        def size_on_disk(p: Any) -> int:
-            return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
-
-        for batch, batch_jobs in compare_batches(pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH,
-                                                 BYTES_PER_BATCH):
-            if worker.is_cancelled:
-                break
-            session.evaluate_all(batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
-            done += batch_jobs
-            for q in batch:
-                pending[q.index] = session.cached_verdict(q)
-            flush()
-        flush(force=True)
-        self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE))
 
     def on_statistics_progress(self, msg: StatisticsProgress) -> None:
         self.stats_done, self.stats_total = msg.done, msg.total
@@ -383,69 +303,6 @@ class MainScreen(Screen):
     def _run_bisect(self, task: str, *args: Any) -> None:
         self.bisect_task = task
         self.bisect_work(task, args)
-
-    @work(thread=True, group="bisect", exit_on_error=False)
-    def bisect_work(self, task: str, args: tuple[Any, ...]) -> None:
-        worker = get_current_worker()
-        driver = self.driver
-
-        def call() -> tuple[BisectState, str]:
-            with self._bisect_lock:
-                note = ""
-                if task == "start":
-                    driver.start()
-                elif task == "replay":
-                    missing = driver.replay(args[0])
-                    steps = len([s for s in driver.bi.history if is_mark_step(s)])
-                    note = f"resumed: {steps} steps re-applied" + (
-                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
-                elif task == "accept":
-                    driver.accept()
-                elif task == "overrule":
-                    driver.overrule(args[0])
-                elif task == "undo":
-                    if not driver.undo():
-                        note = "nothing to undo"
-                elif task == "reset":
-                    driver.reset()
-                return driver.state(), note
-        try:
-            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
-        except Abandoned:
-            return
-        self.post_message(BisectionChanged(state, task, note))
-
-    @work(thread=True, group="bisect", exit_on_error=False)
-    def run_bisection(self) -> None:
-        """`a`: step with the computed verdicts until converged; escape stops after the current step."""
-        worker = get_current_worker()
-        driver = self.driver
-        self._stop_run.clear()
-        last = 0.0
-
-        def one_step() -> tuple[BisectState, bool]:
-            with self._bisect_lock:
-                if not driver.bi.started:
-                    driver.start()
-                    more = not driver.bi.finished
-                else:
-                    more = driver.step()
-                return driver.state(), more
-        while True:
-            try:
-                state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
-            except Abandoned:
-                return
-            if not more:
-                self.post_message(BisectionChanged(state, "converged"))
-                return
-            if self._stop_run.is_set():
-                self.post_message(BisectionChanged(state, "stopped", "bisection stopped"))
-                return
-            now = time.monotonic()
-            if now - last >= VERDICT_BATCH_SECONDS:
-                self.post_message(BisectionChanged(state, "running"))
-                last = now
 
     def on_bisection_changed(self, msg: BisectionChanged) -> None:
         state = msg.state
@@ -539,19 +396,6 @@ class MainScreen(Screen):
         self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
         self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
 
-    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
-    def load_op(self, index: int) -> None:
-        worker = get_current_worker()
-        session = self.session
-        pair = session.alignment.pairs[index]
-        try:
-            res, rel = wait_abandonable(lambda: (session.op_result(pair, purpose="view"),
-                                                 relations.relations_of(session, pair)), worker, "dumptui-op")
-        except Abandoned:
-            return
-        if not worker.is_cancelled:
-            self.post_message(OpLoaded(index, res, rel))
-
     def on_op_loaded(self, msg: OpLoaded) -> None:
         if msg.index != self.current:
             return
@@ -581,27 +425,6 @@ class MainScreen(Screen):
         self._tensor_timer = self.set_timer(TENSOR_PLACEHOLDER_SECONDS,
                                             lambda: self.detail.show_tensor(label, loading=True))
         self.load_tensor(self.current, label)
-
-    @work(thread=True, exclusive=True, group="tensor", exit_on_error=False)
-    def load_tensor(self, index: int, label: str) -> None:
-        worker = get_current_worker()
-        r = self.detail.tensor_result(label)
-        if r is None:
-            return
-        problem = element_detail_problem(r)
-        worst = hist = None
-        if problem is None:
-            ref, target = r.ref, r.target
-            try:
-                worst, hist = wait_abandonable(
-                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS),
-                             metrics.error_histogram(ref, target)), worker, "dumptui-tensor")
-            except Abandoned:
-                return
-            except (OSError, ValueError) as e:
-                problem = f"read failed: {e}"
-        if not worker.is_cancelled:
-            self.post_message(TensorLoaded(index, label, worst, hist, problem))
 
     def on_tensor_loaded(self, msg: TensorLoaded) -> None:
         if msg.index == self.current and msg.label == self.detail.highlighted_label:
