@@ -9,6 +9,8 @@ dumptui.tui <- dumptui.cli. Neither textual nor rich is imported here; the engin
 - `bisection`: the app's handle on a Bisection (`BisectDriver`) and the snapshots it renders (`BisectState`)
 - `bars`: the bisection interval and the error histogram drawn as characters
 - `relations`: an op's producers and consumers from the dataflow graph
+- `detail`: which tensor pair of an op to detail first, and whether its elements can be shown
+- `progress`: the background work in words, and the batches of the full compare
 - `columns`: aligned text columns and left-elided names
 - `paths`, `session_file`: where files go by default, which paths are refused, saved sessions
 - `keys`: the one table of actions (keys, help, palette, when each is available)

@@ -8,6 +8,7 @@ from typing import Sequence
 
 from .bisection import BisectState
 
+
 BAR_CHAR = {
     "unknown": "·",    # bisection not started
     "clear": "=",      # not suspect: before the bad op, or cleared by a good probe

@@ -3,7 +3,7 @@
 - `BisectDriver`: the probe offered to the user and what the engine computed for it; undo that also removes
   the culprit-check steps a mark triggered. Owned by one worker thread at a time.
 - `BisectState`: an immutable snapshot of it, which the UI thread renders while a worker owns the bisection.
-- `redump_kernels` / `export_summary`: what a re-dump config for the current interval holds, and says.
+- `redump_kernels` / `redump_plan`: what a re-dump config for the current interval holds, and says.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ..core.verdict import BAD
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from ..core.bisect import Bisection, Root, Step
+
 
 @dataclass(frozen=True)
 class HistoryRow:

@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 from ..core.model import Dump
 from ..core.redump import inside_any
 
+
 def cache_dir(env: Mapping[str, str] | None = None) -> str:
     """`$XDG_CACHE_HOME/dumptui` or `~/.cache/dumptui`: where sessions go (never beside a dump)."""
     env = os.environ if env is None else env

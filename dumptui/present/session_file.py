@@ -7,6 +7,7 @@ import os
 import time
 from typing import Mapping
 
+
 SESSION_OPTIONS = ("rank", "graph", "iteration", "ref_rank", "ref_graph", "ref_iteration", "target_rank",
                    "target_graph", "target_iteration", "cos", "atol", "rtol", "rms_tol", "max_off", "ignore",
                    "ignore_file", "map")

@@ -15,6 +15,7 @@ from ..core.align import OpPair
 from ..core.model import CONSTANT, KERNEL, PARAMETER
 from ..core.verdict import BAD, PENDING, worst
 
+
 def is_bad(verdict: str | None) -> bool:
     """Diverged, shape or dtype mismatch: what `n`, `f` and the folders' ✗ counts look for."""
     return verdict in BAD
