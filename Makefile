@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test bench lint screenshots demo clean
+.PHONY: setup run test bench lint typecheck screenshots demo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check ruff
 	$(VENV)/bin/ruff check dumptui tests bench
+
+## the presentation model and the pairing options are fully typed (the engine's modules are read, not checked)
+typecheck: $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check mypy
+	$(VENV)/bin/mypy --disallow-untyped-defs --ignore-missing-imports --follow-imports=silent dumptui/present dumptui/pairing.py
 
 ## regenerate screenshots/*.svg for the README
 screenshots: $(STAMP)

@@ -25,7 +25,7 @@ CHILD = r'''
 import asyncio, json, os, sys, time
 T_SPAWN = float(os.environ["BENCH_T_SPAWN"])
 sys.path.insert(0, os.environ["BENCH_REPO"])
-from dumptui import cli
+from dumptui.pairing import PairOptions
 from dumptui.tui.app import DumpTuiApp
 from dumptui.tui.screens.main import MainScreen
 t_imported = time.time()
@@ -53,15 +53,14 @@ async def until(pred, timeout=600):
         await asyncio.sleep(0.005)
 
 async def main():
-    args = cli.build_parser(None).parse_args([os.environ["BENCH_REF"], os.environ["BENCH_TARGET"]])
-    app = BenchApp(args)
+    app = BenchApp(PairOptions(os.environ["BENCH_REF"], os.environ["BENCH_TARGET"]))
     out = {}
     async with app.run_test(size=(120, 36)) as pilot:
         await until(lambda: "first_paint" in marks)
         await until(lambda: "tree_usable" in marks)
         scr = app.main
         out["ops"] = len(scr.model.pairs)
-        out["tree_nodes"] = len(scr.tree._op_nodes) + len(scr.tree._folder_nodes)
+        out["tree_nodes"] = scr.tree.op_nodes_built + scr.tree.folder_nodes_built
         out["open_seconds"] = scr.opened_seconds
         from textual import events
 
@@ -95,7 +94,7 @@ async def main():
         #    preconditions read, while the statistics start
         out["early_key_ms"], out["early_lost"] = await keys(n_keys // 2, lambda: scr.bstate is None)
         # 2. once the bisection has started (its probe selection moves the cursor too), statistics running
-        await until(lambda: scr.bstate is not None and not scr.bisect_busy and scr.stats_state == "running")
+        await until(lambda: scr.bstate is not None and not scr.bisect_task and scr.stats_state == "running")
         scr.tree.focus()
         await asyncio.sleep(0.3)
         out["stats_at_start"] = f"{scr.stats_done}/{scr.stats_total}"

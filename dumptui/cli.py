@@ -9,13 +9,19 @@ import json
 import os
 import sys
 
+from typing import TYPE_CHECKING, Iterable
+
 from . import __version__
 from .core.errors import DumptuiError, UsageError
+from .pairing import PairOptions, make_session, open_pair
+
+if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that needs them
+    from rich.console import Console
+
+    from .core.model import Dump
 
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo")
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
-
-
 
 
 def _dump_options(p: argparse.ArgumentParser) -> None:
@@ -98,44 +104,17 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def _side(args, side: str, opt: str):
-    v = getattr(args, f"{side}_{opt}", None)
-    return v if v is not None else getattr(args, opt, None)
-
-
-def open_pair(args):
-    from .core.formats import open_dump
-    ref = open_dump(args.ref, rank=_side(args, "ref", "rank"), graph=_side(args, "ref", "graph"),
-                    iteration=_side(args, "ref", "iteration"))
-    target = open_dump(args.target, rank=_side(args, "target", "rank"), graph=_side(args, "target", "graph"),
-                       iteration=_side(args, "target", "iteration"))
-    return ref, target
-
-
-def make_session(args, ref, target, kl: bool = True):
-    from .core.align import read_map_file
-    from .core.session import Session
-    from .core.verdict import Thresholds, parse_floors, parse_user_ignore, read_ignore_file, with_overrides
-    th = with_overrides(Thresholds(), cos=args.cos, gain=args.gain, max_off=args.max_off,
-                        floor_scale=args.floor_scale, floors=parse_floors(args.floor) or None,
-                        replay=False if args.no_replay else None)
-    ignores = [parse_user_ignore(s) for s in args.ignore]
-    if args.ignore_file:
-        ignores += read_ignore_file(args.ignore_file)
-    forced = read_map_file(args.map) if args.map else None
-    return Session(ref, target, th, ignores, forced, kl=kl)
-
-
-def _console():
+def _console() -> Console:
     from rich.console import Console
     return Console(highlight=False, soft_wrap=False)
 
 
-def cmd_bisect(args) -> int:
+def cmd_bisect(args: argparse.Namespace) -> int:
     from .core.bisect import Bisection
     from .report.data import bisect_report
-    ref, target = open_pair(args)
-    session = make_session(args, ref, target, kl=False)
+    options = PairOptions.from_namespace(args)
+    ref, target = open_pair(options)
+    session = make_session(options, ref, target, kl=False)
     bi = Bisection(session, use_graph=not args.no_graph)
     bi.check_inputs()
     bi.run()
@@ -151,11 +130,12 @@ def cmd_bisect(args) -> int:
     return code
 
 
-def cmd_compare(args) -> int:
+def cmd_compare(args: argparse.Namespace) -> int:
     from .core.verdict import BAD
     from .report import data
-    ref, target = open_pair(args)
-    session = make_session(args, ref, target, kl=args.kl)
+    options = PairOptions.from_namespace(args)
+    ref, target = open_pair(options)
+    session = make_session(options, ref, target, kl=args.kl)
     from .core.compare import compare_pair
     comparison = compare_pair(session, workers=args.workers)
     results = comparison.results
@@ -201,7 +181,7 @@ def cmd_compare(args) -> int:
     return EXIT_DIVERGED if diverged else EXIT_OK
 
 
-def _refuse_inside(path: str, dumps) -> None:
+def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
     """Dumps are evidence: never write inside one."""
     from .core.redump import inside_any
     root = inside_any(path, list(dumps))
@@ -209,7 +189,7 @@ def _refuse_inside(path: str, dumps) -> None:
         raise UsageError(f"{path}: refusing to write inside the dump folder {root}")
 
 
-def cmd_info(args) -> int:
+def cmd_info(args: argparse.Namespace) -> int:
     from .core.formats import detect, open_dump
     from .core.model import DumpError
     from .core.survey import survey
@@ -290,7 +270,7 @@ def cmd_info(args) -> int:
     return EXIT_OK
 
 
-def cmd_inspect(args) -> int:
+def cmd_inspect(args: argparse.Namespace) -> int:
     from .core.inspect import inspect_file
     from .report import fmt
     try:
@@ -332,12 +312,12 @@ def cmd_inspect(args) -> int:
     return EXIT_OK
 
 
-def _jnum(v):
+def _jnum(v: object) -> object:
     from .report.data import num
     return num(v)
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     from .core.demo import write_demo
     info = write_demo(args.dir, n_ops=args.ops, size=args.size, seed=args.seed)
     print(f"wrote {info.ref} and {info.target}: {info.n_kernels} kernels, {info.n_files} files per side")
@@ -347,12 +327,12 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
-def cmd_app(args) -> int:
+def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
     from .tui.app import run_app
     if not args.demo:
-        return run_app(args)
+        return run_app(PairOptions.from_namespace(args), session_file=args.session)
     import shutil
     import tempfile
     from .core.demo import write_demo
@@ -360,7 +340,7 @@ def cmd_app(args) -> int:
     try:
         info = write_demo(tmp)
         args.ref, args.target = info.ref, info.target
-        return run_app(args)
+        return run_app(PairOptions.from_namespace(args), session_file=args.session)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -163,3 +163,22 @@ def test_python_m_dumptui_help():
     rc, out, err = run_cli("bisect", "--help")
     assert rc == 0 and "--json" in out and "--cos" in out
     assert (REPO / "dumptui" / "__main__.py").exists()
+
+
+def test_pair_options_from_the_command_line_per_side():
+    """`--ref-rank` wins over `--rank` for its side only; the options keep the command line's names."""
+    from dumptui.cli import build_parser
+    from dumptui.pairing import DumpSelection, PairOptions
+    args = build_parser(None).parse_args(["r", "t", "--rank", "1", "--ref-rank", "0", "--iteration", "3",
+                                          "--cos", "0.9", "--ignore", "*Dropout*"])
+    options = PairOptions.from_namespace(args)
+    assert options.selection("ref") == DumpSelection(rank="0", iteration="3")
+    assert options.selection("target") == DumpSelection(rank="1", iteration="3")
+    assert (options.cos, options.ignore, options.map) == (0.9, ["*Dropout*"], None)
+
+
+def test_unreadable_option_file_names_the_file(demo_pair, tmp_path):
+    """A --map or --ignore-file that cannot be read: the path and the reason, exit 2."""
+    missing = tmp_path / "no-map.csv"
+    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--map", missing)
+    assert rc == 2 and f"{missing}: No such file or directory" in err

@@ -8,7 +8,7 @@ import pytest
 from dumptui.core.demo import write_demo
 from dumptui.tui.app import DumpTuiApp
 
-from test_tui import make_args, wait_until
+from test_tui import make_app, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +20,12 @@ def demo_root(tmp_path_factory):
 
 def demo_app(demo_root, monkeypatch) -> DumpTuiApp:
     monkeypatch.chdir(demo_root)
-    return DumpTuiApp(make_args("demo/ref", "demo/target"))
+    return make_app("demo/ref", "demo/target")
 
 
 async def settled(app, pilot) -> None:
     """Statistics done, bisection idle, the selected op and its tensor detail on screen."""
-    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_busy)
+    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
@@ -38,7 +38,7 @@ def converge(app):
     async def run_before(pilot):
         await settled(app, pilot)
         await pilot.press("a")
-        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_busy)
+        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_task)
         await pilot.pause()
         await settled(app, pilot)
     return run_before

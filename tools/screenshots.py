@@ -11,16 +11,18 @@ import os
 import sys
 import tempfile
 import time
+from typing import Callable
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from dumptui import cli  # noqa: E402
 from dumptui.core.demo import write_demo  # noqa: E402
+from dumptui.pairing import PairOptions  # noqa: E402
 from dumptui.tui.app import DumpTuiApp  # noqa: E402
+from textual.pilot import Pilot  # noqa: E402
 
 
-async def wait_until(pred, timeout: float = 120.0) -> None:
+async def wait_until(pred: Callable[[], object], timeout: float = 120.0) -> None:
     t0 = time.monotonic()
     while not pred():
         if time.monotonic() - t0 > timeout:
@@ -28,8 +30,8 @@ async def wait_until(pred, timeout: float = 120.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def settled(app, pilot) -> None:
-    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_busy)
+async def settled(app: DumpTuiApp, pilot: Pilot) -> None:
+    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current
@@ -38,8 +40,7 @@ async def settled(app, pilot) -> None:
 
 
 async def shoot(out: str, size: tuple[int, int]) -> list[str]:
-    args = cli.build_parser(None).parse_args(["demo/ref", "demo/target"])
-    app = DumpTuiApp(args)
+    app = DumpTuiApp(PairOptions("demo/ref", "demo/target"))
     written = []
 
     def save(name: str) -> None:
@@ -50,7 +51,7 @@ async def shoot(out: str, size: tuple[int, int]) -> list[str]:
         await settled(app, pilot)
         save("overview")                       # the probe, its numbers, the interval before any mark
         await pilot.press("a")
-        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_busy)
+        await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_task)
         await pilot.pause()
         await settled(app, pilot)
         save("converged")                      # culprit, proof, hint, history

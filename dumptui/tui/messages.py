@@ -1,118 +1,112 @@
-"""Messages between the workers, the widgets and the main screen: small dataclasses, so tests can assert on
-them. Payloads are core objects (Session, OpResult, BisectState...) or plain data."""
+"""The messages the main screen's thread workers post to it: small dataclasses, so tests can assert on them.
+Payloads are engine or presentation objects (Session, OpResult, BisectState...) or plain data.
+
+They go to the screen only (no bubbling to the app). Progress messages coalesce (`can_replace`): a burst of
+them waiting in the queue is handled, and repainted, once, with the latest numbers. Widgets own their
+messages as nested classes (`OpTree.OpHighlighted`); their common base is here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from ..core.view import BisectState
+from ..core.results import OpResult
+from ..core.session import Session
+from ..core.metrics import WorstElement
+
+from ..present.bisection import BisectDriver, BisectState
+from ..present.relations import Relation
+from ..present.tree import OpTreeModel
 
 
 @dataclass
-class OpenProgress(Message):
+class OpenProgress(Message, bubble=False):
     """Opening the dumps: which stage is running (indexing, aligning, graph, resuming)."""
 
     stage: str
     text: str
 
-
-@dataclass
-class OpenFailed(Message):
-    """A dump (or a file given with it) cannot be opened: the path and why."""
-
-    path: str
-    reason: str
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, OpenProgress)
 
 
 @dataclass
-class PreviewReady(Message):
+class PreviewReady(Message, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 
-    model: object            # core.view.OpTreeModel over core.view.PreviewPair
+    model: OpTreeModel       # over PreviewPairs: names only
 
 
 @dataclass
-class SessionReady(Message):
+class SessionReady(Message, bubble=False):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
-    session: object          # core.session.Session
-    model: object            # core.view.OpTreeModel
+    session: Session
+    model: OpTreeModel
     seconds: float
 
 
 @dataclass
-class BisectionReady(Message):
+class BisectionReady(Message, bubble=False):
     """The bisection order (and dataflow graph over the pairs) is built; `resume` holds a saved session."""
 
-    driver: object           # core.view.BisectDriver
-    resume: dict | None = None
+    driver: BisectDriver
+    resume: dict[str, object] | None = None
     resume_note: str = ""
 
 
 @dataclass
-class StatisticsProgress(Message):
+class StatisticsProgress(Message, bubble=False):
     done: int                # tensor pairs compared
     total: int
     state: str = "running"   # running | done | cancelled
 
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StatisticsProgress)
+
 
 @dataclass
-class VerdictsKnown(Message):
+class VerdictsKnown(Message, bubble=False):
     """Op verdicts that became known (pair index -> verdict), batched by the statistics worker."""
 
     verdicts: dict[int, str | None] = field(default_factory=dict)
 
 
 @dataclass
-class BisectionChanged(Message):
+class BisectionChanged(Message, bubble=False):
     state: BisectState
     event: str               # start | accept | overrule | undo | reset | replay | running | converged | stopped
     note: str = ""
 
+    def can_replace(self, message: Message) -> bool:
+        # a step of `a` running to the end is superseded by any later snapshot (each holds the whole state);
+        # the others select an op or carry a note, and are all handled
+        return self.event == "running" and isinstance(message, BisectionChanged)
+
 
 @dataclass
-class OpLoaded(Message):
+class OpLoaded(Message, bubble=False):
     """An op's compared inputs and outputs (read in a worker) and its graph neighbours."""
 
     index: int
-    result: object           # core.results.OpResult
-    relations: list = field(default_factory=list)
+    result: OpResult
+    relations: list[Relation] = field(default_factory=list)
 
 
 @dataclass
-class TensorLoaded(Message):
+class TensorLoaded(Message, bubble=False):
     """The detail of one tensor pair: worst elements and error histogram, or why there is none."""
 
     index: int
     label: str
-    worst: list | None = None
-    histogram: tuple | None = None
+    worst: list[WorstElement] | None = None
+    histogram: tuple[list[int], int, int] | None = None      # counts per power of two, first exponent, zeros
     problem: str | None = None
 
 
 @dataclass
-class OpHighlighted(Message):
-    """The cursor of the op tree or the flat list moved onto an op."""
+class OpMessage(Message):
+    """An op (by pair index) chosen in a widget: the base of the widgets' own messages (`OpTree.OpHighlighted`,
+    `FlatOpList.OpActivated`, `RelationList.Chosen`...)."""
 
     index: int
-
-
-@dataclass
-class OpActivated(Message):
-    """`enter` on an op (tree, flat list, or a producer/consumer): show it and move into its tables."""
-
-    index: int
-    source: str = ""
-
-
-@dataclass
-class SearchStep(Message):
-    """Next (or previous) match of the search query."""
-
-    forward: bool = True
-
-
-@dataclass
-class SearchClosed(Message):
-    pass

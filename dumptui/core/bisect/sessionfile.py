@@ -11,7 +11,7 @@ from .types import Source, Step
 
 VERSION = 1
 SESSION_OPTIONS = ("rank", "graph", "iteration", "ref_rank", "ref_graph", "ref_iteration", "target_rank",
-                   "target_graph", "target_iteration", "cos", "atol", "rtol", "rms_tol", "max_off", "ignore",
+                   "target_graph", "target_iteration", "gain", "floor", "floor_scale", "max_off", "cos", "no_replay", "ignore",
                    "ignore_file", "map")
 
 
@@ -27,7 +27,7 @@ def session_payload(bisection_json: dict, ref_path: str, target_path: str, optio
     data = dict(bisection_json)
     data["dumptui_session"] = 1
     data["dumps"] = {"ref": os.path.abspath(ref_path), "target": os.path.abspath(target_path)}
-    data["options"] = {k: options.get(k) for k in SESSION_OPTIONS if options.get(k) not in (None, [], "")}
+    data["options"] = {k: options.get(k) for k in SESSION_OPTIONS if options.get(k) not in (None, [], "", False)}
     data["saved_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     return data
 

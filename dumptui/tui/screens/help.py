@@ -1,38 +1,20 @@
-"""`?`: every key, generated from the bindings of the screens and widgets (never a hand-written list)."""
+"""`?`: every key, generated from the action table and the widgets' own bindings (never a hand-written list)."""
 from __future__ import annotations
-
-from typing import Callable, Iterable
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-HelpRow = tuple[str, str, str, bool]          # keys, description, binding id, available now
-HelpSection = tuple[str, list[HelpRow]]
-
-
-def binding_rows(app: App, bindings: Iterable[BindingType],
-                 enabled: Callable[[Binding], bool | None] | None = None) -> list[HelpRow]:
-    """One row per binding id, with all its keys (`up / k`)."""
-    rows: dict[str, list] = {}
-    for b in Binding.make_bindings(bindings):
-        key = b.id or b.action
-        shown = app.get_key_display(b)
-        if key in rows:
-            if shown not in rows[key][0]:
-                rows[key][0].append(shown)
-            continue
-        state = enabled(b) if enabled is not None else True
-        rows[key] = [[shown], b.tooltip or b.description, b.id or "", state is not False and state is not None]
-    return [(" / ".join(keys), desc, bid, ok) for keys, desc, bid, ok in rows.values()]
+from ..keymap import HelpRow, HelpSection
 
 
 class HelpScreen(ModalScreen[None]):
+    HELP_SECTION = "This help"
     BINDINGS = [
         Binding("escape,q,question_mark", "close", "Close the help", id="help.close"),
         Binding("up,k", "scroll('up')", "Scroll up", id="help.up", show=False),

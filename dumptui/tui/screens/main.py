@@ -1,12 +1,11 @@
 """The main screen: op tree (or flat list) on the left, the selected op in the centre, the bisection below.
 
-It paints before anything is indexed; every call that may read tensors runs in a thread worker:
-- `open_dumps`: index both dumps (file names only), align them, then build the bisection order;
-- `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
-  100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
-- `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
-  the `BisectState` snapshots they post;
-- `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
+It paints before anything is indexed: everything that reads the dumps runs in the thread workers of its
+base class (background.py); this class handles what they post, the keys, and what is on screen.
+
+Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
+this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
+footer, and shows every failure in one place (`show_failure`).
 """
 from __future__ import annotations
 
@@ -15,98 +14,80 @@ import json
 import os
 import threading
 import time
+from functools import partial
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
+from textual.reactive import var
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, OptionList, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
+from textual.worker import Worker, WorkerState
 
-from ... import cli
-from ...core import metrics, redump, view
-from ...core.batch import evaluate_all
-from ...core.model import DumpError
+from ... import pairing
+from ...core import redump
+from ...core.model import Dump
+from ...present import relations
+from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
+from ...present.columns import elide_left
+from ...present.failures import describe, failure_line
+from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
+from ...present.paths import (default_export_path, default_redump_dir, default_session_path, refuse_dump_dir,
+                              refuse_output)
+from ...present.progress import (CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet,
+                                 statistics_words, task_words)
+from ...present.search import count_matches, find_op, next_diverged
+from ...core.bisect.sessionfile import session_payload
+from ...present.tree import OpTreeModel, is_bad
 from ...report import fmt
-from ..messages import (BisectionChanged, BisectionReady, OpActivated, OpenFailed, OpenProgress, OpHighlighted,
-                        OpLoaded, PreviewReady, SearchClosed, SearchStep, SessionReady, StatisticsProgress,
-                        TensorLoaded,
-                        VerdictsKnown)
+from .. import keymap
+from ..messages import (BisectionChanged, BisectionReady, OpenProgress, OpLoaded, OpMessage,
+                        PreviewReady, SessionReady, StatisticsProgress, TensorLoaded, VerdictsKnown)
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
 from ..widgets.flatlist import FlatOpList
-from ..widgets.opdetail import OpDetail, TensorTable
+from ..widgets.opdetail import OpDetail, RelationList, TensorTable
 from ..widgets.optree import OpTree
 from ..widgets.searchbar import SearchBar
-from ..workers import Abandoned, wait_abandonable
+from ..workers import Abandoned
+from .background import BackgroundWork
 from .error import OpenErrorScreen
 from .paths import ExportScreen, SaveScreen
 
-VERDICT_BATCH_SECONDS = 0.1      # the statistics worker posts verdicts at most this often
 SELECT_DEBOUNCE_SECONDS = 0.06   # holding `j` does not start a read per line
-JOBS_PER_BATCH = 256             # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
-BYTES_PER_BATCH = 256 << 20      # ...or this much data: big batches go to the engine's worker processes
-WORST_ELEMENTS = 8
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(Screen):
+class MainScreen(BackgroundWork):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    # Worker processes for the full compare (None: one per CPU). The engine uses them only for batches big
-    # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
-    STATISTICS_WORKERS: int | None = None
 
-    BINDINGS = [
-        Binding("space", "accept", "Accept", id="bisect.accept",
-                tooltip="Accept the engine's verdict for the probe (starts the bisection if needed)"),
-        Binding("g", "mark('good')", "Good", id="bisect.good", tooltip="Mark the probe good (overrule)"),
-        Binding("b", "mark('bad')", "Bad", id="bisect.bad", tooltip="Mark the probe bad (overrule)"),
-        Binding("a", "run_all", "Run all", id="bisect.run",
-                tooltip="Run the bisection to the end with the computed verdicts (escape stops)"),
-        Binding("u", "undo", "Undo", id="bisect.undo", tooltip="Undo the last mark"),
-        Binding("r", "reset", "Reset", id="bisect.reset", show=False, tooltip="Start the bisection over"),
-        Binding("S", "save", "Save", id="session.save", show=False,
-                tooltip="Save the session (resume: dumptui REF TARGET --session FILE)"),
-        Binding("e", "export", "Export", id="bisect.export", show=False,
-                tooltip="Export a MindSpore re-dump config (data_dump.json) for the current interval"),
-        Binding("slash", "search", "Search", id="nav.search", show=False, tooltip="Search ops by name"),
-        Binding("n", "next_diverged", "Next ✗", id="nav.next_diverged", show=False, tooltip="Next diverged op"),
-        Binding("N", "previous_diverged", "Prev ✗", id="nav.previous_diverged", show=False,
-                tooltip="Previous diverged op"),
-        Binding("f", "only_diverged", "Only ✗", id="view.only_diverged", show=False,
-                tooltip="Show only diverged ops (toggle)"),
-        Binding("t", "toggle_view", "Tree/flat", id="view.toggle", show=False,
-                tooltip="Toggle the op tree and the flat execution-order list"),
-        Binding("tab", "app.focus_next", "Next pane", id="focus.next", show=False,
-                tooltip="Move the focus to the next pane"),
-        Binding("shift+tab", "app.focus_previous", "Previous pane", id="focus.previous", show=False,
-                tooltip="Move the focus to the previous pane"),
-        Binding("escape", "cancel", "Cancel", id="work.cancel", show=False,
-                tooltip="Cancel the background statistics / stop a running bisection"),
-    ]
+    BINDINGS = keymap.bindings(SCREEN)
 
-    def __init__(self, args):
+    # The state the action table and the lists read; each watcher redraws what depends on it. `var`: the
+    # screen itself does not repaint on a change, only the widgets the watcher touches.
+    flat_mode = var(False, init=False)            # the flat execution-order list is shown, not the tree
+    only_diverged = var(False, init=False)        # both lists show the diverged ops only
+    bisect_task = var("", init=False)             # what the bisection worker does ("run" while `a` steps); "" idle
+    stats_state = var(WAITING, init=False)        # the full compare: waiting | running | done | cancelled | failed
+    available: var[frozenset[str]] = var(frozenset(), init=False)   # ids of the commands available now
+
+    def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
-        self.args = args
-        self.session = None
-        self.model: view.OpTreeModel | None = None
-        self.preview_model: view.OpTreeModel | None = None   # names only, while the dumps are indexed
-        self.driver: view.BisectDriver | None = None
-        self.bstate: view.BisectState | None = None
-        self.bisect_busy = ""            # what the bisection worker is doing, "" when idle
-        self.stats_state = "waiting"     # waiting | running | done | cancelled
+        self.options = options
+        self.session_file = session_file     # a saved session to resume
+        self.session: Any = None             # core Session, once both dumps are indexed and aligned
+        self.model: OpTreeModel | None = None
+        self.preview_model: OpTreeModel | None = None   # names only, while the dumps are indexed
+        self.driver: BisectDriver | None = None
+        self.bstate: BisectState | None = None
         self.stats_done = 0
         self.stats_total = 0
         self.open_stage = "indexing the dumps (file names only)"
         self.open_started = time.monotonic()
         self.opened_seconds: float | None = None
-        self.only_diverged = False
-        self.flat_mode = False
         self.current: int | None = None
         self.saved_path: str | None = None
         self.exported_path: str | None = None
@@ -118,7 +99,6 @@ class MainScreen(Screen):
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
-        self._key_states: tuple = ()
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -149,6 +129,11 @@ class MainScreen(Screen):
     def panel(self) -> BisectPanel:
         return self.query_one(BisectPanel)
 
+    @property
+    def op_list(self) -> OpTree | FlatOpList:
+        """The list on show: the tree or the flat list."""
+        return self.flat if self.flat_mode else self.tree
+
     def on_mount(self) -> None:
         self.query_one(SearchBar).display = False
         self.query_one("#left").border_title = "ops"
@@ -168,85 +153,59 @@ class MainScreen(Screen):
         if relabel and self.model is not None:
             self.tree.relabel_all()
             self.flat.refresh()
-            self.panel.show(self.bstate, busy=self.bisect_busy)
+            self.panel.show(self.bstate, busy=task_words(self.bisect_task))
+
+    # ------------------------------------------------------------------ which commands make sense now
+    def key_context(self) -> KeyContext:
+        return KeyContext(indexed=self.model is not None, bisection_ready=self.driver is not None,
+                          bisect_task=self.bisect_task, bisection=self.bstate, statistics=self.stats_state)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        entry = action_named(action, SCREEN)
+        if entry is None:
+            return True
+        return True if available(entry, self.key_context()) else None
+
+    def _update_available(self) -> None:
+        """After any change of the state the action table reads (the footer follows through `available`)."""
+        self.available = available_now(self.key_context())
+
+    def watch_available(self) -> None:
+        # Only when a command's availability changed: each refresh recomposes the footer (tens of
+        # milliseconds a time, felt as lag while workers post their progress).
+        self.refresh_bindings()
+
+    def watch_bisect_task(self, task: str) -> None:
+        self.panel.set_busy(task_words(task))
+        self._update_available()
+
+    def watch_stats_state(self) -> None:
+        self._draw_status()
+        self._update_available()
 
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
         width = max(20, self.size.width)
-        ref, target = fmt.clean(str(self.args.ref)), fmt.clean(str(self.args.target))
+        ref, target = fmt.clean(self.options.ref), fmt.clean(self.options.target)
         room = max(8, (width - 46) // 2)
-        line = Text.assemble(("dumptui ", "bold"), "ref ", (view.elide_left(ref, room), "bold"), " vs ",
-                             (view.elide_left(target, room), "bold"), " │ ")
+        line = Text.assemble(("dumptui ", "bold"), "ref ", (elide_left(ref, room), "bold"), " vs ",
+                             (elide_left(target, room), "bold"), " │ ")
         if self.session is None:
             line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
         else:
-            if self.stats_state == "running":
-                pct = 100 * self.stats_done / self.stats_total if self.stats_total else 0
-                line.append(f"statistics {pct:.0f}% (esc cancels)")
-            elif self.stats_state == "cancelled":
-                line.append("statistics cancelled (ctrl+p: compute)")
-            elif self.stats_state == "done":
-                line.append("statistics done")
+            line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total))
             if self.model is not None and self.model.diverged:
                 line.append(f" │ {self.model.diverged} ✗", style=self.theme_styles.verdict("diverged"))
-            if self.driver is None and self.bisect_busy == "":
+            if self.driver is None and not self.bisect_task:
                 line.append(f" │ {self.open_stage}…")
         # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
         self.query_one("#status", Static).update(line, layout=False)
 
     # ------------------------------------------------------------------ opening
-    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
-    def open_dumps(self) -> None:
-        worker = get_current_worker()
-        args = self.args
-        t0 = time.monotonic()
-        preview = view.preview_pairs(str(args.ref), args.ref_rank or args.rank)
-        if preview:
-            self.post_message(PreviewReady(view.OpTreeModel(preview)))
-        try:
-            ref, target = wait_abandonable(lambda: cli.open_pair(args), worker, "dumptui-index")
-        except Abandoned:
-            return
-        except DumpError as e:
-            self.post_message(OpenFailed(e.path, e.reason))
-            return
-        except (OSError, ValueError) as e:
-            self.post_message(OpenFailed(getattr(e, "filename", None) or f"{args.ref} / {args.target}", str(e)))
-            return
-        self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
-        try:
-            session = wait_abandonable(lambda: cli.make_session(args, ref, target, kl=True), worker, "dumptui-align")
-        except Abandoned:
-            return
-        except (OSError, ValueError) as e:
-            path = getattr(e, "filename", None) or args.map or args.ignore_file or ""
-            self.post_message(OpenFailed(path, str(e)))
-            return
-        model = view.OpTreeModel(session.alignment.pairs)
-        self.post_message(SessionReady(session, model, time.monotonic() - t0))
-        self.post_message(OpenProgress("graph", "building the bisection order"))
-        from ...core.bisect import Bisection   # networkx: imported after the first paint
-        try:
-            bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
-        except Abandoned:
-            return
-        resume, note = None, ""
-        if args.session:
-            try:
-                resume = view.read_session(args.session)
-                note = view.session_mismatch(resume, args.ref, args.target) or ""
-            except ValueError as e:
-                note = f"session not resumed: {e}"
-        self.post_message(BisectionReady(view.BisectDriver(bisection), resume, note))
 
     def on_open_progress(self, msg: OpenProgress) -> None:
         self.open_stage = msg.text
         self._draw_status()
-
-    def on_open_failed(self, msg: OpenFailed) -> None:
-        self.open_stage = "cannot open the dumps"
-        self._draw_status()
-        self.app.push_screen(OpenErrorScreen(msg.path, msg.reason), lambda _r: self.app.exit(return_code=2))
 
     def on_preview_ready(self, msg: PreviewReady) -> None:
         """Names only: browse and expand now; numbers, marks and selection come with the index."""
@@ -254,38 +213,30 @@ class MainScreen(Screen):
             self.preview_model = msg.model
             self.tree.load(msg.model)
 
-    def _preview_position(self) -> tuple[set[str], int | None]:
-        """What the user opened and where the cursor is in the preview tree, for the real tree."""
-        if self.preview_model is None:
-            return set(), None
-        expanded = self.tree.expanded_paths()
-        node = self.tree.cursor_node
-        item = node.data if node is not None else None
-        cursor = None
-        if item is not None and item.kind == "op":
-            name = self.preview_model.pairs[item.index].name
-            cursor = next((p.index for p in self.model.pairs if p.name == name), None)
-        return expanded, cursor
-
     def on_session_ready(self, msg: SessionReady) -> None:
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
         # of frozen UI on a 20,000-op dump (and quitting stops waiting for it).
         gc.freeze()
         self.session = msg.session
         self.kernel_count = len(self.session.alignment.kernels)
-        self.model = msg.model
+        model = self.model = msg.model
         self.opened_seconds = msg.seconds
         for w in (self.detail, self.panel):
-            w.verdict_of = self.model.verdict
-        self.model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
-        expanded, cursor = self._preview_position()
+            w.verdict_of = model.verdict
+        model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
+        # what the user opened and where the cursor was in the preview tree carry over to the real one
+        expanded, cursor = set(), None
+        if self.preview_model is not None:
+            expanded = self.tree.expanded_paths()
+            at = self.tree.selected_index
+            cursor = model.index_named(self.preview_model.pairs[at].name) if at is not None else None
         self.preview_model = None
-        self.tree.load(self.model, keep_expanded=expanded, cursor=cursor)
-        self.flat.set_rows(self.model, self.model.rows())
+        self.tree.load(model, keep_expanded=expanded, cursor=cursor)
+        self.flat.set_rows(model, model.rows())
         self._draw_left_title()
         self._draw_status()
         self._report_problems()
-        self._refresh_keys()
+        self._update_available()
 
     def _report_problems(self) -> None:
         s = self.session
@@ -311,56 +262,11 @@ class MainScreen(Screen):
             self._run_bisect("start")
 
     # ------------------------------------------------------------------ statistics
-    @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
-    def compute_statistics(self) -> None:
-        """Every tensor pair, batch by batch; the verdicts of each finished batch go to the tree."""
-        worker = get_current_worker()
-        session = self.session
-        pairs = session.alignment.pairs
-        jobs = [len(session.tensor_pairs(p)) for p in pairs]
-        total = sum(jobs)
-        done = 0
-        pending: dict[int, str | None] = {}
-        last_post = 0.0
-        self.post_message(StatisticsProgress(0, total, "running"))
-        batch: list = []
-        batch_jobs = batch_bytes = 0
-
-        def flush(force: bool = False) -> None:
-            nonlocal last_post, pending
-            now = time.monotonic()
-            if pending and (force or now - last_post >= VERDICT_BATCH_SECONDS):
-                self.post_message(VerdictsKnown(pending))
-                self.post_message(StatisticsProgress(done, total, "running"))
-                pending = {}
-                last_post = now
-
-        for p, n in zip(pairs, jobs):
-            batch.append(p)
-            batch_jobs += n
-            batch_bytes += sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None
-                               for t in op.tensors())
-            if batch_jobs < JOBS_PER_BATCH and batch_bytes < BYTES_PER_BATCH and p is not pairs[-1]:
-                continue
-            if worker.is_cancelled:
-                break
-            evaluate_all(session, batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
-            done += batch_jobs
-            for q in batch:
-                pending[q.index] = session.cached_verdict(q)
-            batch, batch_jobs, batch_bytes = [], 0, 0
-            flush()
-        flush(force=True)
-        state = "cancelled" if worker.is_cancelled else "done"
-        self.post_message(StatisticsProgress(min(done, total), total, state))
 
     def on_statistics_progress(self, msg: StatisticsProgress) -> None:
-        changed = msg.state != self.stats_state
-        self.stats_done, self.stats_total, self.stats_state = msg.done, msg.total, msg.state
-        self._draw_status()
-        if changed:
-            # only then can a key's availability change (the footer recomposes on every refresh)
-            self._refresh_keys()
+        self.stats_done, self.stats_total = msg.done, msg.total
+        self.stats_state = msg.state      # its watcher redraws the status when the state changes...
+        self._draw_status()               # ...and the numbers change every time
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         self._apply_verdicts(msg.verdicts)
@@ -375,93 +281,33 @@ class MainScreen(Screen):
         self.flat.refresh()
         self.detail.refresh_relations(ops)
         if self.bstate is not None and self.bstate.probe_index in ops:
-            self.panel.show(self.bstate, busy=self.bisect_busy)
-        if self.only_diverged and any(view.is_bad(self.model.verdict(i)) for i in ops):
+            self.panel.show(self.bstate, busy=task_words(self.bisect_task))
+        if self.only_diverged and any(is_bad(self.model.verdict(i)) for i in ops):
             self._filter_dirty = True
 
-    def _refresh_verdicts_of(self, indices) -> None:
+    def _refresh_verdicts_of(self, indices: list[int | None]) -> None:
         """Verdicts the bisection or the detail view just computed (cached lookups, no read)."""
         if self.session is None:
             return
         pairs = self.session.alignment.pairs
         self._apply_verdicts({i: self.session.cached_verdict(pairs[i]) for i in indices if i is not None})
 
+    def _start_statistics_once(self) -> None:
+        """The full compare starts once the bisection has its probe: the preconditions and the first probe
+        (what the user acts on) get the CPU and the disk first, not a share of them."""
+        if self.stats_state == WAITING and self.session is not None:
+            self.stats_state = RUNNING
+            self.compute_statistics()
+
     # ------------------------------------------------------------------ bisection
-    def _run_bisect(self, op: str, *args: Any) -> None:
-        self.bisect_busy = {"start": "checking inputs and the graph output", "replay": "resuming the session",
-                            "accept": "probing", "overrule": "probing", "undo": "undoing",
-                            "reset": "starting over"}.get(op, op)
-        self.panel.set_busy(self.bisect_busy)
-        self._refresh_keys()
-        self.bisect_work(op, args)
-
-    @work(thread=True, group="bisect", exit_on_error=False)
-    def bisect_work(self, op: str, args: tuple) -> None:
-        worker = get_current_worker()
-        driver = self.driver
-
-        def call():
-            with self._bisect_lock:
-                note = ""
-                if op == "start":
-                    driver.start()
-                elif op == "replay":
-                    missing = driver.replay(args[0])
-                    steps = len([s for s in driver.bi.history if view.is_mark_step(s)])
-                    note = f"resumed: {steps} steps re-applied" + (
-                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
-                elif op == "accept":
-                    driver.accept()
-                elif op == "overrule":
-                    driver.overrule(args[0])
-                elif op == "undo":
-                    if not driver.undo():
-                        note = "nothing to undo"
-                elif op == "reset":
-                    driver.reset()
-                return driver.state(), note
-        try:
-            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{op}")
-        except Abandoned:
-            return
-        self.post_message(BisectionChanged(state, op, note))
-
-    @work(thread=True, group="bisect", exit_on_error=False)
-    def run_bisection(self) -> None:
-        """`a`: step with the computed verdicts until converged; escape stops after the current step."""
-        worker = get_current_worker()
-        driver = self.driver
-        self._stop_run.clear()
-        last = 0.0
-
-        def one_step():
-            with self._bisect_lock:
-                if not driver.bi.started:
-                    driver.start()
-                    more = not driver.bi.finished
-                else:
-                    more = driver.step()
-                return driver.state(), more
-        while True:
-            try:
-                state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
-            except Abandoned:
-                return
-            if not more:
-                self.post_message(BisectionChanged(state, "converged"))
-                return
-            if self._stop_run.is_set():
-                self.post_message(BisectionChanged(state, "stopped", "bisection stopped"))
-                return
-            now = time.monotonic()
-            if now - last >= VERDICT_BATCH_SECONDS:
-                self.post_message(BisectionChanged(state, "running"))
-                last = now
+    def _run_bisect(self, task: str, *args: Any) -> None:
+        self.bisect_task = task
+        self.bisect_work(task, args)
 
     def on_bisection_changed(self, msg: BisectionChanged) -> None:
         state = msg.state
         self.bstate = state
-        self.panel.show(state, busy=self.bisect_busy)
+        self.panel.show(state, busy=task_words(self.bisect_task))
         tags: dict[int, str] = {}
         if state.culprit is not None:
             tags[state.culprit.index] = "culprit"
@@ -480,30 +326,41 @@ class MainScreen(Screen):
         if msg.note:
             self.notify(msg.note, markup=False, timeout=6)
         self._start_statistics_once()
-        self._refresh_keys()
-
-    def _start_statistics_once(self) -> None:
-        """The full compare starts once the bisection has its probe: the preconditions and the first probe
-        (what the user acts on) get the CPU and the disk first, not a share of them."""
-        if self.stats_state == "waiting" and self.session is not None:
-            self.stats_state = "running"
-            self.compute_statistics()
+        self._update_available()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        if event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned):
-            self.notify(f"{worker.name} failed: {worker.error!r}", severity="error", timeout=15, markup=False)
+        failed = event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned)
+        if failed and worker.error is not None:
+            self.show_failure(worker.group, worker.error)
         if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
                                                         WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
-                self.bisect_busy = ""
-                self.panel.set_busy("")
-                self._refresh_keys()
-        if worker.group == "stats" and event.state == WorkerState.ERROR:
-            self.stats_state = "cancelled"
-            self._draw_status()
-        if worker.group in ("open", "bisect") and event.state == WorkerState.ERROR:
+                self.bisect_task = ""
+        if worker.group == "stats" and failed:
+            self.stats_state = FAILED
+        if worker.group in ("open", "bisect") and failed:
             self._start_statistics_once()    # no bisection: the statistics still help
+
+    def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
+        """The one place a failure reaches the user: what failed, the path and the reason; no traceback.
+        The dumps that cannot be opened end the app (exit code 2) after the user has read why."""
+        if work == "open":
+            failure = describe(error, f"{self.options.ref} / {self.options.target}")
+            self.open_stage = "cannot open the dumps"
+            self._draw_status()
+            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
+            return
+        failure = describe(error, path or self._failure_subject(work))
+        self.notify(failure_line(work, failure), severity="error", timeout=15, markup=False)
+
+    def _failure_subject(self, work: str) -> str:
+        """What a failed worker was working on, when its error names no file: the op (and tensor) shown."""
+        if work in ("detail", "tensor") and self.session is not None and self.current is not None:
+            op = self.session.alignment.pairs[self.current].label
+            label = self.detail.highlighted_label if work == "tensor" else None
+            return f"{op} {label}" if label else op
+        return ""
 
     # ------------------------------------------------------------------ the selected op
     def select_op(self, index: int, focus_list: bool = False) -> None:
@@ -514,7 +371,7 @@ class MainScreen(Screen):
             self.tree.reveal(index)
         self._show_op(index)
         if focus_list:
-            (self.flat if self.flat_mode else self.tree).focus()
+            self.op_list.focus()
 
     def _show_op(self, index: int) -> None:
         if self.session is None or (index == self.current and self.detail.index == index):
@@ -529,7 +386,7 @@ class MainScreen(Screen):
             # Every tensor pair already compared: nothing to read, shown at once in one update. Should the
             # engine fail here, the worker below repeats the call and reports the error instead.
             try:
-                res, rel = session.op_result(pair, purpose="view"), view.relations(session, pair)
+                res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
             except Exception:
                 res = rel = None
             if res is not None:
@@ -539,29 +396,20 @@ class MainScreen(Screen):
         self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
         self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
 
-    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
-    def load_op(self, index: int) -> None:
-        worker = get_current_worker()
-        session = self.session
-        pair = session.alignment.pairs[index]
-        try:
-            res, rel = wait_abandonable(lambda: (session.op_result(pair, purpose="view"),
-                                                 view.relations(session, pair)), worker, "dumptui-op")
-        except Abandoned:
-            return
-        if not worker.is_cancelled:
-            self.post_message(OpLoaded(index, res, rel))
-
     def on_op_loaded(self, msg: OpLoaded) -> None:
         if msg.index != self.current:
             return
         self.detail.show_result(msg.result, msg.relations, self.kernel_count)
         self._refresh_verdicts_of([msg.index])
 
-    def on_op_highlighted(self, msg: OpHighlighted) -> None:
+    @on(OpTree.OpHighlighted)
+    @on(FlatOpList.OpHighlighted)
+    def op_highlighted(self, msg: OpMessage) -> None:
         self._show_op(msg.index)
 
-    def on_op_activated(self, msg: OpActivated) -> None:
+    @on(OpTree.OpActivated)
+    @on(FlatOpList.OpActivated)
+    def op_activated(self, msg: OpMessage) -> None:
         self._show_op(msg.index)
         self.query_one(TensorTable).focus()
 
@@ -578,37 +426,6 @@ class MainScreen(Screen):
                                             lambda: self.detail.show_tensor(label, loading=True))
         self.load_tensor(self.current, label)
 
-    @work(thread=True, exclusive=True, group="tensor", exit_on_error=False)
-    def load_tensor(self, index: int, label: str) -> None:
-        worker = get_current_worker()
-        r = self.detail.tensor_result(label)
-        if r is None:
-            return
-        ref, target = r.ref, r.target
-        problem = None
-        if ref is None or target is None:
-            problem = r.reason
-        elif not ref.has_data or not target.has_data:
-            problem = "statistics-only dump: no tensor data"
-        elif ref.problem or target.problem:
-            problem = ref.problem or target.problem
-        elif (ref.size or 0) != (target.size or 0):
-            problem = f"{ref.size} vs {target.size} elements"
-        elif not ref.size:
-            problem = "empty tensor"
-        worst = hist = None
-        if problem is None:
-            try:
-                worst, hist = wait_abandonable(
-                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS),
-                             metrics.error_histogram(ref, target)), worker, "dumptui-tensor")
-            except Abandoned:
-                return
-            except (OSError, ValueError) as e:
-                problem = f"read failed: {e}"
-        if not worker.is_cancelled:
-            self.post_message(TensorLoaded(index, label, worst, hist, problem))
-
     def on_tensor_loaded(self, msg: TensorLoaded) -> None:
         if msg.index == self.current and msg.label == self.detail.highlighted_label:
             if self._tensor_timer is not None:
@@ -616,11 +433,8 @@ class MainScreen(Screen):
                 self._tensor_timer = None
             self.detail.show_tensor(msg.label, msg.worst, msg.histogram, msg.problem)
 
-    @on(OptionList.OptionSelected, "#relations")
-    def relation_selected(self, event: OptionList.OptionSelected) -> None:
-        oid = event.option.id or ""
-        if oid.startswith("op-"):
-            self.select_op(int(oid[3:]), focus_list=True)
+    def on_relation_list_chosen(self, msg: RelationList.Chosen) -> None:
+        self.select_op(msg.index, focus_list=True)
 
     # ------------------------------------------------------------------ actions: bisection
     def action_accept(self) -> None:
@@ -636,32 +450,27 @@ class MainScreen(Screen):
         self._run_bisect("reset")
 
     def action_run_all(self) -> None:
-        self.bisect_busy = "running to the end (escape stops)"
-        self.panel.set_busy(self.bisect_busy)
-        self._refresh_keys()
+        self.bisect_task = "run"
         self.run_bisection()
 
     def action_cancel(self) -> None:
-        if self.stats_state == "running":
+        if self.stats_state == RUNNING:
             self.workers.cancel_group(self, "stats")
-            self.stats_state = "cancelled"
-            self._draw_status()
-        if self.bisect_busy.startswith("running"):
+            self.stats_state = CANCELLED
+        if self.bisect_task == "run":
             self._stop_run.set()
-        self._refresh_keys()
 
     def action_compute_statistics(self) -> None:
-        self.stats_state = "running"
+        self.stats_state = RUNNING
         self.compute_statistics()
-        self._refresh_keys()
 
     # ------------------------------------------------------------------ actions: save / export
-    def _dumps(self) -> list:
+    def _dumps(self) -> list[Dump]:
         return [self.session.ref, self.session.target]
 
     def action_save(self) -> None:
-        default = view.default_session_path(self._dumps())
-        self.app.push_screen(SaveScreen(default, lambda p: view.refuse_output(p, self._dumps())), self._save_to)
+        default = default_session_path(self._dumps())
+        self.app.push_screen(SaveScreen(default, lambda p: refuse_output(p, self._dumps())), self._save_to)
 
     def _save_to(self, path: str | None) -> None:
         if not path:
@@ -674,49 +483,41 @@ class MainScreen(Screen):
             data = self.driver.to_json()
         finally:
             self._bisect_lock.release()
-        payload = view.session_payload(data, self.args.ref, self.args.target, vars(self.args))
+        payload = session_payload(data, self.options.ref, self.options.target, vars(self.options))
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(payload, fh, indent=1)
         except OSError as e:
-            self.notify(f"cannot save {path}: {e.strerror or e}", severity="error", markup=False)
+            self.show_failure("save", e, path)
             return
         self.saved_path = path
         self.notify(f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False,
                     timeout=10)
 
     def action_export(self) -> None:
-        s = self.bstate
-        order, pairs = self.driver.bi.order, self.session.alignment.pairs
-        kernels = view.redump_kernels(order, pairs, s.candidates)
-        lo, hi = s.interval
-        span = f"#{order[lo].index + 1}" + (f"..#{order[hi].index + 1}" if hi != lo else "")
-        n, k = len(kernels), len(s.candidates)
-        summary = (f"{n} kernel name{'s' if n != 1 else ''} (both sides' spellings): the {k} "
-                   f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only between them")
-        self.app.push_screen(ExportScreen(view.default_export_path(self._dumps()),
-                                          view.default_redump_dir(self._dumps()), summary,
-                                          lambda p: view.refuse_output(p, self._dumps()), view.refuse_dump_dir),
-                             self._export_to)
+        plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
+        self.app.push_screen(ExportScreen(default_export_path(self._dumps()),
+                                          default_redump_dir(self._dumps()), plan.summary,
+                                          lambda p: refuse_output(p, self._dumps()), refuse_dump_dir),
+                             partial(self._export_to, plan))
 
-    def _export_to(self, answer: tuple[str, str] | None) -> None:
+    def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
         if not answer:
             return
         out, dump_dir = answer
         out = os.path.abspath(os.path.expanduser(out))
-        kernels = view.redump_kernels(self.driver.bi.order, self.session.alignment.pairs, self.bstate.candidates)
         try:
-            config = redump.mindspore_config(kernels, os.path.expanduser(dump_dir), like=self.session.target)
+            config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
             redump.write_config(out, config, self._dumps())
         except (OSError, ValueError) as e:
-            self.notify(f"not exported: {e}", severity="error", markup=False)
+            self.show_failure("export", e, out)
             return
         self.exported_path = out
-        self.notify(f"wrote {out}: {len(kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
+        self.notify(f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
                     timeout=10)
 
-    # ------------------------------------------------------------------ actions: navigation
+    # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
         return self.model.rows(self.only_diverged)
 
@@ -727,22 +528,19 @@ class MainScreen(Screen):
         self._goto_diverged(False)
 
     def _goto_diverged(self, forward: bool) -> None:
-        index = view.next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
+        index = next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
         if index is None:
-            self.notify("no diverged op known" + ("" if self.stats_state == "done" else
-                                                  f" yet (statistics {self._stats_pct()} computed)"), timeout=4)
+            self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total), timeout=4)
             return
         self.select_op(index)
 
-    def _stats_pct(self) -> str:
-        return f"{100 * self.stats_done / self.stats_total:.0f}%" if self.stats_total else "0%"
-
     def action_only_diverged(self) -> None:
         self.only_diverged = not self.only_diverged
+
+    def watch_only_diverged(self, only: bool) -> None:
         self._reload_lists()
-        if self.only_diverged and not self.model.diverged:
-            self.notify("no diverged op known" + ("" if self.stats_state == "done" else
-                                                  f" yet: the list fills as statistics arrive ({self._stats_pct()})"),
+        if only and not self.model.diverged:
+            self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True),
                         timeout=5)
 
     def _reload_lists(self) -> None:
@@ -763,10 +561,12 @@ class MainScreen(Screen):
 
     def action_toggle_view(self) -> None:
         self.flat_mode = not self.flat_mode
-        self.query_one(ContentSwitcher).current = "flat" if self.flat_mode else "tree"
+
+    def watch_flat_mode(self, flat: bool) -> None:
+        self.query_one(ContentSwitcher).current = "flat" if flat else "tree"
         if self.current is not None:
-            (self.flat.select_index if self.flat_mode else self.tree.reveal)(self.current)
-        (self.flat if self.flat_mode else self.tree).focus()
+            (self.flat.select_index if flat else self.tree.reveal)(self.current)
+        self.op_list.focus()
         self._draw_left_title()
 
     def action_search(self) -> None:
@@ -782,14 +582,14 @@ class MainScreen(Screen):
     def search_submitted(self, event: Input.Submitted) -> None:
         self._search(event.value, forward=True, inclusive=False)
 
-    def on_search_step(self, msg: SearchStep) -> None:
+    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
         self._search(self.query_one(SearchBar).value, forward=msg.forward, inclusive=False)
 
-    def on_search_closed(self, _msg: SearchClosed) -> None:
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
         bar = self.query_one(SearchBar)
         bar.display = False
         self.query_one("#left").border_subtitle = ""
-        (self.flat if self.flat_mode else self.tree).focus()
+        self.op_list.focus()
 
     def _search(self, query: str, forward: bool, inclusive: bool) -> None:
         if self.model is None:
@@ -800,45 +600,10 @@ class MainScreen(Screen):
         if not query.strip():
             left.border_subtitle = ""
             return
-        self.search_matches = view.count_matches(pairs, rows, query)
-        index = view.find_op(pairs, rows, query, self.current, forward, inclusive)
+        self.search_matches = count_matches(pairs, rows, query)
+        index = find_op(pairs, rows, query, self.current, forward, inclusive)
         if index is None:
             left.border_subtitle = "no match" + (" among the diverged ops" if self.only_diverged else "")
             return
         left.border_subtitle = f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
         self.select_op(index)
-
-    # ------------------------------------------------------------------ which keys make sense now
-    def _refresh_keys(self) -> None:
-        """Refresh the footer only when a key's availability changed: each refresh recomposes it (tens of
-        milliseconds a time, felt as lag while workers post their progress)."""
-        now = tuple(self.check_action(b.action.partition("(")[0], ()) for b in self.BINDINGS)
-        if now != self._key_states:
-            self._key_states = now
-            self.refresh_bindings()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        s = self.bstate
-        idle = self.driver is not None and not self.bisect_busy
-        ready = self.model is not None
-        if action == "accept":
-            ok = idle and (s is None or not s.started or s.can_mark)
-        elif action == "mark":
-            ok = idle and s is not None and s.can_mark
-        elif action == "run_all":
-            ok = idle and (s is None or not s.finished)
-        elif action == "undo":
-            ok = idle and s is not None and s.can_undo
-        elif action in ("reset", "save"):
-            ok = idle and s is not None and s.started
-        elif action == "export":
-            ok = idle and s is not None and s.started and bool(s.candidates)
-        elif action in ("search", "next_diverged", "previous_diverged", "only_diverged", "toggle_view"):
-            ok = ready
-        elif action == "cancel":
-            ok = self.stats_state == "running" or self.bisect_busy.startswith("running")
-        elif action == "compute_statistics":
-            ok = ready and self.stats_state == "cancelled"
-        else:
-            return True
-        return True if ok else None

@@ -2,7 +2,7 @@
 is checked before the dialog closes (never inside a dump folder); enter confirms, escape cancels."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual import on
@@ -12,13 +12,49 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+Answer = TypeVar("Answer")
+Refuse = Callable[[str], str | None]     # why a path cannot be used, or None
 
-class SaveScreen(ModalScreen[str | None]):
+
+class PathDialog(ModalScreen[Answer | None], Generic[Answer]):
+    """A dialog of path inputs: enter closes it with the answer unless a path is refused (the reason is shown
+    and the dialog stays); escape closes it with None."""
+
+    HELP_SECTION = "Dialogs"
+    DIALOG_TITLE: ClassVar[str]
+    FIRST_INPUT: ClassVar[str]           # the id of the input focused on opening
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog").border_title = self.DIALOG_TITLE
+        self.query_one(f"#{self.FIRST_INPUT}", Input).focus()
+
+    def value(self, input_id: str) -> str:
+        return self.query_one(f"#{input_id}", Input).value.strip()
+
+    def answer(self) -> tuple[Answer, str | None]:
+        """The answer from the inputs, and why it is refused (None: accepted)."""
+        raise NotImplementedError
+
+    @on(Input.Submitted)
+    def submitted(self, _event: Input.Submitted) -> None:
+        answer, reason = self.answer()
+        if reason:
+            self.query_one("#dialog-error", Static).update(Text(reason, style="bold red"))
+            return
+        self.dismiss(answer)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SaveScreen(PathDialog[str]):
     """Ask where to save the bisection session."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="save.cancel")]
+    DIALOG_TITLE = "save session"
+    FIRST_INPUT = "save-path"
 
-    def __init__(self, default: str, refuse: Callable[[str], str | None]):
+    def __init__(self, default: str, refuse: Refuse):
         super().__init__()
         self.default = default
         self.refuse = refuse
@@ -30,30 +66,20 @@ class SaveScreen(ModalScreen[str | None]):
             yield Static("", id="dialog-error")
             yield Static(Text("resume later with: dumptui REF TARGET --session FILE", style="dim"))
 
-    def on_mount(self) -> None:
-        self.query_one("#dialog").border_title = "save session"
-        self.query_one("#save-path", Input).focus()
-
-    @on(Input.Submitted)
-    def submitted(self, event: Input.Submitted) -> None:
-        path = event.value.strip()
-        reason = self.refuse(path)
-        if reason:
-            self.query_one("#dialog-error", Static).update(Text(reason, style="bold red"))
-            return
-        self.dismiss(path)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def answer(self) -> tuple[str, str | None]:
+        path = self.value("save-path")
+        return path, self.refuse(path)
 
 
-class ExportScreen(ModalScreen[tuple[str, str] | None]):
+class ExportScreen(PathDialog[tuple[str, str]]):
     """Ask for the data_dump.json to write and the folder the next MindSpore run should dump into."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="export.cancel")]
+    DIALOG_TITLE = "export re-dump config"
+    FIRST_INPUT = "export-path"
 
-    def __init__(self, default_out: str, default_dump_dir: str, summary: str,
-                 refuse_out: Callable[[str], str | None], refuse_dir: Callable[[str], str | None]):
+    def __init__(self, default_out: str, default_dump_dir: str, summary: str, refuse_out: Refuse,
+                 refuse_dir: Refuse):
         super().__init__()
         self.default_out = default_out
         self.default_dump_dir = default_dump_dir
@@ -71,19 +97,6 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
             yield Static("", id="dialog-error")
             yield Static(Text("enter writes · tab moves · escape cancels", style="dim"))
 
-    def on_mount(self) -> None:
-        self.query_one("#dialog").border_title = "export re-dump config"
-        self.query_one("#export-path", Input).focus()
-
-    @on(Input.Submitted)
-    def submitted(self, _event: Input.Submitted) -> None:
-        out = self.query_one("#export-path", Input).value.strip()
-        dump_dir = self.query_one("#export-dump-dir", Input).value.strip()
-        reason = self.refuse_out(out) or self.refuse_dir(dump_dir)
-        if reason:
-            self.query_one("#dialog-error", Static).update(Text(reason, style="bold red"))
-            return
-        self.dismiss((out, dump_dir))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def answer(self) -> tuple[tuple[str, str], str | None]:
+        out, dump_dir = self.value("export-path"), self.value("export-dump-dir")
+        return (out, dump_dir), self.refuse_out(out) or self.refuse_dir(dump_dir)

@@ -11,7 +11,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...core.align import EXACT, OpPair
-from ...core.view import BAR_LEGEND, BisectState, elide_left, interval_bar
+from ...present.bars import BAR_LEGEND, interval_bar
+from ...present.bisection import BisectState
+from ...present.columns import elide_left
 from ...report import fmt
 from ..styles import ThemeStyles, labelled
 
@@ -44,6 +46,7 @@ class IntervalBar(Widget):
 
 
 class BisectPanel(VerticalScroll):
+    HELP_SECTION = "Bisection panel"
     BINDINGS = [
         Binding("up,k", "scroll_up", "Scroll up", id="bisect_panel.up", show=False),
         Binding("down,j", "scroll_down", "Scroll down", id="bisect_panel.down", show=False),

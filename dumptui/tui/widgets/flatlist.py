@@ -16,14 +16,22 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...core.view import OpTreeModel, elide_left
+from ...present.columns import elide_left
+from ...present.tree import OpTreeModel
 from ...report import fmt
-from ..messages import OpActivated, OpHighlighted
+from ..messages import OpMessage
 from ..styles import ThemeStyles
 from .optree import TAG_TEXT
 
 
 class FlatOpList(ScrollView, can_focus=True):
+    class OpHighlighted(OpMessage):
+        """The cursor moved onto an op."""
+
+    class OpActivated(OpMessage):
+        """`enter` on an op: show it and move into its tables."""
+
+    HELP_SECTION = "Flat execution-order list"
     COMPONENT_CLASSES = {"flat-list--cursor"}
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", id="flat.up", show=False),
@@ -112,7 +120,7 @@ class FlatOpList(ScrollView, can_focus=True):
         self.refresh()
         index = self.selected_index
         if index is not None:
-            self.post_message(OpHighlighted(index))
+            self.post_message(self.OpHighlighted(index))
 
     def _scroll_to_cursor(self) -> None:
         height = self.scrollable_content_region.height or 1
@@ -148,4 +156,4 @@ class FlatOpList(ScrollView, can_focus=True):
     def action_activate(self) -> None:
         index = self.selected_index
         if index is not None:
-            self.post_message(OpActivated(index, "flat"))
+            self.post_message(self.OpActivated(index))

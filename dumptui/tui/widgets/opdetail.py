@@ -13,10 +13,14 @@ from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
 from ...core.results import OpResult, TensorResult
-from ...core.model import KERNEL
-from ...core.verdict import BAD
-from ...core.view import Relation, elide_left, format_columns, histogram_bar
+from ...core.metrics import WorstElement
+from ...core.model import KERNEL, TensorRef
+from ...present.bars import histogram_bar
+from ...present.detail import default_row
+from ...present.columns import elide_left, format_columns
+from ...present.relations import Relation
 from ...report import fmt
+from ..messages import OpMessage
 from ..styles import ThemeStyles, labelled, name_text
 
 COLUMNS = (("tensor", "tensor"), ("verdict", "verdict"), ("cos", "cos"), ("max_abs", "max abs"),
@@ -25,6 +29,7 @@ COLUMNS = (("tensor", "tensor"), ("verdict", "verdict"), ("cos", "cos"), ("max_a
 
 
 class TensorTable(DataTable, inherit_bindings=False):
+    HELP_SECTION = "Tensor table (centre)"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Previous tensor", id="tensors.up", show=False),
         Binding("down,j", "cursor_down", "Next tensor", id="tensors.down", show=False),
@@ -37,14 +42,27 @@ class TensorTable(DataTable, inherit_bindings=False):
 
 
 class RelationList(OptionList, inherit_bindings=False):
+    """An op's producers and consumers; `enter` on one posts `Chosen` with its pair index."""
+
+    class Chosen(OpMessage):
+        """`enter` on a producer or consumer: go to that op."""
+
+    HELP_SECTION = "Producers / consumers (centre)"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Previous neighbour", id="relations.up", show=False),
         Binding("down,j", "cursor_down", "Next neighbour", id="relations.down", show=False),
         Binding("enter", "select", "Go to this producer / consumer", id="relations.enter", show=False),
     ]
+    OP_PREFIX = "op-"      # an option's id: the pair index of the op it leads to
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        oid = event.option.id or ""
+        if oid.startswith(self.OP_PREFIX):
+            self.post_message(self.Chosen(int(oid[len(self.OP_PREFIX):])))
 
 
-def _side(t) -> str:
+def _side(t: TensorRef | None) -> str:
     return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
 
 
@@ -93,18 +111,8 @@ def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
     return lines
 
 
-def _cell_len(cell) -> int:
+def _cell_len(cell: Text | str) -> int:
     return cell.cell_len if isinstance(cell, Text) else len(str(cell))
-
-
-def default_row(res: OpResult) -> int:
-    """The tensor to detail first: the first bad output, else the first bad input, else the first output."""
-    rows = res.inputs + res.outputs
-    for group in (res.outputs, res.inputs):
-        for r in group:
-            if r.verdict in BAD:
-                return rows.index(r)
-    return len(res.inputs) if res.outputs else 0
 
 
 class OpDetail(VerticalScroll):
@@ -218,7 +226,7 @@ class OpDetail(VerticalScroll):
                 v = self.verdict_of(rel.index)
                 prompt = Text.assemble(arrow, self.theme_styles.mark(v), f" #{rel.index + 1} ",
                                        elide_left(fmt.clean(rel.name), width - len(arrow) - 8))
-                options.append(Option(prompt, id=f"op-{rel.index}"))
+                options.append(Option(prompt, id=f"{RelationList.OP_PREFIX}{rel.index}"))
             else:
                 prompt = Text.assemble(arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)),
                                                self.theme_styles.muted))
@@ -240,7 +248,8 @@ class OpDetail(VerticalScroll):
             return None
         return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
-    def show_tensor(self, label: str, worst=None, histogram=None, problem: str | None = None,
+    def show_tensor(self, label: str, worst: list[WorstElement] | None = None,
+                    histogram: tuple[list[int], int, int] | None = None, problem: str | None = None,
                     loading: bool = False) -> None:
         st = self.theme_styles
         r = self.tensor_result(label)

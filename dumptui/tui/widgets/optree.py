@@ -1,4 +1,4 @@
-"""The op tree: scopes as folders, ops as leaves, filled lazily from `core.view.OpTreeModel`.
+"""The op tree: scopes as folders, ops as leaves, filled lazily from `present.tree.OpTreeModel`.
 
 Only expanded folders have nodes, and a folder adds its children a page at a time, so a 20,000-op dump
 opens instantly and a scope holding thousands of ops stays responsive.
@@ -6,14 +6,15 @@ opens instantly and a scope holding thousands of ops stays responsive.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
-from rich.text import Text
+from rich.text import Text, TextType
 from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ...core.view import Folder, OpTreeModel, leaf_name
-from ..messages import OpActivated, OpHighlighted
+from ...present.tree import Folder, OpTreeModel, leaf_name
+from ..messages import OpMessage
 from ..styles import ThemeStyles, name_text
 
 PAGE = 400
@@ -30,6 +31,13 @@ TAG_TEXT = {"probe": " ◀ probe", "culprit": " ◀ culprit", "root": " ◀ othe
 
 
 class OpTree(Tree[TreeItem], inherit_bindings=False):
+    class OpHighlighted(OpMessage):
+        """The cursor moved onto an op."""
+
+    class OpActivated(OpMessage):
+        """`enter` on an op: show it and move into its tables."""
+
+    HELP_SECTION = "Op tree"
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", id="tree.up", show=False),
         Binding("down,j", "cursor_down", "Down", id="tree.down", show=False),
@@ -76,7 +84,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
             label.append(f" {folder.diverged}✗", style=st.verdict("diverged"))
         return label
 
-    def relabel(self, ops=(), folders=()) -> None:
+    def relabel(self, ops: Iterable[int] = (), folders: Iterable[Folder] = ()) -> None:
         """New marks for the ops and folders that changed (only those that have nodes)."""
         for i in ops:
             node = self._op_nodes.get(i)
@@ -154,6 +162,25 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
     def expanded_paths(self) -> set[str]:
         return {p for p, n in self._folder_nodes.items() if p and n.is_expanded}
 
+    def folder_label(self, path: str) -> TextType | None:
+        """The label on show for a folder; None while it has no node (its parent never expanded)."""
+        node = self._folder_nodes.get(path)
+        return None if node is None else node.label
+
+    def op_label(self, index: int) -> TextType | None:
+        """The label on show for an op; None while it has no node."""
+        node = self._op_nodes.get(index)
+        return None if node is None else node.label
+
+    @property
+    def op_nodes_built(self) -> int:
+        """How many ops have a node: only those in expanded folders, a page at a time (the tree is lazy)."""
+        return len(self._op_nodes)
+
+    @property
+    def folder_nodes_built(self) -> int:
+        return len(self._folder_nodes)
+
     # ------------------------------------------------------------------ navigation
     def reveal(self, index: int) -> bool:
         """Expand the op's folders and put the cursor on it; False when the filter hides it."""
@@ -203,7 +230,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[TreeItem]) -> None:
         data = event.node.data
         if data is not None and data.kind == "op":
-            self.post_message(OpHighlighted(data.index))
+            self.post_message(self.OpHighlighted(data.index))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[TreeItem]) -> None:
         data = event.node.data
@@ -212,4 +239,4 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         if data.kind == "more" and event.node.parent is not None:
             self._populate(event.node.parent, more=True)
         elif data.kind == "op":
-            self.post_message(OpActivated(data.index, "tree"))
+            self.post_message(self.OpActivated(data.index))

@@ -1,13 +1,24 @@
 """The `/` search box: typing jumps to the first matching op, enter / down to the next, up to the previous."""
 from __future__ import annotations
 
-from textual.binding import Binding
-from textual.widgets import Input
+from dataclasses import dataclass
 
-from ..messages import SearchClosed, SearchStep
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input
 
 
 class SearchBar(Input):
+    @dataclass
+    class Step(Message):
+        """Go to the next (or the previous) match of the query."""
+
+        forward: bool = True
+
+    class Closed(Message):
+        """The search box was closed (escape)."""
+
+    HELP_SECTION = "Search box"
     BINDINGS = [
         Binding("escape", "close", "Close the search", id="search.close", show=False),
         Binding("down", "step(True)", "Next match", id="search.next", show=False),
@@ -18,7 +29,7 @@ class SearchBar(Input):
         super().__init__(placeholder="search ops by name (enter/↓ next, ↑ previous, esc close)", id=id)
 
     def action_close(self) -> None:
-        self.post_message(SearchClosed())
+        self.post_message(self.Closed())
 
     def action_step(self, forward: bool) -> None:
-        self.post_message(SearchStep(forward))
+        self.post_message(self.Step(forward))

@@ -1,4 +1,4 @@
-"""core/view.py: the decisions behind the terminal app (tree aggregation, navigation, interval bar, the
+"""dumptui.present: the decisions behind the terminal app (tree aggregation, navigation, interval bar, the
 bisection driver, relations, paths), tested without any UI."""
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import os
 
 import pytest
 
-from dumptui.core import view
 from dumptui.core.align import ONLY_TARGET, OpPair
 from dumptui.core.bisect import Bisection
 from dumptui.core.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.model import KERNEL, PARAMETER, Dump, Op
+from dumptui.core.verdict import PENDING, mark
+from dumptui.core.bisect import sessionfile as session_file
+from dumptui.present import bars, bisection, columns, keys, paths, relations, search, tree
 
 
 def pairs_of(names, kinds=None):
@@ -30,12 +32,12 @@ NAMES = ["Default/a-A/x-X/MatMul-op0", "Default/a-A/Add-op0", "Default/b-B/ReLU-
 
 @pytest.fixture
 def model():
-    return view.OpTreeModel(pairs_of(NAMES, {"conv.weight": PARAMETER}))
+    return tree.OpTreeModel(pairs_of(NAMES, {"conv.weight": PARAMETER}))
 
 
 def test_tree_folders_from_scopes(model):
     top = model.children(model.root)
-    assert [getattr(c, "name", c) for c in top] == ["Default", 4, view.PARAMETERS_FOLDER]
+    assert [getattr(c, "name", c) for c in top] == ["Default", 4, tree.PARAMETERS_FOLDER]
     default = top[0]
     assert default.total == 4 and default.first == 0
     a, b = model.children(default)
@@ -44,16 +46,16 @@ def test_tree_folders_from_scopes(model):
     assert [getattr(c, "name", c) for c in model.children(a)] == ["x-X", 1]
     assert model.children(model.by_path["Default/a-A/x-X"]) == [0, 3]
     assert [f.name for f in model.path_to(3)] == ["Default", "a-A", "x-X"]
-    assert model.by_path[view.PARAMETERS_FOLDER].synthetic
+    assert model.by_path[tree.PARAMETERS_FOLDER].synthetic
 
 
 def test_folder_worst_verdict_and_diverged_count(model):
     a = model.by_path["Default/a-A"]
-    assert a.verdict == view.PENDING and a.diverged == 0 and a.pending == 3
+    assert a.verdict == PENDING and a.diverged == 0 and a.pending == 3
     ops, folders = model.set_verdicts({0: "equal", 1: "close", 3: None})
     assert ops == {0, 1}
     assert {f.path for f in folders} == {"Default", "Default/a-A", "Default/a-A/x-X"}
-    assert a.verdict == view.PENDING  # op 3 unknown yet: never `equal` before everything is computed
+    assert a.verdict == PENDING  # op 3 unknown yet: never `equal` before everything is computed
     model.set_verdicts({3: "diverged"})
     assert a.verdict == "diverged" and a.diverged == 1 and a.pending == 0
     assert model.by_path["Default"].diverged == 1
@@ -80,93 +82,93 @@ def test_only_diverged_children_and_rows(model):
 def test_leaf_names_show_both_sides_when_renamed():
     r = Op("Default/branch-ModBranch/FloorMod-op0", "FloorMod")
     t = Op("Default/branch-ModBranch/Mod-op0", "Mod")
-    assert view.leaf_name(OpPair(r, t, "renamed")) == "FloorMod-op0 ↔ Mod-op0"
+    assert tree.leaf_name(OpPair(r, t, "renamed")) == "FloorMod-op0 ↔ Mod-op0"
     t2 = Op("Other/Mod-op0", "Mod")
-    assert view.leaf_name(OpPair(r, t2, "renamed")) == "FloorMod-op0 ↔ Other/Mod-op0"
+    assert tree.leaf_name(OpPair(r, t2, "renamed")) == "FloorMod-op0 ↔ Other/Mod-op0"
     only = OpPair(None, Op("Default/x/Cast-op0", "Cast"), ONLY_TARGET)
-    assert view.leaf_name(only) == "Cast-op0" and view.scope_parts(only) == ["Default", "x"]
+    assert tree.leaf_name(only) == "Cast-op0" and tree.scope_parts(only) == ["Default", "x"]
 
 
 def test_marks_are_distinct_without_colour():
     from dumptui.core.verdict import Verdict
     marks = [v.mark for v in Verdict]
     assert len(set(marks)) == len(marks) == 11
-    assert view.verdict_mark(None) == "·" and view.verdict_mark("diverged") == "✗"
+    assert mark(None) == "·" and mark("diverged") == "✗"
 
 
 def test_search_wraps_and_respects_rows():
     pairs = pairs_of(NAMES)
     rows = list(range(len(pairs)))
-    assert view.find_op(pairs, rows, "mul-op1", None) == 3
-    assert view.find_op(pairs, rows, "mul", 0) == 3
-    assert view.find_op(pairs, rows, "MATMUL", 0) == 0           # wraps back to the only match
-    assert view.find_op(pairs, rows, "a-A", 0) == 1
-    assert view.find_op(pairs, rows, "a-A", 0, inclusive=True) == 0
-    assert view.find_op(pairs, rows, "a-A", 1, forward=False) == 0
-    assert view.find_op(pairs, rows, "a-A", 0, forward=False) == 3
-    assert view.find_op(pairs, [2, 4], "a-A", None) is None        # not among the rows shown
-    assert view.find_op(pairs, rows, "  ", 0) is None
-    assert view.count_matches(pairs, rows, "a-a") == 3
+    assert search.find_op(pairs, rows, "mul-op1", None) == 3
+    assert search.find_op(pairs, rows, "mul", 0) == 3
+    assert search.find_op(pairs, rows, "MATMUL", 0) == 0           # wraps back to the only match
+    assert search.find_op(pairs, rows, "a-A", 0) == 1
+    assert search.find_op(pairs, rows, "a-A", 0, inclusive=True) == 0
+    assert search.find_op(pairs, rows, "a-A", 1, forward=False) == 0
+    assert search.find_op(pairs, rows, "a-A", 0, forward=False) == 3
+    assert search.find_op(pairs, [2, 4], "a-A", None) is None        # not among the rows shown
+    assert search.find_op(pairs, rows, "  ", 0) is None
+    assert search.count_matches(pairs, rows, "a-a") == 3
     # the op type matches too
-    assert view.find_op(pairs, rows, "relu", None) == 2
+    assert search.find_op(pairs, rows, "relu", None) == 2
 
 
 def test_next_diverged_in_execution_order():
     verdicts = {1: "diverged", 4: "shape mismatch", 2: "close"}
     rows = list(range(6))
-    assert view.next_diverged(rows, verdicts.get, None) == 1
-    assert view.next_diverged(rows, verdicts.get, 1) == 4
-    assert view.next_diverged(rows, verdicts.get, 4) == 1          # wraps
-    assert view.next_diverged(rows, verdicts.get, 1, forward=False) == 4
-    assert view.next_diverged(rows, verdicts.get, 3, forward=False) == 1
-    assert view.next_diverged(rows, {}.get, 0) is None
+    assert search.next_diverged(rows, verdicts.get, None) == 1
+    assert search.next_diverged(rows, verdicts.get, 1) == 4
+    assert search.next_diverged(rows, verdicts.get, 4) == 1          # wraps
+    assert search.next_diverged(rows, verdicts.get, 1, forward=False) == 4
+    assert search.next_diverged(rows, verdicts.get, 3, forward=False) == 1
+    assert search.next_diverged(rows, {}.get, 0) is None
 
 
 def test_elide_left_keeps_the_op():
-    assert view.elide_left("Default/a/b/Conv2D-op0", 12) == "…/Conv2D-op0"
-    assert view.elide_left("short", 12) == "short"
-    assert view.elide_left("abc", 1) == "…" and view.elide_left("abc", 0) == ""
+    assert columns.elide_left("Default/a/b/Conv2D-op0", 12) == "…/Conv2D-op0"
+    assert columns.elide_left("short", 12) == "short"
+    assert columns.elide_left("abc", 1) == "…" and columns.elide_left("abc", 0) == ""
 
 
 def state(**kw):
-    return view.BisectState(**kw)
+    return bisection.BisectState(**kw)
 
 
 def test_interval_bar_kinds_and_characters():
     s = state(n=10, started=True, candidates=frozenset({4, 5, 6, 7}), good=frozenset({3}), bad=frozenset({7}),
               hi=7, probe=5)
-    bar = "".join(c.char for c in view.interval_bar(s, 10))
+    bar = "".join(c.char for c in bars.interval_bar(s, 10))
     assert bar == "===G▒P▒Bxx"
     # stretched: 10 positions over 20 columns, two columns each
-    assert "".join(c.char for c in view.interval_bar(s, 20)) == "======GG▒▒PP▒▒BBxxxx"
+    assert "".join(c.char for c in bars.interval_bar(s, 20)) == "======GG▒▒PP▒▒BBxxxx"
     # compressed: the probe and the marks survive on a narrow bar
-    kinds = [c.kind for c in view.interval_bar(s, 4)]
+    kinds = [c.kind for c in bars.interval_bar(s, 4)]
     assert kinds == ["clear", "good", "probe", "bad"]
-    assert "".join(c.char for c in view.interval_bar(state(n=5), 5)) == "·····"
-    assert view.interval_bar(state(n=0), 10) == []
+    assert "".join(c.char for c in bars.interval_bar(state(n=5), 5)) == "·····"
+    assert bars.interval_bar(state(n=0), 10) == []
 
 
 def test_interval_bar_on_a_large_order_keeps_a_narrow_interval_visible():
     s = state(n=20000, started=True, candidates=frozenset({12345, 12346}), hi=12346, bad=frozenset({12346}))
-    cells = view.interval_bar(s, 60)
+    cells = bars.interval_bar(s, 60)
     assert len(cells) == 60
     assert [c.kind for c in cells].count("bad") == 1
     assert cells[0].kind == "clear" and cells[-1].kind == "after"
 
 
 def test_interval_bar_converged_shows_the_culprit():
-    root = view.RootView(index=7, position=3, label="x", op_type="T", kind="outputs", why="", how="")
+    root = bisection.RootView(index=7, position=3, label="x", op_type="T", kind="outputs", why="", how="")
     s = state(n=6, started=True, finished=True, candidates=frozenset({3}), hi=3, bad=frozenset({3, 5}),
               good=frozenset({1}), culprit=root)
-    assert "".join(c.char for c in view.interval_bar(s, 6)) == "=G=!xB"
+    assert "".join(c.char for c in bars.interval_bar(s, 6)) == "=G=!xB"
 
 
 def test_histogram_bar_merges_bins_to_fit():
-    bar, merge = view.histogram_bar([1, 0, 10, 100], 10)
+    bar, merge = bars.histogram_bar([1, 0, 10, 100], 10)
     assert merge == 1 and len(bar) == 4 and bar[1] == " " and bar[3] == "█"
-    bar, merge = view.histogram_bar(list(range(1, 41)), 10)
+    bar, merge = bars.histogram_bar(list(range(1, 41)), 10)
     assert merge == 4 and len(bar) == 10
-    assert view.histogram_bar([], 10) == ("", 1)
+    assert bars.histogram_bar([], 10) == ("", 1)
 
 
 # ---------------------------------------------------------------------------------------- on real data
@@ -177,7 +179,7 @@ def demo_session(demo_pair):
 
 
 def test_driver_accepting_computed_verdicts_finds_the_planted_culprit(demo_pair, demo_session):
-    d = view.BisectDriver(Bisection(demo_session))
+    d = bisection.BisectDriver(Bisection(demo_session))
     d.start()
     st = d.state()
     assert st.started and st.probe is not None and st.probe_mark in ("good", "bad")
@@ -200,7 +202,7 @@ def test_driver_accepting_computed_verdicts_finds_the_planted_culprit(demo_pair,
 
 
 def test_driver_overrule_and_undo(demo_session):
-    d = view.BisectDriver(Bisection(demo_session))
+    d = bisection.BisectDriver(Bisection(demo_session))
     d.start()
     first = d.probe
     n0 = len(d.bi.history)
@@ -216,36 +218,36 @@ def test_driver_overrule_and_undo(demo_session):
 
 
 def test_driver_undo_removes_the_culprit_check_steps(demo_pair, demo_session):
-    d = view.BisectDriver(Bisection(demo_session))
+    d = bisection.BisectDriver(Bisection(demo_session))
     d.start()
     while d.step():
         pass
     assert d.bi.finished
-    before = [s for s in d.bi.history if view.is_mark_step(s)]
+    before = [s for s in d.bi.history if bisection.is_mark_step(s)]
     assert d.undo()
     after = d.bi.history
     assert not d.bi.finished and d.probe is not None
-    assert [s for s in after if view.is_mark_step(s)] == before[:-1]
-    assert after[-1] is before[-2] or not view.is_mark_step(after[-1])
+    assert [s for s in after if bisection.is_mark_step(s)] == before[:-1]
+    assert after[-1] is before[-2] or not bisection.is_mark_step(after[-1])
 
 
 def test_driver_replay_resumes_the_same_state(demo_session, demo_pair):
-    d = view.BisectDriver(Bisection(demo_session))
+    d = bisection.BisectDriver(Bisection(demo_session))
     d.start()
     d.accept()
     d.overrule("bad")
     saved = json.loads(json.dumps(d.to_json()))
-    d2 = view.BisectDriver(Bisection(demo_session))
+    d2 = bisection.BisectDriver(Bisection(demo_session))
     assert d2.replay(saved) == []
     a, b = d.state(), d2.state()
     assert (a.candidates, a.probe, a.good, a.bad) == (b.candidates, b.probe, b.good, b.bad)
     assert [h.mark for h in a.history] == [h.mark for h in b.history]
-    missing = view.BisectDriver(Bisection(demo_session)).replay({"steps": [{"key": "nope", "mark": "good"}]})
+    missing = bisection.BisectDriver(Bisection(demo_session)).replay({"steps": [{"key": "nope", "mark": "good"}]})
     assert missing == ["nope"]
 
 
 def test_driver_reset_starts_over(demo_session):
-    d = view.BisectDriver(Bisection(demo_session))
+    d = bisection.BisectDriver(Bisection(demo_session))
     d.start()
     first = d.probe
     d.accept()
@@ -262,12 +264,12 @@ def test_redump_kernels_cover_the_interval_both_spellings(demo_pair, demo_sessio
     assert casts
     lo = bi.position[pairs[casts[0].index - 1].index]
     hi = bi.position[pairs[casts[-1].index + 1].index]
-    names = view.redump_kernels(bi.order, pairs, range(lo, hi + 1))
+    names = bisection.redump_kernels(bi.order, pairs, range(lo, hi + 1))
     for c in casts:
         assert c.target.name in names
     assert names[0] == bi.order[lo].name and names[-1] == bi.order[hi].name
     assert len(names) == len(set(names))
-    assert view.redump_kernels(bi.order, pairs, []) == []
+    assert bisection.redump_kernels(bi.order, pairs, []) == []
 
 
 def test_relations_from_the_graph(demo_pair, demo_session):
@@ -275,7 +277,7 @@ def test_relations_from_the_graph(demo_pair, demo_session):
     pairs = demo_session.alignment.pairs
     g = demo_session.ref.graph
     planted = next(p for p in pairs if p.name == demo_pair.planted)
-    rel = view.relations(demo_session, planted)
+    rel = relations.relations_of(demo_session, planted)
     prods = [r for r in rel if r.direction == "producer"]
     cons = [r for r in rel if r.direction == "consumer"]
     assert [r.slot for r in prods] == sorted(planted.ref.inputs)
@@ -285,7 +287,7 @@ def test_relations_from_the_graph(demo_pair, demo_session):
     assert planted.index not in {r.index for r in rel}
     # a convolution's weight: the parameter it reads (through the graph's Load), selectable
     conv = next(p for p in pairs if p.op_type == "Conv2D")
-    weight = [r for r in view.relations(demo_session, conv) if r.direction == "producer"][1]
+    weight = [r for r in relations.relations_of(demo_session, conv) if r.direction == "producer"][1]
     assert weight.name.startswith("parameter ") and pairs[weight.index].kind == PARAMETER
 
 
@@ -294,7 +296,7 @@ def test_relations_without_graph():
     op.inputs = {}
     dump = Dump("d", "d", "test", ops=[op])
     s = Session(dump, dump)
-    assert view.relations(s, s.alignment.pairs[0]) == []
+    assert relations.relations_of(s, s.alignment.pairs[0]) == []
 
 
 def test_default_paths_never_inside_a_dump(tmp_path):
@@ -302,64 +304,62 @@ def test_default_paths_never_inside_a_dump(tmp_path):
     dump_dir.mkdir()
     d = Dump(str(dump_dir), str(dump_dir), "test")
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
-    p = view.default_session_path([d], now=0, env=env, cwd=str(dump_dir))
+    p = paths.default_session_path([d], now=0, env=env, cwd=str(dump_dir))
     assert p.startswith(str(tmp_path / "cache" / "dumptui")) and p.endswith(".json")
-    assert view.default_export_path([d], cwd=str(tmp_path), env=env) == str(tmp_path / "data_dump.json")
-    inside = view.default_export_path([d], cwd=str(dump_dir / "sub"), env=env)
+    assert paths.default_export_path([d], cwd=str(tmp_path), env=env) == str(tmp_path / "data_dump.json")
+    inside = paths.default_export_path([d], cwd=str(dump_dir / "sub"), env=env)
     assert inside == str(tmp_path / "cache" / "dumptui" / "data_dump.json")
-    assert view.default_redump_dir([d], cwd=str(dump_dir), env=env) == str(tmp_path / "home" / "dump_interval")
-    assert os.path.isabs(view.default_redump_dir([d], cwd="rel"))
+    assert paths.default_redump_dir([d], cwd=str(dump_dir), env=env) == str(tmp_path / "home" / "dump_interval")
+    assert os.path.isabs(paths.default_redump_dir([d], cwd="rel"))
     # home without XDG
-    assert view.cache_dir({"HOME": "/h"}) == "/h/.cache/dumptui"
+    assert paths.cache_dir({"HOME": "/h"}) == "/h/.cache/dumptui"
 
 
 def test_refused_outputs(tmp_path):
     dump_dir = tmp_path / "dump"
     dump_dir.mkdir()
     d = Dump(str(dump_dir), str(dump_dir), "test")
-    assert "inside the dump folder" in view.refuse_output(str(dump_dir / "x.json"), [d])
-    assert "is a folder" in view.refuse_output(str(tmp_path), [d])
-    assert view.refuse_output("", [d]) == "give a file path"
-    assert view.refuse_output(str(tmp_path / "ok.json"), [d]) is None
-    assert "absolute" in view.refuse_dump_dir("relative/dir")
-    assert view.refuse_dump_dir("/abs/dir") is None
+    assert "inside the dump folder" in paths.refuse_output(str(dump_dir / "x.json"), [d])
+    assert "is a folder" in paths.refuse_output(str(tmp_path), [d])
+    assert paths.refuse_output("", [d]) == "give a file path"
+    assert paths.refuse_output(str(tmp_path / "ok.json"), [d]) is None
+    assert "absolute" in paths.refuse_dump_dir("relative/dir")
+    assert paths.refuse_dump_dir("/abs/dir") is None
 
 
 def test_session_payload_and_read(tmp_path):
-    data = view.session_payload({"version": 1, "mode": "graph", "steps": []}, "a", "b",
+    data = session_file.session_payload({"version": 1, "mode": "graph", "steps": []}, "a", "b",
                                 {"cos": 0.95, "ignore": [], "rank": None})
     assert data["dumps"] == {"ref": os.path.abspath("a"), "target": os.path.abspath("b")}
     assert data["options"] == {"cos": 0.95} and data["dumptui_session"] == 1
     p = tmp_path / "s.json"
     p.write_text(json.dumps(data))
-    assert view.read_session(str(p))["mode"] == "graph"
-    assert view.session_mismatch(data, "a", "b") is None
-    assert "saved for" in view.session_mismatch(data, "a", "c")
+    assert session_file.read_session(str(p))["mode"] == "graph"
+    assert session_file.session_mismatch(data, "a", "b") is None
+    assert "saved for" in session_file.session_mismatch(data, "a", "c")
     (tmp_path / "bad.json").write_text("{nope")
     with pytest.raises(ValueError, match="not a JSON file"):
-        view.read_session(str(tmp_path / "bad.json"))
+        session_file.read_session(str(tmp_path / "bad.json"))
     (tmp_path / "other.json").write_text("[1]")
     with pytest.raises(ValueError, match="not a dumptui session"):
-        view.read_session(str(tmp_path / "other.json"))
+        session_file.read_session(str(tmp_path / "other.json"))
     with pytest.raises(ValueError):
-        view.read_session(str(tmp_path / "missing.json"))
+        session_file.read_session(str(tmp_path / "missing.json"))
 
 
-def test_tree_model_on_the_demo_is_cheap_and_complete(tmp_path):
+def test_tree_model_on_the_demo_is_complete(tmp_path):
+    """Every op reachable from the root. How fast it is built is measured by bench/bench_tui.py, not here."""
     from dumptui.core.demo import write_demo
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
     s = Session(open_dump(info.ref), open_dump(info.target))
-    import time
-    t = time.perf_counter()
-    m = view.OpTreeModel(s.alignment.pairs)
-    assert time.perf_counter() - t < 1.0
+    m = tree.OpTreeModel(s.alignment.pairs)
     assert m.root.total == len(s.alignment.pairs)
     # every op is reachable from the root through children()
     seen, stack = set(), [m.root]
     while stack:
         f = stack.pop()
         for c in m.children(f):
-            if isinstance(c, view.Folder):
+            if isinstance(c, tree.Folder):
                 stack.append(c)
             else:
                 seen.add(c)
@@ -367,6 +367,80 @@ def test_tree_model_on_the_demo_is_cheap_and_complete(tmp_path):
 
 
 def test_format_columns_aligns():
-    lines = view.format_columns([["index", "ref"], ["[0, 1]", "-1.5"], ["[2]", "10"]], [False, True])
+    lines = columns.format_columns([["index", "ref"], ["[0, 1]", "-1.5"], ["[2]", "10"]], [False, True])
     assert lines == ["index    ref", "[0, 1]  -1.5", "[2]       10"]
-    assert view.format_columns([], [True]) == []
+    assert columns.format_columns([], [True]) == []
+
+
+def test_redump_plan_says_what_the_export_holds(demo_session):
+    bi = Bisection(demo_session)
+    pairs = demo_session.alignment.pairs
+    st = bisection.BisectState(n=len(bi.order), started=True, candidates=frozenset({3, 4, 5}))
+    plan = bisection.redump_plan(bi.order, pairs, st)
+    assert list(plan.kernels) == bisection.redump_kernels(bi.order, pairs, st.candidates)
+    first, last = bi.order[3].index + 1, bi.order[5].index + 1
+    assert plan.summary == (f"{len(plan.kernels)} kernel names (both sides' spellings): the 3 suspects "
+                            f"#{first}..#{last} and the kernels dumped on one side only between them")
+    one = bisection.redump_plan(bi.order, pairs, bisection.BisectState(n=len(bi.order), candidates=frozenset({4})))
+    assert f"the 1 suspect #{bi.order[4].index + 1} and" in one.summary
+
+
+# ---------------------------------------------------------------------------------------- the action table
+
+def test_action_table_ids_unique_and_every_command_described():
+    ids = [a.id for a in keys.ACTIONS]
+    assert len(ids) == len(set(ids))
+    for a in keys.ACTIONS:
+        assert a.label and a.help and a.section and a.on in (keys.SCREEN, keys.APP), a
+        assert a.keys or a.palette, f"{a.id}: neither a key nor a palette entry reaches it"
+    assert [title for title, _actions in keys.sections()] == [keys.BISECTION, keys.EVERYWHERE]
+    assert keys.action_named("mark").id in ("bisect.good", "bisect.bad")
+    assert keys.action_named("help", keys.APP).qualified == "app.help"
+
+
+def test_commands_available_as_the_work_progresses():
+    def ids(**kw):
+        return keys.available_now(keys.KeyContext(**kw))
+    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette"}
+    assert ids() == always                                        # nothing indexed yet
+    indexed = ids(indexed=True)
+    assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed
+    assert "bisect.accept" not in indexed                         # the bisection order is not built yet
+    ready = dict(indexed=True, bisection_ready=True)
+    assert {"bisect.accept", "bisect.run"} <= ids(**ready)        # space starts the bisection
+    assert "bisect.good" not in ids(**ready) and "bisect.undo" not in ids(**ready)
+    probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}), can_undo=True)
+    now = ids(**ready, bisection=probing)
+    assert {"bisect.accept", "bisect.good", "bisect.bad", "bisect.undo", "bisect.reset", "session.save",
+            "bisect.export"} <= now
+    assert not {"bisect.good", "bisect.accept", "bisect.undo"} & ids(**ready, bisection=probing, bisect_task="accept")
+    converged = bisection.BisectState(n=10, started=True, finished=True, candidates=frozenset({4}), can_undo=True)
+    now = ids(**ready, bisection=converged)
+    assert "bisect.undo" in now and not {"bisect.accept", "bisect.good", "bisect.run"} & now
+    assert "work.cancel" in ids(statistics="running") and "work.cancel" in ids(**ready, bisect_task="run")
+    assert "work.cancel" not in ids(**ready, bisect_task="accept")
+    assert "work.compute_statistics" in ids(indexed=True, statistics="cancelled")
+    assert "work.compute_statistics" not in ids(indexed=True, statistics="done")
+
+
+def test_palette_offers_what_is_available_now():
+    titles = [a.palette for a in keys.palette(keys.KeyContext())]
+    assert titles == ["Help: every key"]
+    probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}))
+    titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True,
+                                                                 bisection=probing))]
+    assert "Bisection: run to the end" in titles and "Bisection: undo the last mark" not in titles
+
+
+def test_failures_name_the_path_and_the_reason():
+    from dumptui.core.errors import DumpError, UsageError
+    from dumptui.present import failures
+    assert str(failures.describe(DumpError("/d/ref", "no such file or folder"))) == "/d/ref: no such file or folder"
+    assert str(failures.describe(UsageError("give REF and TARGET"))) == "give REF and TARGET"
+    missing = failures.describe(FileNotFoundError(2, "No such file or directory", "/x/map.csv"), "fallback")
+    assert (missing.path, missing.reason) == ("/x/map.csv", "No such file or directory")
+    assert failures.describe(ValueError("bad line 3"), "/x/ignore.txt") == failures.Failure("/x/ignore.txt", "bad line 3")
+    bug = failures.describe(RuntimeError("graph walk failed"), "Default/Add-op0")
+    assert str(bug) == "Default/Add-op0: RuntimeError: graph walk failed"
+    assert failures.failure_line("save", failures.Failure("/x/s.json", "Permission denied")) == \
+        "cannot save the session: /x/s.json: Permission denied"

@@ -1,0 +1,115 @@
+"""Which two dumps to compare and how: the options both the command line and the terminal app open a pair
+with, and the two calls that do it (`open_pair`, `make_session`).
+
+It sits between the engine and its two front ends: it imports the engine only (never the CLI, textual or
+rich), so the app can open dumps without importing the CLI that starts it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from .core.errors import DumptuiError
+
+if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is opened, not before
+    from .core.session import Session
+    from .core.model import Dump
+
+SIDES = ("ref", "target")
+T = TypeVar("T")
+
+
+class OptionFileError(DumptuiError):
+    """A file given with an option (`--map`, `--ignore-file`) that cannot be read: its path and why."""
+
+
+@dataclass(frozen=True)
+class DumpSelection:
+    """Which part of a dump to read when it holds several (None: the only one there is)."""
+
+    rank: str | None = None
+    graph: str | None = None
+    iteration: str | None = None
+
+
+@dataclass
+class PairOptions:
+    """The two dumps and every option that changes how they are read, paired and judged. The field names
+    are the command line's option names (`--ref-rank` -> `ref_rank`), which saved sessions record."""
+
+    ref: str
+    target: str
+    # dump selection: for both sides, or one side (`ref_*`, `target_*` win over the shared value)
+    rank: str | None = None
+    graph: str | None = None
+    iteration: str | None = None
+    ref_rank: str | None = None
+    ref_graph: str | None = None
+    ref_iteration: str | None = None
+    target_rank: str | None = None
+    target_graph: str | None = None
+    target_iteration: str | None = None
+    # verdicts (None: the engine's default)
+    gain: float | None = None
+    floor: list[str] = field(default_factory=list)      # DTYPE=E items
+    floor_scale: float | None = None
+    max_off: float | None = None
+    cos: float | None = None
+    no_replay: bool = False
+    ignore: list[str] = field(default_factory=list)
+    ignore_file: str | None = None
+    # pairing
+    map: str | None = None
+
+    @classmethod
+    def from_namespace(cls, namespace: object) -> "PairOptions":
+        """From parsed command-line arguments (an `argparse.Namespace`); options it lacks keep their default."""
+        given = {f.name: getattr(namespace, f.name) for f in fields(cls) if hasattr(namespace, f.name)}
+        given["ref"], given["target"] = str(given["ref"]), str(given["target"])
+        given["ignore"] = list(given.get("ignore") or [])
+        given["floor"] = list(given.get("floor") or [])
+        return cls(**given)
+
+    def selection(self, side: str) -> DumpSelection:
+        """The rank, graph and iteration to read on one side."""
+        def pick(opt: str) -> str | None:
+            own = getattr(self, f"{side}_{opt}")
+            return own if own is not None else getattr(self, opt)
+        return DumpSelection(pick("rank"), pick("graph"), pick("iteration"))
+
+    def path(self, side: str) -> str:
+        return self.ref if side == "ref" else self.target
+
+
+def open_pair(options: PairOptions) -> tuple["Dump", "Dump"]:
+    """Index both dumps (file names only). Raises DumpError with the path and the reason."""
+    from .core.formats import open_dump
+
+    def one(side: str) -> "Dump":
+        chosen = options.selection(side)
+        return open_dump(options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration)
+    return one("ref"), one("target")
+
+
+def _read_option_file(path: str, read: Callable[[str], T]) -> T:
+    try:
+        return read(path)
+    except OSError as e:
+        raise OptionFileError(path, e.strerror or str(e)) from None
+    except ValueError as e:   # undecodable text, a malformed line
+        raise OptionFileError(path, str(e)) from None
+
+
+def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = True) -> "Session":
+    """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`."""
+    from .core.align import read_map_file
+    from .core.session import Session
+    from .core.verdict import Thresholds, parse_floors, parse_user_ignore, read_ignore_file, with_overrides
+    th = with_overrides(Thresholds(), cos=options.cos, gain=options.gain, max_off=options.max_off,
+                        floor_scale=options.floor_scale, floors=parse_floors(options.floor) or None,
+                        replay=False if options.no_replay else None)
+    ignores = [parse_user_ignore(s) for s in options.ignore]
+    if options.ignore_file:
+        ignores += _read_option_file(options.ignore_file, read_ignore_file)
+    forced = _read_option_file(options.map, read_map_file) if options.map else None
+    return Session(ref, target, th, ignores, forced, kl=kl)

@@ -1,0 +1,66 @@
+"""Where the app writes by default (sessions, re-dump configs, the next run's dump folder) and why a path
+is refused. Dumps are evidence: nothing is ever written inside one."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Mapping, Sequence
+
+from ..core.model import Dump
+from ..core.redump import inside_any
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> str:
+    """`$XDG_CACHE_HOME/dumptui` or `~/.cache/dumptui`: where sessions go (never beside a dump)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dumptui")
+
+
+def default_session_path(dumps: Sequence[Dump], now: float | None = None, env: Mapping[str, str] | None = None,
+                         cwd: str | None = None) -> str:
+    name = time.strftime("session-%Y%m%d-%H%M%S.json", time.localtime(time.time() if now is None else now))
+    path = os.path.join(cache_dir(env), name)
+    if inside_any(path, list(dumps)) is not None:
+        path = os.path.join(cwd or os.getcwd(), name)
+    return path
+
+
+def default_export_path(dumps: Sequence[Dump], cwd: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """`./data_dump.json`, unless the working directory is inside a dump: then the cache folder."""
+    path = os.path.join(cwd or os.getcwd(), "data_dump.json")
+    if inside_any(path, list(dumps)) is not None:
+        path = os.path.join(cache_dir(env), "data_dump.json")
+    return path
+
+
+def default_redump_dir(dumps: Sequence[Dump], cwd: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Where the next MindSpore run should dump (absolute, as MindSpore requires), not inside a dump."""
+    path = os.path.join(os.path.abspath(cwd or os.getcwd()), "dump_interval")
+    if inside_any(path, list(dumps)) is not None:
+        env = os.environ if env is None else env
+        path = os.path.join(env.get("HOME") or os.path.expanduser("~"), "dump_interval")
+    return path
+
+
+def refuse_output(path: str, dumps: Sequence[Dump]) -> str | None:
+    """Why a file cannot be written at `path`, or None. Dumps are evidence: never written inside."""
+    if not path.strip():
+        return "give a file path"
+    full = os.path.abspath(os.path.expanduser(path.strip()))
+    if os.path.isdir(full):
+        return f"{full} is a folder: give a file name"
+    root = inside_any(full, list(dumps))
+    if root is not None:
+        return f"{full} is inside the dump folder {root}: dumps are evidence, choose a path outside"
+    return None
+
+
+def refuse_dump_dir(path: str) -> str | None:
+    """Why `path` cannot be the `path` of a MindSpore data_dump.json, or None."""
+    if not path.strip():
+        return "give the folder MindSpore should dump into"
+    if not os.path.isabs(os.path.expanduser(path.strip())):
+        return f"{path.strip()}: MindSpore needs an absolute dump path"
+    return None
+

@@ -1,0 +1,59 @@
+"""Finding ops: by name (`/`) and the next or previous diverged one (`n` / `N`), in execution order,
+wrapping around, among the rows shown."""
+from __future__ import annotations
+
+import bisect
+from typing import Callable, Iterable, Sequence
+
+from .tree import TreePair, is_bad
+
+
+def pair_matches(pair: TreePair, query: str) -> bool:
+    """Case-insensitive substring of either side's full name or the op type."""
+    q = query.lower()
+    names = [op.name for op in (pair.ref, pair.target) if op is not None] + [pair.op_type]
+    return any(q in n.lower() for n in names)
+
+
+def _ordered_after(rows: Sequence[int], current: int | None, forward: bool, inclusive: bool) -> Iterable[int]:
+    """`rows` (ascending pair indices) starting next to `current`, wrapping around once."""
+    if not rows:
+        return []
+    if current is None:
+        start = 0 if forward else len(rows) - 1
+    elif forward:
+        start = bisect.bisect_left(rows, current) if inclusive else bisect.bisect_right(rows, current)
+    else:
+        start = (bisect.bisect_right(rows, current) if inclusive else bisect.bisect_left(rows, current)) - 1
+    n = len(rows)
+    if forward:
+        return (rows[(start + k) % n] for k in range(n))
+    return (rows[(start - k) % n] for k in range(n))
+
+
+def find_op(pairs: Sequence[TreePair], rows: Sequence[int], query: str, current: int | None,
+            forward: bool = True, inclusive: bool = False) -> int | None:
+    """The next op (pair index) among `rows` whose name matches, after `current`, wrapping; None if none.
+    `inclusive`: `current` itself counts (typing refines the query without leaving a match)."""
+    if not query.strip():
+        return None
+    q = query.strip()
+    for i in _ordered_after(rows, current, forward, inclusive):
+        if pair_matches(pairs[i], q):
+            return i
+    return None
+
+
+def count_matches(pairs: Sequence[TreePair], rows: Sequence[int], query: str) -> int:
+    q = query.strip()
+    return sum(1 for i in rows if pair_matches(pairs[i], q)) if q else 0
+
+
+def next_diverged(rows: Sequence[int], verdict_of: Callable[[int], str | None], current: int | None,
+                  forward: bool = True) -> int | None:
+    """The next op after `current` in execution order whose known verdict is bad, wrapping; None if none."""
+    for i in _ordered_after(rows, current, forward, inclusive=False):
+        if is_bad(verdict_of(i)):
+            return i
+    return None
+

@@ -1,0 +1,249 @@
+"""The op tree: scopes as folders (`Default/block-Block/attn-Attention/MatMul-op0` -> folders Default,
+block-Block, attn-Attention), ops as leaves, each folder with its worst verdict and how many ops inside
+diverged, updated incrementally as verdicts arrive; and the flat execution-order rows.
+
+Before the dumps are indexed, the tree is built from the reference's execution-order csv (`preview_pairs`):
+names only, so it can be browsed while the index is made.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence, Union
+
+from ..core.align import OpPair
+from ..core.model import CONSTANT, KERNEL, PARAMETER
+from ..core.verdict import BAD, PENDING, worst
+
+
+def is_bad(verdict: str | None) -> bool:
+    """Diverged, shape or dtype mismatch: what `n`, `f` and the folders' ✗ counts look for."""
+    return verdict in BAD
+
+
+PARAMETERS_FOLDER = "(parameters)"
+CONSTANTS_FOLDER = "(constants)"
+
+
+@dataclass(eq=False)
+class Folder:
+    """A scope of the op tree. Counts are recursive: every op below this folder, at any depth."""
+
+    path: str                      # "Default/block-Block"; synthetic folders: "(parameters)"
+    name: str                      # "block-Block"
+    parent: "Folder | None"
+    synthetic: bool = False        # not a scope from the names (parameters / constants)
+    folders: dict[str, "Folder"] = field(default_factory=dict)   # by name, in order of first execution
+    ops: list[int] = field(default_factory=list)                 # pair indices directly here, in order
+    first: int = -1                # the smallest pair index inside (orders siblings by execution)
+    total: int = 0
+    counts: dict[str, int] = field(default_factory=dict)          # verdict -> ops inside with it
+
+    def __repr__(self) -> str:
+        return f"Folder({self.path!r}, {self.total} ops)"
+
+    @property
+    def known(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def pending(self) -> int:
+        return self.total - self.known
+
+    @property
+    def diverged(self) -> int:
+        """Ops inside whose outputs are bad (diverged, shape or dtype mismatch)."""
+        return sum(n for v, n in self.counts.items() if v in BAD)
+
+    @property
+    def verdict(self) -> str:
+        """The worst verdict inside; `pending` ranks between the bad and the good ones, so a folder with
+        unknown ops never looks `equal` before they are computed."""
+        present = [v for v, n in self.counts.items() if n]
+        if self.pending:
+            present.append(PENDING)
+        return worst(present) or PENDING
+
+    def ancestors(self) -> list["Folder"]:
+        """This folder and its parents up to (excluding) the root."""
+        out = []
+        f: Folder | None = self
+        while f is not None and f.parent is not None:
+            out.append(f)
+            f = f.parent
+        return out
+
+
+def scope_parts(pair: TreePair) -> list[str]:
+    """The folders an op sits in: its scope for kernels; parameters and constants get a folder of their own."""
+    if pair.kind == PARAMETER:
+        return [PARAMETERS_FOLDER]
+    if pair.kind == CONSTANT:
+        return [CONSTANTS_FOLDER]
+    return [p for p in pair.name.split("/")[:-1] if p]
+
+
+def leaf_name(pair: TreePair) -> str:
+    """The op's label inside its folder: the last name component; both when the pairing renamed it."""
+    if pair.kind != KERNEL:
+        return pair.label
+    leaf = pair.name.rsplit("/", 1)[-1]
+    if pair.ref is not None and pair.target is not None and pair.ref.name != pair.target.name:
+        other = pair.target.name
+        same_scope = other.rsplit("/", 1)[0] == pair.name.rsplit("/", 1)[0]
+        return f"{leaf} ↔ {other.rsplit('/', 1)[-1] if same_scope else other}"
+    return leaf
+
+
+@dataclass(eq=False)
+class PreviewPair:
+    """An op known only by its name, from the reference's execution-order csv: the tree can be browsed
+    while the dumps are still being indexed (a 20,000-op dump takes seconds; the csv milliseconds)."""
+
+    name: str
+    index: int
+    kind: str = KERNEL
+    ref: None = None
+    target: None = None
+    how: str = "indexing"
+
+    @property
+    def paired(self) -> bool:
+        return False
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def op_type(self) -> str:
+        return self.name.rsplit("/", 1)[-1].split("-op")[0]
+
+
+TreePair = Union[OpPair, PreviewPair]   # what the tree is built over: aligned pairs, or names only
+
+
+def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
+    """The reference's kernels by name, in execution-order-csv order, read without indexing the dump
+    ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index)."""
+    from ..core.formats.files import RANK_DIR, find_rank_dir as _find_rank_dir, list_dir as _ls, read_execution_order
+    ranks = [n for n in _ls(path) if RANK_DIR.match(n)]
+    if ranks:
+        want = f"rank_{rank}" if rank is not None else (ranks[0] if len(ranks) == 1 else None)
+        rank_dir = os.path.join(path, want) if want in ranks else None
+    else:
+        rank_dir = _find_rank_dir(path)[0]
+    if rank_dir is None:
+        return []
+    eo = os.path.join(rank_dir, "execution_order")
+    names: list[str] = []
+    for f in sorted(_ls(eo), key=lambda n: (len(n), n)):
+        if f.startswith("ms_execution_order_graph_") and f.endswith(".csv"):
+            names.extend(read_execution_order(os.path.join(eo, f)))
+    return [PreviewPair(n, i) for i, n in enumerate(dict.fromkeys(names))]
+
+
+class OpTreeModel:
+    """Scopes as folders and ops as leaves, over every pair of an alignment; verdicts arrive incrementally.
+
+    `pairs` must be the alignment's pairs (`pairs[i].index == i`). Building it touches names only, so a
+    20,000-op dump is indexed in a fraction of a second; the UI asks `children()` only for expanded folders.
+    """
+
+    def __init__(self, pairs: Sequence[TreePair]):
+        self.pairs = list(pairs)
+        self.root = Folder("", "", None)
+        self.folder_of: dict[int, Folder] = {}
+        self.by_path: dict[str, Folder] = {"": self.root}
+        self.verdicts: dict[int, str] = {}
+        for p in self.pairs:
+            folder = self.root
+            parts = scope_parts(p)
+            for depth, part in enumerate(parts):
+                child = folder.folders.get(part)
+                if child is None:
+                    path = "/".join(parts[:depth + 1])
+                    child = Folder(path, part, folder, synthetic=part in (PARAMETERS_FOLDER, CONSTANTS_FOLDER)
+                                   and depth == 0 and p.kind != KERNEL, first=p.index)
+                    folder.folders[part] = child
+                    self.by_path[path] = child
+                folder = child
+            folder.ops.append(p.index)
+            self.folder_of[p.index] = folder
+            f: Folder | None = folder
+            while f is not None:
+                f.total += 1
+                if f.first < 0 or p.index < f.first:
+                    f.first = p.index
+                f = f.parent
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def verdict(self, index: int) -> str | None:
+        return self.verdicts.get(index)
+
+    def index_named(self, name: str) -> int | None:
+        """The first op of this name (the reference's spelling where both sides have it), or None."""
+        return next((p.index for p in self.pairs if p.name == name), None)
+
+    def set_verdicts(self, updates: Mapping[int, str | None]) -> tuple[set[int], set[Folder]]:
+        """Record known verdicts (None = still unknown: ignored). Returns the ops and folders whose mark or
+        counts changed, so the UI relabels only those."""
+        ops: set[int] = set()
+        folders: set[Folder] = set()
+        for index, verdict in updates.items():
+            if verdict is None:
+                continue
+            old = self.verdicts.get(index)
+            if old == verdict:
+                continue
+            self.verdicts[index] = verdict
+            ops.add(index)
+            for f in self.folder_of[index].ancestors() + [self.root]:
+                if old is not None:
+                    f.counts[old] -= 1
+                    if not f.counts[old]:
+                        del f.counts[old]
+                f.counts[verdict] = f.counts.get(verdict, 0) + 1
+                folders.add(f)
+        folders.discard(self.root)
+        return ops, folders
+
+    def path_to(self, index: int) -> list[Folder]:
+        """The folders from the top down to the op's own folder."""
+        return list(reversed(self.folder_of[index].ancestors()))
+
+    def children(self, folder: Folder, only_diverged: bool = False) -> list["Folder | int"]:
+        """Sub-folders and ops of a folder in execution order (a sub-folder sits where its first op ran)."""
+        subs = sorted((f for f in folder.folders.values() if not only_diverged or f.diverged),
+                      key=lambda f: f.first)
+        ops = [i for i in folder.ops if not only_diverged or is_bad(self.verdicts.get(i))]
+        out: list[Folder | int] = []
+        si = oi = 0
+        while si < len(subs) or oi < len(ops):
+            if oi >= len(ops) or (si < len(subs) and subs[si].first < ops[oi]):
+                out.append(subs[si])
+                si += 1
+            else:
+                out.append(ops[oi])
+                oi += 1
+        return out
+
+    def visible(self, index: int, only_diverged: bool) -> bool:
+        return not only_diverged or is_bad(self.verdicts.get(index))
+
+    def rows(self, only_diverged: bool = False) -> list[int]:
+        """The flat list: every op in aligned execution order (kernels, then parameters and constants)."""
+        if not only_diverged:
+            return list(range(len(self.pairs)))
+        return sorted(i for i, v in self.verdicts.items() if v in BAD)
+
+    @property
+    def diverged(self) -> int:
+        return self.root.diverged
+

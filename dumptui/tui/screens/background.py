@@ -1,0 +1,226 @@
+"""The main screen's thread workers: everything that reads the dumps or their tensors runs here, off the UI
+thread, and reports back by message (dumptui/tui/messages.py); a failure ends the worker with its error,
+which the screen shows (`MainScreen.show_failure`).
+
+- `open_dumps`: index both dumps (file names only), align them, then build the bisection order;
+- `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
+  100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
+- `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
+  the `BisectState` snapshots they post;
+- `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
+
+Each waits for its engine call through `wait_abandonable`, so quitting never waits for a long read.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from ... import pairing
+from ...core import metrics
+from ...core.batch import evaluate_all
+from ...present import relations
+from ...present.bisection import BisectDriver, BisectState, is_mark_step
+from ...present.detail import element_detail_problem
+from ...present.progress import CANCELLED, DONE, RUNNING, compare_batches
+from ...core.bisect.sessionfile import read_session, session_mismatch
+from ...present.tree import OpTreeModel, preview_pairs
+from ..messages import (BisectionChanged, BisectionReady, OpenProgress, OpLoaded, PreviewReady, SessionReady,
+                        StatisticsProgress, TensorLoaded, VerdictsKnown)
+from ..workers import Abandoned, wait_abandonable
+
+if TYPE_CHECKING:
+    from ..widgets.opdetail import OpDetail
+
+VERDICT_BATCH_SECONDS = 0.1      # the statistics worker posts verdicts at most this often
+JOBS_PER_BATCH = 256             # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
+BYTES_PER_BATCH = 256 << 20      # ...or this much data: big batches go to the engine's worker processes
+WORST_ELEMENTS = 8
+
+
+class BackgroundWork(Screen):
+    """The workers of the main screen (its base class); what they read of it is declared here."""
+
+    # Worker processes for the full compare (None: one per CPU). The engine uses them only for batches big
+    # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
+    STATISTICS_WORKERS: int | None = None
+
+    options: pairing.PairOptions
+    session_file: str | None
+    session: Any
+    driver: BisectDriver | None
+    _bisect_lock: threading.Lock
+    _stop_run: threading.Event
+    detail: OpDetail
+
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
+    def open_dumps(self) -> None:
+        worker = get_current_worker()
+        options = self.options
+        t0 = time.monotonic()
+        preview = preview_pairs(options.ref, options.selection("ref").rank)
+        if preview:
+            self.post_message(PreviewReady(OpTreeModel(preview)))
+        # A dump or an option file that cannot be read ends this worker with its error: `show_failure`.
+        try:
+            ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
+            self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
+            session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker,
+                                       "dumptui-align")
+        except Abandoned:
+            return
+        model = OpTreeModel(session.alignment.pairs)
+        self.post_message(SessionReady(session, model, time.monotonic() - t0))
+        self.post_message(OpenProgress("graph", "building the bisection order"))
+        from ...core.bisect import Bisection   # networkx: imported after the first paint
+        try:
+            bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
+        except Abandoned:
+            return
+        resume, note = None, ""
+        if self.session_file:
+            try:
+                resume = read_session(self.session_file)
+                note = session_mismatch(resume, options.ref, options.target) or ""
+            except ValueError as e:
+                note = f"session not resumed: {e}"
+        self.post_message(BisectionReady(BisectDriver(bisection), resume, note))
+
+    @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
+    def compute_statistics(self) -> None:
+        """Every tensor pair, batch by batch; the verdicts of each finished batch go to the tree."""
+        worker = get_current_worker()
+        session = self.session
+        pairs = session.alignment.pairs
+        jobs = [len(session.tensor_pairs(p)) for p in pairs]     # tensor pairs per op pair, by pair index
+        total = sum(jobs)
+        done = 0
+        pending: dict[int, str | None] = {}
+        last_post = 0.0
+        self.post_message(StatisticsProgress(0, total, RUNNING))
+
+        def flush(force: bool = False) -> None:
+            nonlocal last_post, pending
+            now = time.monotonic()
+            if pending and (force or now - last_post >= VERDICT_BATCH_SECONDS):
+                self.post_message(VerdictsKnown(pending))
+                self.post_message(StatisticsProgress(done, total, RUNNING))
+                pending = {}
+                last_post = now
+
+        def size_on_disk(p: Any) -> int:
+            return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
+
+        for batch, batch_jobs in compare_batches(pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH,
+                                                 BYTES_PER_BATCH):
+            if worker.is_cancelled:
+                break
+            evaluate_all(session, batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
+            done += batch_jobs
+            for q in batch:
+                pending[q.index] = session.cached_verdict(q)
+            flush()
+        flush(force=True)
+        self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE))
+
+    @work(thread=True, group="bisect", exit_on_error=False)
+    def bisect_work(self, task: str, args: tuple[Any, ...]) -> None:
+        worker = get_current_worker()
+        driver = self.driver
+
+        def call() -> tuple[BisectState, str]:
+            with self._bisect_lock:
+                note = ""
+                if task == "start":
+                    driver.start()
+                elif task == "replay":
+                    missing = driver.replay(args[0])
+                    steps = len([s for s in driver.bi.history if is_mark_step(s)])
+                    note = f"resumed: {steps} steps re-applied" + (
+                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
+                elif task == "accept":
+                    driver.accept()
+                elif task == "overrule":
+                    driver.overrule(args[0])
+                elif task == "undo":
+                    if not driver.undo():
+                        note = "nothing to undo"
+                elif task == "reset":
+                    driver.reset()
+                return driver.state(), note
+        try:
+            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
+        except Abandoned:
+            return
+        self.post_message(BisectionChanged(state, task, note))
+
+    @work(thread=True, group="bisect", exit_on_error=False)
+    def run_bisection(self) -> None:
+        """`a`: step with the computed verdicts until converged; escape stops after the current step."""
+        worker = get_current_worker()
+        driver = self.driver
+        self._stop_run.clear()
+        last = 0.0
+
+        def one_step() -> tuple[BisectState, bool]:
+            with self._bisect_lock:
+                if not driver.bi.started:
+                    driver.start()
+                    more = not driver.bi.finished
+                else:
+                    more = driver.step()
+                return driver.state(), more
+        while True:
+            try:
+                state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
+            except Abandoned:
+                return
+            if not more:
+                self.post_message(BisectionChanged(state, "converged"))
+                return
+            if self._stop_run.is_set():
+                self.post_message(BisectionChanged(state, "stopped", "bisection stopped"))
+                return
+            now = time.monotonic()
+            if now - last >= VERDICT_BATCH_SECONDS:
+                self.post_message(BisectionChanged(state, "running"))
+                last = now
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def load_op(self, index: int) -> None:
+        worker = get_current_worker()
+        session = self.session
+        pair = session.alignment.pairs[index]
+        try:
+            res, rel = wait_abandonable(lambda: (session.op_result(pair, purpose="view"),
+                                                 relations.relations_of(session, pair)), worker, "dumptui-op")
+        except Abandoned:
+            return
+        if not worker.is_cancelled:
+            self.post_message(OpLoaded(index, res, rel))
+
+    @work(thread=True, exclusive=True, group="tensor", exit_on_error=False)
+    def load_tensor(self, index: int, label: str) -> None:
+        worker = get_current_worker()
+        r = self.detail.tensor_result(label)
+        if r is None:
+            return
+        problem = element_detail_problem(r)
+        worst = hist = None
+        if problem is None:
+            ref, target = r.ref, r.target
+            try:
+                worst, hist = wait_abandonable(
+                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS),
+                             metrics.error_histogram(ref, target)), worker, "dumptui-tensor")
+            except Abandoned:
+                return
+            except (OSError, ValueError) as e:
+                problem = f"read failed: {e}"
+        if not worker.is_cancelled:
+            self.post_message(TensorLoaded(index, label, worst, hist, problem))
