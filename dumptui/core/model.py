@@ -189,6 +189,7 @@ class Op:
     code: list[str] = field(default_factory=list)                   # user source lines (from the IR)
     key: str = ""                  # unique within the dump (name, or graph:name when graphs collide)
     call: int = 1                  # 2, 3... when the same kernel ran more than once in one iteration
+    fused: tuple[str, ...] = ()    # the framework ops a fused op stands for, in order (GE graphs; fusion.py)
 
     def __post_init__(self) -> None:
         if not self.key:
