@@ -95,6 +95,11 @@ class TensorRef:
     def label(self) -> str:
         return f"{self.io}.{self.slot}"
 
+    def relayout(self, shape: tuple[int, ...] | None, layout_fn: Callable[[], Layout]) -> TensorRef:
+        """This tensor read through another layout, e.g. a device layout put back into the graph's shape."""
+        return TensorRef(self.path, self.io, self.slot, self._dtype, shape, self.fmt, self.timestamp, layout_fn,
+                         self.stats, self.size_on_disk)
+
     @property
     def has_data(self) -> bool:
         return self.stats is None
