@@ -169,3 +169,96 @@ def bf16_exact(a: np.ndarray) -> np.ndarray:
 
 def numel(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
+
+
+# --------------------------------------------------------------------------- a whole dump, re-encoded
+# How an Ascend310 stores the outputs of its cube ops: conv activations in NC1HWC0, conv weights in FRACTAL_Z,
+# matrix products in FRACTAL_NZ; everything else stays ND.
+CUBE_LAYOUTS = {"Conv2D": ({0: "NC1HWC0", 1: "FRACTAL_Z"}, {0: "NC1HWC0"}), "MatMul": ({}, {0: "FRACTAL_NZ"})}
+
+
+def _tensor_of(value: np.ndarray, fmt: str) -> Tensor:
+    dtype = "bool" if value.dtype == np.bool_ else str(value.dtype)
+    return Tensor(value, dtype, fmt if value.ndim else "ND")
+
+
+def _raw_op(op, file_op_name: str, inputs, outputs, transform=None) -> RawOp:
+    in_fmts, out_fmts = CUBE_LAYOUTS.get(op.op_type, ({}, {}))
+
+    def tensor(io: str, slot: int, ref, fmt: str) -> Tensor:
+        value = np.asarray(ref.array())
+        return _tensor_of(transform(op, io, slot, value) if transform else value, fmt)
+    return RawOp(op.op_type, file_op_name,
+                 [tensor("input", s, t, in_fmts.get(s, "ND")) for s, t in sorted(inputs.items())],
+                 [tensor("output", s, t, out_fmts.get(s, "ND")) for s, t in sorted(outputs.items())],
+                 timestamp=op.timestamp)
+
+
+def reencode(dump, dump_path: str, fuse: list[list[str]] | None = None, op_name_field: bool = False,
+             transform=None) -> dict:
+    """Write the kernels of a MindSpore `dump` as CANN raw files in an ACL tree below `dump_path`: file names
+    in file form, cube ops in their device layouts. `fuse` lists groups of kernel names (in execution order)
+    that become one op, as a GE fusion makes them; `transform(op, io, slot, value)` may change a value (a
+    dtype, a planted bug). Returns {kernel name: GE node name} for ge_graph_text."""
+    from dumptui.core.formats.names import file_form
+    folder = step_folder(dump_path)
+    groups = {names[0]: names for names in (fuse or [])}
+    inside = {n for names in (fuse or []) for n in names}
+    node_of: dict[str, str] = {}
+    for op in dump.kernels:
+        if op.name in groups:
+            members = [dump.op(n) for n in groups[op.name]]
+            name = op.name + "".join(m.leaf for m in members[1:])
+            raw = _raw_op(op, file_form(name), op.inputs, members[-1].outputs, transform)
+            node_of.update({m.name: name for m in members})
+        elif op.name in inside:
+            continue
+        else:
+            name = op.name
+            raw = _raw_op(op, file_form(name), op.inputs, op.outputs, transform)
+            node_of[op.name] = name
+        raw.full_name = name if op_name_field else ""
+        write(folder, raw)
+    return node_of
+
+
+def ge_graph_text(dump, node_of: dict[str, str], fuse: list[list[str]] | None = None) -> str:
+    """A GE Build graph (protobuf text of an ONNX model, as GE writes it) of the re-encoded `dump`: a node per
+    op with the edges of the dump's graph, Data/Const nodes for parameters and constants, and
+    `_datadump_original_op_names` on each fused op."""
+    from google.protobuf import text_format
+
+    from dumptui.core.formats.ge_graph import ModelProto
+    model = ModelProto(ir_version=3, producer_name="GE")
+    graph = model.graph
+    graph.name = "graph_0"
+    fused = {names[0]: names for names in (fuse or [])}
+    sources: dict[str, str] = {}
+
+    def source(src) -> str:
+        if src.kind == "op":
+            producer = dump.op(src.ref)
+            return f"{node_of[producer.name]}:{src.slot}"
+        key = f"{src.kind}:{src.ref}"
+        if key not in sources:
+            sources[key] = f"{'x' if src.kind == 'parameter' and src.ref == 'x' else 'const'}_{len(sources)}"
+            node = graph.node.add(name=sources[key], op_type="ge:" + ("Data" if src.ref == "x" else "Const"))
+            node.output.append(sources[key] + ":0")
+        return sources[key] + ":0"
+
+    done: set[str] = set()
+    for op in dump.kernels:
+        name = node_of.get(op.name)
+        if name is None or name in done:
+            continue
+        done.add(name)
+        node = graph.node.add(name=name, op_type="ge:" + op.op_type)
+        node.input.extend(source(op.sources[s]) for s in sorted(op.sources))
+        if op.name in fused:
+            attr = node.attribute.add(name="_datadump_original_op_names", type=8)   # STRINGS
+            attr.strings.extend(n.encode() for n in fused[op.name])
+            node.attribute.add(name="_datadump_original_op_types", type=8).strings.extend(
+                dump.op(n).op_type.encode() for n in fused[op.name])
+        desc = node.attribute.add(name="output_desc_origin_layout:0", type=3)
+        desc.s = b"NCHW" if op.op_type == "Conv2D" else b"ND"
+    return text_format.MessageToString(model)
