@@ -42,10 +42,11 @@ class StepFolder:
 
 
 def holds_raw_files(path: str, peek: int = _PEEK) -> bool:
-    """Whether a folder holds files named like raw dumps (a peek at the first names only)."""
+    """Whether a folder holds files named like raw dumps, or named by a bare number as CANN names a file whose
+    name is too long (mapping.csv spells it out); a peek at the first names only."""
     try:
         with os.scandir(path) as it:
-            return any(RAW_NAME.match(e.name) and e.is_file() for e in islice(it, peek))
+            return any((RAW_NAME.match(e.name) or e.name.isdigit()) and e.is_file() for e in islice(it, peek))
     except OSError:
         return False
 
