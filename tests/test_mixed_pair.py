@@ -77,7 +77,8 @@ def test_the_310_side_reads_as_the_values_it_was_made_from(tmp_path):
     ref = open_dump(demo.ref)
     bias, relu = ref.op(FUSE[0][0]), ref.op(FUSE[0][1])
     assert pair.ref.op_type == "BiasAdd+ReLU" and pair.ref.fused == tuple(FUSE[0])
-    assert pair.ref.name == f"{FUSE[0][0]}+{FUSE[0][1]}" and pair.target.fused == tuple(FUSE[0])
+    assert pair.ref.name == f"{BLOCK5}/BiasAdd-op0+ReLU-op0" and pair.target.fused == tuple(FUSE[0])
+    assert pair.ref.key == FUSE[0][1]                 # the last member's key: the graph's edges reach the group
     assert np.array_equal(pair.ref.inputs[0].array(), bias.inputs[0].array())
     assert np.array_equal(pair.ref.outputs[0].array(), relu.outputs[0].array())
     assert np.array_equal(pair.target.outputs[0].array(), open_dump(demo.target).op(FUSE[0][1]).outputs[0].array())

@@ -4,7 +4,7 @@ GE fuses framework ops for Ascend (Conv2D + BiasAdd + ReLU become one op) and na
 `_datadump_original_op_names` (the reader puts them in `Op.fused`). The reference dump still has each op. To
 compare them, the reference ops of a group become one group op: the inputs of the first (in execution order),
 the outputs of the last, its key the last one's (so the graph's edges still reach it), its name the members'
-names joined with `+` (so the op tree shows the group), and `fused` listing the members.
+leaf names joined with `+` in their common scope (so the op tree shows the group), `fused` listing the members.
 """
 from __future__ import annotations
 
@@ -31,11 +31,16 @@ def _index(ops: list[Op]) -> tuple[dict[str, Op], dict[str, Op]]:
 
 
 def group_name(members: list[Op]) -> str:
-    """`scope/A-op0+B-op0` when the members share a scope, else their full names joined with `+`."""
-    scopes = {m.scope for m in members}
-    if len(scopes) == 1 and members[0].scope:
-        return members[0].scope + "/" + "+".join(m.leaf for m in members)
-    return "+".join(m.name for m in members)
+    """The members' leaf names joined with `+`, in the scope they share (`scope/BiasAdd-op0+ReLU-op0`), so that
+    the op tree, which nests by `/`, shows the group as one op where its members are."""
+    scopes = [m.scope.split("/") if m.scope else [] for m in members]
+    common: list[str] = []
+    for parts in zip(*scopes):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    leaves = "+".join(m.leaf for m in members)
+    return "/".join(common + [leaves])
 
 
 def group_op(members: list[Op]) -> Op:
