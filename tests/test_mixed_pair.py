@@ -56,6 +56,11 @@ def test_no_bug_no_divergence(tmp_path, fuse):
     demo, acl = mixed_pair(tmp_path, None, fuse)
     code, out = bisect_json(demo.ref, acl)
     assert code == 0 and out["culprit"] is None and out["roots"] == []
+    # raw dumps hold weights only as their consumers' inputs: the preconditions check them there, and the
+    # fp16 copies the 310 computes with differ from the 910's only by fp16 rounding
+    pre = out["preconditions"]
+    assert pre["checked"] == 74 and set(pre["by_status"]) == {"equal", "benign"}
+    assert all("float16 rounding" in c["detail"] for c in pre["not_equal"])
 
 
 def test_the_310_side_reads_as_the_values_it_was_made_from(tmp_path):
