@@ -3,6 +3,7 @@ and device layouts, damaged variants, overflow records, mapping.csv names and th
 tensor is checked against the array it was encoded from."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 
@@ -218,3 +219,20 @@ def test_read_only_dump_is_read_and_left_untouched(tmp_path):
         assert sorted(os.listdir(folder)) == before
     finally:
         os.chmod(folder, stat.S_IRWXU)
+
+
+def test_inspect_one_raw_file(tmp_path):
+    from conftest import run_cli
+    op = ops_for_layouts()[0]
+    path = write(step_folder(tmp_path), op)
+    code, out, err = run_cli("inspect", path, "--json", "-n", "3")
+    info = json.loads(out)
+    assert code == 0, err
+    assert info["kind"] == "CANN raw dump file (length-prefixed header)"
+    assert info["fields"]["input.1"] == "float16 [33, 20, 3, 3] from FRACTAL_Z [18, 3, 16, 16]"
+    assert info["shape"] == [1, 33, 3, 5] and info["dtype"] == "float16"
+    assert info["first_values"] == [float(v) for v in op.outputs[0].value.reshape(-1)[:3]]
+    with open(path, "r+b") as fh:
+        fh.truncate(os.path.getsize(path) - 2)
+    code, out, _ = run_cli("inspect", path)
+    assert code == 2 and "truncated" in out
