@@ -86,8 +86,12 @@ def test_shapes_that_do_not_fit_are_named_not_guessed():
     with pytest.raises(LayoutError, match="C1HWNCoC0 has no conversion"):
         plan("C1HWNCoC0", (1, 1, 1, 16, 16, 16), (16, 16, 1, 1))
     with pytest.raises(LayoutError, match="does not hold"):
-        plan("ND", (2, 4), (4, 2))
+        plan("NCHW", (1, 2, 4, 1), (1, 4, 2, 1))
+    with pytest.raises(LayoutError, match="does not hold"):
+        plan("ND", (2, 4), (3, 3))
     assert plan("ND", (1, 8), (8,)) is not None and plan("ND", (8,), (8,)) is None
+    flat = plan("ND", (6,), (2, 3))              # ND is row-major whatever the grouping of its dims
+    assert flat is not None and flat.to_original(np.arange(6)).tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
 def test_square_shapes_read_as_nchw():

@@ -56,18 +56,20 @@ def test_what_the_reader_takes(tmp_path):
     assert ir.nodes[getter.ref].op_type == "TupleGetItem" and ir.nodes[getter.ref].args[1].ref == "1"
 
 
-def test_origin_layout_decides_how_nc1hwc0_is_read(tmp_path):
-    """input_desc_origin_layout NHWC: the (1, 4, 4, 3) input is NHWC; NCHW would not fit its device shape."""
+def test_origin_layout_and_shape_decide_how_nc1hwc0_is_read(tmp_path):
+    """input_desc_origin_layout NHWC: the (1, 4, 4, 3) input is NHWC; the output's header has no original
+    shape, and output_desc_origin_shape gives it."""
     x = np.arange(48, dtype=np.float32).reshape(1, 4, 4, 3)
     folder = step_folder(tmp_path / "dump")
     write(folder, RawOp("Conv2D", "Default_conv1-Conv2d_Conv2D-op5",
-                        [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC")], timestamp=1))
+                        [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC")],
+                        [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC", original_shape=())], timestamp=1))
     (tmp_path / "ge_onnx_00000070_graph_0_Build.pbtxt").write_text(GE_TEXT)
     dump = open_dump(str(tmp_path / "dump"))
     op = dump.ops[0]
     assert op.name == "Default/conv1-Conv2d/Conv2D-op5" and op.name_source == "GE graph"
     assert op.fused == ("Default/conv1-Conv2d/Conv2D-op0", "Default/conv1-Conv2d/BiasAdd-op0")
-    assert np.array_equal(op.inputs[0].array(), x)
+    assert np.array_equal(op.inputs[0].array(), x) and np.array_equal(op.outputs[0].array(), x)
 
 
 def test_a_damaged_graph_is_a_warning_and_the_dump_loads(tmp_path):

@@ -20,6 +20,7 @@ import numpy as np
 
 # Formats whose bytes are already in the framework's order.
 PLAIN_FORMATS = {"", "ND", "DefaultFormat", "DEFAULT", "NC", "NCL", "CN", "MD", "NCHW", "NCDHW"}
+UNSHAPED_FORMATS = {"", "ND", "DefaultFormat", "DEFAULT"}
 # Plain transposes: the axis letters, and the framework layout they are undone to when none is known.
 TRANSPOSES = {"NHWC": "NCHW", "HWCN": "NCHW", "CHWN": "NCHW", "NDHWC": "NCDHW", "DHWCN": "NCDHW"}
 BLOCK_FORMATS = ("NC1HWC0", "NC1HWC0_C04", "NDC1HWC0", "FRACTAL_Z", "FRACTAL_NZ")
@@ -174,8 +175,12 @@ def plan(device_format: str, device_shape: tuple[int, ...], original_shape: tupl
     if fmt in PLAIN_FORMATS:
         if orig is None or orig == device_shape:
             return None
-        if _without_ones(orig) == _without_ones(device_shape):
-            return DeviceLayout(fmt, device_shape, orig, "ND")     # the same values, unit dims added or dropped
+        # ND holds the values in row-major order whatever the grouping of its dims; a named layout (NCHW...)
+        # may only add or drop unit dims, or we would be guessing which axes are which
+        same_values = math.prod(orig) == math.prod(device_shape) if fmt in UNSHAPED_FORMATS \
+            else _without_ones(orig) == _without_ones(device_shape)
+        if same_values:
+            return DeviceLayout(fmt, device_shape, orig, "ND")
         raise LayoutError(f"{fmt} shape {list(device_shape)} does not hold the original shape {list(orig)}")
     if fmt not in CONVERTED_FORMATS:
         raise LayoutError(f"device layout {fmt} has no conversion here: not compared")

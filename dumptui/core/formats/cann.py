@@ -18,7 +18,7 @@ from ..errors import DumpError
 from ..ir import IRGraph
 from ..model import KERNEL, Dump, Op, Problem, TensorRef
 from ..npy import Layout
-from .cann_file import MAPPING_FILE, RAW_NAME, RAW_PATTERN, OriginalFormats, RawFile, RawName, parse_raw_name, read_raw_file
+from .cann_file import MAPPING_FILE, RAW_NAME, RAW_PATTERN, RawFile, RawName, parse_raw_name, read_raw_file
 from .cann_locate import StepFolder, locate, looks_like
 from .files import list_dir, read_mapping_csv
 from .ge_graph import GeGraph, GeNode, find_build_graphs, read_ge_graph, to_ir
@@ -57,7 +57,8 @@ def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[st
         except (OSError, ValueError) as e:
             dump.problems.append(Problem(candidate, f"unreadable GE graph: {e}", "warning"))
             continue
-        known = sum(1 for n in file_names if n in graph.by_file_form())
+        names = graph.by_file_form()
+        known = sum(1 for n in file_names if n in names)
         if known == 0:
             dump.notes.append(f"GE graph {os.path.basename(candidate)} names none of the dumped ops: not used")
         elif best is None or known > best[0]:
@@ -110,18 +111,22 @@ def _op(raw: RawFile, graph_id: str, node: GeNode | None) -> Op:
     return op
 
 
-def _read_ops(dump: Dump, files: list[tuple[str, RawName]], graph_id: str, ge: GeGraph | None) -> list[Op]:
+def _read_ops(dump: Dump, files: list[tuple[str, RawName]], graph_id: str,
+              ge: GeGraph | None) -> tuple[list[Op], Counter[str]]:
+    """An op per readable file, and how many files came in each layout."""
     by_form = ge.by_file_form() if ge is not None else {}
     ops = []
+    layouts: Counter[str] = Counter()
     for path, rec in files:
         node = ge.nodes.get(by_form.get(rec.op_name, "")) if ge is not None else None
-        formats: OriginalFormats = node.origin_layouts if node is not None else {}
-        raw = read_raw_file(path, rec, formats)
+        raw = read_raw_file(path, rec, node.origin_layouts if node is not None else None,
+                            node.origin_shapes if node is not None else None)
         if raw.problem:
             dump.problems.append(Problem(path, raw.problem))
         if raw.tensors or not raw.problem:
             ops.append(_op(raw, graph_id, node))
-    return ops
+            layouts[raw.layout_variant] += 1
+    return ops, layouts
 
 
 def _number_calls(ops: list[Op]) -> None:
@@ -158,7 +163,7 @@ def open_cann(path: str, selection: Selection) -> Dump:
     if not files:
         raise DumpError(path, f"no raw dump files in {step.path}" + (" (only overflow records)" if dump.notes else ""))
     ge = _choose_ge_graph(dump, path, step, {rec.op_name for _p, rec in files}) if step.tree != "mindspore" else None
-    ops = _read_ops(dump, files, graph_id, ge)
+    ops, layouts = _read_ops(dump, files, graph_id, ge)
     if not ops:
         raise DumpError(path, f"none of the {len(files)} raw dump files in {step.path} is readable: "
                               + (dump.problems[-1].reason if dump.problems else "unknown reason"))
@@ -173,17 +178,16 @@ def open_cann(path: str, selection: Selection) -> Dump:
     number_in_order(ops, {}, lambda op: (op.timestamp or 0, op.key))
     dump.ops = ops
     link_dataflow(dump, irs, lambda _graph, _name: None)
-    dump.variant = _variant(step, files, ops, ge)
+    dump.variant = _variant(step, files, layouts, ops, ge)
     return dump
 
 
-def _variant(step: StepFolder, files: list[tuple[str, RawName]], ops: list[Op], ge: GeGraph | None) -> str:
+def _variant(step: StepFolder, files: list[tuple[str, RawName]], layouts: Counter[str], ops: list[Op],
+             ge: GeGraph | None) -> str:
     tree = {"acl": "ACL dump tree", "mindspore": "MindSpore async dump (rank tree)", "folder": "a folder of raw files"}
     names = Counter(rec.variant for _p, rec in files)
-    layouts = Counter(t.layout().decoder.__class__.__name__ for op in ops for t in op.tensors() if t.has_data)
-    parts = [f"CANN raw dump files, {tree[step.tree]}", "names: " + ", ".join(sorted(names))]
-    if "EmbeddedPayload" in layouts:
-        parts.append("whole-file DumpData (older layout)")
+    parts = [f"CANN raw dump files, {tree[step.tree]}", "names: " + ", ".join(sorted(names)),
+             "layout: " + ", ".join(sorted(layouts))]
     fused = sum(1 for op in ops if op.fused)
     if ge is not None:
         parts.append(f"GE graph {os.path.basename(ge.path)}" + (f", {fused} fused ops" if fused else ""))

@@ -93,18 +93,20 @@ class RawFile:
     problem: str | None = None
 
 
-# Original framework layouts known from elsewhere (a GE graph): (io, slot) -> layout name.
+# What a GE graph says of the tensors of an op, by (io, slot): the framework layout and shape.
 OriginalFormats = dict[tuple[str, int], str]
+OriginalShapes = dict[tuple[str, int], tuple[int, ...]]
 
 
 def _tensor(io: str, slot: int, proto: Message, offset: int, size: int, problem: str | None,
-            original_formats: OriginalFormats, embedded: bool) -> RawTensor:
+            graph: tuple[OriginalFormats, OriginalShapes], embedded: bool) -> RawTensor:
     """The tensor of an OpInput/OpOutput, its payload at `offset` (or inside the protobuf when `embedded`)."""
     type_name = data_type_name(proto.data_type)
     dtype = DECODED_TYPES.get(type_name)
     fmt = format_name(proto.format)
     device = dims(proto.shape)
-    original = dims(proto.original_shape) if proto.HasField("original_shape") else None
+    original_formats, original_shapes = graph
+    original = dims(proto.original_shape) if proto.HasField("original_shape") else original_shapes.get((io, slot))
     original_format = original_formats.get((io, slot))
     if original_format is None and io == "output" and proto.original_op.name:
         original_format = format_name(proto.original_op.format)
@@ -179,7 +181,8 @@ def _payload_sizes(msg: Message) -> list[int]:
     return [int(p.size) for group in (msg.input, msg.output, msg.buffer, msg.space) for p in group]
 
 
-def _current_layout(raw: RawFile, msg: Message, length: int, size: int, original_formats: OriginalFormats) -> None:
+def _current_layout(raw: RawFile, msg: Message, length: int, size: int,
+                    graph: tuple[OriginalFormats, OriginalShapes]) -> None:
     total = _LENGTH.size + length + sum(_payload_sizes(msg))
     problem = None
     if total != size:
@@ -188,18 +191,18 @@ def _current_layout(raw: RawFile, msg: Message, length: int, size: int, original
     offset = _LENGTH.size + length
     for io, protos in (("input", msg.input), ("output", msg.output)):
         for slot, proto in enumerate(protos):
-            raw.tensors.append(_tensor(io, slot, proto, offset, int(proto.size), problem, original_formats, False))
+            raw.tensors.append(_tensor(io, slot, proto, offset, int(proto.size), problem, graph, False))
             offset += int(proto.size)
     raw.problem = problem
 
 
-def _whole_file_layout(raw: RawFile, msg: Message, original_formats: OriginalFormats) -> None:
+def _whole_file_layout(raw: RawFile, msg: Message, graph: tuple[OriginalFormats, OriginalShapes]) -> None:
     for io, protos in (("input", msg.input), ("output", msg.output)):
         for slot, proto in enumerate(protos):
             problem = None
             if proto.size and proto.size != len(proto.data):
                 problem = f"damaged: {io} {slot} holds {len(proto.data)} B of data, its size field says {proto.size} B"
-            raw.tensors.append(_tensor(io, slot, proto, 0, len(proto.data), problem, original_formats, True))
+            raw.tensors.append(_tensor(io, slot, proto, 0, len(proto.data), problem, graph, True))
 
 
 def _is_whole_file_dump(msg: Message) -> bool:
@@ -207,10 +210,12 @@ def _is_whole_file_dump(msg: Message) -> bool:
     return bool(msg.op_name) or any(p.HasField("shape") for p in list(msg.input) + list(msg.output))
 
 
-def read_raw_file(path: str, name: RawName, original_formats: OriginalFormats | None = None) -> RawFile:
-    """The header of one raw file, in either layout; a damaged file comes back with `problem` set."""
+def read_raw_file(path: str, name: RawName, original_formats: OriginalFormats | None = None,
+                  original_shapes: OriginalShapes | None = None) -> RawFile:
+    """The header of one raw file, in either layout; a damaged file comes back with `problem` set. A GE graph
+    may tell the original layout of a tensor, and its original shape where the header has none."""
     raw = RawFile(path, name)
-    formats = original_formats or {}
+    graph = (original_formats or {}, original_shapes or {})
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
@@ -218,7 +223,7 @@ def read_raw_file(path: str, name: RawName, original_formats: OriginalFormats | 
             if not isinstance(header, str):
                 msg, length = header
                 raw.op_name, raw.layout_variant = msg.op_name, "length-prefixed header"
-                _current_layout(raw, msg, length, size, formats)
+                _current_layout(raw, msg, length, size, graph)
                 if raw.problem is None or _is_whole_file_dump(msg):
                     return raw
             fh.seek(0)
@@ -238,5 +243,5 @@ def read_raw_file(path: str, name: RawName, original_formats: OriginalFormats | 
     raw.tensors.clear()
     raw.problem = None
     raw.op_name, raw.layout_variant = whole.op_name, "whole-file DumpData"
-    _whole_file_layout(raw, whole, formats)
+    _whole_file_layout(raw, whole, graph)
     return raw
