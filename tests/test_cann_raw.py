@@ -236,3 +236,20 @@ def test_inspect_one_raw_file(tmp_path):
         fh.truncate(os.path.getsize(path) - 2)
     code, out, _ = run_cli("inspect", path)
     assert code == 2 and "truncated" in out
+
+
+def test_worker_processes_read_device_layouts_too(tmp_path):
+    """Full compares of big dumps run in spawned processes that rebuild each tensor from its Layout: the
+    device layout and the embedded payload must travel with it."""
+    from dumptui.core.metrics import ElementTolerance, compare_tensors
+    from dumptui.core.parallel import compare_in_processes
+    ops = ops_for_layouts()
+    write(step_folder(tmp_path / "a"), ops[0], "current")
+    write(step_folder(tmp_path / "b"), ops[0], "whole")
+    a, b = open_dump(str(tmp_path / "a")).ops[0], open_dump(str(tmp_path / "b")).ops[0]
+    jobs = [(a.outputs[0], b.outputs[0], ElementTolerance()), (a.inputs[1], b.inputs[1], ElementTolerance())]
+    results = {idx: (st, err) for idx, st, err in compare_in_processes(jobs, workers=2, kl=False)}
+    for idx, (x, y, tol) in enumerate(jobs):
+        st, err = results[idx]
+        assert err is None and st.bitwise_equal and st.n == x.size
+        assert st.n == compare_tensors(x, y, tol, kl=False).n
