@@ -253,3 +253,24 @@ def test_worker_processes_read_device_layouts_too(tmp_path):
         st, err = results[idx]
         assert err is None and st.bitwise_equal and st.n == x.size
         assert st.n == compare_tensors(x, y, tol, kl=False).n
+
+
+def test_mindspore_async_dump_of_raw_files(tmp_path):
+    """MindSpore on Ascend writes raw files in its rank tree unless told to write .npy: names and dataflow
+    come from its execution-order csv and graph file, as for its .npy dumps."""
+    from dumptui.core.dumpwriter import DumpWriter
+    x = values((1, 20, 3, 5), "float16")
+    writer = DumpWriter(str(tmp_path / "rank_0"), device="Ascend")
+    conv, relu = "Default/conv1-Conv2d/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"
+    first = writer.node("Conv2D", conv, ["%para1_x"], [("Float16", x.shape)], [("Float16", x.shape)])
+    writer.node("ReLU", relu, [first], [("Float16", x.shape)], [("Float16", x.shape)])
+    writer.finish()
+    for ts, name in ((1, conv), (2, relu)):
+        write(writer.data_dir, RawOp(name.rsplit("/", 1)[1].split("-")[0], name.replace("/", "_"),
+                                     [Tensor(x, "float16", "NC1HWC0")], [Tensor(x, "float16", "NC1HWC0")], timestamp=ts))
+    assert detect(str(tmp_path)) == "cann-raw"
+    dump = open_dump(str(tmp_path))
+    assert [op.name for op in dump.ops] == [conv, relu] and dump.rank == "0" and dump.iterations == {"0": "0"}
+    assert "MindSpore async dump" in dump.variant and dump.graph_source.endswith(".ir")
+    assert list(dump.graph.predecessors(relu)) == [conv]
+    assert np.array_equal(dump.op(relu).inputs[0].array(), x)

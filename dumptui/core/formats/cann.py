@@ -54,7 +54,7 @@ def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[st
     for candidate in find_build_graphs(_graph_folders(path, step)):
         try:
             graph = read_ge_graph(candidate)
-        except (OSError, ValueError) as e:
+        except Exception as e:  # a damaged graph must not stop the dump from loading: it is named instead
             dump.problems.append(Problem(candidate, f"unreadable GE graph: {e}", "warning"))
             continue
         names = graph.by_file_form()
