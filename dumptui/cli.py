@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that nee
 
     from .core.model import Dump
 
-SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo")
+SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config")
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 
 
@@ -57,7 +57,7 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(
             prog="dumptui", description="Find the first operator where two tensor dumps diverge "
             "(e.g. Ascend910 vs Ascend310). Opens the terminal app; see the subcommands for headless use.",
-            epilog="subcommands: bisect, compare, info, inspect, demo (dumptui SUBCOMMAND --help)")
+            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config (dumptui SUBCOMMAND --help)")
         p.add_argument("ref", nargs="?", help="reference dump (e.g. the Ascend910 run)")
         p.add_argument("target", nargs="?", help="target dump (e.g. the Ascend310 run)")
         p.add_argument("--demo", action="store_true", help="make a demo pair in a temporary folder and open it")
@@ -101,6 +101,30 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p.add_argument("--ops", type=int, default=60, help="number of kernels (default 60)")
         p.add_argument("--size", type=int, default=4096, help="elements per activation tensor (default 4096)")
         p.add_argument("--seed", type=int, default=20261202)
+    elif sub == "convert":
+        p.description = ("CANN raw dump files (Ascend310, or MindSpore on Ascend) to .npy files that np.load reads, "
+                         "in their original shape; no CANN needed. Exit 2 when some tensor could not be converted.")
+        p.add_argument("raw", help="the raw dump folder (dump_path, or any folder below it)")
+        p.add_argument("-o", "--out", required=True, help="folder for the .npy files (not inside RAW)")
+        p.add_argument("--json", action="store_true", help="print the summary as JSON")
+        _dump_options(p)
+    elif sub == "config":
+        p.description = "Write a dump configuration: acl.json for an Ascend310 model, data_dump.json for MindSpore."
+        kinds = p.add_subparsers(dest="kind", required=True, metavar="{acl,mindspore}")
+        acl = kinds.add_parser("acl", help="acl.json with the model name read from a MindIR file")
+        acl.add_argument("--mindir", required=True, help="the .mindir file the 310 model was built from")
+        acl.add_argument("--dump-path", required=True, help="absolute folder the device dumps into (must exist)")
+        acl.add_argument("--ops", nargs="+", default=[], metavar="OP", help="dump only these ops (default: all)")
+        acl.add_argument("--mode", default="all", choices=("all", "input", "output"), help="dump_mode (default all)")
+        acl.add_argument("-o", "--out", default="acl.json", help="where to write it (default ./acl.json)")
+        ms = kinds.add_parser("mindspore", help="data_dump.json for MINDSPORE_DUMP_CONFIG")
+        ms.add_argument("--kernels", nargs="*", default=[], metavar="NAME", help="full names (default: every kernel)")
+        ms.add_argument("--path", required=True, help="absolute dump folder")
+        ms.add_argument("--net-name", default="Net")
+        ms.add_argument("--iteration", default="0", help='"0", "0|5-8" or "all" (default 0)')
+        ms.add_argument("--trans-flag", default="true", choices=("true", "false"),
+                        help="false keeps device layouts (dumptui reads both; default true)")
+        ms.add_argument("-o", "--out", default="data_dump.json", help="where to write it (default ./data_dump.json)")
     return p
 
 
@@ -327,6 +351,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .core.convert import convert
+    report = convert(args.raw, args.out, rank=args.rank, graph=args.graph, iteration=args.iteration)
+    if args.json:
+        print(json.dumps({"out": report.out, "written": len(report.written), "layouts": dict(report.layouts),
+                          "not_converted": [{"what": w, "reason": r} for w, r in report.not_converted],
+                          "overflow": report.overflow}, indent=1))
+    else:
+        print("\n".join(report.summary_lines()))
+    return EXIT_OK if report.complete else EXIT_USAGE
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from .core import dumpconfig
+    if args.kind == "acl":
+        acl = dumpconfig.acl_config(args.mindir, args.dump_path, args.ops, args.mode)
+        path = dumpconfig.write_json(args.out, acl.config)
+        print(f"graph name: {acl.graph_name}\nmodel_name: {acl.model_name}\nwrote {path}")
+        exists = "exists" if os.path.isdir(args.dump_path) else "does not exist yet: mkdir -p " + args.dump_path
+        print(f"warning: {dumpconfig.MISSING_FOLDER} ({args.dump_path} {exists})", file=sys.stderr)
+        return EXIT_OK
+    config = dumpconfig.mindspore_dump_config(args.kernels, args.path, args.net_name, args.iteration,
+                                              args.trans_flag == "true")
+    path = dumpconfig.write_json(args.out, config)
+    print(f"wrote {path}\nrun with: export MINDSPORE_DUMP_CONFIG={path}")
+    return EXIT_OK
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
@@ -360,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv[1:] if sub else argv)
     try:
         handler = {"bisect": cmd_bisect, "compare": cmd_compare, "info": cmd_info, "inspect": cmd_inspect,
-                   "demo": cmd_demo, None: cmd_app}[sub]
+                   "demo": cmd_demo, "convert": cmd_convert, "config": cmd_config, None: cmd_app}[sub]
         return handler(args)
     except DumptuiError as e:
         print(f"dumptui: {e}", file=sys.stderr)

@@ -20,8 +20,8 @@ from test_reader_mindspore import small_dump
 
 def test_formats_are_the_readers_formats():
     assert FORMATS == ("mindspore-npy", "mindspore-statistic", "mindspore-bin", "msprobe", "msprobe-statistics",
-                       "npy-folder")
-    assert [r.name for r in READERS] == ["mindspore-npy", "mindspore-bin", "msprobe", "npy-folder"]
+                       "cann-raw", "npy-folder")
+    assert [r.name for r in READERS] == ["mindspore-npy", "mindspore-bin", "msprobe", "cann-raw", "npy-folder"]
     for reader in READERS:
         assert reader.formats[0] == reader.name and reader.expects
 
@@ -44,7 +44,8 @@ def test_no_dump_message_lists_every_reader(tmp_path):
     with pytest.raises(DumpError) as e:
         detect(str(tmp_path))
     assert e.value.reason == ("no dump found: expected a MindSpore dump (rank_N/, .npy or statistic.csv files), "
-                              "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), or a folder of .npy files")
+                              "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), a CANN / ACL raw dump "
+                              "({op_type}.{op_name}.{task}.{stream}.{timestamp} files), or a folder of .npy files")
 
 
 def test_format_given_skips_detection_and_unknown_format_is_refused(tmp_path):

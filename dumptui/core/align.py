@@ -1,6 +1,7 @@
 """Pairing the ops of two dumps.
 
-In order of trust: a mapping file (`--map`, CSV `ref_name,target_name`); the exact full name; a normalised
+In order of trust: a mapping file (`--map`, CSV `ref_name,target_name`); a fused target op with the group of
+ref ops it replaced (fusion.py); the exact full name; a normalised
 name (case and `/ _ . \\` spellings ignored); the same scope and op type with a different `-opN` counter,
 matched in execution order; then, inside each gap between pairs already made, the position in execution
 order with the same op type and tensor shapes; last, an op renamed at the same position and scope with the
@@ -13,6 +14,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
+from .fusion import FUSED, fused_groups
 from .model import KERNEL, Dump, Op, no_cyclic_gc
 
 EXACT = "exact name"
@@ -107,7 +109,7 @@ _OPN = re.compile(r"-op\d+$")
 
 
 def _counterless(op: Op) -> str:
-    return _OPN.sub("", op.name)
+    return normalise(_OPN.sub("", op.name))     # spelling-insensitive: raw dumps write `/` as `_`
 
 
 def _shapes(op: Op) -> tuple:
@@ -135,8 +137,8 @@ def align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None = None) 
 
 def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
     warnings: list[str] = []
-    ref_ops = ref.ops
     tgt_ops = target.ops
+    ref_ops, fused = fused_groups(ref.ops, tgt_ops)   # a fused target op's ref ops become one group op
     r_of: dict[int, Op] = {}      # id(ref op) -> target op
     how: dict[int, str] = {}
     t_used: set[int] = set()
@@ -170,6 +172,9 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
                 warnings.append(f"map file: {a} or {b} is already paired")
                 continue
             pair(r, t, MAPPED)
+    for r, t in fused:
+        if id(r) not in r_of and id(t) not in t_used:
+            pair(r, t, FUSED)
 
     for kind_ops in (lambda ops: [o for o in ops if o.kind == KERNEL], lambda ops: [o for o in ops if o.kind != KERNEL]):
         R, T = kind_ops(ref_ops), kind_ops(tgt_ops)

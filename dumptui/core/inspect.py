@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import dtypes
+from .formats.cann_file import RawName, parse_raw_name, read_raw_file
 from .formats.mindspore import parse_npy_name
 from .formats.mindspore_bin import bin_tensor_ref, parse_bin_name
 from .metrics import SideStats, side_stats
@@ -39,6 +40,9 @@ def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
                        "format": npy.fmt or "(none)", "dtype (name)": npy.dtype or "(none: older release)"}
         name_dt = dtypes.canonical(npy.dtype) if npy.dtype else None
         return TensorRef(path, npy.io, int(npy.slot), dtype=name_dt, size_on_disk=size)
+    cann = parse_raw_name(base)
+    if cann is not None:
+        return _raw_dump_tensor(path, cann, info)
     raw = parse_bin_name(base) if base.endswith(".bin") else None
     if raw is not None:
         info.kind = "MindSpore 1.x .bin dump file (raw bytes, shape and dtype from the name)"
@@ -50,13 +54,33 @@ def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
     return None
 
 
+def _raw_dump_tensor(path: str, name: RawName, info: FileInfo) -> TensorRef | None:
+    """A CANN raw dump file: every tensor its header lists goes into the fields; the values shown are the
+    first output's (else the first input's)."""
+    raw = read_raw_file(path, name)
+    info.kind = f"CANN raw dump file ({raw.layout_variant or 'unreadable'})"
+    info.fields = {"op type": name.op_type, "op name (file form)": name.op_name, "task id": name.task,
+                   "stream id": name.stream or "(none: old CANN)", "timestamp (us)": str(name.timestamp)}
+    if raw.op_name:
+        info.fields["op name (DumpData)"] = raw.op_name
+    for t in raw.tensors:
+        info.fields[f"{t.io}.{t.slot}"] = (f"{t.dtype} {list(t.shape)} from {t.device_format} {list(t.device_shape)}"
+                                           + (f": {t.layout.problem}" if t.layout.problem else ""))
+    if not raw.tensors:
+        info.problem = raw.problem or "no tensors in this dump file"
+        return None
+    t = next((t for t in raw.tensors if t.io == "output"), raw.tensors[0])
+    return TensorRef(path, t.io, t.slot, dtype=t.dtype, shape=t.shape, fmt=t.device_format,
+                     layout_fn=lambda: t.layout, size_on_disk=t.size)
+
+
 def inspect_file(path: str, n_values: int = 10) -> FileInfo:
     """Raises OSError for a missing file; everything else is reported in the FileInfo."""
     size = os.path.getsize(path)
     info = FileInfo(path=path, kind="file", size_on_disk=size)
     tref = _tensor_of(path, size, info)
     if tref is None:
-        info.problem = "not a tensor file dumptui reads (.npy, or a MindSpore 1.x .bin dump file)"
+        info.problem = info.problem or "not a tensor file dumptui reads (.npy, a MindSpore 1.x .bin or a CANN raw dump file)"
         return info
     lay = tref.layout()
     info.dtype, info.shape = tref.dtype, lay.shape

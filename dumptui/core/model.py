@@ -95,6 +95,11 @@ class TensorRef:
     def label(self) -> str:
         return f"{self.io}.{self.slot}"
 
+    def relayout(self, shape: tuple[int, ...] | None, layout_fn: Callable[[], Layout]) -> TensorRef:
+        """This tensor read through another layout, e.g. a device layout put back into the graph's shape."""
+        return TensorRef(self.path, self.io, self.slot, self._dtype, shape, self.fmt, self.timestamp, layout_fn,
+                         self.stats, self.size_on_disk)
+
     @property
     def has_data(self) -> bool:
         return self.stats is None
@@ -189,6 +194,7 @@ class Op:
     code: list[str] = field(default_factory=list)                   # user source lines (from the IR)
     key: str = ""                  # unique within the dump (name, or graph:name when graphs collide)
     call: int = 1                  # 2, 3... when the same kernel ran more than once in one iteration
+    fused: tuple[str, ...] = ()    # the framework ops a fused op stands for, in order (GE graphs; fusion.py)
 
     def __post_init__(self) -> None:
         if not self.key:

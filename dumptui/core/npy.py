@@ -12,12 +12,20 @@ import os
 import re
 import struct
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from . import dtypes
 
 MAGIC = b"\x93NUMPY"
+
+
+class PayloadDecoder(Protocol):
+    """Reads a payload that is not the plain C-order array at `offset`: a device layout (NC1HWC0, ...) to put
+    back into the original shape, or bytes inside a protobuf. Returns the values in the Layout's shape."""
+
+    def decode(self, path: str, storage: np.dtype, offset: int) -> np.ndarray: ...
 _STANDARD_HEADER = re.compile(r"^\{'descr': '([<>|=][a-zA-Z]\d*)', 'fortran_order': (True|False), "
                               r"'shape': \(([\d, ]*)\), \}\s*$")
 
@@ -34,6 +42,7 @@ class Layout:
     repaired: str | None = None   # why the payload is read differently from what the header says
     declared: str | None = None   # what the header declared, e.g. "float16[1, 8, 32, 32]"
     widen_bf16: bool = False      # storage holds raw bfloat16 bits
+    decoder: PayloadDecoder | None = None   # set when the bytes are not the plain array (frozen, picklable)
 
     @property
     def size(self) -> int:
@@ -135,6 +144,8 @@ def _readable_storage(layout: Layout) -> np.dtype:
 def open_array(path: str, layout: Layout) -> np.ndarray:
     """A read-only view of the payload (memory-mapped when non-empty). Raises OSError/ValueError."""
     storage = _readable_storage(layout)
+    if layout.decoder is not None:
+        return layout.decoder.decode(path, storage, layout.offset)
     shape = layout.shape or ()
     if layout.size == 0:
         return np.zeros(shape, dtype=storage)
@@ -145,6 +156,8 @@ def open_array(path: str, layout: Layout) -> np.ndarray:
 def read_small(path: str, layout: Layout) -> np.ndarray:
     """The payload read into memory as a flat array (for small tensors)."""
     storage = _readable_storage(layout)
+    if layout.decoder is not None:
+        return layout.decoder.decode(path, storage, layout.offset).reshape(-1)
     n = layout.size
     with open(path, "rb") as fh:
         fh.seek(layout.offset)

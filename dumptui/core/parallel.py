@@ -24,12 +24,12 @@ MIN_BYTES_FOR_PROCESSES = 64 << 20     # below this, starting workers costs more
 def tensor_spec(t: TensorRef) -> tuple:
     lay = t.layout()
     return (t.path, t.io, t.slot, t.dtype, tuple(lay.shape or ()), lay.storage.str, lay.offset, lay.fortran,
-            lay.widen_bf16)
+            lay.widen_bf16, lay.decoder)
 
 
 def _from_spec(spec: tuple) -> TensorRef:
-    path, io, slot, dtype, shape, storage, offset, fortran, widen = spec
-    layout = Layout(np.dtype(storage), shape, offset, fortran, widen_bf16=widen)
+    path, io, slot, dtype, shape, storage, offset, fortran, widen, decoder = spec
+    layout = Layout(np.dtype(storage), shape, offset, fortran, widen_bf16=widen, decoder=decoder)
     return TensorRef(path, io, slot, dtype=dtype, shape=shape, layout_fn=lambda: layout)
 
 

@@ -20,8 +20,11 @@ ADVICE = {"network input": "check the preprocessing (the field guide's first pre
 
 
 def check_inputs(session: Session) -> list[InputCheck]:
-    """Every parameter / network input dumped as such, then those only seen as their consumers' inputs."""
-    checks = [_check_parameter(session, p) for p in session.alignment.pairs if p.kind == PARAMETER]
+    """Every parameter / network input dumped as such, then those only seen as their consumers' inputs (all of
+    them when one side dumps no parameters at all, as CANN raw dumps do: its ops' inputs hold them)."""
+    one_sided = not all(any(op.kind == PARAMETER for op in d.ops) for d in (session.ref, session.target))
+    checks = [_check_parameter(session, p) for p in session.alignment.pairs
+              if p.kind == PARAMETER and (p.paired or not one_sided)]
     checks = [c for c in checks if c is not None]
     checks += _check_consumed_only(session, {c.name for c in checks})
     return checks

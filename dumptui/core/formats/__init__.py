@@ -9,6 +9,7 @@ import os
 
 from ..errors import DumpError
 from ..model import Dump, no_cyclic_gc
+from .cann import CannRawReader
 from .mindspore import MindSporeNpyReader
 from .mindspore_bin import MindSporeBinReader
 from .msprobe import MsprobeReader
@@ -19,6 +20,7 @@ READERS: tuple[Reader, ...] = (
     MindSporeNpyReader(),
     MindSporeBinReader(),
     MsprobeReader(),
+    CannRawReader(),
     NpyFolderReader(),
 )
 FORMATS = tuple(fmt for reader in READERS for fmt in reader.formats)

@@ -1,9 +1,9 @@
 """Parser for MindSpore's graph protobuf (`ms_output_trace_code_graph_{g}.pb`, package `mindspore.irpb`, proto2).
 
 The schema is MindSpore's `anf_ir.proto` (mindspore/ccsrc/utils/anf_ir.proto). We build its message classes at
-import time from a descriptor written out in code, so neither protoc nor a generated `_pb2` module is needed. The
-classes live in a private descriptor pool: an installed MindSpore registers the same `mindspore.irpb` names in
-the default pool, and registering them twice there fails.
+import time from the tables below (protoschema.py), so neither protoc nor a generated `_pb2` module is needed.
+The classes live in a private descriptor pool: an installed MindSpore registers the same `mindspore.irpb` names
+in the default pool, and registering them twice there fails.
 
 What MindSpore's exporter (dump_proto.cc) writes, as seen in real 2.10 files:
 - kernels and virtual nodes alike are `NodeProto`s named "1", "2", ... in topological order, with `op_type`
@@ -15,15 +15,13 @@ What MindSpore's exporter (dump_proto.cc) writes, as seen in real 2.10 files:
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError
 
 from .. import dtypes
 from ..ir import IRArg, IRGraph, IRNode, IRParam, TensorType
 from .irtext import MONADS, strip_prefix
+from .protoschema import Message, message_classes
 
 _PACKAGE = "mindspore.irpb"
 _FILE_NAME = "dumptui/anf_ir.proto"
@@ -105,67 +103,8 @@ _MESSAGES = {
     ],
 }
 
-# The message classes are built at run time from the descriptor: their instances have no static type.
-Message = Any
-
-_F = descriptor_pb2.FieldDescriptorProto
-_SCALAR_TYPES = {
-    "bool": _F.TYPE_BOOL, "int32": _F.TYPE_INT32, "int64": _F.TYPE_INT64, "uint64": _F.TYPE_UINT64,
-    "float": _F.TYPE_FLOAT, "double": _F.TYPE_DOUBLE, "string": _F.TYPE_STRING, "bytes": _F.TYPE_BYTES,
-}
-
-
-def file_descriptor() -> descriptor_pb2.FileDescriptorProto:
-    """anf_ir.proto as a FileDescriptorProto."""
-    fd = descriptor_pb2.FileDescriptorProto(name=_FILE_NAME, package=_PACKAGE, syntax="proto2")
-    messages: dict[str, descriptor_pb2.DescriptorProto] = {}
-
-    def message(path: str) -> descriptor_pb2.DescriptorProto:
-        if path not in messages:
-            outer, _, leaf = path.rpartition(".")
-            messages[path] = (message(outer).nested_type if outer else fd.message_type).add(name=leaf)
-        return messages[path]
-
-    for path, values in _ENUMS.items():
-        outer, _, leaf = path.rpartition(".")
-        enum = (message(outer).enum_type if outer else fd.enum_type).add(name=leaf)
-        for name, number in values:
-            enum.value.add(name=name, number=number)
-    for path, fields in _MESSAGES.items():
-        msg = message(path)
-        for name, number, label, type_name in fields:
-            field = msg.field.add(name=name, number=number)
-            field.label = _F.LABEL_REPEATED if label in ("repeated", "packed") else _F.LABEL_OPTIONAL
-            if label == "packed":
-                field.options.packed = True
-            if label.startswith("oneof "):
-                oneof = label.split(" ", 1)[1]
-                oneofs = [o.name for o in msg.oneof_decl]
-                if oneof not in oneofs:
-                    msg.oneof_decl.add(name=oneof)
-                    oneofs.append(oneof)
-                field.oneof_index = oneofs.index(oneof)
-            if type_name in _SCALAR_TYPES:
-                field.type = _SCALAR_TYPES[type_name]
-            else:
-                field.type = _F.TYPE_ENUM if type_name in _ENUMS else _F.TYPE_MESSAGE
-                field.type_name = f".{_PACKAGE}.{type_name}"
-    return fd
-
-
-def _message_classes() -> dict[str, type]:
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(file_descriptor().SerializeToString())
-    try:
-        from google.protobuf.message_factory import GetMessageClass
-    except ImportError:  # protobuf < 4.21
-        from google.protobuf.message_factory import MessageFactory
-        GetMessageClass = MessageFactory(pool).GetPrototype
-    return {path: GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{path}")) for path in _MESSAGES}
-
-
 # Message classes by name ("ModelProto", "TypeProto.Tensor", ...).
-MESSAGES = _message_classes()
+MESSAGES = message_classes(_FILE_NAME, _PACKAGE, "proto2", _ENUMS, _MESSAGES)
 ModelProto = MESSAGES["ModelProto"]
 
 _DT = dict(_ENUMS["DataType"])

@@ -26,6 +26,7 @@ from .mindspore_locate import MAPPING_FILE, STAT_FILE, Located, locate
 from .names import file_form, resolve_names
 from .pipeline import (assign_keys, foreign_file, link_dataflow, listed_positions, misnamed_file, number_in_order,
                        read_graphs, read_orders)
+from .device_tensors import restore_original_shapes
 from .reader import Selection
 from .statistic_csv import read_statistic_csv
 
@@ -313,6 +314,7 @@ def open_mindspore(path: str, selection: Selection) -> Dump:
 
     param_keys = {(op.graph, op.name): op.key for op in others if op.kind == PARAMETER}
     unmapped = link_dataflow(dump, irs, lambda g, name: param_keys.get((g, name)))
+    restore_original_shapes(dump, irs)     # trans_flag false: device layouts back to the graph's shapes
     if unmapped and len(unmapped) < len(kernels):
         dump.notes.append(f"{len(unmapped)} kernels not found in the graph file (kept their file names)")
     if not orders and not have_ts:

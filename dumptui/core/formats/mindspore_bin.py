@@ -28,6 +28,7 @@ from ..npy import Layout
 from .files import is_dir, list_dir, numbered_subdirs, numeric_key
 from .pipeline import (assign_keys, foreign_file, link_dataflow, listed_positions, misnamed_file, number_in_order,
                        read_graphs, read_orders)
+from .device_tensors import restore_original_shapes
 from .reader import Selection, choose_one
 
 DTYPE_LABELS = ("Bool", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float16",
@@ -310,6 +311,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
 
     param_keys = {op.name: op.key for op in others if op.kind == PARAMETER}
     unmapped = link_dataflow(dump, irs, lambda _graph, name: param_keys.get(name))
+    restore_original_shapes(dump, irs)     # trans_flag false: device layouts back to the graph's shapes
     if unmapped:
         dump.notes.append(f"{len(unmapped)} kernels not found in the graph file")
     return dump

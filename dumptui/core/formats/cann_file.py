@@ -1,0 +1,247 @@
+"""One CANN raw dump file: its name, its DumpData header, and where each tensor's bytes are (FORMATS.md §2).
+
+Two layouts exist. Current: `uint64 little-endian L` | L bytes of DumpData with empty `data` fields | the
+payloads of every input, every output, every buffer and every workspace, in that order, each `size` bytes; it
+is consistent when `8 + L + sum(sizes) == file size`. Older: the whole file is one DumpData with the bytes in
+the `data` fields. Only the header is read here (and, for the older layout, the whole file once); tensor
+bytes are read on demand through the Layout of each tensor.
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import BinaryIO
+
+import numpy as np
+
+from .. import dtypes
+from ..devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
+from ..npy import Layout
+from .cann_proto import DECODED_TYPES, Message, data_type_name, dims, format_name, parse_dump_data
+
+# {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[.{task_type}.{context_id}.{thread_id}.{device_id}]:
+# very old CANN wrote no stream id, FFTS+ appends four fields. Names have `.`, `/`, `\` and space replaced by `_`.
+RAW_NAME = re.compile(r"^(?P<type>[^.]+)\.(?P<name>[^.]+)\.(?P<task>\d+)(?:\.(?P<stream>\d+))?\.(?P<ts>\d+)"
+                      r"(?P<ffts>\.[A-Za-z0-9_]+\.\d+\.\d+\.\d+)?$")
+RAW_PATTERN = "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}"
+OVERFLOW_TYPE = "Opdebug"
+MAPPING_FILE = "mapping.csv"
+_LENGTH = struct.Struct("<Q")
+_MAX_HEADER = 1 << 28     # a DumpData header without payloads is small; a larger length is not a length
+
+
+@dataclass(frozen=True)
+class RawName:
+    """The fields of a raw dump file name."""
+
+    op_type: str
+    op_name: str            # in file form (separators replaced by `_`)
+    task: str
+    stream: str             # "" for very old CANN
+    timestamp: int
+    variant: str            # "current", "no stream id (old CANN)" or "FFTS+"
+
+    @property
+    def overflow(self) -> bool:
+        return self.op_type == OVERFLOW_TYPE
+
+
+def parse_raw_name(name: str, mapping: dict[str, str] | None = None) -> RawName | None:
+    """The fields of a raw dump file name, or None. A name CANN had to replace by a number (too long for the
+    file system) is looked up in `mapping` (mapping.csv beside it)."""
+    if mapping and name in mapping:
+        name = os.path.basename(mapping[name])
+    m = RAW_NAME.match(name)
+    if not m:
+        return None
+    variant = "FFTS+" if m.group("ffts") else "current" if m.group("stream") is not None else "no stream id (old CANN)"
+    return RawName(m.group("type"), m.group("name"), m.group("task"), m.group("stream") or "", int(m.group("ts")),
+                   variant)
+
+
+@dataclass
+class RawTensor:
+    """One input or output of a raw file: what the header says, and how to read it (or why not)."""
+
+    io: str
+    slot: int
+    dtype: str                      # canonical name, or the CANN type's name when it is not decoded
+    device_format: str
+    device_shape: tuple[int, ...]
+    original_shape: tuple[int, ...] | None
+    size: int                       # bytes, from the header (or the length of the embedded data)
+    layout: Layout
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape a comparison sees: the original one when the layout maps to it."""
+        return self.layout.shape if self.layout.shape is not None else self.device_shape
+
+
+@dataclass
+class RawFile:
+    """A parsed raw file. `problem` set: the file is damaged, and its tensors are unreadable for that reason."""
+
+    path: str
+    name: RawName
+    op_name: str = ""               # DumpData.op_name (the real name, separators kept) when the writer set it
+    layout_variant: str = ""        # "length-prefixed header" | "whole-file DumpData"
+    tensors: list[RawTensor] = field(default_factory=list)
+    problem: str | None = None
+
+
+# What a GE graph says of the tensors of an op, by (io, slot): the framework layout and shape.
+OriginalFormats = dict[tuple[str, int], str]
+OriginalShapes = dict[tuple[str, int], tuple[int, ...]]
+
+
+def _tensor(io: str, slot: int, proto: Message, offset: int, size: int, problem: str | None,
+            graph: tuple[OriginalFormats, OriginalShapes], embedded: bool) -> RawTensor:
+    """The tensor of an OpInput/OpOutput, its payload at `offset` (or inside the protobuf when `embedded`)."""
+    type_name = data_type_name(proto.data_type)
+    dtype = DECODED_TYPES.get(type_name)
+    fmt = format_name(proto.format)
+    device = dims(proto.shape)
+    original_formats, original_shapes = graph
+    original = dims(proto.original_shape) if proto.HasField("original_shape") else original_shapes.get((io, slot))
+    original_format = original_formats.get((io, slot))
+    if original_format is None and io == "output" and proto.original_op.name:
+        original_format = format_name(proto.original_op.format)
+    label = dtype or type_name
+    declared = f"{label}{list(device)} {fmt}"
+    shape = original if original is not None else device
+
+    def unreadable(reason: str) -> RawTensor:
+        return RawTensor(io, slot, label, fmt, device, original, size, Layout(None, shape, offset, problem=reason,
+                                                                               declared=declared))
+    if problem:
+        return unreadable(problem)
+    storage = dtypes.storage(dtype) if dtype else None
+    if dtype is None or storage is None:
+        return unreadable(f"data type {type_name} is not decoded (no numpy type holds it)")
+    expected = int(np.prod(device, dtype=np.int64)) * storage.itemsize
+    if size != expected:
+        return unreadable(f"payload {size} B, but {declared} is {expected} B")
+    try:
+        device_layout = plan(fmt, device, original, original_format)
+    except LayoutError as e:
+        return unreadable(str(e))
+    decoder: EmbeddedPayload | DevicePayload | None = None
+    if embedded:
+        decoder = EmbeddedPayload(io, slot, device, device_layout)
+    elif device_layout is not None:
+        decoder = DevicePayload(device_layout)
+    out_shape = device_layout.original_shape if device_layout is not None else device
+    return RawTensor(io, slot, dtype, fmt, device, original, size,
+                     Layout(storage, out_shape, offset, declared=declared, widen_bf16=dtype == "bfloat16",
+                            decoder=decoder))
+
+
+@dataclass(frozen=True)
+class EmbeddedPayload:
+    """The PayloadDecoder of a tensor whose bytes are inside the DumpData (the older whole-file layout)."""
+
+    io: str
+    slot: int
+    device_shape: tuple[int, ...]
+    device_layout: DeviceLayout | None
+
+    def decode(self, path: str, storage: np.dtype, offset: int) -> np.ndarray:
+        msg = _whole_file(path, os.path.getmtime(path))
+        protos = msg.input if self.io == "input" else msg.output
+        stored = np.frombuffer(protos[self.slot].data, dtype=storage).reshape(self.device_shape)
+        return stored.copy() if self.device_layout is None else self.device_layout.to_original(stored)
+
+
+@lru_cache(maxsize=2)
+def _whole_file(path: str, _mtime: float) -> Message:
+    """The parsed DumpData of an older-layout file, kept for the next tensor of the same op."""
+    with open(path, "rb") as fh:
+        return parse_dump_data(fh.read())
+
+
+def _header(fh: BinaryIO, size: int) -> tuple[Message, int] | str:
+    """(DumpData header, its length L) of the current layout, or why the file is not in it."""
+    head = fh.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return f"file of {size} B is too short for the 8-byte header length"
+    (length,) = _LENGTH.unpack(head)
+    if length > min(size - _LENGTH.size, _MAX_HEADER):
+        return f"header length {length} B does not fit in the file of {size} B"
+    try:
+        return parse_dump_data(fh.read(length)), length
+    except ValueError as e:
+        return str(e)
+
+
+def _payload_sizes(msg: Message) -> list[int]:
+    return [int(p.size) for group in (msg.input, msg.output, msg.buffer, msg.space) for p in group]
+
+
+def _current_layout(raw: RawFile, msg: Message, length: int, size: int,
+                    graph: tuple[OriginalFormats, OriginalShapes]) -> None:
+    total = _LENGTH.size + length + sum(_payload_sizes(msg))
+    problem = None
+    if total != size:
+        problem = (f"damaged: 8 + header {length} B + payloads {total - _LENGTH.size - length} B = {total} B, "
+                   f"but the file is {size} B" + (" (truncated)" if total > size else ""))
+    offset = _LENGTH.size + length
+    for io, protos in (("input", msg.input), ("output", msg.output)):
+        for slot, proto in enumerate(protos):
+            raw.tensors.append(_tensor(io, slot, proto, offset, int(proto.size), problem, graph, False))
+            offset += int(proto.size)
+    raw.problem = problem
+
+
+def _whole_file_layout(raw: RawFile, msg: Message, graph: tuple[OriginalFormats, OriginalShapes]) -> None:
+    for io, protos in (("input", msg.input), ("output", msg.output)):
+        for slot, proto in enumerate(protos):
+            problem = None
+            if proto.size and proto.size != len(proto.data):
+                problem = f"damaged: {io} {slot} holds {len(proto.data)} B of data, its size field says {proto.size} B"
+            raw.tensors.append(_tensor(io, slot, proto, 0, len(proto.data), problem, graph, True))
+
+
+def _is_whole_file_dump(msg: Message) -> bool:
+    """A parse that found a dump: an op name or a tensor with a shape (random bytes rarely give either)."""
+    return bool(msg.op_name) or any(p.HasField("shape") for p in list(msg.input) + list(msg.output))
+
+
+def read_raw_file(path: str, name: RawName, original_formats: OriginalFormats | None = None,
+                  original_shapes: OriginalShapes | None = None) -> RawFile:
+    """The header of one raw file, in either layout; a damaged file comes back with `problem` set. A GE graph
+    may tell the original layout of a tensor, and its original shape where the header has none."""
+    raw = RawFile(path, name)
+    graph = (original_formats or {}, original_shapes or {})
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            header = _header(fh, size)
+            if not isinstance(header, str):
+                msg, length = header
+                raw.op_name, raw.layout_variant = msg.op_name, "length-prefixed header"
+                _current_layout(raw, msg, length, size, graph)
+                if raw.problem is None or _is_whole_file_dump(msg):
+                    return raw
+            fh.seek(0)
+            data = fh.read()
+    except OSError as e:
+        raw.problem = f"cannot read: {e.strerror or e}"
+        return raw
+    why_not_current = header if isinstance(header, str) else raw.problem
+    try:
+        whole = parse_dump_data(data)
+    except ValueError:
+        whole = None
+    if whole is None or not _is_whole_file_dump(whole):
+        raw.tensors.clear()
+        raw.problem = f"not a raw dump file: {why_not_current}; nor one whole DumpData"
+        return raw
+    raw.tensors.clear()
+    raw.problem = None
+    raw.op_name, raw.layout_variant = whole.op_name, "whole-file DumpData"
+    _whole_file_layout(raw, whole, graph)
+    return raw
