@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .fusion import FUSED, fused_groups
 from .model import KERNEL, Dump, Op, no_cyclic_gc
@@ -42,27 +43,34 @@ class OpPair:
         return self.ref is not None and self.target is not None
 
     @property
+    def op(self) -> Op:
+        """The op that names the pair: the reference's, or the target's for a target-only op."""
+        op = self.ref or self.target
+        assert op is not None, "an OpPair holds at least one op"
+        return op
+
+    @property
     def name(self) -> str:
-        return (self.ref or self.target).name
+        return self.op.name
 
     @property
     def key(self) -> str:
-        return self.ref.key if self.ref is not None else "target:" + self.target.key
+        return self.ref.key if self.ref is not None else "target:" + self.op.key
 
     @property
     def kind(self) -> str:
-        return (self.ref or self.target).kind
+        return self.op.kind
 
     @property
     def op_type(self) -> str:
-        if self.paired and self.ref.op_type != self.target.op_type:
+        if self.ref is not None and self.target is not None and self.ref.op_type != self.target.op_type:
             return f"{self.ref.op_type}/{self.target.op_type}"
-        return (self.ref or self.target).op_type
+        return self.op.op_type
 
     @property
     def label(self) -> str:
         """The name to show: both names when they differ."""
-        if self.paired and self.ref.name != self.target.name:
+        if self.ref is not None and self.target is not None and self.ref.name != self.target.name:
             return f"{self.ref.name} <-> {self.target.name}"
         return self.name
 
@@ -72,7 +80,7 @@ class Alignment:
     pairs: list[OpPair] = field(default_factory=list)   # kernels in aligned execution order, then the rest
     warnings: list[str] = field(default_factory=list)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.reindex()
 
     def reindex(self) -> None:
@@ -148,18 +156,18 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
         how[id(r)] = h
         t_used.add(id(t))
 
-    def free_ref(ops):
+    def free_ref(ops: list[Op]) -> list[Op]:
         return [o for o in ops if id(o) not in r_of]
 
-    def free_tgt(ops):
+    def free_tgt(ops: list[Op]) -> list[Op]:
         return [o for o in ops if id(o) not in t_used]
 
     if forced:
-        rk = {}
+        rk: dict[str, Op] = {}
         for o in ref_ops:
             rk.setdefault(o.key, o)
             rk.setdefault(o.name, o)
-        tk = {}
+        tk: dict[str, Op] = {}
         for o in tgt_ops:
             tk.setdefault(o.key, o)
             tk.setdefault(o.name, o)
@@ -212,7 +220,7 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
     return al
 
 
-def _unique_pairing(R, T, keyf, pair) -> None:
+def _unique_pairing(R: list[Op], T: list[Op], keyf: Callable[[Op], str], pair: Callable[[Op, Op], None]) -> None:
     rk: dict[str, list[Op]] = {}
     tk: dict[str, list[Op]] = {}
     for r in R:
@@ -251,7 +259,8 @@ def _anchors(R: list[Op], r_of: dict[int, Op]) -> list[tuple[Op, Op]]:
     return out[::-1]
 
 
-def _pair_gaps(R: list[Op], T: list[Op], r_of, t_used, pair) -> None:
+def _pair_gaps(R: list[Op], T: list[Op], r_of: dict[int, Op], t_used: set[int],
+               pair: Callable[[Op, Op, str], None]) -> None:
     # Only the unpaired ops matter, and they are few: gaps are found by bisecting their positions.
     import bisect as _b
     free_r = sorted((r for r in R if id(r) not in r_of), key=lambda o: o.order)

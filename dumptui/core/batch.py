@@ -10,12 +10,13 @@ import os
 from typing import Callable
 
 from .align import OpPair
+from .model import TensorRef
 from .parallel import MIN_BYTES_FOR_PROCESSES, compare_in_processes
 from .results import OpResult, TensorResult
 from .session import Prechecked, Session
 from .verdict import UNREADABLE
 
-Job = tuple[OpPair, str, int, object, object]       # pair, io, slot, ref TensorRef, target TensorRef
+Job = tuple[OpPair, str, int, TensorRef, TensorRef]       # pair, io, slot, ref, target (both present)
 
 
 def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: int | None = None,
@@ -36,7 +37,8 @@ def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: i
             session.store(pair, r, t, pre)
             counter.tick()
         else:
-            heavy.append((job, pre))
+            assert r is not None and t is not None     # precheck settles a one-sided pair with a TensorResult
+            heavy.append(((pair, io, slot, r, t), pre))
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
     if workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:

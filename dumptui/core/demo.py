@@ -88,11 +88,11 @@ def _lab(a: np.ndarray) -> str:
     return _LABEL[a.dtype]
 
 
-def _t(dt: str, shape) -> str:
+def _t(dt: str, shape: tuple[int, ...]) -> str:
     return f"<Tensor[{dt}], ({', '.join(str(s) for s in shape)})>"
 
 
-def _d(dt: str, shape) -> str:
+def _d(dt: str, shape: tuple[int, ...]) -> str:
     return f"<{dt}xDefaultFormat[const vector]{{{', '.join(str(s) for s in shape)}}}>"
 
 
@@ -116,9 +116,9 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
 
     ref_dir, tgt_dir = os.path.join(root, "ref"), os.path.join(root, "target")
     sides = {"ref": _Writer(os.path.join(ref_dir, "rank_0")), "target": _Writer(os.path.join(tgt_dir, "rank_0"))}
-    irs = {k: [] for k in sides}
-    orders = {k: [] for k in sides}
-    params = {k: [] for k in sides}
+    irs: dict[str, list[str]] = {k: [] for k in sides}
+    orders: dict[str, list[str]] = {k: [] for k in sides}
+    params: dict[str, list[str]] = {k: [] for k in sides}
     h = {"ref": x, "target": x}
     prev = {"ref": "%para1_x", "target": "%para1_x"}
     nid = {"ref": 0, "target": 0}
@@ -127,7 +127,8 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
     eps_arr = np.array(eps, dtype=np.float32)
     fp16_names = []
 
-    def node(side, op, full, args, ins, outs, attrs="", code=""):
+    def node(side: str, op: str, full: str, args: list[str], ins: list[tuple[str, tuple[int, ...]]],
+             outs: list[tuple[str, tuple[int, ...]]], attrs: str = "", code: str = "") -> str:
         n = nid[side]
         nid[side] += 1
         dev_in = ", ".join(_d(dt, s) for dt, s in ins)

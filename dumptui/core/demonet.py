@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -66,7 +67,8 @@ class _Net:
             return bf16_round(v)
         return v
 
-    def kernel(self, op_type: str, full: str, ins: dict[str, list], compute, attrs: dict[str, str] | None = None,
+    def kernel(self, op_type: str, full: str, ins: dict[str, list],
+               compute: Callable[[str, list[np.ndarray]], np.ndarray], attrs: dict[str, str] | None = None,
                target_only: bool = False, sides: tuple[str, ...] = SIDES) -> dict[str, tuple[np.ndarray, str]]:
         """`ins[side]`: a list of (value, IR argument, dumped?) per input slot; `compute(side, values)`.
         Returns side -> (output value, IR reference)."""
@@ -130,8 +132,11 @@ def write_noisy_demo(root: str, precision: str = "fp16", bug: str | None = "main
         scale = 1.25 if bug == "main" and i == bug_block else 1.0
         if scale != 1.0:
             planted = add
+
+        def residual_add(s: str, v: list[np.ndarray], k: float = scale) -> np.ndarray:   # a typed lambda s, v, k=scale
+            return v[0] + (k if s == "target" else 1.0) * v[1]
         h = net.kernel("Add", add, {s: [(h[s][0], h[s][1], True), (u[s][0], u[s][1], True)] for s in SIDES},
-                       lambda s, v, k=scale: v[0] + (k if s == "target" else 1.0) * v[1])
+                       residual_add)
         if i % 4 == 1:
             h, name = _quant_branch(net, f"{scope}/quant-Quant", h, bug == "discontinuous" and i == bug_block)
             planted = name or planted

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -106,7 +106,7 @@ class PairStats:
 class _Side:
     """Running per-side statistics (Chan's parallel variance: exact combination of chunk means and M2)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.s = SideStats()
         self.sum = 0.0
         self.m2 = 0.0
@@ -165,6 +165,9 @@ def _as_real(a: np.ndarray) -> np.ndarray:
     return a
 
 
+ChunksFn = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]   # a fresh pass over the (target, ref) chunk pairs
+
+
 def _chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     return zip(x.chunks(elems), y.chunks(elems))
 
@@ -177,7 +180,7 @@ def compare_tensors(ref: TensorRef, target: TensorRef, tol: ElementTolerance = E
         # small: read each once, then every pass works in memory
         y, x = ref.read(), target.read()
 
-        def mem():
+        def mem() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for s in range(0, y.size, chunk):
                 yield x[s:s + chunk], y[s:s + chunk]
         return compare_arrays_chunks(mem, _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl)
@@ -192,7 +195,7 @@ def compare_arrays(y: np.ndarray, x: np.ndarray, tol: ElementTolerance = Element
     if xf.size != yf.size:
         raise ValueError("arrays differ in size")
 
-    def gen():
+    def gen() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for s in range(0, max(xf.size, 1), chunk):
             yield xf[s:s + chunk], yf[s:s + chunk]
     return compare_arrays_chunks(gen, yf.size, np.shape(y), tol,
@@ -211,7 +214,7 @@ def _exact_int(dt: str | None) -> bool:
 class _Work:
     """Reusable float64/bool buffers of one chunk: fresh 8 MB allocations cost more than the arithmetic."""
 
-    def __init__(self, m: int):
+    def __init__(self, m: int) -> None:
         self.size = m
         self.x = np.empty(m)
         self.y = np.empty(m)
@@ -234,7 +237,7 @@ def _work(m: int) -> _Work:
     return w
 
 
-def _load(work: _Work, xc, yc):
+def _load(work: _Work, xc: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Chunk pair as float64 (exact for every dtype we read except int64 beyond 2^53), plus raw views."""
     xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
     m = xr.size
@@ -247,7 +250,7 @@ def _load(work: _Work, xc, yc):
 class _Pre:
     """Whole-tensor numbers some element tests need before the main pass: rms(y), the ranges for KL."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.n = 0
         self.yy = 0.0
         self.xmin = self.ymin = math.inf
@@ -264,7 +267,8 @@ class _Pre:
         self.ymax = max(self.ymax, float(y64.max()))
 
 
-def _finite_pair(x64, y64, xr, yr):
+def _finite_pair(x64: np.ndarray, y64: np.ndarray, xr: np.ndarray, yr: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]], int]:
     """Masks for the slow path: (x, y, raw x, raw y, positions kept, per-side counts, mismatches)."""
     fx, fy = np.isfinite(x64), np.isfinite(y64)
     counts = []
@@ -277,7 +281,7 @@ def _finite_pair(x64, y64, xr, yr):
     return x64[keep], y64[keep], xr[keep], yr[keep], np.flatnonzero(keep), counts, mismatch
 
 
-def compare_arrays_chunks(chunks_fn, n: int, shape: tuple[int, ...], tol: ElementTolerance,
+def compare_arrays_chunks(chunks_fn: ChunksFn, n: int, shape: tuple[int, ...], tol: ElementTolerance,
                           exact_int: bool = False, kl: bool = True) -> PairStats:
     """One pass over the chunks (two when the tensor spans several chunks and a tolerance or KL needs
     whole-tensor numbers first). `kl=False` skips the KL divergence (its logarithms cost more than the rest)."""
@@ -314,11 +318,13 @@ class _Acc:
     """Accumulates every statistic over chunks; `pre` (or, for one chunk, the chunk itself) supplies the
     whole-tensor numbers for the element tolerance and KL."""
 
-    def __init__(self, st: PairStats, tol: ElementTolerance, kl: bool, exact_int: bool, pre: _Pre | None):
+    def __init__(self, st: PairStats, tol: ElementTolerance, kl: bool, exact_int: bool, pre: _Pre | None) -> None:
         self.st, self.tol, self.kl, self.exact_int, self.pre = st, tol, kl, exact_int, pre
         self.xs, self.ys = _Side(), _Side()
         self.sxy = self.sdd = self.sad = 0.0
-        self.max_abs, self.max_idx, self.max_ref, self.max_tgt = -1.0, 0, None, None
+        self.max_abs, self.max_idx = -1.0, 0
+        self.max_ref: float | None = None
+        self.max_tgt: float | None = None
         self.rel_max, self.rel_sum, self.rel_count = 0.0, 0.0, 0
         self.within1 = self.within5 = 0
         self.off = 0
@@ -327,7 +333,7 @@ class _Acc:
         self.stride = max(1, -(-st.n // SAMPLE_MAX))
         self.samples: list[np.ndarray] = []      # |x-y| (strided above SAMPLE_MAX) for the trimmed mean
 
-    def chunk(self, work: _Work, xr, yr, x64, y64, offset: int) -> None:
+    def chunk(self, work: _Work, xr: np.ndarray, yr: np.ndarray, x64: np.ndarray, y64: np.ndarray, offset: int) -> None:
         st = self.st
         xx, yy = float(np.dot(x64, x64)), float(np.dot(y64, y64))
         pos = None
@@ -397,7 +403,7 @@ class _Acc:
                 self.rel_max = max(self.rel_max, float(r.max()))
                 self.rel_sum += float(r.sum())
 
-    def _kl(self, work: _Work, x64, y64, pre: _Pre) -> None:
+    def _kl(self, work: _Work, x64: np.ndarray, y64: np.ndarray, pre: _Pre) -> None:
         """KL(P || Q), P = p / Sp, p_i = (y_i - ymin) / yrange + s, likewise Q from x; accumulating
         A = sum p ln(p / q), Sp and Sq gives KL = A / Sp + ln(Sq / Sp) with exact normalisation."""
         yrange, xrange_ = pre.ymax - pre.ymin, pre.xmax - pre.xmin
@@ -416,7 +422,7 @@ class _Acc:
         np.log(q, out=q)
         self.kl_a += float(np.dot(p, q))
 
-    def finish(self, shape) -> None:
+    def finish(self, shape: tuple[int, ...]) -> None:
         st = self.st
         st.n_diff += st.nonfinite_mismatch
         st.ref, st.target = self.ys.finish(), self.xs.finish()
@@ -460,9 +466,9 @@ class _Acc:
         st.five_thousandths = self.within5 / compared
         if not self.kl:
             st.undefined["kl"] = "not computed (ask for it: --kl)"
-        elif st.ref.max is not None and st.ref.max <= st.ref.min:
+        elif st.ref.max is not None and st.ref.min is not None and st.ref.max <= st.ref.min:
             st.undefined["kl"] = "reference is constant"
-        elif st.target.max is not None and st.target.max <= st.target.min:
+        elif st.target.max is not None and st.target.min is not None and st.target.max <= st.target.min:
             st.undefined["kl"] = "target is constant"
         elif st.values_equal:
             st.kl = 0.0
@@ -493,7 +499,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{size}") if size in (1, 2, 4, 8) else a.view(np.uint64)
 
 
-def _bitwise_equal(chunks_fn) -> bool:
+def _bitwise_equal(chunks_fn: ChunksFn) -> bool:
     """Same dtype and same bits everywhere (stops at the first differing chunk, so it is cheap when not)."""
     for xc, yc in chunks_fn():
         xa, ya = np.asarray(xc), np.asarray(yc)
@@ -502,7 +508,7 @@ def _bitwise_equal(chunks_fn) -> bool:
     return True
 
 
-def _equal_pair_stats(chunks_fn, n: int) -> PairStats:
+def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
     """Bitwise-equal pair: one side's statistics serve both, every difference is exactly zero."""
     side = _Side()
     rel_count = 0
@@ -541,6 +547,7 @@ def _equal_pair_stats(chunks_fn, n: int) -> PairStats:
     else:
         for k in ("max_rel", "mean_rel", "acc_rel"):
             st.undefined[k] = "no reference element has |y| > eps"
+    assert s.max is not None and s.min is not None    # finish() sets both when s.finite > 0 (checked above)
     if s.max > s.min:
         st.kl = 0.0
     else:
@@ -600,8 +607,8 @@ def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = 
         offset += x64.size
     out = []
     for diff, gi, yv, xv in cands:
-        idx = tuple(int(v) for v in np.unravel_index(gi, shape)) if shape else ()
-        out.append(WorstElement(idx, yv, xv, diff))
+        index = tuple(int(v) for v in np.unravel_index(gi, shape)) if shape else ()
+        out.append(WorstElement(index, yv, xv, diff))
     return out
 
 
@@ -633,10 +640,10 @@ def error_histogram(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> tu
         return [], 0, zeros
     lo = min(bins) if bins else 0
     hi = max(bins) if bins else 0
-    counts = [bins.get(e, 0) for e in range(lo, hi + 1)]
+    hist = [bins.get(e, 0) for e in range(lo, hi + 1)]
     if inf_count:
-        counts.append(inf_count)
-    return counts, lo, zeros
+        hist.append(inf_count)
+    return hist, lo, zeros
 
 
 def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> str | None:

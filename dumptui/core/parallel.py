@@ -23,6 +23,8 @@ MIN_BYTES_FOR_PROCESSES = 64 << 20     # below this, starting workers costs more
 
 def tensor_spec(t: TensorRef) -> tuple:
     lay = t.layout()
+    # callers pass readable tensors only (precheck: data, no problem); a Layout without storage has a problem
+    assert lay.storage is not None
     return (t.path, t.io, t.slot, t.dtype, tuple(lay.shape or ()), lay.storage.str, lay.offset, lay.fortran,
             lay.widen_bf16, lay.decoder)
 

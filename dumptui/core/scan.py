@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import AbstractSet, Callable
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from .dataflow import input_source
 from .hints import attribute_diff
 from .localerror import LocalError, ReplayProof, classify
 from .metrics import compare_arrays
-from .model import KERNEL
+from .model import KERNEL, TensorRef
 from .noise import TensorError, fmt_rel, least_precise, stats_error, tensor_error
 from .results import OpResult, TensorResult
 from .session import Session
@@ -109,7 +109,7 @@ def _differences(res: OpResult, roles: dict[int, str]) -> list[str]:
     return out
 
 
-def _value(t) -> str:
+def _value(t: TensorRef) -> str:
     try:
         a = np.asarray(t.read())
     except (OSError, ValueError):
@@ -157,7 +157,7 @@ def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: in
     return ReplayProof(dev[0], dev[1], floors[0], floors[1], slot), ""
 
 
-def _read(t) -> np.ndarray:
+def _read(t: TensorRef) -> np.ndarray:
     a = np.asarray(t.read())
     return a.reshape(t.shape) if t.shape is not None and a.size == int(np.prod(t.shape)) else a
 
@@ -207,14 +207,14 @@ class ScanResult:
 
 
 def scan(session: Session, order: list[OpPair], predecessors: Callable[[int], set[int]],
-         tainted_by_inputs: set[int] = frozenset(), workers: int | None = None,
+         tainted_by_inputs: AbstractSet[int] = frozenset(), workers: int | None = None,
          progress: Callable[[int, int], None] | None = None,
          cancelled: Callable[[], bool] | None = None) -> ScanResult:
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
     the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
     results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled, purpose="scan")
     locals_ = [analyse(session, res) for res in results]
-    tainted = []
+    tainted: list[bool] = []
     for pos, le in enumerate(locals_):
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
         tainted.append(le.is_root or pos in tainted_by_inputs or upstream)
@@ -256,17 +256,19 @@ def describe_noise(session: Session) -> str:
     reasons = []
     casts = [p for p in session.alignment.unpaired() if p.kind == KERNEL]
     if casts:
-        types = sorted({(p.ref or p.target).op_type for p in casts})
+        types = sorted({p.op_type for p in casts})          # one-sided: the op type of the side present
         reasons.append(f"{len(casts)} ops on one side only ({', '.join(types[:4])})")
     mixed = 0
     for p in kernel_order(session):
+        assert p.ref is not None and p.target is not None     # kernel_order keeps paired ops only
         for s, t in p.target.outputs.items():
             r = p.ref.outputs.get(s)
             if r is not None and r.dtype != t.dtype:
                 mixed += 1
     if mixed:
         reasons.append(f"{mixed} outputs in another dtype on the target")
-    low = least_precise([t.dtype for p in kernel_order(session) for t in p.target.outputs.values()])
+    low = least_precise([t.dtype for p in kernel_order(session) if p.target is not None  # always: paired ops
+                         for t in p.target.outputs.values()])
     if low in ("float16", "bfloat16") and not mixed:
         reasons.append(f"the target computes in {low}")
     return "; ".join(reasons)

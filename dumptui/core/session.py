@@ -16,7 +16,7 @@ from .align import Alignment, OpPair, align
 from .dataflow import unpaired_neighbour_types
 from .hints import Hint, attribute_diff, hints_for
 from .ledger import ReadLedger
-from .metrics import ElementTolerance, PairStats, compare_tensors, side_stats
+from .metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
 from .model import SMALL_READ, Dump, TensorRef
 from .results import OpResult, TensorResult, op_verdict
 from .verdict import (BUILTIN_IGNORES, DTYPE_MISMATCH, EQUAL, IGNORED, NOT_COMPARABLE, ONLY_REF, ONLY_TARGET,
@@ -189,12 +189,14 @@ class Session:
 
     # ------------------------------------------------------------------ ops
     def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:
-        ins, outs = [], []
+        ins: list[TensorResult] = []
+        outs: list[TensorResult] = []
         for io, slot, r, t in self.tensor_pairs(pair):
             if io == "input" and not inputs:
                 continue
             res = self.tensor_result(pair, io, slot, r, t, purpose)
             (ins if io == "input" else outs).append(res)
+        verdict: str
         if not pair.paired:
             verdict = ONLY_REF if pair.target is None else ONLY_TARGET
         else:
@@ -222,6 +224,6 @@ class Session:
         return hints_for(r.op_type if r else None, t.op_type if t else None, dts_r, dts_t, attr, neigh)
 
 
-def _stats_dict(s) -> dict:
+def _stats_dict(s: SideStats) -> dict:
     return {"max": s.max, "min": s.min, "mean": s.mean, "l2": s.l2, "nan": s.nan, "pos_inf": s.pos_inf,
             "neg_inf": s.neg_inf}

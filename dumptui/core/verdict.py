@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Iterable
 
 from . import dtypes
 from .metrics import ElementTolerance, PairStats, stats_within_rounding, within_rounding
@@ -39,7 +40,9 @@ class Verdict(str, Enum):
     severity: int
     role: str
 
-    def __new__(cls, text: str, mark: str, severity: int, role: str) -> "Verdict":
+    # The defaults only let mypy type `Verdict(text)`, the lookup by value (Enum swaps this __new__ out once the
+    # class is built); every member gives all four.
+    def __new__(cls, text: str, mark: str = "", severity: int = 0, role: str = "") -> "Verdict":
         obj = str.__new__(cls, text)
         obj._value_ = text
         obj.mark = mark
@@ -60,7 +63,9 @@ class Verdict(str, Enum):
     EQUAL = ("equal", "=", 10, "ok")
 
     __str__ = str.__str__            # "diverged", not "Verdict.DIVERGED", in f-strings and prints
-    __format__ = str.__format__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
     @property
     def bad(self) -> bool:
@@ -110,7 +115,7 @@ def role(verdict: "str | None") -> str:
     return v.role if v is not None else "muted"
 
 
-def worst(verdicts) -> str | None:
+def worst(verdicts: Iterable[str | None]) -> str | None:
     vs = [v for v in verdicts if v]
     return min(vs, key=severity) if vs else None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..align import OpPair
 from ..localerror import LocalError
@@ -23,6 +23,9 @@ from .culprit import CulpritCheck
 from .oracle import ComputedOracle, Oracle
 from .preconditions import check_inputs, parameter_roots
 from .sessionfile import steps_json
+
+if TYPE_CHECKING:
+    import networkx as nx
 from .state import SearchState
 from .strategy import GraphStrategy, choose_strategy
 from .types import InputCheck, Mark, Root, Source, Step
@@ -59,7 +62,7 @@ class Bisection:
         return self.strategy.name
 
     @property
-    def dag(self):  # noqa: ANN201 - networkx.DiGraph | None
+    def dag(self) -> nx.DiGraph | None:
         return self.strategy.dag if isinstance(self.strategy, GraphStrategy) else None
 
     candidates = property(lambda self: self.state.candidates)

@@ -23,9 +23,9 @@ def check_inputs(session: Session) -> list[InputCheck]:
     """Every parameter / network input dumped as such, then those only seen as their consumers' inputs (all of
     them when one side dumps no parameters at all, as CANN raw dumps do: its ops' inputs hold them)."""
     one_sided = not all(any(op.kind == PARAMETER for op in d.ops) for d in (session.ref, session.target))
-    checks = [_check_parameter(session, p) for p in session.alignment.pairs
-              if p.kind == PARAMETER and (p.paired or not one_sided)]
-    checks = [c for c in checks if c is not None]
+    found = [_check_parameter(session, p) for p in session.alignment.pairs
+             if p.kind == PARAMETER and (p.paired or not one_sided)]
+    checks = [c for c in found if c is not None]
     checks += _check_consumed_only(session, {c.name for c in checks})
     return checks
 
@@ -35,6 +35,7 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
     assert op is not None
     kind = "network input" if op.attrs.get("is_weight") == "false" else "parameter"
     users = consumers(session.ref, session.target, session.alignment, p)
+    r: TensorResult | None
     if not p.paired:
         r = TensorResult("output", 0, p.ref.outputs.get(0) if p.ref else None,
                          p.target.outputs.get(0) if p.target else None, p.how, "dumped on one side only")
@@ -65,7 +66,8 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
         r = session.identical(p, "input", slot, "precondition")
         if r is None:
             r = session.tensor_result(p, "input", slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
-        kind = {False: "network input", True: "parameter"}.get(session.ref.parameters.get(name), "unproduced input")
+        is_weight = session.ref.parameters.get(name)
+        kind = "unproduced input" if is_weight is None else {False: "network input", True: "parameter"}[is_weight]
         out.append(judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses))))
     return out
 

@@ -17,7 +17,9 @@ class Mark(str, Enum):
     SKIP = "skip"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 class Source(str, Enum):
@@ -29,7 +31,9 @@ class Source(str, Enum):
     CHECK = "check"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
     @property
     def is_mark(self) -> bool:
