@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test bench lint typecheck screenshots demo clean
+.PHONY: setup run test check bench lint typecheck imports screenshots demo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,9 +17,13 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/dumptui --demo
 
-## the test suite (stands alone: it generates what it needs; ../shared/fixtures are used when present)
-test: $(STAMP)
+## the habits (format, lint, types, layers), then the test suite (it stands alone: it generates what it
+## needs; ../shared/fixtures are used when present)
+test: check
 	$(PY) -m pytest -q
+
+## format and import order, lint, mypy on the engine and the presenter, the import-layer contracts
+check: lint typecheck imports
 
 ## benchmarks with figures (see bench/README.md)
 bench: $(STAMP)
@@ -27,13 +31,16 @@ bench: $(STAMP)
 	$(PY) bench/bench_tui.py
 
 lint: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check ruff
-	$(VENV)/bin/ruff check dumptui tests bench
+	$(VENV)/bin/ruff format --check dumptui tests bench tools
+	$(VENV)/bin/ruff check dumptui tests bench tools
 
-## the presentation model and the pairing options are fully typed (the engine's modules are read, not checked)
+## the engine, the presentation model and the pairing options: no untyped def, no unchecked None
 typecheck: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check mypy
-	$(VENV)/bin/mypy --disallow-untyped-defs --ignore-missing-imports --follow-imports=silent dumptui/present dumptui/pairing.py
+	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/pairing.py
+
+## the layer contracts of pyproject.toml ([tool.importlinter])
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 
 ## regenerate screenshots/*.svg for the README
 screenshots: $(STAMP)

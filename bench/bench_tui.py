@@ -7,6 +7,7 @@ Each figure comes from a fresh interpreter (cold imports), headless (`App.run_te
 observed with `call_after_refresh` (runs once the screen has been refreshed). Goals: first paint < 1 s,
 tree usable < 2 s, keys answered < 100 ms while workers run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -117,8 +118,14 @@ asyncio.run(main())
 
 
 def run_child(ref: str, target: str, keys: int) -> dict:
-    env = dict(os.environ, BENCH_REPO=REPO, BENCH_REF=ref, BENCH_TARGET=target, BENCH_KEYS=str(keys),
-               BENCH_T_SPAWN=repr(time.time()))
+    env = dict(
+        os.environ,
+        BENCH_REPO=REPO,
+        BENCH_REF=ref,
+        BENCH_TARGET=target,
+        BENCH_KEYS=str(keys),
+        BENCH_T_SPAWN=repr(time.time()),
+    )
     p = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=1800)
     for line in p.stdout.splitlines():
         if line.startswith("BENCH "):
@@ -135,35 +142,51 @@ def main() -> int:
     a = ap.parse_args()
     sys.path.insert(0, REPO)
     from dumptui.core.demo import write_demo
+
     root = a.dir or os.path.join(tempfile.gettempdir(), f"dumptui-bench-tui-{a.ops}-{a.size}")
     ref, target = os.path.join(root, "ref"), os.path.join(root, "target")
     if not (os.path.isdir(ref) and os.path.isdir(target)):
         t = time.perf_counter()
         write_demo(root, n_ops=a.ops, size=a.size)
-        print(f"wrote the demo pair ({a.ops} ops, {a.size} elements per tensor) to {root} "
-              f"in {time.perf_counter() - t:.1f} s")
+        print(
+            f"wrote the demo pair ({a.ops} ops, {a.size} elements per tensor) to {root} "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
     r = run_child(ref, target, a.keys)
     lat = sorted(r["key_ms"])
     p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))] if lat else float("nan")
     early = sorted(r["early_key_ms"])
     print(f"demo: {r['ops']} op pairs, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print(f"  first paint        {r['first_paint_s']:6.2f} s  (imports {r['imports_s']:.2f} s)   goal < "
-          f"{GOALS['first_paint_s']:.0f} s")
+    print(
+        f"  first paint        {r['first_paint_s']:6.2f} s  (imports {r['imports_s']:.2f} s)   goal < "
+        f"{GOALS['first_paint_s']:.0f} s"
+    )
     if r.get("tree_browsable_s") is not None:
-        print(f"  tree browsable     {r['tree_browsable_s']:6.2f} s  (op names from the execution-order csv: "
-              f"expand and move; numbers, search later)   goal < {GOALS['tree_usable_s']:.0f} s")
-    print(f"  tree with numbers  {r['tree_usable_s']:6.2f} s  (index + align {r['open_seconds']:.2f} s; "
-          f"{r['tree_nodes']} tree nodes built)   goal < {GOALS['tree_usable_s']:.0f} s")
+        print(
+            f"  tree browsable     {r['tree_browsable_s']:6.2f} s  (op names from the execution-order csv: "
+            f"expand and move; numbers, search later)   goal < {GOALS['tree_usable_s']:.0f} s"
+        )
+    print(
+        f"  tree with numbers  {r['tree_usable_s']:6.2f} s  (index + align {r['open_seconds']:.2f} s; "
+        f"{r['tree_nodes']} tree nodes built)   goal < {GOALS['tree_usable_s']:.0f} s"
+    )
     if lat:
-        print(f"  key -> repaint     median {statistics.median(lat):.0f} ms, p95 {p95:.0f} ms, max {lat[-1]:.0f} ms "
-              f"over {len(lat)} keys while statistics ran ({r['stats_at_start']} -> {r['stats_at_end']} tensor pairs; "
-              f"{r['keys_lost']} keys lost)   goal < "
-              f"{GOALS['key_p95_ms']:.0f} ms")
+        print(
+            f"  key -> repaint     median {statistics.median(lat):.0f} ms, p95 {p95:.0f} ms, max {lat[-1]:.0f} ms "
+            f"over {len(lat)} keys while statistics ran ({r['stats_at_start']} -> {r['stats_at_end']} tensor pairs; "
+            f"{r['keys_lost']} keys lost)   goal < "
+            f"{GOALS['key_p95_ms']:.0f} ms"
+        )
     if early:
-        print(f"  key -> repaint     median {statistics.median(early):.0f} ms, max {early[-1]:.0f} ms over {len(early)} "
-              f"keys while the bisection order was built ({r['early_lost']} keys lost)")
-    missed = [k for k, v in (("first_paint_s", r["first_paint_s"]), ("tree_usable_s", r["tree_usable_s"]),
-                             ("key_p95_ms", p95)) if v > GOALS[k]]
+        print(
+            f"  key -> repaint     median {statistics.median(early):.0f} ms, max {early[-1]:.0f} ms over {len(early)} "
+            f"keys while the bisection order was built ({r['early_lost']} keys lost)"
+        )
+    missed = [
+        k
+        for k, v in (("first_paint_s", r["first_paint_s"]), ("tree_usable_s", r["tree_usable_s"]), ("key_p95_ms", p95))
+        if v > GOALS[k]
+    ]
     print("  goals: " + ("all met" if not missed else "missed " + ", ".join(missed)))
     return 0
 

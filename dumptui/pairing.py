@@ -4,6 +4,7 @@ with, and the two calls that do it (`open_pair`, `make_session`).
 It sits between the engine and its two front ends: it imports the engine only (never the CLI, textual or
 rich), so the app can open dumps without importing the CLI that starts it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -12,8 +13,8 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from .core.errors import DumptuiError
 
 if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is opened, not before
-    from .core.session import Session
     from .core.model import Dump
+    from .core.session import Session
 
 SIDES = ("ref", "target")
 T = TypeVar("T")
@@ -51,7 +52,7 @@ class PairOptions:
     target_iteration: str | None = None
     # verdicts (None: the engine's default)
     gain: float | None = None
-    floor: list[str] = field(default_factory=list)      # DTYPE=E items
+    floor: list[str] = field(default_factory=list)  # DTYPE=E items
     floor_scale: float | None = None
     max_off: float | None = None
     cos: float | None = None
@@ -72,9 +73,11 @@ class PairOptions:
 
     def selection(self, side: str) -> DumpSelection:
         """The rank, graph and iteration to read on one side."""
+
         def pick(opt: str) -> str | None:
             own = getattr(self, f"{side}_{opt}")
             return own if own is not None else getattr(self, opt)
+
         return DumpSelection(pick("rank"), pick("graph"), pick("iteration"))
 
     def path(self, side: str) -> str:
@@ -88,6 +91,7 @@ def open_pair(options: PairOptions) -> tuple["Dump", "Dump"]:
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
         return open_dump(options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration)
+
     return one("ref"), one("target")
 
 
@@ -96,7 +100,7 @@ def _read_option_file(path: str, read: Callable[[str], T]) -> T:
         return read(path)
     except OSError as e:
         raise OptionFileError(path, e.strerror or str(e)) from None
-    except ValueError as e:   # undecodable text, a malformed line
+    except ValueError as e:  # undecodable text, a malformed line
         raise OptionFileError(path, str(e)) from None
 
 
@@ -105,9 +109,16 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     from .core.align import read_map_file
     from .core.session import Session
     from .core.verdict import Thresholds, parse_floors, parse_user_ignore, read_ignore_file, with_overrides
-    th = with_overrides(Thresholds(), cos=options.cos, gain=options.gain, max_off=options.max_off,
-                        floor_scale=options.floor_scale, floors=parse_floors(options.floor) or None,
-                        replay=False if options.no_replay else None)
+
+    th = with_overrides(
+        Thresholds(),
+        cos=options.cos,
+        gain=options.gain,
+        max_off=options.max_off,
+        floor_scale=options.floor_scale,
+        floors=parse_floors(options.floor) or None,
+        replay=False if options.no_replay else None,
+    )
     ignores = [parse_user_ignore(s) for s in options.ignore]
     if options.ignore_file:
         ignores += _read_option_file(options.ignore_file, read_ignore_file)

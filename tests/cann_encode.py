@@ -3,6 +3,7 @@ against arrays we know. It shares only the protobuf schema with dumptui; the enu
 the device layouts (§2.2) are written out again here, the layouts element by element with explicit index
 arithmetic, so that a mistake in dumptui's vectorised conversion cannot hide behind the same mistake here.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -15,10 +16,37 @@ import numpy as np
 
 from dumptui.core.formats.cann_proto import DumpData
 
-DATA_TYPE = {"float32": 1, "float16": 2, "int8": 3, "uint8": 4, "int16": 5, "uint16": 6, "int32": 7, "int64": 8,
-             "uint32": 9, "uint64": 10, "bool": 11, "float64": 12, "complex64": 16, "complex128": 17, "bfloat16": 27}
-FORMAT = {"NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "NC1HWC0_C04": 12, "CHWN": 14, "HWCN": 16,
-          "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32, "C1HWNCoC0": 25}
+DATA_TYPE = {
+    "float32": 1,
+    "float16": 2,
+    "int8": 3,
+    "uint8": 4,
+    "int16": 5,
+    "uint16": 6,
+    "int32": 7,
+    "int64": 8,
+    "uint32": 9,
+    "uint64": 10,
+    "bool": 11,
+    "float64": 12,
+    "complex64": 16,
+    "complex128": 17,
+    "bfloat16": 27,
+}
+FORMAT = {
+    "NCHW": 0,
+    "NHWC": 1,
+    "ND": 2,
+    "NC1HWC0": 3,
+    "FRACTAL_Z": 4,
+    "NC1HWC0_C04": 12,
+    "CHWN": 14,
+    "HWCN": 16,
+    "FRACTAL_NZ": 29,
+    "NCDHW": 30,
+    "NDC1HWC0": 32,
+    "C1HWNCoC0": 25,
+}
 
 
 def ceil(a: int, b: int) -> int:
@@ -44,7 +72,7 @@ def to_device(x: np.ndarray, fmt: str, c0: int = 16, n0: int = 16, original_form
             out[p["N"], p["C"] // c0, p["H"], p["W"], p["C"] % c0] = x[idx]
         return out
     if fmt == "NDC1HWC0":
-        n, c, d, h, w = x.shape                       # NCDHW
+        n, c, d, h, w = x.shape  # NCDHW
         out = np.zeros((n, d, ceil(c, c0), h, w, c0), x.dtype)
         for i, j, k, y, z in itertools.product(range(n), range(c), range(d), range(h), range(w)):
             out[i, k, j // c0, y, z, j % c0] = x[i, j, k, y, z]
@@ -69,7 +97,7 @@ def to_device(x: np.ndarray, fmt: str, c0: int = 16, n0: int = 16, original_form
 
 
 def payload_bytes(device: np.ndarray, dtype: str) -> bytes:
-    if dtype == "bfloat16":          # the upper 16 bits of the float32 (values given are bf16-exact)
+    if dtype == "bfloat16":  # the upper 16 bits of the float32 (values given are bf16-exact)
         return (np.ascontiguousarray(device, np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
     return np.ascontiguousarray(device).astype(np.dtype(dtype).newbyteorder("<")).tobytes()
 
@@ -83,8 +111,8 @@ class Tensor:
     fmt: str = "ND"
     c0: int = 16
     original_format: str = "NCHW"
-    original_shape: tuple[int, ...] | None = None     # default: value.shape; () writes no original_shape
-    data_type_code: int | None = None                  # to write a type number dumptui cannot decode
+    original_shape: tuple[int, ...] | None = None  # default: value.shape; () writes no original_shape
+    data_type_code: int | None = None  # to write a type number dumptui cannot decode
 
     def device(self) -> np.ndarray:
         return to_device(self.value, self.fmt, self.c0, original_format=self.original_format)
@@ -93,12 +121,12 @@ class Tensor:
 @dataclass
 class RawOp:
     op_type: str
-    op_name: str                  # as in the file name (separators already replaced)
+    op_name: str  # as in the file name (separators already replaced)
     inputs: list[Tensor] = field(default_factory=list)
     outputs: list[Tensor] = field(default_factory=list)
     buffers: list[bytes] = field(default_factory=list)
     workspaces: list[bytes] = field(default_factory=list)
-    full_name: str = ""           # written to DumpData.op_name when set
+    full_name: str = ""  # written to DumpData.op_name when set
     task: int = 1
     stream: int = 0
     timestamp: int = 1700000000000000
@@ -120,7 +148,7 @@ def encode(op: RawOp, layout: str = "current") -> bytes:
     """The bytes of a raw dump file: `layout` "current" (length-prefixed header + payloads) or "whole"."""
     msg = DumpData(version="2.0", dump_time=op.timestamp, op_name=op.full_name)
     embedded = layout == "whole"
-    payloads = []            # the order of the current layout: inputs, outputs, buffers, workspaces
+    payloads = []  # the order of the current layout: inputs, outputs, buffers, workspaces
     for group, tensors in ((msg.input, op.inputs), (msg.output, op.outputs)):
         for t in tensors:
             data = payload_bytes(t.device(), t.dtype)
@@ -154,8 +182,14 @@ def write(folder: str | os.PathLike, op: RawOp, layout: str = "current") -> str:
     return path
 
 
-def step_folder(dump_path: str | os.PathLike, model: str = "Net.0", time: str = "20260101120000",
-                device: str = "0", model_id: str = "1", step: str = "0") -> str:
+def step_folder(
+    dump_path: str | os.PathLike,
+    model: str = "Net.0",
+    time: str = "20260101120000",
+    device: str = "0",
+    model_id: str = "1",
+    step: str = "0",
+) -> str:
     """The ACL tree `{dump_path}/{time}/{device}/{model_name}/{model_id}/{step}` (created)."""
     folder = os.path.join(str(dump_path), time, device, model, model_id, step)
     os.makedirs(folder, exist_ok=True)
@@ -188,19 +222,25 @@ def _raw_op(op, file_op_name: str, inputs, outputs, transform=None) -> RawOp:
     def tensor(io: str, slot: int, ref, fmt: str) -> Tensor:
         value = np.asarray(ref.array())
         return _tensor_of(transform(op, io, slot, value) if transform else value, fmt)
-    return RawOp(op.op_type, file_op_name,
-                 [tensor("input", s, t, in_fmts.get(s, "ND")) for s, t in sorted(inputs.items())],
-                 [tensor("output", s, t, out_fmts.get(s, "ND")) for s, t in sorted(outputs.items())],
-                 timestamp=op.timestamp)
+
+    return RawOp(
+        op.op_type,
+        file_op_name,
+        [tensor("input", s, t, in_fmts.get(s, "ND")) for s, t in sorted(inputs.items())],
+        [tensor("output", s, t, out_fmts.get(s, "ND")) for s, t in sorted(outputs.items())],
+        timestamp=op.timestamp,
+    )
 
 
-def reencode(dump, dump_path: str, fuse: list[list[str]] | None = None, op_name_field: bool = False,
-             transform=None) -> dict:
+def reencode(
+    dump, dump_path: str, fuse: list[list[str]] | None = None, op_name_field: bool = False, transform=None
+) -> dict:
     """Write the kernels of a MindSpore `dump` as CANN raw files in an ACL tree below `dump_path`: file names
     in file form, cube ops in their device layouts. `fuse` lists groups of kernel names (in execution order)
     that become one op, as a GE fusion makes them; `transform(op, io, slot, value)` may change a value (a
     dtype, a planted bug). Returns {kernel name: GE node name} for ge_graph_text."""
     from dumptui.core.formats.names import file_form
+
     folder = step_folder(dump_path)
     groups = {names[0]: names for names in (fuse or [])}
     inside = {n for names in (fuse or []) for n in names}
@@ -229,6 +269,7 @@ def ge_graph_text(dump, node_of: dict[str, str], fuse: list[list[str]] | None = 
     from google.protobuf import text_format
 
     from dumptui.core.formats.ge_graph import ModelProto
+
     model = ModelProto(ir_version=3, producer_name="GE")
     graph = model.graph
     graph.name = "graph_0"
@@ -255,10 +296,11 @@ def ge_graph_text(dump, node_of: dict[str, str], fuse: list[list[str]] | None = 
         node = graph.node.add(name=name, op_type="ge:" + op.op_type)
         node.input.extend(source(op.sources[s]) for s in sorted(op.sources))
         if op.name in fused:
-            attr = node.attribute.add(name="_datadump_original_op_names", type=8)   # STRINGS
+            attr = node.attribute.add(name="_datadump_original_op_names", type=8)  # STRINGS
             attr.strings.extend(n.encode() for n in fused[op.name])
             node.attribute.add(name="_datadump_original_op_types", type=8).strings.extend(
-                dump.op(n).op_type.encode() for n in fused[op.name])
+                dump.op(n).op_type.encode() for n in fused[op.name]
+            )
         desc = node.attribute.add(name="output_desc_origin_layout:0", type=3)
         desc.s = b"NCHW" if op.op_type == "Conv2D" else b"ND"
     return text_format.MessageToString(model)

@@ -1,5 +1,6 @@
 """Shared test helpers. Tests that need ../shared/fixtures skip with a visible reason when it is absent;
 everything else generates what it needs."""
+
 from __future__ import annotations
 
 import os
@@ -30,6 +31,7 @@ def fixtures():
 def demo_pair(tmp_path_factory):
     """A small demo pair (60 kernels) written once per test session."""
     from dumptui.core.demo import write_demo
+
     root = tmp_path_factory.mktemp("demo")
     return write_demo(str(root), n_ops=60, size=512)
 
@@ -38,6 +40,7 @@ def demo_pair(tmp_path_factory):
 def clean_demo_pair(tmp_path_factory):
     """The demo without its fp16 region: a clean pair (bisection, not a scan) but for the planted bug."""
     from dumptui.core.demo import write_demo
+
     root = tmp_path_factory.mktemp("clean_demo")
     return write_demo(str(root), n_ops=60, size=512, fp16_region=None)
 
@@ -51,7 +54,14 @@ def write_npy(path: str | os.PathLike, arr: np.ndarray) -> str:
 def run_cli(*args, cwd=None):
     """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr)."""
     import subprocess
+
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
-    p = subprocess.run([sys.executable, "-m", "dumptui", *map(str, args)], capture_output=True, text=True,
-                       env=env, cwd=cwd, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "dumptui", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
     return p.returncode, p.stdout, p.stderr

@@ -3,6 +3,7 @@
 Nothing here uses the replay package, numpy broadcasting tricks or vectorised numpy reductions, so that a
 replay and its reference cannot share a bug.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -11,8 +12,14 @@ import math
 import numpy as np
 
 
-def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tuple[int, int],
-           pads: tuple[int, int, int, int], groups: int) -> np.ndarray:
+def conv2d(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    groups: int,
+) -> np.ndarray:
     """out[n, o, i, j] = sum over c, p, q of x[n, g*cg + c, i*sh + p*dh - top, j*sw + q*dw - left] * w[o, c, p, q]."""
     n_, c_, h_, w_ = x.shape
     o_, cg, kh, kw = w.shape
@@ -33,8 +40,9 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tupl
     return out
 
 
-def pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int],
-           how: str) -> np.ndarray:
+def pool2d(
+    x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int], how: str
+) -> np.ndarray:
     """Max, or average over the window's real (unpadded) elements."""
     n_, c_, h_, w_ = x.shape
     top, bottom, left, right = pads
@@ -61,8 +69,9 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def batch_norm_nchw(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, mean: np.ndarray, var: np.ndarray,
-                    eps: float) -> np.ndarray:
+def batch_norm_nchw(
+    x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, mean: np.ndarray, var: np.ndarray, eps: float
+) -> np.ndarray:
     out = np.zeros(x.shape)
     for idx in itertools.product(*map(range, x.shape)):
         c = idx[1]
@@ -70,8 +79,9 @@ def batch_norm_nchw(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, mean: np
     return out
 
 
-def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, begin_norm: int, begin_params: int,
-               eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def layer_norm(
+    x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, begin_norm: int, begin_params: int, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Normalised x, mean and (biased) variance over the axes from begin_norm on."""
     lead, rest = x.shape[:begin_norm], x.shape[begin_norm:]
     out = np.zeros(x.shape)
@@ -95,7 +105,7 @@ def _lines(shape: tuple[int, ...], axis: int) -> list[list[tuple[int, ...]]]:
     others = [range(n) if d != axis else range(1) for d, n in enumerate(shape)]
     lines = []
     for base in itertools.product(*others):
-        lines.append([base[:axis] + (k,) + base[axis + 1:] for k in range(shape[axis])])
+        lines.append([base[:axis] + (k,) + base[axis + 1 :] for k in range(shape[axis])])
     return lines
 
 

@@ -1,12 +1,13 @@
 """Alignment strategies on hand-made op lists, and the verdict rules on hand-made statistics."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from dumptui.core.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
+from dumptui.core.hints import attribute_diff, hints_for
 from dumptui.core.metrics import compare_arrays
 from dumptui.core.model import Dump, Op, TensorRef
-from dumptui.core.hints import attribute_diff, hints_for
 from dumptui.core.verdict import CLOSE, DIVERGED, EQUAL, Thresholds, judge, parse_user_ignore
 
 
@@ -31,9 +32,13 @@ def how(al):
 def test_exact_then_inserted_ops_stay_unpaired():
     r = dump(["S/conv-op0", "S/relu-op0", "S/pool-op0"])
     t = dump(["S/Cast-op0", "S/conv-op0", "S/Cast-op1", "S/relu-op0", "S/pool-op0"])
-    assert how(align(r, t)) == [(None, "S/Cast-op0", ONLY_TARGET), ("S/conv-op0", "S/conv-op0", EXACT),
-                                (None, "S/Cast-op1", ONLY_TARGET), ("S/relu-op0", "S/relu-op0", EXACT),
-                                ("S/pool-op0", "S/pool-op0", EXACT)]
+    assert how(align(r, t)) == [
+        (None, "S/Cast-op0", ONLY_TARGET),
+        ("S/conv-op0", "S/conv-op0", EXACT),
+        (None, "S/Cast-op1", ONLY_TARGET),
+        ("S/relu-op0", "S/relu-op0", EXACT),
+        ("S/pool-op0", "S/pool-op0", EXACT),
+    ]
 
 
 def test_normalised_and_counter_and_renamed():
@@ -77,7 +82,7 @@ def robust_rel(y, x, trim=0.01):
     """The trimmed-mean error over the reference's RMS, computed independently."""
     e = np.sort(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)).ravel())
     k = int(e.size * trim)
-    kept = e[:e.size - k] if k else e
+    kept = e[: e.size - k] if k else e
     return kept.mean() / np.sqrt(np.mean(np.asarray(y, np.float64) ** 2))
 
 
@@ -85,18 +90,18 @@ def test_rules_equal_close_diverged():
     rng = np.random.default_rng(0)
     y = rng.standard_normal(1000).astype(np.float32)
     assert verdict(y, y.copy()).verdict == EQUAL
-    assert verdict(y, y * np.float32(1 + 1e-6)).verdict == CLOSE          # a few ulps: far below the fp32 floor
-    assert verdict(y, -y).verdict == DIVERGED                              # cosine -1
-    drift = (y + 0.01 * np.abs(y).mean()).astype(np.float32)                # a 1 % drift, cosine 0.99995
+    assert verdict(y, y * np.float32(1 + 1e-6)).verdict == CLOSE  # a few ulps: far below the fp32 floor
+    assert verdict(y, -y).verdict == DIVERGED  # cosine -1
+    drift = (y + 0.01 * np.abs(y).mean()).astype(np.float32)  # a 1 % drift, cosine 0.99995
     v = verdict(y, drift)
     assert compare_arrays(y, drift, TOL32).cos > 0.9999 and v.verdict == DIVERGED
     assert f"error {robust_rel(y, drift):.2e} of its RMS > float32 floor 1.22e-04" in v.reason
     spikes = y.copy()
-    spikes[:3] += 0.75                                                      # a discontinuity moves 3 elements
+    spikes[:3] += 0.75  # a discontinuity moves 3 elements
     v = verdict(y, spikes)
     assert v.verdict == CLOSE and robust_rel(y, spikes) == 0 and "error 0 of its RMS" in v.reason
     many = y.copy()
-    many[:150] += 0.75                                                      # 15 %: not a few outliers
+    many[:150] += 0.75  # 15 %: not a few outliers
     assert verdict(y, many).verdict == DIVERGED
 
 
@@ -104,15 +109,15 @@ def test_scalars_by_value_and_dtype_aware_floor():
     assert verdict(np.float32(0.75), np.float32(0.75 + 1e-6)).verdict == CLOSE
     assert verdict(np.float32(0.75), np.float32(0.5)).verdict == DIVERGED
     f32, f16, bf16 = TH.floor("float32")[0], TH.floor("float32", "float16")[0], TH.floor("bfloat16", "float32")[0]
-    assert (f32, f16, bf16) == (2.0 ** -13, 2.0 ** -10, 2.0 ** -7)
+    assert (f32, f16, bf16) == (2.0**-13, 2.0**-10, 2.0**-7)
     assert TH.floor("int32", "int32")[0] == 0 and TH.tolerance("int32", "int32").rtol == 0
     assert TH.tolerance("float16", "float32").rtol == 10 * f16
     over = Thresholds(floors=(("float16", 0.5),), floor_scale=2.0)
     assert over.floor("float16")[0] == 1.0 and over.floor("float32")[0] == 2 * f32
     y = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
     fp16_noise = y.astype(np.float16).astype(np.float32)
-    assert verdict(y, fp16_noise).verdict == DIVERGED                      # fp16 rounding is beyond fp32's floor
-    assert verdict(y, fp16_noise, dtype="float16").verdict == CLOSE        # and within fp16's
+    assert verdict(y, fp16_noise).verdict == DIVERGED  # fp16 rounding is beyond fp32's floor
+    assert verdict(y, fp16_noise, dtype="float16").verdict == CLOSE  # and within fp16's
 
 
 def test_nan_at_different_positions_diverges():

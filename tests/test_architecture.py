@@ -12,13 +12,13 @@ The rule, as this test applies it:
   imports its submodules is the usual shape of a package).
 - Every strongly connected component with more than one module (or a module importing itself) is a circle.
 """
+
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 import networkx as nx
-
 from conftest import REPO
 
 PACKAGE = REPO / "dumptui"
@@ -26,7 +26,7 @@ PACKAGE = REPO / "dumptui"
 # Imports that close a circle still present, each to be removed by the refactor named: the test removes these
 # edges, then demands no circle; and it fails when one of them no longer closes a circle (delete it then: the
 # test tightens as the refactors land).
-KNOWN_CIRCLE_EDGES: dict[tuple[str, str], str] = {}     # none left: the app no longer imports the CLI
+KNOWN_CIRCLE_EDGES: dict[tuple[str, str], str] = {}  # none left: the app no longer imports the CLI
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -45,8 +45,9 @@ def _is_type_checking_block(node: ast.AST) -> bool:
     if not isinstance(node, ast.If):
         return False
     test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -68,7 +69,7 @@ def _named_modules(name: str, is_package: bool, node: ast.Import | ast.ImportFro
         return {alias.name for alias in node.names}
     if node.level:
         base = name.split(".")
-        base = base[:len(base) - node.level + (1 if is_package else 0)]
+        base = base[: len(base) - node.level + (1 if is_package else 0)]
         package = ".".join(base + ([node.module] if node.module else []))
     else:
         package = node.module or ""
@@ -102,8 +103,9 @@ def import_graph(root: Path = REPO) -> nx.DiGraph:
 
 
 def circles(graph: nx.DiGraph) -> list[list[str]]:
-    return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] + \
-        [[n] for n in graph if graph.has_edge(n, n)]
+    return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] + [
+        [n] for n in graph if graph.has_edge(n, n)
+    ]
 
 
 def test_the_import_graph_is_read():
@@ -127,16 +129,22 @@ def test_a_circle_through_a_package_init_is_found(tmp_path):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert circles(import_graph(tmp_path)) == [["dumptui.core.formats", "dumptui.core.formats.mindspore",
-                                                "dumptui.core.graph"]]
+    assert circles(import_graph(tmp_path)) == [
+        ["dumptui.core.formats", "dumptui.core.formats.mindspore", "dumptui.core.graph"]
+    ]
 
 
 def test_no_import_circles_but_the_known_ones():
     graph = import_graph()
-    closing = {edge: why for edge, why in KNOWN_CIRCLE_EDGES.items()
-               if graph.has_edge(*edge) and nx.has_path(graph, edge[1], edge[0])}
-    assert closing == KNOWN_CIRCLE_EDGES, "no longer close a circle (delete them from KNOWN_CIRCLE_EDGES): " + \
-        ", ".join(f"{a} -> {b}" for a, b in KNOWN_CIRCLE_EDGES.keys() - closing.keys())
+    closing = {
+        edge: why
+        for edge, why in KNOWN_CIRCLE_EDGES.items()
+        if graph.has_edge(*edge) and nx.has_path(graph, edge[1], edge[0])
+    }
+    assert closing == KNOWN_CIRCLE_EDGES, (
+        "no longer close a circle (delete them from KNOWN_CIRCLE_EDGES): "
+        + ", ".join(f"{a} -> {b}" for a, b in KNOWN_CIRCLE_EDGES.keys() - closing.keys())
+    )
     graph.remove_edges_from(KNOWN_CIRCLE_EDGES)
     found = circles(graph)
     assert not found, "import circles: " + "; ".join(" <-> ".join(c) for c in found)

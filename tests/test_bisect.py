@@ -1,4 +1,5 @@
 """The bisection state machine on the demo pair (planted culprit known) and on hand-made edge cases."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,9 @@ import numpy as np
 import pytest
 
 from dumptui.core.bisect import Bisection, sessionfile
-from dumptui.core.session import Session
 from dumptui.core.demo import write_demo
 from dumptui.core.formats import open_dump
+from dumptui.core.session import Session
 
 
 def demo_session(info):
@@ -129,8 +130,11 @@ def _chain_dump(tmp_path, name, values_by_op, order, edges, dumped=None):
     d = rank / "Net" / "0" / "0"
     d.mkdir(parents=True)
     ts = 100
-    ir = ["# IR entry: @kernel_graph0", "%para1_x: <Tensor[Float32], (4)> : [4]  :  IsWeight: false",
-          "subgraph @kernel_graph0() {"]
+    ir = [
+        "# IR entry: @kernel_graph0",
+        "%para1_x: <Tensor[Float32], (4)> : [4]  :  IsWeight: false",
+        "subgraph @kernel_graph0() {",
+    ]
     ids = {}
     for i, op in enumerate(order):
         ids[op] = i
@@ -162,8 +166,10 @@ def test_two_parallel_roots_are_both_reported(tmp_path):
     tgt["b1"] = -ref["b1"]
     tgt["b2"] = ref["b2"][::-1].copy()
     tgt["c"] = ref["c"] * -3
-    s = Session(open_dump(_chain_dump(tmp_path, "r", ref, order, edges)),
-                open_dump(_chain_dump(tmp_path, "t", tgt, order, edges)))
+    s = Session(
+        open_dump(_chain_dump(tmp_path, "r", ref, order, edges)),
+        open_dump(_chain_dump(tmp_path, "t", tgt, order, edges)),
+    )
     bi = Bisection(s)
     bi.run()
     names = [r.pair.name for r in bi.roots()]
@@ -197,8 +203,10 @@ def test_long_undumped_chains_are_bridged(tmp_path):
     for k in order[1500:]:
         tgt[k] = -ref[k] - 1
     dumped = {"k0", "k1000", "k2000", "k2999"}
-    s = Session(open_dump(_chain_dump(tmp_path, "r", ref, order, edges, dumped)),
-                open_dump(_chain_dump(tmp_path, "t", tgt, order, edges, dumped)))
+    s = Session(
+        open_dump(_chain_dump(tmp_path, "r", ref, order, edges, dumped)),
+        open_dump(_chain_dump(tmp_path, "t", tgt, order, edges, dumped)),
+    )
     bi = Bisection(s)
     assert bi.mode == "graph" and len(bi.order) == 4
     assert set(bi.dag.edges) == {(0, 1), (1, 2), (2, 3)}
@@ -215,11 +223,16 @@ def test_undo_takes_back_a_mark_with_the_steps_it_triggered(tmp_path):
     tgt = dict(ref)
     tgt["p"] = -ref["p"]
     tgt["m"] = -ref["m"]
-    bi = Bisection(Session(open_dump(_chain_dump(tmp_path, "r", ref, order, edges)),
-                           open_dump(_chain_dump(tmp_path, "t", tgt, order, edges))), use_graph=False)
+    bi = Bisection(
+        Session(
+            open_dump(_chain_dump(tmp_path, "r", ref, order, edges)),
+            open_dump(_chain_dump(tmp_path, "t", tgt, order, edges)),
+        ),
+        use_graph=False,
+    )
     bi.start()
     assert bi.history and bi.history[0].source == "start"
-    assert not bi.undo()                       # the start is not a mark
+    assert not bi.undo()  # the start is not a mark
     bi.run()
     assert any(st.source == "check" for st in bi.history) and bi.first_root().pair.name == "Default/p-op0"
     while bi.undo():
@@ -232,7 +245,7 @@ def test_user_marked_good_producer_is_named_in_the_caveat(clean_demo_pair, demo_
     bi = Bisection(s)
     bi.start()
     planted = next(i for i, p in enumerate(bi.order) if p.name == demo_pair.planted)
-    bi.mark(planted, "good", "user")           # wrong on purpose
+    bi.mark(planted, "good", "user")  # wrong on purpose
     bi.run()
     r = bi.first_root()
     assert r.pair.name != clean_demo_pair.planted

@@ -1,6 +1,7 @@
 """CANN raw dumps read without CANN: files written by tests/cann_encode.py in both layouts, with many dtypes
 and device layouts, damaged variants, overflow records, mapping.csv names and the dump trees; every decoded
 tensor is checked against the array it was encoded from."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ import stat
 
 import numpy as np
 import pytest
-
 from cann_encode import RawOp, Tensor, bf16_exact, encode, file_name, step_folder, write
+
 from dumptui.core.errors import DumpError
 from dumptui.core.formats import detect, open_dump
 
@@ -30,16 +31,38 @@ def values(shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return (RNG.standard_normal(shape) * 4).astype(dtype)
 
 
-DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "uint16", "int32", "int64", "uint32",
-          "uint64", "bool", "complex64", "complex128"]
+DTYPES = [
+    "float32",
+    "float16",
+    "bfloat16",
+    "float64",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+    "bool",
+    "complex64",
+    "complex128",
+]
 
 
 def ops_for_dtypes() -> list[RawOp]:
     ops = []
     for i, dtype in enumerate(DTYPES):
         a, b = values((2, 3, 5), dtype), values((7,), dtype)
-        ops.append(RawOp("Identity", f"Default_id{i}-Identity_Identity-op{i}", [Tensor(a, dtype, "ND")],
-                         [Tensor(b, dtype, "ND")], timestamp=1700000000000000 + i))
+        ops.append(
+            RawOp(
+                "Identity",
+                f"Default_id{i}-Identity_Identity-op{i}",
+                [Tensor(a, dtype, "ND")],
+                [Tensor(b, dtype, "ND")],
+                timestamp=1700000000000000 + i,
+            )
+        )
     return ops
 
 
@@ -51,16 +74,43 @@ def ops_for_layouts() -> list[RawOp]:
     v = values((1, 19, 2, 3, 2), "float16")
     small = values((1, 3, 4, 4), "float16")
     return [
-        RawOp("Conv2D", "Default_conv1-Conv2d_Conv2D-op5", [Tensor(x, "float16", "NC1HWC0"), Tensor(w, "float16", "FRACTAL_Z")],
-              [Tensor(y, "float16", "NC1HWC0")], workspaces=[b"scratch!"], timestamp=1700000000001000),
-        RawOp("BatchMatMul", "Default_mm-Dense_BatchMatMul-op1", [Tensor(m, "float32", "FRACTAL_NZ", c0=8)],
-              [Tensor(m * 2, "float32", "FRACTAL_NZ", c0=8)], buffers=[b"l1 buffer"], timestamp=1700000000001001),
-        RawOp("Conv3D", "Default_c3-Conv3d_Conv3D-op0", [Tensor(v, "float16", "NDC1HWC0")], [Tensor(v, "float16", "NCDHW")],
-              timestamp=1700000000001002),
-        RawOp("Conv2D", "Default_stem-Stem_Conv2D-op0", [Tensor(small, "float16", "NC1HWC0_C04")],
-              [Tensor(small, "float16", "NHWC")], timestamp=1700000000001003),
-        RawOp("Transpose", "Default_t-T_Transpose-op0", [Tensor(x, "float16", "HWCN")], [Tensor(x, "float16", "CHWN")],
-              timestamp=1700000000001004),
+        RawOp(
+            "Conv2D",
+            "Default_conv1-Conv2d_Conv2D-op5",
+            [Tensor(x, "float16", "NC1HWC0"), Tensor(w, "float16", "FRACTAL_Z")],
+            [Tensor(y, "float16", "NC1HWC0")],
+            workspaces=[b"scratch!"],
+            timestamp=1700000000001000,
+        ),
+        RawOp(
+            "BatchMatMul",
+            "Default_mm-Dense_BatchMatMul-op1",
+            [Tensor(m, "float32", "FRACTAL_NZ", c0=8)],
+            [Tensor(m * 2, "float32", "FRACTAL_NZ", c0=8)],
+            buffers=[b"l1 buffer"],
+            timestamp=1700000000001001,
+        ),
+        RawOp(
+            "Conv3D",
+            "Default_c3-Conv3d_Conv3D-op0",
+            [Tensor(v, "float16", "NDC1HWC0")],
+            [Tensor(v, "float16", "NCDHW")],
+            timestamp=1700000000001002,
+        ),
+        RawOp(
+            "Conv2D",
+            "Default_stem-Stem_Conv2D-op0",
+            [Tensor(small, "float16", "NC1HWC0_C04")],
+            [Tensor(small, "float16", "NHWC")],
+            timestamp=1700000000001003,
+        ),
+        RawOp(
+            "Transpose",
+            "Default_t-T_Transpose-op0",
+            [Tensor(x, "float16", "HWCN")],
+            [Tensor(x, "float16", "CHWN")],
+            timestamp=1700000000001004,
+        ),
     ]
 
 
@@ -98,9 +148,9 @@ def test_every_dtype_and_layout_decodes_to_the_original(tmp_path, layout):
     assert conv.inputs[0].fmt == "NC1HWC0" and conv.inputs[0].shape == (1, 20, 3, 5)
     assert conv.inputs[1].fmt == "FRACTAL_Z" and conv.inputs[1].dtype == "float16"
     bf16 = next(op for op in dump.ops if op.file_name == "Default_id2-Identity_Identity-op2")
-    assert bf16.outputs[0].dtype == "bfloat16"       # shown as bf16, widened for comparison
+    assert bf16.outputs[0].dtype == "bfloat16"  # shown as bf16, widened for comparison
     assert ("whole-file" in dump.variant) == (layout == "whole")
-    assert [op.timestamp for op in dump.ops] == sorted(op.timestamp for op in dump.ops)   # timestamps: the order
+    assert [op.timestamp for op in dump.ops] == sorted(op.timestamp for op in dump.ops)  # timestamps: the order
 
 
 def test_damaged_files_are_named_and_the_rest_loads(tmp_path):
@@ -117,15 +167,28 @@ def test_damaged_files_are_named_and_the_rest_loads(tmp_path):
         fh.write(encode(longer) + b"tail")
     with open(os.path.join(folder, "Sub.Default_Sub-op0.1.0.1700000000002002"), "wb") as fh:
         fh.write(b"\xff" * 64)
-    strings = RawOp("Pack", "Default_Pack-op0", [Tensor(x, data_type_code=13)], [Tensor(x, data_type_code=29)],
-                    timestamp=1700000000002003)
+    strings = RawOp(
+        "Pack",
+        "Default_Pack-op0",
+        [Tensor(x, data_type_code=13)],
+        [Tensor(x, data_type_code=29)],
+        timestamp=1700000000002003,
+    )
     write(folder, strings)
-    no_conversion = RawOp("Conv2D", "Default_Conv2D-op9", [Tensor(values((16, 16, 1, 1), "float16"), "float16", "NCHW")],
-                          timestamp=1700000000002004)
+    no_conversion = RawOp(
+        "Conv2D",
+        "Default_Conv2D-op9",
+        [Tensor(values((16, 16, 1, 1), "float16"), "float16", "NCHW")],
+        timestamp=1700000000002004,
+    )
     write(folder, no_conversion)
-    _patch_format(folder, no_conversion, 25)                      # C1HWNCoC0: no conversion here
-    bad_shape = RawOp("Relu", "Default_Relu-op0", [Tensor(values((1, 20, 3, 5), "float16"), "float16", "NC1HWC0",
-                                                          original_shape=(1, 40, 3, 5))], timestamp=1700000000002005)
+    _patch_format(folder, no_conversion, 25)  # C1HWNCoC0: no conversion here
+    bad_shape = RawOp(
+        "Relu",
+        "Default_Relu-op0",
+        [Tensor(values((1, 20, 3, 5), "float16"), "float16", "NC1HWC0", original_shape=(1, 40, 3, 5))],
+        timestamp=1700000000002005,
+    )
     write(folder, bad_shape)
     dump = open_dump(str(tmp_path))
     errors = {os.path.basename(p.path): p.reason for p in dump.problems if p.severity == "error"}
@@ -133,7 +196,7 @@ def test_damaged_files_are_named_and_the_rest_loads(tmp_path):
     assert "8 + header" in errors["Mul.Default_Mul-op0.1.0.1700000000002001"]
     assert "not a raw dump file" in errors["Sub.Default_Sub-op0.1.0.1700000000002002"]
     by_name = {op.file_name: op for op in dump.ops}
-    assert "Default_Sub-op0" not in by_name                       # nothing to show of a file we cannot parse
+    assert "Default_Sub-op0" not in by_name  # nothing to show of a file we cannot parse
     assert by_name["Default_Add-op0"].inputs[0].problem.startswith("damaged")
     assert "data type STRING is not decoded" in by_name["Default_Pack-op0"].inputs[0].problem
     assert "data type 29 (CANN releases disagree" in by_name["Default_Pack-op0"].outputs[0].problem
@@ -145,14 +208,15 @@ def test_damaged_files_are_named_and_the_rest_loads(tmp_path):
 def _patch_format(folder: str, op: RawOp, fmt: int) -> None:
     """Rewrite a file with another format number for its first input (a layout we do not convert)."""
     from dumptui.core.formats.cann_proto import parse_dump_data
+
     path = os.path.join(folder, file_name(op))
     data = open(path, "rb").read()
     length = int.from_bytes(data[:8], "little")
-    msg = parse_dump_data(data[8:8 + length])
+    msg = parse_dump_data(data[8 : 8 + length])
     msg.input[0].format = fmt
     header = msg.SerializeToString()
     with open(path, "wb") as fh:
-        fh.write(len(header).to_bytes(8, "little") + header + data[8 + length:])
+        fh.write(len(header).to_bytes(8, "little") + header + data[8 + length :])
 
 
 def test_overflow_records_are_listed_not_compared(tmp_path):
@@ -170,14 +234,20 @@ def test_name_variants_mapping_and_dumpdata_op_name(tmp_path):
     folder = step_folder(tmp_path)
     x = values((4,), "float32")
     old = RawOp("Relu", "Default_Relu-op1", [Tensor(x)], [Tensor(x)], timestamp=1700000000003000)
-    with open(os.path.join(folder, "Relu.Default_Relu-op1.3.1700000000003000"), "wb") as fh:   # no stream id
+    with open(os.path.join(folder, "Relu.Default_Relu-op1.3.1700000000003000"), "wb") as fh:  # no stream id
         fh.write(encode(old))
     ffts = RawOp("Add", "Default_Add-op2", [Tensor(x)], [Tensor(x)], timestamp=1700000000003001)
     with open(os.path.join(folder, file_name(ffts) + ".AIC.0.1.0"), "wb") as fh:
         fh.write(encode(ffts))
     long_name = "Default_" + "very-Long_" * 30 + "Mul-op3"
-    numbered = RawOp("Mul", long_name, [Tensor(x)], [Tensor(x)], timestamp=1700000000003002,
-                     full_name="Default/" + "very-Long/" * 30 + "Mul-op3")
+    numbered = RawOp(
+        "Mul",
+        long_name,
+        [Tensor(x)],
+        [Tensor(x)],
+        timestamp=1700000000003002,
+        full_name="Default/" + "very-Long/" * 30 + "Mul-op3",
+    )
     with open(os.path.join(folder, "123456"), "wb") as fh:
         fh.write(encode(numbered))
     with open(os.path.join(folder, "mapping.csv"), "w") as fh:
@@ -197,7 +267,9 @@ def test_tree_levels_and_selection(tmp_path):
     with pytest.raises(DumpError, match=r"3 dump folders .*choose with --rank"):
         open_dump(str(tmp_path))
     dump = open_dump(str(tmp_path), rank="0", iteration="1")
-    assert dump.rank == "0" and dump.iterations == {"1": "1"} and dump.root.endswith(os.path.join("0", "Net.0", "1", "1"))
+    assert (
+        dump.rank == "0" and dump.iterations == {"1": "1"} and dump.root.endswith(os.path.join("0", "Net.0", "1", "1"))
+    )
     assert open_dump(str(tmp_path / "20260101120000" / "1")).rank == "1"
     with pytest.raises(DumpError, match="none of the 3 dump folders"):
         open_dump(str(tmp_path), rank="7")
@@ -223,6 +295,7 @@ def test_read_only_dump_is_read_and_left_untouched(tmp_path):
 
 def test_inspect_one_raw_file(tmp_path):
     from conftest import run_cli
+
     op = ops_for_layouts()[0]
     path = write(step_folder(tmp_path), op)
     code, out, err = run_cli("inspect", path, "--json", "-n", "3")
@@ -243,6 +316,7 @@ def test_worker_processes_read_device_layouts_too(tmp_path):
     device layout and the embedded payload must travel with it."""
     from dumptui.core.metrics import ElementTolerance, compare_tensors
     from dumptui.core.parallel import compare_in_processes
+
     ops = ops_for_layouts()
     write(step_folder(tmp_path / "a"), ops[0], "current")
     write(step_folder(tmp_path / "b"), ops[0], "whole")
@@ -259,6 +333,7 @@ def test_mindspore_async_dump_of_raw_files(tmp_path):
     """MindSpore on Ascend writes raw files in its rank tree unless told to write .npy: names and dataflow
     come from its execution-order csv and graph file, as for its .npy dumps."""
     from dumptui.core.dumpwriter import DumpWriter
+
     x = values((1, 20, 3, 5), "float16")
     writer = DumpWriter(str(tmp_path / "rank_0"), device="Ascend")
     conv, relu = "Default/conv1-Conv2d/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"
@@ -266,8 +341,16 @@ def test_mindspore_async_dump_of_raw_files(tmp_path):
     writer.node("ReLU", relu, [first], [("Float16", x.shape)], [("Float16", x.shape)])
     writer.finish()
     for ts, name in ((1, conv), (2, relu)):
-        write(writer.data_dir, RawOp(name.rsplit("/", 1)[1].split("-")[0], name.replace("/", "_"),
-                                     [Tensor(x, "float16", "NC1HWC0")], [Tensor(x, "float16", "NC1HWC0")], timestamp=ts))
+        write(
+            writer.data_dir,
+            RawOp(
+                name.rsplit("/", 1)[1].split("-")[0],
+                name.replace("/", "_"),
+                [Tensor(x, "float16", "NC1HWC0")],
+                [Tensor(x, "float16", "NC1HWC0")],
+                timestamp=ts,
+            ),
+        )
     assert detect(str(tmp_path)) == "cann-raw"
     dump = open_dump(str(tmp_path))
     assert [op.name for op in dump.ops] == [conv, relu] and dump.rank == "0" and dump.iterations == {"0": "0"}

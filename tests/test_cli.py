@@ -1,4 +1,5 @@
 """The headless commands end to end (subprocess `python -m dumptui ...`), on the demo pair."""
+
 from __future__ import annotations
 
 import csv
@@ -6,7 +7,6 @@ import json
 import os
 
 import numpy as np
-
 from conftest import REPO, run_cli
 
 
@@ -66,15 +66,29 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     path = tmp_path / "out.csv"
     rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl")
     rows = list(csv.DictReader(open(path)))
-    assert {"NPU Name", "Bench Name", "Cosine", "MaxAbsErr", "MaxRelativeErr", "NPU Dtype", "Bench Tensor Shape",
-            "One Thousandth Err Ratio"} <= set(rows[0])
+    assert {
+        "NPU Name",
+        "Bench Name",
+        "Cosine",
+        "MaxAbsErr",
+        "MaxRelativeErr",
+        "NPU Dtype",
+        "Bench Tensor Shape",
+        "One Thousandth Err Ratio",
+    } <= set(rows[0])
     planted = [r for r in rows if r["Bench Name"] == demo_pair.planted and r["IO"] == "output"]
     assert planted[0]["Verdict"] == "diverged" and planted[0]["Accuracy Reached or Not"] == "No"
     # an independent check of one printed number: the cosine of the planted output
-    ref = next(f for f in os.listdir(os.path.join(demo_pair.ref, "rank_0", "Net", "0", "0"))
-               if f.startswith("Add." + demo_pair.planted.replace("/", "_")) and ".output.0." in f)
-    tgt = next(f for f in os.listdir(os.path.join(demo_pair.target, "rank_0", "Net", "0", "0"))
-               if f.startswith("Add." + demo_pair.planted.replace("/", "_")) and ".output.0." in f)
+    ref = next(
+        f
+        for f in os.listdir(os.path.join(demo_pair.ref, "rank_0", "Net", "0", "0"))
+        if f.startswith("Add." + demo_pair.planted.replace("/", "_")) and ".output.0." in f
+    )
+    tgt = next(
+        f
+        for f in os.listdir(os.path.join(demo_pair.target, "rank_0", "Net", "0", "0"))
+        if f.startswith("Add." + demo_pair.planted.replace("/", "_")) and ".output.0." in f
+    )
     y = np.load(os.path.join(demo_pair.ref, "rank_0", "Net", "0", "0", ref)).astype(np.float64).ravel()
     x = np.load(os.path.join(demo_pair.target, "rank_0", "Net", "0", "0", tgt)).astype(np.float64).ravel()
     cos = x @ y / np.linalg.norm(x) / np.linalg.norm(y)
@@ -86,8 +100,9 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     assert abs(float(planted[0]["KullbackLeiblerDivergence"]) - float(np.sum(p * np.log(p / q)))) < 1e-9
     rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--json", "--only-diverged")
     d = json.loads(out)
-    assert d["ops"] and all(o["verdict"] in ("diverged",) or any(t["verdict"] == "diverged" for t in o["inputs"])
-                            for o in d["ops"])
+    assert d["ops"] and all(
+        o["verdict"] in ("diverged",) or any(t["verdict"] == "diverged" for t in o["inputs"]) for o in d["ops"]
+    )
 
 
 def test_compare_refuses_to_write_inside_a_dump(demo_pair):
@@ -146,12 +161,14 @@ def test_map_file_forces_pairs(demo_pair, tmp_path):
     """Force the fp16 region's Cast to pair with the reference's Conv2D: the pairing says 'map file'."""
     from dumptui.core.align import MAPPED, align
     from dumptui.core.formats import open_dump
+
     ref, tgt = open_dump(demo_pair.ref), open_dump(demo_pair.target)
     cast = next(op for op in tgt.kernels if op.op_type == "Cast")
     relu = next(op for op in ref.kernels if op.op_type == "ReLU")
     m = tmp_path / "map.csv"
     m.write_text(f"ref_name,target_name\n{relu.name},{cast.name}\n")
     from dumptui.core.align import read_map_file
+
     al = align(ref, tgt, read_map_file(str(m)))
     p = al.for_ref(relu.key)
     assert p.target is cast and p.how == MAPPED
@@ -169,8 +186,10 @@ def test_pair_options_from_the_command_line_per_side():
     """`--ref-rank` wins over `--rank` for its side only; the options keep the command line's names."""
     from dumptui.cli import build_parser
     from dumptui.pairing import DumpSelection, PairOptions
-    args = build_parser(None).parse_args(["r", "t", "--rank", "1", "--ref-rank", "0", "--iteration", "3",
-                                          "--cos", "0.9", "--ignore", "*Dropout*"])
+
+    args = build_parser(None).parse_args(
+        ["r", "t", "--rank", "1", "--ref-rank", "0", "--iteration", "3", "--cos", "0.9", "--ignore", "*Dropout*"]
+    )
     options = PairOptions.from_namespace(args)
     assert options.selection("ref") == DumpSelection(rank="0", iteration="3")
     assert options.selection("target") == DumpSelection(rank="1", iteration="3")

@@ -1,5 +1,6 @@
 """`dumptui convert` (raw dump -> .npy that plain np.load reads, equal to the original tensors) and
 `dumptui config acl|mindspore` (acl.json with the MindIR graph name, data_dump.json)."""
+
 from __future__ import annotations
 
 import json
@@ -7,11 +8,11 @@ import os
 
 import numpy as np
 import pytest
-
 from cann_encode import RawOp, Tensor, encode, file_name, step_folder, write
 from conftest import REPO, run_cli
-from dumptui.core.formats.mindir import ModelProto
 from test_cann_raw import ops_for_dtypes, ops_for_layouts
+
+from dumptui.core.formats.mindir import ModelProto
 
 MINDIR = REPO / ".." / "shared" / "fixtures" / "mindir" / "tiny_mlp.mindir"
 
@@ -38,11 +39,11 @@ def test_convert_writes_what_np_load_reads_back(tmp_path):
     write(folder, RawOp("Opdebug", "Node_OpDebug", [], [Tensor(np.zeros(2, np.float32))], timestamp=1700000000009001))
     out = tmp_path / "npy"
     code, stdout, stderr = run_cli("convert", tmp_path / "raw", "-o", out)
-    assert code == 2, stderr                        # one tensor could not be converted: said, and the exit says it
+    assert code == 2, stderr  # one tensor could not be converted: said, and the exit says it
     want = expected_files(ops)
     assert sorted(os.listdir(out)) == sorted(want)
     for name, value in want.items():
-        got = np.load(out / name)                   # plain np.load: no pickle, no dumptui
+        got = np.load(out / name)  # plain np.load: no pickle, no dumptui
         assert got.dtype == value.dtype and np.array_equal(got, value), name
     assert f"converted {len(want)} tensors" in stdout
     assert "FRACTAL_NZ 2, FRACTAL_Z 1, HWCN 1, NC1HWC0 2, NC1HWC0_C04 1, NDC1HWC0 1" in stdout
@@ -54,7 +55,7 @@ def test_convert_writes_what_np_load_reads_back(tmp_path):
 def test_convert_long_names_numbered_with_a_mapping(tmp_path):
     long_name = "Default_" + "block-Block_" * 25 + "ReLU-op0"
     op = RawOp("ReLU", long_name, [Tensor(np.arange(3, dtype=np.float32))], timestamp=1700000000000005)
-    folder = step_folder(tmp_path / "raw")          # too long for the file system: CANN numbers it too
+    folder = step_folder(tmp_path / "raw")  # too long for the file system: CANN numbers it too
     (tmp_path / "raw" / folder / "424242").write_bytes(encode(op))
     (tmp_path / "raw" / folder / "mapping.csv").write_text(f"424242,{file_name(op)}\n")
     code, stdout, _ = run_cli("convert", tmp_path / "raw", "-o", tmp_path / "npy")
@@ -78,13 +79,19 @@ def test_config_acl_from_the_real_mindir(tmp_path):
     if not MINDIR.exists():
         pytest.skip(f"shared fixtures absent ({MINDIR} not found): real MindIR test skipped")
     dump_path = tmp_path / "acl_dump"
-    code, stdout, stderr = run_cli("config", "acl", "--mindir", MINDIR, "--dump-path", dump_path,
-                                   "-o", tmp_path / "acl.json")
+    code, stdout, stderr = run_cli(
+        "config", "acl", "--mindir", MINDIR, "--dump-path", dump_path, "-o", tmp_path / "acl.json"
+    )
     assert code == 0
     assert "graph name: 202_163___main___TinyMLP_construct_62" in stdout
     config = json.loads((tmp_path / "acl.json").read_text())
-    assert config == {"dump": {"dump_list": [{"model_name": "202_163___main___TinyMLP_construct_62.0"}],
-                               "dump_path": str(dump_path), "dump_mode": "all"}}
+    assert config == {
+        "dump": {
+            "dump_list": [{"model_name": "202_163___main___TinyMLP_construct_62.0"}],
+            "dump_path": str(dump_path),
+            "dump_mode": "all",
+        }
+    }
     assert "create it before the run" in stderr and "does not exist yet: mkdir -p" in stderr
 
 
@@ -92,16 +99,29 @@ def test_config_acl_from_a_mindir_built_here(tmp_path):
     model = ModelProto(ir_version="0.1.1", producer_name="MindSpore", model_version="2.10.0")
     for k in range(3):
         model.graph.node.add(name=f"Default/fc{k}-Dense/MatMul-op{k}", op_type="MatMul", input=[f"x{k}"])
-    model.graph.name = "4855_2425_1_construct_wrapper.101"        # written after the nodes, as MindSpore does
+    model.graph.name = "4855_2425_1_construct_wrapper.101"  # written after the nodes, as MindSpore does
     path = tmp_path / "net.mindir"
     path.write_bytes(model.SerializeToString())
     (tmp_path / "dump").mkdir()
-    code, stdout, stderr = run_cli("config", "acl", "--mindir", path, "--dump-path", tmp_path / "dump",
-                                   "--ops", "Default/fc0-Dense/MatMul-op0", "--mode", "output", "-o", tmp_path / "a.json")
+    code, stdout, stderr = run_cli(
+        "config",
+        "acl",
+        "--mindir",
+        path,
+        "--dump-path",
+        tmp_path / "dump",
+        "--ops",
+        "Default/fc0-Dense/MatMul-op0",
+        "--mode",
+        "output",
+        "-o",
+        tmp_path / "a.json",
+    )
     assert code == 0 and "graph name: 4855_2425_1_construct_wrapper.101" in stdout
     entry = json.loads((tmp_path / "a.json").read_text())["dump"]
-    assert entry["dump_list"] == [{"model_name": "4855_2425_1_construct_wrapper.101.0",
-                                   "layer": ["Default/fc0-Dense/MatMul-op0"]}]
+    assert entry["dump_list"] == [
+        {"model_name": "4855_2425_1_construct_wrapper.101.0", "layer": ["Default/fc0-Dense/MatMul-op0"]}
+    ]
     assert entry["dump_mode"] == "output" and "exists" in stderr
 
 
@@ -116,8 +136,18 @@ def test_config_acl_bad_input(tmp_path):
 
 
 def test_config_mindspore(tmp_path):
-    code, stdout, _ = run_cli("config", "mindspore", "--kernels", "Default/conv1-Conv2d/Conv2D-op0", "--path",
-                              tmp_path / "ms", "--trans-flag", "false", "-o", tmp_path / "d.json")
+    code, stdout, _ = run_cli(
+        "config",
+        "mindspore",
+        "--kernels",
+        "Default/conv1-Conv2d/Conv2D-op0",
+        "--path",
+        tmp_path / "ms",
+        "--trans-flag",
+        "false",
+        "-o",
+        tmp_path / "d.json",
+    )
     assert code == 0 and "MINDSPORE_DUMP_CONFIG=" in stdout
     config = json.loads((tmp_path / "d.json").read_text())
     common = config["common_dump_settings"]

@@ -1,6 +1,7 @@
 """Imports point down the layers: dumptui.core (and dumptui.present, the app's presentation model, and
 dumptui.pairing) import, and work, with textual and rich absent; the engine never imports the presentation
 model, the app never imports the CLI."""
+
 from __future__ import annotations
 
 import subprocess
@@ -40,21 +41,33 @@ print('ok')
 
 
 def test_core_and_present_without_textual_and_rich():
-    p = subprocess.run([sys.executable, "-c", BLOCKER], capture_output=True, text=True, cwd=str(REPO),
-                       env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    p = subprocess.run(
+        [sys.executable, "-c", BLOCKER],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "ok"
 
 
 def test_the_app_never_imports_the_cli():
     """The CLI starts the app; the app opens dumps through dumptui.pairing, so there is no import circle."""
-    code = ("import sys, pkgutil, importlib, dumptui.tui\n"
-            "for m in pkgutil.walk_packages(dumptui.tui.__path__, 'dumptui.tui.'):\n"
-            "    importlib.import_module(m.name)\n"
-            "import dumptui.pairing\n"
-            "assert 'dumptui.cli' not in sys.modules, 'the app imported the CLI'\n"
-            "print('ok')\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO),
-                       env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys, pkgutil, importlib, dumptui.tui\n"
+        "for m in pkgutil.walk_packages(dumptui.tui.__path__, 'dumptui.tui.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "import dumptui.pairing\n"
+        "assert 'dumptui.cli' not in sys.modules, 'the app imported the CLI'\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "ok"

@@ -1,19 +1,19 @@
 """MindSpore dumps with trans_flag false: tensors whose file name says a device layout are read back in the
 graph's shape (.npy and 1.x .bin), and are unreadable, with the reason, when no graph gives that shape."""
+
 from __future__ import annotations
 
 import os
 import shutil
 
 import numpy as np
-
 from cann_encode import to_device
+from test_format_bin import CONV, make_dump, write_tensor
+from test_reader_mindspore import ms_file
+
 from dumptui.core.dumpwriter import DumpWriter
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.names import file_form
-
-from test_format_bin import CONV, make_dump, write_tensor
-from test_reader_mindspore import ms_file
 
 RNG = np.random.default_rng(11)
 CONV2 = "Default/conv1-Conv2d/Conv2D-op0"
@@ -51,16 +51,16 @@ def test_npy_device_layouts_read_in_the_graph_shape(tmp_path):
 
 def test_without_a_graph_the_shape_is_not_guessed(tmp_path):
     device_layout_dump(str(tmp_path), with_graph=False)
-    conv = open_dump(str(tmp_path)).op(CONV2)             # named through the execution-order csv
+    conv = open_dump(str(tmp_path)).op(CONV2)  # named through the execution-order csv
     assert "no original shape known" in conv.outputs[0].problem
-    assert conv.outputs[0].shape == (1, 1, 4, 4, 16)          # what the file holds, shown as such
+    assert conv.outputs[0].shape == (1, 1, 4, 4, 16)  # what the file holds, shown as such
 
 
 def test_bin_device_layout_read_in_the_graph_shape(tmp_path):
     root = tmp_path / "dump"
     written = make_dump(root / "Net" / "device_0")
     data = root / "Net" / "device_0" / "iteration_0"
-    conv_out = written[(CONV, "output", 0)][0]                # (1, 2, 4, 4) float16 per the IR
+    conv_out = written[(CONV, "output", 0)][0]  # (1, 2, 4, 4) float16 per the IR
     (data / f"{CONV.replace('/', '--')}_output_0_shape_1_2_4_4_Float16_DefaultFormat.bin").unlink()
     write_tensor(data, CONV, "output", 0, to_device(conv_out, "NC1HWC0"), "Float16", fmt="NC1HWC0")
     out = open_dump(str(root)).op(CONV).outputs[0]

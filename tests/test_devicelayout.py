@@ -1,11 +1,12 @@
 """Device layouts back to the original shape: small cases worked out by hand, and round trips through the
 element-by-element encoder of tests/cann_encode.py, with channel counts that are not a multiple of C0."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from cann_encode import to_device
+
 from dumptui.core.devicelayout import LayoutError, plan
 
 
@@ -17,7 +18,7 @@ def convert(device: np.ndarray, fmt: str, original: tuple[int, ...], original_fo
 
 def test_nc1hwc0_c04_by_hand():
     # x[0, c, 0, w] = 2c + w + 1, three channels in one block of C0 = 4: the fourth lane is padding
-    x = np.array([[[[1, 2]], [[3, 4]], [[5, 6]]]], dtype=np.float32)          # (1, 3, 1, 2)
+    x = np.array([[[[1, 2]], [[3, 4]], [[5, 6]]]], dtype=np.float32)  # (1, 3, 1, 2)
     device = np.array([[[[[1, 3, 5, 0], [2, 4, 6, 0]]]]], dtype=np.float32)  # (1, 1, 1, 2, 4)
     assert np.array_equal(convert(device, "NC1HWC0_C04", (1, 3, 1, 2)), x)
 
@@ -54,7 +55,7 @@ def test_fractal_nz_by_hand():
 
 def test_ndc1hwc0_by_hand():
     # (N=1, C=3, D=2, H=1, W=1), C0 = 4: (0, c, d, 0, 0) lives at [0, d, 0, 0, 0, c]
-    x = np.array([1, 2, 3, 4, 5, 6], np.float32).reshape(1, 3, 2, 1, 1)    # x[0, c, d] = 2c + d + 1
+    x = np.array([1, 2, 3, 4, 5, 6], np.float32).reshape(1, 3, 2, 1, 1)  # x[0, c, d] = 2c + d + 1
     device = np.zeros((1, 2, 1, 1, 1, 4), np.float32)
     device[0, 0, 0, 0, 0] = [1, 3, 5, 0]
     device[0, 1, 0, 0, 0] = [2, 4, 6, 0]
@@ -62,7 +63,7 @@ def test_ndc1hwc0_by_hand():
 
 
 def test_plain_transposes_by_hand():
-    x = np.arange(12, dtype=np.int32).reshape(1, 2, 2, 3)                    # NCHW: C=2, H=2, W=3
+    x = np.arange(12, dtype=np.int32).reshape(1, 2, 2, 3)  # NCHW: C=2, H=2, W=3
     assert np.array_equal(convert(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), "NHWC", (1, 2, 2, 3)), x)
     assert np.array_equal(convert(np.ascontiguousarray(x.transpose(2, 3, 1, 0)), "HWCN", (1, 2, 2, 3)), x)
     assert np.array_equal(convert(np.ascontiguousarray(x.transpose(1, 2, 3, 0)), "CHWN", (1, 2, 2, 3)), x)
@@ -71,8 +72,8 @@ def test_plain_transposes_by_hand():
 
 
 def test_nhwc_original_of_nc1hwc0():
-    x = np.arange(1 * 2 * 3 * 5, dtype=np.float32).reshape(1, 2, 3, 5)       # NHWC with C = 5
-    device = to_device(x, "NC1HWC0", c0=4, original_format="NHWC")           # (1, 2, 2, 3, 4)
+    x = np.arange(1 * 2 * 3 * 5, dtype=np.float32).reshape(1, 2, 3, 5)  # NHWC with C = 5
+    device = to_device(x, "NC1HWC0", c0=4, original_format="NHWC")  # (1, 2, 2, 3, 4)
     layout = plan("NC1HWC0", device.shape, x.shape)
     assert layout is not None and layout.original_format == "NHWC"
     assert np.array_equal(layout.to_original(device), x)
@@ -90,7 +91,7 @@ def test_shapes_that_do_not_fit_are_named_not_guessed():
     with pytest.raises(LayoutError, match="does not hold"):
         plan("ND", (2, 4), (3, 3))
     assert plan("ND", (1, 8), (8,)) is not None and plan("ND", (8,), (8,)) is None
-    flat = plan("ND", (6,), (2, 3))              # ND is row-major whatever the grouping of its dims
+    flat = plan("ND", (6,), (2, 3))  # ND is row-major whatever the grouping of its dims
     assert flat is not None and flat.to_original(np.arange(6)).tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
@@ -101,12 +102,23 @@ def test_square_shapes_read_as_nchw():
 
 
 CASES = [
-    ("NC1HWC0", (2, 17, 3, 5), {}), ("NC1HWC0", (1, 16, 2, 2), {}), ("NC1HWC0", (1, 33, 1, 1), {"c0": 32}),
-    ("NC1HWC0", (3, 7), {}), ("NC1HWC0", (9,), {}), ("NC1HWC0_C04", (1, 3, 4, 5), {}),
-    ("NDC1HWC0", (1, 19, 2, 3, 2), {}), ("FRACTAL_Z", (33, 20, 3, 3), {}), ("FRACTAL_Z", (5, 3, 1, 1), {}),
-    ("FRACTAL_Z", (17, 18), {}), ("FRACTAL_NZ", (17, 40), {}), ("FRACTAL_NZ", (2, 3, 33, 7), {}),
-    ("FRACTAL_NZ", (21,), {}), ("FRACTAL_NZ", (18, 30), {"c0": 8}), ("NHWC", (2, 3, 4, 5), {}),
-    ("HWCN", (2, 3, 4, 5), {}), ("CHWN", (2, 3, 4, 5), {}),
+    ("NC1HWC0", (2, 17, 3, 5), {}),
+    ("NC1HWC0", (1, 16, 2, 2), {}),
+    ("NC1HWC0", (1, 33, 1, 1), {"c0": 32}),
+    ("NC1HWC0", (3, 7), {}),
+    ("NC1HWC0", (9,), {}),
+    ("NC1HWC0_C04", (1, 3, 4, 5), {}),
+    ("NDC1HWC0", (1, 19, 2, 3, 2), {}),
+    ("FRACTAL_Z", (33, 20, 3, 3), {}),
+    ("FRACTAL_Z", (5, 3, 1, 1), {}),
+    ("FRACTAL_Z", (17, 18), {}),
+    ("FRACTAL_NZ", (17, 40), {}),
+    ("FRACTAL_NZ", (2, 3, 33, 7), {}),
+    ("FRACTAL_NZ", (21,), {}),
+    ("FRACTAL_NZ", (18, 30), {"c0": 8}),
+    ("NHWC", (2, 3, 4, 5), {}),
+    ("HWCN", (2, 3, 4, 5), {}),
+    ("CHWN", (2, 3, 4, 5), {}),
 ]
 
 
@@ -114,7 +126,7 @@ CASES = [
 def test_round_trip(fmt, shape, kw):
     x = np.random.default_rng(len(shape) * 31 + shape[0]).standard_normal(shape).astype(np.float32)
     src = x.reshape(1, -1) if fmt == "FRACTAL_NZ" and x.ndim == 1 else x
-    if fmt in ("NC1HWC0", "FRACTAL_Z") and x.ndim < 4:          # the device pads the rank to 4 (C kept second)
+    if fmt in ("NC1HWC0", "FRACTAL_Z") and x.ndim < 4:  # the device pads the rank to 4 (C kept second)
         src = x.reshape({1: (1, -1, 1, 1), 2: x.shape + (1, 1)}[x.ndim])
     device = to_device(src, fmt, **kw)
     assert np.array_equal(convert(device, fmt, shape), x)
@@ -122,5 +134,6 @@ def test_round_trip(fmt, shape, kw):
 
 def test_picklable_for_worker_processes():
     import pickle
+
     layout = plan("NC1HWC0", (1, 2, 1, 1, 16), (1, 17, 1, 1))
     assert pickle.loads(pickle.dumps(layout)) == layout

@@ -1,20 +1,20 @@
 """The real MindSpore 2.10 dumps of ../shared/fixtures against their ground truth (skipped when absent)."""
+
 from __future__ import annotations
 
 import json
 
 import numpy as np
 import pytest
+from conftest import MS, run_cli
 
 from dumptui.core.align import RENAMED
-from dumptui.core.bisect import Bisection
 from dumptui.core.batch import evaluate_all
+from dumptui.core.bisect import Bisection
 from dumptui.core.compare import compare_pair
-from dumptui.core.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.model import DumpError
-
-from conftest import MS, run_cli
+from dumptui.core.session import Session
 
 CONV2 = "Default/conv2-ConvBlock/Conv2D-op0"
 
@@ -43,9 +43,9 @@ def test_names_from_execution_order(fixtures):
     assert x.kind == "parameter" and x.attrs["is_weight"] == "false"
     conv1 = d.op("Default/conv1-ConvBlock/Conv2D-op0")
     assert conv1.sources[0].kind == "parameter" and conv1.sources[0].ref == "x"
-    assert conv1.sources[1].ref == "conv1.weight"           # through the Load node
+    assert conv1.sources[1].ref == "conv1.weight"  # through the Load node
     relu1 = d.op("Default/relu1-ReLU/ReLU-op0")
-    assert relu1.sources[0].ref == "Default/bn1-BatchNorm2d/BatchNorm-op0"   # through TupleGetItem
+    assert relu1.sources[0].ref == "Default/bn1-BatchNorm2d/BatchNorm-op0"  # through TupleGetItem
     assert d.graph.has_edge("Default/bn1-BatchNorm2d/BatchNorm-op0", "Default/relu1-ReLU/ReLU-op0")
 
 
@@ -54,14 +54,20 @@ def test_c_fp16_dump_counters_mapped_to_graph_names(fixtures):
     d = open_dump(str(fixtures / "C_fp16"))
     casts = [op for op in d.kernels if op.scope == "Default/conv1-ConvBlock" and op.op_type == "Cast"]
     assert [(op.file_name.rsplit("_", 1)[-1], op.leaf) for op in casts] == [
-        ("Cast-op0", "Cast-op3"), ("Cast-op1", "Cast-op4"), ("Cast-op2", "Cast-op5"), ("Cast-op3", "Cast-op6"),
-        ("Cast-op4", "Cast-op7"), ("Cast-op5", "Cast-op8")]
+        ("Cast-op0", "Cast-op3"),
+        ("Cast-op1", "Cast-op4"),
+        ("Cast-op2", "Cast-op5"),
+        ("Cast-op3", "Cast-op6"),
+        ("Cast-op4", "Cast-op7"),
+        ("Cast-op5", "Cast-op8"),
+    ]
     assert "counter order" in casts[0].name_source
     names = [op.name for op in d.kernels]
     # conv2's weight casts ran right after conv1's casts, before conv1's Conv2D (the csv lists them later)
     assert names.index("Default/conv2-ConvBlock/Cast-op5") < names.index("Default/conv1-ConvBlock/Conv2D-op0")
     # the shape of every mapped Cast agrees with the graph file's types
     from dumptui.core.formats.irtext import parse_ir_text
+
     ir = parse_ir_text(str(fixtures / "C_fp16" / "rank_0" / "graphs" / "ms_output_trace_code_graph_0.ir"))
     by_full = ir.by_full_name()
     for op in d.kernels:
@@ -141,7 +147,9 @@ def test_compare_shows_small_differences_of_benign_pairs(fixtures):
     first = by[("Default/conv1-ConvBlock/Conv2D-op0", "input.0")]
     assert first.verdict == "close" and first.stats.cos == pytest.approx(0.99999998, abs=1e-8)
     final = by[("Default/sigmoid-Sigmoid/Sigmoid-op0", "output.0")]
-    assert final.stats.cos == pytest.approx(0.99997, abs=1e-5) and final.stats.max_abs == pytest.approx(7.47e-3, abs=1e-4)
+    assert final.stats.cos == pytest.approx(0.99997, abs=1e-5) and final.stats.max_abs == pytest.approx(
+        7.47e-3, abs=1e-4
+    )
     bn = by[("Default/bn1-BatchNorm2d/BatchNorm-op0", "output.3")]
     assert bn.verdict == "ignored" and "uninitialised" in bn.reason
     conv = by[("Default/conv1-ConvBlock/Conv2D-op0", "output.0")]
@@ -159,6 +167,7 @@ def test_c_wround_weights_benign_rounding_said_so(fixtures):
 def test_weights_that_differ_make_their_consumer_the_culprit(fixtures, tmp_path):
     """A copy of A with conv2.weight scaled by 1.01: the consumer is named, with the weight, at a high cosine."""
     import shutil
+
     tgt = tmp_path / "A_w"
     shutil.copytree(fixtures / "A", tgt)
     for f in (tgt / "rank_0" / "Net" / "0" / "0").iterdir():
@@ -185,7 +194,7 @@ def test_extras_multigraph_iterations_and_filter():
     assert d.graphs == ["0", "1", "2", "4"]
     keys = [op.key for op in d.kernels]
     assert "0:Default/ReLU-op0" in keys and "4:Default/ReLU-op0" in keys
-    assert d.op("4:Expand/_Muls/Mul-op0").name == "Expand/_Muls/Mul-op0"     # '__' mapped back through the csv
+    assert d.op("4:Expand/_Muls/Mul-op0").name == "Expand/_Muls/Mul-op0"  # '__' mapped back through the csv
     with pytest.raises(DumpError) as e:
         open_dump(str(ex / "A_3iters"))
     assert "--iteration" in e.value.reason and "0, 1, 2" in e.value.reason
@@ -198,14 +207,22 @@ def test_extras_multigraph_iterations_and_filter():
     # BatchNorm outputs 3/4 differ between iterations, and are ignored: no divergence
     s = Session(open_dump(str(ex / "A_3iters"), iteration="0"), open_dump(str(ex / "A_3iters"), iteration="2"))
     res = evaluate_all(s, workers=1)
-    diffs = [(r.pair.name, t.label, t.verdict) for r in res for t in r.outputs if not t.stats or not t.stats.bitwise_equal]
+    diffs = [
+        (r.pair.name, t.label, t.verdict) for r in res for t in r.outputs if not t.stats or not t.stats.bitwise_equal
+    ]
     assert diffs and all(v == "ignored" for _, _, v in diffs)
 
 
-@pytest.mark.parametrize("variant,expected,code", [
-    ("A_rerun", None, 0), ("B_pad", (CONV2, CONV2), 1),
-    ("B_mod", ("Default/branch-ModBranch/FloorMod-op0", "Default/branch-ModBranch/Mod-op0"), 1),
-    ("C_fp16", None, 0), ("C_wround", None, 0)])
+@pytest.mark.parametrize(
+    "variant,expected,code",
+    [
+        ("A_rerun", None, 0),
+        ("B_pad", (CONV2, CONV2), 1),
+        ("B_mod", ("Default/branch-ModBranch/FloorMod-op0", "Default/branch-ModBranch/Mod-op0"), 1),
+        ("C_fp16", None, 0),
+        ("C_wround", None, 0),
+    ],
+)
 def test_cli_bisect_json(fixtures, variant, expected, code):
     rc, out, err = run_cli("bisect", fixtures / "A", fixtures / variant, "--json")
     assert rc == code, err
@@ -227,6 +244,7 @@ def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
     rc, out, err = run_cli("compare", fixtures / "A", fixtures / "C_wround", "--csv", csv_path)
     assert rc == 0, err
     import csv
+
     rows = list(csv.DictReader(open(csv_path)))
     assert len(rows) == 80
     fm = next(r for r in rows if r["Bench Name"] == "Default/branch-ModBranch/FloorMod-op0" and r["IO"] == "output")
@@ -238,6 +256,7 @@ def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
 def test_filtered_dump_checks_weights_through_consumer_inputs(fixtures, tmp_path):
     """dump_mode 1 dumps no Parameter files: weights are checked through the kernels' input files."""
     import shutil
+
     ex = MS / "extras" / "A_kernels_filter"
     tgt = tmp_path / "filt"
     shutil.copytree(ex, tgt)

@@ -1,4 +1,5 @@
 """MindSpore 1.x synchronous dumps (.bin): a dump written here with numpy, read back through open_dump."""
+
 from __future__ import annotations
 
 import os
@@ -58,8 +59,16 @@ def bf16_bits(values: np.ndarray) -> np.ndarray:
     return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
 
 
-def write_tensor(folder: Path, op: str, io: str, slot: int, arr: np.ndarray, label: str,
-                 fmt: str = "DefaultFormat", payload: bytes | None = None) -> Path:
+def write_tensor(
+    folder: Path,
+    op: str,
+    io: str,
+    slot: int,
+    arr: np.ndarray,
+    label: str,
+    fmt: str = "DefaultFormat",
+    payload: bytes | None = None,
+) -> Path:
     dims = "_".join(str(d) for d in arr.shape) or "0"
     path = folder / f"{op.replace('/', '--')}_{io}_{slot}_shape_{dims}_{label}_{fmt}.bin"
     path.write_bytes(arr.tobytes() if payload is None else payload)
@@ -77,12 +86,17 @@ def make_dump(device_dir: Path, with_csv: bool = True, with_ir: bool = True, ite
     mod_div = np.array(3, dtype=np.int32)
     fractal = rng.standard_normal((1, 1, 16, 16)).astype(np.float16)
     written = {
-        (CONV, "input", 0): (x, "Float32"), (CONV, "input", 1): (w, "Float32"), (CONV, "output", 0): (conv_out, "Float16"),
-        (CAST, "input", 0): (conv_out, "Float16"), (CAST, "output", 0): (bf16, "BFloat16"),
-        (MOD, "input", 0): (mod_in, "Int32"), (MOD, "input", 1): (mod_div, "Int32"),
+        (CONV, "input", 0): (x, "Float32"),
+        (CONV, "input", 1): (w, "Float32"),
+        (CONV, "output", 0): (conv_out, "Float16"),
+        (CAST, "input", 0): (conv_out, "Float16"),
+        (CAST, "output", 0): (bf16, "BFloat16"),
+        (MOD, "input", 0): (mod_in, "Int32"),
+        (MOD, "input", 1): (mod_div, "Int32"),
         (MOD, "output", 0): (np.mod(mod_in, 3).astype(np.int32), "Int32"),
         (TRANS, "input", 0): (bf16, "BFloat16"),
-        ("x", "output", 0): (x, "Float32"), ("conv1.weight", "output", 0): (w, "Float32"),
+        ("x", "output", 0): (x, "Float32"),
+        ("conv1.weight", "output", 0): (w, "Float32"),
         ("cst3", "output", 0): (np.array(0.75, np.float32), "Float32"),
     }
     for it in iterations:
@@ -111,12 +125,21 @@ def dump_root(tmp_path: Path) -> tuple[Path, dict]:
 
 
 def test_file_name_parsing():
-    rec = parse_bin_name("Default--decode-DetectionDecode--gather_topk-GatherTopK--Mod-op1608"
-                         "_input_0_shape_1_80_100_Int32_DefaultFormat.bin")
-    assert rec == dict(op="Default--decode-DetectionDecode--gather_topk-GatherTopK--Mod-op1608", io="input",
-                       slot=0, shape=(1, 80, 100), dtype="int32", fmt="DefaultFormat")
-    rec = parse_bin_name("Default--network-TrainOneStep--conv1-Conv2d--TransData-op77"
-                         "_output_0_shape_36_2_16_16_Float16_FRACTAL_Z.bin")
+    rec = parse_bin_name(
+        "Default--decode-DetectionDecode--gather_topk-GatherTopK--Mod-op1608"
+        "_input_0_shape_1_80_100_Int32_DefaultFormat.bin"
+    )
+    assert rec == dict(
+        op="Default--decode-DetectionDecode--gather_topk-GatherTopK--Mod-op1608",
+        io="input",
+        slot=0,
+        shape=(1, 80, 100),
+        dtype="int32",
+        fmt="DefaultFormat",
+    )
+    rec = parse_bin_name(
+        "Default--network-TrainOneStep--conv1-Conv2d--TransData-op77_output_0_shape_36_2_16_16_Float16_FRACTAL_Z.bin"
+    )
     assert (rec["shape"], rec["dtype"], rec["fmt"]) == ((36, 2, 16, 16), "float16", "FRACTAL_Z")
     assert parse_bin_name("cst12_output_0_shape_0_Float32_DefaultFormat.bin")["shape"] == ()
     assert parse_bin_name("bn.moving_mean_output_0_shape_8_UInt16_NC1HWC0.bin")["op"] == "bn.moving_mean"
@@ -137,8 +160,11 @@ def test_opens_and_indexes(dump_root):
     assert all(op.name_source == "file name" for op in dump.ops)
     # kernels first, then parameters and constants
     rest = [(op.name, op.kind, op.op_type, op.order) for op in dump.ops[5:]]
-    assert rest == [("cst3", CONSTANT, "Constant", -1), ("conv1.weight", PARAMETER, "Parameter", -1),
-                    ("x", PARAMETER, "Parameter", -1)]
+    assert rest == [
+        ("cst3", CONSTANT, "Constant", -1),
+        ("conv1.weight", PARAMETER, "Parameter", -1),
+        ("x", PARAMETER, "Parameter", -1),
+    ]
     assert dump.op(MOD).file_name == "Default--decode-DetectionDecode--gather_topk-GatherTopK--Mod-op1608"
 
 
@@ -165,7 +191,7 @@ def test_bfloat16_widened_exactly(dump_root):
     got = open_dump(str(root)).op(CAST).outputs[0].array()
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got.view(np.uint32), bits.astype(np.uint32) << 16)
-    np.testing.assert_allclose(got.reshape(-1)[:4], [0.1, -2.5, 3.3, 1e-3], rtol=2 ** -7)
+    np.testing.assert_allclose(got.reshape(-1)[:4], [0.1, -2.5, 3.3, 1e-3], rtol=2**-7)
 
 
 def test_truncated_file_is_a_problem_and_the_rest_loads(dump_root):
@@ -278,8 +304,13 @@ def test_several_graphs_share_one_iteration_folder(tmp_path):
     (orders / "ms_execution_order_graph_1.csv").write_text("\n".join([CONV, MOD, CAST]) + "\n")
     dump = open_dump(str(tmp_path))
     assert dump.graphs == ["0", "1"]
-    assert [(op.graph, op.name) for op in dump.kernels] == [("0", TRANS), ("0", RELU), ("1", CONV), ("1", MOD),
-                                                            ("1", CAST)]
+    assert [(op.graph, op.name) for op in dump.kernels] == [
+        ("0", TRANS),
+        ("0", RELU),
+        ("1", CONV),
+        ("1", MOD),
+        ("1", CAST),
+    ]
     only = open_dump(str(tmp_path), graph="1")
     assert [op.name for op in only.kernels] == [CONV, MOD, CAST] and only.iterations == {"1": "0"}
     with pytest.raises(DumpError, match="graphs here: 0, 1"):

@@ -1,4 +1,5 @@
 """MindSpore graph protobuf (.pb, mindspore.irpb): the real 2.10 files against their .ir, and a file made here."""
+
 from __future__ import annotations
 
 import shutil
@@ -8,9 +9,9 @@ import pytest
 
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.anf_pb import MESSAGES, ModelProto, parse_anf_pb
-from dumptui.core.ir import IRArg
 from dumptui.core.formats.irtext import parse_ir_text
 from dumptui.core.graph import resolve_source
+from dumptui.core.ir import IRArg
 from dumptui.core.model import InputSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
@@ -34,27 +35,31 @@ def test_pb_matches_ir(variant):
     ir = parse_ir_text(str(pb_path.with_suffix(".ir")))
     pb = parse_anf_pb(str(pb_path))
     assert pb.name == ir.name == "kernel_graph0"
-    assert [n.full_name for n in pb.nodes.values() if not n.virtual] == \
-           [n.full_name for n in ir.nodes.values() if not n.virtual]
+    assert [n.full_name for n in pb.nodes.values() if not n.virtual] == [
+        n.full_name for n in ir.nodes.values() if not n.virtual
+    ]
     assert [n.op_type for n in pb.nodes.values()] == [n.op_type for n in ir.nodes.values()]
-    assert {p.name: (p.dtype, p.shape, p.is_weight) for p in pb.params.values()} == \
-           {p.name: (p.dtype, p.shape, p.is_weight) for p in ir.params.values()}
+    assert {p.name: (p.dtype, p.shape, p.is_weight) for p in pb.params.values()} == {
+        p.name: (p.dtype, p.shape, p.is_weight) for p in ir.params.values()
+    }
     pb_by_name = pb.by_full_name()
     for node in ir.nodes.values():
         if node.virtual:
             continue
         pb_node = pb_by_name[node.full_name]
         from_ir, from_pb = producers(ir, node), producers(pb, pb_node)
-        assert [(s.kind, s.ref, s.slot) for s in from_pb if s.produced or s.kind == "parameter"] == \
-               [(s.kind, s.ref, s.slot) for s in from_ir if s.produced or s.kind == "parameter"], node.full_name
+        assert [(s.kind, s.ref, s.slot) for s in from_pb if s.produced or s.kind == "parameter"] == [
+            (s.kind, s.ref, s.slot) for s in from_ir if s.produced or s.kind == "parameter"
+        ], node.full_name
         assert [s.kind for s in from_pb] == [s.kind for s in from_ir], node.full_name
         # Scalar constants carry their value, in the text IR's spelling; tensor constants are exported empty.
         for a, b in zip(from_ir, from_pb):
             if b.kind == "constant" and not b.ref.startswith("cst"):
                 assert a.ref == b.ref, node.full_name
         # The exporter writes a width-less Float for dst_type (the .ir says F32/F16); all else is spelled alike.
-        assert {k: v for k, v in pb_node.attrs.items() if k != "dst_type"} == \
-               {k: v for k, v in node.attrs.items() if k != "dst_type"}, node.full_name
+        assert {k: v for k, v in pb_node.attrs.items() if k != "dst_type"} == {
+            k: v for k, v in node.attrs.items() if k != "dst_type"
+        }, node.full_name
 
 
 def test_dump_with_only_the_pb_gets_the_same_dataflow(tmp_path):
@@ -70,8 +75,9 @@ def test_dump_with_only_the_pb_gets_the_same_dataflow(tmp_path):
     assert not [p for p in with_pb.problems if "graph" in p.reason]
     for op in with_ir.kernels:
         other = with_pb.op(op.key)
-        assert {s: (v.kind, v.ref, v.slot) for s, v in other.sources.items() if v.kind != "constant"} == \
-               {s: (v.kind, v.ref, v.slot) for s, v in op.sources.items() if v.kind != "constant"}, op.key
+        assert {s: (v.kind, v.ref, v.slot) for s, v in other.sources.items() if v.kind != "constant"} == {
+            s: (v.kind, v.ref, v.slot) for s, v in op.sources.items() if v.kind != "constant"
+        }, op.key
     assert sorted(with_pb.graph.edges) == sorted(with_ir.graph.edges)
 
 
@@ -131,7 +137,9 @@ def test_self_made_pb_round_trip(tmp_path):
     assert list(g.nodes) == ["1", "2", "3", "4", "5", "6"]
     assert [n.op_type for n in g.nodes.values()] == ["Load", "Conv2D", "Split", "TupleGetItem", "ReLU", "UpdateState"]
     assert {(p.name, p.dtype, p.shape, p.is_weight) for p in g.params.values()} == {
-        ("x", "float32", (1, 3, 8, 8), False), ("conv.weight", "float16", (4, 3, 3, 3), True)}
+        ("x", "float32", (1, 3, 8, 8), False),
+        ("conv.weight", "float16", (4, 3, 3, 3), True),
+    }
     conv, relu = g.nodes["2"], g.nodes["5"]
     assert g.nodes["1"].args == [IRArg("param", "conv.weight")]  # the monad is dropped, as in the .ir
     assert g.nodes["6"].args == [IRArg("node", "5")]
@@ -143,14 +151,25 @@ def test_self_made_pb_round_trip(tmp_path):
     assert g.nodes["4"].args == [IRArg("node", "3"), IRArg("const", "I64(1)")]
     assert relu.args == [IRArg("node", "4")] and relu.full_name == "Default/act/ReLU"
     assert resolve_source(g, relu.args[0], {}) == InputSource("op", "Default/Split-op4", 1)
-    assert [resolve_source(g, a, {}) for a in conv.args] == [InputSource("parameter", "x"),
-                                                             InputSource("parameter", "conv.weight")]
+    assert [resolve_source(g, a, {}) for a in conv.args] == [
+        InputSource("parameter", "x"),
+        InputSource("parameter", "conv.weight"),
+    ]
 
 
 def test_message_classes_follow_anf_ir_proto():
     fields = {f.name: f.number for f in MESSAGES["NodeProto"].DESCRIPTOR.fields}
-    assert fields == {"input": 1, "name": 2, "op_type": 3, "scope": 4, "attribute": 5, "output_type": 6,
-                      "output_i": 7, "full_name": 8, "instance_name": 10}
+    assert fields == {
+        "input": 1,
+        "name": 2,
+        "op_type": 3,
+        "scope": 4,
+        "attribute": 5,
+        "output_type": 6,
+        "output_i": 7,
+        "full_name": 8,
+        "instance_name": 10,
+    }
     assert MESSAGES["InputProto"].DESCRIPTOR.enum_types_by_name["EdgeType"].values_by_name["CONTROL_EDGE"].number == 1
     assert MESSAGES["ModelProto"].DESCRIPTOR.file.package == "mindspore.irpb"
 

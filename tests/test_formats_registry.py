@@ -1,11 +1,15 @@
 """The readers' registry and what every reader shares: one Reader per format, detection by priority, the
 choice among several ranks/iterations, and the public dump-folder helpers."""
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
+from conftest import write_npy
+from test_format_bin import make_dump
+from test_reader_mindspore import small_dump
 
 from dumptui.core.errors import DumpError
 from dumptui.core.formats import FORMATS, READERS, detect, open_dump
@@ -13,14 +17,17 @@ from dumptui.core.formats.files import find_rank_dir, list_dir, numeric_key, rea
 from dumptui.core.formats.reader import choose_one
 from dumptui.core.survey import survey
 
-from conftest import write_npy
-from test_format_bin import make_dump
-from test_reader_mindspore import small_dump
-
 
 def test_formats_are_the_readers_formats():
-    assert FORMATS == ("mindspore-npy", "mindspore-statistic", "mindspore-bin", "msprobe", "msprobe-statistics",
-                       "cann-raw", "npy-folder")
+    assert FORMATS == (
+        "mindspore-npy",
+        "mindspore-statistic",
+        "mindspore-bin",
+        "msprobe",
+        "msprobe-statistics",
+        "cann-raw",
+        "npy-folder",
+    )
     assert [r.name for r in READERS] == ["mindspore-npy", "mindspore-bin", "msprobe", "cann-raw", "npy-folder"]
     for reader in READERS:
         assert reader.formats[0] == reader.name and reader.expects
@@ -43,14 +50,16 @@ def test_detection_asks_the_most_specific_reader_first(tmp_path):
 def test_no_dump_message_lists_every_reader(tmp_path):
     with pytest.raises(DumpError) as e:
         detect(str(tmp_path))
-    assert e.value.reason == ("no dump found: expected a MindSpore dump (rank_N/, .npy or statistic.csv files), "
-                              "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), a CANN / ACL raw dump "
-                              "({op_type}.{op_name}.{task}.{stream}.{timestamp} files), or a folder of .npy files")
+    assert e.value.reason == (
+        "no dump found: expected a MindSpore dump (rank_N/, .npy or statistic.csv files), "
+        "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), a CANN / ACL raw dump "
+        "({op_type}.{op_name}.{task}.{stream}.{timestamp} files), or a folder of .npy files"
+    )
 
 
 def test_format_given_skips_detection_and_unknown_format_is_refused(tmp_path):
     root = small_dump(str(tmp_path / "a"))
-    assert open_dump(root, fmt="mindspore-statistic").format == "mindspore-npy"   # the file listing decides
+    assert open_dump(root, fmt="mindspore-statistic").format == "mindspore-npy"  # the file listing decides
     with pytest.raises(DumpError, match="unknown format 'bogus'; known: mindspore-npy, "):
         open_dump(root, fmt="bogus")
 

@@ -1,15 +1,16 @@
 """GE graph dumps (ge_onnx_*_Build.pbtxt): what the reader takes from the text GE writes, and a damaged one."""
+
 from __future__ import annotations
 
 import numpy as np
-
 from cann_encode import RawOp, Tensor, step_folder, write
+
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.ge_graph import read_ge_graph, to_ir
 
 # As GE's OnnxUtils writes it: "ge:" types, "src:index" inputs, ":-1" control edges, "" for an absent input,
 # attributes sorted by name, and fields this reader does not declare (they are skipped).
-GE_TEXT = r'''
+GE_TEXT = r"""
 ir_version: 3
 producer_name: "GE"
 graph {
@@ -37,7 +38,7 @@ graph {
   node { input: "Default/relu/ReLU-op6:1" name: "out" op_type: "ge:NetOutput" }
   name: "graph_0"
 }
-'''
+"""
 
 
 def test_what_the_reader_takes(tmp_path):
@@ -52,7 +53,7 @@ def test_what_the_reader_takes(tmp_path):
     assert graph.by_file_form()["Default_relu_ReLU-op6"] == "Default/relu/ReLU-op6"
     ir = to_ir(graph)
     assert [a.kind for a in ir.nodes["Default/conv1-Conv2d/Conv2D-op5"].args] == ["param", "const"]
-    getter = ir.nodes["out"].args[0]           # output 1 of ReLU, through a TupleGetItem as in MindSpore graphs
+    getter = ir.nodes["out"].args[0]  # output 1 of ReLU, through a TupleGetItem as in MindSpore graphs
     assert ir.nodes[getter.ref].op_type == "TupleGetItem" and ir.nodes[getter.ref].args[1].ref == "1"
 
 
@@ -61,9 +62,16 @@ def test_origin_layout_and_shape_decide_how_nc1hwc0_is_read(tmp_path):
     shape, and output_desc_origin_shape gives it."""
     x = np.arange(48, dtype=np.float32).reshape(1, 4, 4, 3)
     folder = step_folder(tmp_path / "dump")
-    write(folder, RawOp("Conv2D", "Default_conv1-Conv2d_Conv2D-op5",
-                        [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC")],
-                        [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC", original_shape=())], timestamp=1))
+    write(
+        folder,
+        RawOp(
+            "Conv2D",
+            "Default_conv1-Conv2d_Conv2D-op5",
+            [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC")],
+            [Tensor(x, "float32", "NC1HWC0", c0=4, original_format="NHWC", original_shape=())],
+            timestamp=1,
+        ),
+    )
     (tmp_path / "ge_onnx_00000070_graph_0_Build.pbtxt").write_text(GE_TEXT)
     dump = open_dump(str(tmp_path / "dump"))
     op = dump.ops[0]
@@ -75,7 +83,7 @@ def test_origin_layout_and_shape_decide_how_nc1hwc0_is_read(tmp_path):
 def test_a_damaged_graph_is_a_warning_and_the_dump_loads(tmp_path):
     folder = step_folder(tmp_path / "dump")
     write(folder, RawOp("ReLU", "Default_relu_ReLU-op6", [Tensor(np.ones(3, np.float32))], timestamp=1))
-    (tmp_path / "ge_onnx_00000070_graph_0_Build.pbtxt").write_text("graph { node { name: \"unterminated ")
+    (tmp_path / "ge_onnx_00000070_graph_0_Build.pbtxt").write_text('graph { node { name: "unterminated ')
     dump = open_dump(str(tmp_path / "dump"))
     assert [op.name for op in dump.ops] == ["Default_relu_ReLU-op6"]
     bad = [p for p in dump.problems if p.path.endswith("_Build.pbtxt")]

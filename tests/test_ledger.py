@@ -1,4 +1,5 @@
 """The read ledger: every tensor pair read is booked once, under its first purpose, on every kind of dump."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,16 @@ def test_a_pair_read_twice_is_one_read_under_its_first_purpose():
 
 
 def _stat(v: float, md5: str | None) -> dict:
-    rec = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": v, "Min": -v, "Mean": v / 10,
-           "Norm": 2 * v, "requires_grad": False}
+    rec = {
+        "type": "torch.Tensor",
+        "dtype": "torch.float32",
+        "shape": [4],
+        "Max": v,
+        "Min": -v,
+        "Mean": v / 10,
+        "Norm": 2 * v,
+        "requires_grad": False,
+    }
     if md5 is not None:
         rec["md5"] = md5
     return rec
@@ -36,14 +45,21 @@ def write_statistics_dump(root, scale: float, md5: bool) -> str:
     d.mkdir(parents=True)
     h = "0123abcd" if md5 else None
     data = {
-        "Functional.linear.0.forward": {"input_args": [_stat(1.0, h), _stat(0.5, h)], "input_kwargs": {},
-                                        "output": [_stat(3.0, h)]},
+        "Functional.linear.0.forward": {
+            "input_args": [_stat(1.0, h), _stat(0.5, h)],
+            "input_kwargs": {},
+            "output": [_stat(3.0, h)],
+        },
         "Functional.relu.0.forward": {"input_args": [_stat(3.0, h)], "input_kwargs": {}, "output": [_stat(3.0, h)]},
-        "Functional.linear.1.forward": {"input_args": [_stat(3.0, h), _stat(0.25, h)], "input_kwargs": {},
-                                        "output": [_stat(7.0 * scale, h)]},
+        "Functional.linear.1.forward": {
+            "input_args": [_stat(3.0, h), _stat(0.25, h)],
+            "input_kwargs": {},
+            "output": [_stat(7.0 * scale, h)],
+        },
     }
-    (d / "dump.json").write_text(json.dumps({"task": "statistics", "level": "L1", "framework": "pytorch",
-                                             "dump_data_dir": None, "data": data}))
+    (d / "dump.json").write_text(
+        json.dumps({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": None, "data": data})
+    )
     return str(root)
 
 

@@ -1,5 +1,6 @@
 """Where the error is born: the local-error rule, on real noisy MindSpore dumps and on generated networks
 with fp16 noise over 200+ ops and one small planted bug (or none)."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import SHARED
+
 from dumptui.core.align import OpPair
 from dumptui.core.bisect import Bisection
 from dumptui.core.compare import compare_pair
@@ -37,17 +38,18 @@ def run(ref: str, target: str, **kw) -> Bisection:
 
 # ------------------------------------------------------------------------------------------------ error measures
 
+
 def test_tensor_error_is_the_trimmed_mean_over_the_rms():
     rng = np.random.default_rng(3)
     y = rng.standard_normal(5000)
     x = y + 1e-3 * rng.standard_normal(5000)
-    x[:20] += 5.0                                 # 0.4 % of the elements jump: dropped by the 1 % trim
+    x[:20] += 5.0  # 0.4 % of the elements jump: dropped by the 1 % trim
     err = tensor_error(compare_arrays(y, x, kl=False))
     e = np.sort(np.abs(x - y))[: 5000 - 50]
-    rms = np.sqrt(np.mean(y ** 2))
+    rms = np.sqrt(np.mean(y**2))
     assert err.rel == pytest.approx(e.mean() / rms, rel=1e-12)
     assert err.abs == pytest.approx(e.mean(), rel=1e-12)
-    assert err.rel_l2 == pytest.approx(np.linalg.norm(x - y) / np.linalg.norm(y), rel=1e-12)   # keeps outliers
+    assert err.rel_l2 == pytest.approx(np.linalg.norm(x - y) / np.linalg.norm(y), rel=1e-12)  # keeps outliers
     assert err.rel_l2 > 10 * err.rel
 
 
@@ -60,19 +62,28 @@ def test_nan_inf_positions_make_an_infinite_error():
 
 # ------------------------------------------------------------------------------------------------ the rule
 
-def le_of(out_rel: float, in_rel: float, out_abs: float | None = None, in_abs: float | None = None,
-          floor: float = 2.0 ** -13, replay: ReplayProof | None = None, differs=()) -> LocalError:
+
+def le_of(
+    out_rel: float,
+    in_rel: float,
+    out_abs: float | None = None,
+    in_abs: float | None = None,
+    floor: float = 2.0**-13,
+    replay: ReplayProof | None = None,
+    differs=(),
+) -> LocalError:
     out = TensorError(out_rel, out_abs if out_abs is not None else out_rel, out_rel, out_abs or out_rel)
     data_in = TensorError(in_rel, in_abs if in_abs is not None else in_rel, in_rel, in_abs or in_rel)
-    return classify(LocalError(OpPair(0, None, None, "x"), out, 0, data_in, 0, floor, "float32", list(differs),
-                               replay), 10.0)
+    return classify(
+        LocalError(OpPair(0, None, None, "x"), out, 0, data_in, 0, floor, "float32", list(differs), replay), 10.0
+    )
 
 
 def test_gain_rule_needs_both_scales_and_the_floor():
-    assert le_of(3e-3, 2e-4).kind == "root"                       # x15 on both scales, above the floor
-    assert le_of(1e-3, 2e-4).kind == "carries"                    # x5: carried, with the numbers
+    assert le_of(3e-3, 2e-4).kind == "root"  # x15 on both scales, above the floor
+    assert le_of(1e-3, 2e-4).kind == "carries"  # x5: carried, with the numbers
     assert "x5 what its inputs carry" in le_of(1e-3, 2e-4).why
-    assert le_of(5e-5, 0.0).kind == "clean"                       # below the fp32 floor whatever the gain
+    assert le_of(5e-5, 0.0).kind == "clean"  # below the fp32 floor whatever the gain
     # a reduction grows absolute error 20x, not relative error: not a root
     assert le_of(3e-3, 2e-4, out_abs=1e-3, in_abs=5e-4).kind == "carries"
     assert le_of(1e-2, 0.0).kind == "root" and "inputs agree" in le_of(1e-2, 0.0).why
@@ -80,19 +91,20 @@ def test_gain_rule_needs_both_scales_and_the_floor():
 
 def test_replay_decides_where_it_is_conclusive():
     # an amplifier (Exp of a bigger input): gain x1e6, yet it computes exactly what it should on its inputs
-    consistent = ReplayProof(dev_ref=1e-8, dev_target=2e-8, floor_ref=2.0 ** -13, floor_target=2.0 ** -13)
+    consistent = ReplayProof(dev_ref=1e-8, dev_target=2e-8, floor_ref=2.0**-13, floor_target=2.0**-13)
     assert le_of(5.0, 5e-6, replay=consistent).kind == "carries"
     # a silent kernel bug: gain only x3, yet the target departs from what the op computes
-    broken = ReplayProof(dev_ref=1e-8, dev_target=5e-3, floor_ref=2.0 ** -13, floor_target=2.0 ** -13)
+    broken = ReplayProof(dev_ref=1e-8, dev_target=5e-3, floor_ref=2.0**-13, floor_target=2.0**-13)
     le = le_of(6e-3, 2e-3, replay=broken, differs=["constant input.6: 1e-05 vs 0.005"])
     assert le.kind == "root" and "off by 5.00e-03" in le.why and "1e-05 vs 0.005" in le.why
     # the recomputation does not model the reference op: the gain rule decides
-    unknown = ReplayProof(dev_ref=0.5, dev_target=0.5, floor_ref=2.0 ** -13, floor_target=2.0 ** -13)
+    unknown = ReplayProof(dev_ref=0.5, dev_target=0.5, floor_ref=2.0**-13, floor_target=2.0**-13)
     assert le_of(6e-3, 2e-3, replay=unknown).kind == "carries"
     assert le_of(6e-2, 2e-4, replay=unknown).kind == "root" and "inconclusive" in le_of(6e-2, 2e-4, replay=unknown).why
 
 
 # ------------------------------------------------------------------------------------------------ generated networks
+
 
 @pytest.fixture(scope="module")
 def noisy_nets(tmp_path_factory):
@@ -102,9 +114,18 @@ def noisy_nets(tmp_path_factory):
     return {(p, b): write_noisy_demo(str(root / f"{p}-{b}"), p, b) for p, b in cases}
 
 
-@pytest.mark.parametrize("precision,bug", [("fp16", None), ("fp16", "main"), ("fp16", "branch"),
-                                           ("fp16", "discontinuous"), ("bf16-input", None),
-                                           ("bf16-autocast", None), ("fp32", "branch")])
+@pytest.mark.parametrize(
+    "precision,bug",
+    [
+        ("fp16", None),
+        ("fp16", "main"),
+        ("fp16", "branch"),
+        ("fp16", "discontinuous"),
+        ("bf16-input", None),
+        ("bf16-autocast", None),
+        ("fp32", "branch"),
+    ],
+)
 def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, bug):
     demo = noisy_nets[(precision, bug)]
     assert demo.n_kernels >= 200
@@ -113,7 +134,7 @@ def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, b
     assert roots == ([demo.planted] if bug else []), (bi.search_reason, [str(r.why) for r in bi.roots()])
     assert bi.search == ("bisection" if precision == "fp32" else "scan")
     comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)), workers=1)
-    assert [r.pair.name for r in comparison.roots] == roots              # bisect and compare agree
+    assert [r.pair.name for r in comparison.roots] == roots  # bisect and compare agree
 
 
 def test_a_diluted_branch_bug_is_found_on_a_clean_pair_with_few_reads(noisy_nets):
@@ -153,8 +174,10 @@ def test_bf16_rounded_input_is_a_named_benign_precondition(noisy_nets):
 
 # ------------------------------------------------------------------------------------------------ real dumps
 
-@pytest.mark.parametrize("name", ["REF_vs_RERUN", "REF_vs_P0", "REF_vs_P1", "REF_vs_P2", "REF_vs_P3", "REF_vs_P4",
-                                  "REF_vs_P5"])
+
+@pytest.mark.parametrize(
+    "name", ["REF_vs_RERUN", "REF_vs_P0", "REF_vs_P1", "REF_vs_P2", "REF_vs_P3", "REF_vs_P4", "REF_vs_P5"]
+)
 def test_noisy_fixture_culprits(name):
     pairs = need_noisy()
     gt = pairs[name]
@@ -163,10 +186,14 @@ def test_noisy_fixture_culprits(name):
     if gt["culprit"] is None:
         assert root is None, [r.why for r in bi.roots()]
         return
-    assert root is not None and (root.pair.ref.name, root.pair.target.name) == (gt["culprit"]["ref"], gt["culprit"]["target"])
-    assert [r.pair.name for r in bi.roots()] == [root.pair.name]          # one root: the trap ops are not blamed
-    comparison = compare_pair(Session(open_dump(str(NOISY / gt["ref"])), open_dump(str(NOISY / gt["target"]))),
-                              workers=1)
+    assert root is not None and (root.pair.ref.name, root.pair.target.name) == (
+        gt["culprit"]["ref"],
+        gt["culprit"]["target"],
+    )
+    assert [r.pair.name for r in bi.roots()] == [root.pair.name]  # one root: the trap ops are not blamed
+    comparison = compare_pair(
+        Session(open_dump(str(NOISY / gt["ref"])), open_dump(str(NOISY / gt["target"]))), workers=1
+    )
     assert [r.pair.name for r in comparison.roots] == [root.pair.name]
 
 
@@ -178,13 +205,14 @@ def test_noisy_fixture_proofs_carry_the_numbers():
     p5 = run(str(NOISY / pairs["REF_vs_P5"]["ref"]), str(NOISY / pairs["REF_vs_P5"]["target"]))
     assert "constant input.1: 0.5 vs 500" in p5.first_root().local.why
     exp = next(le for le in p5.scan_result.locals if le.pair.op_type == "Exp")
-    assert exp.kind == "carries" and math.isinf(exp.gain_rel)         # infinite gain, yet replay says carried
+    assert exp.kind == "carries" and math.isinf(exp.gain_rel)  # infinite gain, yet replay says carried
 
 
 def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
     """The headless reports show the search used, each root's gain and replay proof, and compare's columns;
     the numbers in --json are the ones the engine computed."""
     from test_cli import run_cli
+
     demo = noisy_nets[("fp16", "main")]
     rc, out, err = run_cli("bisect", demo.ref, demo.target, "--json")
     assert rc == 1, err
@@ -192,7 +220,7 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
     assert d["search"]["kind"] == "scan" and "Cast" in d["search"]["reason"]
     le = d["culprit"]["local_error"]
     assert d["culprit"]["ref"] == demo.planted and le["kind"] == "root"
-    assert le["replay"]["target_deviation"] > 10 * max(le["replay"]["reference_deviation"], 2.0 ** -13)
+    assert le["replay"]["target_deviation"] > 10 * max(le["replay"]["reference_deviation"], 2.0**-13)
     assert le["gain"] == pytest.approx(le["output_error"] / le["input_error"], rel=1e-9)
     rc, out, err = run_cli("bisect", demo.ref, demo.target)
     assert rc == 1 and "Local-error scan" in out and "proof (replay):" in out
@@ -200,6 +228,7 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
     rc, out, err = run_cli("compare", demo.ref, demo.target, "--csv", csv_path)
     assert rc == 1, err
     import csv
+
     rows = [r for r in csv.DictReader(open(csv_path)) if r["Root"] == "Yes"]
     assert [r["Bench Name"] for r in rows] == [demo.planted]
     benign = noisy_nets[("fp16", None)]

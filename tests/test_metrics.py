@@ -1,17 +1,25 @@
 """Every metric against an independent numpy computation, on random and edge data."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+from conftest import write_npy
 
-from dumptui.core.metrics import (EPS, ElementTolerance, compare_arrays, compare_tensors, error_histogram,
-                                  side_stats, within_rounding, worst_elements)
+from dumptui.core.metrics import (
+    EPS,
+    ElementTolerance,
+    compare_arrays,
+    compare_tensors,
+    error_histogram,
+    side_stats,
+    within_rounding,
+    worst_elements,
+)
 from dumptui.core.model import TensorRef
 from dumptui.core.npy import Layout
-
-from conftest import write_npy
 
 TOL = ElementTolerance(atol=1e-6, rtol=1e-4, rms_tol=0.05)
 
@@ -71,7 +79,7 @@ def test_random_float32_matches_numpy(chunk):
     rng = np.random.default_rng(1)
     y = rng.standard_normal((3, 50, 41)).astype(np.float32)
     x = (y + rng.standard_normal(y.shape).astype(np.float32) * np.float32(1e-3)).astype(np.float32)
-    x[1, 2, 3] = 7.5    # a clear maximum to locate
+    x[1, 2, 3] = 7.5  # a clear maximum to locate
     st = compare_arrays(y, x, TOL, chunk=chunk)
     ref = reference_metrics(y, x)
     assert_matches(st, ref)
@@ -84,7 +92,7 @@ def test_zeros_in_reference_do_not_enter_relative_error():
     y = np.array([0.0, 1.0, 2.0, 0.0, -4.0], dtype=np.float32)
     x = np.array([0.0, 1.1, 2.0, 1e-20, -4.4], dtype=np.float32)
     st = compare_arrays(y, x, TOL)
-    assert st.max_rel == pytest.approx(0.1, rel=1e-6)          # 0.4/4 and 0.1/1; the zeros are left out
+    assert st.max_rel == pytest.approx(0.1, rel=1e-6)  # 0.4/4 and 0.1/1; the zeros are left out
     assert st.mean_rel == pytest.approx((0.1 + 0 + 0.1) / 3, rel=1e-6)
     assert_matches(st, reference_metrics(y, x), rel=1e-7)
 
@@ -150,8 +158,8 @@ def test_float16_values_are_exact_in_float64():
 
 
 def test_int64_beyond_2_53_counts_differences_exactly():
-    y = np.array([2 ** 60, 2 ** 60 + 1, 5], np.int64)
-    x = np.array([2 ** 60 + 1, 2 ** 60 + 1, 5], np.int64)     # float64 cannot tell 2**60 from 2**60+1
+    y = np.array([2**60, 2**60 + 1, 5], np.int64)
+    x = np.array([2**60 + 1, 2**60 + 1, 5], np.int64)  # float64 cannot tell 2**60 from 2**60+1
     st = compare_arrays(y, x, ElementTolerance())
     assert st.n_diff == 1 and not st.values_equal
 
@@ -192,8 +200,14 @@ def test_tensor_refs_memory_mapped_and_bf16_widening(tmp_path):
     bits = (y.view(np.uint32) >> 16).astype(np.uint16)
     raw = tmp_path / "b.bin"
     raw.write_bytes(bits.tobytes())
-    tb = TensorRef(str(raw), "output", 0, dtype="bfloat16", shape=(4, 5),
-                   layout_fn=lambda: Layout(np.dtype(np.uint16), (4, 5), 0, widen_bf16=True))
+    tb = TensorRef(
+        str(raw),
+        "output",
+        0,
+        dtype="bfloat16",
+        shape=(4, 5),
+        layout_fn=lambda: Layout(np.dtype(np.uint16), (4, 5), 0, widen_bf16=True),
+    )
     widened = (bits.astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(tb.array(), widened)
     s = side_stats(tb, chunk=7)
@@ -228,9 +242,9 @@ def test_within_rounding_fp16_and_bf16():
 
         def chunks(self, n):
             for s in range(0, self.a.size, n):
-                yield self.a[s:s + n]
+                yield self.a[s : s + n]
 
     assert within_rounding(Arr(y), Arr(y.astype(np.float16).astype(np.float32))) == "float16"
-    bf = ((y.view(np.uint32) + 0x8000) & 0xFFFF0000).view(np.float32)   # round to bfloat16
+    bf = ((y.view(np.uint32) + 0x8000) & 0xFFFF0000).view(np.float32)  # round to bfloat16
     assert within_rounding(Arr(y), Arr(bf)) == "bfloat16"
     assert within_rounding(Arr(y), Arr(y * np.float32(1.01))) is None

@@ -2,6 +2,7 @@
 NC1HWC0 convolution tensors, FRACTAL_Z weights, FRACTAL_NZ matrix products, names with `/` written `_`):
 `dumptui bisect` finds the planted op, and reports no divergence without it; the same with a GE graph that
 fuses two ops; and the real MindSpore 2.10 dump of ../shared as the 910 side."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,9 @@ import os
 
 import numpy as np
 import pytest
-
 from cann_encode import ge_graph_text, reencode
 from conftest import MS_DUMPS, need_shared, run_cli
+
 from dumptui.core.align import align
 from dumptui.core.demonet import write_noisy_demo
 from dumptui.core.formats import open_dump
@@ -83,7 +84,7 @@ def test_the_310_side_reads_as_the_values_it_was_made_from(tmp_path):
     bias, relu = ref.op(FUSE[0][0]), ref.op(FUSE[0][1])
     assert pair.ref.op_type == "BiasAdd+ReLU" and pair.ref.fused == tuple(FUSE[0])
     assert pair.ref.name == f"{BLOCK5}/BiasAdd-op0+ReLU-op0" and pair.target.fused == tuple(FUSE[0])
-    assert pair.ref.key == FUSE[0][1]                 # the last member's key: the graph's edges reach the group
+    assert pair.ref.key == FUSE[0][1]  # the last member's key: the graph's edges reach the group
     assert np.array_equal(pair.ref.inputs[0].array(), bias.inputs[0].array())
     assert np.array_equal(pair.ref.outputs[0].array(), relu.outputs[0].array())
     assert np.array_equal(pair.target.outputs[0].array(), open_dump(demo.target).op(FUSE[0][1]).outputs[0].array())
@@ -95,6 +96,7 @@ SIGMOID = "Default/sigmoid-Sigmoid/Sigmoid-op0"
 
 def _like_a_310(bug: bool):
     """Convolution outputs rounded to fp16; with `bug`, fc's BiasAdd adds 1.25x and Sigmoid carries it on."""
+
     def transform(op, io: str, slot: int, value: np.ndarray) -> np.ndarray:
         if op.op_type == "Conv2D" and io == "output":
             return value.astype(np.float16)
@@ -106,6 +108,7 @@ def _like_a_310(bug: bool):
                 return wrong_in
             return (1 / (1 + np.exp(-wrong_in.astype(np.float64)))).astype(np.float32)
         return value
+
     return transform
 
 

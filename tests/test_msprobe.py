@@ -1,4 +1,5 @@
 """msprobe dumps: the .pt reader (no torch, no pickled code run), dataflow inference, and the real fixtures."""
+
 from __future__ import annotations
 
 import collections
@@ -11,14 +12,13 @@ import zipfile
 
 import numpy as np
 import pytest
+from conftest import SHARED
 
 from dumptui.core.bisect import Bisection
-from dumptui.core.session import Session
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.model import TensorRef
-
-from conftest import SHARED
+from dumptui.core.session import Session
 
 MP = SHARED / "msprobe-26.2-pytorch-cpu" / "dumps"
 
@@ -30,6 +30,7 @@ def fake_torch_save(path, arr: np.ndarray, storage_name="FloatStorage", stride=N
 
     def _rebuild_tensor_v2(*a):
         raise AssertionError("never called")
+
     _rebuild_tensor_v2.__module__, _rebuild_tensor_v2.__qualname__ = "torch._utils", "_rebuild_tensor_v2"
     utils._rebuild_tensor_v2 = _rebuild_tensor_v2
     storage_cls = type(storage_name, (), {"__module__": "torch"})
@@ -41,14 +42,24 @@ def fake_torch_save(path, arr: np.ndarray, storage_name="FloatStorage", stride=N
 
     class Tensor:
         def __reduce__(self):
-            return (_rebuild_tensor_v2, (Storage(), 0, arr.shape, stride or tuple(
-                int(np.prod(arr.shape[i + 1:])) for i in range(arr.ndim)), False, collections.OrderedDict()))
+            return (
+                _rebuild_tensor_v2,
+                (
+                    Storage(),
+                    0,
+                    arr.shape,
+                    stride or tuple(int(np.prod(arr.shape[i + 1 :])) for i in range(arr.ndim)),
+                    False,
+                    collections.OrderedDict(),
+                ),
+            )
 
     class P(pickle.Pickler):
         def persistent_id(self, obj):
             if isinstance(obj, Storage):
                 return ("storage", storage_cls, "0", "cpu", arr.size)
             return None
+
     buf = io.BytesIO()
     try:
         P(buf, protocol=2).dump(Tensor())
@@ -94,23 +105,45 @@ def msprobe_dump(root, w_scale=1.0):
     (d / "dump_tensor_data").mkdir(parents=True)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 4)).astype(np.float32)
-    w = (rng.standard_normal((3, 4)) * w_scale).astype(np.float32) if w_scale != 1.0 else \
-        rng.standard_normal((3, 4)).astype(np.float32)
+    w = (
+        (rng.standard_normal((3, 4)) * w_scale).astype(np.float32)
+        if w_scale != 1.0
+        else rng.standard_normal((3, 4)).astype(np.float32)
+    )
     y = x @ w.T
     r = np.maximum(y, 0)
 
     def rec(name, a):
         fake_torch_save(d / "dump_tensor_data" / name, a)
-        return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": list(a.shape), "Max": float(a.max()),
-                "Min": float(a.min()), "Mean": float(a.mean()), "Norm": float(np.linalg.norm(a)),
-                "requires_grad": True, "data_name": name}
+        return {
+            "type": "torch.Tensor",
+            "dtype": "torch.float32",
+            "shape": list(a.shape),
+            "Max": float(a.max()),
+            "Min": float(a.min()),
+            "Mean": float(a.mean()),
+            "Norm": float(np.linalg.norm(a)),
+            "requires_grad": True,
+            "data_name": name,
+        }
+
     data = {
-        "Functional.linear.0.forward": {"input_args": [rec("l.i0.pt", x), rec("l.i1.pt", w)], "input_kwargs": {},
-                                        "output": [rec("l.o0.pt", y)]},
-        "Module.fc.Linear.forward.0": {"input_args": [rec("m.i0.pt", x)], "input_kwargs": {},
-                                       "output": [rec("m.o0.pt", y)], "parameters": {"weight": rec("m.w.pt", w)}},
-        "Functional.relu.0.forward": {"input_args": [rec("r.i0.pt", y)], "input_kwargs": {},
-                                      "output": [rec("r.o0.pt", r)]},
+        "Functional.linear.0.forward": {
+            "input_args": [rec("l.i0.pt", x), rec("l.i1.pt", w)],
+            "input_kwargs": {},
+            "output": [rec("l.o0.pt", y)],
+        },
+        "Module.fc.Linear.forward.0": {
+            "input_args": [rec("m.i0.pt", x)],
+            "input_kwargs": {},
+            "output": [rec("m.o0.pt", y)],
+            "parameters": {"weight": rec("m.w.pt", w)},
+        },
+        "Functional.relu.0.forward": {
+            "input_args": [rec("r.i0.pt", y)],
+            "input_kwargs": {},
+            "output": [rec("r.o0.pt", r)],
+        },
     }
     (d / "dump.json").write_text(json.dumps({"task": "tensor", "level": "mix", "framework": "pytorch", "data": data}))
     return root
@@ -124,7 +157,7 @@ def test_generated_msprobe_dump_dataflow_and_weights(tmp_path):
     lin = d.op("Functional.linear.0.forward")
     assert lin.sources[1].kind == "parameter" and lin.sources[1].ref == "fc.weight"
     assert d.op("Functional.relu.0.forward").sources[0].ref == "Functional.linear.0.forward"
-    assert d.parameters["Functional.linear.0.forward.input.0"] is False        # the network input
+    assert d.parameters["Functional.linear.0.forward.input.0"] is False  # the network input
     tgt = msprobe_dump(tmp_path / "tgt", w_scale=1.01)
     bi = Bisection(Session(d, open_dump(str(tgt))))
     bi.check_inputs()
@@ -133,10 +166,16 @@ def test_generated_msprobe_dump_dataflow_and_weights(tmp_path):
     assert r.pair.name == "Functional.linear.0.forward" and "fc.weight" in r.why
 
 
-@pytest.mark.parametrize("kind,variant,expected", [
-    ("tensor_mix", "rerun", None), ("tensor_mix", "diverge", "Functional.linear.0.forward"),
-    ("tensor_mix", "autocast_bf16", None), ("statistics_L1", "diverge", "Functional.linear.0.forward"),
-    ("statistics_L1", "rerun", None)])
+@pytest.mark.parametrize(
+    "kind,variant,expected",
+    [
+        ("tensor_mix", "rerun", None),
+        ("tensor_mix", "diverge", "Functional.linear.0.forward"),
+        ("tensor_mix", "autocast_bf16", None),
+        ("statistics_L1", "diverge", "Functional.linear.0.forward"),
+        ("statistics_L1", "rerun", None),
+    ],
+)
 def test_real_msprobe_fixtures(kind, variant, expected):
     if not MP.is_dir():
         pytest.skip(f"shared fixtures absent ({MP} not found)")

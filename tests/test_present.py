@@ -1,5 +1,6 @@
 """dumptui.present: the decisions behind the terminal app (tree aggregation, navigation, interval bar, the
 bisection driver, relations, paths), tested without any UI."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,11 @@ import pytest
 
 from dumptui.core.align import ONLY_TARGET, OpPair
 from dumptui.core.bisect import Bisection
-from dumptui.core.session import Session
+from dumptui.core.bisect import sessionfile as session_file
 from dumptui.core.formats import open_dump
 from dumptui.core.model import KERNEL, PARAMETER, Dump, Op
+from dumptui.core.session import Session
 from dumptui.core.verdict import PENDING, mark
-from dumptui.core.bisect import sessionfile as session_file
 from dumptui.present import bars, bisection, columns, keys, paths, relations, search, tree
 
 
@@ -26,8 +27,14 @@ def pairs_of(names, kinds=None):
     return out
 
 
-NAMES = ["Default/a-A/x-X/MatMul-op0", "Default/a-A/Add-op0", "Default/b-B/ReLU-op0", "Default/a-A/x-X/Mul-op1",
-         "Sigmoid-op9", "conv.weight"]
+NAMES = [
+    "Default/a-A/x-X/MatMul-op0",
+    "Default/a-A/Add-op0",
+    "Default/b-B/ReLU-op0",
+    "Default/a-A/x-X/Mul-op1",
+    "Sigmoid-op9",
+    "conv.weight",
+]
 
 
 @pytest.fixture
@@ -91,6 +98,7 @@ def test_leaf_names_show_both_sides_when_renamed():
 
 def test_marks_are_distinct_without_colour():
     from dumptui.core.verdict import Verdict
+
     marks = [v.mark for v in Verdict]
     assert len(set(marks)) == len(marks) == 11
     assert mark(None) == "·" and mark("diverged") == "✗"
@@ -101,12 +109,12 @@ def test_search_wraps_and_respects_rows():
     rows = list(range(len(pairs)))
     assert search.find_op(pairs, rows, "mul-op1", None) == 3
     assert search.find_op(pairs, rows, "mul", 0) == 3
-    assert search.find_op(pairs, rows, "MATMUL", 0) == 0           # wraps back to the only match
+    assert search.find_op(pairs, rows, "MATMUL", 0) == 0  # wraps back to the only match
     assert search.find_op(pairs, rows, "a-A", 0) == 1
     assert search.find_op(pairs, rows, "a-A", 0, inclusive=True) == 0
     assert search.find_op(pairs, rows, "a-A", 1, forward=False) == 0
     assert search.find_op(pairs, rows, "a-A", 0, forward=False) == 3
-    assert search.find_op(pairs, [2, 4], "a-A", None) is None        # not among the rows shown
+    assert search.find_op(pairs, [2, 4], "a-A", None) is None  # not among the rows shown
     assert search.find_op(pairs, rows, "  ", 0) is None
     assert search.count_matches(pairs, rows, "a-a") == 3
     # the op type matches too
@@ -118,7 +126,7 @@ def test_next_diverged_in_execution_order():
     rows = list(range(6))
     assert search.next_diverged(rows, verdicts.get, None) == 1
     assert search.next_diverged(rows, verdicts.get, 1) == 4
-    assert search.next_diverged(rows, verdicts.get, 4) == 1          # wraps
+    assert search.next_diverged(rows, verdicts.get, 4) == 1  # wraps
     assert search.next_diverged(rows, verdicts.get, 1, forward=False) == 4
     assert search.next_diverged(rows, verdicts.get, 3, forward=False) == 1
     assert search.next_diverged(rows, {}.get, 0) is None
@@ -135,8 +143,9 @@ def state(**kw):
 
 
 def test_interval_bar_kinds_and_characters():
-    s = state(n=10, started=True, candidates=frozenset({4, 5, 6, 7}), good=frozenset({3}), bad=frozenset({7}),
-              hi=7, probe=5)
+    s = state(
+        n=10, started=True, candidates=frozenset({4, 5, 6, 7}), good=frozenset({3}), bad=frozenset({7}), hi=7, probe=5
+    )
     bar = "".join(c.char for c in bars.interval_bar(s, 10))
     assert bar == "===G▒P▒Bxx"
     # stretched: 10 positions over 20 columns, two columns each
@@ -158,8 +167,16 @@ def test_interval_bar_on_a_large_order_keeps_a_narrow_interval_visible():
 
 def test_interval_bar_converged_shows_the_culprit():
     root = bisection.RootView(index=7, position=3, label="x", op_type="T", kind="outputs", why="", how="")
-    s = state(n=6, started=True, finished=True, candidates=frozenset({3}), hi=3, bad=frozenset({3, 5}),
-              good=frozenset({1}), culprit=root)
+    s = state(
+        n=6,
+        started=True,
+        finished=True,
+        candidates=frozenset({3}),
+        hi=3,
+        bad=frozenset({3, 5}),
+        good=frozenset({1}),
+        culprit=root,
+    )
     assert "".join(c.char for c in bars.interval_bar(s, 6)) == "=G=!xB"
 
 
@@ -172,6 +189,7 @@ def test_histogram_bar_merges_bins_to_fit():
 
 
 # ---------------------------------------------------------------------------------------- on real data
+
 
 @pytest.fixture
 def demo_session(demo_pair):
@@ -195,8 +213,9 @@ def test_driver_accepting_computed_verdicts_finds_the_planted_culprit(demo_pair,
     res = demo_session.op_result(demo_session.alignment.pairs[st.culprit.index])
     assert all(r.good for r in res.inputs) and res.verdict == "diverged"
     out = res.outputs[0]
-    assert st.culprit.proof == (", ".join(f"{r.label} {r.verdict}" for r in res.inputs)
-                                + f" → output.0 diverged (cos {out.stats.cos:.6f})")
+    assert st.culprit.proof == (
+        ", ".join(f"{r.label} {r.verdict}" for r in res.inputs) + f" → output.0 diverged (cos {out.stats.cos:.6f})"
+    )
     assert st.culprit.hints == tuple((h.kind, h.text) for h in res.hints)
     assert st.probe is None and not st.can_mark and st.steps_left == 0
 
@@ -213,7 +232,7 @@ def test_driver_overrule_and_undo(demo_session):
     assert len(d.bi.history) >= n0 + 2
     assert d.undo() and d.undo()
     assert len(d.bi.history) == n0 and d.probe == first and not d.state().can_undo
-    assert not d.undo()          # the start is not undone
+    assert not d.undo()  # the start is not undone
     assert d.bi.started
 
 
@@ -274,6 +293,7 @@ def test_redump_kernels_cover_the_interval_both_spellings(demo_pair, demo_sessio
 
 def test_relations_from_the_graph(demo_pair, demo_session):
     import networkx as nx
+
     pairs = demo_session.alignment.pairs
     g = demo_session.ref.graph
     planted = next(p for p in pairs if p.name == demo_pair.planted)
@@ -328,8 +348,9 @@ def test_refused_outputs(tmp_path):
 
 
 def test_session_payload_and_read(tmp_path):
-    data = session_file.session_payload({"version": 1, "mode": "graph", "steps": []}, "a", "b",
-                                {"cos": 0.95, "ignore": [], "rank": None})
+    data = session_file.session_payload(
+        {"version": 1, "mode": "graph", "steps": []}, "a", "b", {"cos": 0.95, "ignore": [], "rank": None}
+    )
     assert data["dumps"] == {"ref": os.path.abspath("a"), "target": os.path.abspath("b")}
     assert data["options"] == {"cos": 0.95} and data["dumptui_session"] == 1
     p = tmp_path / "s.json"
@@ -350,6 +371,7 @@ def test_session_payload_and_read(tmp_path):
 def test_tree_model_on_the_demo_is_complete(tmp_path):
     """Every op reachable from the root. How fast it is built is measured by bench/bench_tui.py, not here."""
     from dumptui.core.demo import write_demo
+
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
     s = Session(open_dump(info.ref), open_dump(info.target))
     m = tree.OpTreeModel(s.alignment.pairs)
@@ -379,13 +401,16 @@ def test_redump_plan_says_what_the_export_holds(demo_session):
     plan = bisection.redump_plan(bi.order, pairs, st)
     assert list(plan.kernels) == bisection.redump_kernels(bi.order, pairs, st.candidates)
     first, last = bi.order[3].index + 1, bi.order[5].index + 1
-    assert plan.summary == (f"{len(plan.kernels)} kernel names (both sides' spellings): the 3 suspects "
-                            f"#{first}..#{last} and the kernels dumped on one side only between them")
+    assert plan.summary == (
+        f"{len(plan.kernels)} kernel names (both sides' spellings): the 3 suspects "
+        f"#{first}..#{last} and the kernels dumped on one side only between them"
+    )
     one = bisection.redump_plan(bi.order, pairs, bisection.BisectState(n=len(bi.order), candidates=frozenset({4})))
     assert f"the 1 suspect #{bi.order[4].index + 1} and" in one.summary
 
 
 # ---------------------------------------------------------------------------------------- the action table
+
 
 def test_action_table_ids_unique_and_every_command_described():
     ids = [a.id for a in keys.ACTIONS]
@@ -401,18 +426,26 @@ def test_action_table_ids_unique_and_every_command_described():
 def test_commands_available_as_the_work_progresses():
     def ids(**kw):
         return keys.available_now(keys.KeyContext(**kw))
+
     always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette"}
-    assert ids() == always                                        # nothing indexed yet
+    assert ids() == always  # nothing indexed yet
     indexed = ids(indexed=True)
     assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed
-    assert "bisect.accept" not in indexed                         # the bisection order is not built yet
+    assert "bisect.accept" not in indexed  # the bisection order is not built yet
     ready = dict(indexed=True, bisection_ready=True)
-    assert {"bisect.accept", "bisect.run"} <= ids(**ready)        # space starts the bisection
+    assert {"bisect.accept", "bisect.run"} <= ids(**ready)  # space starts the bisection
     assert "bisect.good" not in ids(**ready) and "bisect.undo" not in ids(**ready)
     probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}), can_undo=True)
     now = ids(**ready, bisection=probing)
-    assert {"bisect.accept", "bisect.good", "bisect.bad", "bisect.undo", "bisect.reset", "session.save",
-            "bisect.export"} <= now
+    assert {
+        "bisect.accept",
+        "bisect.good",
+        "bisect.bad",
+        "bisect.undo",
+        "bisect.reset",
+        "session.save",
+        "bisect.export",
+    } <= now
     assert not {"bisect.good", "bisect.accept", "bisect.undo"} & ids(**ready, bisection=probing, bisect_task="accept")
     converged = bisection.BisectState(n=10, started=True, finished=True, candidates=frozenset({4}), can_undo=True)
     now = ids(**ready, bisection=converged)
@@ -427,20 +460,24 @@ def test_palette_offers_what_is_available_now():
     titles = [a.palette for a in keys.palette(keys.KeyContext())]
     assert titles == ["Help: every key"]
     probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}))
-    titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True,
-                                                                 bisection=probing))]
+    titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True, bisection=probing))]
     assert "Bisection: run to the end" in titles and "Bisection: undo the last mark" not in titles
 
 
 def test_failures_name_the_path_and_the_reason():
     from dumptui.core.errors import DumpError, UsageError
     from dumptui.present import failures
+
     assert str(failures.describe(DumpError("/d/ref", "no such file or folder"))) == "/d/ref: no such file or folder"
     assert str(failures.describe(UsageError("give REF and TARGET"))) == "give REF and TARGET"
     missing = failures.describe(FileNotFoundError(2, "No such file or directory", "/x/map.csv"), "fallback")
     assert (missing.path, missing.reason) == ("/x/map.csv", "No such file or directory")
-    assert failures.describe(ValueError("bad line 3"), "/x/ignore.txt") == failures.Failure("/x/ignore.txt", "bad line 3")
+    assert failures.describe(ValueError("bad line 3"), "/x/ignore.txt") == failures.Failure(
+        "/x/ignore.txt", "bad line 3"
+    )
     bug = failures.describe(RuntimeError("graph walk failed"), "Default/Add-op0")
     assert str(bug) == "Default/Add-op0: RuntimeError: graph walk failed"
-    assert failures.failure_line("save", failures.Failure("/x/s.json", "Permission denied")) == \
-        "cannot save the session: /x/s.json: Permission denied"
+    assert (
+        failures.failure_line("save", failures.Failure("/x/s.json", "Permission denied"))
+        == "cannot save the session: /x/s.json: Permission denied"
+    )

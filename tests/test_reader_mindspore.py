@@ -1,16 +1,16 @@
 """The MindSpore >= 1.3 reader on dumps written here: every naming variant, layout level and damage."""
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
+from conftest import write_npy
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.statistic_csv import read_statistic_csv
 from dumptui.core.model import DumpError
-
-from conftest import write_npy
 
 RNG = np.random.default_rng(7)
 
@@ -39,8 +39,11 @@ def small_dump(root, dtype_label="Float32", short=False, iteration="0", rank="0"
     eo = os.path.join(rank_dir, "execution_order")
     os.makedirs(eo, exist_ok=True)
     with open(os.path.join(eo, f"ms_execution_order_graph_{graph}.csv"), "w") as fh:
-        names = ["Default/net/Conv2D-op12", "Default/net/ReLU-op13"] if short else \
-            ["Default/conv1-Conv/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"]
+        names = (
+            ["Default/net/Conv2D-op12", "Default/net/ReLU-op13"]
+            if short
+            else ["Default/conv1-Conv/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"]
+        )
         fh.write("NodeExecutionOrder-FullNameWithScope\n" + "\n".join(names) + "\n")
     if extra:
         extra(d)
@@ -65,7 +68,7 @@ def test_short_names_without_dtype_suffix(tmp_path):
     d = open_dump(root)
     assert [op.name for op in d.kernels] == ["Default/net/Conv2D-op12", "Default/net/ReLU-op13"]
     assert "short op names" in d.variant and "without .{dtype} suffix" in d.variant
-    assert d.kernels[0].outputs[0].dtype == "float32"          # from the npy header
+    assert d.kernels[0].outputs[0].dtype == "float32"  # from the npy header
 
 
 def test_file_names_kept_when_no_order_or_graph(tmp_path):
@@ -79,9 +82,13 @@ def test_file_names_kept_when_no_order_or_graph(tmp_path):
 @pytest.mark.parametrize("level", ["root", "rank", "net", "graph", "iteration"])
 def test_path_may_point_at_any_level(tmp_path, level):
     root = small_dump(str(tmp_path / "a"))
-    path = {"root": root, "rank": os.path.join(root, "rank_0"), "net": os.path.join(root, "rank_0", "Net"),
-            "graph": os.path.join(root, "rank_0", "Net", "0"),
-            "iteration": os.path.join(root, "rank_0", "Net", "0", "0")}[level]
+    path = {
+        "root": root,
+        "rank": os.path.join(root, "rank_0"),
+        "net": os.path.join(root, "rank_0", "Net"),
+        "graph": os.path.join(root, "rank_0", "Net", "0"),
+        "iteration": os.path.join(root, "rank_0", "Net", "0", "0"),
+    }[level]
     d = open_dump(path)
     assert [op.name for op in d.kernels] == ["Default/conv1-Conv/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"]
 
@@ -122,6 +129,7 @@ def test_damaged_and_foreign_files_reported_rest_loads(tmp_path):
         with open(p, "wb") as fh:
             np.lib.format.write_array_header_1_0(fh, head)
             fh.write(payload.tobytes())
+
     root = small_dump(str(tmp_path / "a"), extra=damage)
     d = open_dump(root)
     reasons = {os.path.basename(p.path): p.reason for p in d.problems}
@@ -133,7 +141,7 @@ def test_damaged_and_foreign_files_reported_rest_loads(tmp_path):
     cast = d.op("Default_Cast-op0").outputs[0]
     assert cast.problem is None and "read as float32" in cast.repaired
     np.testing.assert_array_equal(cast.array(), np.arange(8, dtype=np.float32))
-    assert len(d.kernels) == 4          # conv, relu, and the two damaged ops still listed
+    assert len(d.kernels) == 4  # conv, relu, and the two damaged ops still listed
 
 
 def test_mapping_csv_long_names(tmp_path):
@@ -143,6 +151,7 @@ def test_mapping_csv_long_names(tmp_path):
         write_npy(os.path.join(d, "1.npy"), np.ones(3, np.float32))
         with open(os.path.join(d, "mapping.csv"), "w") as fh:
             fh.write(f"1,MatMul.{long_name}.0.0.150.output.0.DefaultFormat.Float32.npy\n")
+
     d = open_dump(small_dump(str(tmp_path / "a"), extra=numbered))
     op = d.op(long_name)
     assert op is not None and op.op_type == "MatMul" and op.outputs[0].shape == (3,)
@@ -152,6 +161,7 @@ def test_repeated_kernel_in_one_iteration_becomes_two_calls(tmp_path):
     def twice(d):
         ms_file(d, "ReLU", "Default_relu-ReLU_ReLU-op0", 300, "input", 0, np.ones(2, np.float32))
         ms_file(d, "ReLU", "Default_relu-ReLU_ReLU-op0", 301, "output", 0, np.ones(2, np.float32))
+
     d = open_dump(small_dump(str(tmp_path / "a"), extra=twice))
     keys = [op.key for op in d.kernels]
     assert keys == ["Default/conv1-Conv/Conv2D-op0", "Default/relu-ReLU/ReLU-op0", "Default/relu-ReLU/ReLU-op0#2"]
@@ -168,13 +178,13 @@ def test_constants_folder(tmp_path):
 
 STAT_HEADERS = {
     "1.6-2.2": "Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,Min Value,"
-               "Avg Value,Count,Negative Zero Count,Positive Zero Count,NaN Count,Negative Inf Count,"
-               "Positive Inf Count,Zero Count",
+    "Avg Value,Count,Negative Zero Count,Positive Zero Count,NaN Count,Negative Inf Count,"
+    "Positive Inf Count,Zero Count",
     "1.6+ with L2 Value/MD5": "Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,"
-                              "Min Value,Avg Value,Count,Negative Zero Count,Positive Zero Count,NaN Count,"
-                              "Negative Inf Count,Positive Inf Count,Zero Count,L2 Value,MD5",
+    "Min Value,Avg Value,Count,Negative Zero Count,Positive Zero Count,NaN Count,"
+    "Negative Inf Count,Positive Inf Count,Zero Count,L2 Value,MD5",
     "2.4+ configurable statistic_category": "Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,"
-                                            "Shape,Max Value,Min Value,L2Norm Value",
+    "Shape,Max Value,Min Value,L2Norm Value",
 }
 
 
@@ -184,17 +194,38 @@ def stat_dump(root, header_key, scale=1.0, nan_row=False):
     header = STAT_HEADERS[header_key]
     cols = header.split(",")[10:]
     rows = []
-    for i, (op, io, slot, mx, mn, mean, l2) in enumerate([
-            ("Conv2D", "input", 0, 2.0, -1.0, 0.5, 10.0), ("Conv2D", "output", 0, 4.0 * scale, -2.0, 1.0, 20.0),
-            ("ReLU", "input", 0, 4.0 * scale, -2.0, 1.0, 20.0), ("ReLU", "output", 0, 4.0 * scale, 0.0, 1.5, 18.0)]):
+    for i, (op, io, slot, mx, mn, mean, l2) in enumerate(
+        [
+            ("Conv2D", "input", 0, 2.0, -1.0, 0.5, 10.0),
+            ("Conv2D", "output", 0, 4.0 * scale, -2.0, 1.0, 20.0),
+            ("ReLU", "input", 0, 4.0 * scale, -2.0, 1.0, 20.0),
+            ("ReLU", "output", 0, 4.0 * scale, 0.0, 1.5, 18.0),
+        ]
+    ):
         name = f"Default_{op.lower()}-X_{op}-op0"
-        vals = {"Max Value": mx, "Min Value": mn, "Avg Value": mean, "Count": 32, "Negative Zero Count": 0,
-                "Positive Zero Count": 0, "NaN Count": 0, "Negative Inf Count": 0, "Positive Inf Count": 0,
-                "Zero Count": 0, "L2 Value": l2, "L2Norm Value": l2, "MD5": "abc"}
+        vals = {
+            "Max Value": mx,
+            "Min Value": mn,
+            "Avg Value": mean,
+            "Count": 32,
+            "Negative Zero Count": 0,
+            "Positive Zero Count": 0,
+            "NaN Count": 0,
+            "Negative Inf Count": 0,
+            "Positive Inf Count": 0,
+            "Zero Count": 0,
+            "L2 Value": l2,
+            "L2Norm Value": l2,
+            "MD5": "abc",
+        }
         if nan_row and i == 3:
             vals.update({"Max Value": "null", "Min Value": "null", "Avg Value": "null", "NaN Count": 32})
-        rows.append(",".join([op, name, "0", "0", str(100 + i), io, str(slot), "128", "float32", '"(1,2,4,4)"']
-                             + [str(vals[c]) for c in cols]))
+        rows.append(
+            ",".join(
+                [op, name, "0", "0", str(100 + i), io, str(slot), "128", "float32", '"(1,2,4,4)"']
+                + [str(vals[c]) for c in cols]
+            )
+        )
     with open(os.path.join(d, "statistic.csv"), "w") as fh:
         fh.write(header + "\n" + "\n".join(rows) + "\n")
     return root
@@ -214,6 +245,7 @@ def test_statistic_csv_variants(tmp_path, variant):
 def test_statistic_only_pair_compares_on_statistics(tmp_path):
     from dumptui.core.bisect import Bisection
     from dumptui.core.session import Session
+
     a = open_dump(stat_dump(str(tmp_path / "a"), "2.4+ configurable statistic_category"))
     b = open_dump(stat_dump(str(tmp_path / "b"), "2.4+ configurable statistic_category", scale=1.5))
     s = Session(a, b)
@@ -274,6 +306,7 @@ def test_reader_never_writes_and_needs_no_write_access(tmp_path):
         d = open_dump(root)
         from dumptui.core.batch import evaluate_all
         from dumptui.core.session import Session
+
         evaluate_all(Session(d, open_dump(root)), workers=1)
     finally:
         for p, _dirs, _fs in os.walk(root):
@@ -286,21 +319,26 @@ def test_order_falls_back_to_csv_then_graph(tmp_path):
     """Without distinct timestamps the csv gives the order; without the csv, the graph file's node order."""
     root = str(tmp_path / "a")
     d = os.path.join(root, "rank_0", "Net", "0", "0")
-    for op in ["B", "A"]:           # file names sort A before B; timestamps all equal
+    for op in ["B", "A"]:  # file names sort A before B; timestamps all equal
         ms_file(d, "ReLU", f"Default_{op}-op0", 5, "output", 0, np.ones(2, np.float32))
     eo = os.path.join(root, "rank_0", "execution_order")
     os.makedirs(eo)
     with open(os.path.join(eo, "ms_execution_order_graph_0.csv"), "w") as fh:
         fh.write("NodeExecutionOrder-FullNameWithScope\nDefault/B-op0\nDefault/A-op0\n")
     dump = open_dump(root)
-    assert dump.order_source == "execution order csv" and [o.name for o in dump.kernels] == ["Default/B-op0", "Default/A-op0"]
+    assert dump.order_source == "execution order csv" and [o.name for o in dump.kernels] == [
+        "Default/B-op0",
+        "Default/A-op0",
+    ]
     os.remove(os.path.join(eo, "ms_execution_order_graph_0.csv"))
     g = os.path.join(root, "rank_0", "graphs")
     os.makedirs(g)
     with open(os.path.join(g, "ms_output_trace_code_graph_0.ir"), "w") as fh:
-        fh.write("subgraph @kernel_graph0() {\n"
-                 "  %0(a) = ReLU(%para1_x)\n      # Fullname with scope: (Default/B-op0)\n"
-                 "  %1(b) = ReLU(%0)\n      # Fullname with scope: (Default/A-op0)\n}\n")
+        fh.write(
+            "subgraph @kernel_graph0() {\n"
+            "  %0(a) = ReLU(%para1_x)\n      # Fullname with scope: (Default/B-op0)\n"
+            "  %1(b) = ReLU(%0)\n      # Fullname with scope: (Default/A-op0)\n}\n"
+        )
     dump = open_dump(root)
     assert dump.order_source == "graph topological order"
     assert [o.name for o in dump.kernels] == ["Default/B-op0", "Default/A-op0"]

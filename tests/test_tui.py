@@ -1,6 +1,7 @@
 """The terminal app driven by keys with Textual's Pilot (`App.run_test`), asserting on the app's state: the
 culprit of a whole bisection by keys (demo pair, and the real fixtures A vs B_pad / A vs B_mod), search,
 filter, navigation, undo, save/resume, export, help, the command palette, disabled keys, error screens."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,6 +13,7 @@ from contextlib import asynccontextmanager
 
 import numpy as np
 import pytest
+from conftest import write_npy
 
 from dumptui import cli, pairing
 from dumptui.core.verdict import BAD
@@ -21,8 +23,6 @@ from dumptui.tui.screens.help import HelpScreen
 from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
 from dumptui.tui.widgets.optree import OpTree
-
-from conftest import write_npy
 
 SIZE = (100, 32)
 
@@ -43,8 +43,10 @@ async def wait_until(pred, timeout: float = 60.0, what: str = "condition") -> No
 
 async def ready(app, pilot, stats: bool = False) -> MainScreen:
     """The dumps are open, the bisection started (probe computed), and, if asked, all statistics done."""
-    await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task,
-                     what="the bisection to start")
+    await wait_until(
+        lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task,
+        what="the bisection to start",
+    )
     scr = app.main
     if stats:
         await wait_until(lambda: scr.stats_state == "done", what="the statistics")
@@ -92,6 +94,7 @@ def plain(widget) -> str:
         if isinstance(x, Group):
             return "\n".join(walk(r) for r in x.renderables)
         return ""
+
     return walk(widget.content)
 
 
@@ -103,6 +106,7 @@ class Notifications:
 
     def hook(self, message) -> None:
         from textual.notifications import Notify
+
         if isinstance(message, Notify):
             self.texts.append(str(message.notification.message))
 
@@ -112,6 +116,7 @@ class Notifications:
 
 # ---------------------------------------------------------------------------------------------- demo pair
 
+
 def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
     """The screen paints and answers keys while the dumps are still being indexed."""
     gate = threading.Event()
@@ -120,6 +125,7 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
     def slow_open(options):
         gate.wait(30)
         return real(options)
+
     monkeypatch.setattr(pairing, "open_pair", slow_open)
 
     async def go():
@@ -148,6 +154,7 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
             await ready(app, pilot)
             assert scr.session is not None and scr.model is not None
             assert scr.preview_model is None and scr.tree.model is scr.model
+
     run(go())
 
 
@@ -175,6 +182,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             # marks make no sense any more: disabled
             assert scr.check_action("mark", ("good",)) is None and scr.check_action("accept", ()) is None
             assert scr.check_action("undo", ()) is True
+
     run(go())
 
 
@@ -187,13 +195,14 @@ def test_run_all_with_a_and_culprit_report(demo_pair):
             assert scr.session.alignment.pairs[scr.bstate.culprit.index].name == demo_pair.planted
             panel = plain(scr.query_one("#bisect-status"))
             assert "CULPRIT" in panel and "proof:" in panel and "other roots of divergence" in panel
+
     run(go())
 
 
 def test_overrule_undo_and_reset(demo_pair):
     async def go():
         async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
-            assert scr.check_action("undo", ()) is None     # nothing marked yet
+            assert scr.check_action("undo", ()) is None  # nothing marked yet
             first = scr.bstate
             await pilot.press("g")
             await idle(scr, pilot)
@@ -216,6 +225,7 @@ def test_overrule_undo_and_reset(demo_pair):
             await pilot.press("r")
             await idle(scr, pilot)
             assert scr.bstate.candidates == first.candidates and scr.bstate.probe == first.probe
+
     run(go())
 
 
@@ -246,6 +256,7 @@ def test_search_moves_to_matching_ops(demo_pair):
             await pilot.press("slash", *"zzz-no-such-op")
             assert scr.current == first
             assert "no match" in scr.query_one("#left").border_subtitle
+
     run(go())
 
 
@@ -259,11 +270,11 @@ def test_only_diverged_filter_and_next_diverged(demo_pair):
             default = model.by_path["Default"]
             assert default.diverged == len(bad)
             assert f"{len(bad)}✗" in str(scr.tree.folder_label("Default"))
-            await pilot.press("t")                      # flat list
+            await pilot.press("t")  # flat list
             assert scr.flat_mode and scr.flat.has_focus
             await pilot.press("f")
             assert scr.only_diverged and scr.flat.rows == bad
-            await pilot.press("t")                      # tree: only folders that hold a diverged op
+            await pilot.press("t")  # tree: only folders that hold a diverged op
             assert not scr.flat_mode
             top = [n.data.path for n in scr.tree.root.children]
             assert top == ["Default"]
@@ -278,6 +289,7 @@ def test_only_diverged_filter_and_next_diverged(demo_pair):
             await pilot.press("N", "N")
             assert scr.current == bad[-1]
             assert scr.tree.selected_index == bad[-1]
+
     run(go())
 
 
@@ -318,10 +330,10 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
     async def resume():
         async with opened(demo_pair.ref, demo_pair.target, "--session", path) as (app, pilot, scr):
             st = scr.bstate
-            assert (st.candidates, st.probe, st.good, st.bad) == (state.candidates, state.probe, state.good,
-                                                                  state.bad)
+            assert (st.candidates, st.probe, st.good, st.bad) == (state.candidates, state.probe, state.good, state.bad)
             assert [h.mark for h in st.history] == [h.mark for h in state.history]
             assert st.can_undo
+
     run(resume())
 
 
@@ -375,23 +387,46 @@ def test_help_lists_every_binding_generated(demo_pair):
             rows = app.screen.rows
             ids = {r[2] for r in rows}
             for b in list(MainScreen.BINDINGS) + list(DumpTuiApp.BINDINGS) + list(OpTree.BINDINGS):
-                assert b.id and b.description, b          # every binding has an id and a description
+                assert b.id and b.description, b  # every binding has an id and a description
                 assert b.id in ids
             keys = {r[0] for r in rows}
-            for k in ("space", "g", "b", "a", "u", "r", "S", "e", "/", "n", "N", "f", "t", "?", "q", "^p",
-                      "tab", "esc", "↑ / k", "↓ / j", "⏎"):
+            for k in (
+                "space",
+                "g",
+                "b",
+                "a",
+                "u",
+                "r",
+                "S",
+                "e",
+                "/",
+                "n",
+                "N",
+                "f",
+                "t",
+                "?",
+                "q",
+                "^p",
+                "tab",
+                "esc",
+                "↑ / k",
+                "↓ / j",
+                "⏎",
+            ):
                 assert k in keys, k
             # availability follows check_action: undo is not available before any mark
             undo = next(r for r in rows if r[2] == "bisect.undo")
             assert undo[3] is False
             await pilot.press("escape")
             assert app.screen is scr
+
     run(go())
 
 
 def test_every_command_of_the_action_table_runs_an_action():
     """A typo in the table would be a key that silently does nothing."""
     from dumptui.present import keys
+
     for a in keys.ACTIONS:
         owner = DumpTuiApp if a.on == keys.APP or a.action.startswith("app.") else MainScreen
         assert callable(getattr(owner, "action_" + a.name.removeprefix("app."), None)), a.id
@@ -401,27 +436,34 @@ def test_command_palette_lists_the_main_actions(demo_pair):
     async def go():
         async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             from dumptui.tui.commands import DumpCommands
+
             provider = DumpCommands(scr)
             titles = [h.text async for h in provider.discover()]
             assert "Bisection: run to the end" in titles and "View: toggle tree / flat execution-order list" in titles
-            assert "Bisection: undo the last mark" not in titles    # disabled now: not offered
+            assert "Bisection: undo the last mark" not in titles  # disabled now: not offered
             hits = [h async for h in provider.search("run to the end")]
             assert hits and hits[0].text == "Bisection: run to the end"
             assert "key a" in hits[0].help
             await pilot.press("ctrl+p")
             await pilot.pause()
             from textual.command import CommandList, CommandPalette
+
             assert isinstance(app.screen, CommandPalette)
             await pilot.press(*"toggle tree")
             palette = app.screen
-            await wait_until(lambda: any("toggle tree" in str(palette.query_one(CommandList).get_option_at_index(i).prompt)
-                                         for i in range(palette.query_one(CommandList).option_count)),
-                             what="the palette to offer the command")
+            await wait_until(
+                lambda: any(
+                    "toggle tree" in str(palette.query_one(CommandList).get_option_at_index(i).prompt)
+                    for i in range(palette.query_one(CommandList).option_count)
+                ),
+                what="the palette to offer the command",
+            )
             await pilot.pause(0.3)
             await pilot.press("enter")
             await pilot.pause(0.2)
             await wait_until(lambda: app.screen is scr)
             await wait_until(lambda: scr.flat_mode, what="the palette command to run")
+
     run(go())
 
 
@@ -429,13 +471,16 @@ def test_open_error_shows_path_and_reason_and_exits_2(tmp_path):
     async def go():
         app = make_app(tmp_path / "missing", tmp_path / "missing2")
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"),
-                             what="the error screen")
+            await wait_until(
+                lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"),
+                what="the error screen",
+            )
             text = plain(app.screen.query_one("#error-path")) + plain(app.screen.query_one("#error-reason"))
             assert str(tmp_path / "missing") in text and "no such file or folder" in text
             await pilot.press("q")
             await pilot.pause()
         return app.return_code
+
     assert run(go()) == 2
 
 
@@ -444,9 +489,14 @@ def test_bad_session_file_is_reported_not_fatal(demo_pair, tmp_path):
     bad.write_text("{not json")
 
     async def go():
-        async with opened(demo_pair.ref, demo_pair.target, "--session", bad, message_hook=notifications.hook) as (app, pilot, scr):
+        async with opened(demo_pair.ref, demo_pair.target, "--session", bad, message_hook=notifications.hook) as (
+            app,
+            pilot,
+            scr,
+        ):
             assert scr.bstate.started and not scr.bstate.can_undo
             assert notifications.saying("session not resumed")
+
     notifications = Notifications()
     run(go())
 
@@ -471,6 +521,7 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
             await pilot.press("t")
             line = scr.flat.render_line(0).text
             assert "\x1b" not in line and "Mul?[2J" in line
+
     run(go())
 
 
@@ -490,11 +541,13 @@ def test_layout_at_80x24_reaches_every_pane_by_keyboard(demo_pair):
             scr.tree.reveal(scr.bstate.probe_index)
             await pilot.press("enter")
             assert scr.query_one("#tensors").has_focus
+
     run(go())
 
 
 def test_tree_is_lazy_on_a_large_demo(tmp_path):
     from dumptui.core.demo import write_demo
+
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
 
     async def go():
@@ -504,7 +557,7 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
             scr = app.main
             await pilot.pause()
             n_pairs = len(scr.model.pairs)
-            assert scr.tree.op_nodes_built < 50 < n_pairs       # only what is expanded has nodes
+            assert scr.tree.op_nodes_built < 50 < n_pairs  # only what is expanded has nodes
             await wait_until(lambda: scr.bstate is not None and not scr.bisect_task, what="the bisection")
             await pilot.pause()
             assert scr.tree.op_nodes_built < 100
@@ -513,15 +566,20 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
                 await pilot.press("escape")
                 await wait_until(lambda: scr.stats_state == "cancelled")
                 assert scr.check_action("compute_statistics", ()) is True
+
     run(go())
 
 
 # ---------------------------------------------------------------------------------------------- real dumps
 
-@pytest.mark.parametrize("variant, culprit_ref, culprit_target", [
-    ("B_pad", "Default/conv2-ConvBlock/Conv2D-op0", "Default/conv2-ConvBlock/Conv2D-op0"),
-    ("B_mod", "Default/branch-ModBranch/FloorMod-op0", "Default/branch-ModBranch/Mod-op0"),
-])
+
+@pytest.mark.parametrize(
+    "variant, culprit_ref, culprit_target",
+    [
+        ("B_pad", "Default/conv2-ConvBlock/Conv2D-op0", "Default/conv2-ConvBlock/Conv2D-op0"),
+        ("B_mod", "Default/branch-ModBranch/FloorMod-op0", "Default/branch-ModBranch/Mod-op0"),
+    ],
+)
 def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culprit_target):
     async def go():
         async with opened(fixtures / "A", fixtures / variant, size=(80, 24)) as (app, pilot, scr):
@@ -533,20 +591,23 @@ def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culpr
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.culprit.index)
             if variant == "B_mod":
                 assert pair.how != "exact name" and "Mod" in " ".join(t for _k, t in st.culprit.hints)
+
     run(go())
 
 
 def test_theme_change_recolours_the_marks(demo_pair):
     """Verdict colours come from the theme's variables: switching the theme restyles the tree labels."""
+
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, stats=True) as (app, pilot, scr):
             before = scr.tree.folder_label("Default").spans[0].style
-            app.theme = "nord"       # its error colour differs from textual-dark's
+            app.theme = "nord"  # its error colour differs from textual-dark's
             await pilot.pause()
             await pilot.pause()
             after = scr.tree.folder_label("Default").spans[0].style
             assert str(before) != str(after)
             assert scr.theme_styles.verdict("diverged").color is not None
+
     run(go())
 
 
@@ -555,6 +616,7 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
 
     def broken(session, pair, max_hops=6):
         raise RuntimeError("graph walk failed")
+
     monkeypatch.setattr(relations, "relations_of", broken)
 
     async def go():
@@ -565,8 +627,9 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
             assert notifications.saying(f"cannot show the op: {shown}: RuntimeError: graph walk failed")
             assert not notifications.saying("Traceback")
             assert app.is_running and isinstance(app.screen, MainScreen)
-            await pilot.press("j")                     # still answering keys
+            await pilot.press("j")  # still answering keys
             await pilot.pause()
+
     notifications = Notifications()
     run(go())
 
@@ -577,7 +640,8 @@ def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
 
     def broken(*args, **kwargs):
         raise DumpError("/dumps/target/rank_0/x.npy", "truncated payload")
-    monkeypatch.setattr(background, "compare_batches", broken)     # the statistics worker fails on its first batch
+
+    monkeypatch.setattr(background, "compare_batches", broken)  # the statistics worker fails on its first batch
 
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, message_hook=notifications.hook) as (app, pilot, scr):
@@ -587,6 +651,7 @@ def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
             status = plain(scr.query_one("#status"))
             assert "cancelled" not in status and "stopped by an error" in status
             assert scr.check_action("compute_statistics", ()) is True
+
     notifications = Notifications()
     run(go())
 
@@ -595,15 +660,17 @@ def test_an_unreadable_map_file_is_shown_with_its_path(demo_pair, tmp_path):
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target, "--map", tmp_path / "no-map.csv")
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"),
-                             what="the error screen")
+            await wait_until(
+                lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"),
+                what="the error screen",
+            )
             assert plain(app.screen.query_one("#error-path")).endswith(str(tmp_path / "no-map.csv"))
             assert "No such file or directory" in plain(app.screen.query_one("#error-reason"))
             await pilot.press("enter")
             await pilot.pause()
         return app.return_code
-    assert run(go()) == 2
 
+    assert run(go()) == 2
 
 
 def test_enter_on_a_producer_goes_to_it(demo_pair):
@@ -613,18 +680,23 @@ def test_enter_on_a_producer_goes_to_it(demo_pair):
             producer = next(r for r in scr.detail.relations if r.direction == "producer" and r.index is not None)
             relations = scr.query_one("#relations")
             relations.focus()
-            relations.highlighted = next(i for i in range(relations.option_count)
-                                         if relations.get_option_at_index(i).id == f"op-{producer.index}")
+            relations.highlighted = next(
+                i
+                for i in range(relations.option_count)
+                if relations.get_option_at_index(i).id == f"op-{producer.index}"
+            )
             await pilot.press("enter")
             await pilot.pause()
             assert scr.current == producer.index and scr.tree.selected_index == producer.index
             assert scr.tree.has_focus
+
     run(go())
 
 
 def test_a_burst_of_progress_is_handled_once(demo_pair):
     """Progress messages waiting in the queue coalesce: one status update for the latest numbers."""
     from dumptui.tui.messages import StatisticsProgress
+
     handled: list[StatisticsProgress] = []
 
     def hook(message):
@@ -634,9 +706,10 @@ def test_a_burst_of_progress_is_handled_once(demo_pair):
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, stats=True, message_hook=hook) as (app, pilot, scr):
             handled.clear()
-            for done in range(1, 51):            # queued together: the screen handles none before the last
+            for done in range(1, 51):  # queued together: the screen handles none before the last
                 scr.post_message(StatisticsProgress(done, 100, "running"))
             await pilot.pause()
             assert [(m.done, m.total) for m in handled] == [(50, 100)]
             assert "statistics 50%" in plain(scr.query_one("#status"))
+
     run(go())

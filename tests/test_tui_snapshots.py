@@ -1,14 +1,14 @@
 """Snapshots of the app at fixed terminal sizes (80x24, 160x48) on a demo pair written under a fixed relative
 folder name, so no temporary path or timing shows on screen; every worker has finished before the snap.
 Update after a deliberate change with `pytest tests/test_tui_snapshots.py --snapshot-update`."""
+
 from __future__ import annotations
 
 import pytest
+from test_tui import make_app, wait_until
 
 from dumptui.core.demo import write_demo
 from dumptui.tui.app import DumpTuiApp
-
-from test_tui import make_app, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,9 @@ async def settled(app, pilot) -> None:
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
-    await wait_until(lambda: scr.detail.tensor_shown is not None
-                     and scr.detail.tensor_shown == scr.detail.highlighted_label)
+    await wait_until(
+        lambda: scr.detail.tensor_shown is not None and scr.detail.tensor_shown == scr.detail.highlighted_label
+    )
     await pilot.pause()
 
 
@@ -41,6 +42,7 @@ def converge(app):
         await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_task)
         await pilot.pause()
         await settled(app, pilot)
+
     return run_before
 
 
@@ -55,6 +57,7 @@ def test_probe_before_any_mark(snap_compare, demo_root, monkeypatch):
 
     async def run_before(pilot):
         await settled(app, pilot)
+
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
 
 
@@ -65,4 +68,5 @@ def test_help_screen(snap_compare, demo_root, monkeypatch):
         await settled(app, pilot)
         await pilot.press("question_mark")
         await pilot.pause()
+
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -3,6 +3,7 @@ app driven by keys on a freshly generated demo pair.
 
     python tools/screenshots.py [--out screenshots] [--size 120x36]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,10 +17,11 @@ from typing import Callable
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from textual.pilot import Pilot  # noqa: E402
+
 from dumptui.core.demo import write_demo  # noqa: E402
 from dumptui.pairing import PairOptions  # noqa: E402
 from dumptui.tui.app import DumpTuiApp  # noqa: E402
-from textual.pilot import Pilot  # noqa: E402
 
 
 async def wait_until(pred: Callable[[], object], timeout: float = 120.0) -> None:
@@ -34,8 +36,11 @@ async def settled(app: DumpTuiApp, pilot: Pilot) -> None:
     await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
-    await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current
-                     and scr.detail.tensor_shown is not None)
+    await wait_until(
+        lambda: (
+            scr.detail.result is not None and scr.detail.index == scr.current and scr.detail.tensor_shown is not None
+        )
+    )
     await pilot.pause()
 
 
@@ -49,24 +54,24 @@ async def shoot(out: str, size: tuple[int, int]) -> list[str]:
 
     async with app.run_test(size=size) as pilot:
         await settled(app, pilot)
-        save("overview")                       # the probe, its numbers, the interval before any mark
+        save("overview")  # the probe, its numbers, the interval before any mark
         await pilot.press("a")
         await wait_until(lambda: app.main.bstate.finished and not app.main.bisect_task)
         await pilot.pause()
         await settled(app, pilot)
-        save("converged")                      # culprit, proof, hint, history
-        await pilot.press("tab")               # into the op detail: scroll to the tensor detail
+        save("converged")  # culprit, proof, hint, history
+        await pilot.press("tab")  # into the op detail: scroll to the tensor detail
         for _ in range(12):
             await pilot.press("j")
         await pilot.pause()
-        save("culprit-detail")                 # worst elements and error histogram of the culprit's output
+        save("culprit-detail")  # worst elements and error histogram of the culprit's output
         await pilot.press("shift+tab", "t", "f")
         await pilot.pause()
         await settled(app, pilot)
-        save("flat-only-diverged")             # flat execution-order list, only diverged ops
+        save("flat-only-diverged")  # flat execution-order list, only diverged ops
         await pilot.press("question_mark")
         await pilot.pause()
-        save("help")                           # every key, generated from the bindings
+        save("help")  # every key, generated from the bindings
     return written
 
 
@@ -95,7 +100,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="dumptui-shots-") as tmp:
         write_demo(os.path.join(tmp, "demo"))
         cwd = os.getcwd()
-        os.chdir(tmp)              # the screen shows demo/ref and demo/target, not a temporary path
+        os.chdir(tmp)  # the screen shows demo/ref and demo/target, not a temporary path
         try:
             written = asyncio.run(shoot(out, (width, height)))
         finally:

@@ -8,6 +8,7 @@ order with the same op type and tensor shapes; last, an op renamed at the same p
 same input/output shapes (FloorMod-op0 <-> Mod-op0). What is left stays unpaired (inserted Casts): it is
 listed, and it does not disturb the pairing of the rest. Every pairing says how it was made.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,7 +34,7 @@ class OpPair:
     ref: Op | None
     target: Op | None
     how: str
-    index: int = -1       # position in the aligned order
+    index: int = -1  # position in the aligned order
 
     def __repr__(self) -> str:
         return f"OpPair({self.name!r}, {self.how})"
@@ -77,7 +78,7 @@ class OpPair:
 
 @dataclass
 class Alignment:
-    pairs: list[OpPair] = field(default_factory=list)   # kernels in aligned execution order, then the rest
+    pairs: list[OpPair] = field(default_factory=list)  # kernels in aligned execution order, then the rest
     warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -117,12 +118,14 @@ _OPN = re.compile(r"-op\d+$")
 
 
 def _counterless(op: Op) -> str:
-    return normalise(_OPN.sub("", op.name))     # spelling-insensitive: raw dumps write `/` as `_`
+    return normalise(_OPN.sub("", op.name))  # spelling-insensitive: raw dumps write `/` as `_`
 
 
 def _shapes(op: Op) -> tuple:
-    return (tuple((s, t.shape) for s, t in sorted(op.inputs.items())),
-            tuple((s, t.shape) for s, t in sorted(op.outputs.items())))
+    return (
+        tuple((s, t.shape) for s, t in sorted(op.inputs.items())),
+        tuple((s, t.shape) for s, t in sorted(op.outputs.items())),
+    )
 
 
 def read_map_file(path: str) -> list[tuple[str, str]]:
@@ -146,8 +149,8 @@ def align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None = None) 
 def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
     warnings: list[str] = []
     tgt_ops = target.ops
-    ref_ops, fused = fused_groups(ref.ops, tgt_ops)   # a fused target op's ref ops become one group op
-    r_of: dict[int, Op] = {}      # id(ref op) -> target op
+    ref_ops, fused = fused_groups(ref.ops, tgt_ops)  # a fused target op's ref ops become one group op
+    r_of: dict[int, Op] = {}  # id(ref op) -> target op
     how: dict[int, str] = {}
     t_used: set[int] = set()
 
@@ -184,7 +187,10 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
         if id(r) not in r_of and id(t) not in t_used:
             pair(r, t, FUSED)
 
-    for kind_ops in (lambda ops: [o for o in ops if o.kind == KERNEL], lambda ops: [o for o in ops if o.kind != KERNEL]):
+    for kind_ops in (
+        lambda ops: [o for o in ops if o.kind == KERNEL],
+        lambda ops: [o for o in ops if o.kind != KERNEL],
+    ):
         R, T = kind_ops(ref_ops), kind_ops(tgt_ops)
         # 1. exact name (key first: it separates graphs and repeated calls)
         for keyf in (lambda o: o.key, lambda o: o.name):
@@ -239,6 +245,7 @@ def _anchors(R: list[Op], r_of: dict[int, Op]) -> list[tuple[Op, Op]]:
     if not seq:
         return []
     import bisect as _b
+
     tails: list[int] = []
     tails_idx: list[int] = []
     prev = [-1] * len(seq)
@@ -259,10 +266,12 @@ def _anchors(R: list[Op], r_of: dict[int, Op]) -> list[tuple[Op, Op]]:
     return out[::-1]
 
 
-def _pair_gaps(R: list[Op], T: list[Op], r_of: dict[int, Op], t_used: set[int],
-               pair: Callable[[Op, Op, str], None]) -> None:
+def _pair_gaps(
+    R: list[Op], T: list[Op], r_of: dict[int, Op], t_used: set[int], pair: Callable[[Op, Op, str], None]
+) -> None:
     # Only the unpaired ops matter, and they are few: gaps are found by bisecting their positions.
     import bisect as _b
+
     free_r = sorted((r for r in R if id(r) not in r_of), key=lambda o: o.order)
     free_t = sorted((t for t in T if id(t) not in t_used), key=lambda o: o.order)
     if not free_r or not free_t:
@@ -272,8 +281,8 @@ def _pair_gaps(R: list[Op], T: list[Op], r_of: dict[int, Op], t_used: set[int],
     anchors = _anchors(R, r_of)
     bounds = [(-1, -1)] + [(r.order, t.order) for r, t in anchors] + [(1 << 60, 1 << 60)]
     for (r_lo, t_lo), (r_hi, t_hi) in zip(bounds, bounds[1:]):
-        gr = free_r[_b.bisect_right(r_orders, r_lo):_b.bisect_left(r_orders, r_hi)]
-        gt = free_t[_b.bisect_right(t_orders, t_lo):_b.bisect_left(t_orders, t_hi)]
+        gr = free_r[_b.bisect_right(r_orders, r_lo) : _b.bisect_left(r_orders, r_hi)]
+        gt = free_t[_b.bisect_right(t_orders, t_lo) : _b.bisect_left(t_orders, t_hi)]
         gr = [r for r in gr if id(r) not in r_of]
         gt = [t for t in gt if id(t) not in t_used]
         if not gr or not gt:

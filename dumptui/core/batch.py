@@ -4,6 +4,7 @@ Pairs decided without reading (one-sided, unreadable, statistic-only) are settle
 computed here, or in worker processes when there are enough bytes to pay for starting them (`parallel.py`).
 Results land in the session's cache, so a later bisection reuses them.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,16 +17,22 @@ from .results import OpResult, TensorResult
 from .session import Prechecked, Session
 from .verdict import UNREADABLE
 
-Job = tuple[OpPair, str, int, TensorRef, TensorRef]       # pair, io, slot, ref, target (both present)
+Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 
 
-def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: int | None = None,
-                 progress: Callable[[int, int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None, purpose: str = "compare") -> list[OpResult]:
+def evaluate_all(
+    session: Session,
+    pairs: list[OpPair] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    purpose: str = "compare",
+) -> list[OpResult]:
     """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`."""
     pairs = session.alignment.pairs if pairs is None else pairs
-    jobs = [(p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p)
-            if session.cached(r, t) is None]
+    jobs = [
+        (p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p) if session.cached(r, t) is None
+    ]
     counter = _Progress(len(jobs), progress)
     heavy: list[tuple[Job, Prechecked]] = []
     for job in jobs:
@@ -37,7 +44,7 @@ def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: i
             session.store(pair, r, t, pre)
             counter.tick()
         else:
-            assert r is not None and t is not None     # precheck settles a one-sided pair with a TensorResult
+            assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
             heavy.append(((pair, io, slot, r, t), pre))
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
@@ -52,8 +59,14 @@ def evaluate_all(session: Session, pairs: list[OpPair] | None = None, workers: i
     return [session.op_result(p, purpose=purpose) for p in pairs]
 
 
-def _in_processes(session: Session, heavy: list[tuple[Job, Prechecked]], workers: int, counter: "_Progress",
-                  cancelled: Callable[[], bool] | None, purpose: str) -> None:
+def _in_processes(
+    session: Session,
+    heavy: list[tuple[Job, Prechecked]],
+    workers: int,
+    counter: "_Progress",
+    cancelled: Callable[[], bool] | None,
+    purpose: str,
+) -> None:
     specs = [(job[3], job[4], pre[0]) for job, pre in heavy]
     for idx, st, err in compare_in_processes(specs, workers, session.kl, cancelled):
         (pair, io, slot, r, t), pre = heavy[idx]

@@ -4,6 +4,7 @@ Every op is read and judged by its local error (scan.py), so a tensor that diffe
 noise carried to it is `close` and says so, and the roots are exactly those a bisection reports (it uses the
 same preconditions and the same scan). Parameters, constants and one-sided ops are compared too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,18 +19,22 @@ from .session import Session
 
 @dataclass
 class Comparison:
-    results: list[OpResult]              # every op pair, in alignment order
-    bisection: Bisection                 # preconditions, the scan, the roots
-    locals: dict[int, LocalError]        # pair index -> local error (kernels paired on both sides)
+    results: list[OpResult]  # every op pair, in alignment order
+    bisection: Bisection  # preconditions, the scan, the roots
+    locals: dict[int, LocalError]  # pair index -> local error (kernels paired on both sides)
 
     @property
     def roots(self) -> list[Root]:
         return self.bisection.roots()
 
 
-def compare_pair(session: Session, workers: int | None = None, use_graph: bool = True,
-                 progress: Callable[[int, int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> Comparison:
+def compare_pair(
+    session: Session,
+    workers: int | None = None,
+    use_graph: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Comparison:
     bi = Bisection(session, use_graph=use_graph, workers=workers)
     bi.prepare(progress, cancelled)
     if bi.scan_result is None:

@@ -8,6 +8,7 @@ name (what the vendor tool's users know) followed by what the tensor is. bfloat1
 (numpy has no bfloat16; the name keeps bfloat16). A name too long for the file system becomes a number, listed
 in OUT/mapping.csv as CANN itself does. Nothing is written inside RAW.
 """
+
 from __future__ import annotations
 
 import csv
@@ -36,9 +37,9 @@ class ConvertReport:
     ops: int = 0
     written: list[str] = field(default_factory=list)
     bytes_written: int = 0
-    layouts: Counter[str] = field(default_factory=Counter)       # device format -> tensors put back
+    layouts: Counter[str] = field(default_factory=Counter)  # device format -> tensors put back
     widened_bf16: int = 0
-    not_converted: list[tuple[str, str]] = field(default_factory=list)   # (file and tensor, reason)
+    not_converted: list[tuple[str, str]] = field(default_factory=list)  # (file and tensor, reason)
     overflow: list[str] = field(default_factory=list)
     numbered: int = 0
 
@@ -47,15 +48,23 @@ class ConvertReport:
         return not self.not_converted
 
     def summary_lines(self) -> list[str]:
-        lines = [f"converted {len(self.written)} tensors of {self.ops} ops from {self.source} to {self.out} "
-                 f"({self.bytes_written} B)"]
+        lines = [
+            f"converted {len(self.written)} tensors of {self.ops} ops from {self.source} to {self.out} "
+            f"({self.bytes_written} B)"
+        ]
         if self.layouts:
-            lines.append("  put back from device layouts into the original shape: "
-                         + ", ".join(f"{fmt} {n}" for fmt, n in sorted(self.layouts.items())))
+            lines.append(
+                "  put back from device layouts into the original shape: "
+                + ", ".join(f"{fmt} {n}" for fmt, n in sorted(self.layouts.items()))
+            )
         if self.widened_bf16:
-            lines.append(f"  bfloat16 saved as float32 (numpy has no bfloat16; the name says bfloat16): {self.widened_bf16}")
+            lines.append(
+                f"  bfloat16 saved as float32 (numpy has no bfloat16; the name says bfloat16): {self.widened_bf16}"
+            )
         if self.numbered:
-            lines.append(f"  {self.numbered} names too long for a file: numbered, see {os.path.join(self.out, 'mapping.csv')}")
+            lines.append(
+                f"  {self.numbered} names too long for a file: numbered, see {os.path.join(self.out, 'mapping.csv')}"
+            )
         if self.not_converted:
             lines.append(f"not converted: {len(self.not_converted)}")
             lines += [f"  {what}: {why}" for what, why in self.not_converted]
@@ -131,8 +140,9 @@ def convert_dump(dump: Dump, out: str) -> ConvertReport:
     return report
 
 
-def convert(raw_path: str, out: str, rank: str | None = None, graph: str | None = None,
-            iteration: str | None = None) -> ConvertReport:
+def convert(
+    raw_path: str, out: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None
+) -> ConvertReport:
     """Open the raw dump at `raw_path` (as selected) and convert it; UsageError for another kind of dump."""
     fmt = detect(raw_path)
     if fmt != FORMAT:

@@ -1,4 +1,5 @@
 """Where an op pair's inputs come from, across both dumps' graphs: another op pair, a parameter, a constant."""
+
 from __future__ import annotations
 
 from .align import Alignment, OpPair

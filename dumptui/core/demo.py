@@ -14,6 +14,7 @@ The reference ("Ascend910") runs everything in float32. The target ("Ascend310")
 Used by `make run`, the tests and the benchmarks (20,000 ops and more). Values are real computations, never
 hard-coded: the tests recompute them independently.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,8 @@ class DemoInfo:
     target: str
     n_kernels: int
     n_files: int
-    planted: str            # full name of the op where the divergence starts
-    planted_index: int      # its position in the reference's execution order
+    planted: str  # full name of the op where the divergence starts
+    planted_index: int  # its position in the reference's execution order
     fp16_first: str
     fp16_last: str
     shape: tuple[int, ...]
@@ -96,8 +97,14 @@ def _d(dt: str, shape: tuple[int, ...]) -> str:
     return f"<{dt}xDefaultFormat[const vector]{{{', '.join(str(s) for s in shape)}}}>"
 
 
-def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 20261202,
-               planted_at: float = 0.6, fp16_region: tuple[float, float] | None = (0.2, 0.35)) -> DemoInfo:
+def write_demo(
+    root: str,
+    n_ops: int = 60,
+    size: int = 4096,
+    seed: int = 20261202,
+    planted_at: float = 0.6,
+    fp16_region: tuple[float, float] | None = (0.2, 0.35),
+) -> DemoInfo:
     """Write `root/ref` and `root/target`. `n_ops` kernels in the reference (the target adds Casts).
     `fp16_region=None`: no fp16 region, a clean pair but for the planted divergence."""
     n_blocks = max(2, (n_ops - 1) // BLOCK_OPS)
@@ -127,8 +134,16 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
     eps_arr = np.array(eps, dtype=np.float32)
     fp16_names = []
 
-    def node(side: str, op: str, full: str, args: list[str], ins: list[tuple[str, tuple[int, ...]]],
-             outs: list[tuple[str, tuple[int, ...]]], attrs: str = "", code: str = "") -> str:
+    def node(
+        side: str,
+        op: str,
+        full: str,
+        args: list[str],
+        ins: list[tuple[str, tuple[int, ...]]],
+        outs: list[tuple[str, tuple[int, ...]]],
+        attrs: str = "",
+        code: str = "",
+    ) -> str:
         n = nid[side]
         nid[side] += 1
         dev_in = ", ".join(_d(dt, s) for dt, s in ins)
@@ -137,7 +152,8 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             f"  %{n}(CNode_{n}) = {op}({', '.join(args)}){attrs}\n"
             f"      : ({', '.join(_t(dt, s) for dt, s in ins)}) -> ({', '.join(_t(dt, s) for dt, s in outs)})\n"
             f"      : ({dev_in}) -> ({dev_out})\n"
-            f"      # Fullname with scope: ({full})\n" + (f"      # In file demo_net.py:{code}\n" if code else ""))
+            f"      # Fullname with scope: ({full})\n" + (f"      # In file demo_net.py:{code}\n" if code else "")
+        )
         if op not in ("Load",):
             orders[side].append(full)
         return f"%{n}"
@@ -152,14 +168,24 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
         w4 = weights[i].reshape(c, c, 1, 1)
         for side, wr in sides.items():
             pnum_w, pnum_b = pnum + 1, pnum + 2
-            params[side].append(f"%para{pnum_w}_{wname}: <Ref[Tensor[Float32]], ({c}, {c}, 1, 1), ref_key={wname}, "
-                                f"is_parameter>  :  has_default  :  IsWeight: true")
-            params[side].append(f"%para{pnum_b}_{bname}: <Ref[Tensor[Float32]], ({c}), ref_key={bname}, "
-                                f"is_parameter>  :  has_default  :  IsWeight: true")
+            params[side].append(
+                f"%para{pnum_w}_{wname}: <Ref[Tensor[Float32]], ({c}, {c}, 1, 1), ref_key={wname}, "
+                f"is_parameter>  :  has_default  :  IsWeight: true"
+            )
+            params[side].append(
+                f"%para{pnum_b}_{bname}: <Ref[Tensor[Float32]], ({c}), ref_key={bname}, "
+                f"is_parameter>  :  has_default  :  IsWeight: true"
+            )
             hin = h[side]
             in_ref = prev[side]
-            lw = node(side, "Load", f"{scope}/conv-Conv1x1/Load-op0", [f"%para{pnum_w}_{wname}", "UMonad[U]"],
-                      [("Float32", w4.shape)], [("Float32", w4.shape)])
+            lw = node(
+                side,
+                "Load",
+                f"{scope}/conv-Conv1x1/Load-op0",
+                [f"%para{pnum_w}_{wname}", "UMonad[U]"],
+                [("Float32", w4.shape)],
+                [("Float32", w4.shape)],
+            )
             fp16 = side == "target" and f0 <= i < f1
             conv_in = hin
             if fp16:
@@ -168,11 +194,19 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
                 full = f"{scope}/conv-Conv1x1/Cast-op0"
                 wr.tensor("Cast", full, "input", 0, hin, "Float32")
                 wr.tensor("Cast", full, "output", 0, conv_in, "Float16")
-                in_ref = node(side, "Cast", full, [in_ref], [("Float32", shape)], [("Float16", shape)],
-                              " primitive_attrs: {dst_type: F16}")
+                in_ref = node(
+                    side,
+                    "Cast",
+                    full,
+                    [in_ref],
+                    [("Float32", shape)],
+                    [("Float16", shape)],
+                    " primitive_attrs: {dst_type: F16}",
+                )
             if fp16:
-                y = np.einsum("oc,bchw->bohw", weights[i].astype(np.float16).astype(np.float32),
-                              conv_in.astype(np.float32)).astype(np.float16)
+                y = np.einsum(
+                    "oc,bchw->bohw", weights[i].astype(np.float16).astype(np.float32), conv_in.astype(np.float32)
+                ).astype(np.float16)
             else:
                 y = np.einsum("oc,bchw->bohw", weights[i], conv_in).astype(np.float32)
             conv = f"{scope}/conv-Conv1x1/Conv2D-op0"
@@ -180,28 +214,55 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             wr.tensor("Conv2D", conv, "input", 1, w4, "Float32")
             wr.tensor("Conv2D", conv, "output", 0, y, _lab(y))
             dt = "Float16" if fp16 else "Float32"
-            in_ref = node(side, "Conv2D", conv, [in_ref, lw], [(dt, shape), ("Float32", w4.shape)], [(dt, shape)],
-                          f" {{instance name: conv2d}} primitive_attrs: {{kernel_size: I64(1), pad_list: (0, 0, 0, 0), "
-                          f'format: "NCHW", out_channel: I64({c})}}', f"{20 + i % 7}~{21 + i % 7}, self.conv(x)")
+            in_ref = node(
+                side,
+                "Conv2D",
+                conv,
+                [in_ref, lw],
+                [(dt, shape), ("Float32", w4.shape)],
+                [(dt, shape)],
+                f" {{instance name: conv2d}} primitive_attrs: {{kernel_size: I64(1), pad_list: (0, 0, 0, 0), "
+                f'format: "NCHW", out_channel: I64({c})}}',
+                f"{20 + i % 7}~{21 + i % 7}, self.conv(x)",
+            )
             if fp16:
                 fp16_names.append(conv)
                 back = y.astype(np.float32)
                 full = f"{scope}/conv-Conv1x1/Cast-op1"
                 wr.tensor("Cast", full, "input", 0, y, "Float16")
                 wr.tensor("Cast", full, "output", 0, back, "Float32")
-                in_ref = node(side, "Cast", full, [in_ref], [("Float16", shape)], [("Float32", shape)],
-                              " primitive_attrs: {dst_type: F32}")
+                in_ref = node(
+                    side,
+                    "Cast",
+                    full,
+                    [in_ref],
+                    [("Float16", shape)],
+                    [("Float32", shape)],
+                    " primitive_attrs: {dst_type: F32}",
+                )
                 y = back
-            lb = node(side, "Load", f"{scope}/conv-Conv1x1/Load-op1", [f"%para{pnum_b}_{bname}", "UMonad[U]"],
-                      [("Float32", (c,))], [("Float32", (c,))])
+            lb = node(
+                side,
+                "Load",
+                f"{scope}/conv-Conv1x1/Load-op1",
+                [f"%para{pnum_b}_{bname}", "UMonad[U]"],
+                [("Float32", (c,))],
+                [("Float32", (c,))],
+            )
             yb = (y + biases[i][None, :, None, None]).astype(np.float32)
             full = f"{scope}/conv-Conv1x1/BiasAdd-op0"
             wr.tensor("BiasAdd", full, "input", 0, y, "Float32")
             wr.tensor("BiasAdd", full, "input", 1, biases[i], "Float32")
             wr.tensor("BiasAdd", full, "input", 2, data_format, "Int64")
             wr.tensor("BiasAdd", full, "output", 0, yb, "Float32")
-            in_ref = node(side, "BiasAdd", full, [in_ref, lb, "I64(0)"],
-                          [("Float32", shape), ("Float32", (c,)), ("Int64", ())], [("Float32", shape)])
+            in_ref = node(
+                side,
+                "BiasAdd",
+                full,
+                [in_ref, lb, "I64(0)"],
+                [("Float32", shape), ("Float32", (c,)), ("Int64", ())],
+                [("Float32", shape)],
+            )
             r = np.maximum(yb, np.float32(0))
             full = f"{scope}/relu-ReLU/ReLU-op0"
             wr.tensor("ReLU", full, "input", 0, yb, "Float32")
@@ -212,8 +273,14 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             wr.tensor("Mul", full, "input", 0, r, "Float32")
             wr.tensor("Mul", full, "input", 1, eps_arr, "Float32")
             wr.tensor("Mul", full, "output", 0, u, "Float32")
-            mul = node(side, "Mul", full, [relu, f"Tensor(shape=[], dtype=Float32, value={float(eps):.6g})"],
-                       [("Float32", shape), ("Float32", ())], [("Float32", shape)])
+            mul = node(
+                side,
+                "Mul",
+                full,
+                [relu, f"Tensor(shape=[], dtype=Float32, value={float(eps):.6g})"],
+                [("Float32", shape), ("Float32", ())],
+                [("Float32", shape)],
+            )
             wrong_layout = side == "target" and i == planted
             # the planted bug: the residual read with its channels reversed (NHWC data taken as NCHW)
             m = ((hin[:, ::-1] if wrong_layout else hin) + u).astype(np.float32)
@@ -222,8 +289,16 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
             wr.tensor("Add", full, "input", 1, u, "Float32")
             wr.tensor("Add", full, "output", 0, m, "Float32")
             fmt_attr = '"NHWC"' if wrong_layout else '"NCHW"'
-            prev[side] = node(side, "Add", full, [prev[side], mul], [("Float32", shape)] * 2, [("Float32", shape)],
-                              f" primitive_attrs: {{format: {fmt_attr}}}", f"{30 + i % 5}, x + self.scale * y")
+            prev[side] = node(
+                side,
+                "Add",
+                full,
+                [prev[side], mul],
+                [("Float32", shape)] * 2,
+                [("Float32", shape)],
+                f" primitive_attrs: {{format: {fmt_attr}}}",
+                f"{30 + i % 5}, x + self.scale * y",
+            )
             h[side] = m
         pnum += 2
     for side, wr in sides.items():
@@ -236,15 +311,25 @@ def write_demo(root: str, n_ops: int = 60, size: int = 4096, seed: int = 2026120
         wr.tensor("Parameter", "x", "output", 0, x, "Float32")
         for i in range(n_blocks):
             s = i // BLOCKS_PER_STAGE
-            wr.tensor("Parameter", f"stage{s}.block{i}.conv.weight", "output", 0, weights[i].reshape(c, c, 1, 1), "Float32")
+            wr.tensor(
+                "Parameter", f"stage{s}.block{i}.conv.weight", "output", 0, weights[i].reshape(c, c, 1, 1), "Float32"
+            )
             wr.tensor("Parameter", f"stage{s}.block{i}.conv.bias", "output", 0, biases[i], "Float32")
         _write_side_files(wr.rank_dir, irs[side], orders[side], params[side])
     n_kernels = n_blocks * BLOCK_OPS + 1
     planted_name = f"Default/stage{planted // BLOCKS_PER_STAGE}-Stage/block{planted}-ResidualBlock/Add-op0"
-    return DemoInfo(root=root, ref=ref_dir, target=tgt_dir, n_kernels=n_kernels, n_files=sides["ref"].files,
-                    planted=planted_name, planted_index=planted * BLOCK_OPS + BLOCK_OPS - 1,
-                    fp16_first=fp16_names[0] if fp16_names else "", fp16_last=fp16_names[-1] if fp16_names else "",
-                    shape=shape)
+    return DemoInfo(
+        root=root,
+        ref=ref_dir,
+        target=tgt_dir,
+        n_kernels=n_kernels,
+        n_files=sides["ref"].files,
+        planted=planted_name,
+        planted_index=planted * BLOCK_OPS + BLOCK_OPS - 1,
+        fp16_first=fp16_names[0] if fp16_names else "",
+        fp16_last=fp16_names[-1] if fp16_names else "",
+        shape=shape,
+    )
 
 
 def _write_side_files(rank_dir: str, ir_nodes: list[str], order: list[str], params: list[str]) -> None:

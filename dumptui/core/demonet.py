@@ -14,6 +14,7 @@ Bugs (silent kernel bugs: no attribute or constant differs, only the computation
 `main` (an Add on the main path adds 1.25x its update), `branch` (a Tanh of the diluted branch computes
 tanh(1.3 x)), `discontinuous` (the Mul right behind a Floor multiplies by 1.2/64 instead of 1/64).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,7 +38,7 @@ class NoisyDemo:
     target: str
     precision: str
     bug: str | None
-    planted: str | None          # full name of the op where the bug is (the same on both sides)
+    planted: str | None  # full name of the op where the bug is (the same on both sides)
     n_kernels: int
 
 
@@ -67,9 +68,16 @@ class _Net:
             return bf16_round(v)
         return v
 
-    def kernel(self, op_type: str, full: str, ins: dict[str, list],
-               compute: Callable[[str, list[np.ndarray]], np.ndarray], attrs: dict[str, str] | None = None,
-               target_only: bool = False, sides: tuple[str, ...] = SIDES) -> dict[str, tuple[np.ndarray, str]]:
+    def kernel(
+        self,
+        op_type: str,
+        full: str,
+        ins: dict[str, list],
+        compute: Callable[[str, list[np.ndarray]], np.ndarray],
+        attrs: dict[str, str] | None = None,
+        target_only: bool = False,
+        sides: tuple[str, ...] = SIDES,
+    ) -> dict[str, tuple[np.ndarray, str]]:
         """`ins[side]`: a list of (value, IR argument, dumped?) per input slot; `compute(side, values)`.
         Returns side -> (output value, IR reference)."""
         out = {}
@@ -94,8 +102,16 @@ def _const(value: float) -> tuple[np.ndarray, str, bool]:
     return np.array(value, dtype=np.float32), f"Tensor(shape=[], dtype=Float32, value={value:g})", True
 
 
-def write_noisy_demo(root: str, precision: str = "fp16", bug: str | None = "main", blocks: int = 36,
-                     channels: int = 8, size: int = 256, seed: int = 20261203, planted_at: float = 0.6) -> NoisyDemo:
+def write_noisy_demo(
+    root: str,
+    precision: str = "fp16",
+    bug: str | None = "main",
+    blocks: int = 36,
+    channels: int = 8,
+    size: int = 256,
+    seed: int = 20261203,
+    planted_at: float = 0.6,
+) -> NoisyDemo:
     """Write `root/ref` and `root/target`; `size` elements per activation."""
     if precision not in PRECISIONS or (bug is not None and bug not in BUGS):
         raise ValueError(f"precision one of {PRECISIONS}, bug one of {BUGS} or None")
@@ -121,22 +137,38 @@ def write_noisy_demo(root: str, precision: str = "fp16", bug: str | None = "main
         wgt = (rng.standard_normal((c, c, 1, 1)) / math.sqrt(c) * 0.9).astype(np.float32)
         bias = (rng.standard_normal(c) * 0.1).astype(np.float32)
         conv = _cube_conv(net, f"{scope}/conv-Conv1x1", h, wgt, f"block{i}.conv.weight")
-        b = net.kernel("BiasAdd", f"{scope}/conv-Conv1x1/BiasAdd-op0",
-                       {s: [(conv[s][0], conv[s][1], True), (bias, _param(net, s, f"block{i}.conv.bias", bias), True), fmt]
-                        for s in SIDES}, lambda s, v: v[0] + v[1][None, :, None, None])
-        r = net.kernel("ReLU", f"{scope}/ReLU-op0", {s: [(b[s][0], b[s][1], True)] for s in SIDES},
-                       lambda s, v: np.maximum(v[0], 0))
-        u = net.kernel("Mul", f"{scope}/Mul-op0", {s: [(r[s][0], r[s][1], True), _const(float(eps))] for s in SIDES},
-                       lambda s, v: v[0] * v[1])
+        b = net.kernel(
+            "BiasAdd",
+            f"{scope}/conv-Conv1x1/BiasAdd-op0",
+            {
+                s: [(conv[s][0], conv[s][1], True), (bias, _param(net, s, f"block{i}.conv.bias", bias), True), fmt]
+                for s in SIDES
+            },
+            lambda s, v: v[0] + v[1][None, :, None, None],
+        )
+        r = net.kernel(
+            "ReLU",
+            f"{scope}/ReLU-op0",
+            {s: [(b[s][0], b[s][1], True)] for s in SIDES},
+            lambda s, v: np.maximum(v[0], 0),
+        )
+        u = net.kernel(
+            "Mul",
+            f"{scope}/Mul-op0",
+            {s: [(r[s][0], r[s][1], True), _const(float(eps))] for s in SIDES},
+            lambda s, v: v[0] * v[1],
+        )
         add = f"{scope}/Add-op0"
         scale = 1.25 if bug == "main" and i == bug_block else 1.0
         if scale != 1.0:
             planted = add
 
-        def residual_add(s: str, v: list[np.ndarray], k: float = scale) -> np.ndarray:   # a typed lambda s, v, k=scale
+        def residual_add(s: str, v: list[np.ndarray], k: float = scale) -> np.ndarray:  # a typed lambda s, v, k=scale
             return v[0] + (k if s == "target" else 1.0) * v[1]
-        h = net.kernel("Add", add, {s: [(h[s][0], h[s][1], True), (u[s][0], u[s][1], True)] for s in SIDES},
-                       residual_add)
+
+        h = net.kernel(
+            "Add", add, {s: [(h[s][0], h[s][1], True), (u[s][0], u[s][1], True)] for s in SIDES}, residual_add
+        )
         if i % 4 == 1:
             h, name = _quant_branch(net, f"{scope}/quant-Quant", h, bug == "discontinuous" and i == bug_block)
             planted = name or planted
@@ -146,8 +178,9 @@ def write_noisy_demo(root: str, precision: str = "fp16", bug: str | None = "main
     _head(net, h, rng, c)
     for w in net.w.values():
         w.finish()
-    return NoisyDemo(root, os.path.join(root, "ref"), os.path.join(root, "target"), precision, bug, planted,
-                     net.kernels)
+    return NoisyDemo(
+        root, os.path.join(root, "ref"), os.path.join(root, "target"), precision, bug, planted, net.kernels
+    )
 
 
 def _param(net: _Net, side: str, name: str, value: np.ndarray) -> str:
@@ -161,9 +194,19 @@ def _param(net: _Net, side: str, name: str, value: np.ndarray) -> str:
 
 def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> dict:
     """Conv2D 1x1; on an fp16 target with a Cast to fp16 before it and back after (target-only kernels)."""
-    attrs = {"kernel_size": "(1, 1)", "mode": "I64(1)", "out_channel": f"I64({wgt.shape[0]})", "pad": "(0, 0, 0, 0)",
-             "pad_mode": '"pad"', "format": '"NCHW"', "pad_list": "(0, 0, 0, 0)", "groups": "I64(1)",
-             "stride": "(1, 1, 1, 1)", "group": "I64(1)", "dilation": "(1, 1, 1, 1)"}
+    attrs = {
+        "kernel_size": "(1, 1)",
+        "mode": "I64(1)",
+        "out_channel": f"I64({wgt.shape[0]})",
+        "pad": "(0, 0, 0, 0)",
+        "pad_mode": '"pad"',
+        "format": '"NCHW"',
+        "pad_list": "(0, 0, 0, 0)",
+        "groups": "I64(1)",
+        "stride": "(1, 1, 1, 1)",
+        "group": "I64(1)",
+        "dilation": "(1, 1, 1, 1)",
+    }
     fp16 = net.precision == "fp16"
     ins = {}
     for s in SIDES:
@@ -171,9 +214,15 @@ def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> d
         wv = wgt.astype(np.float16).astype(np.float32) if s == "target" and fp16 else wgt
         wref = _param(net, s, wname, wv)
         if s == "target" and fp16:
-            cast = net.kernel("Cast", f"{scope}/Cast-op0", {"target": [(xv, xr, True)]},
-                              lambda _s, v: v[0].astype(np.float16), {"dst_type": "F16"}, target_only=True,
-                              sides=("target",))["target"]
+            cast = net.kernel(
+                "Cast",
+                f"{scope}/Cast-op0",
+                {"target": [(xv, xr, True)]},
+                lambda _s, v: v[0].astype(np.float16),
+                {"dst_type": "F16"},
+                target_only=True,
+                sides=("target",),
+            )["target"]
             ins[s] = [(cast[0], cast[1], True), (wv.astype(np.float16), wref, True)]
         else:
             ins[s] = [(xv, xr, True), (wv, wref, True)]
@@ -181,48 +230,87 @@ def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> d
     def conv(side: str, v: list) -> np.ndarray:
         y = np.einsum("oc,bchw->bohw", v[1].reshape(v[1].shape[0], -1).astype(np.float32), v[0].astype(np.float32))
         return y.astype(v[0].dtype)
+
     y = net.kernel("Conv2D", f"{scope}/Conv2D-op0", ins, conv, attrs)
     if fp16:
-        back = net.kernel("Cast", f"{scope}/Cast-op1", {"target": [(y["target"][0], y["target"][1], True)]},
-                          lambda _s, v: v[0].astype(np.float32), {"dst_type": "F32"}, target_only=True,
-                          sides=("target",))
+        back = net.kernel(
+            "Cast",
+            f"{scope}/Cast-op1",
+            {"target": [(y["target"][0], y["target"][1], True)]},
+            lambda _s, v: v[0].astype(np.float32),
+            {"dst_type": "F32"},
+            target_only=True,
+            sides=("target",),
+        )
         y = {"ref": y["ref"], "target": back["target"]}
     return y
 
 
 def _quant_branch(net: _Net, scope: str, h: dict, bug: bool) -> tuple[dict, str | None]:
-    f = net.kernel("Mul", f"{scope}/Mul-op0", {s: [(h[s][0], h[s][1], True), _const(64.0)] for s in SIDES},
-                   lambda s, v: v[0] * v[1])
-    q = net.kernel("Floor", f"{scope}/Floor-op0", {s: [(f[s][0], f[s][1], True)] for s in SIDES},
-                   lambda s, v: np.floor(v[0]))
+    f = net.kernel(
+        "Mul",
+        f"{scope}/Mul-op0",
+        {s: [(h[s][0], h[s][1], True), _const(64.0)] for s in SIDES},
+        lambda s, v: v[0] * v[1],
+    )
+    q = net.kernel(
+        "Floor", f"{scope}/Floor-op0", {s: [(f[s][0], f[s][1], True)] for s in SIDES}, lambda s, v: np.floor(v[0])
+    )
     k = 1.2 if bug else 1.0
     name = f"{scope}/Mul-op1"
-    sc = net.kernel("Mul", name, {s: [(q[s][0], q[s][1], True), _const(0.015625)] for s in SIDES},
-                    lambda s, v: v[0] * v[1] * (k if s == "target" else 1.0))
-    g = net.kernel("Mul", f"{scope}/Mul-op2", {s: [(sc[s][0], sc[s][1], True), _const(0.02)] for s in SIDES},
-                   lambda s, v: v[0] * v[1])
-    out = net.kernel("Add", f"{scope}/Add-op0", {s: [(h[s][0], h[s][1], True), (g[s][0], g[s][1], True)] for s in SIDES},
-                     lambda s, v: v[0] + v[1])
+    sc = net.kernel(
+        "Mul",
+        name,
+        {s: [(q[s][0], q[s][1], True), _const(0.015625)] for s in SIDES},
+        lambda s, v: v[0] * v[1] * (k if s == "target" else 1.0),
+    )
+    g = net.kernel(
+        "Mul",
+        f"{scope}/Mul-op2",
+        {s: [(sc[s][0], sc[s][1], True), _const(0.02)] for s in SIDES},
+        lambda s, v: v[0] * v[1],
+    )
+    out = net.kernel(
+        "Add",
+        f"{scope}/Add-op0",
+        {s: [(h[s][0], h[s][1], True), (g[s][0], g[s][1], True)] for s in SIDES},
+        lambda s, v: v[0] + v[1],
+    )
     return out, (name if bug else None)
 
 
 def _tanh_branch(net: _Net, scope: str, h: dict, bug: bool) -> tuple[dict, str | None]:
     name = f"{scope}/Tanh-op0"
-    t = net.kernel("Tanh", name, {s: [(h[s][0], h[s][1], True)] for s in SIDES},
-                   lambda s, v: np.tanh(v[0] * (1.3 if bug and s == "target" else 1.0)))
-    m = net.kernel("Mul", f"{scope}/Mul-op0", {s: [(t[s][0], t[s][1], True), _const(0.01)] for s in SIDES},
-                   lambda s, v: v[0] * v[1])
-    out = net.kernel("Add", f"{scope}/Add-op0", {s: [(h[s][0], h[s][1], True), (m[s][0], m[s][1], True)] for s in SIDES},
-                     lambda s, v: v[0] + v[1])
+    t = net.kernel(
+        "Tanh",
+        name,
+        {s: [(h[s][0], h[s][1], True)] for s in SIDES},
+        lambda s, v: np.tanh(v[0] * (1.3 if bug and s == "target" else 1.0)),
+    )
+    m = net.kernel(
+        "Mul",
+        f"{scope}/Mul-op0",
+        {s: [(t[s][0], t[s][1], True), _const(0.01)] for s in SIDES},
+        lambda s, v: v[0] * v[1],
+    )
+    out = net.kernel(
+        "Add",
+        f"{scope}/Add-op0",
+        {s: [(h[s][0], h[s][1], True), (m[s][0], m[s][1], True)] for s in SIDES},
+        lambda s, v: v[0] + v[1],
+    )
     return out, (name if bug else None)
 
 
 def _head(net: _Net, h: dict, rng: np.random.Generator, c: int, classes: int = 6) -> None:
     axis = (np.array([2, 3], dtype=np.int64), "(I64(2), I64(3))", True)
     keep = (np.array(False), "Bool(0)", True)
-    m = net.kernel("ReduceMean", "Default/head-Head/ReduceMean-op0",
-                   {s: [(h[s][0], h[s][1], True), axis, keep] for s in SIDES},
-                   lambda s, v: v[0].astype(np.float64).mean(axis=(2, 3)).astype(np.float32))
+    m = net.kernel(
+        "ReduceMean",
+        "Default/head-Head/ReduceMean-op0",
+        {s: [(h[s][0], h[s][1], True), axis, keep] for s in SIDES},
+        lambda s, v: v[0].astype(np.float64).mean(axis=(2, 3)).astype(np.float32),
+    )
     wfc = (rng.standard_normal((classes, c)) / math.sqrt(c) * 3).astype(np.float32)
     fp16 = net.precision == "fp16"
     ins = {}
@@ -231,23 +319,41 @@ def _head(net: _Net, h: dict, rng: np.random.Generator, c: int, classes: int = 6
         wref = _param(net, s, "head.fc.weight", wv)
         ta, tb = (np.array(False), "Bool(0)", True), (np.array(True), "Bool(1)", True)
         if s == "target" and fp16:
-            cast = net.kernel("Cast", "Default/head-Head/fc-Linear/Cast-op0", {"target": [(m[s][0], m[s][1], True)]},
-                              lambda _s, v: v[0].astype(np.float16), {"dst_type": "F16"}, target_only=True,
-                              sides=("target",))["target"]
+            cast = net.kernel(
+                "Cast",
+                "Default/head-Head/fc-Linear/Cast-op0",
+                {"target": [(m[s][0], m[s][1], True)]},
+                lambda _s, v: v[0].astype(np.float16),
+                {"dst_type": "F16"},
+                target_only=True,
+                sides=("target",),
+            )["target"]
             ins[s] = [(cast[0], cast[1], True), (wv.astype(np.float16), wref, True), ta, tb]
         else:
             ins[s] = [(m[s][0], m[s][1], True), (wv, wref, True), ta, tb]
-    z = net.kernel("MatMul", "Default/head-Head/fc-Linear/MatMul-op0", ins,
-                   lambda s, v: (v[0].astype(np.float32) @ v[1].astype(np.float32).T).astype(v[0].dtype))
+    z = net.kernel(
+        "MatMul",
+        "Default/head-Head/fc-Linear/MatMul-op0",
+        ins,
+        lambda s, v: (v[0].astype(np.float32) @ v[1].astype(np.float32).T).astype(v[0].dtype),
+    )
     if fp16:
-        back = net.kernel("Cast", "Default/head-Head/fc-Linear/Cast-op1", {"target": [(z["target"][0], z["target"][1], True)]},
-                          lambda _s, v: v[0].astype(np.float32), {"dst_type": "F32"}, target_only=True,
-                          sides=("target",))
+        back = net.kernel(
+            "Cast",
+            "Default/head-Head/fc-Linear/Cast-op1",
+            {"target": [(z["target"][0], z["target"][1], True)]},
+            lambda _s, v: v[0].astype(np.float32),
+            {"dst_type": "F32"},
+            target_only=True,
+            sides=("target",),
+        )
         z = {"ref": z["ref"], "target": back["target"]}
     axis1 = (np.array([-1], dtype=np.int64), "(I64(-1))", True)
 
     def softmax(side: str, v: list) -> np.ndarray:
         e = np.exp(v[0].astype(np.float64) - v[0].max(axis=-1, keepdims=True))
         return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
-    net.kernel("Softmax", "Default/head-Head/Softmax-op0", {s: [(z[s][0], z[s][1], True), axis1] for s in SIDES},
-               softmax)
+
+    net.kernel(
+        "Softmax", "Default/head-Head/Softmax-op0", {s: [(z[s][0], z[s][1], True), axis1] for s in SIDES}, softmax
+    )

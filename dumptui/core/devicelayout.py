@@ -11,6 +11,7 @@ of the last block cut away; otherwise shapes differ and the padding skews every 
 moves the values. C0 and the fractal sizes are read from the device shape, never assumed from the dtype.
 Anything that does not fit is a `LayoutError` naming both shapes: a wrong guess would be worse than no data.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,10 @@ class DeviceLayout:
     original_format: str
 
     def describe(self) -> str:
-        return (f"{self.device_format}{list(self.device_shape)} -> {self.original_format or 'ND'}"
-                f"{list(self.original_shape)}")
+        return (
+            f"{self.device_format}{list(self.device_shape)} -> {self.original_format or 'ND'}"
+            f"{list(self.original_shape)}"
+        )
 
     def to_original(self, device: np.ndarray) -> np.ndarray:
         """The values in the original shape (a new C-ordered array)."""
@@ -124,8 +127,9 @@ def _from_fractal_nz(arr: np.ndarray, orig: tuple[int, ...]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------ planning
-def _expected_device_shape(fmt: str, orig: tuple[int, ...], original_format: str,
-                           device: tuple[int, ...]) -> tuple[int, ...] | None:
+def _expected_device_shape(
+    fmt: str, orig: tuple[int, ...], original_format: str, device: tuple[int, ...]
+) -> tuple[int, ...] | None:
     """The device shape `orig` (in `original_format`) takes in `fmt`, with C0/N0/M0 read from `device`."""
     if fmt in ("NC1HWC0", "NC1HWC0_C04") and len(device) == 5 and len(orig) <= 4:
         n, c, h, w = _nchw(_as_4d(orig, original_format), original_format)
@@ -165,8 +169,12 @@ def _candidate_formats(fmt: str, rank: int, known: str | None) -> list[str]:
     return [known] if known in candidates else candidates
 
 
-def plan(device_format: str, device_shape: tuple[int, ...], original_shape: tuple[int, ...] | None,
-         original_format: str | None = None) -> DeviceLayout | None:
+def plan(
+    device_format: str,
+    device_shape: tuple[int, ...],
+    original_shape: tuple[int, ...] | None,
+    original_format: str | None = None,
+) -> DeviceLayout | None:
     """The conversion of a tensor stored as `device_format`/`device_shape` to `original_shape`; None when the
     bytes are already in the original order and shape. LayoutError when the shapes do not fit the format
     (or no original shape is known for a device layout), or the format has no conversion here."""
@@ -177,15 +185,20 @@ def plan(device_format: str, device_shape: tuple[int, ...], original_shape: tupl
             return None
         # ND holds the values in row-major order whatever the grouping of its dims; a named layout (NCHW...)
         # may only add or drop unit dims, or we would be guessing which axes are which
-        same_values = math.prod(orig) == math.prod(device_shape) if fmt in UNSHAPED_FORMATS \
+        same_values = (
+            math.prod(orig) == math.prod(device_shape)
+            if fmt in UNSHAPED_FORMATS
             else _without_ones(orig) == _without_ones(device_shape)
+        )
         if same_values:
             return DeviceLayout(fmt, device_shape, orig, "ND")
         raise LayoutError(f"{fmt} shape {list(device_shape)} does not hold the original shape {list(orig)}")
     if fmt not in CONVERTED_FORMATS:
         raise LayoutError(f"device layout {fmt} has no conversion here: not compared")
     if orig is None:
-        raise LayoutError(f"device layout {fmt}{list(device_shape)} and no original shape known: cannot cut the padding")
+        raise LayoutError(
+            f"device layout {fmt}{list(device_shape)} and no original shape known: cannot cut the padding"
+        )
     for candidate in _candidate_formats(fmt, len(orig), original_format):
         if _expected_device_shape(fmt, orig, candidate, device_shape) == device_shape:
             if fmt in TRANSPOSES and candidate == fmt:

@@ -4,6 +4,7 @@ Dumps spell dtypes in many ways (`Float32`, `float16`, `BFloat16`, `<f2`, CANN e
 dumptui uses the canonical lower-case names below. bfloat16 has no numpy dtype: MindSpore npy dumps store it
 widened to float32, raw dumps store its 16 bits, which we widen ourselves.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -32,8 +33,16 @@ _STORAGE: dict[str, np.dtype | None] = {
 }
 
 _ALIASES = {
-    "float": "float32", "double": "float64", "half": "float16", "bf16": "bfloat16", "fp16": "float16",
-    "fp32": "float32", "fp64": "float64", "float8": None, "bfloat": "bfloat16", "boolean": "bool",
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "float8": None,
+    "bfloat": "bfloat16",
+    "boolean": "bool",
 }
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -110,6 +119,6 @@ def float_for_itemsize(size: int) -> np.dtype | None:
 
 
 # Unit roundoff of the low-precision formats a deliberate conversion would round to (half an ulp, relative).
-UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
 # Smallest positive subnormal of each format: an absolute floor for rounding near zero.
-SMALLEST_SUBNORMAL = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -133}
+SMALLEST_SUBNORMAL = {"float16": 2.0**-24, "bfloat16": 2.0**-133}

@@ -4,6 +4,7 @@ MindSpore's `data_dump.json` for given kernels.
 The ACL config needs the model's graph name plus ".0" (a wrong name silently dumps nothing): we read it from
 the MindIR file. ACL also writes nothing into a dump folder that does not exist yet, which the caller says.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,14 +51,15 @@ def acl_config(mindir: str, dump_path: str, ops: list[str] | None = None, mode: 
     return AclConfig(graph_name, config)
 
 
-def mindspore_dump_config(kernels: list[str], dump_path: str, net_name: str = "Net", iteration: str = "0",
-                          trans_flag: bool = True) -> dict[str, Any]:
+def mindspore_dump_config(
+    kernels: list[str], dump_path: str, net_name: str = "Net", iteration: str = "0", trans_flag: bool = True
+) -> dict[str, Any]:
     """A data_dump.json that dumps `kernels` (every kernel when none is given) into `dump_path`."""
     config = mindspore_config(kernels, _absolute(dump_path, "dump path"), iteration=iteration)
     common = config["common_dump_settings"]
     common["net_name"] = net_name
     if not kernels:
-        common["dump_mode"] = 0           # dump_mode 1 with no kernels would dump nothing
+        common["dump_mode"] = 0  # dump_mode 1 with no kernels would dump nothing
     config["e2e_dump_settings"]["trans_flag"] = trans_flag
     return config
 

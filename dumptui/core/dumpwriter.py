@@ -4,6 +4,7 @@ execution-order csv, `.dump_metadata/config.json` and a text IR with dataflow, a
 Used by the generated demo networks (`demo.py`, `demonet.py`): the readers then see exactly what a real
 MindSpore dump gives them. Timestamps increase per file, as MindSpore's do.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,15 @@ import os
 import numpy as np
 
 TS0 = 1796214300000000
-LABEL = {"float32": "Float32", "float16": "Float16", "bfloat16": "BFloat16", "int64": "Int64", "int32": "Int32",
-         "bool": "Bool", "float64": "Float64"}
+LABEL = {
+    "float32": "Float32",
+    "float16": "Float16",
+    "bfloat16": "BFloat16",
+    "int64": "Int64",
+    "int32": "Int32",
+    "bool": "Bool",
+    "float64": "Float64",
+}
 
 
 def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
@@ -70,16 +78,26 @@ class DumpWriter:
         ref = f"%para{len(self.params) + 1}_{name}"
         shape = tuple(arr.shape)
         if is_weight:
-            self.params.append(f"{ref}: <Ref[Tensor[{label}]], ({', '.join(map(str, shape))}), ref_key={name}, "
-                               f"is_parameter>  :  has_default  :  IsWeight: true")
+            self.params.append(
+                f"{ref}: <Ref[Tensor[{label}]], ({', '.join(map(str, shape))}), ref_key={name}, "
+                f"is_parameter>  :  has_default  :  IsWeight: true"
+            )
         else:
             self.params.append(f"{ref}: {ir_type(label, shape)} : [{', '.join(map(str, shape))}]  :  IsWeight: false")
         self.param_values.append((name, arr, label))
         return ref
 
-    def node(self, op_type: str, full_name: str, args: list[str], ins: list[tuple[str, tuple[int, ...]]],
-             outs: list[tuple[str, tuple[int, ...]]], attrs: dict[str, str] | None = None, code: str = "",
-             kernel: bool = True) -> str:
+    def node(
+        self,
+        op_type: str,
+        full_name: str,
+        args: list[str],
+        ins: list[tuple[str, tuple[int, ...]]],
+        outs: list[tuple[str, tuple[int, ...]]],
+        attrs: dict[str, str] | None = None,
+        code: str = "",
+        kernel: bool = True,
+    ) -> str:
         """One IR node (a kernel in the execution order unless `kernel` is false); returns `%N`."""
         n = self._next_node
         self._next_node += 1
@@ -91,7 +109,8 @@ class DumpWriter:
             f"      : ({', '.join(ir_type(dt, s) for dt, s in ins)}) -> ({', '.join(ir_type(dt, s) for dt, s in outs)})\n"
             f"      : ({', '.join(_device_type(dt, s) for dt, s in ins)}) -> "
             f"({', '.join(_device_type(dt, s) for dt, s in outs)})\n"
-            f"      # Fullname with scope: ({full_name})\n" + (f"      # In file demo_net.py:{code}\n" if code else ""))
+            f"      # Fullname with scope: ({full_name})\n" + (f"      # In file demo_net.py:{code}\n" if code else "")
+        )
         if kernel:
             self.order.append(full_name)
         return f"%{n}"

@@ -4,6 +4,7 @@
 - `DumpError`: a dump that cannot be opened as asked (bad path, ambiguous rank/graph/iteration, no dump).
 - `UsageError`: a request that makes no sense (bad arguments, a write inside a dump folder).
 """
+
 from __future__ import annotations
 
 

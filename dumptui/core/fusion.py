@@ -6,6 +6,7 @@ compare them, the reference ops of a group become one group op: the inputs of th
 the outputs of the last, its key the last one's (so the graph's edges still reach it), its name the members'
 leaf names joined with `+` in their common scope (so the op tree shows the group), `fused` listing the members.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,10 +47,22 @@ def group_name(members: list[Op]) -> str:
 def group_op(members: list[Op]) -> Op:
     """One op standing for `members` (in execution order): the first one's inputs, the last one's outputs."""
     first, last = members[0], members[-1]
-    return Op(name=group_name(members), op_type="+".join(m.op_type for m in members), kind=KERNEL, graph=last.graph,
-              file_name=last.file_name, inputs=dict(first.inputs), outputs=dict(last.outputs), order=last.order,
-              timestamp=first.timestamp, name_source="fused group of the reference", sources=dict(first.sources),
-              key=last.key, call=last.call, fused=tuple(m.name for m in members))
+    return Op(
+        name=group_name(members),
+        op_type="+".join(m.op_type for m in members),
+        kind=KERNEL,
+        graph=last.graph,
+        file_name=last.file_name,
+        inputs=dict(first.inputs),
+        outputs=dict(last.outputs),
+        order=last.order,
+        timestamp=first.timestamp,
+        name_source="fused group of the reference",
+        sources=dict(first.sources),
+        key=last.key,
+        call=last.call,
+        fused=tuple(m.name for m in members),
+    )
 
 
 def fused_groups(ref_ops: list[Op], target_ops: list[Op]) -> tuple[list[Op], list[tuple[Op, Op]]]:
@@ -60,12 +73,13 @@ def fused_groups(ref_ops: list[Op], target_ops: list[Op]) -> tuple[list[Op], lis
         return ref_ops, []
     by_name, by_norm = _index([op for op in ref_ops if op.kind == KERNEL])
     taken: set[int] = set()
-    replaced: dict[int, Op | None] = {}       # id(ref op) -> its group op (at the last member) or None (absorbed)
+    replaced: dict[int, Op | None] = {}  # id(ref op) -> its group op (at the last member) or None (absorbed)
     pairs: list[tuple[Op, Op]] = []
     for target in fused_targets:
         found = [by_name.get(n) or by_norm.get(_normalised(n)) for n in target.fused]
-        members = sorted({id(m): m for m in found if m is not None and id(m) not in taken}.values(),
-                         key=lambda m: m.order)
+        members = sorted(
+            {id(m): m for m in found if m is not None and id(m) not in taken}.values(), key=lambda m: m.order
+        )
         if not members:
             continue
         taken.update(id(m) for m in members)

@@ -4,6 +4,7 @@ Edges come from a graph file (text IR or protobuf): for each kernel argument we 
 (Load, TupleGetItem, Depend, ...) to the kernel or parameter that really produced the value. Producers that
 were not dumped (a filtered dump) stay in the graph as nodes with `dumped=False`, so ancestry is not cut.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
@@ -39,7 +40,7 @@ def _tuple_index(text: str) -> int | None:
     # I64(1), 1, Int64(1)
     t = text.strip()
     if "(" in t:
-        t = t[t.find("(") + 1:t.rfind(")")]
+        t = t[t.find("(") + 1 : t.rfind(")")]
     try:
         return int(t)
     except ValueError:

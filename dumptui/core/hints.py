@@ -1,5 +1,6 @@
 """Known causes (FORMATS.md §6) that match an op pair: Mod on Ascend310, Conv2D in fp16, saturating Sigmoid,
 discontinuous ops, graph attributes that differ. A hint explains; it never changes a verdict."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,40 +13,103 @@ class Hint:
     kind: str = "known cause"
 
 
-DISCONTINUOUS = {"FloorMod", "Mod", "Floor", "Ceil", "Round", "Sign", "ArgMax", "ArgMin", "Argmax", "Argmin",
-                 "ArgMaxWithValue", "ArgMinWithValue", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
-                 "NotEqual", "TopK", "Sort", "Cast_to_int", "FloorDiv", "TruncateDiv", "TruncateMod", "Rint"}
+DISCONTINUOUS = {
+    "FloorMod",
+    "Mod",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "ArgMax",
+    "ArgMin",
+    "Argmax",
+    "Argmin",
+    "ArgMaxWithValue",
+    "ArgMinWithValue",
+    "Greater",
+    "GreaterEqual",
+    "Less",
+    "LessEqual",
+    "Equal",
+    "NotEqual",
+    "TopK",
+    "Sort",
+    "Cast_to_int",
+    "FloorDiv",
+    "TruncateDiv",
+    "TruncateMod",
+    "Rint",
+}
 
 
-def hints_for(op_type_ref: str | None, op_type_target: str | None, dtypes_ref: list[str | None],
-              dtypes_target: list[str | None], attr_diff: dict[str, tuple[str, str]] | None = None,
-              neighbour_types_target: set[str] | None = None) -> list[Hint]:
+def hints_for(
+    op_type_ref: str | None,
+    op_type_target: str | None,
+    dtypes_ref: list[str | None],
+    dtypes_target: list[str | None],
+    attr_diff: dict[str, tuple[str, str]] | None = None,
+    neighbour_types_target: set[str] | None = None,
+) -> list[Hint]:
     """Known causes (FORMATS.md §6) that match an op pair."""
     out: list[Hint] = []
     types = {t for t in (op_type_ref, op_type_target) if t}
     if "Mod" in types:
-        out.append(Hint("ops.Mod gives different results on Ascend310 and Ascend910 for the same inputs; "
-                        "ops.FloorMod is the suggested replacement"
-                        + (" (the reference uses FloorMod here)" if op_type_ref == "FloorMod" and op_type_target == "Mod" else "")))
+        out.append(
+            Hint(
+                "ops.Mod gives different results on Ascend310 and Ascend910 for the same inputs; "
+                "ops.FloorMod is the suggested replacement"
+                + (
+                    " (the reference uses FloorMod here)"
+                    if op_type_ref == "FloorMod" and op_type_target == "Mod"
+                    else ""
+                )
+            )
+        )
     if types & {"Conv2D", "Conv2d", "Conv3D", "DepthwiseConv2dNative", "Conv2DBackpropInput"}:
         low = {"float16", "bfloat16"}
-        if (low & set(dtypes_target)) and not (low & set(dtypes_ref)) or (neighbour_types_target and "Cast" in neighbour_types_target):
-            out.append(Hint("Ascend310 runs Conv2D in fp16 (a Cast to fp16 before it and back after): "
-                            "expect cosine about 0.9999, not 1", "precision"))
+        if (
+            (low & set(dtypes_target))
+            and not (low & set(dtypes_ref))
+            or (neighbour_types_target and "Cast" in neighbour_types_target)
+        ):
+            out.append(
+                Hint(
+                    "Ascend310 runs Conv2D in fp16 (a Cast to fp16 before it and back after): "
+                    "expect cosine about 0.9999, not 1",
+                    "precision",
+                )
+            )
     if types & {"Sigmoid", "Exp", "Softmax", "Tanh"}:
-        out.append(Hint("through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the "
-                        "final result", "precision"))
+        out.append(
+            Hint(
+                "through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the final result",
+                "precision",
+            )
+        )
     if types & DISCONTINUOUS:
-        out.append(Hint(f"{'/'.join(sorted(types & DISCONTINUOUS))} is discontinuous: tiny benign input noise can move "
-                        "some outputs by a whole step", "discontinuous"))
+        out.append(
+            Hint(
+                f"{'/'.join(sorted(types & DISCONTINUOUS))} is discontinuous: tiny benign input noise can move "
+                "some outputs by a whole step",
+                "discontinuous",
+            )
+        )
     if attr_diff:
         items = ", ".join(f"{k}: {a} vs {b}" for k, (a, b) in sorted(attr_diff.items()))
         out.append(Hint(f"graph attributes differ between the two sides: {items}", "attributes"))
     return out
 
 
-_VOLATILE_ATTRS = {"instance name", "input_names", "output_names", "IsFeatureMapInputList", "IsFeatureMapOutput",
-                   "checkpoint", "is_dynamic_len", "is_backend_cast"}
+_VOLATILE_ATTRS = {
+    "instance name",
+    "input_names",
+    "output_names",
+    "IsFeatureMapInputList",
+    "IsFeatureMapOutput",
+    "checkpoint",
+    "is_dynamic_len",
+    "is_backend_cast",
+}
 
 
 def attribute_diff(a: Mapping[str, str], b: Mapping[str, str]) -> dict[str, tuple[str, str]]:
@@ -67,8 +131,13 @@ def for_root(hints: list[Hint], is_root: bool, op_type: str) -> list[Hint]:
     out = []
     for h in hints:
         if h.kind == "discontinuous":
-            out.append(Hint(f"{op_type} is discontinuous, yet more changed here than a whole-step jump on tiny "
-                            "noise explains (see the local error): not benign", "discontinuous"))
+            out.append(
+                Hint(
+                    f"{op_type} is discontinuous, yet more changed here than a whole-step jump on tiny "
+                    "noise explains (see the local error): not benign",
+                    "discontinuous",
+                )
+            )
         else:
             out.append(h)
     return out

@@ -1,4 +1,5 @@
 """One dump file on its own: what its name says, what its header says, and its values."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,7 @@ from .model import TensorRef
 @dataclass
 class FileInfo:
     path: str
-    kind: str                              # "MindSpore npy", "MindSpore 1.x bin", "npy"
+    kind: str  # "MindSpore npy", "MindSpore 1.x bin", "npy"
     fields: dict[str, str] = field(default_factory=dict)
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
@@ -35,9 +36,17 @@ def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
     npy = parse_npy_name(base)
     if npy is not None:
         info.kind = "MindSpore npy dump file"
-        info.fields = {"op type": npy.op_type, "op name (file form)": npy.name, "task id": npy.task,
-                       "stream id": npy.stream, "timestamp (us)": npy.timestamp, "io": npy.io, "slot": npy.slot,
-                       "format": npy.fmt or "(none)", "dtype (name)": npy.dtype or "(none: older release)"}
+        info.fields = {
+            "op type": npy.op_type,
+            "op name (file form)": npy.name,
+            "task id": npy.task,
+            "stream id": npy.stream,
+            "timestamp (us)": npy.timestamp,
+            "io": npy.io,
+            "slot": npy.slot,
+            "format": npy.fmt or "(none)",
+            "dtype (name)": npy.dtype or "(none: older release)",
+        }
         name_dt = dtypes.canonical(npy.dtype) if npy.dtype else None
         return TensorRef(path, npy.io, int(npy.slot), dtype=name_dt, size_on_disk=size)
     cann = parse_raw_name(base)
@@ -59,19 +68,33 @@ def _raw_dump_tensor(path: str, name: RawName, info: FileInfo) -> TensorRef | No
     first output's (else the first input's)."""
     raw = read_raw_file(path, name)
     info.kind = f"CANN raw dump file ({raw.layout_variant or 'unreadable'})"
-    info.fields = {"op type": name.op_type, "op name (file form)": name.op_name, "task id": name.task,
-                   "stream id": name.stream or "(none: old CANN)", "timestamp (us)": str(name.timestamp)}
+    info.fields = {
+        "op type": name.op_type,
+        "op name (file form)": name.op_name,
+        "task id": name.task,
+        "stream id": name.stream or "(none: old CANN)",
+        "timestamp (us)": str(name.timestamp),
+    }
     if raw.op_name:
         info.fields["op name (DumpData)"] = raw.op_name
     for t in raw.tensors:
-        info.fields[f"{t.io}.{t.slot}"] = (f"{t.dtype} {list(t.shape)} from {t.device_format} {list(t.device_shape)}"
-                                           + (f": {t.layout.problem}" if t.layout.problem else ""))
+        info.fields[f"{t.io}.{t.slot}"] = f"{t.dtype} {list(t.shape)} from {t.device_format} {list(t.device_shape)}" + (
+            f": {t.layout.problem}" if t.layout.problem else ""
+        )
     if not raw.tensors:
         info.problem = raw.problem or "no tensors in this dump file"
         return None
     t = next((t for t in raw.tensors if t.io == "output"), raw.tensors[0])
-    return TensorRef(path, t.io, t.slot, dtype=t.dtype, shape=t.shape, fmt=t.device_format,
-                     layout_fn=lambda: t.layout, size_on_disk=t.size)
+    return TensorRef(
+        path,
+        t.io,
+        t.slot,
+        dtype=t.dtype,
+        shape=t.shape,
+        fmt=t.device_format,
+        layout_fn=lambda: t.layout,
+        size_on_disk=t.size,
+    )
 
 
 def inspect_file(path: str, n_values: int = 10) -> FileInfo:
@@ -80,7 +103,9 @@ def inspect_file(path: str, n_values: int = 10) -> FileInfo:
     info = FileInfo(path=path, kind="file", size_on_disk=size)
     tref = _tensor_of(path, size, info)
     if tref is None:
-        info.problem = info.problem or "not a tensor file dumptui reads (.npy, a MindSpore 1.x .bin or a CANN raw dump file)"
+        info.problem = (
+            info.problem or "not a tensor file dumptui reads (.npy, a MindSpore 1.x .bin or a CANN raw dump file)"
+        )
         return info
     lay = tref.layout()
     info.dtype, info.shape = tref.dtype, lay.shape

@@ -4,6 +4,7 @@ The graph-file parsers (`formats.irtext`, `formats.anf_pb`) produce an `IRGraph`
 into dataflow edges between the ops that were dumped, looking through the graph's virtual nodes (Load,
 TupleGetItem, Depend...). This model sits below both, so neither imports the other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,37 +12,71 @@ from typing import Callable, NamedTuple
 
 # (dtype, shape) of one tensor as a graph file declares it; either may be unknown.
 TensorType = tuple[str | None, tuple[int, ...] | None]
-NodeTypes = tuple[list[TensorType], list[TensorType]]   # (input types, output types)
+NodeTypes = tuple[list[TensorType], list[TensorType]]  # (input types, output types)
 
 # Nodes that move or group values but run no kernel: we look through them to find the real producer.
 VIRTUAL_OPS = {
-    "Load", "TupleGetItem", "Depend", "MakeTuple", "UpdateState", "Return", "tuple_getitem", "make_tuple",
-    "depend", "load", "StopGradient", "stop_gradient", "MakeList", "ListGetItem", "RealMakeTuple",
-    "RealTupleGetItem", "TensorMove", "InsertGradientOf", "HookBackward", "Partial", "Switch", "SwitchLayer",
-    "J", "env_getitem", "EnvironGet", "UpdateStatePlaceholder", "TensorToTuple", "TupleToTensor",
-    "ScalarToTensor", "TensorToScalar", "TupleToList", "ListToTuple",
+    "Load",
+    "TupleGetItem",
+    "Depend",
+    "MakeTuple",
+    "UpdateState",
+    "Return",
+    "tuple_getitem",
+    "make_tuple",
+    "depend",
+    "load",
+    "StopGradient",
+    "stop_gradient",
+    "MakeList",
+    "ListGetItem",
+    "RealMakeTuple",
+    "RealTupleGetItem",
+    "TensorMove",
+    "InsertGradientOf",
+    "HookBackward",
+    "Partial",
+    "Switch",
+    "SwitchLayer",
+    "J",
+    "env_getitem",
+    "EnvironGet",
+    "UpdateStatePlaceholder",
+    "TensorToTuple",
+    "TupleToTensor",
+    "ScalarToTensor",
+    "TensorToScalar",
+    "TupleToList",
+    "ListToTuple",
 }
 
 
 class IRArg(NamedTuple):
     """A node argument (a tuple: a 20,000-node graph makes tens of thousands of them)."""
 
-    kind: str   # "node" | "param" | "const"
-    ref: str    # node id ("13"), parameter name ("conv1.weight"), or constant text ("I64(0)")
+    kind: str  # "node" | "param" | "const"
+    ref: str  # node id ("13"), parameter name ("conv1.weight"), or constant text ("I64(0)")
 
 
 class IRNode:
     """One graph node. Attributes and types may be given parsed, or as raw text parsed on first use:
     a 20,000-node graph is read for its dataflow, and only the few nodes shown need their details."""
 
-    __slots__ = ("node_id", "op_type", "full_name", "args", "code", "_attrs", "_types", "_parse_attrs",
-                 "_parse_types")
+    __slots__ = ("node_id", "op_type", "full_name", "args", "code", "_attrs", "_types", "_parse_attrs", "_parse_types")
 
-    def __init__(self, node_id: str, op_type: str, full_name: str = "", args: list[IRArg] | None = None,
-                 attrs: dict[str, str] | None = None, in_types: list[TensorType] | None = None,
-                 out_types: list[TensorType] | None = None, code: list[str] | None = None,
-                 parse_attrs: Callable[[], dict[str, str]] | None = None,
-                 parse_types: Callable[[], NodeTypes] | None = None):
+    def __init__(
+        self,
+        node_id: str,
+        op_type: str,
+        full_name: str = "",
+        args: list[IRArg] | None = None,
+        attrs: dict[str, str] | None = None,
+        in_types: list[TensorType] | None = None,
+        out_types: list[TensorType] | None = None,
+        code: list[str] | None = None,
+        parse_attrs: Callable[[], dict[str, str]] | None = None,
+        parse_types: Callable[[], NodeTypes] | None = None,
+    ):
         self.node_id = node_id
         self.op_type = op_type
         self.full_name = full_name
@@ -51,8 +86,8 @@ class IRNode:
         self._types: NodeTypes | None = None
         if in_types is not None or out_types is not None:
             self._types = (in_types or [], out_types or [])
-        self._parse_attrs = parse_attrs     # () -> dict, when attrs were not given
-        self._parse_types = parse_types     # () -> (in_types, out_types), when types were not given
+        self._parse_attrs = parse_attrs  # () -> dict, when attrs were not given
+        self._parse_types = parse_types  # () -> (in_types, out_types), when types were not given
 
     def __repr__(self) -> str:
         return f"IRNode(%{self.node_id} {self.op_type} {self.full_name!r})"
@@ -94,9 +129,9 @@ class IRParam:
 @dataclass
 class IRGraph:
     name: str = ""
-    nodes: dict[str, IRNode] = field(default_factory=dict)   # in file order
+    nodes: dict[str, IRNode] = field(default_factory=dict)  # in file order
     params: dict[str, IRParam] = field(default_factory=dict)
-    source: str = ""                                          # the file it came from
+    source: str = ""  # the file it came from
 
     def by_full_name(self) -> dict[str, IRNode]:
         return {n.full_name: n for n in self.nodes.values() if n.full_name}

@@ -3,6 +3,7 @@
 Bisection promises to read little; the ledger is how it proves it (`bisect` prints the count by purpose). A
 pair read twice (a cheap byte compare, then the statistics) is one read, booked under its first purpose.
 """
+
 from __future__ import annotations
 
 import threading
@@ -11,8 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Read:
-    purpose: str        # "precondition", "graph output", "probe", "culprit check", "other roots", "compare"...
-    op: str             # the op pair's key
+    purpose: str  # "precondition", "graph output", "probe", "culprit check", "other roots", "compare"...
+    op: str  # the op pair's key
     io: str
     slot: int
 

@@ -16,6 +16,7 @@ type, attributes and constants) recomputed in float64 from each side's own dumpe
 departs from that recomputation far more than the reference output does is broken on the target (a root);
 one that matches it only carries error in, whatever its gain (Exp of a larger input, a Floor that jumps).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,12 +26,11 @@ from .align import OpPair
 from .noise import TensorError, fmt_rel
 
 
-
 @dataclass(frozen=True)
 class ReplayProof:
     """How far each side's output is from the reference op recomputed on that side's own inputs."""
 
-    dev_ref: float            # relative error (trimmed mean over the RMS) of the reference output
+    dev_ref: float  # relative error (trimmed mean over the RMS) of the reference output
     dev_target: float
     floor_ref: float
     floor_target: float
@@ -45,8 +45,10 @@ class ReplayProof:
         return self.dev_target > max(gain * self.dev_ref, self.floor_target)
 
     def sentence(self, ref_name: str = "reference", target_name: str = "target") -> str:
-        return (f"given its own inputs, the {target_name} output is off by {fmt_rel(self.dev_target)} (of its RMS) "
-                f"from what the op computes; the {ref_name}'s by {fmt_rel(self.dev_ref)}")
+        return (
+            f"given its own inputs, the {target_name} output is off by {fmt_rel(self.dev_target)} (of its RMS) "
+            f"from what the op computes; the {ref_name}'s by {fmt_rel(self.dev_ref)}"
+        )
 
 
 @dataclass
@@ -54,16 +56,16 @@ class LocalError:
     """The local-error analysis of one op pair."""
 
     pair: OpPair
-    out: TensorError | None            # the worst counted output
+    out: TensorError | None  # the worst counted output
     out_slot: int | None
-    data_in: TensorError | None        # the worst input that carries error (not constants)
+    data_in: TensorError | None  # the worst input that carries error (not constants)
     in_slot: int | None
     floor: float
     floor_dtype: str | None
-    differs: list[str] = field(default_factory=list)    # constants / attributes / op type that differ
+    differs: list[str] = field(default_factory=list)  # constants / attributes / op type that differ
     replay: ReplayProof | None = None
-    replay_note: str = ""              # why there is no replay, when there is none
-    kind: str = "unknown"              # "root" | "carries" | "clean" | "unknown"
+    replay_note: str = ""  # why there is no replay, when there is none
+    kind: str = "unknown"  # "root" | "carries" | "clean" | "unknown"
     why: str = ""
 
     @property
@@ -94,7 +96,7 @@ def _gain(out: TensorError | None, data_in: TensorError | None, rel: bool) -> fl
     if data_in is None:
         return math.inf if o > 0 else 0.0
     if data_in.nonfinite:
-        return 0.0                      # NaN/Inf came in: whatever comes out is carried
+        return 0.0  # NaN/Inf came in: whatever comes out is carried
     i = data_in.rel_l2 if rel else data_in.abs_rms
     if o == 0:
         return 0.0
@@ -123,18 +125,24 @@ def classify(le: LocalError, gain: float) -> LocalError:
     g_rel, g_abs = le.gain_rel or 0.0, le.gain_abs or 0.0
     if g_rel >= gain and g_abs >= gain:
         le.kind = "root"
-        src = "inputs agree" if le.data_in is None or le.data_in.worst_rel == 0 else \
-            f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
-        le.why = (f"{src}, output error {fmt_rel(out_rel)} > {floor_words}: error grows x{_fmt_gain(g_rel)} "
-                  f"here (x{_fmt_gain(g_abs)} in absolute terms)") + (f"; {reasons}" if reasons else "")
+        src = (
+            "inputs agree"
+            if le.data_in is None or le.data_in.worst_rel == 0
+            else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
+        )
+        le.why = (
+            f"{src}, output error {fmt_rel(out_rel)} > {floor_words}: error grows x{_fmt_gain(g_rel)} "
+            f"here (x{_fmt_gain(g_abs)} in absolute terms)"
+        ) + (f"; {reasons}" if reasons else "")
         if le.replay is not None:
             le.why += f" (replay inconclusive: the reference deviates {fmt_rel(le.replay.dev_ref)} from it)"
         elif le.replay_note:
             le.why += f" ({le.replay_note})"
     else:
         le.kind = "carries"
-        le.why = (f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): "
-                  "carried in") + (f"; note: {reasons}" if reasons else "")
+        le.why = (
+            f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
+        ) + (f"; note: {reasons}" if reasons else "")
     return le
 
 

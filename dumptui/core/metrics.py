@@ -14,6 +14,7 @@ NaN and Inf are counted per side; positions where both sides hold the same non-f
 difference; every other element statistic is computed over the elements finite on both sides.
 Undefined values are None with the reason in `undefined`, never 0.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,10 @@ from . import dtypes
 from .model import SMALL_READ, TensorRef
 
 EPS = float(np.finfo(np.float64).eps)
-CHUNK = 1 << 16          # elements per chunk: 512 KB per float64 buffer, the working set stays in cache
+CHUNK = 1 << 16  # elements per chunk: 512 KB per float64 buffer, the working set stays in cache
 KL_SMOOTHING = 1e-12
-TRIM = 0.01              # the trimmed mean drops the largest 1 % of |x-y|: a few jumps of a discontinuous op
-SAMPLE_MAX = 1 << 20     # above this many elements, the trimmed mean is taken over an evenly strided sample
+TRIM = 0.01  # the trimmed mean drops the largest 1 % of |x-y|: a few jumps of a discontinuous op
+SAMPLE_MAX = 1 << 20  # above this many elements, the trimmed mean is taken over an evenly strided sample
 
 
 def format_cos(v: float | None) -> str:
@@ -72,18 +73,18 @@ class PairStats:
     n: int = 0
     bitwise_equal: bool = False
     values_equal: bool = False
-    compared: int = 0                 # elements finite on both sides
-    nonfinite_mismatch: int = 0       # positions whose NaN/Inf pattern differs between the sides
-    n_diff: int = 0                   # elements that differ (same NaN/Inf at a position is no difference)
-    n_off: int = 0                    # elements outside the element tolerance
+    compared: int = 0  # elements finite on both sides
+    nonfinite_mismatch: int = 0  # positions whose NaN/Inf pattern differs between the sides
+    n_diff: int = 0  # elements that differ (same NaN/Inf at a position is no difference)
+    n_off: int = 0  # elements outside the element tolerance
     cos: float | None = None
     max_abs: float | None = None
     max_abs_index: tuple[int, ...] | None = None
     max_abs_ref: float | None = None
     max_abs_target: float | None = None
     mean_abs: float | None = None
-    mean_abs_trimmed: float | None = None   # mean |x-y| without the largest TRIM share (see `robust_error`)
-    rms_ref: float | None = None            # sqrt(mean(y^2)) over the elements compared: the tensor's scale
+    mean_abs_trimmed: float | None = None  # mean |x-y| without the largest TRIM share (see `robust_error`)
+    rms_ref: float | None = None  # sqrt(mean(y^2)) over the elements compared: the tensor's scale
     rmse: float | None = None
     rel_euclid: float | None = None
     max_rel: float | None = None
@@ -115,8 +116,9 @@ class _Side:
         self.lo = math.inf
         self.hi = -math.inf
 
-    def add(self, v64: np.ndarray, sumsq: float, native: np.ndarray | None = None,
-            scratch: np.ndarray | None = None) -> None:
+    def add(
+        self, v64: np.ndarray, sumsq: float, native: np.ndarray | None = None, scratch: np.ndarray | None = None
+    ) -> None:
         """Fold in one chunk; `native` (same values, storage dtype) makes min/max/zero counts cheaper."""
         n = v64.size
         if n == 0:
@@ -124,7 +126,7 @@ class _Side:
         csum = float(v64.sum())
         cmean = csum / n
         if sumsq / n - cmean * cmean > 1e-3 * (sumsq / n):
-            cm2 = max(sumsq - n * cmean * cmean, 0.0)   # well conditioned: no cancellation worth a pass
+            cm2 = max(sumsq - n * cmean * cmean, 0.0)  # well conditioned: no cancellation worth a pass
         else:
             dev = v64 - cmean
             cm2 = float(np.dot(dev, dev))
@@ -165,15 +167,16 @@ def _as_real(a: np.ndarray) -> np.ndarray:
     return a
 
 
-ChunksFn = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]   # a fresh pass over the (target, ref) chunk pairs
+ChunksFn = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]  # a fresh pass over the (target, ref) chunk pairs
 
 
 def _chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     return zip(x.chunks(elems), y.chunks(elems))
 
 
-def compare_tensors(ref: TensorRef, target: TensorRef, tol: ElementTolerance = ElementTolerance(),
-                    chunk: int = CHUNK, kl: bool = True) -> PairStats:
+def compare_tensors(
+    ref: TensorRef, target: TensorRef, tol: ElementTolerance = ElementTolerance(), chunk: int = CHUNK, kl: bool = True
+) -> PairStats:
     """Statistics of target vs ref. Both must be readable and hold the same number of elements."""
     exact_int = _exact_int(ref.dtype) or _exact_int(target.dtype)
     if ref.nbytes() + target.nbytes() <= 2 * SMALL_READ:
@@ -182,14 +185,17 @@ def compare_tensors(ref: TensorRef, target: TensorRef, tol: ElementTolerance = E
 
         def mem() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for s in range(0, y.size, chunk):
-                yield x[s:s + chunk], y[s:s + chunk]
+                yield x[s : s + chunk], y[s : s + chunk]
+
         return compare_arrays_chunks(mem, _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl)
-    return compare_arrays_chunks(lambda: _chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol,
-                                 exact_int=exact_int, kl=kl)
+    return compare_arrays_chunks(
+        lambda: _chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
+    )
 
 
-def compare_arrays(y: np.ndarray, x: np.ndarray, tol: ElementTolerance = ElementTolerance(),
-                   chunk: int = CHUNK, kl: bool = True) -> PairStats:
+def compare_arrays(
+    y: np.ndarray, x: np.ndarray, tol: ElementTolerance = ElementTolerance(), chunk: int = CHUNK, kl: bool = True
+) -> PairStats:
     """Same as compare_tensors on in-memory arrays (y = reference, x = target)."""
     xf, yf = np.asarray(x).reshape(-1), np.asarray(y).reshape(-1)
     if xf.size != yf.size:
@@ -197,9 +203,11 @@ def compare_arrays(y: np.ndarray, x: np.ndarray, tol: ElementTolerance = Element
 
     def gen() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for s in range(0, max(xf.size, 1), chunk):
-            yield xf[s:s + chunk], yf[s:s + chunk]
-    return compare_arrays_chunks(gen, yf.size, np.shape(y), tol,
-                                 exact_int=xf.dtype.kind in "iu" and xf.dtype.itemsize == 8, kl=kl)
+            yield xf[s : s + chunk], yf[s : s + chunk]
+
+    return compare_arrays_chunks(
+        gen, yf.size, np.shape(y), tol, exact_int=xf.dtype.kind in "iu" and xf.dtype.itemsize == 8, kl=kl
+    )
 
 
 def _size(t: TensorRef) -> int:
@@ -267,22 +275,29 @@ class _Pre:
         self.ymax = max(self.ymax, float(y64.max()))
 
 
-def _finite_pair(x64: np.ndarray, y64: np.ndarray, xr: np.ndarray, yr: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]], int]:
+def _finite_pair(
+    x64: np.ndarray, y64: np.ndarray, xr: np.ndarray, yr: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]], int]:
     """Masks for the slow path: (x, y, raw x, raw y, positions kept, per-side counts, mismatches)."""
     fx, fy = np.isfinite(x64), np.isfinite(y64)
     counts = []
     for v in (x64, y64):
-        counts.append((int(np.count_nonzero(np.isnan(v))), int(np.count_nonzero(v == np.inf)),
-                       int(np.count_nonzero(v == -np.inf))))
+        counts.append(
+            (
+                int(np.count_nonzero(np.isnan(v))),
+                int(np.count_nonzero(v == np.inf)),
+                int(np.count_nonzero(v == -np.inf)),
+            )
+        )
     same = (np.isnan(x64) & np.isnan(y64)) | ((~fx) & (~fy) & (x64 == y64))
     mismatch = int(np.count_nonzero(~(fx & fy) & ~same))
     keep = fx & fy
     return x64[keep], y64[keep], xr[keep], yr[keep], np.flatnonzero(keep), counts, mismatch
 
 
-def compare_arrays_chunks(chunks_fn: ChunksFn, n: int, shape: tuple[int, ...], tol: ElementTolerance,
-                          exact_int: bool = False, kl: bool = True) -> PairStats:
+def compare_arrays_chunks(
+    chunks_fn: ChunksFn, n: int, shape: tuple[int, ...], tol: ElementTolerance, exact_int: bool = False, kl: bool = True
+) -> PairStats:
     """One pass over the chunks (two when the tensor spans several chunks and a tolerance or KL needs
     whole-tensor numbers first). `kl=False` skips the KL divergence (its logarithms cost more than the rest)."""
     st = PairStats(n=n)
@@ -331,7 +346,7 @@ class _Acc:
         self.kl_a = self.kl_p = self.kl_q = 0.0
         self.finite_all = True
         self.stride = max(1, -(-st.n // SAMPLE_MAX))
-        self.samples: list[np.ndarray] = []      # |x-y| (strided above SAMPLE_MAX) for the trimmed mean
+        self.samples: list[np.ndarray] = []  # |x-y| (strided above SAMPLE_MAX) for the trimmed mean
 
     def chunk(self, work: _Work, xr: np.ndarray, yr: np.ndarray, x64: np.ndarray, y64: np.ndarray, offset: int) -> None:
         st = self.st
@@ -353,7 +368,7 @@ class _Acc:
         if m == 0:
             return
         pre = self.pre
-        if pre is None:        # one chunk: it is the whole tensor
+        if pre is None:  # one chunk: it is the whole tensor
             pre = _Pre()
             pre.n, pre.yy = m, yy
             pre.xmin, pre.xmax, pre.ymin, pre.ymax = self.xs.lo, self.xs.hi, self.ys.lo, self.ys.hi
@@ -367,7 +382,7 @@ class _Acc:
             self.max_idx = offset + (int(pos[i]) if pos is not None else i)
             self.max_ref, self.max_tgt = float(y64[i]), float(x64[i])
         self.sad += float(ad.sum())
-        self.samples.append(ad[::self.stride].copy())
+        self.samples.append(ad[:: self.stride].copy())
         if self.exact_int:
             st.n_diff += int(np.count_nonzero(xr != yr))
         elif xr.dtype != yr.dtype:
@@ -476,8 +491,19 @@ class _Acc:
             st.kl = max(self.kl_a / self.kl_p + math.log(self.kl_q / self.kl_p), 0.0)
 
 
-_ELEMENT_METRICS = ("cos", "max_abs", "mean_abs", "rmse", "rel_euclid", "max_rel", "mean_rel", "acc_rel",
-                    "thousandth", "five_thousandths", "kl")
+_ELEMENT_METRICS = (
+    "cos",
+    "max_abs",
+    "mean_abs",
+    "rmse",
+    "rel_euclid",
+    "max_rel",
+    "mean_rel",
+    "acc_rel",
+    "thousandth",
+    "five_thousandths",
+    "kl",
+)
 
 
 def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
@@ -488,7 +514,7 @@ def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
     k = int(n * trim)
     if k == 0:
         return float(values.mean())
-    top = np.partition(values, n - k)[n - k:]
+    top = np.partition(values, n - k)[n - k :]
     return float((values.sum() - top.sum()) / (n - k))
 
 
@@ -517,7 +543,7 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
         yr = _as_real(np.asarray(yc))
         if work is None:
             work = _Work(yr.size)
-        v = work.y[:yr.size]
+        v = work.y[: yr.size]
         np.copyto(v, yr, casting="unsafe")
         vv = float(np.dot(v, v))
         if not math.isfinite(vv):
@@ -528,8 +554,8 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
             v, yr = v[keep], yr[keep]
             vv = float(np.dot(v, v))
         side.add(v, vv, yr, work.b)
-        t = np.abs(v, out=work.t[:v.size])
-        rel_count += int(np.count_nonzero(np.greater(t, EPS, out=work.b2[:v.size])))
+        t = np.abs(v, out=work.t[: v.size])
+        rel_count += int(np.count_nonzero(np.greater(t, EPS, out=work.b2[: v.size])))
     s = side.finish()
     s.count = n
     st = PairStats(n=n, bitwise_equal=True, values_equal=True, compared=s.finite)
@@ -547,7 +573,7 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
     else:
         for k in ("max_rel", "mean_rel", "acc_rel"):
             st.undefined[k] = "no reference element has |y| > eps"
-    assert s.max is not None and s.min is not None    # finish() sets both when s.finite > 0 (checked above)
+    assert s.max is not None and s.min is not None  # finish() sets both when s.finite > 0 (checked above)
     if s.max > s.min:
         st.kl = 0.0
     else:
@@ -598,7 +624,7 @@ def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = 
         d[np.isnan(d)] = np.inf
         kk = min(k, d.size)
         if kk:
-            idx = np.argpartition(d, d.size - kk)[d.size - kk:]
+            idx = np.argpartition(d, d.size - kk)[d.size - kk :]
             for i in idx:
                 if d[i] > 0:
                     cands.append((float(d[i]), offset + int(i), float(y64[i]), float(x64[i])))
@@ -632,7 +658,7 @@ def error_histogram(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> tu
         inf_count += int(d.size - np.count_nonzero(fin))
         d = d[fin]
         if d.size:
-            _, e = np.frexp(d)           # d = m * 2^e with m in [0.5, 1): d in [2^(e-1), 2^e)
+            _, e = np.frexp(d)  # d = m * 2^e with m in [0.5, 1): d in [2^(e-1), 2^e)
             vals, counts = np.unique(e - 1, return_counts=True)
             for v, c in zip(vals.tolist(), counts.tolist()):
                 bins[v] = bins.get(v, 0) + c
@@ -676,7 +702,11 @@ def stats_within_rounding(ref: dict, target: dict) -> str | None:
     """For statistic-only records: the format (float16/bfloat16) whose rounding explains the differences of
     max, min and L2 norm (each moves by at most one rounding), or None. The mean is left out: a mean near zero
     moves by more than its own rounding."""
-    keys = [k for k in ("max", "min", "l2") if isinstance(ref.get(k), (int, float)) and isinstance(target.get(k), (int, float))]
+    keys = [
+        k
+        for k in ("max", "min", "l2")
+        if isinstance(ref.get(k), (int, float)) and isinstance(target.get(k), (int, float))
+    ]
     if not keys:
         return None
     for fmt in ("float16", "bfloat16"):

@@ -4,12 +4,13 @@ A `Dump` is an index: ops in execution order, each with lazy `TensorRef`s. Build
 (and small graph/order files), never tensor data; a tensor's header is read on first need, its payload is
 memory-mapped only while it is compared.
 """
+
 from __future__ import annotations
 
 import gc
 import os
-from contextlib import contextmanager
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -19,10 +20,10 @@ from . import dtypes
 from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from .npy import Layout, npy_layout, open_array, read_small
 
-if TYPE_CHECKING:   # networkx is imported by whoever builds a graph; the model only holds one
+if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
     import networkx as nx
 
-SMALL_READ = 1 << 22      # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
+SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
 
@@ -53,9 +54,9 @@ class Problem:
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
 
-    kind: str            # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
-    ref: str = ""        # op key, parameter name, or constant text
-    slot: int = 0        # output slot of the producing op
+    kind: str  # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
+    ref: str = ""  # op key, parameter name, or constant text
+    slot: int = 0  # output slot of the producing op
 
     @property
     def produced(self) -> bool:
@@ -69,17 +70,37 @@ class TensorRef:
     Statistic-only dumps carry `stats` and no data.
     """
 
-    __slots__ = ("path", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_layout_fn", "stats",
-                 "size_on_disk")
+    __slots__ = (
+        "path",
+        "io",
+        "slot",
+        "_dtype",
+        "_shape",
+        "fmt",
+        "timestamp",
+        "_layout",
+        "_layout_fn",
+        "stats",
+        "size_on_disk",
+    )
 
-    def __init__(self, path: str, io: str, slot: int, dtype: str | None = None,
-                 shape: tuple[int, ...] | None = None, fmt: str = "", timestamp: int | None = None,
-                 layout_fn: Callable[[], Layout] | None = None, stats: dict | None = None,
-                 size_on_disk: int | None = None):
+    def __init__(
+        self,
+        path: str,
+        io: str,
+        slot: int,
+        dtype: str | None = None,
+        shape: tuple[int, ...] | None = None,
+        fmt: str = "",
+        timestamp: int | None = None,
+        layout_fn: Callable[[], Layout] | None = None,
+        stats: dict | None = None,
+        size_on_disk: int | None = None,
+    ):
         self.path = path
         self.io = io
         self.slot = slot
-        self._dtype = dtype         # logical dtype: what the framework computed in (file name, IR, header)
+        self._dtype = dtype  # logical dtype: what the framework computed in (file name, IR, header)
         self._shape = shape
         self.fmt = fmt
         self.timestamp = timestamp
@@ -97,8 +118,18 @@ class TensorRef:
 
     def relayout(self, shape: tuple[int, ...] | None, layout_fn: Callable[[], Layout]) -> TensorRef:
         """This tensor read through another layout, e.g. a device layout put back into the graph's shape."""
-        return TensorRef(self.path, self.io, self.slot, self._dtype, shape, self.fmt, self.timestamp, layout_fn,
-                         self.stats, self.size_on_disk)
+        return TensorRef(
+            self.path,
+            self.io,
+            self.slot,
+            self._dtype,
+            shape,
+            self.fmt,
+            self.timestamp,
+            layout_fn,
+            self.stats,
+            self.size_on_disk,
+        )
 
     @property
     def has_data(self) -> bool:
@@ -160,12 +191,12 @@ class TensorRef:
         """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
         lay = self.layout()
         if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
-            flat = read_small(self.path, lay)        # one read() beats setting up a memory map
+            flat = read_small(self.path, lay)  # one read() beats setting up a memory map
         else:
             arr = open_array(self.path, lay)
             flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
         for start in range(0, flat.size, elems):
-            part = flat[start:start + elems]
+            part = flat[start : start + elems]
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
     def read(self) -> np.ndarray:
@@ -179,22 +210,22 @@ class TensorRef:
 class Op:
     """One operator (kernel), parameter or constant of a dump."""
 
-    name: str                      # full scope name, e.g. Default/conv2-ConvBlock/Conv2D-op0
-    op_type: str                   # Conv2D
+    name: str  # full scope name, e.g. Default/conv2-ConvBlock/Conv2D-op0
+    op_type: str  # Conv2D
     kind: str = KERNEL
-    graph: str = ""                # graph id within the dump
-    file_name: str = ""            # the op name as spelled in file names
+    graph: str = ""  # graph id within the dump
+    file_name: str = ""  # the op name as spelled in file names
     inputs: dict[int, TensorRef] = field(default_factory=dict)
     outputs: dict[int, TensorRef] = field(default_factory=dict)
-    order: int = -1                # position in the dump's execution order (kernels), -1 otherwise
-    timestamp: int | None = None   # earliest file timestamp
+    order: int = -1  # position in the dump's execution order (kernels), -1 otherwise
+    timestamp: int | None = None  # earliest file timestamp
     name_source: str = "file name"  # how `name` was recovered
     sources: dict[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
-    attrs: Mapping[str, str] = field(default_factory=dict)          # primitive attributes (from the IR)
-    code: list[str] = field(default_factory=list)                   # user source lines (from the IR)
-    key: str = ""                  # unique within the dump (name, or graph:name when graphs collide)
-    call: int = 1                  # 2, 3... when the same kernel ran more than once in one iteration
-    fused: tuple[str, ...] = ()    # the framework ops a fused op stands for, in order (GE graphs; fusion.py)
+    attrs: Mapping[str, str] = field(default_factory=dict)  # primitive attributes (from the IR)
+    code: list[str] = field(default_factory=list)  # user source lines (from the IR)
+    key: str = ""  # unique within the dump (name, or graph:name when graphs collide)
+    call: int = 1  # 2, 3... when the same kernel ran more than once in one iteration
+    fused: tuple[str, ...] = ()  # the framework ops a fused op stands for, in order (GE graphs; fusion.py)
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -222,23 +253,23 @@ class Op:
 class Dump:
     """An indexed dump: what was found, how it was read, and what could not be read."""
 
-    path: str                          # as given by the user
-    root: str                          # the folder the tensors were indexed from (rank level when known)
-    format: str                        # e.g. "mindspore-npy"
-    variant: str = ""                  # how this dump spells things, in words
-    version: str | None = None         # framework version when known
-    device: str | None = None          # device target when known
+    path: str  # as given by the user
+    root: str  # the folder the tensors were indexed from (rank level when known)
+    format: str  # e.g. "mindspore-npy"
+    variant: str = ""  # how this dump spells things, in words
+    version: str | None = None  # framework version when known
+    device: str | None = None  # device target when known
     rank: str | None = None
     graphs: list[str] = field(default_factory=list)
-    iterations: dict[str, str] = field(default_factory=dict)   # graph -> iteration used
-    ops: list[Op] = field(default_factory=list)                # kernels in execution order, then the rest
+    iterations: dict[str, str] = field(default_factory=dict)  # graph -> iteration used
+    ops: list[Op] = field(default_factory=list)  # kernels in execution order, then the rest
     problems: list[Problem] = field(default_factory=list)
     order_source: str = "file names"
     statistics_only: bool = False
-    graph: nx.DiGraph | None = None    # dataflow over op keys, when a graph file was read (or inferred)
+    graph: nx.DiGraph | None = None  # dataflow over op keys, when a graph file was read (or inferred)
     graph_source: str | None = None
     notes: list[str] = field(default_factory=list)
-    parameters: dict[str, bool] = field(default_factory=dict)   # graph parameter name -> is a weight (else an input)
+    parameters: dict[str, bool] = field(default_factory=dict)  # graph parameter name -> is a weight (else an input)
     _by_key: dict[str, Op] | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:

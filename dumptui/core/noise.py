@@ -9,6 +9,7 @@ The floor is the error a correct op may add in a dtype. Anchored on the Ascend o
 of the less precise of its dtypes agrees; the compute path lowers the precision when the data went through
 fp16/bf16 on the way (a Cast inserted on one side, a network input rounded to bf16).
 """
+
 from __future__ import annotations
 
 import math
@@ -18,9 +19,9 @@ from typing import Iterable
 from . import dtypes
 from .metrics import TRIM, PairStats
 
-FLOOR = {"float64": 2.0 ** -40, "float32": 2.0 ** -13, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
-PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")    # least precise first
-ELEMENT_FACTOR = 10     # one element may be off by 10x the floor (the standard's max relative error)
+FLOOR = {"float64": 2.0**-40, "float32": 2.0**-13, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")  # least precise first
+ELEMENT_FACTOR = 10  # one element may be off by 10x the floor (the standard's max relative error)
 
 
 def floor_of(dtype: str | None, floors: dict[str, float] | None = None, scale: float = 1.0) -> float:
@@ -54,7 +55,7 @@ class TensorError:
     abs: float
     rel_l2: float
     abs_rms: float
-    nonfinite: int = 0          # positions where NaN/Inf differ
+    nonfinite: int = 0  # positions where NaN/Inf differ
     n: int = 0
 
     @property
@@ -76,8 +77,11 @@ def tensor_error(st: PairStats) -> TensorError | None:
     if st.bitwise_equal or st.values_equal:
         return TensorError(0.0, 0.0, 0.0, 0.0, 0, st.n)
     if st.compared == 0:
-        return TensorError(math.inf, math.inf, math.inf, math.inf, st.nonfinite_mismatch, st.n) \
-            if st.nonfinite_mismatch else None
+        return (
+            TensorError(math.inf, math.inf, math.inf, math.inf, st.nonfinite_mismatch, st.n)
+            if st.nonfinite_mismatch
+            else None
+        )
     trimmed = st.mean_abs_trimmed if st.mean_abs_trimmed is not None else (st.mean_abs or 0.0)
     scale = st.rms_ref or 0.0
     if scale == 0.0:

@@ -5,6 +5,7 @@ buffer (payload twice the declared size); `np.load` then silently returns garbag
 sizes and, when the payload size implies another float width, offer the payload read with that width,
 clearly marked as repaired.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,23 +27,27 @@ class PayloadDecoder(Protocol):
     back into the original shape, or bytes inside a protobuf. Returns the values in the Layout's shape."""
 
     def decode(self, path: str, storage: np.dtype, offset: int) -> np.ndarray: ...
-_STANDARD_HEADER = re.compile(r"^\{'descr': '([<>|=][a-zA-Z]\d*)', 'fortran_order': (True|False), "
-                              r"'shape': \(([\d, ]*)\), \}\s*$")
+
+
+_STANDARD_HEADER = re.compile(
+    r"^\{'descr': '([<>|=][a-zA-Z]\d*)', 'fortran_order': (True|False), "
+    r"'shape': \(([\d, ]*)\), \}\s*$"
+)
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where a tensor's bytes are and how to read them. `problem` set means: do not read."""
 
-    storage: np.dtype | None      # numpy dtype of the bytes on disk
+    storage: np.dtype | None  # numpy dtype of the bytes on disk
     shape: tuple[int, ...] | None
-    offset: int                   # byte offset of the payload
+    offset: int  # byte offset of the payload
     fortran: bool = False
-    problem: str | None = None    # why the tensor cannot be read
-    repaired: str | None = None   # why the payload is read differently from what the header says
-    declared: str | None = None   # what the header declared, e.g. "float16[1, 8, 32, 32]"
-    widen_bf16: bool = False      # storage holds raw bfloat16 bits
-    decoder: PayloadDecoder | None = None   # set when the bytes are not the plain array (frozen, picklable)
+    problem: str | None = None  # why the tensor cannot be read
+    repaired: str | None = None  # why the payload is read differently from what the header says
+    declared: str | None = None  # what the header declared, e.g. "float16[1, 8, 32, 32]"
+    widen_bf16: bool = False  # storage holds raw bfloat16 bits
+    decoder: PayloadDecoder | None = None  # set when the bytes are not the plain array (frozen, picklable)
 
     @property
     def size(self) -> int:
@@ -74,7 +79,7 @@ def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
         raise NpyHeaderError("truncated npy header")
     header = text.decode("latin1")
     m = _STANDARD_HEADER.match(header)
-    if m:   # what numpy writes; literal_eval is ten times slower and a dump has thousands of files
+    if m:  # what numpy writes; literal_eval is ten times slower and a dump has thousands of files
         descr, fortran = m.group(1), m.group(2) == "True"
         shape = tuple(int(s) for s in m.group(3).split(",") if s.strip())
     else:
@@ -111,15 +116,35 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
     if n > 0 and payload > 0 and payload % n == 0 and dt.kind == "f":
         implied = dtypes.float_for_itemsize(payload // n)
         if implied is not None and implied != dt:
-            why = (f"header declares {declared} ({expected} B) but the payload is {payload} B: "
-                   f"read as {implied.name}, the dtype its size implies")
-            return Layout(implied.newbyteorder(dt.byteorder) if dt.byteorder in "<>" else implied, shape,
-                          offset, fortran, repaired=why, declared=declared)
+            why = (
+                f"header declares {declared} ({expected} B) but the payload is {payload} B: "
+                f"read as {implied.name}, the dtype its size implies"
+            )
+            return Layout(
+                implied.newbyteorder(dt.byteorder) if dt.byteorder in "<>" else implied,
+                shape,
+                offset,
+                fortran,
+                repaired=why,
+                declared=declared,
+            )
     if payload < expected:
-        return Layout(None, shape, offset, fortran, declared=declared,
-                      problem=f"truncated: header declares {declared} = {expected} B, payload is {payload} B")
-    return Layout(None, shape, offset, fortran, declared=declared,
-                  problem=f"payload {payload} B does not match header {declared} = {expected} B")
+        return Layout(
+            None,
+            shape,
+            offset,
+            fortran,
+            declared=declared,
+            problem=f"truncated: header declares {declared} = {expected} B, payload is {payload} B",
+        )
+    return Layout(
+        None,
+        shape,
+        offset,
+        fortran,
+        declared=declared,
+        problem=f"payload {payload} B does not match header {declared} = {expected} B",
+    )
 
 
 def _reason(e: Exception) -> str:
@@ -149,8 +174,9 @@ def open_array(path: str, layout: Layout) -> np.ndarray:
     shape = layout.shape or ()
     if layout.size == 0:
         return np.zeros(shape, dtype=storage)
-    return np.memmap(path, dtype=storage, mode="r", offset=layout.offset, shape=shape,
-                     order="F" if layout.fortran else "C")
+    return np.memmap(
+        path, dtype=storage, mode="r", offset=layout.offset, shape=shape, order="F" if layout.fortran else "C"
+    )
 
 
 def read_small(path: str, layout: Layout) -> np.ndarray:

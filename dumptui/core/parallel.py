@@ -5,6 +5,7 @@ here), so a full compare spreads its tensor pairs over processes instead. Each j
 worker needs to read the two payloads (path, dtype, shape, offset); the statistics come back, the verdicts
 are made in the parent. Workers are spawned, not forked: the caller may be a threaded UI.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -18,15 +19,25 @@ from .metrics import ElementTolerance, PairStats, compare_tensors
 from .model import TensorRef
 from .npy import Layout
 
-MIN_BYTES_FOR_PROCESSES = 64 << 20     # below this, starting workers costs more than it saves
+MIN_BYTES_FOR_PROCESSES = 64 << 20  # below this, starting workers costs more than it saves
 
 
 def tensor_spec(t: TensorRef) -> tuple:
     lay = t.layout()
     # callers pass readable tensors only (precheck: data, no problem); a Layout without storage has a problem
     assert lay.storage is not None
-    return (t.path, t.io, t.slot, t.dtype, tuple(lay.shape or ()), lay.storage.str, lay.offset, lay.fortran,
-            lay.widen_bf16, lay.decoder)
+    return (
+        t.path,
+        t.io,
+        t.slot,
+        t.dtype,
+        tuple(lay.shape or ()),
+        lay.storage.str,
+        lay.offset,
+        lay.fortran,
+        lay.widen_bf16,
+        lay.decoder,
+    )
 
 
 def _from_spec(spec: tuple) -> TensorRef:
@@ -43,8 +54,12 @@ def _run(job: tuple) -> tuple[int, PairStats | None, str | None]:
         return idx, None, f"read failed: {e}"
 
 
-def compare_in_processes(jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]], workers: int, kl: bool,
-                         cancelled: Callable[[], bool] | None = None) -> Iterator[tuple[int, PairStats | None, str | None]]:
+def compare_in_processes(
+    jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]],
+    workers: int,
+    kl: bool,
+    cancelled: Callable[[], bool] | None = None,
+) -> Iterator[tuple[int, PairStats | None, str | None]]:
     """Yields (job index, stats or None, error or None) as workers finish, biggest tensors first."""
     order = sorted(range(len(jobs)), key=lambda i: -(jobs[i][0].size or 0))
     # One BLAS thread per worker: the workers are the parallelism (OpenBLAS threads spin and oversubscribe).
@@ -52,8 +67,19 @@ def compare_in_processes(jobs: list[tuple[TensorRef, TensorRef, ElementTolerance
         os.environ[var] = "1"
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
-        futs = [ex.submit(_run, (i, tensor_spec(jobs[i][0]), tensor_spec(jobs[i][1]),
-                                 (jobs[i][2].atol, jobs[i][2].rtol, jobs[i][2].rms_tol), kl)) for i in order]
+        futs = [
+            ex.submit(
+                _run,
+                (
+                    i,
+                    tensor_spec(jobs[i][0]),
+                    tensor_spec(jobs[i][1]),
+                    (jobs[i][2].atol, jobs[i][2].rtol, jobs[i][2].rms_tol),
+                    kl,
+                ),
+            )
+            for i in order
+        ]
         try:
             for f in as_completed(futs):
                 if cancelled and cancelled():

@@ -3,6 +3,7 @@
 MindSpore `data_dump.json` (FORMATS.md §5) with `dump_mode: 1` and the interval's kernels, so the next run
 of a model too large to dump whole dumps only what the bisection still suspects. Never written inside a dump.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,24 +18,32 @@ def original_settings(dump: Dump) -> dict:
     return read_json_object(os.path.join(dump.root, ".dump_metadata", "data_dump.json"))
 
 
-def mindspore_config(kernels: list[str], dump_path: str, like: Dump | None = None, iteration: str | None = None,
-                     saved_data: str = "tensor", input_output: int = 0) -> dict:
+def mindspore_config(
+    kernels: list[str],
+    dump_path: str,
+    like: Dump | None = None,
+    iteration: str | None = None,
+    saved_data: str = "tensor",
+    input_output: int = 0,
+) -> dict:
     """A data_dump.json that dumps only `kernels` (full scope names), inputs and outputs."""
     if not os.path.isabs(dump_path):
         raise ValueError(f"{dump_path}: MindSpore needs an absolute dump path")
     base = original_settings(like) if like is not None else {}
     common = dict(base.get("common_dump_settings") or {})
     e2e = dict(base.get("e2e_dump_settings") or {})
-    common.update({
-        "dump_mode": 1,
-        "path": dump_path,
-        "net_name": common.get("net_name", "Net"),
-        "iteration": iteration if iteration is not None else str(common.get("iteration", "0")),
-        "saved_data": saved_data,
-        "input_output": input_output,
-        "kernels": list(dict.fromkeys(kernels)),
-        "support_device": common.get("support_device", [0, 1, 2, 3, 4, 5, 6, 7]),
-    })
+    common.update(
+        {
+            "dump_mode": 1,
+            "path": dump_path,
+            "net_name": common.get("net_name", "Net"),
+            "iteration": iteration if iteration is not None else str(common.get("iteration", "0")),
+            "saved_data": saved_data,
+            "input_output": input_output,
+            "kernels": list(dict.fromkeys(kernels)),
+            "support_device": common.get("support_device", [0, 1, 2, 3, 4, 5, 6, 7]),
+        }
+    )
     common.setdefault("op_debug_mode", 0)
     e2e.setdefault("enable", True)
     e2e.setdefault("trans_flag", True)

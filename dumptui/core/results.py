@@ -1,12 +1,13 @@
 """What comparing produces: one `TensorResult` per tensor pair, one `OpResult` per op pair."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from .align import OpPair
+from .hints import Hint
 from .metrics import ElementTolerance, PairStats
 from .model import TensorRef
-from .hints import Hint
 from .verdict import BAD, GOOD, IGNORED, worst
 
 
@@ -22,7 +23,7 @@ class TensorResult:
     tolerance: ElementTolerance | None = None
     notes: list[str] = field(default_factory=list)
     statistics_only: bool = False
-    stat_rel: dict[str, float | None] | None = None   # statistic-only comparisons: relative differences
+    stat_rel: dict[str, float | None] | None = None  # statistic-only comparisons: relative differences
 
     @property
     def label(self) -> str:
@@ -42,7 +43,7 @@ class OpResult:
     pair: OpPair
     inputs: list[TensorResult]
     outputs: list[TensorResult]
-    verdict: str            # from the outputs
+    verdict: str  # from the outputs
     input_verdict: str | None
     hints: list[Hint] = field(default_factory=list)
 

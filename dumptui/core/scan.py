@@ -6,6 +6,7 @@ output over a threshold" would blame whichever op crosses it first; and by `comp
 anyway. After the scan, tensor verdicts are judged in context: a tensor beyond its dtype's floor with no root
 upstream carries precision noise (`close`, and said so); one downstream of a root carries its divergence.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ from .results import OpResult, TensorResult
 from .session import Session
 from .verdict import CLOSE, DIVERGED, EQUAL, IGNORED
 
-REPLAY_MAX_ELEMENTS = 1 << 24      # larger ops are not replayed (float64 copies of every input)
+REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 
 
 def input_roles(pair: OpPair) -> dict[int, str]:
@@ -47,7 +48,9 @@ def input_roles(pair: OpPair) -> dict[int, str]:
         elif kinds:
             roles[slot] = "data"
         else:
-            t = (pair.ref.inputs.get(slot) if pair.ref else None) or (pair.target.inputs.get(slot) if pair.target else None)
+            t = (pair.ref.inputs.get(slot) if pair.ref else None) or (
+                pair.target.inputs.get(slot) if pair.target else None
+            )
             roles[slot] = "constant" if t is not None and t.shape == () else "data"
     return roles
 
@@ -67,9 +70,14 @@ def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None,
     if not errors:
         return None, None
     slot, worst = max(errors, key=lambda se: se[1].worst_rel)
-    return TensorError(rel=max(e.rel for _, e in errors), abs=max(e.abs for _, e in errors),
-                       rel_l2=max(e.rel_l2 for _, e in errors), abs_rms=max(e.abs_rms for _, e in errors),
-                       nonfinite=max(e.nonfinite for _, e in errors), n=worst.n), slot
+    return TensorError(
+        rel=max(e.rel for _, e in errors),
+        abs=max(e.abs for _, e in errors),
+        rel_l2=max(e.rel_l2 for _, e in errors),
+        abs_rms=max(e.abs_rms for _, e in errors),
+        nonfinite=max(e.nonfinite for _, e in errors),
+        n=worst.n,
+    ), slot
 
 
 def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalError:
@@ -98,8 +106,12 @@ def _differences(res: OpResult, roles: dict[int, str]) -> list[str]:
         for k, (a, b) in attribute_diff(pair.ref.attrs, pair.target.attrs).items():
             out.append(f"attribute {k}: {a} vs {b}")
     for r in res.inputs:
-        if roles.get(r.slot) == "constant" and r.verdict not in (EQUAL, IGNORED) and r.ref is not None \
-                and r.target is not None:
+        if (
+            roles.get(r.slot) == "constant"
+            and r.verdict not in (EQUAL, IGNORED)
+            and r.ref is not None
+            and r.target is not None
+        ):
             out.append(f"constant input.{r.slot}: {_value(r.ref)} vs {_value(r.target)}")
     for slot, role in roles.items():
         if role == "constant" and slot not in {r.slot for r in res.inputs}:
@@ -121,6 +133,7 @@ def _value(t: TensorRef) -> str:
 
 # ------------------------------------------------------------------------------------------------ replay
 
+
 def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
     """Recompute the reference op's definition on each side's own inputs; (proof, or None and why not)."""
     ref, tgt = pair.ref, pair.target
@@ -138,12 +151,17 @@ def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: in
         tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
         for s, role in roles.items():
             if role == "constant" and s in ref_in:
-                tgt_in[s] = ref_in[s]          # the op's definition is the reference's (epsilon, axes, scales)
+                tgt_in[s] = ref_in[s]  # the op's definition is the reference's (epsilon, axes, scales)
         constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
         dev = []
         for op, inputs in ((ref, ref_in), (tgt, tgt_in)):
-            spec = replay.ReplayInputs(op_type=ref.op_type, inputs=inputs, attrs=dict(ref.attrs), constants=constants,
-                                       out_shapes={s: tuple(t.shape or ()) for s, t in op.outputs.items()})
+            spec = replay.ReplayInputs(
+                op_type=ref.op_type,
+                inputs=inputs,
+                attrs=dict(ref.attrs),
+                constants=constants,
+                out_shapes={s: tuple(t.shape or ()) for s, t in op.outputs.items()},
+            )
             want = replay.replay(spec)
             if slot not in want:
                 return None, f"the replay of {ref.op_type} gives no output.{slot}"
@@ -164,8 +182,10 @@ def _read(t: TensorRef) -> np.ndarray:
 
 def _deviation(expected: np.ndarray, got: np.ndarray, dtype: str | None) -> float:
     """Relative error of a dumped output against the recomputation rounded to the output's own dtype."""
-    want = _round_to(np.asarray(expected, dtype=np.float64) if np.asarray(expected).dtype.kind == "f"
-                     else np.asarray(expected), dtype)
+    want = _round_to(
+        np.asarray(expected, dtype=np.float64) if np.asarray(expected).dtype.kind == "f" else np.asarray(expected),
+        dtype,
+    )
     if want.size != got.size:
         raise ValueError(f"replay gives {want.size} elements, the dump holds {got.size}")
     err = tensor_error(compare_arrays(want.reshape(-1), np.asarray(got).reshape(-1), kl=False))
@@ -185,18 +205,19 @@ def _round_to(a: np.ndarray, dtype: str | None) -> np.ndarray:
             return a.astype(np.float32).astype(np.float64)
         if dtype == "bfloat16":
             bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
-            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16       # round to nearest even
+            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16  # round to nearest even
             return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
     return a
 
 
 # ------------------------------------------------------------------------------------------------ the scan
 
+
 @dataclass
 class ScanResult:
     order: list[OpPair]
-    locals: list[LocalError]                   # one per op of `order`
-    tainted: list[bool]                        # a root at or above the op (its error may be carried here)
+    locals: list[LocalError]  # one per op of `order`
+    tainted: list[bool]  # a root at or above the op (its error may be carried here)
     roots: list[LocalError] = field(default_factory=list)
 
     def local_of(self, pair: OpPair) -> LocalError | None:
@@ -206,10 +227,15 @@ class ScanResult:
         return None
 
 
-def scan(session: Session, order: list[OpPair], predecessors: Callable[[int], set[int]],
-         tainted_by_inputs: AbstractSet[int] = frozenset(), workers: int | None = None,
-         progress: Callable[[int, int], None] | None = None,
-         cancelled: Callable[[], bool] | None = None) -> ScanResult:
+def scan(
+    session: Session,
+    order: list[OpPair],
+    predecessors: Callable[[int], set[int]],
+    tainted_by_inputs: AbstractSet[int] = frozenset(),
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> ScanResult:
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
     the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
     results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled, purpose="scan")
@@ -239,16 +265,27 @@ def _carried(session: Session, pair: OpPair, r: TensorResult, tainted: bool) -> 
     if r.verdict != DIVERGED or tainted or r.statistics_only:
         return
     err = result_error(r)
-    why = f"{err.describe()}, carried precision noise (no root of divergence upstream)" if err else \
-        "carried precision noise (no root of divergence upstream)"
+    why = (
+        f"{err.describe()}, carried precision noise (no root of divergence upstream)"
+        if err
+        else "carried precision noise (no root of divergence upstream)"
+    )
     if err is not None and err.nonfinite:
-        return                   # NaN/Inf differences are never noise
+        return  # NaN/Inf differences are never noise
     session.rejudge(r, CLOSE, why)
 
 
 def kernel_order(session: Session) -> list[OpPair]:
-    return [p for p in session.alignment.pairs if p.kind == KERNEL and p.paired and p.ref is not None
-            and p.target is not None and p.ref.outputs and p.target.outputs]
+    return [
+        p
+        for p in session.alignment.pairs
+        if p.kind == KERNEL
+        and p.paired
+        and p.ref is not None
+        and p.target is not None
+        and p.ref.outputs
+        and p.target.outputs
+    ]
 
 
 def describe_noise(session: Session) -> str:
@@ -256,19 +293,25 @@ def describe_noise(session: Session) -> str:
     reasons = []
     casts = [p for p in session.alignment.unpaired() if p.kind == KERNEL]
     if casts:
-        types = sorted({p.op_type for p in casts})          # one-sided: the op type of the side present
+        types = sorted({p.op_type for p in casts})  # one-sided: the op type of the side present
         reasons.append(f"{len(casts)} ops on one side only ({', '.join(types[:4])})")
     mixed = 0
     for p in kernel_order(session):
-        assert p.ref is not None and p.target is not None     # kernel_order keeps paired ops only
+        assert p.ref is not None and p.target is not None  # kernel_order keeps paired ops only
         for s, t in p.target.outputs.items():
             r = p.ref.outputs.get(s)
             if r is not None and r.dtype != t.dtype:
                 mixed += 1
     if mixed:
         reasons.append(f"{mixed} outputs in another dtype on the target")
-    low = least_precise([t.dtype for p in kernel_order(session) if p.target is not None  # always: paired ops
-                         for t in p.target.outputs.values()])
+    low = least_precise(
+        [
+            t.dtype
+            for p in kernel_order(session)
+            if p.target is not None  # always: paired ops
+            for t in p.target.outputs.values()
+        ]
+    )
     if low in ("float16", "bfloat16") and not mixed:
         reasons.append(f"the target computes in {low}")
     return "; ".join(reasons)

@@ -5,6 +5,7 @@ caches by tensor pair and books the read in the `ReadLedger`, so bisection can p
 Verdict rules live in `verdict.py`; running many compares at once (processes) in `batch.py`. Safe to call
 from worker threads.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,17 +20,38 @@ from .ledger import ReadLedger
 from .metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
 from .model import SMALL_READ, Dump, TensorRef
 from .results import OpResult, TensorResult, op_verdict
-from .verdict import (BUILTIN_IGNORES, DTYPE_MISMATCH, EQUAL, IGNORED, NOT_COMPARABLE, ONLY_REF, ONLY_TARGET,
-                      SHAPE_MISMATCH, UNREADABLE, IgnoreRule, Thresholds, compare_statistics, ignore_reason, judge)
+from .verdict import (
+    BUILTIN_IGNORES,
+    DTYPE_MISMATCH,
+    EQUAL,
+    IGNORED,
+    NOT_COMPARABLE,
+    ONLY_REF,
+    ONLY_TARGET,
+    SHAPE_MISMATCH,
+    UNREADABLE,
+    IgnoreRule,
+    Thresholds,
+    compare_statistics,
+    ignore_reason,
+    judge,
+)
 
-TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]     # io, slot, ref, target
-Prechecked = tuple[ElementTolerance, list[str], "str | None"]           # tolerance, notes, ignore reason
+TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
+Prechecked = tuple[ElementTolerance, list[str], "str | None"]  # tolerance, notes, ignore reason
 
 
 class Session:
-    def __init__(self, ref: Dump, target: Dump, thresholds: Thresholds | None = None,
-                 ignores: Iterable[IgnoreRule] = (), forced: list[tuple[str, str]] | None = None,
-                 alignment: Alignment | None = None, kl: bool = True):
+    def __init__(
+        self,
+        ref: Dump,
+        target: Dump,
+        thresholds: Thresholds | None = None,
+        ignores: Iterable[IgnoreRule] = (),
+        forced: list[tuple[str, str]] | None = None,
+        alignment: Alignment | None = None,
+        kl: bool = True,
+    ):
         self.ref = ref
         self.target = target
         self.thresholds = thresholds or Thresholds()
@@ -69,8 +91,9 @@ class Session:
     def cached(self, ref: TensorRef | None, target: TensorRef | None) -> TensorResult | None:
         return self._cache.get((id(ref), id(target)))
 
-    def tensor_result(self, pair: OpPair, io: str, slot: int, ref: TensorRef | None,
-                      target: TensorRef | None, purpose: str = "") -> TensorResult:
+    def tensor_result(
+        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+    ) -> TensorResult:
         key = (id(ref), id(target))
         hit = self._cache.get(key)
         if hit is not None:
@@ -82,12 +105,13 @@ class Session:
         with self._lock:
             return self._cache.setdefault((id(ref), id(target)), res)
 
-    def _evaluate(self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None,
-                  purpose: str) -> TensorResult:
+    def _evaluate(
+        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
+    ) -> TensorResult:
         pre = self.precheck(pair, io, slot, ref, target, purpose)
         if isinstance(pre, TensorResult):
             return pre
-        assert ref is not None and target is not None      # precheck settles one-sided pairs
+        assert ref is not None and target is not None  # precheck settles one-sided pairs
         tol, notes, ignored = pre
         try:
             st = compare_tensors(ref, target, tol, kl=self.kl)
@@ -95,38 +119,73 @@ class Session:
             return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
         return self.finish(pair, io, slot, ref, target, st, pre, purpose)
 
-    def precheck(self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None,
-                 purpose: str = "") -> TensorResult | Prechecked:
+    def precheck(
+        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+    ) -> TensorResult | Prechecked:
         """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
         compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
         be computed."""
         if ref is None or target is None:
-            return TensorResult(io, slot, ref, target, ONLY_TARGET if ref is None else ONLY_REF,
-                                "no such tensor in the " + ("reference" if ref is None else "target"))
+            return TensorResult(
+                io,
+                slot,
+                ref,
+                target,
+                ONLY_TARGET if ref is None else ONLY_REF,
+                "no such tensor in the " + ("reference" if ref is None else "target"),
+            )
         ignored = self.ignore_reason(pair, io, slot)
-        notes = [f"{side}: repaired data, {t.repaired}" for side, t in (("ref", ref), ("target", target))
-                 if t.has_data and t.repaired]
-        problems = [f"{side}: {t.problem}" for side, t in (("ref", ref), ("target", target))
-                    if t.has_data and t.problem]
+        notes = [
+            f"{side}: repaired data, {t.repaired}"
+            for side, t in (("ref", ref), ("target", target))
+            if t.has_data and t.repaired
+        ]
+        problems = [
+            f"{side}: {t.problem}" for side, t in (("ref", ref), ("target", target)) if t.has_data and t.problem
+        ]
         if problems:
-            return TensorResult(io, slot, ref, target, IGNORED if ignored else UNREADABLE,
-                                ignored or "; ".join(problems), notes=notes)
+            return TensorResult(
+                io, slot, ref, target, IGNORED if ignored else UNREADABLE, ignored or "; ".join(problems), notes=notes
+            )
         if not ref.has_data or not target.has_data:
             return self._evaluate_statistics(pair, io, slot, ref, target, ignored, notes, purpose)
         rs, ts = ref.shape or (), target.shape or ()
         rn, tn = ref.size or 0, target.size or 0
         if dtypes.is_complex(ref.dtype) != dtypes.is_complex(target.dtype):
-            return TensorResult(io, slot, ref, target, IGNORED if ignored else DTYPE_MISMATCH,
-                                ignored or f"dtypes {ref.dtype} vs {target.dtype} cannot be compared", notes=notes)
+            return TensorResult(
+                io,
+                slot,
+                ref,
+                target,
+                IGNORED if ignored else DTYPE_MISMATCH,
+                ignored or f"dtypes {ref.dtype} vs {target.dtype} cannot be compared",
+                notes=notes,
+            )
         if rn != tn:
-            return TensorResult(io, slot, ref, target, IGNORED if ignored else SHAPE_MISMATCH,
-                                ignored or f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)", notes=notes)
+            return TensorResult(
+                io,
+                slot,
+                ref,
+                target,
+                IGNORED if ignored else SHAPE_MISMATCH,
+                ignored or f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)",
+                notes=notes,
+            )
         if ref.dtype != target.dtype:
             notes.append(f"dtypes differ: {ref.dtype} vs {target.dtype} (compared as values)")
         return self.thresholds.tolerance(ref.dtype, target.dtype), notes, ignored
 
-    def finish(self, pair: OpPair, io: str, slot: int, ref: TensorRef, target: TensorRef, st: PairStats,
-               pre: Prechecked, purpose: str) -> TensorResult:
+    def finish(
+        self,
+        pair: OpPair,
+        io: str,
+        slot: int,
+        ref: TensorRef,
+        target: TensorRef,
+        st: PairStats,
+        pre: Prechecked,
+        purpose: str,
+    ) -> TensorResult:
         """The verdict of computed statistics (here or in a worker process); books the read."""
         tol, notes, ignored = pre
         self.ledger.book(purpose, pair.key, io, slot)
@@ -141,8 +200,17 @@ class Session:
             verdict, reason = IGNORED, ignored
         return TensorResult(io, slot, ref, target, verdict, reason, st, tol, notes)
 
-    def _evaluate_statistics(self, pair: OpPair, io: str, slot: int, ref: TensorRef, target: TensorRef,
-                             ignored: str | None, notes: list[str], purpose: str) -> TensorResult:
+    def _evaluate_statistics(
+        self,
+        pair: OpPair,
+        io: str,
+        slot: int,
+        ref: TensorRef,
+        target: TensorRef,
+        ignored: str | None,
+        notes: list[str],
+        purpose: str,
+    ) -> TensorResult:
         """Statistic-only dumps: compare max/min/mean/L2 (a weaker check, and said so)."""
         try:
             rstat = ref.stats if not ref.has_data else _stats_dict(side_stats(ref))
@@ -150,18 +218,39 @@ class Session:
         except (OSError, ValueError) as e:
             return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
         self.ledger.book(purpose, pair.key, io, slot)
-        verdict, reason, rel = compare_statistics(rstat or {}, tstat or {},
-                                                  self.thresholds.floor(ref.dtype, target.dtype)[0], ref.size)
+        verdict, reason, rel = compare_statistics(
+            rstat or {}, tstat or {}, self.thresholds.floor(ref.dtype, target.dtype)[0], ref.size
+        )
         if ignored:
             verdict, reason = IGNORED, ignored
         notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
-        return TensorResult(io, slot, ref, target, verdict, "statistics only: " + reason, notes=notes,
-                            statistics_only=True, stat_rel=rel)
+        return TensorResult(
+            io,
+            slot,
+            ref,
+            target,
+            verdict,
+            "statistics only: " + reason,
+            notes=notes,
+            statistics_only=True,
+            stat_rel=rel,
+        )
 
     def rejudge(self, res: TensorResult, verdict: str, reason: str) -> TensorResult:
         """Replace a cached result's verdict (a verdict judged in context, after a scan); stats are kept."""
-        new = TensorResult(res.io, res.slot, res.ref, res.target, verdict, reason, res.stats, res.tolerance,
-                           res.notes, res.statistics_only, res.stat_rel)
+        new = TensorResult(
+            res.io,
+            res.slot,
+            res.ref,
+            res.target,
+            verdict,
+            reason,
+            res.stats,
+            res.tolerance,
+            res.notes,
+            res.statistics_only,
+            res.stat_rel,
+        )
         with self._lock:
             self._cache[(id(res.ref), id(res.target))] = new
         return new
@@ -225,5 +314,12 @@ class Session:
 
 
 def _stats_dict(s: SideStats) -> dict:
-    return {"max": s.max, "min": s.min, "mean": s.mean, "l2": s.l2, "nan": s.nan, "pos_inf": s.pos_inf,
-            "neg_inf": s.neg_inf}
+    return {
+        "max": s.max,
+        "min": s.min,
+        "mean": s.mean,
+        "l2": s.l2,
+        "nan": s.nan,
+        "pos_inf": s.pos_inf,
+        "neg_inf": s.neg_inf,
+    }

@@ -1,4 +1,5 @@
 """What a MindSpore dump folder holds before anything is chosen: ranks, graphs, iterations, file counts."""
+
 from __future__ import annotations
 
 import os

@@ -13,6 +13,7 @@ A tensor pair is `equal` (bitwise), `close`, `diverged`, `shape mismatch`, `dtyp
 Whether a divergence is *born* at an op or carried in is the local-error rule (localerror.py); in a noisy
 pair the floor follows the compute path, not only the tensor's own dtypes.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -24,8 +25,9 @@ from typing import Iterable
 
 from . import dtypes
 from .metrics import ElementTolerance, PairStats, stats_within_rounding, within_rounding
-from .noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
 from .model import Op, TensorRef
+from .noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
+
 
 class Verdict(str, Enum):
     """The verdict of a tensor pair (and of an op, from its outputs), with everything that shows it.
@@ -57,12 +59,12 @@ class Verdict(str, Enum):
     NOT_COMPARABLE = ("not comparable", "?", 4, "incomparable")
     ONLY_REF = ("only in ref", "<", 5, "one-sided")
     ONLY_TARGET = ("only in target", ">", 6, "one-sided")
-    PENDING = ("pending", "·", 7, "muted")        # not computed yet
+    PENDING = ("pending", "·", 7, "muted")  # not computed yet
     CLOSE = ("close", "≈", 8, "close")
     IGNORED = ("ignored", "-", 9, "muted")
     EQUAL = ("equal", "=", 10, "ok")
 
-    __str__ = str.__str__            # "diverged", not "Verdict.DIVERGED", in f-strings and prints
+    __str__ = str.__str__  # "diverged", not "Verdict.DIVERGED", in f-strings and prints
 
     def __format__(self, format_spec: str) -> str:
         return str.__format__(self, format_spec)
@@ -136,13 +138,13 @@ class Thresholds:
     floors: tuple[tuple[str, float], ...] = ()
     max_off: float = 0.10
     cos: float | None = None
-    replay: bool = True            # prove roots by recomputing the op (localerror.py); off: the gain rule alone
+    replay: bool = True  # prove roots by recomputing the op (localerror.py); off: the gain rule alone
 
     def floor(self, *dtype_names: str | None) -> tuple[float, str | None]:
         """(floor, dtype it comes from) for a pair of the given dtypes: the less precise one decides."""
         dt = least_precise(dtype_names)
         if dt is None and any(dtype_names):
-            return 0.0, next(d for d in dtype_names if d)      # integers, booleans: exact
+            return 0.0, next(d for d in dtype_names if d)  # integers, booleans: exact
         return floor_of(dt, dict(self.floors), self.floor_scale), dt or "float32"
 
     def tolerance(self, dtype_ref: str | None, dtype_target: str | None) -> ElementTolerance:
@@ -177,15 +179,20 @@ def judge(st: PairStats, th: Thresholds, floor: float, floor_dtype: str | None =
         return TensorVerdict(DIVERGED, f"cosine {st.cos:.6f} < {th.cos}")
     if err.rel > floor:
         zeros = st.undefined.get("cos", "")
-        return TensorVerdict(DIVERGED, f"error {fmt_rel(err.rel)} of its RMS > {where}" + (f"; {zeros}" if zeros else ""))
+        return TensorVerdict(
+            DIVERGED, f"error {fmt_rel(err.rel)} of its RMS > {where}" + (f"; {zeros}" if zeros else "")
+        )
     off_share = st.n_off / max(st.compared, 1)
     if st.compared > 1 and off_share > th.max_off:
-        return TensorVerdict(DIVERGED, f"{off_share:.1%} of elements off by more than {ELEMENT_FACTOR}x the "
-                                       f"{where} (limit {th.max_off:.0%})")
+        return TensorVerdict(
+            DIVERGED,
+            f"{off_share:.1%} of elements off by more than {ELEMENT_FACTOR}x the {where} (limit {th.max_off:.0%})",
+        )
     return TensorVerdict(CLOSE, f"error {fmt_rel(err.rel)} of its RMS <= {where}")
 
 
 # ---------------------------------------------------------------------------------------------- ignore rules
+
 
 @dataclass(frozen=True)
 class IgnoreRule:
@@ -208,9 +215,13 @@ class IgnoreRule:
 
 
 BUILTIN_IGNORES = (
-    IgnoreRule("*", "BatchNorm in inference: outputs 1-4 are uninitialised memory and differ run to run",
-               op_types=("BatchNorm", "FusedBatchNorm", "BatchNormInfer", "BNInfer", "FusedBatchNormEx"),
-               io="output", slots=(1, 2, 3, 4)),
+    IgnoreRule(
+        "*",
+        "BatchNorm in inference: outputs 1-4 are uninitialised memory and differ run to run",
+        op_types=("BatchNorm", "FusedBatchNorm", "BatchNormInfer", "BNInfer", "FusedBatchNormEx"),
+        io="output",
+        slots=(1, 2, 3, 4),
+    ),
 )
 
 

@@ -1,5 +1,6 @@
 """Pictures made of characters: the bisection interval over the execution order (one character per
 column, a distinct character per kind so it reads without colour) and the error histogram."""
+
 from __future__ import annotations
 
 import math
@@ -8,19 +9,19 @@ from typing import Sequence
 
 from .bisection import BisectState
 
-
 BAR_CHAR = {
-    "unknown": "·",    # bisection not started
-    "clear": "=",      # not suspect: before the bad op, or cleared by a good probe
-    "suspect": "▒",    # still a candidate
-    "after": "x",      # after the first known bad op
-    "good": "G",       # probed and marked good
-    "bad": "B",        # probed and marked bad
-    "probe": "P",      # the op to probe now
+    "unknown": "·",  # bisection not started
+    "clear": "=",  # not suspect: before the bad op, or cleared by a good probe
+    "suspect": "▒",  # still a candidate
+    "after": "x",  # after the first known bad op
+    "good": "G",  # probed and marked good
+    "bad": "B",  # probed and marked bad
+    "probe": "P",  # the op to probe now
     "culprit": "!",
 }
-_BAR_PRIORITY = {k: i for i, k in enumerate(("unknown", "clear", "after", "suspect", "good", "bad", "probe",
-                                             "culprit"))}
+_BAR_PRIORITY = {
+    k: i for i, k in enumerate(("unknown", "clear", "after", "suspect", "good", "bad", "probe", "culprit"))
+}
 BAR_LEGEND = "= clear  ▒ suspect  x after bad  G/B marked  P probe  ! culprit"
 
 
@@ -76,7 +77,7 @@ def histogram_bar(counts: Sequence[int], width: int) -> tuple[str, int]:
     merge = 1
     while math.ceil(len(counts) / merge) > width:
         merge *= 2
-    merged = [sum(counts[i:i + merge]) for i in range(0, len(counts), merge)]
+    merged = [sum(counts[i : i + merge]) for i in range(0, len(counts), merge)]
     top = max(merged)
     blocks = " ▁▂▃▄▅▆▇█"
     out = []
@@ -87,4 +88,3 @@ def histogram_bar(counts: Sequence[int], width: int) -> tuple[str, int]:
             level = 1 + int(round(7 * math.log1p(v) / math.log1p(top))) if top > 0 else 1
             out.append(blocks[min(level, 8)])
     return "".join(out), merge
-

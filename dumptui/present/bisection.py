@@ -5,16 +5,17 @@
 - `BisectState`: an immutable snapshot of it, which the UI thread renders while a worker owns the bisection.
 - `redump_kernels` / `redump_plan`: what a re-dump config for the current interval holds, and says.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.align import OpPair
-from ..core.results import OpResult, TensorResult
-from ..core.session import Session
 from ..core.metrics import format_cos
 from ..core.model import KERNEL
+from ..core.results import OpResult, TensorResult
+from ..core.session import Session
 from ..core.verdict import BAD
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # the app imports this module before its first paint: network
 class HistoryRow:
     number: int
     position: int
-    index: int          # pair index
+    index: int  # pair index
     name: str
     mark: str
     source: str
@@ -43,7 +44,7 @@ class RootView:
     why: str
     how: str
     caveats: tuple[str, ...] = ()
-    hints: tuple[tuple[str, str], ...] = ()     # (kind, text)
+    hints: tuple[tuple[str, str], ...] = ()  # (kind, text)
     proof: str | None = None
 
 
@@ -61,10 +62,10 @@ class BisectState:
     bad: frozenset[int] = frozenset()
     hi: int | None = None
     steps_left: int = 0
-    probe: int | None = None            # position in the bisection order
-    probe_index: int | None = None      # pair index
+    probe: int | None = None  # position in the bisection order
+    probe_index: int | None = None  # pair index
     probe_name: str = ""
-    probe_mark: str | None = None       # what the engine computed: good | bad | skip
+    probe_mark: str | None = None  # what the engine computed: good | bad | skip
     probe_detail: str = ""
     history: tuple[HistoryRow, ...] = ()
     culprit: RootView | None = None
@@ -93,12 +94,14 @@ def is_mark_step(step: "Step") -> bool:
 
 def proof_line(res: OpResult) -> str:
     """Inputs vs outputs in one line: `input.0 close, input.1 equal -> output.0 diverged (cos 0.466451)`."""
+
     def one(r: TensorResult) -> str:
         s = f"{r.label} {r.verdict}"
         if r.stats is not None and r.verdict in BAD:
             cos = format_cos(r.stats.cos)
             s += f" (cos {cos})"
         return s
+
     ins = ", ".join(one(r) for r in res.inputs) or "no inputs dumped"
     outs = ", ".join(one(r) for r in res.outputs) or "no outputs dumped"
     return f"{ins} → {outs}"
@@ -192,9 +195,19 @@ class BisectDriver:
         """A snapshot for the UI. At convergence it reads the culprit's inputs if not read yet."""
         bi = self.bi
         order = bi.order
-        history = tuple(HistoryRow(i + 1, s.position, order[s.position].index, order[s.position].name, s.mark,
-                                   s.source, s.detail, s.candidates_before)
-                        for i, s in enumerate(bi.history))
+        history = tuple(
+            HistoryRow(
+                i + 1,
+                s.position,
+                order[s.position].index,
+                order[s.position].name,
+                s.mark,
+                s.source,
+                s.detail,
+                s.candidates_before,
+            )
+            for i, s in enumerate(bi.history)
+        )
         culprit = others = None
         if bi.finished:
             first = bi.first_root()
@@ -203,24 +216,46 @@ class BisectDriver:
         checks, problems = _checks_summary(bi)
         probe_pair = order[self.probe] if self.probe is not None else None
         return BisectState(
-            n=len(order), mode=bi.mode, started=bi.started, finished=bi.finished, no_divergence=bi.no_divergence,
-            candidates=frozenset(bi.candidates), good=frozenset(bi.good), bad=frozenset(bi.bad), hi=bi.hi,
-            steps_left=bi.steps_left, probe=self.probe,
+            n=len(order),
+            mode=bi.mode,
+            started=bi.started,
+            finished=bi.finished,
+            no_divergence=bi.no_divergence,
+            candidates=frozenset(bi.candidates),
+            good=frozenset(bi.good),
+            bad=frozenset(bi.bad),
+            hi=bi.hi,
+            steps_left=bi.steps_left,
+            probe=self.probe,
             probe_index=probe_pair.index if probe_pair is not None else None,
             probe_name=probe_pair.label if probe_pair is not None else "",
             probe_mark=self.probe_verdict[0] if self.probe_verdict else None,
             probe_detail=self.probe_verdict[1] if self.probe_verdict else "",
-            history=history, culprit=culprit, others=others or (), checks=checks, check_problems=problems,
-            notes=tuple(bi.notes), can_undo=any(is_mark_step(s) for s in bi.history))
+            history=history,
+            culprit=culprit,
+            others=others or (),
+            checks=checks,
+            check_problems=problems,
+            notes=tuple(bi.notes),
+            can_undo=any(is_mark_step(s) for s in bi.history),
+        )
 
     def _root_view(self, r: "Root") -> RootView:
         p = r.pair
         pos = self.bi.position.get(p.index)
         res = r.result
-        return RootView(index=p.index, position=pos, label=p.label, op_type=p.op_type, kind=r.kind, why=r.why,
-                        how=p.how, caveats=tuple(r.caveats),
-                        hints=tuple((h.kind, h.text) for h in (res.hints if res is not None else self.session.hints(p))),
-                        proof=proof_line(res) if res is not None else None)
+        return RootView(
+            index=p.index,
+            position=pos,
+            label=p.label,
+            op_type=p.op_type,
+            kind=r.kind,
+            why=r.why,
+            how=p.how,
+            caveats=tuple(r.caveats),
+            hints=tuple((h.kind, h.text) for h in (res.hints if res is not None else self.session.hints(p))),
+            proof=proof_line(res) if res is not None else None,
+        )
 
 
 def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
@@ -260,7 +295,6 @@ def redump_kernels(order: Sequence[OpPair], pairs: Sequence[OpPair], candidates:
     return list(dict.fromkeys(names))
 
 
-
 @dataclass(frozen=True)
 class RedumpPlan:
     """What `e` exports: the kernel names for the next run to dump, and one line that says what they are."""
@@ -275,6 +309,9 @@ def redump_plan(order: Sequence[OpPair], pairs: Sequence[OpPair], state: BisectS
     lo, hi = min(state.candidates), max(state.candidates)
     span = f"#{order[lo].index + 1}" + (f"..#{order[hi].index + 1}" if hi != lo else "")
     n, k = len(kernels), len(state.candidates)
-    return RedumpPlan(kernels, f"{n} kernel name{'s' if n != 1 else ''} (both sides' spellings): the {k} "
-                               f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only "
-                               "between them")
+    return RedumpPlan(
+        kernels,
+        f"{n} kernel name{'s' if n != 1 else ''} (both sides' spellings): the {k} "
+        f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only "
+        "between them",
+    )

@@ -1,5 +1,6 @@
 """Text laid out without a table renderer: aligned columns and names elided on the left. Cheap enough to
 redraw on every cursor move."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -11,7 +12,7 @@ def elide_left(text: str, width: int) -> str:
         return ""
     if len(text) <= width:
         return text
-    return "…" + text[len(text) - width + 1:] if width > 1 else "…"
+    return "…" + text[len(text) - width + 1 :] if width > 1 else "…"
 
 
 def format_columns(rows: Sequence[Sequence[str]], right: Sequence[bool], gap: int = 2) -> list[str]:
@@ -25,4 +26,3 @@ def format_columns(rows: Sequence[Sequence[str]], right: Sequence[bool], gap: in
         cells = [c.rjust(w) if right[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
         out.append((" " * gap).join(cells).rstrip())
     return out
-

@@ -1,5 +1,6 @@
 """The centre pane's decisions: which tensor pair of an op to detail first, and whether its elements can
 be shown at all."""
+
 from __future__ import annotations
 
 from ..core.results import OpResult, TensorResult

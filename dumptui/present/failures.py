@@ -2,6 +2,7 @@
 
 The app shows every failure through one place (`MainScreen.show_failure`), which words it with this.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,14 +10,20 @@ from dataclasses import dataclass
 from ..core.errors import DumptuiError
 
 # what failed, by the work it interrupted (the main screen's worker groups, and its two file writes)
-WORK_WORDS = {"open": "cannot open the dumps", "stats": "the statistics stopped", "bisect": "the bisection stopped",
-              "detail": "cannot show the op", "tensor": "cannot show the tensor", "save": "cannot save the session",
-              "export": "not exported"}
+WORK_WORDS = {
+    "open": "cannot open the dumps",
+    "stats": "the statistics stopped",
+    "bisect": "the bisection stopped",
+    "detail": "cannot show the op",
+    "tensor": "cannot show the tensor",
+    "save": "cannot save the session",
+    "export": "not exported",
+}
 
 
 @dataclass(frozen=True)
 class Failure:
-    path: str          # "" when it concerns no file
+    path: str  # "" when it concerns no file
     reason: str
 
     def __str__(self) -> str:

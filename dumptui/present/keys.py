@@ -5,6 +5,7 @@ palette offers it, and when it is available. The key bindings, the command palet
 Keys that only move inside one widget (up/down in the tree, a table's columns) stay in that widget's own
 BINDINGS: Textual's widgets handle them there, and the help screen reads them from the widget.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,18 +14,18 @@ from typing import Callable
 from .bisection import BisectState
 from .progress import CANCELLED, FAILED, RUNNING, WAITING
 
-SCREEN, APP = "screen", "app"          # where an action is bound and runs: the main screen, or the app
+SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
 
 
 @dataclass(frozen=True)
 class KeyContext:
     """What decides which commands make sense now: a snapshot of the main screen's state."""
 
-    indexed: bool = False              # both dumps indexed and aligned: the tree has numbers
-    bisection_ready: bool = False      # the bisection order is built
-    bisect_task: str = ""              # what the bisection worker is doing ("" idle, "run" while `a` steps)
+    indexed: bool = False  # both dumps indexed and aligned: the tree has numbers
+    bisection_ready: bool = False  # the bisection order is built
+    bisect_task: str = ""  # what the bisection worker is doing ("" idle, "run" while `a` steps)
     bisection: BisectState | None = None
-    statistics: str = WAITING          # the full compare: waiting | running | done | cancelled | failed
+    statistics: str = WAITING  # the full compare: waiting | running | done | cancelled | failed
 
     @property
     def idle(self) -> bool:
@@ -77,17 +78,17 @@ def _can_compute_statistics(c: KeyContext) -> bool:
 
 @dataclass(frozen=True)
 class Action:
-    id: str                        # the binding id: users remap keys by it
-    action: str                    # what runs, as Textual writes it: "mark('good')", "app.help"
-    keys: str                      # Textual key names, comma-separated; "" = from the command palette only
-    label: str                     # short, for the footer
-    help: str                      # one line, for the help screen and the command palette
-    section: str                   # the help screen's section
-    palette: str = ""              # the command palette's title; "" = not offered there
-    footer: bool = False           # shown in the footer
+    id: str  # the binding id: users remap keys by it
+    action: str  # what runs, as Textual writes it: "mark('good')", "app.help"
+    keys: str  # Textual key names, comma-separated; "" = from the command palette only
+    label: str  # short, for the footer
+    help: str  # one line, for the help screen and the command palette
+    section: str  # the help screen's section
+    palette: str = ""  # the command palette's title; "" = not offered there
+    footer: bool = False  # shown in the footer
     when: Condition | None = None  # available only then; None = always
-    on: str = SCREEN               # bound on the main screen, or on the app (available on every screen)
-    priority: bool = False         # before the focused widget's own bindings
+    on: str = SCREEN  # bound on the main screen, or on the app (available on every screen)
+    priority: bool = False  # before the focused widget's own bindings
 
     @property
     def name(self) -> str:
@@ -104,49 +105,192 @@ BISECTION = "Bisection, navigation, views"
 EVERYWHERE = "Everywhere"
 
 ACTIONS: tuple[Action, ...] = (
-    Action("bisect.accept", "accept", "space", "Accept",
-           "Accept the engine's verdict for the probe (starts the bisection if needed)", BISECTION,
-           palette="Bisection: start / accept the computed verdict", footer=True, when=_can_accept),
-    Action("bisect.good", "mark('good')", "g", "Good", "Mark the probe good (overrule)", BISECTION,
-           palette="Bisection: mark the probe good", footer=True, when=_can_mark),
-    Action("bisect.bad", "mark('bad')", "b", "Bad", "Mark the probe bad (overrule)", BISECTION,
-           palette="Bisection: mark the probe bad", footer=True, when=_can_mark),
-    Action("bisect.run", "run_all", "a", "Run all",
-           "Run the bisection to the end with the computed verdicts (escape stops)", BISECTION,
-           palette="Bisection: run to the end", footer=True, when=_can_run),
-    Action("bisect.undo", "undo", "u", "Undo", "Undo the last mark", BISECTION,
-           palette="Bisection: undo the last mark", footer=True, when=_can_undo),
-    Action("bisect.reset", "reset", "r", "Reset", "Start the bisection over", BISECTION,
-           palette="Bisection: start over", when=_started_and_idle),
-    Action("session.save", "save", "S", "Save", "Save the session (resume: dumptui REF TARGET --session FILE)",
-           BISECTION, palette="Save the bisection session", when=_started_and_idle),
-    Action("bisect.export", "export", "e", "Export",
-           "Export a MindSpore re-dump config (data_dump.json) for the current interval", BISECTION,
-           palette="Export a re-dump config (data_dump.json) for the interval", when=_can_export),
-    Action("nav.search", "search", "slash", "Search", "Search ops by name", BISECTION,
-           palette="Search ops by name", when=_indexed),
-    Action("nav.next_diverged", "next_diverged", "n", "Next ✗", "Next diverged op", BISECTION,
-           palette="Go to the next diverged op", when=_indexed),
-    Action("nav.previous_diverged", "previous_diverged", "N", "Prev ✗", "Previous diverged op", BISECTION,
-           palette="Go to the previous diverged op", when=_indexed),
-    Action("view.only_diverged", "only_diverged", "f", "Only ✗", "Show only diverged ops (toggle)", BISECTION,
-           palette="View: only diverged ops (toggle)", when=_indexed),
-    Action("view.toggle", "toggle_view", "t", "Tree/flat", "Toggle the op tree and the flat execution-order list",
-           BISECTION, palette="View: toggle tree / flat execution-order list", when=_indexed),
+    Action(
+        "bisect.accept",
+        "accept",
+        "space",
+        "Accept",
+        "Accept the engine's verdict for the probe (starts the bisection if needed)",
+        BISECTION,
+        palette="Bisection: start / accept the computed verdict",
+        footer=True,
+        when=_can_accept,
+    ),
+    Action(
+        "bisect.good",
+        "mark('good')",
+        "g",
+        "Good",
+        "Mark the probe good (overrule)",
+        BISECTION,
+        palette="Bisection: mark the probe good",
+        footer=True,
+        when=_can_mark,
+    ),
+    Action(
+        "bisect.bad",
+        "mark('bad')",
+        "b",
+        "Bad",
+        "Mark the probe bad (overrule)",
+        BISECTION,
+        palette="Bisection: mark the probe bad",
+        footer=True,
+        when=_can_mark,
+    ),
+    Action(
+        "bisect.run",
+        "run_all",
+        "a",
+        "Run all",
+        "Run the bisection to the end with the computed verdicts (escape stops)",
+        BISECTION,
+        palette="Bisection: run to the end",
+        footer=True,
+        when=_can_run,
+    ),
+    Action(
+        "bisect.undo",
+        "undo",
+        "u",
+        "Undo",
+        "Undo the last mark",
+        BISECTION,
+        palette="Bisection: undo the last mark",
+        footer=True,
+        when=_can_undo,
+    ),
+    Action(
+        "bisect.reset",
+        "reset",
+        "r",
+        "Reset",
+        "Start the bisection over",
+        BISECTION,
+        palette="Bisection: start over",
+        when=_started_and_idle,
+    ),
+    Action(
+        "session.save",
+        "save",
+        "S",
+        "Save",
+        "Save the session (resume: dumptui REF TARGET --session FILE)",
+        BISECTION,
+        palette="Save the bisection session",
+        when=_started_and_idle,
+    ),
+    Action(
+        "bisect.export",
+        "export",
+        "e",
+        "Export",
+        "Export a MindSpore re-dump config (data_dump.json) for the current interval",
+        BISECTION,
+        palette="Export a re-dump config (data_dump.json) for the interval",
+        when=_can_export,
+    ),
+    Action(
+        "nav.search",
+        "search",
+        "slash",
+        "Search",
+        "Search ops by name",
+        BISECTION,
+        palette="Search ops by name",
+        when=_indexed,
+    ),
+    Action(
+        "nav.next_diverged",
+        "next_diverged",
+        "n",
+        "Next ✗",
+        "Next diverged op",
+        BISECTION,
+        palette="Go to the next diverged op",
+        when=_indexed,
+    ),
+    Action(
+        "nav.previous_diverged",
+        "previous_diverged",
+        "N",
+        "Prev ✗",
+        "Previous diverged op",
+        BISECTION,
+        palette="Go to the previous diverged op",
+        when=_indexed,
+    ),
+    Action(
+        "view.only_diverged",
+        "only_diverged",
+        "f",
+        "Only ✗",
+        "Show only diverged ops (toggle)",
+        BISECTION,
+        palette="View: only diverged ops (toggle)",
+        when=_indexed,
+    ),
+    Action(
+        "view.toggle",
+        "toggle_view",
+        "t",
+        "Tree/flat",
+        "Toggle the op tree and the flat execution-order list",
+        BISECTION,
+        palette="View: toggle tree / flat execution-order list",
+        when=_indexed,
+    ),
     Action("focus.next", "app.focus_next", "tab", "Next pane", "Move the focus to the next pane", BISECTION),
-    Action("focus.previous", "app.focus_previous", "shift+tab", "Previous pane",
-           "Move the focus to the previous pane", BISECTION),
-    Action("work.cancel", "cancel", "escape", "Cancel",
-           "Cancel the background statistics / stop a running bisection", BISECTION,
-           palette="Cancel the background work", when=_can_cancel),
-    Action("work.compute_statistics", "compute_statistics", "", "Compute statistics",
-           "Compute every tensor pair's statistics again (after a cancel or an error)", BISECTION,
-           palette="Compute all statistics (after a cancel)", when=_can_compute_statistics),
+    Action(
+        "focus.previous",
+        "app.focus_previous",
+        "shift+tab",
+        "Previous pane",
+        "Move the focus to the previous pane",
+        BISECTION,
+    ),
+    Action(
+        "work.cancel",
+        "cancel",
+        "escape",
+        "Cancel",
+        "Cancel the background statistics / stop a running bisection",
+        BISECTION,
+        palette="Cancel the background work",
+        when=_can_cancel,
+    ),
+    Action(
+        "work.compute_statistics",
+        "compute_statistics",
+        "",
+        "Compute statistics",
+        "Compute every tensor pair's statistics again (after a cancel or an error)",
+        BISECTION,
+        palette="Compute all statistics (after a cancel)",
+        when=_can_compute_statistics,
+    ),
     Action("app.quit", "quit", "q", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
-    Action("app.help", "help", "question_mark", "Help", "Every key and what it does", EVERYWHERE,
-           palette="Help: every key", footer=True, on=APP),
-    Action("app.command_palette", "command_palette", "ctrl+p", "Commands", "The command palette: the main actions",
-           EVERYWHERE, on=APP, priority=True),
+    Action(
+        "app.help",
+        "help",
+        "question_mark",
+        "Help",
+        "Every key and what it does",
+        EVERYWHERE,
+        palette="Help: every key",
+        footer=True,
+        on=APP,
+    ),
+    Action(
+        "app.command_palette",
+        "command_palette",
+        "ctrl+p",
+        "Commands",
+        "The command palette: the main actions",
+        EVERYWHERE,
+        on=APP,
+        priority=True,
+    ),
 )
 
 _BY_NAME = {(a.on, a.name): a for a in ACTIONS}

@@ -1,5 +1,6 @@
 """Where the app writes by default (sessions, re-dump configs, the next run's dump folder) and why a path
 is refused. Dumps are evidence: nothing is ever written inside one."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(base, "dumptui")
 
 
-def default_session_path(dumps: Sequence[Dump], now: float | None = None, env: Mapping[str, str] | None = None,
-                         cwd: str | None = None) -> str:
+def default_session_path(
+    dumps: Sequence[Dump], now: float | None = None, env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> str:
     name = time.strftime("session-%Y%m%d-%H%M%S.json", time.localtime(time.time() if now is None else now))
     path = os.path.join(cache_dir(env), name)
     if inside_any(path, list(dumps)) is not None:
@@ -63,4 +65,3 @@ def refuse_dump_dir(path: str) -> str | None:
     if not os.path.isabs(os.path.expanduser(path.strip())):
         return f"{path.strip()}: MindSpore needs an absolute dump path"
     return None
-

@@ -4,6 +4,7 @@ The full compare runs batch by batch so that its progress moves smoothly and a c
 promptly; a batch is closed at a number of tensor pairs or at an amount of data, whichever comes first
 (big batches are what the engine hands to its worker processes).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterator, Sequence
@@ -14,9 +15,15 @@ from ..core.align import OpPair
 WAITING, RUNNING, DONE, CANCELLED, FAILED = "waiting", "running", "done", "cancelled", "failed"
 
 # what the bisection worker is doing, by the task the screen gave it ("" = idle)
-TASK_WORDS = {"start": "checking inputs and the graph output", "replay": "resuming the session",
-              "accept": "probing", "overrule": "probing", "undo": "undoing", "reset": "starting over",
-              "run": "running to the end (escape stops)"}
+TASK_WORDS = {
+    "start": "checking inputs and the graph output",
+    "replay": "resuming the session",
+    "accept": "probing",
+    "overrule": "probing",
+    "undo": "undoing",
+    "reset": "starting over",
+    "run": "running to the end (escape stops)",
+}
 
 
 def task_words(task: str) -> str:
@@ -49,8 +56,13 @@ def no_diverged_yet(state: str, done: int, total: int, filtering: bool = False) 
     return f"no diverged op known yet (statistics {percent(done, total)} computed)"
 
 
-def compare_batches(pairs: Sequence[OpPair], jobs_of: Callable[[OpPair], int], bytes_of: Callable[[OpPair], int],
-                    max_jobs: int, max_bytes: int) -> Iterator[tuple[list[OpPair], int]]:
+def compare_batches(
+    pairs: Sequence[OpPair],
+    jobs_of: Callable[[OpPair], int],
+    bytes_of: Callable[[OpPair], int],
+    max_jobs: int,
+    max_bytes: int,
+) -> Iterator[tuple[list[OpPair], int]]:
     """`pairs` in order, cut into batches of at most `max_jobs` tensor pairs or `max_bytes` (a batch
     closes at the pair that reaches either). Yields (batch, tensor pairs in it)."""
     batch: list[OpPair] = []

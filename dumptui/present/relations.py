@@ -1,4 +1,5 @@
 """An op's neighbours in the dataflow graph: its producers (one per input slot) and its consumers."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,10 +12,10 @@ from ..core.session import Session
 
 @dataclass(frozen=True)
 class Relation:
-    direction: str          # "producer" | "consumer"
-    slot: int | None        # the input slot a producer feeds
-    index: int | None       # pair index to jump to, None when nothing to jump to
-    name: str               # op name, or what feeds the input ("parameter conv1.weight", "constant 0.7")
+    direction: str  # "producer" | "consumer"
+    slot: int | None  # the input slot a producer feeds
+    index: int | None  # pair index to jump to, None when nothing to jump to
+    name: str  # op name, or what feeds the input ("parameter conv1.weight", "constant 0.7")
 
 
 def relations_of(session: Session, pair: OpPair, max_hops: int = 6) -> list[Relation]:
@@ -41,7 +42,7 @@ def relations_of(session: Session, pair: OpPair, max_hops: int = 6) -> list[Rela
             out.append(Relation("producer", slot, None, f"op {src.ref} (not dumped)"))
     seen: dict[int, OpPair] = {}
     for dump, op, lookup in ((session.ref, pair.ref, al.for_ref), (session.target, pair.target, al.for_target)):
-        g: Any = dump.graph     # a networkx.DiGraph (typed `object` by the engine, which imports networkx lazily)
+        g: Any = dump.graph  # a networkx.DiGraph (typed `object` by the engine, which imports networkx lazily)
         if op is None or g is None or op.key not in g:
             continue
         frontier, visited = [op.key], {op.key}
@@ -63,4 +64,3 @@ def relations_of(session: Session, pair: OpPair, max_hops: int = 6) -> list[Rela
                 break
     out += [Relation("consumer", None, p.index, p.label) for _i, p in sorted(seen.items())]
     return out
-

@@ -1,5 +1,6 @@
 """Finding ops: by name (`/`) and the next or previous diverged one (`n` / `N`), in execution order,
 wrapping around, among the rows shown."""
+
 from __future__ import annotations
 
 import bisect
@@ -31,8 +32,14 @@ def _ordered_after(rows: Sequence[int], current: int | None, forward: bool, incl
     return (rows[(start - k) % n] for k in range(n))
 
 
-def find_op(pairs: Sequence[TreePair], rows: Sequence[int], query: str, current: int | None,
-            forward: bool = True, inclusive: bool = False) -> int | None:
+def find_op(
+    pairs: Sequence[TreePair],
+    rows: Sequence[int],
+    query: str,
+    current: int | None,
+    forward: bool = True,
+    inclusive: bool = False,
+) -> int | None:
     """The next op (pair index) among `rows` whose name matches, after `current`, wrapping; None if none.
     `inclusive`: `current` itself counts (typing refines the query without leaving a match)."""
     if not query.strip():
@@ -49,11 +56,11 @@ def count_matches(pairs: Sequence[TreePair], rows: Sequence[int], query: str) ->
     return sum(1 for i in rows if pair_matches(pairs[i], q)) if q else 0
 
 
-def next_diverged(rows: Sequence[int], verdict_of: Callable[[int], str | None], current: int | None,
-                  forward: bool = True) -> int | None:
+def next_diverged(
+    rows: Sequence[int], verdict_of: Callable[[int], str | None], current: int | None, forward: bool = True
+) -> int | None:
     """The next op after `current` in execution order whose known verdict is bad, wrapping; None if none."""
     for i in _ordered_after(rows, current, forward, inclusive=False):
         if is_bad(verdict_of(i)):
             return i
     return None
-

@@ -5,6 +5,7 @@ diverged, updated incrementally as verdicts arrive; and the flat execution-order
 Before the dumps are indexed, the tree is built from the reference's execution-order csv (`preview_pairs`):
 names only, so it can be browsed while the index is made.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,15 +30,15 @@ CONSTANTS_FOLDER = "(constants)"
 class Folder:
     """A scope of the op tree. Counts are recursive: every op below this folder, at any depth."""
 
-    path: str                      # "Default/block-Block"; synthetic folders: "(parameters)"
-    name: str                      # "block-Block"
+    path: str  # "Default/block-Block"; synthetic folders: "(parameters)"
+    name: str  # "block-Block"
     parent: "Folder | None"
-    synthetic: bool = False        # not a scope from the names (parameters / constants)
-    folders: dict[str, "Folder"] = field(default_factory=dict)   # by name, in order of first execution
-    ops: list[int] = field(default_factory=list)                 # pair indices directly here, in order
-    first: int = -1                # the smallest pair index inside (orders siblings by execution)
+    synthetic: bool = False  # not a scope from the names (parameters / constants)
+    folders: dict[str, "Folder"] = field(default_factory=dict)  # by name, in order of first execution
+    ops: list[int] = field(default_factory=list)  # pair indices directly here, in order
+    first: int = -1  # the smallest pair index inside (orders siblings by execution)
     total: int = 0
-    counts: dict[str, int] = field(default_factory=dict)          # verdict -> ops inside with it
+    counts: dict[str, int] = field(default_factory=dict)  # verdict -> ops inside with it
 
     def __repr__(self) -> str:
         return f"Folder({self.path!r}, {self.total} ops)"
@@ -124,13 +125,16 @@ class PreviewPair:
         return self.name.rsplit("/", 1)[-1].split("-op")[0]
 
 
-TreePair = Union[OpPair, PreviewPair]   # what the tree is built over: aligned pairs, or names only
+TreePair = Union[OpPair, PreviewPair]  # what the tree is built over: aligned pairs, or names only
 
 
 def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
     """The reference's kernels by name, in execution-order-csv order, read without indexing the dump
     ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index)."""
-    from ..core.formats.files import RANK_DIR, find_rank_dir as _find_rank_dir, list_dir as _ls, read_execution_order
+    from ..core.formats.files import RANK_DIR, read_execution_order
+    from ..core.formats.files import find_rank_dir as _find_rank_dir
+    from ..core.formats.files import list_dir as _ls
+
     ranks = [n for n in _ls(path) if RANK_DIR.match(n)]
     if ranks:
         want = f"rank_{rank}" if rank is not None else (ranks[0] if len(ranks) == 1 else None)
@@ -166,9 +170,14 @@ class OpTreeModel:
             for depth, part in enumerate(parts):
                 child = folder.folders.get(part)
                 if child is None:
-                    path = "/".join(parts[:depth + 1])
-                    child = Folder(path, part, folder, synthetic=part in (PARAMETERS_FOLDER, CONSTANTS_FOLDER)
-                                   and depth == 0 and p.kind != KERNEL, first=p.index)
+                    path = "/".join(parts[: depth + 1])
+                    child = Folder(
+                        path,
+                        part,
+                        folder,
+                        synthetic=part in (PARAMETERS_FOLDER, CONSTANTS_FOLDER) and depth == 0 and p.kind != KERNEL,
+                        first=p.index,
+                    )
                     folder.folders[part] = child
                     self.by_path[path] = child
                 folder = child
@@ -220,8 +229,7 @@ class OpTreeModel:
 
     def children(self, folder: Folder, only_diverged: bool = False) -> list["Folder | int"]:
         """Sub-folders and ops of a folder in execution order (a sub-folder sits where its first op ran)."""
-        subs = sorted((f for f in folder.folders.values() if not only_diverged or f.diverged),
-                      key=lambda f: f.first)
+        subs = sorted((f for f in folder.folders.values() if not only_diverged or f.diverged), key=lambda f: f.first)
         ops = [i for i in folder.ops if not only_diverged or is_bad(self.verdicts.get(i))]
         out: list[Folder | int] = []
         si = oi = 0
@@ -246,4 +254,3 @@ class OpTreeModel:
     @property
     def diverged(self) -> int:
         return self.root.diverged
-

@@ -3,6 +3,7 @@
 NPU = the target (e.g. Ascend310), Bench = the reference (e.g. Ascend910). Undefined values are written as
 `undefined`, with the reason in `Err_message`, never as 0.
 """
+
 from __future__ import annotations
 
 import csv
@@ -13,19 +14,69 @@ from ..core.results import OpResult, TensorResult
 from ..core.verdict import BAD, GOOD
 
 HEADER = [
-    "Index", "Op Type", "NPU Name", "Bench Name", "IO", "Slot", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
-    "Bench Tensor Shape", "Cosine", "MaxAbsErr", "MaxAbsErr Index", "MeanAbsErr", "RMSE", "EucDist",
-    "MaxRelativeErr", "MeanRelativeErr", "AccumulatedRelativeError", "One Thousandth Err Ratio",
-    "Five Thousandths Err Ratio", "KullbackLeiblerDivergence", "Diff Count", "Element Count",
-    "NPU NaN", "NPU Inf", "Bench NaN", "Bench Inf", "NPU max", "NPU min", "NPU mean", "NPU std", "NPU l2norm",
-    "Bench max", "Bench min", "Bench mean", "Bench std", "Bench l2norm", "Accuracy Reached or Not", "Verdict",
-    "Err_message", "Paired By", "NPU Path", "Bench Path", "Local Error", "Input Error", "Local Gain", "Root",
+    "Index",
+    "Op Type",
+    "NPU Name",
+    "Bench Name",
+    "IO",
+    "Slot",
+    "NPU Dtype",
+    "Bench Dtype",
+    "NPU Tensor Shape",
+    "Bench Tensor Shape",
+    "Cosine",
+    "MaxAbsErr",
+    "MaxAbsErr Index",
+    "MeanAbsErr",
+    "RMSE",
+    "EucDist",
+    "MaxRelativeErr",
+    "MeanRelativeErr",
+    "AccumulatedRelativeError",
+    "One Thousandth Err Ratio",
+    "Five Thousandths Err Ratio",
+    "KullbackLeiblerDivergence",
+    "Diff Count",
+    "Element Count",
+    "NPU NaN",
+    "NPU Inf",
+    "Bench NaN",
+    "Bench Inf",
+    "NPU max",
+    "NPU min",
+    "NPU mean",
+    "NPU std",
+    "NPU l2norm",
+    "Bench max",
+    "Bench min",
+    "Bench mean",
+    "Bench std",
+    "Bench l2norm",
+    "Accuracy Reached or Not",
+    "Verdict",
+    "Err_message",
+    "Paired By",
+    "NPU Path",
+    "Bench Path",
+    "Local Error",
+    "Input Error",
+    "Local Gain",
+    "Root",
 ]
 
-_METRIC_COLS = [("Cosine", "cos"), ("MaxAbsErr", "max_abs"), ("MeanAbsErr", "mean_abs"), ("RMSE", "rmse"),
-                ("EucDist", "rel_euclid"), ("MaxRelativeErr", "max_rel"), ("MeanRelativeErr", "mean_rel"),
-                ("AccumulatedRelativeError", "acc_rel"), ("One Thousandth Err Ratio", "thousandth"),
-                ("Five Thousandths Err Ratio", "five_thousandths"), ("KullbackLeiblerDivergence", "kl")]
+_METRIC_COLS = [
+    ("Cosine", "cos"),
+    ("MaxAbsErr", "max_abs"),
+    ("MeanAbsErr", "mean_abs"),
+    ("RMSE", "rmse"),
+    ("EucDist", "rel_euclid"),
+    ("MaxRelativeErr", "max_rel"),
+    ("MeanRelativeErr", "mean_rel"),
+    ("AccumulatedRelativeError", "acc_rel"),
+    ("One Thousandth Err Ratio", "thousandth"),
+    ("Five Thousandths Err Ratio", "five_thousandths"),
+    ("KullbackLeiblerDivergence", "kl"),
+]
 
 
 def _v(x) -> str:
@@ -40,16 +91,25 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
     p = res.pair
     st = r.stats
     d = {h: "" for h in HEADER}
-    d.update({
-        "Index": index, "Op Type": p.op_type, "NPU Name": p.target.name if p.target else "",
-        "Bench Name": p.ref.name if p.ref else "", "IO": r.io, "Slot": r.slot,
-        "NPU Dtype": r.target.dtype if r.target else "", "Bench Dtype": r.ref.dtype if r.ref else "",
-        "NPU Tensor Shape": list(r.target.shape) if r.target and r.target.shape is not None else "",
-        "Bench Tensor Shape": list(r.ref.shape) if r.ref and r.ref.shape is not None else "",
-        "Verdict": r.verdict, "Paired By": p.how,
-        "NPU Path": r.target.path if r.target else "", "Bench Path": r.ref.path if r.ref else "",
-        "Accuracy Reached or Not": "Yes" if r.verdict in GOOD else ("No" if r.verdict in BAD else ""),
-    })
+    d.update(
+        {
+            "Index": index,
+            "Op Type": p.op_type,
+            "NPU Name": p.target.name if p.target else "",
+            "Bench Name": p.ref.name if p.ref else "",
+            "IO": r.io,
+            "Slot": r.slot,
+            "NPU Dtype": r.target.dtype if r.target else "",
+            "Bench Dtype": r.ref.dtype if r.ref else "",
+            "NPU Tensor Shape": list(r.target.shape) if r.target and r.target.shape is not None else "",
+            "Bench Tensor Shape": list(r.ref.shape) if r.ref and r.ref.shape is not None else "",
+            "Verdict": r.verdict,
+            "Paired By": p.how,
+            "NPU Path": r.target.path if r.target else "",
+            "Bench Path": r.ref.path if r.ref else "",
+            "Accuracy Reached or Not": "Yes" if r.verdict in GOOD else ("No" if r.verdict in BAD else ""),
+        }
+    )
     messages = [r.reason] + list(r.notes)
     if st is not None:
         for col, attr in _METRIC_COLS:
@@ -72,8 +132,9 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
     return d
 
 
-def write_csv(path: str, results: list[OpResult], only_bad: bool = False,
-              locals_: dict[int, LocalError] | None = None) -> int:
+def write_csv(
+    path: str, results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+) -> int:
     n = 0
     with open(path, "w", encoding="utf-8", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=HEADER)

@@ -1,13 +1,14 @@
 """Plain-data views of core results, shared by the JSON, CSV and table reports (and the UI)."""
+
 from __future__ import annotations
 
 import math
 
 from ..core.bisect import Bisection, InputCheck, Root
 from ..core.localerror import LocalError
+from ..core.model import Dump, Problem, TensorRef
 from ..core.results import OpResult, TensorResult
 from ..core.session import Session
-from ..core.model import Dump, Problem, TensorRef
 
 
 def num(v):
@@ -22,18 +23,37 @@ def num(v):
 def tensor_side(t: TensorRef | None) -> dict | None:
     if t is None:
         return None
-    return {"path": t.path, "shape": list(t.shape) if t.shape is not None else None, "dtype": t.dtype,
-            "format": t.fmt or None, "problem": t.problem if t.has_data else None,
-            "repaired": t.repaired if t.has_data else None}
+    return {
+        "path": t.path,
+        "shape": list(t.shape) if t.shape is not None else None,
+        "dtype": t.dtype,
+        "format": t.fmt or None,
+        "problem": t.problem if t.has_data else None,
+        "repaired": t.repaired if t.has_data else None,
+    }
 
 
 def tensor_result(r: TensorResult) -> dict:
-    d = {"io": r.io, "slot": r.slot, "verdict": r.verdict, "reason": r.reason, "notes": list(r.notes),
-         "ref": tensor_side(r.ref), "target": tensor_side(r.target), "statistics_only": r.statistics_only}
+    d = {
+        "io": r.io,
+        "slot": r.slot,
+        "verdict": r.verdict,
+        "reason": r.reason,
+        "notes": list(r.notes),
+        "ref": tensor_side(r.ref),
+        "target": tensor_side(r.target),
+        "statistics_only": r.statistics_only,
+    }
     if r.stats is not None:
         s = r.stats.to_dict()
-        d["stats"] = {k: ({kk: num(vv) for kk, vv in v.items()} if isinstance(v, dict) else
-                          (v if isinstance(v, (list, tuple)) else num(v))) for k, v in s.items()}
+        d["stats"] = {
+            k: (
+                {kk: num(vv) for kk, vv in v.items()}
+                if isinstance(v, dict)
+                else (v if isinstance(v, (list, tuple)) else num(v))
+            )
+            for k, v in s.items()
+        }
     if r.stat_rel is not None:
         d["statistic_relative_differences"] = {k: num(v) for k, v in r.stat_rel.items()}
     if r.tolerance is not None:
@@ -43,10 +63,18 @@ def tensor_result(r: TensorResult) -> dict:
 
 def op_result(res: OpResult) -> dict:
     p = res.pair
-    return {"ref": p.ref.name if p.ref else None, "target": p.target.name if p.target else None,
-            "op_type": p.op_type, "position": p.index, "paired_by": p.how, "verdict": res.verdict,
-            "input_verdict": res.input_verdict, "hints": [h.text for h in res.hints],
-            "inputs": [tensor_result(r) for r in res.inputs], "outputs": [tensor_result(r) for r in res.outputs]}
+    return {
+        "ref": p.ref.name if p.ref else None,
+        "target": p.target.name if p.target else None,
+        "op_type": p.op_type,
+        "position": p.index,
+        "paired_by": p.how,
+        "verdict": res.verdict,
+        "input_verdict": res.input_verdict,
+        "hints": [h.text for h in res.hints],
+        "inputs": [tensor_result(r) for r in res.inputs],
+        "outputs": [tensor_result(r) for r in res.outputs],
+    }
 
 
 def local_error(le: LocalError | None) -> dict | None:
@@ -54,15 +82,28 @@ def local_error(le: LocalError | None) -> dict | None:
     if le is None:
         return None
     rp = le.replay
-    return {"kind": le.kind, "why": le.why,
-            "output_error": num(le.out_rel), "output_slot": le.out_slot,
-            "input_error": num(le.data_in.worst_rel) if le.data_in is not None else None, "input_slot": le.in_slot,
-            "gain": num(le.gain_rel), "gain_absolute": num(le.gain_abs),
-            "floor": num(le.floor), "floor_dtype": le.floor_dtype, "differs": list(le.differs),
-            "replay": None if rp is None else {"reference_deviation": num(rp.dev_ref),
-                                               "target_deviation": num(rp.dev_target), "output_slot": rp.slot,
-                                               "sentence": rp.sentence()},
-            "replay_note": le.replay_note or None}
+    return {
+        "kind": le.kind,
+        "why": le.why,
+        "output_error": num(le.out_rel),
+        "output_slot": le.out_slot,
+        "input_error": num(le.data_in.worst_rel) if le.data_in is not None else None,
+        "input_slot": le.in_slot,
+        "gain": num(le.gain_rel),
+        "gain_absolute": num(le.gain_abs),
+        "floor": num(le.floor),
+        "floor_dtype": le.floor_dtype,
+        "differs": list(le.differs),
+        "replay": None
+        if rp is None
+        else {
+            "reference_deviation": num(rp.dev_ref),
+            "target_deviation": num(rp.dev_target),
+            "output_slot": rp.slot,
+            "sentence": rp.sentence(),
+        },
+        "replay_note": le.replay_note or None,
+    }
 
 
 def root(r: Root, session: Session) -> dict:
@@ -80,15 +121,34 @@ def dump_summary(d: Dump) -> dict:
     kinds: dict[str, int] = {}
     for op in d.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
-    return {"path": d.path, "root": d.root, "format": d.format, "variant": d.variant, "version": d.version,
-            "device": d.device, "rank": d.rank, "graphs": d.graphs, "iterations": d.iterations,
-            "ops": kinds, "tensors": d.tensor_count(), "order": d.order_source, "graph_file": d.graph_source,
-            "notes": list(d.notes), "problems": [problem(p) for p in d.problems]}
+    return {
+        "path": d.path,
+        "root": d.root,
+        "format": d.format,
+        "variant": d.variant,
+        "version": d.version,
+        "device": d.device,
+        "rank": d.rank,
+        "graphs": d.graphs,
+        "iterations": d.iterations,
+        "ops": kinds,
+        "tensors": d.tensor_count(),
+        "order": d.order_source,
+        "graph_file": d.graph_source,
+        "notes": list(d.notes),
+        "problems": [problem(p) for p in d.problems],
+    }
 
 
 def input_check(c: InputCheck) -> dict:
-    return {"name": c.name, "kind": c.kind, "status": c.status, "detail": c.detail,
-            "consumers": [p.name for p in c.consumers], "result": tensor_result(c.result)}
+    return {
+        "name": c.name,
+        "kind": c.kind,
+        "status": c.status,
+        "detail": c.detail,
+        "consumers": [p.name for p in c.consumers],
+        "result": tensor_result(c.result),
+    }
 
 
 def preconditions(checks: list[InputCheck]) -> dict:
@@ -96,8 +156,11 @@ def preconditions(checks: list[InputCheck]) -> dict:
     by_status: dict[str, int] = {}
     for c in checks:
         by_status[c.status] = by_status.get(c.status, 0) + 1
-    return {"checked": len(checks), "by_status": by_status,
-            "not_equal": [input_check(c) for c in checks if c.status != "equal"]}
+    return {
+        "checked": len(checks),
+        "by_status": by_status,
+        "not_equal": [input_check(c) for c in checks if c.status != "equal"],
+    }
 
 
 def damaged_tensors(session: Session, results: list[TensorResult] | None = None) -> list[dict]:
@@ -120,28 +183,52 @@ def bisect_report(bi: Bisection) -> dict:
     roots = bi.roots()
     reads = s.ledger.by_purpose()
     return {
-        "culprit": None if culprit is None else {**root(culprit, s), "ref": culprit.pair.ref.name,
-                                                 "target": culprit.pair.target.name},
-        "roots": [{"ref": r.pair.ref.name if r.pair.ref else None,
-                   "target": r.pair.target.name if r.pair.target else None, "kind": r.kind, "why": r.why,
-                   "position": r.pair.index, "local_error": local_error(r.local)} for r in roots],
+        "culprit": None
+        if culprit is None
+        else {**root(culprit, s), "ref": culprit.pair.ref.name, "target": culprit.pair.target.name},
+        "roots": [
+            {
+                "ref": r.pair.ref.name if r.pair.ref else None,
+                "target": r.pair.target.name if r.pair.target else None,
+                "kind": r.kind,
+                "why": r.why,
+                "position": r.pair.index,
+                "local_error": local_error(r.local),
+            }
+            for r in roots
+        ],
         "search": {"kind": bi.search, "reason": bi.search_reason},
         "benign": bi.benign_evidence() if culprit is None else [],
-        "error_sources": [{"op": le.pair.name, "gain": num(le.gain_rel), "output_error": num(le.out_rel),
-                           "kind": le.kind} for le in bi.error_sources()],
+        "error_sources": [
+            {"op": le.pair.name, "gain": num(le.gain_rel), "output_error": num(le.out_rel), "kind": le.kind}
+            for le in bi.error_sources()
+        ],
         "tensors_read": s.tensors_read,
         "reads_by_purpose": reads,
         "mode": bi.mode,
         "ops_bisected": len(bi.order),
-        "steps": [{"op": bi.order[st.position].name, "position": st.position, "mark": st.mark,
-                   "source": st.source, "detail": st.detail, "candidates_before": st.candidates_before}
-                  for st in bi.history],
+        "steps": [
+            {
+                "op": bi.order[st.position].name,
+                "position": st.position,
+                "mark": st.mark,
+                "source": st.source,
+                "detail": st.detail,
+                "candidates_before": st.candidates_before,
+            }
+            for st in bi.history
+        ],
         "preconditions": preconditions(bi.checks or []),
         "alignment": s.alignment.counts(),
-        "unpaired": [{"side": "ref" if p.target is None else "target", "op": p.name, "op_type": p.op_type}
-                     for p in s.alignment.unpaired()],
-        "paired_not_by_name": [{"ref": p.ref.name, "target": p.target.name, "how": p.how}
-                               for p in s.alignment.pairs if p.paired and p.how != "exact name"],
+        "unpaired": [
+            {"side": "ref" if p.target is None else "target", "op": p.name, "op_type": p.op_type}
+            for p in s.alignment.unpaired()
+        ],
+        "paired_not_by_name": [
+            {"ref": p.ref.name, "target": p.target.name, "how": p.how}
+            for p in s.alignment.pairs
+            if p.paired and p.how != "exact name"
+        ],
         "damaged_tensors": damaged_tensors(s),
         "ref": dump_summary(s.ref),
         "target": dump_summary(s.target),

@@ -1,4 +1,5 @@
 """Number and name formatting shared by every report and the UI (no rich import: the UI uses it too)."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Rich renderings for the headless commands. Names are data: always escaped before markup."""
+
 from __future__ import annotations
 
 from rich.console import Console, Group
@@ -9,16 +10,23 @@ from rich.text import Text
 from ..core.bisect import Bisection, InputCheck, Root
 from ..core.hints import for_root
 from ..core.localerror import LocalError
+from ..core.model import Dump
 from ..core.noise import fmt_rel
 from ..core.results import OpResult, TensorResult
 from ..core.session import Session
-from ..core.model import Dump
 from ..core.verdict import BAD, EQUAL, GOOD, role
 from . import fmt
 
 # verdict role (core/verdict.py) -> rich style
-ROLE_STYLE = {"ok": "green", "close": "cyan", "bad": "bold red", "one-sided": "yellow", "incomparable": "magenta",
-              "unreadable": "magenta", "muted": "dim"}
+ROLE_STYLE = {
+    "ok": "green",
+    "close": "cyan",
+    "bad": "bold red",
+    "one-sided": "yellow",
+    "incomparable": "magenta",
+    "unreadable": "magenta",
+    "muted": "dim",
+}
 
 
 def verdict_style(v: str | None) -> str:
@@ -49,6 +57,7 @@ def dump_line(d: Dump) -> str:
 def _shape_dtype(r: TensorResult) -> str:
     def side(t):
         return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
+
     a, b = side(r.ref), side(r.target)
     return a if a == b else f"{a} | {b}"
 
@@ -63,8 +72,15 @@ def tensor_table(results: list[TensorResult], title: str = "") -> Table:
     t.add_column("verdict")
     for r in results:
         st = r.stats
-        t.add_row(r.label, _shape_dtype(r), fmt.cos(st.cos) if st else "-", fmt.g(st.max_abs) if st else "-",
-                  fmt.g(st.max_rel) if st else "-", fmt.g(st.rmse) if st else "-", verdict_text(r.verdict))
+        t.add_row(
+            r.label,
+            _shape_dtype(r),
+            fmt.cos(st.cos) if st else "-",
+            fmt.g(st.max_abs) if st else "-",
+            fmt.g(st.max_rel) if st else "-",
+            fmt.g(st.rmse) if st else "-",
+            verdict_text(r.verdict),
+        )
     return t
 
 
@@ -77,8 +93,16 @@ def stats_table(results: list[TensorResult]) -> Table:
         if st is None:
             continue
         for i, (label, s) in enumerate((("ref", st.ref), ("target", st.target))):
-            t.add_row(r.label if i == 0 else "", label, fmt.g(s.min), fmt.g(s.max), fmt.g(s.mean), fmt.g(s.std),
-                      fmt.g(s.l2), fmt.nonfinite(s))
+            t.add_row(
+                r.label if i == 0 else "",
+                label,
+                fmt.g(s.min),
+                fmt.g(s.max),
+                fmt.g(s.mean),
+                fmt.g(s.std),
+                fmt.g(s.l2),
+                fmt.nonfinite(s),
+            )
     return t
 
 
@@ -97,8 +121,10 @@ def reasons(results: list[TensorResult]) -> list[str]:
 def print_root(console: Console, r: Root, session: Session, heading: str) -> None:
     res = r.result or session.op_result(r.pair)
     p = r.pair
-    console.print(f"[bold]{heading}:[/bold] [bold red]{name(p.label)}[/bold red] ({name(p.op_type)}), "
-                  f"position {p.index + 1} of {len(session.alignment.kernels)} in execution order")
+    console.print(
+        f"[bold]{heading}:[/bold] [bold red]{name(p.label)}[/bold red] ({name(p.op_type)}), "
+        f"position {p.index + 1} of {len(session.alignment.kernels)} in execution order"
+    )
     if p.how != "exact name":
         console.print(f"  paired by: {name(p.how)}")
     console.print(f"  why: {name(r.why)}")
@@ -120,10 +146,15 @@ def print_local(console: Console, le: LocalError | None) -> None:
     """The local error of a root: the numbers of the rule, and the replay proof where there is one."""
     if le is None or le.out is None:
         return
-    ins = "inputs agree exactly" if le.data_in is None or le.data_in.worst_rel == 0 else \
-        f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
-    console.print(f"  local error: output {fmt_rel(le.out_rel or 0.0)} of its RMS ({le.floor_dtype} floor "
-                  f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})")
+    ins = (
+        "inputs agree exactly"
+        if le.data_in is None or le.data_in.worst_rel == 0
+        else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
+    )
+    console.print(
+        f"  local error: output {fmt_rel(le.out_rel or 0.0)} of its RMS ({le.floor_dtype} floor "
+        f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})"
+    )
     if le.replay is not None:
         console.print(f"  [bold]proof (replay):[/bold] {name(le.replay.sentence())}")
     elif le.replay_note:
@@ -181,16 +212,22 @@ def print_bisect(console: Console, bi: Bisection) -> None:
                 console.print(f"  [magenta]unreadable[/magenta] {name(p.path)}: {name(p.reason)}")
     print_checks(console, bi.checks or [])
     if bi.search == "scan":
-        console.print(f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
-                      f"({name(bi.search_reason)}); then bisection over the judged verdicts "
-                      f"({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}):")
+        console.print(
+            f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
+            f"({name(bi.search_reason)}); then bisection over the judged verdicts "
+            f"({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}):"
+        )
     else:
-        console.print(f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
-                      f"{len(bi.order)} ops paired on both sides; {name(bi.search_reason)}):")
+        console.print(
+            f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
+            f"{len(bi.order)} ops paired on both sides; {name(bi.search_reason)}):"
+        )
     for i, st in enumerate(bi.history, 1):
         style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
-        console.print(f"  {i:2d}. [{st.candidates_before} candidates] #{st.position + 1} "
-                      f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}")
+        console.print(
+            f"  {i:2d}. [{st.candidates_before} candidates] #{st.position + 1} "
+            f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}"
+        )
     culprit = bi.first_root()
     benign = bi.benign_evidence() if culprit is None else []
     if culprit is None and benign:
@@ -198,8 +235,10 @@ def print_bisect(console: Console, bi: Bisection) -> None:
         for line in benign:
             console.print(f"  - {name(line)}")
     elif culprit is None:
-        console.print("[bold green]No divergence[/bold green]: the outputs agree within the noise floor"
-                      + (" and the weights and inputs agree" if bi.checks else ""))
+        console.print(
+            "[bold green]No divergence[/bold green]: the outputs agree within the noise floor"
+            + (" and the weights and inputs agree" if bi.checks else "")
+        )
     else:
         print_root(console, culprit, s, "Culprit")
         others = [r for r in bi.roots() if r.pair.key != culprit.pair.key]
@@ -212,26 +251,41 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             console.print("Other roots of divergence: none found")
     sources = bi.error_sources()
     if sources:
-        console.print("Where error grows most: " + "; ".join(
-            f"{name(le.pair.label)} x{fmt_gain(le.gain_rel)} ({le.kind})" for le in sources))
+        console.print(
+            "Where error grows most: "
+            + "; ".join(f"{name(le.pair.label)} x{fmt_gain(le.gain_rel)} ({le.kind})" for le in sources)
+        )
     for n in bi.notes + s.alignment.warnings:
         console.print(f"note: {name(n)}")
-    damaged = [t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)]
+    damaged = [
+        t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)
+    ]
     for t in dict.fromkeys(damaged):
         console.print(f"[magenta]damaged file[/magenta] {name(t.path)}: {name(t.problem or t.repaired)}")
     console.print(f"Tensor pairs read: {s.ledger.summary()}")
 
 
-_SHORT_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
-                "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool"}
+_SHORT_DTYPE = {
+    "float32": "f32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float64": "f64",
+    "int64": "i64",
+    "int32": "i32",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "bool",
+}
 
 
 def _dt(v: str | None) -> str:
     return _SHORT_DTYPE.get(v or "", v or "?")
 
 
-def compare_table(results: list[OpResult], only_bad: bool = False,
-                  locals_: dict[int, LocalError] | None = None) -> Group:
+def compare_table(
+    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+) -> Group:
     """Per op a heading line (with its local error and gain), then one line per tensor: readable at 80
     columns, wider ones just have room."""
     lines: list[Text] = []
@@ -240,8 +294,11 @@ def compare_table(results: list[OpResult], only_bad: bool = False,
     for res in results:
         p = res.pair
         le_root = (locals_ or {}).get(p.index)
-        rows = [r for r in res.inputs + res.outputs if not only_bad or r.verdict in BAD
-                or (le_root is not None and le_root.is_root)]
+        rows = [
+            r
+            for r in res.inputs + res.outputs
+            if not only_bad or r.verdict in BAD or (le_root is not None and le_root.is_root)
+        ]
         if not rows:
             continue
         title = Text(f"#{p.index + 1} ", style="bold")
@@ -255,8 +312,10 @@ def compare_table(results: list[OpResult], only_bad: bool = False,
             title.append(f"  paired by {p.how}", style="dim")
         le = (locals_ or {}).get(p.index)
         if le is not None and le.out is not None and le.kind != "clean":
-            title.append(f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
-                         style="bold red" if le.is_root else "dim")
+            title.append(
+                f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
+                style="bold red" if le.is_root else "dim",
+            )
             if le.is_root:
                 title.append("  ROOT", style="bold red")
         lines.append(title)

@@ -1,4 +1,5 @@
 """`dumptui REF TARGET`: a thin App that pushes the main screen. Launched by `cli.cmd_app` via `run_app`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,15 +21,24 @@ from .widgets.optree import OpTree
 from .widgets.searchbar import SearchBar
 
 # The widgets and dialogs with keys of their own, in the help screen's order (after the action table's).
-KEYED_WIDGETS = (OpTree, FlatOpList, TensorTable, RelationList, BisectPanel, SearchBar, SaveScreen, ExportScreen,
-                 HelpScreen)
+KEYED_WIDGETS = (
+    OpTree,
+    FlatOpList,
+    TensorTable,
+    RelationList,
+    BisectPanel,
+    SearchBar,
+    SaveScreen,
+    ExportScreen,
+    HelpScreen,
+)
 
 
 class DumpTuiApp(App[None]):
-    CSS_PATH = Path(__file__).with_name("dumptui.tcss")   # absolute: subclasses elsewhere find it too
+    CSS_PATH = Path(__file__).with_name("dumptui.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "dumptui"
     COMMANDS = App.COMMANDS | {DumpCommands}
-    MAIN_SCREEN = MainScreen          # a subclass may hook the main screen's events (bench/bench_tui.py)
+    MAIN_SCREEN = MainScreen  # a subclass may hook the main screen's events (bench/bench_tui.py)
     BINDINGS = keymap.bindings(APP)
 
     def __init__(self, options: PairOptions, session_file: str | None = None):
@@ -46,8 +56,9 @@ class DumpTuiApp(App[None]):
     def help_sections(self) -> list[HelpSection]:
         """Every key of the app, the main screen and its widgets, with whether it is available now."""
         main = self.main
-        return (keymap.table_sections(self, main.key_context() if main is not None else None)
-                + keymap.widget_sections(self, KEYED_WIDGETS))
+        return keymap.table_sections(self, main.key_context() if main is not None else None) + keymap.widget_sections(
+            self, KEYED_WIDGETS
+        )
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -1,5 +1,6 @@
 """The command palette (ctrl+p): the commands of the action table that have a palette title and are
 available right now."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -11,13 +12,14 @@ from textual.markup import escape
 from ..present import keys
 from .keymap import binding
 
-PaletteCommand = tuple[str, str, Callable[[], object]]     # title, help, what runs it
+PaletteCommand = tuple[str, str, Callable[[], object]]  # title, help, what runs it
 
 
 class DumpCommands(Provider):
     def commands(self) -> list[PaletteCommand]:
         """Title, help (with the key) and callback of every command on offer now; none off the main screen."""
         from .screens.main import MainScreen
+
         screen = self.screen
         if not isinstance(screen, MainScreen):
             return []
@@ -26,8 +28,9 @@ class DumpCommands(Provider):
             help_text = escape(action.help)
             if action.keys:
                 help_text += f" · key {escape(self.app.get_key_display(binding(action)))}"
-            out.append((action.palette, help_text, partial(self.app.call_later, self.app.run_action,
-                                                           action.qualified, screen)))
+            out.append(
+                (action.palette, help_text, partial(self.app.call_later, self.app.run_action, action.qualified, screen))
+            )
         return out
 
     async def discover(self) -> Hits:

@@ -1,5 +1,6 @@
 """Textual's side of the action table (dumptui/present/keys.py): key bindings, the help screen's sections and
 the command palette's commands are derived from it here, never written by hand."""
+
 from __future__ import annotations
 
 from typing import Callable, Iterable
@@ -10,13 +11,20 @@ from textual.binding import Binding, BindingType
 from ..present import keys
 from ..present.keys import Action, KeyContext
 
-HelpRow = tuple[str, str, str, bool]          # keys, description, binding id, available now
+HelpRow = tuple[str, str, str, bool]  # keys, description, binding id, available now
 HelpSection = tuple[str, list[HelpRow]]
 
 
 def binding(action: Action) -> Binding:
-    return Binding(action.keys, action.action, action.label, show=action.footer, id=action.id, tooltip=action.help,
-                   priority=action.priority)
+    return Binding(
+        action.keys,
+        action.action,
+        action.label,
+        show=action.footer,
+        id=action.id,
+        tooltip=action.help,
+        priority=action.priority,
+    )
 
 
 def bindings(on: str) -> list[BindingType]:
@@ -25,8 +33,9 @@ def bindings(on: str) -> list[BindingType]:
     return [binding(a) for a in keys.actions_on(on) if a.keys]
 
 
-def binding_rows(app: App, bindings: Iterable[Binding], available: Callable[[Binding], bool] | None = None
-                 ) -> list[HelpRow]:
+def binding_rows(
+    app: App, bindings: Iterable[Binding], available: Callable[[Binding], bool] | None = None
+) -> list[HelpRow]:
     """One help row per binding id, with all its keys (`up / k`) as the app displays them."""
     rows: dict[str, tuple[list[str], str, str, bool]] = {}
     for b in Binding.make_bindings(bindings):
@@ -36,17 +45,22 @@ def binding_rows(app: App, bindings: Iterable[Binding], available: Callable[[Bin
             if shown not in row[0]:
                 row[0].append(shown)
             continue
-        rows[b.id or b.action] = ([shown], b.tooltip or b.description, b.id or "",
-                                  available(b) if available is not None else True)
+        rows[b.id or b.action] = (
+            [shown],
+            b.tooltip or b.description,
+            b.id or "",
+            available(b) if available is not None else True,
+        )
     return [(" / ".join(k), desc, bid, ok) for k, desc, bid, ok in rows.values()]
 
 
 def table_sections(app: App, context: KeyContext | None) -> list[HelpSection]:
     """The table's sections; a command not available in `context` is dimmed (None: every one is)."""
     ids = keys.available_now(context) if context is not None else None
-    return [(title, binding_rows(app, [binding(a) for a in actions if a.keys],
-                                 lambda b: ids is None or b.id in ids))
-            for title, actions in keys.sections()]
+    return [
+        (title, binding_rows(app, [binding(a) for a in actions if a.keys], lambda b: ids is None or b.id in ids))
+        for title, actions in keys.sections()
+    ]
 
 
 def widget_sections(app: App, keyed: Iterable[type]) -> list[HelpSection]:
@@ -56,4 +70,3 @@ def widget_sections(app: App, keyed: Iterable[type]) -> list[HelpSection]:
     for cls in keyed:
         out.setdefault(cls.HELP_SECTION, []).extend(binding_rows(app, cls.BINDINGS))
     return list(out.items())
-

@@ -4,16 +4,16 @@ Payloads are engine or presentation objects (Session, OpResult, BisectState...) 
 They go to the screen only (no bubbling to the app). Progress messages coalesce (`can_replace`): a burst of
 them waiting in the queue is handled, and repainted, once, with the latest numbers. Widgets own their
 messages as nested classes (`OpTree.OpHighlighted`); their common base is here."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from textual.message import Message
 
+from ..core.metrics import WorstElement
 from ..core.results import OpResult
 from ..core.session import Session
-from ..core.metrics import WorstElement
-
 from ..present.bisection import BisectDriver, BisectState
 from ..present.relations import Relation
 from ..present.tree import OpTreeModel
@@ -34,7 +34,7 @@ class OpenProgress(Message, bubble=False):
 class PreviewReady(Message, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 
-    model: OpTreeModel       # over PreviewPairs: names only
+    model: OpTreeModel  # over PreviewPairs: names only
 
 
 @dataclass
@@ -57,9 +57,9 @@ class BisectionReady(Message, bubble=False):
 
 @dataclass
 class StatisticsProgress(Message, bubble=False):
-    done: int                # tensor pairs compared
+    done: int  # tensor pairs compared
     total: int
-    state: str = "running"   # running | done | cancelled
+    state: str = "running"  # running | done | cancelled
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, StatisticsProgress)
@@ -75,7 +75,7 @@ class VerdictsKnown(Message, bubble=False):
 @dataclass
 class BisectionChanged(Message, bubble=False):
     state: BisectState
-    event: str               # start | accept | overrule | undo | reset | replay | running | converged | stopped
+    event: str  # start | accept | overrule | undo | reset | replay | running | converged | stopped
     note: str = ""
 
     def can_replace(self, message: Message) -> bool:
@@ -100,7 +100,7 @@ class TensorLoaded(Message, bubble=False):
     index: int
     label: str
     worst: list[WorstElement] | None = None
-    histogram: tuple[list[int], int, int] | None = None      # counts per power of two, first exponent, zeros
+    histogram: tuple[list[int], int, int] | None = None  # counts per power of two, first exponent, zeros
     problem: str | None = None
 
 

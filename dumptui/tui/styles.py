@@ -1,5 +1,6 @@
 """Styles for data rendered as rich Text (tree labels, the interval bar), taken from the current Textual
 theme's variables so that verdict colours follow the theme; names from files are cleaned here."""
+
 from __future__ import annotations
 
 from rich.style import Style
@@ -19,8 +20,16 @@ ROLE_VARIABLE = {
     "incomparable": ("secondary-lighten-2", False),
     "unreadable": ("error-lighten-2", False),
 }
-BAR_VARIABLE = {"clear": "success", "suspect": "warning", "after": "error", "good": "success", "bad": "error",
-                "probe": "accent", "culprit": "error", "unknown": ""}
+BAR_VARIABLE = {
+    "clear": "success",
+    "suspect": "warning",
+    "after": "error",
+    "good": "success",
+    "bad": "error",
+    "probe": "accent",
+    "culprit": "error",
+    "unknown": "",
+}
 
 
 def name_text(name: str, style: Style | str = "") -> Text:

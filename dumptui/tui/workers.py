@@ -1,4 +1,5 @@
 """Helpers for thread workers."""
+
 from __future__ import annotations
 
 import threading

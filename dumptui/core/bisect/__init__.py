@@ -1,5 +1,6 @@
 """Bisection to the first operator whose inputs agree and whose outputs do not, in small pieces; see
 `bisection.py` for the facade and how the pieces fit."""
+
 from .bisection import Bisection
 from .types import InputCheck, Mark, Root, Source, Step
 

@@ -7,10 +7,10 @@ do not. It owns one immutable `SearchState` (undo pops the previous one) and del
 - `preconditions.py`: network input and weights compared first;
 - `sessionfile.py`: marks saved and replayed by op key.
 """
+
 from __future__ import annotations
 
 import math
-
 from typing import TYPE_CHECKING, Callable
 
 from ..align import OpPair
@@ -30,12 +30,13 @@ from .state import SearchState
 from .strategy import GraphStrategy, choose_strategy
 from .types import InputCheck, Mark, Root, Source, Step
 
-MAX_SINKS = 4            # graph outputs checked for divergence before giving up
+MAX_SINKS = 4  # graph outputs checked for divergence before giving up
 
 
 class Bisection:
-    def __init__(self, session: Session, use_graph: bool = True, oracle: Oracle | None = None,
-                 workers: int | None = None):
+    def __init__(
+        self, session: Session, use_graph: bool = True, oracle: Oracle | None = None, workers: int | None = None
+    ):
         self.session = session
         self.order: list[OpPair] = kernel_order(session)
         self.position = {p.index: i for i, p in enumerate(self.order)}
@@ -46,7 +47,7 @@ class Bisection:
         self.checks: list[InputCheck] | None = None
         self.parameter_roots: list[Root] = []
         self.workers = workers
-        self.search = "bisection"          # or "scan": every op read and judged by its local error
+        self.search = "bisection"  # or "scan": every op read and judged by its local error
         self.search_reason = ""
         self.scan_result: ScanResult | None = None
         self._prepared = False
@@ -105,8 +106,9 @@ class Bisection:
         return self.oracle.known(pos)
 
     # ---------------------------------------------------------------------------- the search
-    def prepare(self, progress: Callable[[int, int], None] | None = None,
-                cancelled: Callable[[], bool] | None = None) -> None:
+    def prepare(
+        self, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> None:
         """Preconditions, then the kind of search: bisection (O(log n) reads) where the pair is clean, a
         local-error scan of every op where it is noisy (there a threshold crossed says nothing about where
         error is born)."""
@@ -115,24 +117,31 @@ class Bisection:
         self._prepared = True
         self.check_inputs()
         for c in self.checks or []:
-            if c.status == "benign":       # rounding explains it: the input agrees as far as precision allows
+            if c.status == "benign":  # rounding explains it: the input agrees as far as precision allows
                 self.session.rejudge(c.result, CLOSE, c.detail)
         noise = describe_noise(self.session)
         rounded = [c.name for c in self.checks or [] if c.status == "benign"]
         if rounded:
-            noise = "; ".join(filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({', '.join(rounded[:3])})"]))
+            noise = "; ".join(
+                filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({', '.join(rounded[:3])})"])
+            )
         if noise:
             self.use_scan(f"noisy pair: {noise}", progress, cancelled)
         else:
             self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
 
-    def use_scan(self, reason: str, progress: Callable[[int, int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> None:
+    def use_scan(
+        self,
+        reason: str,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
         """Read and judge every op now; the bisection then answers from the judged verdicts."""
         position = self.position
         fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
-        self.scan_result = scan(self.session, self.order, self.strategy.predecessors, fed, self.workers,
-                                progress, cancelled)
+        self.scan_result = scan(
+            self.session, self.order, self.strategy.predecessors, fed, self.workers, progress, cancelled
+        )
         self.search, self.search_reason = "scan", reason
         self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
 
@@ -149,8 +158,9 @@ class Bisection:
         sinks = self.strategy.sinks()
         for s in sinks[:MAX_SINKS]:
             mark, detail = self.oracle.verdict(s, "graph output")
-            st = st.with_step(Step(self.order[s].key, s, mark, Source.START, "graph output: " + detail,
-                                   len(st.candidates)))
+            st = st.with_step(
+                Step(self.order[s].key, s, mark, Source.START, "graph output: " + detail, len(st.candidates))
+            )
             if mark == Mark.BAD:
                 st = self._narrow(st, s, Mark.BAD)
                 break
@@ -185,7 +195,7 @@ class Bisection:
         else:
             st = self._narrow(st, pos, mark)
             if source == Source.USER:
-                self.oracle.forget(pos)          # the user overrules: the computed verdict is not reused
+                self.oracle.forget(pos)  # the user overrules: the computed verdict is not reused
         st = st.with_step(Step(self.order[pos].key, pos, mark, source, detail, before))
         self.state = self._maybe_converged(st)
 
@@ -224,12 +234,11 @@ class Bisection:
         ancestors = self.strategy.ancestors(pos, st.candidates)
         if mark == Mark.BAD:
             return st.evolve(bad=st.bad | {pos}, hi=pos, candidates=frozenset((ancestors | {pos}) - st.good))
-        return st.evolve(good=st.good | {pos}, lo=max(st.lo, pos),
-                         candidates=st.candidates - ancestors - {pos})
+        return st.evolve(good=st.good | {pos}, lo=max(st.lo, pos), candidates=st.candidates - ancestors - {pos})
 
     def _maybe_converged(self, st: SearchState, force: bool = False) -> SearchState:
         """Run the culprit check once nothing but the known bad op is left to probe."""
-        for _ in range(len(self.order) + 1):           # each continuation moves to a new producer
+        for _ in range(len(self.order) + 1):  # each continuation moves to a new producer
             if st.finished or st.hi is None:
                 return st
             if not force and self.culprit_check.choose(st.candidates, st.hi, st.lo) is not None:
@@ -238,12 +247,19 @@ class Bisection:
             if out.continue_from is None:
                 root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats, out.local)
                 others = self.culprit_check.other_roots(st.hi, st.good, self.notes)
-                return st.evolve(culprit=root, finished=True, candidates=frozenset({st.hi}),
-                                 other_roots=tuple(others))
+                return st.evolve(culprit=root, finished=True, candidates=frozenset({st.hi}), other_roots=tuple(others))
             # A bad input: the source is upstream (a good output can hide a bad input). Continue there.
             p = out.continue_from
-            st = st.with_step(Step(self.order[p].key, p, Mark.BAD, Source.CHECK,
-                                   out.why + ": continuing from its producer", len(st.candidates)))
+            st = st.with_step(
+                Step(
+                    self.order[p].key,
+                    p,
+                    Mark.BAD,
+                    Source.CHECK,
+                    out.why + ": continuing from its producer",
+                    len(st.candidates),
+                )
+            )
             candidates, lo = self.strategy.restart(p, st.good)
             st = st.evolve(bad=st.bad | {p}, hi=p, candidates=candidates, lo=lo)
             force = False
@@ -260,7 +276,9 @@ class Bisection:
     def roots(self) -> list[Root]:
         """Every root found, first in execution order first."""
         found: dict[str, Root] = {}
-        for r in ([self.culprit] if self.culprit else []) + self.other_roots + self._scan_roots() + self.parameter_roots:
+        for r in (
+            ([self.culprit] if self.culprit else []) + self.other_roots + self._scan_roots() + self.parameter_roots
+        ):
             if r.pair.key not in found:
                 found[r.pair.key] = r
             elif r.kind != "outputs":
@@ -294,8 +312,11 @@ class Bisection:
         where to look when nothing is a root but the output still moved."""
         if self.scan_result is None:
             return []
-        grown = [le for le in self.scan_result.locals
-                 if le.kind in ("carries", "root") and le.gain_rel is not None and 1 < le.gain_rel < float("inf")]
+        grown = [
+            le
+            for le in self.scan_result.locals
+            if le.kind in ("carries", "root") and le.gain_rel is not None and 1 < le.gain_rel < float("inf")
+        ]
         return sorted(grown, key=lambda le: -(le.gain_rel or 0))[:k]
 
     def benign_evidence(self) -> list[str]:
@@ -309,11 +330,16 @@ class Bisection:
             if c.status == "benign":
                 out.append(f"{c.kind} {c.name}: {c.detail}")
         if self.scan_result is not None:
-            worst = max((le for le in self.scan_result.locals if le.out is not None),
-                        key=lambda le: le.out_rel or 0.0, default=None)
+            worst = max(
+                (le for le in self.scan_result.locals if le.out is not None),
+                key=lambda le: le.out_rel or 0.0,
+                default=None,
+            )
             if worst is not None and worst.out_rel:
-                out.append(f"largest output error {fmt_rel(worst.out_rel)} of its RMS at {worst.pair.name}, "
-                           "carried from precision noise (no op creates error beyond its inputs' noise)")
+                out.append(
+                    f"largest output error {fmt_rel(worst.out_rel)} of its RMS at {worst.pair.name}, "
+                    "carried from precision noise (no op creates error beyond its inputs' noise)"
+                )
         return out
 
     # ---------------------------------------------------------------------------- save / resume

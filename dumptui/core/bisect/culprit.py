@@ -5,6 +5,7 @@ search continues from that producer (a good output can hide a bad input); otherw
 divergence. Other roots: side inputs that feed the diverged region from outside the culprit's ancestry are
 probed, and each bad one is bisected on its own (graph strategy only).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,13 +21,13 @@ from .oracle import Oracle
 from .strategy import Strategy
 from .types import Mark, Root
 
-MAX_FRONTIER = 8         # side inputs checked for other roots of divergence
+MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
 
 
 @dataclass
 class CheckOutcome:
     result: OpResult
-    continue_from: int | None      # the producer to continue from, when an input it produces carries the error
+    continue_from: int | None  # the producer to continue from, when an input it produces carries the error
     why: str
     caveats: list[str]
     local: LocalError | None = None
@@ -39,7 +40,7 @@ class CulpritCheck:
         self.position = {p.index: i for i, p in enumerate(order)}
         self.strategy = strategy
         self.oracle = oracle
-        self.locals: dict[int, LocalError] = {}        # filled by a scan; computed here otherwise
+        self.locals: dict[int, LocalError] = {}  # filled by a scan; computed here otherwise
 
     def local(self, pos: int, res: OpResult) -> LocalError:
         if pos not in self.locals:
@@ -80,32 +81,41 @@ class CulpritCheck:
                 if step is not None:
                     why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
                     return CheckOutcome(res, step, why, [], le)
-        why = ("inputs agree, outputs diverge" if not carriers
-               else "its outputs diverge, and so do inputs it does not produce (see caveats)" if le.kind != "root"
-               else "error is born here: " + le.why)
+        why = (
+            "inputs agree, outputs diverge"
+            if not carriers
+            else "its outputs diverge, and so do inputs it does not produce (see caveats)"
+            if le.kind != "root"
+            else "error is born here: " + le.why
+        )
         for r, origin in unproduced_bad:
             names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
             what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
             why += f"; {what} differs ({r.reason})"
         return CheckOutcome(res, None, why, caveats, le)
 
-    def _producer_step(self, pair: OpPair, pos: int, r: TensorResult, good: frozenset[int],
-                       caveats: list[str]) -> int | None:
+    def _producer_step(
+        self, pair: OpPair, pos: int, r: TensorResult, good: frozenset[int], caveats: list[str]
+    ) -> int | None:
         """The producer's position to continue from, or None (with a caveat saying why not)."""
         prod = producer_pair(self.session.alignment, pair, r.slot)
         ppos = self.position.get(prod.index) if prod is not None else None
         if ppos is not None and ppos != pos and ppos not in good:
             return ppos
         if prod is not None and ppos is not None and ppos in good:
-            caveats.append(f"input.{r.slot} diverges, yet its producer {prod.name} was marked good: "
-                           "check that mark (u undoes it)")
+            caveats.append(
+                f"input.{r.slot} diverges, yet its producer {prod.name} was marked good: check that mark (u undoes it)"
+            )
         elif prod is not None and ppos is None:
             side = "target-only" if prod.ref is None else ("reference-only" if prod.target is None else "unprobed")
-            caveats.append(f"input.{r.slot} diverges; it is produced by {side} op {prod.name}: "
-                           "that op is the likely cause")
+            caveats.append(
+                f"input.{r.slot} diverges; it is produced by {side} op {prod.name}: that op is the likely cause"
+            )
         elif prod is None:
-            caveats.append(f"input.{r.slot} diverges ({r.reason}) and its producer is unknown"
-                           + ("" if self.strategy.finds_other_roots else " (no graph)"))
+            caveats.append(
+                f"input.{r.slot} diverges ({r.reason}) and its producer is unknown"
+                + ("" if self.strategy.finds_other_roots else " (no graph)")
+            )
         return None
 
     # ---------------------------------------------------------------------------- other roots

@@ -4,6 +4,7 @@
 other front ends may pass any object with the same methods. After a local-error scan the session's verdicts
 are judged in context (a divergence only downstream of a root), and the same oracle answers from them.
 """
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -25,11 +26,9 @@ class Oracle(Protocol):
         """The mark already computed or set for `pos` (never reads)."""
         ...
 
-    def set(self, pos: int, mark: Mark, detail: str) -> None:
-        ...
+    def set(self, pos: int, mark: Mark, detail: str) -> None: ...
 
-    def forget(self, pos: int) -> None:
-        ...
+    def forget(self, pos: int) -> None: ...
 
 
 class ComputedOracle:

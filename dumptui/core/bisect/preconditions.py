@@ -4,6 +4,7 @@ Inputs no op produces (weights, the network input, inputs computed outside a fil
 before bisecting. One that differs by more than fp16/bf16 rounding would explain makes its consumers roots,
 and is named; one that differs only by such rounding is `benign` (a deliberate conversion gives that).
 """
+
 from __future__ import annotations
 
 from ..align import OpPair
@@ -15,16 +16,21 @@ from ..session import Session
 from ..verdict import EQUAL, IGNORED, NOT_COMPARABLE, UNREADABLE, rounding_explains
 from .types import InputCheck, Root
 
-ADVICE = {"network input": "check the preprocessing (the field guide's first precondition)",
-          "parameter": "check the checkpoint and its conversion"}
+ADVICE = {
+    "network input": "check the preprocessing (the field guide's first precondition)",
+    "parameter": "check the checkpoint and its conversion",
+}
 
 
 def check_inputs(session: Session) -> list[InputCheck]:
     """Every parameter / network input dumped as such, then those only seen as their consumers' inputs (all of
     them when one side dumps no parameters at all, as CANN raw dumps do: its ops' inputs hold them)."""
     one_sided = not all(any(op.kind == PARAMETER for op in d.ops) for d in (session.ref, session.target))
-    found = [_check_parameter(session, p) for p in session.alignment.pairs
-             if p.kind == PARAMETER and (p.paired or not one_sided)]
+    found = [
+        _check_parameter(session, p)
+        for p in session.alignment.pairs
+        if p.kind == PARAMETER and (p.paired or not one_sided)
+    ]
     checks = [c for c in found if c is not None]
     checks += _check_consumed_only(session, {c.name for c in checks})
     return checks
@@ -37,8 +43,14 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
     users = consumers(session.ref, session.target, session.alignment, p)
     r: TensorResult | None
     if not p.paired:
-        r = TensorResult("output", 0, p.ref.outputs.get(0) if p.ref else None,
-                         p.target.outputs.get(0) if p.target else None, p.how, "dumped on one side only")
+        r = TensorResult(
+            "output",
+            0,
+            p.ref.outputs.get(0) if p.ref else None,
+            p.target.outputs.get(0) if p.target else None,
+            p.how,
+            "dumped on one side only",
+        )
         return InputCheck(op.name, kind, r, "unpaired", p.how, users)
     r = session.identical(p, "output", 0, "precondition")
     if r is None:
@@ -55,8 +67,10 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
             continue
         assert p.ref is not None and p.target is not None
         for slot in sorted(set(p.ref.inputs) & set(p.target.inputs)):
-            name = next((src.ref for src in input_source(p, slot)
-                         if src is not None and src.kind in ("parameter", "input")), None)
+            name = next(
+                (src.ref for src in input_source(p, slot) if src is not None and src.kind in ("parameter", "input")),
+                None,
+            )
             if name is not None and name not in checked:
                 by_param.setdefault(name, []).append((p, slot))
     out = []
@@ -80,18 +94,44 @@ def judge_input(name: str, kind: str, r: TensorResult, users: list[OpPair]) -> I
         return InputCheck(name, kind, r, "ignored" if r.verdict == IGNORED else "unreadable", r.reason, users)
     fmt = rounding_explains(r.ref, r.target)
     low = {"float16", "bfloat16"} & {t.dtype for t in (r.ref, r.target) if t is not None}
-    if (fmt is None and kind == "unproduced input" and low and r.verdict == "close"
-            and r.ref is not None and r.target is not None and r.ref.dtype != r.target.dtype):
+    if (
+        fmt is None
+        and kind == "unproduced input"
+        and low
+        and r.verdict == "close"
+        and r.ref is not None
+        and r.target is not None
+        and r.ref.dtype != r.target.dtype
+    ):
         # computed (not stored) upstream in a lower precision: more than one rounding, and still close
-        return InputCheck(name, kind, r, "benign", f"close; computed in {'/'.join(sorted(low))} on one side "
-                                                   f"(a precision change upstream); {numbers(r)}", users)
+        return InputCheck(
+            name,
+            kind,
+            r,
+            "benign",
+            f"close; computed in {'/'.join(sorted(low))} on one side (a precision change upstream); {numbers(r)}",
+            users,
+        )
     if fmt is not None:
-        return InputCheck(name, kind, r, "benign", f"differs only by {fmt} rounding (as a deliberate {fmt} "
-                                                   f"conversion would give); {numbers(r)}", users)
-    advice = ADVICE.get(kind, "no dumped op produces it: a weight (check the checkpoint) or an input from "
-                              "outside the dump")
-    return InputCheck(name, kind, r, "differs",
-                      f"differs by more than fp16/bf16 rounding would explain; {numbers(r)}: {advice}", users)
+        return InputCheck(
+            name,
+            kind,
+            r,
+            "benign",
+            f"differs only by {fmt} rounding (as a deliberate {fmt} conversion would give); {numbers(r)}",
+            users,
+        )
+    advice = ADVICE.get(
+        kind, "no dumped op produces it: a weight (check the checkpoint) or an input from outside the dump"
+    )
+    return InputCheck(
+        name,
+        kind,
+        r,
+        "differs",
+        f"differs by more than fp16/bf16 rounding would explain; {numbers(r)}: {advice}",
+        users,
+    )
 
 
 def parameter_roots(checks: list[InputCheck]) -> list[Root]:
@@ -105,10 +145,12 @@ def parameter_roots(checks: list[InputCheck]) -> list[Root]:
             if cons.key in seen:
                 continue
             seen.add(cons.key)
-            why = {"network input": f"the network input {c.name} differs: check the preprocessing",
-                   "parameter": f"parameter {c.name} differs: check the checkpoint and its conversion"}.get(
-                c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside "
-                        "the dump)")
+            why = {
+                "network input": f"the network input {c.name} differs: check the preprocessing",
+                "parameter": f"parameter {c.name} differs: check the checkpoint and its conversion",
+            }.get(
+                c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside the dump)"
+            )
             roots.append(Root(cons, "parameter" if c.kind == "parameter" else "input", why, None, [c.detail]))
     return roots
 

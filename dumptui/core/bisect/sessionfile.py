@@ -1,5 +1,6 @@
 """The session file: a bisection's marks saved by op key, with the dumps and options it was made with, so
 `dumptui REF TARGET --session FILE` (or a script) resumes it. The one place sessions are written and read."""
+
 from __future__ import annotations
 
 import json
@@ -10,16 +11,39 @@ from typing import Mapping
 from .types import Source, Step
 
 VERSION = 1
-SESSION_OPTIONS = ("rank", "graph", "iteration", "ref_rank", "ref_graph", "ref_iteration", "target_rank",
-                   "target_graph", "target_iteration", "gain", "floor", "floor_scale", "max_off", "cos", "no_replay", "ignore",
-                   "ignore_file", "map")
+SESSION_OPTIONS = (
+    "rank",
+    "graph",
+    "iteration",
+    "ref_rank",
+    "ref_graph",
+    "ref_iteration",
+    "target_rank",
+    "target_graph",
+    "target_iteration",
+    "gain",
+    "floor",
+    "floor_scale",
+    "max_off",
+    "cos",
+    "no_replay",
+    "ignore",
+    "ignore_file",
+    "map",
+)
 
 
 def steps_json(mode: str, history: tuple[Step, ...] | list[Step]) -> dict:
     """The marks of a bisection (the start and the culprit check's continuations are recomputed on replay)."""
-    return {"version": VERSION, "mode": mode,
-            "steps": [{"key": s.key, "mark": str(s.mark), "source": str(s.source), "detail": s.detail}
-                      for s in history if Source(s.source).is_mark]}
+    return {
+        "version": VERSION,
+        "mode": mode,
+        "steps": [
+            {"key": s.key, "mark": str(s.mark), "source": str(s.source), "detail": s.detail}
+            for s in history
+            if Source(s.source).is_mark
+        ],
+    }
 
 
 def session_payload(bisection_json: dict, ref_path: str, target_path: str, options: Mapping[str, object]) -> dict:

@@ -1,4 +1,5 @@
 """The search state of a bisection: one immutable value, so undo is popping the previous one."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -8,9 +9,9 @@ from .types import Root, Step
 
 @dataclass(frozen=True)
 class SearchState:
-    candidates: frozenset[int]            # positions that may still hold the root
-    lo: int = -1                          # last known good position (the linear strategy's midpoint uses it)
-    hi: int | None = None                 # the first known bad position
+    candidates: frozenset[int]  # positions that may still hold the root
+    lo: int = -1  # last known good position (the linear strategy's midpoint uses it)
+    hi: int | None = None  # the first known bad position
     good: frozenset[int] = frozenset()
     bad: frozenset[int] = frozenset()
     started: bool = False

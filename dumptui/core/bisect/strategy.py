@@ -6,6 +6,7 @@
   interval where parallel branches exist (Polygraphy's `reduce` markers work the same way).
 Both answer the same questions, so the bisection never asks which one it has.
 """
+
 from __future__ import annotations
 
 import networkx as nx
@@ -13,7 +14,7 @@ import networkx as nx
 from ..align import OpPair
 from ..session import Session
 
-N_MIDDLE = 4          # graph probes: this many candidates either side of the median are scored
+N_MIDDLE = 4  # graph probes: this many candidates either side of the median are scored
 
 
 class LinearStrategy:
@@ -46,7 +47,7 @@ class LinearStrategy:
 
     def choose(self, candidates: list[int], within: frozenset[int], hi: int, lo: int) -> int:
         mid = (lo + hi) // 2
-        return min(candidates, key=lambda c: (abs(c - mid), c))   # nearest probe-able to the midpoint
+        return min(candidates, key=lambda c: (abs(c - mid), c))  # nearest probe-able to the midpoint
 
 
 class GraphStrategy:
@@ -90,8 +91,8 @@ class GraphStrategy:
         total = len(within)
         mid = len(candidates) // 2
         best, best_score = candidates[mid], None
-        for c in candidates[max(0, mid - N_MIDDLE): mid + N_MIDDLE]:
-            below = len(self.ancestors(c, within)) + 1   # removed if good / kept if bad
+        for c in candidates[max(0, mid - N_MIDDLE) : mid + N_MIDDLE]:
+            below = len(self.ancestors(c, within)) + 1  # removed if good / kept if bad
             score = abs(2 * below - total)
             if best_score is None or score < best_score:
                 best, best_score = c, score

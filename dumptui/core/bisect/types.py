@@ -1,4 +1,5 @@
 """The words of a bisection: marks, steps, roots of divergence and precondition checks."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,10 +44,10 @@ class Source(str, Enum):
 
 @dataclass(frozen=True)
 class Step:
-    key: str                  # pair key of the probed op (stable across runs: used by save/load)
-    position: int             # position in the candidate order
-    mark: str                 # a Mark
-    source: str               # a Source
+    key: str  # pair key of the probed op (stable across runs: used by save/load)
+    position: int  # position in the candidate order
+    mark: str  # a Mark
+    source: str  # a Source
     detail: str = ""
     candidates_before: int = 0
 
@@ -56,20 +57,20 @@ class Root:
     """An op where divergence is born, and why we say so."""
 
     pair: OpPair
-    kind: str                 # "outputs" (inputs agree, outputs diverge) | "parameter" | "input"
+    kind: str  # "outputs" (inputs agree, outputs diverge) | "parameter" | "input"
     why: str
     result: OpResult | None = None
     caveats: list[str] = field(default_factory=list)
-    local: LocalError | None = None     # gains, replay proof (localerror.py)
+    local: LocalError | None = None  # gains, replay proof (localerror.py)
 
 
 @dataclass
 class InputCheck:
     """A precondition: an input no op produces (network input, weight) compared across the dumps."""
 
-    name: str                 # parameter / input name
-    kind: str                 # "network input" | "parameter" | "unproduced input"
+    name: str  # parameter / input name
+    kind: str  # "network input" | "parameter" | "unproduced input"
     result: TensorResult
-    status: str               # "equal" | "benign" | "differs" | "unpaired" | "unreadable" | "ignored"
+    status: str  # "equal" | "benign" | "differs" | "unpaired" | "unreadable" | "ignored"
     detail: str = ""
     consumers: list[OpPair] = field(default_factory=list)

@@ -3,6 +3,7 @@
 Each format is a `Reader` (see `reader.py`) in its own module; READERS lists them. Adding a format is one
 module and one line in READERS.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,9 @@ def detect(path: str) -> str:
     raise DumpError(path, f"no dump found: expected {', '.join(others)}, or {last}")
 
 
-def open_dump(path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None,
-              fmt: str | None = None) -> Dump:
+def open_dump(
+    path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None, fmt: str | None = None
+) -> Dump:
     """The index of the dump at `path` (format detected unless `fmt` names one), as selected."""
     with no_cyclic_gc():
         fmt = fmt or detect(path)

@@ -13,6 +13,7 @@ What MindSpore's exporter (dump_proto.cc) writes, as seen in real 2.10 files:
 - monads (the `U` state argument of Load and UpdateState) and tensor constants both arrive as empty values;
 - parameters carry a type but no default value, so weights and network inputs look the same.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,30 +33,77 @@ _FILE_NAME = "dumptui/anf_ir.proto"
 _ENUMS = {
     "Version": [("UNKNOWWN_VERSION", 0), ("IR_VERSION", 1)],
     "DataType": [
-        ("DT_UNDEFINED", 0), ("DT_BOOL", 1), ("DT_INT8", 2), ("DT_INT16", 3), ("DT_INT32", 4), ("DT_INT64", 5),
-        ("DT_UINT8", 6), ("DT_UINT16", 7), ("DT_UINT32", 8), ("DT_UINT64", 9), ("DT_FLOAT16", 10),
-        ("DT_FLOAT32", 11), ("DT_FLOAT64", 12), ("DT_STRING", 13), ("DT_TENSOR", 14), ("DT_GRAPH", 15),
-        ("DT_BOOLS", 16), ("DT_INTS8", 17), ("DT_INTS16", 18), ("DT_INTS32", 19), ("DT_INTS64", 20),
-        ("DT_UINTS8", 21), ("DT_UINTS16", 22), ("DT_UINTS32", 23), ("DT_UINTS64", 24), ("DT_FLOATS16", 25),
-        ("DT_FLOATS32", 26), ("DT_FLOATS64", 27), ("DT_STRINGS", 28), ("DT_TENSORS", 29), ("DT_GRAPHS", 30),
-        ("DT_TUPLE", 31), ("DT_LIST", 32), ("DT_DICT", 33), ("DT_NONE", 34), ("DT_SYM_INST", 35),
-        ("DT_BASE_INT", 36), ("DT_BASE_UINT", 37), ("DT_BASE_FLOAT", 38), ("DT_TYPE", 39), ("DT_ANY", 40),
-        ("DT_REFKEY", 41), ("DT_REF", 42), ("DT_COMPLEX64", 43), ("DT_COMPLEX128", 44), ("DT_BASE_COMPLEX", 45),
+        ("DT_UNDEFINED", 0),
+        ("DT_BOOL", 1),
+        ("DT_INT8", 2),
+        ("DT_INT16", 3),
+        ("DT_INT32", 4),
+        ("DT_INT64", 5),
+        ("DT_UINT8", 6),
+        ("DT_UINT16", 7),
+        ("DT_UINT32", 8),
+        ("DT_UINT64", 9),
+        ("DT_FLOAT16", 10),
+        ("DT_FLOAT32", 11),
+        ("DT_FLOAT64", 12),
+        ("DT_STRING", 13),
+        ("DT_TENSOR", 14),
+        ("DT_GRAPH", 15),
+        ("DT_BOOLS", 16),
+        ("DT_INTS8", 17),
+        ("DT_INTS16", 18),
+        ("DT_INTS32", 19),
+        ("DT_INTS64", 20),
+        ("DT_UINTS8", 21),
+        ("DT_UINTS16", 22),
+        ("DT_UINTS32", 23),
+        ("DT_UINTS64", 24),
+        ("DT_FLOATS16", 25),
+        ("DT_FLOATS32", 26),
+        ("DT_FLOATS64", 27),
+        ("DT_STRINGS", 28),
+        ("DT_TENSORS", 29),
+        ("DT_GRAPHS", 30),
+        ("DT_TUPLE", 31),
+        ("DT_LIST", 32),
+        ("DT_DICT", 33),
+        ("DT_NONE", 34),
+        ("DT_SYM_INST", 35),
+        ("DT_BASE_INT", 36),
+        ("DT_BASE_UINT", 37),
+        ("DT_BASE_FLOAT", 38),
+        ("DT_TYPE", 39),
+        ("DT_ANY", 40),
+        ("DT_REFKEY", 41),
+        ("DT_REF", 42),
+        ("DT_COMPLEX64", 43),
+        ("DT_COMPLEX128", 44),
+        ("DT_BASE_COMPLEX", 45),
     ],
     "InputProto.EdgeType": [("DATA_EDGE", 0), ("CONTROL_EDGE", 1)],
 }
 _MESSAGES = {
     "ValueProto": [
-        ("dtype", 1, "optional", "DataType"), ("bool_val", 2, "optional", "bool"),
-        ("int_val", 3, "optional", "int64"), ("uint_val", 4, "optional", "uint64"),
-        ("float_val", 5, "optional", "float"), ("double_val", 6, "optional", "double"),
-        ("str_val", 7, "optional", "string"), ("tensor_val", 8, "optional", "TensorProto"),
-        ("graph", 9, "optional", "GraphProto"), ("bool_vals", 10, "repeated", "bool"),
-        ("int_vals", 11, "repeated", "int64"), ("uint_vals", 12, "repeated", "uint64"),
-        ("float_vals", 13, "repeated", "float"), ("double_vals", 14, "repeated", "double"),
-        ("str_vals", 15, "repeated", "string"), ("tensor_vals", 16, "repeated", "TensorProto"),
-        ("graphs", 17, "repeated", "GraphProto"), ("values", 18, "repeated", "ValueProto"),
-        ("dict_val", 19, "repeated", "NamedValueProto"), ("type_val", 20, "optional", "TypeProto"),
+        ("dtype", 1, "optional", "DataType"),
+        ("bool_val", 2, "optional", "bool"),
+        ("int_val", 3, "optional", "int64"),
+        ("uint_val", 4, "optional", "uint64"),
+        ("float_val", 5, "optional", "float"),
+        ("double_val", 6, "optional", "double"),
+        ("str_val", 7, "optional", "string"),
+        ("tensor_val", 8, "optional", "TensorProto"),
+        ("graph", 9, "optional", "GraphProto"),
+        ("bool_vals", 10, "repeated", "bool"),
+        ("int_vals", 11, "repeated", "int64"),
+        ("uint_vals", 12, "repeated", "uint64"),
+        ("float_vals", 13, "repeated", "float"),
+        ("double_vals", 14, "repeated", "double"),
+        ("str_vals", 15, "repeated", "string"),
+        ("tensor_vals", 16, "repeated", "TensorProto"),
+        ("graphs", 17, "repeated", "GraphProto"),
+        ("values", 18, "repeated", "ValueProto"),
+        ("dict_val", 19, "repeated", "NamedValueProto"),
+        ("type_val", 20, "optional", "TypeProto"),
     ],
     "AttributeProto": [("name", 1, "optional", "string"), ("value", 2, "optional", "ValueProto")],
     "NamedValueProto": [("key", 1, "optional", "string"), ("value", 2, "optional", "ValueProto")],
@@ -69,37 +117,52 @@ _MESSAGES = {
     "TypeProto.Tensor": [("elem_type", 1, "optional", "DataType"), ("shape", 2, "optional", "TensorShapeProto")],
     "TypeProto.Sequence": [("elem_types", 1, "repeated", "TypeProto")],
     "ParameterProto": [
-        ("name", 1, "optional", "string"), ("type", 2, "optional", "TypeProto"),
+        ("name", 1, "optional", "string"),
+        ("type", 2, "optional", "TypeProto"),
         ("default_val", 3, "optional", "ValueProto"),
     ],
     "OutputProto": [("name", 1, "optional", "string"), ("type", 2, "optional", "TypeProto")],
     "InputProto": [("name", 1, "optional", "string"), ("type", 2, "optional", "InputProto.EdgeType")],
     "NodeProto": [
-        ("input", 1, "repeated", "InputProto"), ("name", 2, "optional", "string"),
-        ("op_type", 3, "optional", "string"), ("scope", 4, "optional", "string"),
-        ("attribute", 5, "repeated", "AttributeProto"), ("output_type", 6, "optional", "TypeProto"),
-        ("output_i", 7, "optional", "uint64"), ("full_name", 8, "optional", "string"),
+        ("input", 1, "repeated", "InputProto"),
+        ("name", 2, "optional", "string"),
+        ("op_type", 3, "optional", "string"),
+        ("scope", 4, "optional", "string"),
+        ("attribute", 5, "repeated", "AttributeProto"),
+        ("output_type", 6, "optional", "TypeProto"),
+        ("output_i", 7, "optional", "uint64"),
+        ("full_name", 8, "optional", "string"),
         ("instance_name", 10, "optional", "string"),
     ],
     "ModelProto": [
-        ("ir_version", 1, "optional", "int64"), ("domain", 2, "optional", "string"),
-        ("model_version", 3, "optional", "int64"), ("graph", 4, "optional", "GraphProto"),
+        ("ir_version", 1, "optional", "int64"),
+        ("domain", 2, "optional", "string"),
+        ("model_version", 3, "optional", "int64"),
+        ("graph", 4, "optional", "GraphProto"),
         ("metadata_operators", 5, "optional", "OperatorSetProto"),
     ],
     "OperatorProto": [
-        ("name", 1, "optional", "string"), ("config", 2, "optional", "bytes"), ("obj_info", 3, "optional", "bytes"),
+        ("name", 1, "optional", "string"),
+        ("config", 2, "optional", "bytes"),
+        ("obj_info", 3, "optional", "bytes"),
     ],
     "OperatorSetProto": [("operators", 1, "repeated", "OperatorProto"), ("summary", 2, "optional", "string")],
     "GraphProto": [
-        ("node", 1, "repeated", "NodeProto"), ("name", 2, "optional", "string"),
-        ("parameters", 3, "repeated", "ParameterProto"), ("outputs", 4, "repeated", "OutputProto"),
+        ("node", 1, "repeated", "NodeProto"),
+        ("name", 2, "optional", "string"),
+        ("parameters", 3, "repeated", "ParameterProto"),
+        ("outputs", 4, "repeated", "OutputProto"),
         ("const_vals", 5, "repeated", "NamedValueProto"),
     ],
     "TensorProto": [
-        ("dims", 1, "repeated", "int64"), ("data_type", 2, "optional", "DataType"),
-        ("float_data", 3, "packed", "float"), ("int32_data", 4, "packed", "int32"),
-        ("int64_data", 5, "packed", "int64"), ("double_data", 6, "packed", "double"),
-        ("uint64_data", 7, "packed", "uint64"), ("raw_data", 8, "optional", "bytes"),
+        ("dims", 1, "repeated", "int64"),
+        ("data_type", 2, "optional", "DataType"),
+        ("float_data", 3, "packed", "float"),
+        ("int32_data", 4, "packed", "int32"),
+        ("int64_data", 5, "packed", "int64"),
+        ("double_data", 6, "packed", "double"),
+        ("uint64_data", 7, "packed", "uint64"),
+        ("raw_data", 8, "optional", "bytes"),
     ],
 }
 
@@ -113,12 +176,25 @@ _DATA_EDGE = 0
 # The text IR's spelling of scalar values (`I64(3)`, `F32(0.1)`, `Bool(1)`), so that attributes and constants
 # read from a .pb compare equal to the same ones read from a .ir.
 _SCALAR_LABELS = {
-    "DT_INT8": "I8", "DT_INT16": "I16", "DT_INT32": "I32", "DT_INT64": "I64", "DT_UINT8": "U8",
-    "DT_UINT16": "U16", "DT_UINT32": "U32", "DT_UINT64": "U64", "DT_FLOAT32": "F32", "DT_FLOAT64": "F64",
+    "DT_INT8": "I8",
+    "DT_INT16": "I16",
+    "DT_INT32": "I32",
+    "DT_INT64": "I64",
+    "DT_UINT8": "U8",
+    "DT_UINT16": "U16",
+    "DT_UINT32": "U32",
+    "DT_UINT64": "U64",
+    "DT_FLOAT32": "F32",
+    "DT_FLOAT64": "F64",
 }
 # The exporter maps MindSpore's width-less number types (`mstype.float_`...) to these.
-_BASE_TYPES = {"DT_BASE_INT": "Int", "DT_BASE_UINT": "UInt", "DT_BASE_FLOAT": "Float",
-               "DT_BASE_COMPLEX": "Complex", "DT_BOOL": "Bool"}
+_BASE_TYPES = {
+    "DT_BASE_INT": "Int",
+    "DT_BASE_UINT": "UInt",
+    "DT_BASE_FLOAT": "Float",
+    "DT_BASE_COMPLEX": "Complex",
+    "DT_BOOL": "Bool",
+}
 _ATTR_LIMIT = 200
 
 
@@ -184,7 +260,7 @@ def value_text(value: Message, nested: bool = False) -> str | None:
 
 def _short(text: str | None) -> str:
     text = text or ""
-    return text if len(text) <= _ATTR_LIMIT else text[:_ATTR_LIMIT - 3] + "..."
+    return text if len(text) <= _ATTR_LIMIT else text[: _ATTR_LIMIT - 3] + "..."
 
 
 def _monad_constants(proto: Message, constants: dict[str, str | None]) -> set[str]:
@@ -250,7 +326,11 @@ def parse_anf_pb(path: str) -> IRGraph:
                 # The value when the file has it (TupleGetItem needs its index), else the constant's name.
                 args.append(IRArg("const", constants.get(inp.name) or inp.name))
         graph.nodes[node.name] = IRNode(
-            node_id=node.name, op_type=op_type, full_name=full_name, args=args,
+            node_id=node.name,
+            op_type=op_type,
+            full_name=full_name,
+            args=args,
             attrs={a.name: _short(value_text(a.value)) for a in node.attribute},
-            out_types=_tensor_types(node.output_type) if node.HasField("output_type") else [])
+            out_types=_tensor_types(node.output_type) if node.HasField("output_type") else [],
+        )
     return graph

@@ -8,6 +8,7 @@ and original shape. Tensors in a device layout are put back into their original 
 in the dump folder or a folder above it, up to the parent of the dump path) or MindSpore's graph files (rank
 tree), else the file name. The order is the file timestamps: the true execution order.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,8 +69,17 @@ def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[st
 
 def _tensor_ref(raw: RawFile, index: int) -> TensorRef:
     t = raw.tensors[index]
-    return TensorRef(raw.path, t.io, t.slot, dtype=t.dtype, shape=t.shape, fmt=t.device_format,
-                     timestamp=raw.name.timestamp, layout_fn=partial(_fixed, t.layout), size_on_disk=t.size)
+    return TensorRef(
+        raw.path,
+        t.io,
+        t.slot,
+        dtype=t.dtype,
+        shape=t.shape,
+        fmt=t.device_format,
+        timestamp=raw.name.timestamp,
+        layout_fn=partial(_fixed, t.layout),
+        size_on_disk=t.size,
+    )
 
 
 def _list_files(dump: Dump, folder: str) -> list[tuple[str, RawName]]:
@@ -85,16 +95,19 @@ def _list_files(dump: Dump, folder: str) -> list[tuple[str, RawName]]:
         rec = parse_raw_name(name, mapping)
         if rec is None:
             numeric = name.isdigit()
-            dump.problems.append(misnamed_file(path, RAW_PATTERN + " (and not in mapping.csv)") if numeric
-                                 else foreign_file(path))
+            dump.problems.append(
+                misnamed_file(path, RAW_PATTERN + " (and not in mapping.csv)") if numeric else foreign_file(path)
+            )
         elif rec.overflow:
             overflows += 1
             dump.problems.append(Problem(path, OVERFLOW_REASON, "warning"))
         else:
             out.append((path, rec))
     if overflows:
-        dump.notes.append(f"{overflows} overflow record{'s' if overflows > 1 else ''} (Opdebug files): an op "
-                          "overflowed in this step; they are listed with the warnings, not compared")
+        dump.notes.append(
+            f"{overflows} overflow record{'s' if overflows > 1 else ''} (Opdebug files): an op "
+            "overflowed in this step; they are listed with the warnings, not compared"
+        )
     return out
 
 
@@ -104,23 +117,36 @@ def _op(raw: RawFile, graph_id: str, node: GeNode | None) -> Op:
         name, source = node.name, "GE graph"
     if raw.op_name:
         name, source = raw.op_name, "DumpData.op_name"
-    op = Op(name=name, op_type=raw.name.op_type, kind=KERNEL, graph=graph_id, file_name=raw.name.op_name,
-            timestamp=raw.name.timestamp, name_source=source, fused=node.fused if node is not None else ())
+    op = Op(
+        name=name,
+        op_type=raw.name.op_type,
+        kind=KERNEL,
+        graph=graph_id,
+        file_name=raw.name.op_name,
+        timestamp=raw.name.timestamp,
+        name_source=source,
+        fused=node.fused if node is not None else (),
+    )
     for i, t in enumerate(raw.tensors):
         (op.inputs if t.io == "input" else op.outputs)[t.slot] = _tensor_ref(raw, i)
     return op
 
 
-def _read_ops(dump: Dump, files: list[tuple[str, RawName]], graph_id: str,
-              ge: GeGraph | None) -> tuple[list[Op], Counter[str]]:
+def _read_ops(
+    dump: Dump, files: list[tuple[str, RawName]], graph_id: str, ge: GeGraph | None
+) -> tuple[list[Op], Counter[str]]:
     """An op per readable file, and how many files came in each layout."""
     by_form = ge.by_file_form() if ge is not None else {}
     ops = []
     layouts: Counter[str] = Counter()
     for path, rec in files:
         node = ge.nodes.get(by_form.get(rec.op_name, "")) if ge is not None else None
-        raw = read_raw_file(path, rec, node.origin_layouts if node is not None else None,
-                            node.origin_shapes if node is not None else None)
+        raw = read_raw_file(
+            path,
+            rec,
+            node.origin_layouts if node is not None else None,
+            node.origin_shapes if node is not None else None,
+        )
         if raw.problem:
             dump.problems.append(Problem(path, raw.problem))
         if raw.tensors or not raw.problem:
@@ -157,16 +183,27 @@ def _mindspore_names(dump: Dump, step: StepFolder, ops: list[Op], graph_id: str)
 def open_cann(path: str, selection: Selection) -> Dump:
     step = locate(path, selection)
     graph_id = step.graph or ""
-    dump = Dump(path=path, root=step.path, format=FORMAT, rank=step.device, graphs=[graph_id],
-                iterations={graph_id: step.step or ""}, device="Ascend", order_source="file timestamps")
+    dump = Dump(
+        path=path,
+        root=step.path,
+        format=FORMAT,
+        rank=step.device,
+        graphs=[graph_id],
+        iterations={graph_id: step.step or ""},
+        device="Ascend",
+        order_source="file timestamps",
+    )
     files = _list_files(dump, step.path)
     if not files:
         raise DumpError(path, f"no raw dump files in {step.path}" + (" (only overflow records)" if dump.notes else ""))
     ge = _choose_ge_graph(dump, path, step, {rec.op_name for _p, rec in files}) if step.tree != "mindspore" else None
     ops, layouts = _read_ops(dump, files, graph_id, ge)
     if not ops:
-        raise DumpError(path, f"none of the {len(files)} raw dump files in {step.path} is readable: "
-                              + (dump.problems[-1].reason if dump.problems else "unknown reason"))
+        raise DumpError(
+            path,
+            f"none of the {len(files)} raw dump files in {step.path} is readable: "
+            + (dump.problems[-1].reason if dump.problems else "unknown reason"),
+        )
     irs: dict[str, IRGraph] = {}
     if ge is not None:
         irs = {graph_id: to_ir(ge)}
@@ -182,12 +219,16 @@ def open_cann(path: str, selection: Selection) -> Dump:
     return dump
 
 
-def _variant(step: StepFolder, files: list[tuple[str, RawName]], layouts: Counter[str], ops: list[Op],
-             ge: GeGraph | None) -> str:
+def _variant(
+    step: StepFolder, files: list[tuple[str, RawName]], layouts: Counter[str], ops: list[Op], ge: GeGraph | None
+) -> str:
     tree = {"acl": "ACL dump tree", "mindspore": "MindSpore async dump (rank tree)", "folder": "a folder of raw files"}
     names = Counter(rec.variant for _p, rec in files)
-    parts = [f"CANN raw dump files, {tree[step.tree]}", "names: " + ", ".join(sorted(names)),
-             "layout: " + ", ".join(sorted(layouts))]
+    parts = [
+        f"CANN raw dump files, {tree[step.tree]}",
+        "names: " + ", ".join(sorted(names)),
+        "layout: " + ", ".join(sorted(layouts)),
+    ]
     fused = sum(1 for op in ops if op.fused)
     if ge is not None:
         parts.append(f"GE graph {os.path.basename(ge.path)}" + (f", {fused} fused ops" if fused else ""))

@@ -6,6 +6,7 @@ is consistent when `8 + L + sum(sizes) == file size`. Older: the whole file is o
 the `data` fields. Only the header is read here (and, for the older layout, the whole file once); tensor
 bytes are read on demand through the Layout of each tensor.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,13 +25,15 @@ from .cann_proto import DECODED_TYPES, Message, data_type_name, dims, format_nam
 
 # {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[.{task_type}.{context_id}.{thread_id}.{device_id}]:
 # very old CANN wrote no stream id, FFTS+ appends four fields. Names have `.`, `/`, `\` and space replaced by `_`.
-RAW_NAME = re.compile(r"^(?P<type>[^.]+)\.(?P<name>[^.]+)\.(?P<task>\d+)(?:\.(?P<stream>\d+))?\.(?P<ts>\d+)"
-                      r"(?P<ffts>\.[A-Za-z0-9_]+\.\d+\.\d+\.\d+)?$")
+RAW_NAME = re.compile(
+    r"^(?P<type>[^.]+)\.(?P<name>[^.]+)\.(?P<task>\d+)(?:\.(?P<stream>\d+))?\.(?P<ts>\d+)"
+    r"(?P<ffts>\.[A-Za-z0-9_]+\.\d+\.\d+\.\d+)?$"
+)
 RAW_PATTERN = "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}"
 OVERFLOW_TYPE = "Opdebug"
 MAPPING_FILE = "mapping.csv"
 _LENGTH = struct.Struct("<Q")
-_MAX_HEADER = 1 << 28     # a DumpData header without payloads is small; a larger length is not a length
+_MAX_HEADER = 1 << 28  # a DumpData header without payloads is small; a larger length is not a length
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,11 @@ class RawName:
     """The fields of a raw dump file name."""
 
     op_type: str
-    op_name: str            # in file form (separators replaced by `_`)
+    op_name: str  # in file form (separators replaced by `_`)
     task: str
-    stream: str             # "" for very old CANN
+    stream: str  # "" for very old CANN
     timestamp: int
-    variant: str            # "current", "no stream id (old CANN)" or "FFTS+"
+    variant: str  # "current", "no stream id (old CANN)" or "FFTS+"
 
     @property
     def overflow(self) -> bool:
@@ -58,8 +61,9 @@ def parse_raw_name(name: str, mapping: dict[str, str] | None = None) -> RawName 
     if not m:
         return None
     variant = "FFTS+" if m.group("ffts") else "current" if m.group("stream") is not None else "no stream id (old CANN)"
-    return RawName(m.group("type"), m.group("name"), m.group("task"), m.group("stream") or "", int(m.group("ts")),
-                   variant)
+    return RawName(
+        m.group("type"), m.group("name"), m.group("task"), m.group("stream") or "", int(m.group("ts")), variant
+    )
 
 
 @dataclass
@@ -68,11 +72,11 @@ class RawTensor:
 
     io: str
     slot: int
-    dtype: str                      # canonical name, or the CANN type's name when it is not decoded
+    dtype: str  # canonical name, or the CANN type's name when it is not decoded
     device_format: str
     device_shape: tuple[int, ...]
     original_shape: tuple[int, ...] | None
-    size: int                       # bytes, from the header (or the length of the embedded data)
+    size: int  # bytes, from the header (or the length of the embedded data)
     layout: Layout
 
     @property
@@ -87,8 +91,8 @@ class RawFile:
 
     path: str
     name: RawName
-    op_name: str = ""               # DumpData.op_name (the real name, separators kept) when the writer set it
-    layout_variant: str = ""        # "length-prefixed header" | "whole-file DumpData"
+    op_name: str = ""  # DumpData.op_name (the real name, separators kept) when the writer set it
+    layout_variant: str = ""  # "length-prefixed header" | "whole-file DumpData"
     tensors: list[RawTensor] = field(default_factory=list)
     problem: str | None = None
 
@@ -98,8 +102,16 @@ OriginalFormats = dict[tuple[str, int], str]
 OriginalShapes = dict[tuple[str, int], tuple[int, ...]]
 
 
-def _tensor(io: str, slot: int, proto: Message, offset: int, size: int, problem: str | None,
-            graph: tuple[OriginalFormats, OriginalShapes], embedded: bool) -> RawTensor:
+def _tensor(
+    io: str,
+    slot: int,
+    proto: Message,
+    offset: int,
+    size: int,
+    problem: str | None,
+    graph: tuple[OriginalFormats, OriginalShapes],
+    embedded: bool,
+) -> RawTensor:
     """The tensor of an OpInput/OpOutput, its payload at `offset` (or inside the protobuf when `embedded`)."""
     type_name = data_type_name(proto.data_type)
     dtype = DECODED_TYPES.get(type_name)
@@ -115,8 +127,10 @@ def _tensor(io: str, slot: int, proto: Message, offset: int, size: int, problem:
     shape = original if original is not None else device
 
     def unreadable(reason: str) -> RawTensor:
-        return RawTensor(io, slot, label, fmt, device, original, size, Layout(None, shape, offset, problem=reason,
-                                                                               declared=declared))
+        return RawTensor(
+            io, slot, label, fmt, device, original, size, Layout(None, shape, offset, problem=reason, declared=declared)
+        )
+
     if problem:
         return unreadable(problem)
     storage = dtypes.storage(dtype) if dtype else None
@@ -135,9 +149,16 @@ def _tensor(io: str, slot: int, proto: Message, offset: int, size: int, problem:
     elif device_layout is not None:
         decoder = DevicePayload(device_layout)
     out_shape = device_layout.original_shape if device_layout is not None else device
-    return RawTensor(io, slot, dtype, fmt, device, original, size,
-                     Layout(storage, out_shape, offset, declared=declared, widen_bf16=dtype == "bfloat16",
-                            decoder=decoder))
+    return RawTensor(
+        io,
+        slot,
+        dtype,
+        fmt,
+        device,
+        original,
+        size,
+        Layout(storage, out_shape, offset, declared=declared, widen_bf16=dtype == "bfloat16", decoder=decoder),
+    )
 
 
 @dataclass(frozen=True)
@@ -181,13 +202,16 @@ def _payload_sizes(msg: Message) -> list[int]:
     return [int(p.size) for group in (msg.input, msg.output, msg.buffer, msg.space) for p in group]
 
 
-def _current_layout(raw: RawFile, msg: Message, length: int, size: int,
-                    graph: tuple[OriginalFormats, OriginalShapes]) -> None:
+def _current_layout(
+    raw: RawFile, msg: Message, length: int, size: int, graph: tuple[OriginalFormats, OriginalShapes]
+) -> None:
     total = _LENGTH.size + length + sum(_payload_sizes(msg))
     problem = None
     if total != size:
-        problem = (f"damaged: 8 + header {length} B + payloads {total - _LENGTH.size - length} B = {total} B, "
-                   f"but the file is {size} B" + (" (truncated)" if total > size else ""))
+        problem = (
+            f"damaged: 8 + header {length} B + payloads {total - _LENGTH.size - length} B = {total} B, "
+            f"but the file is {size} B" + (" (truncated)" if total > size else "")
+        )
     offset = _LENGTH.size + length
     for io, protos in (("input", msg.input), ("output", msg.output)):
         for slot, proto in enumerate(protos):
@@ -210,8 +234,12 @@ def _is_whole_file_dump(msg: Message) -> bool:
     return bool(msg.op_name) or any(p.HasField("shape") for p in list(msg.input) + list(msg.output))
 
 
-def read_raw_file(path: str, name: RawName, original_formats: OriginalFormats | None = None,
-                  original_shapes: OriginalShapes | None = None) -> RawFile:
+def read_raw_file(
+    path: str,
+    name: RawName,
+    original_formats: OriginalFormats | None = None,
+    original_shapes: OriginalShapes | None = None,
+) -> RawFile:
     """The header of one raw file, in either layout; a damaged file comes back with `problem` set. A GE graph
     may tell the original layout of a tensor, and its original shape where the header has none."""
     raw = RawFile(path, name)

@@ -7,6 +7,7 @@ The path may be any folder of either tree, or a folder of raw files copied out o
 that holds raw files is a step folder; the levels above it say which device, model and step it is. Exactly
 one must remain after --rank/--graph/--iteration, else a DumpError lists them.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,7 @@ from .cann_file import RAW_NAME
 from .files import RANK_DIR, is_dir
 from .reader import Selection
 
-_TIME_DIR = re.compile(r"^\d{14}$")          # YYYYMMDDhhmmss
+_TIME_DIR = re.compile(r"^\d{14}$")  # YYYYMMDDhhmmss
 _DIGITS = re.compile(r"^\d+$")
 _MAX_DEPTH = 7
 _PEEK = 200
@@ -30,12 +31,12 @@ class StepFolder:
     """One folder of raw files and what the tree above it says."""
 
     path: str
-    tree: str                   # "acl", "mindspore" or "folder" (no known tree above)
-    device: str | None = None   # device id (ACL) or rank (MindSpore)
-    model: str | None = None    # model name (ACL) or net name (MindSpore)
-    graph: str | None = None    # model id (ACL) or graph id (MindSpore)
-    step: str | None = None     # step (ACL) or iteration (MindSpore)
-    root: str | None = None     # the rank folder (MindSpore: graphs/ and execution_order/), the time folder (ACL)
+    tree: str  # "acl", "mindspore" or "folder" (no known tree above)
+    device: str | None = None  # device id (ACL) or rank (MindSpore)
+    model: str | None = None  # model name (ACL) or net name (MindSpore)
+    graph: str | None = None  # model id (ACL) or graph id (MindSpore)
+    step: str | None = None  # step (ACL) or iteration (MindSpore)
+    root: str | None = None  # the rank folder (MindSpore: graphs/ and execution_order/), the time folder (ACL)
 
     def label(self, base: str) -> str:
         return os.path.relpath(self.path, base)
@@ -54,12 +55,26 @@ def holds_raw_files(path: str, peek: int = _PEEK) -> bool:
 def _describe(path: str) -> StepFolder:
     parts = os.path.normpath(path).split(os.sep)
     if len(parts) >= 6 and _TIME_DIR.match(parts[-5]) and _DIGITS.match(parts[-4]) and _DIGITS.match(parts[-2]):
-        return StepFolder(path, "acl", device=parts[-4], model=parts[-3], graph=parts[-2], step=parts[-1],
-                          root=os.sep.join(parts[:-4]))
+        return StepFolder(
+            path,
+            "acl",
+            device=parts[-4],
+            model=parts[-3],
+            graph=parts[-2],
+            step=parts[-1],
+            root=os.sep.join(parts[:-4]),
+        )
     if len(parts) >= 5 and RANK_DIR.match(parts[-4]) and _DIGITS.match(parts[-2]):
         rank = RANK_DIR.match(parts[-4])
-        return StepFolder(path, "mindspore", device=rank.group(1) if rank else None, model=parts[-3],
-                          graph=parts[-2], step=parts[-1], root=os.sep.join(parts[:-3]))
+        return StepFolder(
+            path,
+            "mindspore",
+            device=rank.group(1) if rank else None,
+            model=parts[-3],
+            graph=parts[-2],
+            step=parts[-1],
+            root=os.sep.join(parts[:-3]),
+        )
     return StepFolder(path, "folder")
 
 
@@ -118,10 +133,16 @@ def locate(path: str, selection: Selection) -> StepFolder:
         raise DumpError(path, "no raw dump files ({op_type}.{op_name}.{task}.{stream}.{timestamp}) found")
     chosen = [s for s in steps if _matches(s, selection)]
     if not chosen:
-        raise DumpError(path, f"none of the {len(steps)} dump folders matches the selection; folders: "
-                              + ", ".join(s.label(path) for s in steps[:8]))
+        raise DumpError(
+            path,
+            f"none of the {len(steps)} dump folders matches the selection; folders: "
+            + ", ".join(s.label(path) for s in steps[:8]),
+        )
     if len(chosen) > 1:
         shown = ", ".join(s.label(path) for s in chosen[:8]) + (" ..." if len(chosen) > 8 else "")
-        raise DumpError(path, f"{len(chosen)} dump folders ({shown}): choose with --rank (device), --graph (model "
-                              "name or id) and --iteration (step), or give the folder of one")
+        raise DumpError(
+            path,
+            f"{len(chosen)} dump folders ({shown}): choose with --rank (device), --graph (model "
+            "name or id) and --iteration (step), or give the folder of one",
+        )
     return chosen[0]

@@ -5,6 +5,7 @@ the node, or the producer's output type, or the parameter's type). Each such ten
 device layout back into that shape; without a graph shape it is unreadable, with the reason. Nothing is read
 here: the npy header is read, and the layout checked, when the tensor is first needed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,7 +26,7 @@ def _original_view(stored: TensorRef, original: Shape | None) -> Layout:
     if lay.problem or lay.storage is None or lay.shape is None:
         return lay
     if lay.shape == original and stored.fmt not in TRANSPOSES:
-        return lay          # already converted whatever the name says (a device layout changes the rank)
+        return lay  # already converted whatever the name says (a device layout changes the rank)
     if lay.fortran:
         return dataclasses.replace(lay, problem=f"a Fortran-ordered payload in device layout {stored.fmt}: not read")
     try:
@@ -37,8 +38,9 @@ def _original_view(stored: TensorRef, original: Shape | None) -> Layout:
     return dataclasses.replace(lay, shape=device.original_shape, decoder=DevicePayload(device))
 
 
-def _graph_shape(op: Op, io: str, slot: int, node: IRNode | None, ir: IRGraph | None,
-                 nodes: Mapping[str, IRNode], dump: Dump) -> Shape | None:
+def _graph_shape(
+    op: Op, io: str, slot: int, node: IRNode | None, ir: IRGraph | None, nodes: Mapping[str, IRNode], dump: Dump
+) -> Shape | None:
     """The framework shape of a tensor per the graph: the node's own type line, else (an input) the type of
     the output or parameter that feeds it."""
     if op.kind == PARAMETER:

@@ -5,6 +5,7 @@ and the small side files (JSON objects, the execution-order and mapping csv).
 Nothing here raises for a missing or unreadable file or folder: a dump is evidence, often incomplete, and
 each reader says in its own words what it missed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -58,7 +59,7 @@ def is_rank_dir(path: str) -> bool:
 def find_rank_dir(path: str) -> tuple[str | None, str | None, str | None]:
     """For a path at or below a MindSpore rank folder: (rank folder, graph, iteration), the graph and iteration
     being those the path fixes by pointing inside them; (None, None, None) when no rank folder is found."""
-    below: list[str] = []      # the folders walked up through, innermost first: [iteration, graph, net]
+    below: list[str] = []  # the folders walked up through, innermost first: [iteration, graph, net]
     cur = os.path.normpath(os.path.abspath(path))
     for _ in range(4):
         if is_rank_dir(cur):

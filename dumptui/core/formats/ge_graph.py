@@ -7,6 +7,7 @@ The file is an ONNX ModelProto in protobuf text format, written by GE's OnnxUtil
 attributes at level 1 only). Tensor descriptions come as `input_desc_origin_layout:{i}`,
 `output_desc_origin_shape:{i}` and kin. The schema is ONNX's onnx.proto for the fields GE writes, built in code.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,52 +22,95 @@ from .protoschema import EnumTable, Message, MessageTable, message_classes
 
 _ENUMS: EnumTable = {
     "AttributeProto.AttributeType": [
-        ("UNDEFINED", 0), ("FLOAT", 1), ("INT", 2), ("STRING", 3), ("TENSOR", 4), ("GRAPH", 5), ("FLOATS", 6),
-        ("INTS", 7), ("STRINGS", 8), ("TENSORS", 9), ("GRAPHS", 10), ("SPARSE_TENSOR", 11), ("SPARSE_TENSORS", 12),
-        ("TYPE_PROTO", 13), ("TYPE_PROTOS", 14),
+        ("UNDEFINED", 0),
+        ("FLOAT", 1),
+        ("INT", 2),
+        ("STRING", 3),
+        ("TENSOR", 4),
+        ("GRAPH", 5),
+        ("FLOATS", 6),
+        ("INTS", 7),
+        ("STRINGS", 8),
+        ("TENSORS", 9),
+        ("GRAPHS", 10),
+        ("SPARSE_TENSOR", 11),
+        ("SPARSE_TENSORS", 12),
+        ("TYPE_PROTO", 13),
+        ("TYPE_PROTOS", 14),
     ],
 }
 _MESSAGES: MessageTable = {
     "ModelProto": [
-        ("ir_version", 1, "optional", "int64"), ("producer_name", 2, "optional", "string"),
-        ("producer_version", 3, "optional", "string"), ("domain", 4, "optional", "string"),
-        ("model_version", 5, "optional", "int64"), ("doc_string", 6, "optional", "string"),
-        ("graph", 7, "optional", "GraphProto"), ("opset_import", 8, "repeated", "OperatorSetIdProto"),
+        ("ir_version", 1, "optional", "int64"),
+        ("producer_name", 2, "optional", "string"),
+        ("producer_version", 3, "optional", "string"),
+        ("domain", 4, "optional", "string"),
+        ("model_version", 5, "optional", "int64"),
+        ("doc_string", 6, "optional", "string"),
+        ("graph", 7, "optional", "GraphProto"),
+        ("opset_import", 8, "repeated", "OperatorSetIdProto"),
         ("metadata_props", 14, "repeated", "StringStringEntryProto"),
     ],
     "OperatorSetIdProto": [("domain", 1, "optional", "string"), ("version", 2, "optional", "int64")],
     "StringStringEntryProto": [("key", 1, "optional", "string"), ("value", 2, "optional", "string")],
     "GraphProto": [
-        ("node", 1, "repeated", "NodeProto"), ("name", 2, "optional", "string"),
-        ("initializer", 5, "repeated", "TensorProto"), ("doc_string", 10, "optional", "string"),
-        ("input", 11, "repeated", "ValueInfoProto"), ("output", 12, "repeated", "ValueInfoProto"),
+        ("node", 1, "repeated", "NodeProto"),
+        ("name", 2, "optional", "string"),
+        ("initializer", 5, "repeated", "TensorProto"),
+        ("doc_string", 10, "optional", "string"),
+        ("input", 11, "repeated", "ValueInfoProto"),
+        ("output", 12, "repeated", "ValueInfoProto"),
         ("value_info", 13, "repeated", "ValueInfoProto"),
     ],
     "NodeProto": [
-        ("input", 1, "repeated", "string"), ("output", 2, "repeated", "string"), ("name", 3, "optional", "string"),
-        ("op_type", 4, "optional", "string"), ("attribute", 5, "repeated", "AttributeProto"),
-        ("doc_string", 6, "optional", "string"), ("domain", 7, "optional", "string"),
+        ("input", 1, "repeated", "string"),
+        ("output", 2, "repeated", "string"),
+        ("name", 3, "optional", "string"),
+        ("op_type", 4, "optional", "string"),
+        ("attribute", 5, "repeated", "AttributeProto"),
+        ("doc_string", 6, "optional", "string"),
+        ("domain", 7, "optional", "string"),
     ],
     "AttributeProto": [
-        ("name", 1, "optional", "string"), ("f", 2, "optional", "float"), ("i", 3, "optional", "int64"),
-        ("s", 4, "optional", "bytes"), ("t", 5, "optional", "TensorProto"), ("g", 6, "optional", "GraphProto"),
-        ("floats", 7, "repeated", "float"), ("ints", 8, "repeated", "int64"), ("strings", 9, "repeated", "bytes"),
-        ("tensors", 10, "repeated", "TensorProto"), ("graphs", 11, "repeated", "GraphProto"),
-        ("doc_string", 13, "optional", "string"), ("type", 20, "optional", "AttributeProto.AttributeType"),
+        ("name", 1, "optional", "string"),
+        ("f", 2, "optional", "float"),
+        ("i", 3, "optional", "int64"),
+        ("s", 4, "optional", "bytes"),
+        ("t", 5, "optional", "TensorProto"),
+        ("g", 6, "optional", "GraphProto"),
+        ("floats", 7, "repeated", "float"),
+        ("ints", 8, "repeated", "int64"),
+        ("strings", 9, "repeated", "bytes"),
+        ("tensors", 10, "repeated", "TensorProto"),
+        ("graphs", 11, "repeated", "GraphProto"),
+        ("doc_string", 13, "optional", "string"),
+        ("type", 20, "optional", "AttributeProto.AttributeType"),
         ("ref_attr_name", 21, "optional", "string"),
     ],
-    "ValueInfoProto": [("name", 1, "optional", "string"), ("type", 2, "optional", "TypeProto"),
-                       ("doc_string", 3, "optional", "string")],
+    "ValueInfoProto": [
+        ("name", 1, "optional", "string"),
+        ("type", 2, "optional", "TypeProto"),
+        ("doc_string", 3, "optional", "string"),
+    ],
     "TypeProto": [("tensor_type", 1, "oneof value", "TypeProto.Tensor"), ("denotation", 6, "optional", "string")],
     "TypeProto.Tensor": [("elem_type", 1, "optional", "int32"), ("shape", 2, "optional", "TensorShapeProto")],
     "TensorShapeProto": [("dim", 1, "repeated", "TensorShapeProto.Dimension")],
-    "TensorShapeProto.Dimension": [("dim_value", 1, "oneof value", "int64"), ("dim_param", 2, "oneof value", "string"),
-                                   ("denotation", 3, "optional", "string")],
+    "TensorShapeProto.Dimension": [
+        ("dim_value", 1, "oneof value", "int64"),
+        ("dim_param", 2, "oneof value", "string"),
+        ("denotation", 3, "optional", "string"),
+    ],
     "TensorProto": [
-        ("dims", 1, "repeated", "int64"), ("data_type", 2, "optional", "int32"), ("float_data", 4, "packed", "float"),
-        ("int32_data", 5, "packed", "int32"), ("string_data", 6, "repeated", "bytes"),
-        ("int64_data", 7, "packed", "int64"), ("name", 8, "optional", "string"), ("raw_data", 9, "optional", "bytes"),
-        ("double_data", 10, "packed", "double"), ("uint64_data", 11, "packed", "uint64"),
+        ("dims", 1, "repeated", "int64"),
+        ("data_type", 2, "optional", "int32"),
+        ("float_data", 4, "packed", "float"),
+        ("int32_data", 5, "packed", "int32"),
+        ("string_data", 6, "repeated", "bytes"),
+        ("int64_data", 7, "packed", "int64"),
+        ("name", 8, "optional", "string"),
+        ("raw_data", 9, "optional", "bytes"),
+        ("double_data", 10, "packed", "double"),
+        ("uint64_data", 11, "packed", "uint64"),
         ("doc_string", 12, "optional", "string"),
     ],
 }
@@ -85,11 +129,11 @@ CONSTANT_TYPES = {"Const", "Constant", "Variable", "ConstPlaceHolder"}
 @dataclass
 class GeNode:
     name: str
-    op_type: str                                        # without GE's "ge:" prefix
-    inputs: list[tuple[str, int]] = field(default_factory=list)     # data inputs: (source node, output index)
-    fused: tuple[str, ...] = ()                         # framework ops this op replaced, in order
+    op_type: str  # without GE's "ge:" prefix
+    inputs: list[tuple[str, int]] = field(default_factory=list)  # data inputs: (source node, output index)
+    fused: tuple[str, ...] = ()  # framework ops this op replaced, in order
     fused_types: tuple[str, ...] = ()
-    origin_layouts: dict[tuple[str, int], str] = field(default_factory=dict)          # (io, slot) -> NCHW...
+    origin_layouts: dict[tuple[str, int], str] = field(default_factory=dict)  # (io, slot) -> NCHW...
     origin_shapes: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
 
 
@@ -117,7 +161,7 @@ def _node(proto: Message) -> GeNode:
     for text in proto.input:
         src, sep, index = text.rpartition(":")
         if not text or not sep or index == "-1" or not index.lstrip("-").isdigit():
-            continue     # an absent optional input, or a control edge
+            continue  # an absent optional input, or a control edge
         node.inputs.append((src, int(index)))
     for attr in proto.attribute:
         if attr.name == FUSED_NAMES:
@@ -186,8 +230,9 @@ def to_ir(graph: GeGraph) -> IRGraph:
             else:
                 getter = f"{src}:{index}"
                 if getter not in ir.nodes:
-                    ir.nodes[getter] = IRNode(getter, "TupleGetItem", args=[IRArg("node", src), IRArg("const", str(index))],
-                                              attrs={})
+                    ir.nodes[getter] = IRNode(
+                        getter, "TupleGetItem", args=[IRArg("node", src), IRArg("const", str(index))], attrs={}
+                    )
                 args.append(IRArg("node", getter))
         ir.nodes[node.name] = IRNode(node.name, node.op_type, full_name=node.name, args=args, attrs={})
     return ir

@@ -4,6 +4,7 @@ Each node is one line `%13(y) = Conv2D(%11, %12) {instance name: ...} primitive_
 lines (`: (<Tensor[Float32], (1, 8, 16, 16)>, ...) -> (...)`), `# Fullname with scope: (Default/...)` and
 source lines `# In file model.py:110 ...`. The parser is line-based and tolerant: what it cannot read it skips.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,7 +26,7 @@ MONADS = {"U", "UMonad[U]", "IOMonad[IO]", "IO", "UMonad", "IOMonad"}
 def strip_prefix(op: str) -> str:
     for p in _PREFIXES:
         if op.startswith(p):
-            return op[len(p):]
+            return op[len(p) :]
     return op
 
 
@@ -36,11 +37,16 @@ _BRACKETS = re.compile(r"[()\[\]{}<>]")
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` at bracket depth 0 (round, square, curly and angle brackets)."""
     if not _BRACKETS.search(text):
-        return [p.strip() for p in text.split(sep) if p.strip()]   # the common case: `%11, %12`
+        return [p.strip() for p in text.split(sep) if p.strip()]  # the common case: `%11, %12`
     parts = text.split(sep)
-    if all(p.count("(") == p.count(")") and p.count("[") == p.count("]") and p.count("{") == p.count("}")
-           and p.count("<") == p.count(">") for p in parts):
-        return [p.strip() for p in parts if p.strip()]             # brackets, but no separator inside them
+    if all(
+        p.count("(") == p.count(")")
+        and p.count("[") == p.count("]")
+        and p.count("{") == p.count("}")
+        and p.count("<") == p.count(">")
+        for p in parts
+    ):
+        return [p.strip() for p in parts if p.strip()]  # brackets, but no separator inside them
     out: list[str] = []
     cur: list[str] = []
     depth = 0
@@ -64,7 +70,7 @@ def _balanced(text: str) -> tuple[str, str]:
     """Given text just after an opening '(', return (inside, rest after the matching ')')."""
     close = text.find(")")
     if close >= 0 and "(" not in text[:close]:
-        return text[:close], text[close + 1:]    # the common case: `%11, %12) {...}`
+        return text[:close], text[close + 1 :]  # the common case: `%11, %12) {...}`
     depth = 1
     for i, ch in enumerate(text):
         if ch in "([{":
@@ -72,7 +78,7 @@ def _balanced(text: str) -> tuple[str, str]:
         elif ch in ")]}":
             depth -= 1
             if depth == 0:
-                return text[:i], text[i + 1:]
+                return text[:i], text[i + 1 :]
     return text, ""
 
 
@@ -110,7 +116,7 @@ def _parse_attrs(rest: str) -> dict[str, str]:
         j = rest.find("{", i)
         if j < 0:
             continue
-        inside, _ = _balanced(rest[j + 1:])
+        inside, _ = _balanced(rest[j + 1 :])
         for item in split_top(inside):
             k, _, v = item.partition(":")
             k = k.strip()
@@ -130,7 +136,7 @@ def _abstract_types(spec: str) -> list[TensorType]:
         item = item.strip("<> ")
         if "TupleShape(" in item:
             dts = _TENSOR_T.findall(item)
-            shape_part = item[item.index("TupleShape(") + len("TupleShape("):]
+            shape_part = item[item.index("TupleShape(") + len("TupleShape(") :]
             shapes = [_parse_dims(s) for s in _SHAPE.findall(shape_part)]
             rep = re.search(r"\*(\d+)\]", item)
             if rep and len(dts) == 1:
@@ -143,7 +149,7 @@ def _abstract_types(spec: str) -> list[TensorType]:
         if dt is None:
             head = item.split(",", 1)[0].strip()
             dt = dtypes.canonical(head)
-        shp_m = _SHAPE.search(item[item.find(">") + 1:] if ">" in item else item.split(",", 1)[-1])
+        shp_m = _SHAPE.search(item[item.find(">") + 1 :] if ">" in item else item.split(",", 1)[-1])
         shape: tuple[int, ...] | None = None
         if "NoShape" in item:
             shape = ()
@@ -180,17 +186,25 @@ def _param(line: str, m: re.Match[str]) -> IRParam:
     name, spec = m.group(2), m.group(3)
     tm = _TENSOR_T.search(spec)
     sm = _SHAPE.search(spec)
-    return IRParam(name=name, dtype=dtypes.canonical(tm.group(1)) if tm else None,
-                   shape=_parse_dims(sm.group(1)) if sm else None,
-                   is_weight=("IsWeight: false" not in line) and ("is_parameter" in spec or "IsWeight: true" in line))
+    return IRParam(
+        name=name,
+        dtype=dtypes.canonical(tm.group(1)) if tm else None,
+        shape=_parse_dims(sm.group(1)) if sm else None,
+        is_weight=("IsWeight: false" not in line) and ("is_parameter" in spec or "IsWeight: true" in line),
+    )
 
 
 def _node(m: re.Match[str], type_lines: list[str]) -> IRNode:
     """A node line; its attributes, and its types from the `type_lines` that follow, are parsed on first use
     (by partials, not closures: a Dump can be pickled)."""
     inner, rest = _balanced(m.group(3))
-    return IRNode(node_id=m.group(1), op_type=strip_prefix(m.group(2)), args=_parse_args(inner),
-                  parse_attrs=partial(_parse_attrs, rest), parse_types=partial(parse_types, type_lines))
+    return IRNode(
+        node_id=m.group(1),
+        op_type=strip_prefix(m.group(2)),
+        args=_parse_args(inner),
+        parse_attrs=partial(_parse_attrs, rest),
+        parse_types=partial(parse_types, type_lines),
+    )
 
 
 def _read_comment(node: IRNode, line: str) -> None:
@@ -198,14 +212,14 @@ def _read_comment(node: IRNode, line: str) -> None:
     if line.startswith("# Fullname with scope:") or line.startswith("# scope:"):
         i = line.find("(")
         if i >= 0:
-            node.full_name = line[i + 1:line.rfind(")")].strip()
+            node.full_name = line[i + 1 : line.rfind(")")].strip()
     elif line.startswith("# In file"):
         node.code.append(line[2:].strip())
 
 
 def parse_ir_text(path: str) -> IRGraph:
     graph = IRGraph(source=path)
-    node: IRNode | None = None       # the node whose type and comment lines follow
+    node: IRNode | None = None  # the node whose type and comment lines follow
     type_lines: list[str] = []
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         for raw in fh:
@@ -231,5 +245,5 @@ def parse_ir_text(path: str) -> IRGraph:
             elif line.startswith("Return(") or line.startswith("}"):
                 node = None
             elif line.startswith("subgraph @") and not graph.name:
-                graph.name = line[len("subgraph @"):].split("(")[0].strip()
+                graph.name = line[len("subgraph @") :].split("(")[0].strip()
     return graph

@@ -10,6 +10,7 @@ The path given may be the dump root, a rank folder, a net/graph folder or an ite
 `mindspore_locate`). Only file names, small csv/json files and the graph files are read here; tensor headers
 are read on demand. The steps after the file listing are shared with the 1.x reader (`pipeline`).
 """
+
 from __future__ import annotations
 
 import os
@@ -21,20 +22,31 @@ from typing import NamedTuple
 from .. import dtypes
 from ..ir import IRGraph
 from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
+from .device_tensors import restore_original_shapes
 from .files import CONSTANTS_DIR, RANK_DIR, SPECIAL_DIRS, list_dir, numeric_key, read_json_object, read_mapping_csv
 from .mindspore_locate import MAPPING_FILE, STAT_FILE, Located, locate
 from .names import file_form, resolve_names
-from .pipeline import (assign_keys, foreign_file, link_dataflow, listed_positions, misnamed_file, number_in_order,
-                       read_graphs, read_orders)
-from .device_tensors import restore_original_shapes
+from .pipeline import (
+    assign_keys,
+    foreign_file,
+    link_dataflow,
+    listed_positions,
+    misnamed_file,
+    number_in_order,
+    read_graphs,
+    read_orders,
+)
 from .reader import Selection
 from .statistic_csv import read_statistic_csv
 
 NPY_NAME = re.compile(
     r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)\."
-    r"(?P<io>input|output)\.(?P<slot>\d+)(?:\.(?P<fmt>[A-Za-z][A-Za-z0-9_]*))?(?:\.(?P<dtype>[A-Za-z][A-Za-z0-9]*))?\.npy$")
-NPY_PATTERN = ("MindSpore dump pattern "
-               "{op_type}.{op_name}.{task}.{stream}.{timestamp}.{input|output}.{slot}.{format}[.{dtype}].npy")
+    r"(?P<io>input|output)\.(?P<slot>\d+)(?:\.(?P<fmt>[A-Za-z][A-Za-z0-9_]*))?(?:\.(?P<dtype>[A-Za-z][A-Za-z0-9]*))?\.npy$"
+)
+NPY_PATTERN = (
+    "MindSpore dump pattern "
+    "{op_type}.{op_name}.{task}.{stream}.{timestamp}.{input|output}.{slot}.{format}[.{dtype}].npy"
+)
 SHORT_NAME = re.compile(r"^[A-Za-z0-9]+-op\d+$")
 CONSTANT_PREFIX = CONSTANTS_DIR + "/"
 
@@ -43,14 +55,14 @@ class NpyName(NamedTuple):
     """The fields of a dump file name, as spelled there (NPY_NAME's groups, in order)."""
 
     op_type: str
-    name: str               # the op name in file form (scope separators replaced), or the mapping.csv original
+    name: str  # the op name in file form (scope separators replaced), or the mapping.csv original
     task: str
     stream: str
     timestamp: str
-    io: str                 # "input" | "output"
+    io: str  # "input" | "output"
     slot: str
     fmt: str | None
-    dtype: str | None       # the dtype label (`Float32`); absent before r2.0
+    dtype: str | None  # the dtype label (`Float32`); absent before r2.0
 
 
 def parse_npy_name(fname: str, mapping: dict[str, str] | None = None) -> NpyName | None:
@@ -113,7 +125,7 @@ class _Found:
     tensors: dict[tuple[str, str], list[_Record]] = field(default_factory=lambda: defaultdict(list))
     op_types: dict[tuple[str, str], str] = field(default_factory=dict)
     npy_files: int = 0
-    with_dtype: int = 0                 # npy file names with the .{dtype} suffix
+    with_dtype: int = 0  # npy file names with the .{dtype} suffix
     statistic_rows: int = 0
     statistic_variant: str | None = None
 
@@ -125,8 +137,16 @@ def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Pro
         problems.append(Problem(path, str(e)))
         return
     for r in rows:
-        tref = TensorRef(path, r["io"], r["slot"], dtype=r["dtype"], shape=r["shape"], timestamp=r["ts"],
-                         stats=r["stats"], size_on_disk=r["size"])
+        tref = TensorRef(
+            path,
+            r["io"],
+            r["slot"],
+            dtype=r["dtype"],
+            shape=r["shape"],
+            timestamp=r["ts"],
+            stats=r["stats"],
+            size_on_disk=r["size"],
+        )
         found.tensors[(graph, r["name"])].append((r["ts"], r["io"], r["slot"], tref))
         found.op_types[(graph, r["name"])] = r["op_type"]
         found.statistic_rows += 1
@@ -150,8 +170,9 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
         if rec.dtype:
             found.with_dtype += 1
         ts, slot = int(rec.timestamp), int(rec.slot)
-        tref = TensorRef(prefix + n, rec.io, slot, dtype=canonical(rec.dtype) if rec.dtype else None,
-                         fmt=rec.fmt or "", timestamp=ts)
+        tref = TensorRef(
+            prefix + n, rec.io, slot, dtype=canonical(rec.dtype) if rec.dtype else None, fmt=rec.fmt or "", timestamp=ts
+        )
         tensors[(graph, rec.name)].append((ts, rec.io, slot, tref))
         op_types[(graph, rec.name)] = rec.op_type
 
@@ -163,8 +184,14 @@ def _list_constants(graph: str, folder: str, found: _Found) -> None:
         if rec is None:
             continue
         ts, slot = int(rec.timestamp), int(rec.slot)
-        tref = TensorRef(os.path.join(folder, n), "output", slot,
-                         dtype=dtypes.canonical(rec.dtype) if rec.dtype else None, fmt=rec.fmt or "", timestamp=ts)
+        tref = TensorRef(
+            os.path.join(folder, n),
+            "output",
+            slot,
+            dtype=dtypes.canonical(rec.dtype) if rec.dtype else None,
+            fmt=rec.fmt or "",
+            timestamp=ts,
+        )
         found.tensors[(graph, CONSTANT_PREFIX + rec.name)].append((ts, "output", slot, tref))
         found.op_types[(graph, CONSTANT_PREFIX + rec.name)] = "Constant"
 
@@ -228,8 +255,9 @@ def _name_ops(ops: list[Op], graphs: list[str], orders: dict[str, list[str]], ir
         graph_names = list(orders.get(g, []))
         if g in irs:
             known = set(graph_names)
-            graph_names += [n.full_name for n in irs[g].nodes.values()
-                            if n.full_name and not n.virtual and n.full_name not in known]
+            graph_names += [
+                n.full_name for n in irs[g].nodes.values() if n.full_name and not n.virtual and n.full_name not in known
+            ]
         kernels = [op for op in ops if op.graph == g and op.kind == KERNEL]
         resolved = resolve_names(sorted({op.file_name for op in kernels}), graph_names)
         for op in kernels:
@@ -249,8 +277,11 @@ def _variant(found: _Found, ops: list[Op], statistics_only: bool) -> str:
         return f"statistic.csv only ({found.statistic_variant})"
     kernels = [op for op in ops if op.kind == KERNEL]
     short_style = sum(1 for op in kernels if SHORT_NAME.match(op.file_name))
-    parts = ["short op names in file names (r1.3-2.3 style)" if short_style > len(kernels) / 2
-             else "full scope names in file names"]
+    parts = [
+        "short op names in file names (r1.3-2.3 style)"
+        if short_style > len(kernels) / 2
+        else "full scope names in file names"
+    ]
     if found.with_dtype and found.npy_files > found.with_dtype:
         parts.append("mixed .{dtype} suffix")
     else:
@@ -282,8 +313,14 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
 
 def _new_dump(path: str, loc: Located) -> Dump:
     meta = read_json_object(os.path.join(loc.rank_dir, ".dump_metadata", "config.json")) if loc.rank_dir else {}
-    dump = Dump(path=path, root=loc.rank_dir or os.path.abspath(path), format="mindspore-npy",
-                version=meta.get("ms_version"), device=meta.get("device_target"), rank=loc.rank)
+    dump = Dump(
+        path=path,
+        root=loc.rank_dir or os.path.abspath(path),
+        format="mindspore-npy",
+        version=meta.get("ms_version"),
+        device=meta.get("device_target"),
+        rank=loc.rank,
+    )
     dump.graphs = sorted(loc.chosen, key=numeric_key)
     dump.iterations = {g: it for g, (it, _) in loc.chosen.items()}
     for g in sorted(set(loc.data_dirs) - set(loc.chosen), key=numeric_key):
@@ -314,7 +351,7 @@ def open_mindspore(path: str, selection: Selection) -> Dump:
 
     param_keys = {(op.graph, op.name): op.key for op in others if op.kind == PARAMETER}
     unmapped = link_dataflow(dump, irs, lambda g, name: param_keys.get((g, name)))
-    restore_original_shapes(dump, irs)     # trans_flag false: device layouts back to the graph's shapes
+    restore_original_shapes(dump, irs)  # trans_flag false: device layouts back to the graph's shapes
     if unmapped and len(unmapped) < len(kernels):
         dump.notes.append(f"{len(unmapped)} kernels not found in the graph file (kept their file names)")
     if not orders and not have_ts:
@@ -335,4 +372,3 @@ class MindSporeNpyReader:
 
     def open(self, path: str, selection: Selection) -> Dump:
         return open_mindspore(path, selection)
-

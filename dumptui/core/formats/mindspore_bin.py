@@ -9,6 +9,7 @@ an iteration folder. Parameters are dumped as `{name}_output_0_...` (dots kept: 
 `cst{N}_output_0_...`. `shape_0` is a 0-d tensor. Names carry no timestamp: the order comes from the
 execution-order csv, else the graph file, else the file names.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,20 +26,44 @@ from ..errors import DumpError
 from ..ir import IRGraph
 from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
 from ..npy import Layout
-from .files import is_dir, list_dir, numbered_subdirs, numeric_key
-from .pipeline import (assign_keys, foreign_file, link_dataflow, listed_positions, misnamed_file, number_in_order,
-                       read_graphs, read_orders)
 from .device_tensors import restore_original_shapes
+from .files import is_dir, list_dir, numbered_subdirs, numeric_key
+from .pipeline import (
+    assign_keys,
+    foreign_file,
+    link_dataflow,
+    listed_positions,
+    misnamed_file,
+    number_in_order,
+    read_graphs,
+    read_orders,
+)
 from .reader import Selection, choose_one
 
-DTYPE_LABELS = ("Bool", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float16",
-                "Float32", "Float64", "BFloat16", "Complex64", "Complex128")
+DTYPE_LABELS = (
+    "Bool",
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
+    "UInt8",
+    "UInt16",
+    "UInt32",
+    "UInt64",
+    "Float16",
+    "Float32",
+    "Float64",
+    "BFloat16",
+    "Complex64",
+    "Complex128",
+)
 # Parsed from the right: the dims are digits only and the dtype is one of the known labels, so the format
 # (which may hold underscores, e.g. FRACTAL_Z) is what follows the dtype, and the op name is what precedes the
 # last `_{io}_{slot}_shape_`.
 BIN_NAME = re.compile(
     r"^(?P<op>.+)_(?P<io>input|output)_(?P<slot>\d+)_shape_(?P<dims>\d+(?:_\d+)*)"
-    r"_(?P<dtype>" + "|".join(sorted(DTYPE_LABELS, key=len, reverse=True)) + r")_(?P<fmt>[A-Za-z0-9_]+)\.bin$")
+    r"_(?P<dtype>" + "|".join(sorted(DTYPE_LABELS, key=len, reverse=True)) + r")_(?P<fmt>[A-Za-z0-9_]+)\.bin$"
+)
 DEVICE_DIR = re.compile(r"^device_(\d+)$")
 ITERATION_DIR = re.compile(r"^iteration_(\d+)$")
 GRAPH_FILE = re.compile(r"^ms_output_trace_code_graph_(\d+)(?:_0)?\.(?:ir|pb|dat)$")
@@ -55,7 +80,7 @@ def looks_like(path: str, depth: int = 4) -> bool:
     """Cheap test used by format detection: dump-named .bin files in `path` or up to `depth` levels below."""
     try:
         with os.scandir(path) as it:
-            entries = list(islice(it, _PEEK_ENTRIES))   # a dump folder can hold 100,000 files: peek
+            entries = list(islice(it, _PEEK_ENTRIES))  # a dump folder can hold 100,000 files: peek
     except OSError:
         return False
     files = [e.name for e in entries[:_PEEK_FILES] if e.name.endswith(".bin")]
@@ -71,9 +96,9 @@ def looks_like(path: str, depth: int = 4) -> bool:
 
 @dataclass
 class _Location:
-    device_dir: str               # the folder holding iteration_*, graphs/ and execution_order/
-    device: str | None            # the N of device_N; None without a device level (CPU)
-    iteration: str                # the N of iteration_N
+    device_dir: str  # the folder holding iteration_*, graphs/ and execution_order/
+    device: str | None  # the N of device_N; None without a device level (CPU)
+    iteration: str  # the N of iteration_N
     data_dir: str
 
 
@@ -105,8 +130,12 @@ def _device_dir(path: str, rank: str | None) -> tuple[str, str | None]:
         device, device_dir = choose_one(path, devices, rank, "device", "--rank N")
         return device_dir, device
     # the dump root: one folder per net
-    nets = [n for n in list_dir(path) if os.path.isdir(os.path.join(path, n))
-            and (_device_dirs(os.path.join(path, n)) or _iteration_dirs(os.path.join(path, n)))]
+    nets = [
+        n
+        for n in list_dir(path)
+        if os.path.isdir(os.path.join(path, n))
+        and (_device_dirs(os.path.join(path, n)) or _iteration_dirs(os.path.join(path, n)))
+    ]
     if len(nets) > 1:
         raise DumpError(path, f"{len(nets)} nets ({', '.join(nets)}): give the folder of one of them")
     if not nets:
@@ -144,12 +173,12 @@ def _locate(path: str, selection: Selection) -> _Location:
 class BinName(TypedDict):
     """The fields of a 1.x dump file name."""
 
-    op: str                     # the op's full name, `/` spelled `--` (parameters and constants: their name)
-    io: str                     # "input" | "output"
+    op: str  # the op's full name, `/` spelled `--` (parameters and constants: their name)
+    io: str  # "input" | "output"
     slot: int
     shape: tuple[int, ...]
-    dtype: str                  # canonical
-    fmt: str                    # device format, e.g. DefaultFormat, FRACTAL_Z
+    dtype: str  # canonical
+    fmt: str  # device format, e.g. DefaultFormat, FRACTAL_Z
 
 
 def parse_bin_name(name: str) -> BinName | None:
@@ -160,8 +189,14 @@ def parse_bin_name(name: str) -> BinName | None:
     dims = tuple(int(d) for d in m.group("dims").split("_"))
     # every label of BIN_NAME has a canonical name; the label itself would only be a fallback
     dtype = dtypes.canonical(m.group("dtype")) or m.group("dtype")
-    return BinName(op=m.group("op"), io=m.group("io"), slot=int(m.group("slot")),
-                   shape=() if dims == (0,) else dims, dtype=dtype, fmt=m.group("fmt"))
+    return BinName(
+        op=m.group("op"),
+        io=m.group("io"),
+        slot=int(m.group("slot")),
+        shape=() if dims == (0,) else dims,
+        dtype=dtype,
+        fmt=m.group("fmt"),
+    )
 
 
 def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
@@ -177,15 +212,21 @@ def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
     expected = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
     if payload != expected:
         why = f"payload {payload} B, name says {declared} = {expected} B"
-        return Layout(None, shape, 0, declared=declared,
-                      problem=("truncated: " + why) if payload < expected else why)
+        return Layout(None, shape, 0, declared=declared, problem=("truncated: " + why) if payload < expected else why)
     return Layout(storage, shape, 0, declared=declared, widen_bf16=dtype == "bfloat16")
 
 
 def bin_tensor_ref(path: str, rec: BinName) -> TensorRef:
     """The lazy tensor of one .bin file, from its parsed name."""
-    return TensorRef(path, rec["io"], rec["slot"], dtype=rec["dtype"], shape=rec["shape"], fmt=rec["fmt"],
-                     layout_fn=partial(_raw_layout, path, rec["dtype"], rec["shape"]))
+    return TensorRef(
+        path,
+        rec["io"],
+        rec["slot"],
+        dtype=rec["dtype"],
+        shape=rec["shape"],
+        fmt=rec["fmt"],
+        layout_fn=partial(_raw_layout, path, rec["dtype"], rec["shape"]),
+    )
 
 
 def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> str:
@@ -237,8 +278,9 @@ def _membership(graph_ids: list[str], orders: dict[str, list[str]], irs: dict[st
     return member
 
 
-def _build_ops(tensors: dict[str, list[TensorRef]], member: dict[str, str], ir_params: set[str],
-               default_graph: str) -> list[Op]:
+def _build_ops(
+    tensors: dict[str, list[TensorRef]], member: dict[str, str], ir_params: set[str], default_graph: str
+) -> list[Op]:
     ops: list[Op] = []
     for file_op, trefs in tensors.items():
         kind = _kind(file_op, any(t.io == "input" for t in trefs), ir_params)
@@ -278,9 +320,14 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
 
 def open_mindspore_bin(path: str, selection: Selection) -> Dump:
     loc = _locate(path, selection)
-    dump = Dump(path=path, root=loc.device_dir, format="mindspore-bin", rank=loc.device,
-                variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
-                        + ("" if loc.device is not None else ", no device_{id} level (CPU)"))
+    dump = Dump(
+        path=path,
+        root=loc.device_dir,
+        format="mindspore-bin",
+        rank=loc.device,
+        variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
+        + ("" if loc.device is not None else ", no device_{id} level (CPU)"),
+    )
     all_graph_ids = _graph_ids(loc.device_dir)
     graph = selection.graph
     if graph is not None and graph not in all_graph_ids:
@@ -311,7 +358,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
 
     param_keys = {op.name: op.key for op in others if op.kind == PARAMETER}
     unmapped = link_dataflow(dump, irs, lambda _graph, name: param_keys.get(name))
-    restore_original_shapes(dump, irs)     # trans_flag false: device layouts back to the graph's shapes
+    restore_original_shapes(dump, irs)  # trans_flag false: device layouts back to the graph's shapes
     if unmapped:
         dump.notes.append(f"{len(unmapped)} kernels not found in the graph file")
     return dump

@@ -4,6 +4,7 @@ The path may be the dump root (rank_N folders), a rank folder, a net folder, a g
 folder, or a net/graph folder copied out of its rank folder. The answer names one rank and, per graph, the one
 iteration folder to read, or a DumpError that lists the choices.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,10 +25,10 @@ class Located:
     rank_dir: str | None
     rank: str | None
     data_dirs: dict[str, dict[str, str]] = field(default_factory=dict)  # graph -> iteration -> folder
-    constants: dict[str, str] = field(default_factory=dict)              # graph -> constants folder
-    fixed_graph: str | None = None          # the graph the path points into, if it does
-    fixed_iteration: str | None = None      # the iteration the path points into, if it does
-    chosen: dict[str, tuple[str, str]] = field(default_factory=dict)    # graph -> (iteration, folder) to read
+    constants: dict[str, str] = field(default_factory=dict)  # graph -> constants folder
+    fixed_graph: str | None = None  # the graph the path points into, if it does
+    fixed_iteration: str | None = None  # the iteration the path points into, if it does
+    chosen: dict[str, tuple[str, str]] = field(default_factory=dict)  # graph -> (iteration, folder) to read
 
 
 def is_data_dir(path: str) -> bool:
@@ -120,8 +121,11 @@ def _choose_iterations(data: dict[str, dict[str, str]], selection: Selection, pa
         return chosen
     several = {g: its for g, its in data.items() if len(its) > 1}
     if several:
-        raise DumpError(path, f"several iterations ({_iterations_listing(several)}): choose one with --iteration N"
-                        + (" (and --graph G)" if len(data) > 1 else ""))
+        raise DumpError(
+            path,
+            f"several iterations ({_iterations_listing(several)}): choose one with --iteration N"
+            + (" (and --graph G)" if len(data) > 1 else ""),
+        )
     return {g: next(iter(its.items())) for g, its in data.items() if its}
 
 

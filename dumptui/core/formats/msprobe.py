@@ -11,6 +11,7 @@ There is no graph file. Dataflow is inferred from the records: an input whose dt
 are those of an earlier output was produced by that op; an input matching a module parameter is that
 parameter; anything else is an input no op produced (the network input, a weight, a constant).
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ STEP_DIR = re.compile(r"^step(\d+)$")
 RANK_DIR = re.compile(r"^(rank\d*|proc\d+)$")
 DUMP_JSON = "dump.json"
 
-Record = dict[str, Any]                 # a tensor record of dump.json
+Record = dict[str, Any]  # a tensor record of dump.json
 # (dtype, shape, max, min, mean, norm) of a record: equal signatures are taken for the same tensor
 Signature = tuple[str, tuple[Any, ...], float, float, float, float]
 
@@ -136,8 +137,8 @@ class _Calls:
     data_dir: str
     ops: list[Op] = field(default_factory=list)
     params: dict[str, Op] = field(default_factory=dict)
-    param_of: dict[Signature, str] = field(default_factory=dict)     # signature -> parameter name
-    record_of: dict[int, Record] = field(default_factory=dict)       # id(TensorRef) -> its dump.json record
+    param_of: dict[Signature, str] = field(default_factory=dict)  # signature -> parameter name
+    record_of: dict[int, Record] = field(default_factory=dict)  # id(TensorRef) -> its dump.json record
 
     def add_module(self, name: str, entry: Record) -> None:
         """A module call is a container: its parameters are the network's weights."""
@@ -156,8 +157,13 @@ class _Calls:
 
     def add_api_call(self, name: str, entry: Record) -> None:
         parts = name.split(".")
-        op = Op(name=name, op_type=parts[1] if len(parts) > 1 else name, kind=KERNEL, file_name=name,
-                name_source="dump.json")
+        op = Op(
+            name=name,
+            op_type=parts[1] if len(parts) > 1 else name,
+            kind=KERNEL,
+            file_name=name,
+            name_source="dump.json",
+        )
         ins = _tensors(entry.get("input_args") or []) + _tensors(entry.get("input_kwargs") or {})
         for slot, rec in enumerate(ins):
             op.inputs[slot] = self._tensor(rec, "input", slot)
@@ -172,8 +178,9 @@ class _Calls:
         return tref
 
 
-def _input_source(calls: _Calls, op: Op, slot: int, sig: Signature | None,
-                  produced: dict[Signature, tuple[str, int]], first: bool) -> tuple[InputSource, tuple[str, int] | None]:
+def _input_source(
+    calls: _Calls, op: Op, slot: int, sig: Signature | None, produced: dict[Signature, tuple[str, int]], first: bool
+) -> tuple[InputSource, tuple[str, int] | None]:
     """Where an input comes from, and the (key, output slot) of the graph edge that brings it when one does."""
     if sig is not None and sig in produced:
         src_key, src_slot = produced[sig]
@@ -229,9 +236,14 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
     doc = _read_dump_json(dj)
     task = doc.get("task", "?")
     statistics = task == "statistics"
-    dump = Dump(path=path, root=d, format="msprobe-statistics" if statistics else "msprobe",
-                variant=f"msprobe task {task}, level {doc.get('level', '?')}, framework {doc.get('framework', '?')}",
-                device=None, rank=os.path.basename(d))
+    dump = Dump(
+        path=path,
+        root=d,
+        format="msprobe-statistics" if statistics else "msprobe",
+        variant=f"msprobe task {task}, level {doc.get('level', '?')}, framework {doc.get('framework', '?')}",
+        device=None,
+        rank=os.path.basename(d),
+    )
     dump.statistics_only = statistics
     m = re.search(r"step(\d+)", d)
     dump.iterations = {"": m.group(1)} if m else {}
@@ -257,7 +269,7 @@ class MsprobeReader:
 
     name = "msprobe"
     formats = ("msprobe", "msprobe-statistics")
-    priority = 40   # a dump.json names the format outright
+    priority = 40  # a dump.json names the format outright
     expects = "an msprobe dump (dump.json)"
 
     def looks_like(self, path: str) -> bool:

@@ -5,6 +5,7 @@ File names replace `/`, `\\`, `.` and space by `_`, which is not reversible (`Ex
 file name can differ from the graph's for the same kernel (inserted Casts: dump `Cast-op0` = graph `Cast-op3`).
 We map through the execution-order csv / graph node names and say, per op, how the name was found.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,8 +54,10 @@ def _pair_counters(files: list[tuple[int, str]], graph: list[tuple[int, str]]) -
         return {f: (by_n[n], EXACT) for n, f in files}
     if len(files) == len(graph):
         # Same kernels, counters offset (seen with inserted Casts): pair them in counter order.
-        return {f: (g, EXACT if n == gn else f"graph (file says -op{n}, graph -op{gn}: paired in counter order)")
-                for (n, f), (gn, g) in zip(files, graph)}
+        return {
+            f: (g, EXACT if n == gn else f"graph (file says -op{n}, graph -op{gn}: paired in counter order)")
+            for (n, f), (gn, g) in zip(files, graph)
+        }
     return {f: (by_n[n], "execution order / graph (counter match only)") for n, f in files if n in by_n}
 
 

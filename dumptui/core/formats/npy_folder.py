@@ -4,6 +4,7 @@ Each file is one op with one output, named by its path relative to the folder (w
 form `{op}.{input|output}.{slot}` or `{op}_{input|output}_{slot}` group into one op with several tensors.
 Order: file modification time (the order they were written), then name.
 """
+
 from __future__ import annotations
 
 import os
@@ -66,13 +67,18 @@ def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
 def open_npy_folder(path: str) -> Dump:
     if not os.path.isdir(path):
         raise DumpError(path, "not a folder")
-    dump = Dump(path=path, root=os.path.abspath(path), format="npy-folder",
-                variant="one tensor per .npy file, op names from file names")
+    dump = Dump(
+        path=path,
+        root=os.path.abspath(path),
+        format="npy-folder",
+        variant="one tensor per .npy file, op names from file names",
+    )
     groups = _group_files(path, dump.problems)
     if not groups:
         raise DumpError(path, "no .npy files found")
-    ops = sorted((_op(name, files, dump.problems) for name, files in groups.items()),
-                 key=lambda o: (o.timestamp, o.name))
+    ops = sorted(
+        (_op(name, files, dump.problems) for name, files in groups.items()), key=lambda o: (o.timestamp, o.name)
+    )
     for i, op in enumerate(ops):
         op.order = i
     dump.ops = ops

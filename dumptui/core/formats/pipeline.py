@@ -5,6 +5,7 @@ between and after those, these shared steps: read the execution orders and graph
 keys, put the kernels in order, and finish (dataflow from the graph files, notes, problems). What differs
 between the two (folder layout, file names, how calls and parameters are told apart) stays in each reader.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,11 @@ from ..ir import IRGraph
 from ..model import KERNEL, Dump, Op, Problem
 from .files import execution_order_csv, list_dir, read_execution_order
 
-GRAPH_TEXT_FILES = ("ms_output_trace_code_graph_{g}.ir", "ms_output_trace_code_graph_{g}_0.ir",
-                    "ms_output_trace_code_graph_{g}.dat")
+GRAPH_TEXT_FILES = (
+    "ms_output_trace_code_graph_{g}.ir",
+    "ms_output_trace_code_graph_{g}_0.ir",
+    "ms_output_trace_code_graph_{g}.dat",
+)
 GRAPH_PROTOBUF_FILE = "ms_output_trace_code_graph_{g}.pb"
 NO_GRAPH_NOTE = "no graph file: inputs cannot be traced to their producers"
 
@@ -54,6 +58,7 @@ def load_graph_file(folder: str, graph: str, problems: list[Problem]) -> tuple[I
             path = os.path.join(gdir, name)
             try:
                 from .irtext import parse_ir_text
+
                 return parse_ir_text(path), path
             except (OSError, ValueError) as e:
                 problems.append(Problem(path, f"unreadable graph file: {e}", "warning"))
@@ -61,7 +66,8 @@ def load_graph_file(folder: str, graph: str, problems: list[Problem]) -> tuple[I
     if name in names:
         path = os.path.join(gdir, name)
         try:
-            from .anf_pb import parse_anf_pb   # imports protobuf: only for dumps that need it
+            from .anf_pb import parse_anf_pb  # imports protobuf: only for dumps that need it
+
             return parse_anf_pb(path), path
         except ImportError:
             problems.append(Problem(path, "graph protobuf not readable (protobuf not installed)", "warning"))
@@ -101,8 +107,9 @@ def listed_positions(listed: Iterable[tuple[str, str]]) -> dict[tuple[str, str],
     return position
 
 
-def number_in_order(kernels: list[Op], position: Mapping[tuple[str, str], int],
-                    tiebreak: Callable[[Op], tuple[Any, ...]]) -> None:
+def number_in_order(
+    kernels: list[Op], position: Mapping[tuple[str, str], int], tiebreak: Callable[[Op], tuple[Any, ...]]
+) -> None:
     """Sort the kernels by their listed position (unlisted ones last), then by `tiebreak`, and number them."""
     unlisted = len(position)
     kernels.sort(key=lambda op: (position.get((op.graph, op.name), unlisted), tiebreak(op)))
@@ -119,4 +126,3 @@ def link_dataflow(dump: Dump, irs: Mapping[str, IRGraph], param_key: Callable[[s
         return []
     dump.graph = dataflow_graph(dump, irs, param_key)
     return [op for op in dump.ops if op.kind == KERNEL and not op.sources and op.inputs]
-

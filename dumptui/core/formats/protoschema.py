@@ -6,6 +6,7 @@ where a path is `Outer` or `Outer.Inner`, the label is "optional", "repeated", "
 Each schema gets its own descriptor pool: a framework installed beside dumptui (MindSpore, CANN's toolkit,
 onnx) registers the same package names in the default pool, and registering them twice there fails.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,14 +20,21 @@ MessageTable = dict[str, list[tuple[str, int, str, str]]]
 
 _F = descriptor_pb2.FieldDescriptorProto
 SCALAR_TYPES = {
-    "bool": _F.TYPE_BOOL, "int32": _F.TYPE_INT32, "int64": _F.TYPE_INT64, "uint32": _F.TYPE_UINT32,
-    "uint64": _F.TYPE_UINT64, "float": _F.TYPE_FLOAT, "double": _F.TYPE_DOUBLE, "string": _F.TYPE_STRING,
+    "bool": _F.TYPE_BOOL,
+    "int32": _F.TYPE_INT32,
+    "int64": _F.TYPE_INT64,
+    "uint32": _F.TYPE_UINT32,
+    "uint64": _F.TYPE_UINT64,
+    "float": _F.TYPE_FLOAT,
+    "double": _F.TYPE_DOUBLE,
+    "string": _F.TYPE_STRING,
     "bytes": _F.TYPE_BYTES,
 }
 
 
-def file_descriptor(file_name: str, package: str, syntax: str, enums: EnumTable,
-                    messages: MessageTable) -> descriptor_pb2.FileDescriptorProto:
+def file_descriptor(
+    file_name: str, package: str, syntax: str, enums: EnumTable, messages: MessageTable
+) -> descriptor_pb2.FileDescriptorProto:
     """The schema as a FileDescriptorProto."""
     fd = descriptor_pb2.FileDescriptorProto(name=file_name, package=package, syntax=syntax)
     built: dict[str, descriptor_pb2.DescriptorProto] = {}
@@ -64,8 +72,9 @@ def file_descriptor(file_name: str, package: str, syntax: str, enums: EnumTable,
     return fd
 
 
-def message_classes(file_name: str, package: str, syntax: str, enums: EnumTable,
-                    messages: MessageTable) -> dict[str, type]:
+def message_classes(
+    file_name: str, package: str, syntax: str, enums: EnumTable, messages: MessageTable
+) -> dict[str, type]:
     """{message path: class} for the schema, in a descriptor pool of its own."""
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(file_descriptor(file_name, package, syntax, enums, messages).SerializeToString())
@@ -73,5 +82,6 @@ def message_classes(file_name: str, package: str, syntax: str, enums: EnumTable,
         from google.protobuf.message_factory import GetMessageClass
     except ImportError:  # protobuf < 4.21
         from google.protobuf.message_factory import MessageFactory
+
         GetMessageClass = MessageFactory(pool).GetPrototype
     return {path: GetMessageClass(pool.FindMessageTypeByName(f"{package}.{path}")) for path in messages}

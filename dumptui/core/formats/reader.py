@@ -4,6 +4,7 @@ The registry in `dumptui.core.formats` lists one `Reader` per format; adding a f
 class like these and one line there. `Selection` carries what the user chose (rank, graph, iteration) to the
 reader, and `choose_one` is how every reader turns "several found" into one or into a message listing them.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -3,6 +3,7 @@
 Three header variants are known (FORMATS.md): 1.6-2.2 with zero/inf/nan counts, 1.6+ with `L2 Value` and `MD5`,
 and 2.4+ whose statistic columns are configurable (`statistic_category`). The first ten columns are fixed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -10,13 +11,33 @@ from typing import Any
 
 from .. import dtypes
 
-FIXED_COLUMNS = ["Op Type", "Op Name", "Task ID", "Stream ID", "Timestamp", "IO", "Slot", "Data Size", "Data Type",
-                 "Shape"]
+FIXED_COLUMNS = [
+    "Op Type",
+    "Op Name",
+    "Task ID",
+    "Stream ID",
+    "Timestamp",
+    "IO",
+    "Slot",
+    "Data Size",
+    "Data Type",
+    "Shape",
+]
 # statistic column (lower case) -> the key of TensorRef.stats
 STAT_KEYS = {
-    "max value": "max", "min value": "min", "avg value": "mean", "count": "count", "negative zero count": "neg_zero",
-    "positive zero count": "pos_zero", "nan count": "nan", "negative inf count": "neg_inf",
-    "positive inf count": "pos_inf", "zero count": "zero", "l2 value": "l2", "l2norm value": "l2", "md5": "md5",
+    "max value": "max",
+    "min value": "min",
+    "avg value": "mean",
+    "count": "count",
+    "negative zero count": "neg_zero",
+    "positive zero count": "pos_zero",
+    "nan count": "nan",
+    "negative inf count": "neg_inf",
+    "positive inf count": "pos_inf",
+    "zero count": "zero",
+    "l2 value": "l2",
+    "l2norm value": "l2",
+    "md5": "md5",
 }
 
 
@@ -57,11 +78,17 @@ def _row(header: list[str], row: list[str]) -> dict[str, Any]:
         k = STAT_KEYS.get(h.lower())
         if k:
             stats[k] = v.strip() if k == "md5" else _stat_float(v)
-    return dict(op_type=rec["Op Type"], name=rec["Op Name"], ts=int(rec["Timestamp"] or 0),
-                io=rec["IO"].strip().lower(), slot=int(rec["Slot"] or 0),
-                dtype=dtypes.canonical(rec["Data Type"]) or rec["Data Type"].strip().lower(),
-                shape=_shape(rec["Shape"]), stats=stats,
-                size=int(rec["Data Size"]) if rec["Data Size"].strip().isdigit() else None)
+    return dict(
+        op_type=rec["Op Type"],
+        name=rec["Op Name"],
+        ts=int(rec["Timestamp"] or 0),
+        io=rec["IO"].strip().lower(),
+        slot=int(rec["Slot"] or 0),
+        dtype=dtypes.canonical(rec["Data Type"]) or rec["Data Type"].strip().lower(),
+        shape=_shape(rec["Shape"]),
+        stats=stats,
+        size=int(rec["Data Size"]) if rec["Data Size"].strip().isdigit() else None,
+    )
 
 
 def read_statistic_csv(path: str) -> tuple[list[dict[str, Any]], str]:

@@ -6,6 +6,7 @@ The pickle is read by an unpickler that only knows the few names a saved tensor 
 other global. The result is the tensor's layout: the storage member's byte offset inside the zip, so the data
 can be memory-mapped like an npy payload.
 """
+
 from __future__ import annotations
 
 import collections
@@ -21,11 +22,18 @@ import numpy as np
 from ..npy import Layout
 
 STORAGE_DTYPES = {
-    "FloatStorage": ("float32", np.float32), "DoubleStorage": ("float64", np.float64),
-    "HalfStorage": ("float16", np.float16), "BFloat16Storage": ("bfloat16", np.uint16),
-    "LongStorage": ("int64", np.int64), "IntStorage": ("int32", np.int32), "ShortStorage": ("int16", np.int16),
-    "CharStorage": ("int8", np.int8), "ByteStorage": ("uint8", np.uint8), "BoolStorage": ("bool", np.bool_),
-    "ComplexFloatStorage": ("complex64", np.complex64), "ComplexDoubleStorage": ("complex128", np.complex128),
+    "FloatStorage": ("float32", np.float32),
+    "DoubleStorage": ("float64", np.float64),
+    "HalfStorage": ("float16", np.float16),
+    "BFloat16Storage": ("bfloat16", np.uint16),
+    "LongStorage": ("int64", np.int64),
+    "IntStorage": ("int32", np.int32),
+    "ShortStorage": ("int16", np.int16),
+    "CharStorage": ("int8", np.int8),
+    "ByteStorage": ("uint8", np.uint8),
+    "BoolStorage": ("bool", np.bool_),
+    "ComplexFloatStorage": ("complex64", np.complex64),
+    "ComplexDoubleStorage": ("complex128", np.complex128),
 }
 
 
@@ -45,8 +53,9 @@ class _TensorSpec:
         self.storage, self.offset, self.size, self.stride = storage, offset, tuple(size), tuple(stride)
 
 
-def _rebuild_tensor_v2(storage: StorageId, storage_offset: int, size: Iterable[int], stride: Iterable[int],
-                       *_rest: object) -> _TensorSpec:
+def _rebuild_tensor_v2(
+    storage: StorageId, storage_offset: int, size: Iterable[int], stride: Iterable[int], *_rest: object
+) -> _TensorSpec:
     return _TensorSpec(storage, storage_offset, size, stride)
 
 
@@ -102,12 +111,15 @@ def pt_layout(path: str) -> tuple[Layout, str | None]:
     shape = spec.size
     contiguous = _contiguous_strides(shape)
     if spec.stride != contiguous and int(np.prod(shape, dtype=np.int64)) > 1:
-        return Layout(None, shape, 0, problem=f"non-contiguous tensor (strides {spec.stride}) not supported"), dtype_name
+        return Layout(
+            None, shape, 0, problem=f"non-contiguous tensor (strides {spec.stride}) not supported"
+        ), dtype_name
     if spec.offset + int(np.prod(shape, dtype=np.int64)) > numel:
         return Layout(None, shape, 0, problem="storage smaller than the tensor"), dtype_name
     offset = _member_offset(path, info) + spec.offset * dt.itemsize
-    return Layout(dt, shape, offset, widen_bf16=dtype_name == "bfloat16",
-                  declared=f"{dtype_name}{list(shape)}"), dtype_name
+    return Layout(
+        dt, shape, offset, widen_bf16=dtype_name == "bfloat16", declared=f"{dtype_name}{list(shape)}"
+    ), dtype_name
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

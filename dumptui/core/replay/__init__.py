@@ -29,6 +29,7 @@ comparisons, int64 for indices and for integer arithmetic. Each output is reshap
 float32 replays as a large finite number, so compare after rounding the replay to the dumped dtype when
 that matters.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -69,7 +70,7 @@ def replay(spec: ReplayInputs) -> dict[int, np.ndarray]:
         outputs = kernel(OpArgs(spec))
     result: dict[int, np.ndarray] = {}
     for slot, value in outputs.items():
-        value = np.array(value)        # a fresh array: a pass-through or reshape must not alias a dumped input
+        value = np.array(value)  # a fresh array: a pass-through or reshape must not alias a dumped input
         want = spec.out_shapes.get(slot)
         if want is not None and tuple(value.shape) != tuple(want) and value.size == int(np.prod(want, dtype=np.int64)):
             value = value.reshape(want)

@@ -3,6 +3,7 @@
 GeLU is MindSpore's tanh approximation: on the real 2.10 CPU dump it matches to 4e-8 (relative), while the
 erf form is off by 2e-4. FastGeLU follows MindSpore's documented formula. Integer inputs are widened to float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,7 +35,7 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), MindSpore's GeLU."""
-    return np.asarray(0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))))
+    return np.asarray(0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))))
 
 
 def fast_gelu(x: np.ndarray) -> np.ndarray:
@@ -47,7 +48,7 @@ def fast_gelu(x: np.ndarray) -> np.ndarray:
 
 
 def relu(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.maximum(x, 0.0))          # NaN propagates
+    return np.asarray(np.maximum(x, 0.0))  # NaN propagates
 
 
 def relu6(x: np.ndarray) -> np.ndarray:
@@ -67,7 +68,7 @@ FUNCTIONS: dict[str, Unary] = {
     "GeLU": gelu_tanh,
     "FastGeLU": fast_gelu,
     "SiLU": lambda x: x * sigmoid(x),
-    "Softplus": lambda x: np.logaddexp(0.0, x),   # log(1 + exp(x)) without overflow
+    "Softplus": lambda x: np.logaddexp(0.0, x),  # log(1 + exp(x)) without overflow
     "Erf": erf,
 }
 
@@ -75,6 +76,7 @@ FUNCTIONS: dict[str, Unary] = {
 def _unary_kernel(fn: Unary) -> Kernel:
     def kernel(args: OpArgs) -> dict[int, np.ndarray]:
         return {0: fn(args.float64(0))}
+
     return kernel
 
 

@@ -4,6 +4,7 @@ MindSpore moved most primitive attributes into inputs over the 2.x releases: a 2
 transpose flags as 0-d inputs 2 and 3, an older one as attributes `transpose_a`/`transpose_b`. `option`
 reads a setting from wherever this dump put it.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -22,7 +23,7 @@ class _Required:
         return "REQUIRED"
 
 
-REQUIRED = _Required()   # `option(..., default=REQUIRED)`: absent everywhere is an error
+REQUIRED = _Required()  # `option(..., default=REQUIRED)`: absent everywhere is an error
 
 
 def python_value(a: np.ndarray) -> object:
@@ -83,7 +84,7 @@ class OpArgs:
         if slot is not None and self.has(slot):
             if slot not in self.spec.inputs:
                 plain = parse_value(self.spec.constants[slot])
-                if isinstance(plain, str):     # a word such as a dtype name or a data format
+                if isinstance(plain, str):  # a word such as a dtype name or a data format
                     return plain
             return python_value(self.raw(slot))
         value = self.attr(*names)

@@ -6,6 +6,7 @@ padding from `pad_mode` ("pad" with `pad`, "same", "valid"). Pooling supports VA
 SAME puts the odd pixel at the bottom/right (pad_before = total // 2), as MindSpore and TensorFlow do.
 AvgPool with SAME padding divides by the number of real (unpadded) elements in each window.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from .args import Kernel, OpArgs
 from .spec import ReplayUnsupported
 
-_PAD_MODES = {0: "pad", 1: "same", 2: "valid"}   # MindSpore's PadMode enum, when 2.x passes it as an int
+_PAD_MODES = {0: "pad", 1: "same", 2: "valid"}  # MindSpore's PadMode enum, when 2.x passes it as an int
 
 
 def _pad_mode(args: OpArgs, default: str) -> str:
@@ -55,19 +56,28 @@ def _out_size(size: int, kernel: int, stride: int, dilation: int, before: int, a
     span = (kernel - 1) * dilation + 1
     out = (size + before + after - span) // stride + 1
     if out <= 0:
-        raise ReplayUnsupported(f"{op_type} window of {span} does not fit an input of {size} padded by {before}+{after}")
+        raise ReplayUnsupported(
+            f"{op_type} window of {span} does not fit an input of {size} padded by {before}+{after}"
+        )
     return out
 
 
-def _windows(xp: np.ndarray, i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int],
-             out_hw: tuple[int, int]) -> np.ndarray:
+def _windows(
+    xp: np.ndarray, i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int], out_hw: tuple[int, int]
+) -> np.ndarray:
     """The input element under kernel tap (i, j) for every output position: shape (..., out_h, out_w)."""
     (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_hw
-    return xp[..., i * dh: i * dh + sh * (ho - 1) + 1: sh, j * dw: j * dw + sw * (wo - 1) + 1: sw]
+    return xp[..., i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
 
 
-def conv2d_nchw(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tuple[int, int],
-                pads: tuple[int, int, int, int], groups: int) -> np.ndarray:
+def conv2d_nchw(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    groups: int,
+) -> np.ndarray:
     """Cross-correlation of x (N, C, H, W) with w (O, C/groups, kh, kw), one kernel tap at a time."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -82,7 +92,7 @@ def conv2d_nchw(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation:
     out = np.zeros((n, groups, o // groups, ho, wo))
     for i in range(kh):
         for j in range(kw):
-            patch = _windows(xg, i, j, stride, dilation, (ho, wo))          # n, g, cg, ho, wo
+            patch = _windows(xg, i, j, stride, dilation, (ho, wo))  # n, g, cg, ho, wo
             out += np.einsum("ngchw,goc->ngohw", patch, wg[:, :, :, i, j])
     return out.reshape(n, o, ho, wo)
 
@@ -109,7 +119,9 @@ def conv2d(args: OpArgs) -> dict[int, np.ndarray]:
             pads = args.ints(None, ("pad",), (0,))
             pads = pads * 4 if len(pads) == 1 else pads
         elif mode_name == "same":
-            pads = same_padding(x.shape[2], kh, stride[0], dilation[0]) + same_padding(x.shape[3], kw, stride[1], dilation[1])
+            pads = same_padding(x.shape[2], kh, stride[0], dilation[0]) + same_padding(
+                x.shape[3], kw, stride[1], dilation[1]
+            )
         else:
             pads = (0, 0, 0, 0)
     if len(pads) != 4 or min(pads) < 0:
@@ -135,8 +147,15 @@ def _pool_geometry(args: OpArgs, x: np.ndarray) -> tuple[tuple[int, int], tuple[
     return kernel, stride, pads
 
 
-def _pool(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int],
-          fill: float, combine: np.ufunc, op_type: str) -> np.ndarray:
+def _pool(
+    x: np.ndarray,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    fill: float,
+    combine: np.ufunc,
+    op_type: str,
+) -> np.ndarray:
     """Fold `combine` over every kernel tap, the padding filled with `fill`."""
     top, bottom, left, right = pads
     ho = _out_size(x.shape[2], kernel[0], stride[0], 1, top, bottom, op_type)
@@ -147,7 +166,7 @@ def _pool(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], pads:
         for j in range(kernel[1]):
             tap = _windows(xp, i, j, stride, (1, 1), (ho, wo))
             out = tap.copy() if out is None else combine(out, tap)
-    assert out is not None   # kernel sizes are >= 1
+    assert out is not None  # kernel sizes are >= 1
     return out
 
 

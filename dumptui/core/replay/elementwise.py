@@ -4,6 +4,7 @@ Floating inputs are computed in float64. When every operand is an integer, the o
 integer meaning (Add, Mul, FloorMod...) are computed in int64, which does not reproduce the wrap-around of
 a narrower integer type; integer Div/RealDiv and integer division by zero are refused.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -57,19 +58,23 @@ _BINARY: dict[str, tuple[Binary, Binary | None]] = {
     "Mul": (np.multiply, np.multiply),
     "RealDiv": (np.divide, None),
     "Div": (np.divide, None),
-    "Maximum": (np.maximum, np.maximum),      # NaN propagates, as in numpy
+    "Maximum": (np.maximum, np.maximum),  # NaN propagates, as in numpy
     "Minimum": (np.minimum, np.minimum),
     "Pow": (np.power, _pow_int),
     # FloorMod is Python's %: the result takes the divisor's sign. np.mod computes it exactly (via fmod),
     # which on float32 inputs gives the same float32 result as MindSpore's x - floor(x / y) * y.
     "FloorMod": (np.mod, _floor_mod_int),
-    "Mod": (np.fmod, _mod_int),               # C fmod: truncating, the result takes the dividend's sign
+    "Mod": (np.fmod, _mod_int),  # C fmod: truncating, the result takes the dividend's sign
     "FloorDiv": (lambda a, b: np.floor(a / b), _floor_div_int),
 }
 
 _COMPARE: dict[str, Binary] = {
-    "Equal": np.equal, "NotEqual": np.not_equal, "Greater": np.greater,
-    "GreaterEqual": np.greater_equal, "Less": np.less, "LessEqual": np.less_equal,
+    "Equal": np.equal,
+    "NotEqual": np.not_equal,
+    "Greater": np.greater,
+    "GreaterEqual": np.greater_equal,
+    "Less": np.less,
+    "LessEqual": np.less_equal,
 }
 
 # Integer-valued rounding leaves integers alone; on floats it follows numpy, whose np.round is
@@ -92,6 +97,7 @@ def _binary_kernel(op_type: str) -> Kernel:
         if a.dtype == np.bool_ and b.dtype == np.bool_:
             raise ReplayUnsupported(f"{op_type} of two boolean tensors is not replayed")
         return {0: float_fn(as_float64(a), as_float64(b))}
+
     return kernel
 
 
@@ -103,6 +109,7 @@ def _compare_kernel(op_type: str) -> Kernel:
         if is_integral(a) and is_integral(b):
             return {0: fn(a.astype(np.int64), b.astype(np.int64))}
         return {0: fn(as_float64(a), as_float64(b))}
+
     return kernel
 
 
@@ -114,6 +121,7 @@ def _rounding_kernel(op_type: str) -> Kernel:
         if is_integral(x):
             return {0: x.astype(np.int64) if x.dtype != np.bool_ else x.copy()}
         return {0: fn(as_float64(x))}
+
     return kernel
 
 
@@ -124,6 +132,7 @@ def _int_unary_kernel(op_type: str) -> Kernel:
     def kernel(args: OpArgs) -> dict[int, np.ndarray]:
         x = args.raw(0)
         return {0: fn(x.astype(np.int64) if _all_integers(x) else as_float64(x))}
+
     return kernel
 
 

@@ -10,6 +10,7 @@ Forms understood (anything else raises ReplayUnsupported naming the text):
   Tensor(shape=[], dtype=Float32, value=0.75)             scalars
   Tensor(shape=[2, 2], dtype=Int64, value=[[1 2] [3 4]])   arrays (commas or blanks between values)
 """
+
 from __future__ import annotations
 
 import re
@@ -20,13 +21,16 @@ import numpy as np
 from .numeric import BFLOAT16, TYPE_NAMES, dtype_name, round_to_bfloat16
 from .spec import ReplayUnsupported
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     \s*(?:
       (?P<string>"[^"]*")
     | (?P<number>[-+]?(?:inf|nan)\b|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
     | (?P<word>[A-Za-z_][A-Za-z0-9_.]*)
     | (?P<punct>[()\[\],=])
-    )""", re.VERBOSE | re.IGNORECASE)
+    )""",
+    re.VERBOSE | re.IGNORECASE,
+)
 
 # Short names that wrap a scalar, e.g. I64(3); the scalar's numpy type follows from the name.
 _TYPED_SCALARS = frozenset({"Bool", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "F16", "F32", "F64", "BF16"})
@@ -73,7 +77,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise ReplayUnsupported(f"cannot read the IR value {text!r} (at {text[pos:pos + 20]!r})")
+            raise ReplayUnsupported(f"cannot read the IR value {text!r} (at {text[pos : pos + 20]!r})")
         kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         pos = m.end()
@@ -189,7 +193,7 @@ def _number(tok: str) -> int | float:
         if re.fullmatch(r"[-+]?\d+", tok):
             return int(tok)
         return float(tok)
-    except ValueError as e:   # pragma: no cover - the token pattern admits numbers only
+    except ValueError as e:  # pragma: no cover - the token pattern admits numbers only
         raise ReplayUnsupported(f"cannot read the number {tok!r}") from e
 
 

@@ -1,4 +1,5 @@
 """MatMul, BatchMatMul and Dense, accumulated in float64."""
+
 from __future__ import annotations
 
 import numpy as np

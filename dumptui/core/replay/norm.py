@@ -1,4 +1,5 @@
 """Normalisations: BatchNorm (inference), LayerNorm, Softmax, LogSoftmax, L2Normalize, in float64."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -99,5 +100,10 @@ def l2_normalize(args: OpArgs) -> dict[int, np.ndarray]:
 
 def kernels() -> dict[str, Kernel]:
     """Every kernel of this module, by op type."""
-    return {"BatchNorm": batch_norm, "LayerNorm": layer_norm, "Softmax": softmax,
-            "LogSoftmax": log_softmax, "L2Normalize": l2_normalize}
+    return {
+        "BatchNorm": batch_norm,
+        "LayerNorm": layer_norm,
+        "Softmax": softmax,
+        "LogSoftmax": log_softmax,
+        "L2Normalize": l2_normalize,
+    }

@@ -1,34 +1,81 @@
 """Number types: how MindSpore names them, and how a float64 value is rounded to one of them."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from .spec import ReplayUnsupported
 
-BFLOAT16 = "bfloat16"   # numpy has no bfloat16: values are rounded to it and kept in a wider float
+BFLOAT16 = "bfloat16"  # numpy has no bfloat16: values are rounded to it and kept in a wider float
 
 # Every spelling of a number type met in MindSpore IR text, mapped to a numpy dtype name.
 # F16/I64... are the IR's short names (attributes such as Cast's dst_type); Float16/Int64... appear in
 # `Tensor(..., dtype=Float32, ...)`; bool_/float16... are numpy's own names.
 TYPE_NAMES = {
-    "Bool": "bool", "bool": "bool", "bool_": "bool",
-    "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
-    "U8": "uint8", "U16": "uint16", "U32": "uint32", "U64": "uint64",
-    "F16": "float16", "F32": "float32", "F64": "float64", "BF16": BFLOAT16,
-    "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
-    "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
-    "Float16": "float16", "Float32": "float32", "Float64": "float64", "BFloat16": BFLOAT16,
+    "Bool": "bool",
+    "bool": "bool",
+    "bool_": "bool",
+    "I8": "int8",
+    "I16": "int16",
+    "I32": "int32",
+    "I64": "int64",
+    "U8": "uint8",
+    "U16": "uint16",
+    "U32": "uint32",
+    "U64": "uint64",
+    "F16": "float16",
+    "F32": "float32",
+    "F64": "float64",
+    "BF16": BFLOAT16,
+    "Int8": "int8",
+    "Int16": "int16",
+    "Int32": "int32",
+    "Int64": "int64",
+    "UInt8": "uint8",
+    "UInt16": "uint16",
+    "UInt32": "uint32",
+    "UInt64": "uint64",
+    "Float16": "float16",
+    "Float32": "float32",
+    "Float64": "float64",
+    "BFloat16": BFLOAT16,
 }
-TYPE_NAMES.update({n: n for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                              "float16", "float32", "float64", BFLOAT16)})
+TYPE_NAMES.update(
+    {
+        n: n
+        for n in (
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "float16",
+            "float32",
+            "float64",
+            BFLOAT16,
+        )
+    }
+)
 
 # MindSpore's TypeId enum (mindapi/base/type_id.h), which an older Cast carries as `dst_type: I64(42)`.
 # 42 (Float16) and 43 (Float32) are confirmed by real dumps; the run 30..44 is the same in every MindSpore
 # release. Later numbers (BFloat16, Complex...) moved between releases, so they are not guessed.
 _TYPE_IDS = {
-    30: "bool", 32: "int8", 33: "int16", 34: "int32", 35: "int64",
-    37: "uint8", 38: "uint16", 39: "uint32", 40: "uint64",
-    42: "float16", 43: "float32", 44: "float64",
+    30: "bool",
+    32: "int8",
+    33: "int16",
+    34: "int32",
+    35: "int64",
+    37: "uint8",
+    38: "uint16",
+    39: "uint32",
+    40: "uint64",
+    42: "float16",
+    43: "float32",
+    44: "float64",
 }
 
 FLOAT_NAMES = frozenset({"float16", "float32", "float64", BFLOAT16})

@@ -1,4 +1,5 @@
 """Reductions (ReduceSum/Mean/Max/Min/Prod) and arg-reductions (ArgMax/ArgMin and the WithValue forms)."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -12,7 +13,11 @@ from .spec import ReplayUnsupported
 Reducer = Callable[..., np.ndarray]
 
 _REDUCERS: dict[str, Reducer] = {
-    "ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max, "ReduceMin": np.min, "ReduceProd": np.prod,
+    "ReduceSum": np.sum,
+    "ReduceMean": np.mean,
+    "ReduceMax": np.max,
+    "ReduceMin": np.min,
+    "ReduceProd": np.prod,
 }
 _EXACT_ON_INTEGERS = frozenset({"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"})
 
@@ -40,6 +45,7 @@ def _reduce_kernel(op_type: str) -> Kernel:
         if x.size == 0 and op_type in ("ReduceMax", "ReduceMin"):
             raise ReplayUnsupported(f"{op_type} of an empty tensor has no value")
         return {0: np.asarray(reducer(x, axis=axes, keepdims=keep))}
+
     return kernel
 
 
@@ -61,6 +67,7 @@ def _arg_kernel(op_type: str) -> Kernel:
         if x.ndim == 0:
             return {0: np.asarray(0, dtype=np.int64)}
         return {0: np.asarray(find(x, axis=_arg_axis(args, x))).astype(np.int64)}
+
     return kernel
 
 
@@ -81,6 +88,7 @@ def _arg_with_value_kernel(op_type: str) -> Kernel:
         if not keep:
             index, value = np.squeeze(index, axis), np.squeeze(value, axis)
         return {0: index.astype(np.int64), 1: value}
+
     return kernel
 
 

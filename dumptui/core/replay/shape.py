@@ -2,6 +2,7 @@
 
 Floating data comes back as float64; integer and boolean data keep their dtype, so indices stay exact.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -159,7 +160,7 @@ def strided_slice(args: OpArgs) -> dict[int, np.ndarray]:
     shrink_m = _mask_bits(args, 8, "shrink_axis_mask", n)
     if sum(ellipsis_m) > 1:
         raise ReplayUnsupported("StridedSlice with more than one ellipsis")
-    index: list[Any] = []      # slices, ints, None (new axis) and Ellipsis, as numpy indexing takes them
+    index: list[Any] = []  # slices, ints, None (new axis) and Ellipsis, as numpy indexing takes them
     for i in range(n):
         if ellipsis_m[i]:
             index.append(Ellipsis)
@@ -224,15 +225,28 @@ def _fill_like(value: int) -> Kernel:
         """OnesLike / ZerosLike: the input's shape filled with 1 / 0 (in the input's dtype if integral)."""
         x = args.raw(0)
         return {0: np.full(x.shape, value, dtype=x.dtype if is_integral(x) else np.float64)}
+
     return kernel
 
 
 def kernels() -> dict[str, Kernel]:
     """Every kernel of this module, by op type."""
     return {
-        "Identity": pass_through, "Depend": pass_through, "TensorMove": pass_through,
-        "Reshape": reshape, "Flatten": flatten, "Transpose": transpose, "ExpandDims": expand_dims,
-        "Squeeze": squeeze, "Concat": concat, "Split": split, "StridedSlice": strided_slice,
-        "Gather": gather, "GatherV2": gather, "Tile": tile, "BroadcastTo": broadcast_to,
-        "OnesLike": _fill_like(1), "ZerosLike": _fill_like(0),
+        "Identity": pass_through,
+        "Depend": pass_through,
+        "TensorMove": pass_through,
+        "Reshape": reshape,
+        "Flatten": flatten,
+        "Transpose": transpose,
+        "ExpandDims": expand_dims,
+        "Squeeze": squeeze,
+        "Concat": concat,
+        "Split": split,
+        "StridedSlice": strided_slice,
+        "Gather": gather,
+        "GatherV2": gather,
+        "Tile": tile,
+        "BroadcastTo": broadcast_to,
+        "OnesLike": _fill_like(1),
+        "ZerosLike": _fill_like(0),
     }

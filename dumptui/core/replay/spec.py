@@ -1,4 +1,5 @@
 """What a replay is asked to do, and how it says no."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

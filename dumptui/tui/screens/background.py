@@ -11,6 +11,7 @@ which the screen shows (`MainScreen.show_failure`).
 
 Each waits for its engine call through `wait_abandonable`, so quitting never waits for a long read.
 """
+
 from __future__ import annotations
 
 import threading
@@ -24,22 +25,31 @@ from textual.worker import get_current_worker
 from ... import pairing
 from ...core import metrics
 from ...core.batch import evaluate_all
+from ...core.bisect.sessionfile import read_session, session_mismatch
 from ...present import relations
 from ...present.bisection import BisectDriver, BisectState, is_mark_step
 from ...present.detail import element_detail_problem
 from ...present.progress import CANCELLED, DONE, RUNNING, compare_batches
-from ...core.bisect.sessionfile import read_session, session_mismatch
 from ...present.tree import OpTreeModel, preview_pairs
-from ..messages import (BisectionChanged, BisectionReady, OpenProgress, OpLoaded, PreviewReady, SessionReady,
-                        StatisticsProgress, TensorLoaded, VerdictsKnown)
+from ..messages import (
+    BisectionChanged,
+    BisectionReady,
+    OpenProgress,
+    OpLoaded,
+    PreviewReady,
+    SessionReady,
+    StatisticsProgress,
+    TensorLoaded,
+    VerdictsKnown,
+)
 from ..workers import Abandoned, wait_abandonable
 
 if TYPE_CHECKING:
     from ..widgets.opdetail import OpDetail
 
-VERDICT_BATCH_SECONDS = 0.1      # the statistics worker posts verdicts at most this often
-JOBS_PER_BATCH = 256             # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
-BYTES_PER_BATCH = 256 << 20      # ...or this much data: big batches go to the engine's worker processes
+VERDICT_BATCH_SECONDS = 0.1  # the statistics worker posts verdicts at most this often
+JOBS_PER_BATCH = 256  # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
+BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
 
 
@@ -70,14 +80,16 @@ class BackgroundWork(Screen):
         try:
             ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
             self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
-            session = wait_abandonable(lambda: pairing.make_session(options, ref, target, kl=True), worker,
-                                       "dumptui-align")
+            session = wait_abandonable(
+                lambda: pairing.make_session(options, ref, target, kl=True), worker, "dumptui-align"
+            )
         except Abandoned:
             return
         model = OpTreeModel(session.alignment.pairs)
         self.post_message(SessionReady(session, model, time.monotonic() - t0))
         self.post_message(OpenProgress("graph", "building the bisection order"))
-        from ...core.bisect import Bisection   # networkx: imported after the first paint
+        from ...core.bisect import Bisection  # networkx: imported after the first paint
+
         try:
             bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
         except Abandoned:
@@ -97,7 +109,7 @@ class BackgroundWork(Screen):
         worker = get_current_worker()
         session = self.session
         pairs = session.alignment.pairs
-        jobs = [len(session.tensor_pairs(p)) for p in pairs]     # tensor pairs per op pair, by pair index
+        jobs = [len(session.tensor_pairs(p)) for p in pairs]  # tensor pairs per op pair, by pair index
         total = sum(jobs)
         done = 0
         pending: dict[int, str | None] = {}
@@ -116,8 +128,9 @@ class BackgroundWork(Screen):
         def size_on_disk(p: Any) -> int:
             return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
 
-        for batch, batch_jobs in compare_batches(pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH,
-                                                 BYTES_PER_BATCH):
+        for batch, batch_jobs in compare_batches(
+            pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH, BYTES_PER_BATCH
+        ):
             if worker.is_cancelled:
                 break
             evaluate_all(session, batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
@@ -142,7 +155,8 @@ class BackgroundWork(Screen):
                     missing = driver.replay(args[0])
                     steps = len([s for s in driver.bi.history if is_mark_step(s)])
                     note = f"resumed: {steps} steps re-applied" + (
-                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else "")
+                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else ""
+                    )
                 elif task == "accept":
                     driver.accept()
                 elif task == "overrule":
@@ -153,6 +167,7 @@ class BackgroundWork(Screen):
                 elif task == "reset":
                     driver.reset()
                 return driver.state(), note
+
         try:
             state, note = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
         except Abandoned:
@@ -175,6 +190,7 @@ class BackgroundWork(Screen):
                 else:
                     more = driver.step()
                 return driver.state(), more
+
         while True:
             try:
                 state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
@@ -197,8 +213,11 @@ class BackgroundWork(Screen):
         session = self.session
         pair = session.alignment.pairs[index]
         try:
-            res, rel = wait_abandonable(lambda: (session.op_result(pair, purpose="view"),
-                                                 relations.relations_of(session, pair)), worker, "dumptui-op")
+            res, rel = wait_abandonable(
+                lambda: (session.op_result(pair, purpose="view"), relations.relations_of(session, pair)),
+                worker,
+                "dumptui-op",
+            )
         except Abandoned:
             return
         if not worker.is_cancelled:
@@ -216,8 +235,10 @@ class BackgroundWork(Screen):
             ref, target = r.ref, r.target
             try:
                 worst, hist = wait_abandonable(
-                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS),
-                             metrics.error_histogram(ref, target)), worker, "dumptui-tensor")
+                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS), metrics.error_histogram(ref, target)),
+                    worker,
+                    "dumptui-tensor",
+                )
             except Abandoned:
                 return
             except (OSError, ValueError) as e:

@@ -1,4 +1,5 @@
 """A dump that cannot be opened: its path and the reason, instead of a traceback."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -24,8 +25,9 @@ class OpenErrorScreen(ModalScreen[None]):
             yield Static(Text("Cannot open the dumps", style="bold red"))
             yield Static(Text.assemble(("path:   ", "bold"), fmt.clean(self.path)), id="error-path")
             yield Static(Text.assemble(("reason: ", "bold"), fmt.clean(self.reason)), id="error-reason")
-            yield Static(Text("headless: dumptui info PATH shows what a dump holds · q, enter or escape quits",
-                              style="dim"))
+            yield Static(
+                Text("headless: dumptui info PATH shows what a dump holds · q, enter or escape quits", style="dim")
+            )
 
     def on_mount(self) -> None:
         self.query_one("#dialog").border_title = "error"

@@ -1,4 +1,5 @@
 """`?`: every key, generated from the action table and the widgets' own bindings (never a hand-written list)."""
+
 from __future__ import annotations
 
 from rich.console import Group
@@ -38,8 +39,15 @@ class HelpScreen(ModalScreen[None]):
         width = max(len(keys) for _t, rows in self.sections for keys, *_ in rows) + 2
         tables = []
         for title, rows in self.sections:
-            t = Table(box=None, show_header=False, pad_edge=False, expand=True, padding=(0, 1),
-                      title=Text(title, style="bold underline"), title_justify="left")
+            t = Table(
+                box=None,
+                show_header=False,
+                pad_edge=False,
+                expand=True,
+                padding=(0, 1),
+                title=Text(title, style="bold underline"),
+                title_justify="left",
+            )
             t.add_column("key", no_wrap=True, style="bold", min_width=width)
             t.add_column("what", ratio=1)
             for keys, desc, _bid, ok in rows:

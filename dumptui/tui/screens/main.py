@@ -7,6 +7,7 @@ Which commands exist and when each is available is the action table's business (
 this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
 footer, and shows every failure in one place (`show_failure`).
 """
+
 from __future__ import annotations
 
 import gc
@@ -28,23 +29,37 @@ from textual.worker import Worker, WorkerState
 
 from ... import pairing
 from ...core import redump
+from ...core.bisect.sessionfile import session_payload
 from ...core.model import Dump
 from ...present import relations
 from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
 from ...present.columns import elide_left
 from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
-from ...present.paths import (default_export_path, default_redump_dir, default_session_path, refuse_dump_dir,
-                              refuse_output)
-from ...present.progress import (CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet,
-                                 statistics_words, task_words)
+from ...present.paths import (
+    default_export_path,
+    default_redump_dir,
+    default_session_path,
+    refuse_dump_dir,
+    refuse_output,
+)
+from ...present.progress import CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet, statistics_words, task_words
 from ...present.search import count_matches, find_op, next_diverged
-from ...core.bisect.sessionfile import session_payload
 from ...present.tree import OpTreeModel, is_bad
 from ...report import fmt
 from .. import keymap
-from ..messages import (BisectionChanged, BisectionReady, OpenProgress, OpLoaded, OpMessage,
-                        PreviewReady, SessionReady, StatisticsProgress, TensorLoaded, VerdictsKnown)
+from ..messages import (
+    BisectionChanged,
+    BisectionReady,
+    OpenProgress,
+    OpLoaded,
+    OpMessage,
+    PreviewReady,
+    SessionReady,
+    StatisticsProgress,
+    TensorLoaded,
+    VerdictsKnown,
+)
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
 from ..widgets.flatlist import FlatOpList
@@ -56,7 +71,7 @@ from .background import BackgroundWork
 from .error import OpenErrorScreen
 from .paths import ExportScreen, SaveScreen
 
-SELECT_DEBOUNCE_SECONDS = 0.06   # holding `j` does not start a read per line
+SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
@@ -68,19 +83,19 @@ class MainScreen(BackgroundWork):
 
     # The state the action table and the lists read; each watcher redraws what depends on it. `var`: the
     # screen itself does not repaint on a change, only the widgets the watcher touches.
-    flat_mode = var(False, init=False)            # the flat execution-order list is shown, not the tree
-    only_diverged = var(False, init=False)        # both lists show the diverged ops only
-    bisect_task = var("", init=False)             # what the bisection worker does ("run" while `a` steps); "" idle
-    stats_state = var(WAITING, init=False)        # the full compare: waiting | running | done | cancelled | failed
-    available: var[frozenset[str]] = var(frozenset(), init=False)   # ids of the commands available now
+    flat_mode = var(False, init=False)  # the flat execution-order list is shown, not the tree
+    only_diverged = var(False, init=False)  # both lists show the diverged ops only
+    bisect_task = var("", init=False)  # what the bisection worker does ("run" while `a` steps); "" idle
+    stats_state = var(WAITING, init=False)  # the full compare: waiting | running | done | cancelled | failed
+    available: var[frozenset[str]] = var(frozenset(), init=False)  # ids of the commands available now
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
         self.options = options
-        self.session_file = session_file     # a saved session to resume
-        self.session: Any = None             # core Session, once both dumps are indexed and aligned
+        self.session_file = session_file  # a saved session to resume
+        self.session: Any = None  # core Session, once both dumps are indexed and aligned
         self.model: OpTreeModel | None = None
-        self.preview_model: OpTreeModel | None = None   # names only, while the dumps are indexed
+        self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
         self.driver: BisectDriver | None = None
         self.bstate: BisectState | None = None
         self.stats_done = 0
@@ -157,8 +172,13 @@ class MainScreen(BackgroundWork):
 
     # ------------------------------------------------------------------ which commands make sense now
     def key_context(self) -> KeyContext:
-        return KeyContext(indexed=self.model is not None, bisection_ready=self.driver is not None,
-                          bisect_task=self.bisect_task, bisection=self.bstate, statistics=self.stats_state)
+        return KeyContext(
+            indexed=self.model is not None,
+            bisection_ready=self.driver is not None,
+            bisect_task=self.bisect_task,
+            bisection=self.bstate,
+            statistics=self.stats_state,
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         entry = action_named(action, SCREEN)
@@ -188,8 +208,14 @@ class MainScreen(BackgroundWork):
         width = max(20, self.size.width)
         ref, target = fmt.clean(self.options.ref), fmt.clean(self.options.target)
         room = max(8, (width - 46) // 2)
-        line = Text.assemble(("dumptui ", "bold"), "ref ", (elide_left(ref, room), "bold"), " vs ",
-                             (elide_left(target, room), "bold"), " │ ")
+        line = Text.assemble(
+            ("dumptui ", "bold"),
+            "ref ",
+            (elide_left(ref, room), "bold"),
+            " vs ",
+            (elide_left(target, room), "bold"),
+            " │ ",
+        )
         if self.session is None:
             line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
         else:
@@ -245,13 +271,14 @@ class MainScreen(BackgroundWork):
             if errors:
                 shown = "; ".join(f"{fmt.clean(p.path)}: {fmt.clean(p.reason)}" for p in errors[:3])
                 more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-                self.notify(f"{side}: {len(errors)} unreadable: {shown}{more}", severity="warning", timeout=10,
-                            markup=False)
+                self.notify(
+                    f"{side}: {len(errors)} unreadable: {shown}{more}", severity="warning", timeout=10, markup=False
+                )
         for w in s.alignment.warnings:
             self.notify(fmt.clean(w), severity="warning", markup=False)
 
     def on_bisection_ready(self, msg: BisectionReady) -> None:
-        gc.freeze()   # the bisection's graph over the pairs is long-lived too
+        gc.freeze()  # the bisection's graph over the pairs is long-lived too
         self.driver = msg.driver
         self.panel.show(None, order=self.driver.bi.order)
         if msg.resume_note:
@@ -265,8 +292,8 @@ class MainScreen(BackgroundWork):
 
     def on_statistics_progress(self, msg: StatisticsProgress) -> None:
         self.stats_done, self.stats_total = msg.done, msg.total
-        self.stats_state = msg.state      # its watcher redraws the status when the state changes...
-        self._draw_status()               # ...and the numbers change every time
+        self.stats_state = msg.state  # its watcher redraws the status when the state changes...
+        self._draw_status()  # ...and the numbers change every time
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         self._apply_verdicts(msg.verdicts)
@@ -317,8 +344,9 @@ class MainScreen(BackgroundWork):
             tags[state.probe_index] = "probe"
         self.tree.set_tags(tags)
         self.flat.set_tags(tags)
-        self._refresh_verdicts_of([h.index for h in state.history] + [state.probe_index]
-                                  + ([state.culprit.index] if state.culprit else []))
+        self._refresh_verdicts_of(
+            [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
+        )
         if msg.event != "running":
             target = state.culprit.index if state.culprit is not None else state.probe_index
             if target is not None:
@@ -333,14 +361,13 @@ class MainScreen(BackgroundWork):
         failed = event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned)
         if failed and worker.error is not None:
             self.show_failure(worker.group, worker.error)
-        if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
-                                                        WorkerState.CANCELLED):
+        if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
                 self.bisect_task = ""
         if worker.group == "stats" and failed:
             self.stats_state = FAILED
         if worker.group in ("open", "bisect") and failed:
-            self._start_statistics_once()    # no bisection: the statistics still help
+            self._start_statistics_once()  # no bisection: the statistics still help
 
     def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
         """The one place a failure reaches the user: what failed, the path and the reason; no traceback.
@@ -422,8 +449,9 @@ class MainScreen(BackgroundWork):
         # one in a single repaint.
         if self._tensor_timer is not None:
             self._tensor_timer.stop()
-        self._tensor_timer = self.set_timer(TENSOR_PLACEHOLDER_SECONDS,
-                                            lambda: self.detail.show_tensor(label, loading=True))
+        self._tensor_timer = self.set_timer(
+            TENSOR_PLACEHOLDER_SECONDS, lambda: self.detail.show_tensor(label, loading=True)
+        )
         self.load_tensor(self.current, label)
 
     def on_tensor_loaded(self, msg: TensorLoaded) -> None:
@@ -492,15 +520,22 @@ class MainScreen(BackgroundWork):
             self.show_failure("save", e, path)
             return
         self.saved_path = path
-        self.notify(f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False,
-                    timeout=10)
+        self.notify(
+            f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False, timeout=10
+        )
 
     def action_export(self) -> None:
         plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
-        self.app.push_screen(ExportScreen(default_export_path(self._dumps()),
-                                          default_redump_dir(self._dumps()), plan.summary,
-                                          lambda p: refuse_output(p, self._dumps()), refuse_dump_dir),
-                             partial(self._export_to, plan))
+        self.app.push_screen(
+            ExportScreen(
+                default_export_path(self._dumps()),
+                default_redump_dir(self._dumps()),
+                plan.summary,
+                lambda p: refuse_output(p, self._dumps()),
+                refuse_dump_dir,
+            ),
+            partial(self._export_to, plan),
+        )
 
     def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
         if not answer:
@@ -514,8 +549,9 @@ class MainScreen(BackgroundWork):
             self.show_failure("export", e, out)
             return
         self.exported_path = out
-        self.notify(f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False,
-                    timeout=10)
+        self.notify(
+            f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False, timeout=10
+        )
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
@@ -540,8 +576,7 @@ class MainScreen(BackgroundWork):
     def watch_only_diverged(self, only: bool) -> None:
         self._reload_lists()
         if only and not self.model.diverged:
-            self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True),
-                        timeout=5)
+            self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True), timeout=5)
 
     def _reload_lists(self) -> None:
         self._filter_dirty = False

@@ -1,5 +1,6 @@
 """Modal dialogs that ask for paths: save the session (`S`) and export a re-dump config (`e`). Each path
 is checked before the dialog closes (never inside a dump folder); enter confirms, escape cancels."""
+
 from __future__ import annotations
 
 from typing import Callable, ClassVar, Generic, TypeVar
@@ -13,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 Answer = TypeVar("Answer")
-Refuse = Callable[[str], str | None]     # why a path cannot be used, or None
+Refuse = Callable[[str], str | None]  # why a path cannot be used, or None
 
 
 class PathDialog(ModalScreen[Answer | None], Generic[Answer]):
@@ -22,7 +23,7 @@ class PathDialog(ModalScreen[Answer | None], Generic[Answer]):
 
     HELP_SECTION = "Dialogs"
     DIALOG_TITLE: ClassVar[str]
-    FIRST_INPUT: ClassVar[str]           # the id of the input focused on opening
+    FIRST_INPUT: ClassVar[str]  # the id of the input focused on opening
 
     def on_mount(self) -> None:
         self.query_one("#dialog").border_title = self.DIALOG_TITLE
@@ -78,8 +79,7 @@ class ExportScreen(PathDialog[tuple[str, str]]):
     DIALOG_TITLE = "export re-dump config"
     FIRST_INPUT = "export-path"
 
-    def __init__(self, default_out: str, default_dump_dir: str, summary: str, refuse_out: Refuse,
-                 refuse_dir: Refuse):
+    def __init__(self, default_out: str, default_dump_dir: str, summary: str, refuse_out: Refuse, refuse_dir: Refuse):
         super().__init__()
         self.default_out = default_out
         self.default_dump_dir = default_dump_dir

@@ -1,6 +1,7 @@
 """The bisection panel: the interval drawn over the execution order, the probe and the engine's verdict for
 it, steps left, the culprit with its proof at convergence, and the history. Renders `BisectState`
 snapshots only (the Bisection itself belongs to a worker)."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -119,8 +120,12 @@ class BisectPanel(VerticalScroll):
             lines.append(Text(self.busy or "press space to start the bisection", style=st.muted))
         elif s.finished and s.culprit is not None:
             c = s.culprit
-            head = Text.assemble(("CULPRIT ", st.error), f"#{c.index + 1} ",
-                                 (elide_left(fmt.clean(c.label), width - 20), "bold"), f" ({fmt.clean(c.op_type)})")
+            head = Text.assemble(
+                ("CULPRIT ", st.error),
+                f"#{c.index + 1} ",
+                (elide_left(fmt.clean(c.label), width - 20), "bold"),
+                f" ({fmt.clean(c.op_type)})",
+            )
             lines.append(head)
             if c.proof:
                 lines.append(labelled("proof: ", "bold", c.proof))
@@ -135,13 +140,20 @@ class BisectPanel(VerticalScroll):
             if s.others:
                 lines.append(Text("other roots of divergence:", style="bold"))
                 for o in s.others:
-                    lines.append(Text(f"  #{o.index + 1} {fmt.clean(o.label)} ({fmt.clean(o.op_type)}): "
-                                      f"{fmt.clean(o.why)}"))
+                    lines.append(
+                        Text(f"  #{o.index + 1} {fmt.clean(o.label)} ({fmt.clean(o.op_type)}): {fmt.clean(o.why)}")
+                    )
             else:
                 lines.append(Text("other roots of divergence: none found", style=st.muted))
         elif s.finished:
-            lines.append(labelled("No divergence: ", st.variable("success", True), "the outputs agree within tolerance"
-                                  + (" and the weights and inputs agree" if s.checks and not s.check_problems else "")))
+            lines.append(
+                labelled(
+                    "No divergence: ",
+                    st.variable("success", True),
+                    "the outputs agree within tolerance"
+                    + (" and the weights and inputs agree" if s.checks and not s.check_problems else ""),
+                )
+            )
         else:
             if s.probe is not None:
                 probe = Text.assemble(("probe ", "bold"), f"{self._op(s.probe)} ")
@@ -150,15 +162,21 @@ class BisectPanel(VerticalScroll):
                 lines.append(probe)
                 computed = Text.assemble(("computed: ", "bold"))
                 mark = s.probe_mark or "?"
-                computed.append(MARK_WORD.get(mark, mark),
-                                style=st.verdict("diverged" if mark == "bad" else "equal" if mark == "good" else None))
+                computed.append(
+                    MARK_WORD.get(mark, mark),
+                    style=st.verdict("diverged" if mark == "bad" else "equal" if mark == "good" else None),
+                )
                 computed.append(" - " + fmt.clean(s.probe_detail))
                 lines.append(computed)
                 lines.append(Text("space accepts · g good · b bad · a runs to the end · u undo", style=st.muted))
             interval = s.interval
             if interval is not None:
-                lines.append(Text(f"{len(s.candidates)} suspects {self._op(interval[0])}..{self._op(interval[1])},"
-                                  f" at most {s.steps_left} steps left"))
+                lines.append(
+                    Text(
+                        f"{len(s.candidates)} suspects {self._op(interval[0])}..{self._op(interval[1])},"
+                        f" at most {s.steps_left} steps left"
+                    )
+                )
         if s is not None and s.checks:
             lines.append(labelled("preconditions: ", "bold", s.checks))
             for p in s.check_problems:
@@ -180,8 +198,9 @@ class BisectPanel(VerticalScroll):
         for h in reversed(s.history):
             line = Text(f"{h.number:3d}. #{h.index + 1} ", no_wrap=True, overflow="ellipsis")
             line.append(elide_left(fmt.clean(h.name), name_room))
-            line.append(f" {h.mark}", style=st.verdict("diverged" if h.mark == "bad" else
-                                                       "equal" if h.mark == "good" else None))
+            line.append(
+                f" {h.mark}", style=st.verdict("diverged" if h.mark == "bad" else "equal" if h.mark == "good" else None)
+            )
             line.append(f" ({h.source}, {h.candidates_before} suspects) ", style=st.muted)
             line.append(fmt.clean(h.detail), style=st.muted)
             lines.append(line)

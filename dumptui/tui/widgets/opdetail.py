@@ -1,5 +1,6 @@
 """The centre pane: the selected op's matched inputs and outputs, how it was paired, its hints, the detail of
 one tensor pair (worst elements, error histogram), and its producers and consumers."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -12,20 +13,28 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
-from ...core.results import OpResult, TensorResult
 from ...core.metrics import WorstElement
 from ...core.model import KERNEL, TensorRef
+from ...core.results import OpResult, TensorResult
 from ...present.bars import histogram_bar
-from ...present.detail import default_row
 from ...present.columns import elide_left, format_columns
+from ...present.detail import default_row
 from ...present.relations import Relation
 from ...report import fmt
 from ..messages import OpMessage
 from ..styles import ThemeStyles, labelled, name_text
 
-COLUMNS = (("tensor", "tensor"), ("verdict", "verdict"), ("cos", "cos"), ("max_abs", "max abs"),
-           ("max_rel", "max rel"), ("rmse", "RMSE"), ("nonfinite", "NaN/Inf"), ("ref", "ref shape dtype"),
-           ("target", "target shape dtype"))
+COLUMNS = (
+    ("tensor", "tensor"),
+    ("verdict", "verdict"),
+    ("cos", "cos"),
+    ("max_abs", "max abs"),
+    ("max_rel", "max rel"),
+    ("rmse", "RMSE"),
+    ("nonfinite", "NaN/Inf"),
+    ("ref", "ref shape dtype"),
+    ("target", "target shape dtype"),
+)
 
 
 class TensorTable(DataTable, inherit_bindings=False):
@@ -53,13 +62,13 @@ class RelationList(OptionList, inherit_bindings=False):
         Binding("down,j", "cursor_down", "Next neighbour", id="relations.down", show=False),
         Binding("enter", "select", "Go to this producer / consumer", id="relations.enter", show=False),
     ]
-    OP_PREFIX = "op-"      # an option's id: the pair index of the op it leads to
+    OP_PREFIX = "op-"  # an option's id: the pair index of the op it leads to
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         oid = event.option.id or ""
         if oid.startswith(self.OP_PREFIX):
-            self.post_message(self.Chosen(int(oid[len(self.OP_PREFIX):])))
+            self.post_message(self.Chosen(int(oid[len(self.OP_PREFIX) :])))
 
 
 def _side(t: TensorRef | None) -> str:
@@ -76,9 +85,17 @@ def _nonfinite(r: TensorResult) -> str:
 
 def tensor_cells(r: TensorResult, st: ThemeStyles) -> list:
     s = r.stats
-    return [Text(r.label), st.verdict_text(r.verdict),
-            fmt.cos(s.cos) if s else "-", fmt.g(s.max_abs) if s else "-", fmt.g(s.max_rel) if s else "-",
-            fmt.g(s.rmse) if s else "-", _nonfinite(r), name_text(_side(r.ref)), name_text(_side(r.target))]
+    return [
+        Text(r.label),
+        st.verdict_text(r.verdict),
+        fmt.cos(s.cos) if s else "-",
+        fmt.g(s.max_abs) if s else "-",
+        fmt.g(s.max_rel) if s else "-",
+        fmt.g(s.rmse) if s else "-",
+        _nonfinite(r),
+        name_text(_side(r.ref)),
+        name_text(_side(r.target)),
+    ]
 
 
 def lines_text(lines: list[Text]) -> Text:
@@ -92,16 +109,23 @@ def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
     s = r.stats
     rows = [["", "shape dtype", "min", "max", "mean", "std", "L2", "nan/inf"]]
     for side, t, ss in (("ref", r.ref, s.ref if s else None), ("target", r.target, s.target if s else None)):
-        nums = ([fmt.g(ss.min), fmt.g(ss.max), fmt.g(ss.mean), fmt.g(ss.std), fmt.g(ss.l2), fmt.nonfinite(ss)]
-                if ss is not None else ["-"] * 6)
+        nums = (
+            [fmt.g(ss.min), fmt.g(ss.max), fmt.g(ss.mean), fmt.g(ss.std), fmt.g(ss.l2), fmt.nonfinite(ss)]
+            if ss is not None
+            else ["-"] * 6
+        )
         rows.append([side, fmt.clean(_side(t)), *nums])
     table = format_columns(rows, [False, False, True, True, True, True, True, False])
     lines.append(Text("  " + table[0], style="bold"))
     lines += [Text("  " + line) for line in table[1:]]
     if s is not None:
-        lines.append(Text(f"  {s.n_diff} of {s.n} elements differ, {s.n_off} outside tolerance;"
-                          f" rel. euclid {fmt.g(s.rel_euclid)}, mean abs {fmt.g(s.mean_abs)}, KL {fmt.g(s.kl)}"
-                          + (f"; max |diff| at {list(s.max_abs_index)}" if s.max_abs_index else "")))
+        lines.append(
+            Text(
+                f"  {s.n_diff} of {s.n} elements differ, {s.n_off} outside tolerance;"
+                f" rel. euclid {fmt.g(s.rel_euclid)}, mean abs {fmt.g(s.mean_abs)}, KL {fmt.g(s.kl)}"
+                + (f"; max |diff| at {list(s.max_abs_index)}" if s.max_abs_index else "")
+            )
+        )
         for metric, why in sorted(s.undefined.items()):
             lines.append(Text(f"  {metric} undefined: {fmt.clean(why)}", style=st.muted))
     if r.stat_rel:
@@ -129,7 +153,7 @@ class OpDetail(VerticalScroll):
         self.index: int | None = None
         self.result: OpResult | None = None
         self.relations: list[Relation] = []
-        self.tensor_shown: str | None = None   # the tensor whose element detail is on screen
+        self.tensor_shown: str | None = None  # the tensor whose element detail is on screen
         self.verdict_of: Callable[[int], str | None] = lambda i: None
 
     def compose(self) -> ComposeResult:
@@ -151,8 +175,14 @@ class OpDetail(VerticalScroll):
         st = self.theme_styles
         leaf = pair.name.rsplit("/", 1)[-1]
         where = f"#{pair.index + 1} of {kernels}" if pair.kind == KERNEL else pair.kind
-        head = Text.assemble(st.mark(verdict), " ", (fmt.clean(leaf), "bold"), f" ({fmt.clean(pair.op_type)})",
-                             (f"  {where}  ", st.muted), st.verdict_text(verdict))
+        head = Text.assemble(
+            st.mark(verdict),
+            " ",
+            (fmt.clean(leaf), "bold"),
+            f" ({fmt.clean(pair.op_type)})",
+            (f"  {where}  ", st.muted),
+            st.verdict_text(verdict),
+        )
         return lines_text([head, name_text(pair.label, style=st.muted)])
 
     def show_pending(self, pair: OpPair, verdict: str | None, kernels: int) -> None:
@@ -178,12 +208,19 @@ class OpDetail(VerticalScroll):
         info: list[Text] = []
         line = labelled("paired by ", "bold", pair.how, "" if pair.how == EXACT else st.variable("warning", True))
         if res.input_verdict is not None:
-            line.append_text(Text.assemble(("  inputs ", "bold"), st.verdict_text(res.input_verdict),
-                                           ("  outputs ", "bold"), st.verdict_text(res.verdict)))
+            line.append_text(
+                Text.assemble(
+                    ("  inputs ", "bold"),
+                    st.verdict_text(res.input_verdict),
+                    ("  outputs ", "bold"),
+                    st.verdict_text(res.verdict),
+                )
+            )
         info.append(line)
         for h in res.hints:
-            info.append(Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)),
-                                      name_text(h.text)))
+            info.append(
+                Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))
+            )
         self.query_one("#op-info", Static).update(lines_text(info))
         op = pair.ref or pair.target
         source = self.query_one("#op-source", Static)
@@ -224,16 +261,22 @@ class OpDetail(VerticalScroll):
             arrow = f"← in.{rel.slot} " if rel.direction == "producer" else "→ "
             if rel.index is not None:
                 v = self.verdict_of(rel.index)
-                prompt = Text.assemble(arrow, self.theme_styles.mark(v), f" #{rel.index + 1} ",
-                                       elide_left(fmt.clean(rel.name), width - len(arrow) - 8))
+                prompt = Text.assemble(
+                    arrow,
+                    self.theme_styles.mark(v),
+                    f" #{rel.index + 1} ",
+                    elide_left(fmt.clean(rel.name), width - len(arrow) - 8),
+                )
                 options.append(Option(prompt, id=f"{RelationList.OP_PREFIX}{rel.index}"))
             else:
-                prompt = Text.assemble(arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)),
-                                               self.theme_styles.muted))
+                prompt = Text.assemble(
+                    arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)), self.theme_styles.muted)
+                )
                 options.append(Option(prompt, disabled=True))
         if not options:
-            options.append(Option(Text("no graph: producers and consumers unknown", style=self.theme_styles.muted),
-                                  disabled=True))
+            options.append(
+                Option(Text("no graph: producers and consumers unknown", style=self.theme_styles.muted), disabled=True)
+            )
         lst.add_options(options)
 
     def tensor_result(self, label: str) -> TensorResult | None:
@@ -248,9 +291,14 @@ class OpDetail(VerticalScroll):
             return None
         return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
-    def show_tensor(self, label: str, worst: list[WorstElement] | None = None,
-                    histogram: tuple[list[int], int, int] | None = None, problem: str | None = None,
-                    loading: bool = False) -> None:
+    def show_tensor(
+        self,
+        label: str,
+        worst: list[WorstElement] | None = None,
+        histogram: tuple[list[int], int, int] | None = None,
+        problem: str | None = None,
+        loading: bool = False,
+    ) -> None:
         st = self.theme_styles
         r = self.tensor_result(label)
         if r is None:
@@ -264,9 +312,11 @@ class OpDetail(VerticalScroll):
         else:
             if worst:
                 parts.append(Text("  worst elements", style="bold"))
-                table = format_columns([["index", "ref", "target", "diff"]]
-                                       + [[str(list(w.index)), fmt.g(w.ref), fmt.g(w.target), fmt.g(w.diff)]
-                                          for w in worst], [False, True, True, True])
+                table = format_columns(
+                    [["index", "ref", "target", "diff"]]
+                    + [[str(list(w.index)), fmt.g(w.ref), fmt.g(w.target), fmt.g(w.diff)] for w in worst],
+                    [False, True, True, True],
+                )
                 parts.append(Text("  " + table[0], style=st.muted))
                 parts += [Text("  " + line) for line in table[1:]]
             elif worst is not None:

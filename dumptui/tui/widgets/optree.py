@@ -3,6 +3,7 @@
 Only expanded folders have nodes, and a folder adds its children a page at a time, so a 20,000-op dump
 opens instantly and a scope holding thousands of ops stays responsive.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,9 +23,9 @@ PAGE = 400
 
 @dataclass(frozen=True)
 class TreeItem:
-    kind: str            # "folder" | "op" | "more"
-    path: str = ""       # folder path ("more": the folder it continues)
-    index: int = -1      # op pair index
+    kind: str  # "folder" | "op" | "more"
+    path: str = ""  # folder path ("more": the folder it continues)
+    index: int = -1  # op pair index
 
 
 TAG_TEXT = {"probe": " ◀ probe", "culprit": " ◀ culprit", "root": " ◀ other root"}
@@ -106,8 +107,13 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
             self.relabel([i for i in changed if i in self._op_nodes])
 
     # ------------------------------------------------------------------ filling
-    def load(self, model: OpTreeModel, only_diverged: bool = False, keep_expanded: set[str] | None = None,
-             cursor: int | None = None) -> None:
+    def load(
+        self,
+        model: OpTreeModel,
+        only_diverged: bool = False,
+        keep_expanded: set[str] | None = None,
+        cursor: int | None = None,
+    ) -> None:
         """(Re)build from the model: the top level, then the folders that were expanded, then the cursor."""
         self.model = model
         self.only_diverged = only_diverged
@@ -156,8 +162,10 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
                 self._op_nodes[child] = node.add_leaf(self._op_label(child), TreeItem("op", index=child))
         self._shown[folder.path] = target
         if target < len(children):
-            node.add_leaf(Text(f"… {len(children) - target} more (enter)", style=self.theme_styles.muted),
-                          TreeItem("more", folder.path))
+            node.add_leaf(
+                Text(f"… {len(children) - target} more (enter)", style=self.theme_styles.muted),
+                TreeItem("more", folder.path),
+            )
 
     def expanded_paths(self) -> set[str]:
         return {p for p, n in self._folder_nodes.items() if p and n.is_expanded}

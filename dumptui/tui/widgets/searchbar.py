@@ -1,4 +1,5 @@
 """The `/` search box: typing jumps to the first matching op, enter / down to the next, up to the previous."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
