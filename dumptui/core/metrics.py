@@ -609,17 +609,25 @@ class WorstElement:
     diff: float
 
 
-def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = CHUNK) -> list[WorstElement]:
-    """The k elements with the largest |target - ref| (non-finite mismatches first), for the detail view."""
-    shape = ref.shape or ()
-    cands: list[tuple[float, int, float, float]] = []
-    offset = 0
+def _chunk_differences(
+    target: TensorRef, ref: TensorRef, chunk: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per chunk: target and reference as float64, |target - ref|, and where they hold the same value
+    (NaN against NaN included: no difference)."""
     for xc, yc in _chunk_pairs(target, ref, chunk):
         x64 = _as_real(np.asarray(xc)).astype(np.float64)
         y64 = _as_real(np.asarray(yc)).astype(np.float64)
         with np.errstate(invalid="ignore"):
             d = np.abs(x64 - y64)
-        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+        yield x64, y64, d, (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+
+
+def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = CHUNK) -> list[WorstElement]:
+    """The k elements with the largest |target - ref| (non-finite mismatches first), for the detail view."""
+    shape = ref.shape or ()
+    cands: list[tuple[float, int, float, float]] = []
+    offset = 0
+    for x64, y64, d, same in _chunk_differences(target, ref, chunk):
         d[same] = 0.0
         d[np.isnan(d)] = np.inf
         kk = min(k, d.size)
@@ -646,12 +654,7 @@ def error_histogram(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> tu
     bins: dict[int, int] = {}
     zeros = 0
     inf_count = 0
-    for xc, yc in _chunk_pairs(target, ref, chunk):
-        x64 = _as_real(np.asarray(xc)).astype(np.float64)
-        y64 = _as_real(np.asarray(yc)).astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            d = np.abs(x64 - y64)
-        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+    for _x64, _y64, d, same in _chunk_differences(target, ref, chunk):
         zeros += int(np.count_nonzero(same))
         d = d[~same]
         fin = np.isfinite(d)
