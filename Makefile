@@ -36,7 +36,7 @@ lint: $(STAMP)
 
 ## the engine, the presentation model and the pairing options: no untyped def, no unchecked None
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/pairing.py
+	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/pairing.py dumptui/config.py dumptui/mapfiles.py
 
 ## the layer contracts of pyproject.toml ([tool.importlinter])
 imports: $(STAMP)

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Iterable, NoReturn
 
 from . import __version__
 from .core.errors import DumptuiError, UsageError
-from .pairing import PairOptions, make_session, open_pair
+from .headless import EXIT_USAGE, fail, open_session, print_compare, verbosity_of, write_csv_output
+from .pairing import PairOptions
 
 if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that needs them
     from rich.console import Console
 
     from .core.model import Dump
-    from .report.console import Verbosity
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config", "open-result", "completion")
 SHELLS = ("bash", "zsh", "tcsh")
-EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DIVERGED = 0, 1
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe
 
 
@@ -235,35 +235,6 @@ def _console() -> Console:
     return stdout_console()
 
 
-def _verbosity(args: argparse.Namespace) -> Verbosity:
-    from .report.console import NORMAL, QUIET, VERBOSE, Verbosity
-
-    return Verbosity(QUIET if getattr(args, "quiet", False) else VERBOSE if getattr(args, "verbose", False) else NORMAL)
-
-
-def _open_session(args: argparse.Namespace, kl: bool):  # type: ignore[no-untyped-def]
-    """Index both dumps (a spinner on a terminal) and align them; -v says how long it took."""
-    import time
-
-    from .report.console import detail, spinner
-
-    verbosity = _verbosity(args)
-    options = PairOptions.from_namespace(args)
-    t0 = time.perf_counter()
-    with spinner("indexing the dumps", verbosity):
-        ref, target = open_pair(options)
-        session = make_session(options, ref, target, kl=kl)
-    detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {session.alignment.counts()}", verbosity)
-    for d in (ref, target):
-        for n in d.notes:
-            detail(f"{d.path}: {n}", verbosity)
-    return ref, target, session
-
-
-def _json_target(args: argparse.Namespace) -> str | None:
-    return getattr(args, "json", None)
-
-
 def cmd_bisect(args: argparse.Namespace) -> int:
     import time
 
@@ -272,8 +243,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from .report.console import detail, progress_bar
     from .report.data import bisect_report
 
-    verbosity = _verbosity(args)
-    ref, target, session = _open_session(args, kl=False)
+    verbosity = verbosity_of(args)
+    ref, target, session = open_session(args, kl=False)
     if args.json not in (None, jsonout.STDOUT):
         _refuse_inside(args.json, (ref, target))
     bi = Bisection(session, use_graph=not args.no_graph)
@@ -312,14 +283,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .report import data, jsonout
     from .report.console import detail, note, progress_bar
 
-    verbosity = _verbosity(args)
+    verbosity = verbosity_of(args)
     if args.csv == jsonout.STDOUT and args.json == jsonout.STDOUT:
         raise UsageError("--csv - and --json - both want stdout: send one of them to a file")
     if args.xlsx:
         from .report.msprobe_xlsx import require_openpyxl
 
         require_openpyxl(args.xlsx)  # before the compare, not after minutes of it
-    ref, target, session = _open_session(args, kl=args.kl)
+    ref, target, session = open_session(args, kl=args.kl)
     for path in (args.csv, args.json, args.xlsx):
         if path not in (None, jsonout.STDOUT):
             _refuse_inside(path, (ref, target))
@@ -334,9 +305,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from .report.msprobe_csv import build_table
 
         if args.xlsx or args.csv_profile == "msprobe":
-            table = build_table(ref, target, results, comparison.locals, only_bad=args.only_diverged)
+            with progress_bar("computing msprobe's columns", verbosity) as progress:
+                table = build_table(ref, target, results, comparison.locals, args.only_diverged, progress)
     if args.csv:
-        n = _write_csv(args, results, comparison, table)
+        n = write_csv_output(args.csv, args.csv_profile, results, comparison, table, args.only_diverged)
         where = "stdout" if args.csv == jsonout.STDOUT else args.csv
         mode = f", msprobe mode {table.mode}" if table is not None and args.csv_profile == "msprobe" else ""
         note(f"wrote {n} rows ({args.csv_profile} profile{mode}) to {where}", verbosity)
@@ -365,63 +337,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         jsonout.write(jsonout.document("compare", body, code), args.json)
     if jsonout.STDOUT in (args.csv, args.json):
         return code  # stdout carries the CSV or the JSON
-    _print_compare(args, ref, target, session, comparison, verbosity)
+    print_compare(_console(), ref, target, session, comparison, verbosity, args.only_diverged)
     return code
-
-
-def _write_csv(args: argparse.Namespace, results, comparison, table) -> int:  # type: ignore[no-untyped-def]
-    from .report import jsonout
-
-    def write(fh) -> int:  # type: ignore[no-untyped-def]
-        if args.csv_profile == "full":
-            from .report.csvout import write_csv
-
-            return write_csv(fh, results, only_bad=args.only_diverged, locals_=comparison.locals)
-        from .report.msprobe_csv import write_table
-
-        return write_table(table, fh)
-
-    if args.csv == jsonout.STDOUT:
-        n = write(sys.stdout)
-        sys.stdout.flush()
-        return n
-    with open(args.csv, "w", encoding="utf-8", newline="") as fh:
-        return write(fh)
-
-
-def _print_compare(args, ref, target, session, comparison, verbosity) -> None:  # type: ignore[no-untyped-def]
-    from .report import data
-    from .report.tables import compare_summary, compare_table, dump_line, name
-
-    con = _console()
-    roots = comparison.roots
-    conclusion = (
-        "[bold red]Roots of divergence[/bold red] (where error is born, first first): "
-        + "; ".join(f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots)
-        if roots
-        else "[bold green]No root of divergence[/bold green]"
-        + (
-            ": " + name("; ".join(comparison.bisection.benign_evidence()))
-            if comparison.bisection.benign_evidence()
-            else ""
-        )
-    )
-    if verbosity.quiet:
-        con.print(conclusion)
-        return
-    con.print(f"[bold]ref[/bold]:    {dump_line(ref)}")
-    con.print(f"[bold]target[/bold]: {dump_line(target)}")
-    con.print(compare_table(comparison.results, only_bad=args.only_diverged, locals_=comparison.locals))
-    con.print(compare_summary(comparison.results))
-    con.print(conclusion)
-    damaged = data.damaged_tensors(session)
-    for d in damaged:
-        con.print(
-            f"[magenta]{'repaired' if d['repaired'] else 'unreadable'}[/magenta] ({d['side']}) "
-            f"{name(d['path'])}: {name(d['problem'] or d['repaired'])}"
-        )
-    if damaged:
-        con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
 
 
 def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
@@ -606,7 +523,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .core.demo import write_demo
     from .report.console import progress_bar
 
-    with progress_bar("writing the demo pair", _verbosity(args)) as progress:
+    with progress_bar("writing the demo pair", verbosity_of(args)) as progress:
         info = write_demo(args.dir, n_ops=args.ops, size=args.size, seed=args.seed, progress=progress)
     print(f"wrote {info.ref} and {info.target}: {info.n_kernels} kernels, {info.n_files} files per side")
     print(f"planted divergence: {info.planted}")
@@ -725,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         }[sub]
         return handler(args)
     except DumptuiError as e:
-        return _fail(sub, args, rest, e.path, e.reason, str(e))
+        return fail(sub, args, rest, e.path, e.reason, str(e))
     except BrokenPipeError:
         # the reader went away (`| head`): like any Unix tool, stop quietly; stdout to /dev/null so the
         # interpreter's final flush does not complain again
@@ -734,23 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         path = getattr(e, "filename", None) or ""
         reason = getattr(e, "strerror", None) or str(e)
-        return _fail(sub, args, rest, str(path), reason, str(e))
+        return fail(sub, args, rest, str(path), reason, str(e))
     except KeyboardInterrupt:
         return 130
-
-
-def _fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path: str, reason: str, text: str) -> int:
-    """Exit 2 with the message on stderr and, when JSON was asked for, an error document where it was to go."""
-    print(f"dumptui: {text}", file=sys.stderr)
-    target = getattr(args, "json", None) if args is not None else ("-" if "--json" in rest else None)
-    if target is not None:
-        from .report import jsonout
-
-        try:
-            jsonout.write(jsonout.error_document(sub or "app", path, reason, EXIT_USAGE), target)
-        except OSError:
-            jsonout.write(jsonout.error_document(sub or "app", path, reason, EXIT_USAGE), jsonout.STDOUT)
-    return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 import numpy as np
 
@@ -328,15 +328,19 @@ def build_table(
     results: list[OpResult],
     locals_: dict[int, LocalError] | None = None,
     only_bad: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> MsprobeTable:
-    """Every tensor pair of `results` as msprobe's rows, dumptui's columns after msprobe's."""
+    """Every tensor pair of `results` as msprobe's rows, dumptui's columns after msprobe's. msprobe's numbers
+    are its own (core/msprobe_metrics.py), so the tensors are read once more; `progress(done, total)` per op."""
     npu_records, bench_records = read_records(target), read_records(ref)
     mode = mode_of(ref, target, npu_records)
     if mode.startswith("api") and (npu_records is None or bench_records is None):
         mode = "mindspore-kernel"  # a dump.json that could not be read again: the per-tensor table still works
     header = HEADERS[mode] + DUMPTUI_COLUMNS
     rows, groups = [], []
-    for res in results:
+    for done, res in enumerate(results):
+        if progress is not None:
+            progress(done, len(results))
         ctx = RowContext(res.pair.index + 1, res, (locals_ or {}).get(res.pair.index))
         for r in _tensor_rows(res, only_bad):
             if mode == "mindspore-kernel":
