@@ -323,3 +323,41 @@ def test_api_statistics_mode_differences(tmp_path):
         assert float(r[rel_col].rstrip("%")) == pytest.approx(abs(diff / b_rec[key] * 100), rel=1e-12)
     same = next(r for r in rows if r["NPU Name"] == "Functional.conv2d.0.forward.input.0")
     assert float(same["Max diff"]) == 0 and same["Result"] == ""
+
+
+def test_mindspore_statistic_mode(tmp_path):
+    """statistic.csv dumps get msprobe's statistic table: |NPU - Bench|, the relative one in percent where the
+    bench is positive (else 0%), and Yes while the max moved by at most half the larger max."""
+    from test_reader_mindspore import stat_dump
+
+    variant = "2.4+ configurable statistic_category"
+    ref = stat_dump(str(tmp_path / "a"), variant)
+    tgt = stat_dump(str(tmp_path / "b"), variant, scale=1.5)
+    path = tmp_path / "s.csv"
+    rc, _out, err = run_cli("compare", ref, tgt, "--csv", path, "-q")
+    assert rc in (0, 1), err
+    header, rows = _rows(path)
+    assert header == HEADERS["mindspore-statistic"] + DUMPTUI_COLUMNS
+    out = next(r for r in rows if "Conv2D" in r["NPU Name"] and r["dumptui Verdict"] == "diverged")
+    n_max, b_max = np.float32(out["NPU max"]), np.float32(out["Bench max"])
+    assert (n_max, b_max) == (np.float32(6.0), np.float32(4.0))
+    assert np.float32(out["Max diff"]) == abs(n_max - b_max)
+    assert out["MaxRelativeErr"] == f"{abs(n_max - b_max) / b_max * 100}%"
+    assert out["MinRelativeErr"] == "0%"  # the bench min is negative: msprobe writes 0
+    assert out["Accuracy Reached or Not"] == (
+        "Yes" if abs(n_max - b_max) / (max(n_max, b_max) + 1e-10) <= 0.5 else "No"
+    )
+
+
+def test_api_md5_mode(tmp_path):
+    from test_ledger import write_statistics_dump
+
+    ref = write_statistics_dump(tmp_path / "ref", 1.0, True)
+    tgt = write_statistics_dump(tmp_path / "tgt", 1.5, True)
+    path = tmp_path / "m.csv"
+    rc, _out, err = run_cli("compare", ref, tgt, "--csv", path, "-q")
+    assert rc == 1, err
+    header, rows = _rows(path)
+    assert header == HEADERS["api-md5"] + DUMPTUI_COLUMNS
+    assert {r["Result"] for r in rows} == {"pass"}  # the made-up dumps share one md5 everywhere
+    assert all(r["NPU MD5"] == r["BENCH MD5"] == "0123abcd" for r in rows)

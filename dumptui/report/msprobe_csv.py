@@ -187,14 +187,17 @@ def _stat_value(t: TensorRef | None, key: str) -> np.float32 | None:
     return np.float32(v) if isinstance(v, (int, float)) else np.float32(np.nan)
 
 
-def statistic_row(r: TensorResult) -> dict[str, str]:
+def statistic_row(r: TensorResult, res: OpResult) -> dict[str, str]:
     """msprobe's MindSpore compare of two statistic.csv rows (ms_graph_compare.statistic_mode_compute):
     absolute differences, relative ones as percent text where the bench value is positive (else 0), and
-    "Yes" when the max differs by at most half the larger max."""
+    "Yes" when the max differs by at most half the larger max. msprobe names a row `{its key} {csv path}`;
+    its key holds the task and stream ids, which dumptui does not keep: the name here is
+    `{op name as in the file}.{io}.{slot} {csv path}`."""
     n, b = r.target, r.ref
+    p = res.pair
     d = {
-        "NPU Name": n.path if n else "",
-        "Bench Name": b.path if b else "",
+        "NPU Name": f"{p.target.file_name or p.target.name}.{r.label} {n.path}" if n and p.target else "",
+        "Bench Name": f"{p.ref.file_name or p.ref.name}.{r.label} {b.path}" if b and p.ref else "",
         "NPU Dtype": (n.dtype or "") if n else "",
         "Bench Dtype": (b.dtype or "") if b else "",
         "NPU Tensor Shape": _paren_shape(n.shape) if n else "",
@@ -346,7 +349,7 @@ def build_table(
             if mode == "mindspore-kernel":
                 d = kernel_row(r)
             elif mode == "mindspore-statistic":
-                d = statistic_row(r)
+                d = statistic_row(r, res)
             else:
                 assert npu_records is not None and bench_records is not None
                 d = api_row(r, res, mode, npu_records, bench_records)
