@@ -60,7 +60,7 @@ class PairOptions:
     ignore: list[str] = field(default_factory=list)
     ignore_file: str | None = None
     # pairing
-    map: str | None = None
+    map: str | None = None  # CSV ref_name,target_name, or an msprobe mapping yaml (mapfiles.py)
 
     @classmethod
     def from_namespace(cls, namespace: object) -> "PairOptions":
@@ -106,9 +106,9 @@ def _read_option_file(path: str, read: Callable[[str], T]) -> T:
 
 def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = True) -> "Session":
     """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`."""
-    from .core.align import read_map_file
     from .core.session import Session
     from .core.verdict import Thresholds, parse_floors, parse_user_ignore, read_ignore_file, with_overrides
+    from .mapfiles import read_pairs
 
     th = with_overrides(
         Thresholds(),
@@ -122,5 +122,5 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     ignores = [parse_user_ignore(s) for s in options.ignore]
     if options.ignore_file:
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
-    forced = _read_option_file(options.map, read_map_file) if options.map else None
+    forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
     return Session(ref, target, th, ignores, forced, kl=kl)

@@ -55,7 +55,9 @@ def run_cli(*args, cwd=None):
     """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr)."""
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
+    # no user config file reaches the tests (DUMPTUI_CONFIG unset, XDG_CONFIG_HOME at a folder that does not exist)
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
+    env.pop("DUMPTUI_CONFIG", None)
     p = subprocess.run(
         [sys.executable, "-m", "dumptui", *map(str, args)],
         capture_output=True,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -90,9 +91,11 @@ def write_demo(
     seed: int = 20261202,
     planted_at: float = 0.6,
     fp16_region: tuple[float, float] | None = (0.2, 0.35),
+    progress: Callable[[int, int], None] | None = None,
 ) -> DemoInfo:
     """Write `root/ref` and `root/target`. `n_ops` kernels in the reference (the target adds Casts).
-    `fp16_region=None`: no fp16 region, a clean pair but for the planted divergence."""
+    `fp16_region=None`: no fp16 region, a clean pair but for the planted divergence. `progress(done, total)`
+    is called after each block of ops."""
     n_blocks = max(2, (n_ops - 1) // BLOCK_OPS)
     shape = _act_shape(size)
     c = shape[1]
@@ -116,6 +119,8 @@ def write_demo(
     eps_arg = (np.array(eps, dtype=np.float32), f"Tensor(shape=[], dtype=Float32, value={float(eps):.6g})")
     fp16_names = []
     for i in range(n_blocks):
+        if progress is not None:
+            progress(i, n_blocks)
         s = i // BLOCKS_PER_STAGE
         scope = f"Default/stage{s}-Stage/block{i}-ResidualBlock"
         w4 = weights[i].reshape(c, c, 1, 1)
