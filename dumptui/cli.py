@@ -615,11 +615,21 @@ def single_threaded_blas() -> None:
         os.environ.setdefault(var, "1")
 
 
+def _json_before_dumps(rest: list[str]) -> list[str]:
+    """`--json` takes an optional FILE; written before the dumps (`bisect --json REF TARGET`) it would swallow
+    REF. A folder there is a dump, not an output file: read it as `--json -` followed by that dump."""
+    out = list(rest)
+    for i, a in enumerate(out[:-1]):
+        if a == "--json" and os.path.isdir(out[i + 1]):
+            out[i] = "--json=-"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     single_threaded_blas()
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    rest = argv[1:] if sub else argv
+    rest = _json_before_dumps(argv[1:] if sub else argv)
     args: argparse.Namespace | None = None
     try:
         parser = build_parser(sub)

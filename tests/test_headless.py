@@ -84,6 +84,8 @@ def test_json_to_stdout_is_versioned_and_valid(demo_pair):
     rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.ref, "--json")
     assert rc == 0 and json.loads(out)["culprit"] is None
     _validator("bisect").validate(json.loads(out))
+    rc, out, err = run_cli("bisect", "--json", demo_pair.ref, demo_pair.target)  # --json before the dumps
+    assert rc == 1 and json.loads(out)["culprit"]["ref"] == demo_pair.planted
 
 
 def test_json_errors_are_json_with_the_exit_code(tmp_path, demo_pair):
