@@ -7,6 +7,7 @@ rich), so the app can open dumps without importing the CLI that starts it.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Callable, TypeVar
 
@@ -84,15 +85,28 @@ class PairOptions:
         return self.ref if side == "ref" else self.target
 
 
-def open_pair(options: PairOptions) -> tuple["Dump", "Dump"]:
-    """Index both dumps (file names only). Raises DumpError with the path and the reason."""
+def open_pair(options: PairOptions, cache: bool = True) -> tuple["Dump", "Dump"]:
+    """Index both dumps (file names only), side by side in two threads (listing folders and reading graph
+    files wait on the disk); from the index cache when `cache` and the dump is unchanged. Raises DumpError
+    with the path and the reason."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from .core.formats import open_dump
+    from .core.model import no_cyclic_gc
 
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
-        return open_dump(options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration)
+        return open_dump(
+            options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache
+        )
 
-    return one("ref"), one("target")
+    with no_cyclic_gc(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="dumptui-index") as pool:
+        ref, target = pool.submit(one, "ref"), pool.submit(one, "target")
+        dumps = ref.result(), target.result()
+    # The indexes live as long as the process: out of the cyclic GC's sight, its first collection does not
+    # walk their hundreds of thousands of objects (that alone took 0.4 s after a 13,000-file pair).
+    gc.freeze()
+    return dumps
 
 
 def _read_option_file(path: str, read: Callable[[str], T]) -> T:
@@ -123,4 +137,4 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     if options.ignore_file:
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
     forced = _read_option_file(options.map, read_map_file) if options.map else None
-    return Session(ref, target, th, ignores, forced, kl=kl)
+    return Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)

@@ -9,6 +9,7 @@ clearly marked as repaired.
 from __future__ import annotations
 
 import ast
+import math
 import os
 import re
 import struct
@@ -51,7 +52,7 @@ class Layout:
 
     @property
     def size(self) -> int:
-        return 0 if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+        return 0 if self.shape is None else math.prod(self.shape)
 
 
 class NpyHeaderError(ValueError):
@@ -108,7 +109,7 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
     except (OSError, NpyHeaderError) as e:
         return Layout(None, None, 0, problem=_reason(e))
     declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     payload = size_on_disk - offset
     expected = n * dt.itemsize
     if payload == expected:
