@@ -21,19 +21,25 @@ if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that nee
     from .core.model import Dump
 
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config")
+ALL = "all"  # --rank all / --step all
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 
 
-def _dump_options(p: argparse.ArgumentParser) -> None:
+def _dump_options(p: argparse.ArgumentParser, every: bool = False) -> None:
+    """`every`: the command takes `all` for --rank and --step (every rank, every step, in one report)."""
     g = p.add_argument_group("dump selection (both sides; --ref-*/--target-* for one side)")
     for opt in ("rank", "graph", "iteration"):
-        g.add_argument(f"--{opt}", metavar="N", help=f"{opt} to read when the dump holds several")
+        names = [f"--{opt}"] + (["--step"] if opt == "iteration" else [])
+        text = f"{opt} to read when the dump holds several" + ("; --step is the same" if opt == "iteration" else "")
+        if every and opt != "graph":
+            text += "; 'all': every one, in one report"
+        g.add_argument(*names, dest=opt, metavar="N", help=text)
         g.add_argument(f"--ref-{opt}", metavar="N", help=argparse.SUPPRESS)
         g.add_argument(f"--target-{opt}", metavar="N", help=argparse.SUPPRESS)
 
 
-def _compare_options(p: argparse.ArgumentParser) -> None:
-    _dump_options(p)
+def _compare_options(p: argparse.ArgumentParser, every: bool = False) -> None:
+    _dump_options(p, every)
     g = p.add_argument_group("verdicts (see README: where the error is born)")
     g.add_argument(
         "--gain", type=float, metavar="G", help="a root creates G times the error its inputs carry (default 10)"
@@ -95,7 +101,7 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p.add_argument("target")
         p.add_argument("--json", action="store_true", help="print one JSON object (for scripts)")
         p.add_argument("--no-graph", action="store_true", help="bisect over the execution order only")
-        _compare_options(p)
+        _compare_options(p, every=True)
     elif sub == "compare":
         p.description = "Compare every aligned tensor pair, in execution order."
         p.add_argument("ref")
@@ -109,7 +115,7 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             help="also compute the KL divergence (its logarithms make a compare about 1.5x slower)",
         )
         p.add_argument("--workers", type=int, help="threads (default: the number of CPUs)")
-        _compare_options(p)
+        _compare_options(p, every=True)
     elif sub == "info":
         p.description = "What a dump holds: format, version, ranks/graphs/iterations, counts, unreadable files."
         p.add_argument("dump")
@@ -173,6 +179,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from .report.data import bisect_report
 
     options = PairOptions.from_namespace(args)
+    if ALL in (options.rank, options.iteration):
+        return _every_unit(args, options, "bisect")
     ref, target = open_pair(options)
     session = make_session(options, ref, target, kl=False)
     bi = Bisection(session, use_graph=not args.no_graph)
@@ -196,6 +204,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .report import data
 
     options = PairOptions.from_namespace(args)
+    if ALL in (options.rank, options.iteration):
+        return _every_unit(args, options, "compare")
     ref, target = open_pair(options)
     session = make_session(options, ref, target, kl=args.kl)
     from .core.compare import compare_pair
@@ -265,6 +275,70 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if damaged:
             con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
     return EXIT_DIVERGED if diverged else EXIT_OK
+
+
+def _every_unit(args: argparse.Namespace, options: PairOptions, command: str) -> int:
+    """`--rank all` / `--step all`: every (rank, step) searched on its own, one report, and where the
+    divergence was born first across ranks (ordered by their communication ops) and steps."""
+    from dataclasses import replace
+
+    from .core.allranks import run_units
+    from .core.bisect import Bisection, Root
+    from .core.ranks import pair_units, units
+    from .core.session import Session
+    from .report import data
+    from .report.allranks import allranks_json, print_allranks
+
+    if getattr(args, "csv", None):
+        raise UsageError("--csv writes one rank and step: choose them with --rank N --step N")
+    common, only_ref, only_target = pair_units(
+        units(options.ref, options.rank, options.iteration), units(options.target, options.rank, options.iteration)
+    )
+    reports: dict = {}
+    reads: dict = {}
+
+    def run(unit):
+        chosen = replace(options, rank=unit.rank, iteration=unit.step)
+        ref, target = open_pair(chosen)
+        session = make_session(chosen, ref, target, kl=getattr(args, "kl", False))
+        if command == "bisect":
+            bi = Bisection(session, use_graph=not args.no_graph)
+            bi.check_inputs()
+            bi.run()
+            bi.first_root()
+            roots = bi.roots()
+            reports[unit] = data.bisect_report(bi)
+        else:
+            from .core.compare import compare_pair
+
+            comparison = compare_pair(session, workers=args.workers)
+            roots = comparison.roots
+            reports[unit] = {
+                "alignment": session.alignment.counts(),
+                "roots": [data.root(r, session) for r in roots],
+                "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
+                "damaged_tensors": data.damaged_tensors(session),
+                "tensors_read": session.tensors_read,
+            }
+        return session, roots
+
+    def seen(unit, session: Session, roots: list[Root]) -> None:
+        reads[unit] = session.tensors_read
+
+    result = run_units(common, run, seen)
+    result.only_ref, result.only_target = only_ref, only_target
+    diverged = result.first is not None
+    code = EXIT_DIVERGED if diverged else (EXIT_USAGE if result.errors or not common else EXIT_OK)
+    if args.json:
+        out = allranks_json(result, reports)
+        out["exit"] = code
+        print(json.dumps(out, indent=1, allow_nan=False))
+    else:
+        con = _console()
+        if not common:
+            con.print("no rank and step is in both dumps")
+        print_allranks(con, result, reads)
+    return code
 
 
 def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
