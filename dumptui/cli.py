@@ -9,7 +9,8 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Iterable
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable
 
 from . import __version__
 from .core.errors import DumptuiError, UsageError
@@ -114,7 +115,20 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             action="store_true",
             help="also compute the KL divergence (its logarithms make a compare about 1.5x slower)",
         )
-        p.add_argument("--workers", type=int, help="threads (default: the number of CPUs)")
+        p.add_argument("--workers", type=int, help="worker processes (default: the number of CPUs)")
+        p.add_argument(
+            "--dask",
+            metavar="SCHEDULER",
+            help="compute the tensor pairs as Dask distributed tasks: a scheduler address (tcp://host:8786) "
+            "or local:N for N local worker processes (needs: pip install 'dumptui[dask]')",
+        )
+        p.add_argument(
+            "--worker-path",
+            action="append",
+            default=[],
+            metavar="LOCAL=REMOTE",
+            help="with --dask: files under LOCAL here are under REMOTE on the workers (repeatable)",
+        )
         _compare_options(p, every=True)
     elif sub == "info":
         p.description = "What a dump holds: format, version, ranks/graphs/iterations, counts, unreadable files."
@@ -200,14 +214,31 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    options = PairOptions.from_namespace(args)
+    with _executor(args) as executor:
+        if ALL in (options.rank, options.iteration):
+            return _every_unit(args, options, "compare", executor)
+        return _compare_one(args, options, executor)
+
+
+def _executor(args: argparse.Namespace) -> ContextManager[Any]:
+    """The Dask executor `--dask` asks for (closed at the end), or nothing."""
+    if not args.dask:
+        if args.worker_path:
+            raise UsageError("--worker-path goes with --dask")
+        return nullcontext()
+    from .core.daskexec import DaskExecutor, parse_path_map
+
+    return DaskExecutor(args.dask, parse_path_map(args.worker_path))
+
+
+def _compare_one(args: argparse.Namespace, options: PairOptions, executor: Any) -> int:
     from .core.verdict import BAD
     from .report import data
 
-    options = PairOptions.from_namespace(args)
-    if ALL in (options.rank, options.iteration):
-        return _every_unit(args, options, "compare")
     ref, target = open_pair(options)
     session = make_session(options, ref, target, kl=args.kl)
+    session.executor = executor
     from .core.compare import compare_pair
 
     comparison = compare_pair(session, workers=args.workers)
@@ -277,7 +308,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_DIVERGED if diverged else EXIT_OK
 
 
-def _every_unit(args: argparse.Namespace, options: PairOptions, command: str) -> int:
+def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, executor: Any = None) -> int:
     """`--rank all` / `--step all`: every (rank, step) searched on its own, one report, and where the
     divergence was born first across ranks (ordered by their communication ops) and steps."""
     from dataclasses import replace
@@ -301,6 +332,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str) ->
         chosen = replace(options, rank=unit.rank, iteration=unit.step)
         ref, target = open_pair(chosen)
         session = make_session(chosen, ref, target, kl=getattr(args, "kl", False))
+        session.executor = executor
         if command == "bisect":
             bi = Bisection(session, use_graph=not args.no_graph)
             bi.check_inputs()

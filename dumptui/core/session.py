@@ -18,6 +18,7 @@ from .hints import Hint, attribute_diff, hints_for
 from .ledger import ReadLedger
 from .metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
 from .model import Dump, TensorRef
+from .parallel import PairExecutor
 from .results import OpResult, TensorResult, op_verdict
 from .samefiles import SameFiles
 from .verdict import (
@@ -61,6 +62,8 @@ class Session:
         self.kl = kl
         self.ledger = ReadLedger()
         self.same_files = SameFiles(ref.root, target.root, remember=remember_same_files)
+        # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
+        self.executor: PairExecutor | None = None
         self._cache: dict[tuple[int, int], TensorResult] = {}
         self._lock = threading.Lock()
 
