@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is op
     from .core.session import Session
 
 SIDES = ("ref", "target")
+ALL = "all"  # --rank all: every rank
 T = TypeVar("T")
 
 
@@ -87,12 +88,16 @@ class PairOptions:
 
 def open_pair(options: PairOptions, cache: bool = True) -> tuple["Dump", "Dump"]:
     """Index both dumps (file names only), side by side in two threads (listing folders and reading graph
-    files wait on the disk); from the index cache when `cache` and the dump is unchanged. Raises DumpError
-    with the path and the reason."""
+    files wait on the disk); from the index cache when `cache` and the dump is unchanged. `--rank all`:
+    every rank of both, each side merged into one dump (rankmerge.py). Raises DumpError with the path and
+    the reason."""
     from concurrent.futures import ThreadPoolExecutor
 
     from .core.formats import open_dump
     from .core.model import no_cyclic_gc
+
+    if ALL in (options.rank, options.iteration):
+        return _open_every_rank(options, cache)
 
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
@@ -107,6 +112,31 @@ def open_pair(options: PairOptions, cache: bool = True) -> tuple["Dump", "Dump"]
     # walk their hundreds of thousands of objects (that alone took 0.4 s after a 13,000-file pair).
     gc.freeze()
     return dumps
+
+
+def _open_every_rank(options: PairOptions, cache: bool) -> tuple["Dump", "Dump"]:
+    """Every rank of one step of both dumps, each side as one dump whose ops are named `rank_R/...`."""
+    from .core.errors import DumpError
+    from .core.formats import open_dump
+    from .core.rankmerge import merge_ranks
+    from .core.ranks import pair_units, units
+
+    if options.iteration == ALL:
+        raise DumpError(options.ref, "one step at a time here: choose it with --step N (bisect and compare take all)")
+    common, only_ref, only_target = pair_units(
+        units(options.ref, ALL, options.iteration), units(options.target, ALL, options.iteration)
+    )
+    if not common:
+        raise DumpError(options.target, "no rank is in both dumps")
+    merged = []
+    for side in SIDES:
+        graph = options.selection(side).graph
+        dumps = {u.rank or "0": open_dump(options.path(side), u.rank, graph, u.step, cache=cache) for u in common}
+        merged.append(merge_ranks(dumps, options.path(side)))
+    for side, missing in (("reference", only_ref), ("target", only_target)):
+        if missing:
+            merged[0].notes.append(f"only in the {side}, not shown: " + "; ".join(u.label for u in missing))
+    return merged[0], merged[1]
 
 
 def _read_option_file(path: str, read: Callable[[str], T]) -> T:

@@ -190,3 +190,50 @@ def test_send_without_a_peer_is_named_not_guessed():
     events = comm_events(ops)
     assert events.unmatched == 2 and "name no peer rank" in events.notes[0]
     assert first_divergence(events, {0: 1, 1: 1}).first == [0, 1]
+
+
+# ---------------------------------------------------------------------------------------- the app, every rank
+
+
+def test_every_rank_merged_bisects_to_the_first_rank_and_the_tree_starts_with_ranks(ranks_pair):
+    from dumptui.core.bisect import Bisection
+    from dumptui.pairing import PairOptions, make_session, open_pair
+    from dumptui.present.tree import OpTreeModel, preview_pairs
+
+    d = ranks_pair
+    options = PairOptions(d.ref, d.target, rank="all", iteration=str(d.bug_step))
+    session = make_session(options, *open_pair(options), kl=False)
+    bi = Bisection(session)
+    bi.run()
+    assert bi.mode == "graph" and bi.search == "bisection"
+    # the communication ops join the ranks' graphs: the other ranks' AllGathers are downstream of the culprit
+    assert [r.pair.name for r in bi.roots()] == [f"rank_{d.bug_rank}/{d.planted}"]
+    model = OpTreeModel(session.alignment.pairs)
+    top = [c.name for c in model.children(model.root) if not isinstance(c, int)]
+    assert top[: d.ranks] == [f"rank_{r}" for r in range(d.ranks)]
+    preview = preview_pairs(d.ref, "all")
+    assert [p.name for p in preview[:2]] == [
+        "rank_0/Default/layer0-Dense/MatMul-op0",
+        "rank_0/Default/layer0-Dense/BiasAdd-op0",
+    ]
+    assert len(preview) == d.ranks * d.n_kernels
+    with pytest.raises(DumpError, match="one step at a time"):
+        open_pair(PairOptions(d.ref, d.target, rank="all", iteration="all"))
+
+
+def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
+    import asyncio
+
+    from test_tui import opened, wait_until
+
+    d = ranks_pair
+
+    async def go():
+        async with opened(d.ref, d.target, "--rank", "all", "--step", str(d.bug_step)) as (app, pilot, scr):
+            top = [n.data.path for n in scr.tree.root.children]
+            assert top[: d.ranks] == [f"rank_{r}" for r in range(d.ranks)]
+            await pilot.press("a")
+            await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
+            assert scr.session.alignment.pairs[scr.bstate.culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
+
+    asyncio.run(go())
