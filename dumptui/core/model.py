@@ -193,12 +193,28 @@ class TensorRef:
         lay = self.layout()
         if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
             flat = read_small(self.path, lay)  # one read() beats setting up a memory map
+        elif lay.storage is not None and lay.decoder is None and not lay.fortran and not lay.problem:
+            # Plain reads, not a memory map: the pages of a map stay in the process's resident set once
+            # touched, so a 4 GB tensor would make a 4 GB process; read() keeps it to one chunk.
+            yield from self._read_chunks(lay, lay.storage, elems)
+            return
         else:
             arr = open_array(self.path, lay)
             flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
         for start in range(0, flat.size, elems):
             part = flat[start : start + elems]
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
+    def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int) -> Iterator[np.ndarray]:
+        n = lay.size
+        with open(self.path, "rb") as fh:
+            fh.seek(lay.offset)
+            for start in range(0, n, elems):
+                want = min(elems, n - start)
+                part = np.fromfile(fh, dtype=storage, count=want)
+                if part.size != want:
+                    raise ValueError(f"short read: {start + part.size} of {n} values")
+                yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
     def read(self) -> np.ndarray:
         """All values in memory, flat, in their storage dtype (bfloat16 widened)."""
