@@ -2,8 +2,9 @@
 
 Pickling the objects themselves costs a reduce call and a state dict per op and per tensor (a million-file
 dump took 5 s to load that way); columns of strings and small ints load in a fraction of that, and rebuilding
-the objects from them is one constructor call each. Repeated strings (io, format, dtype, folders) are stored
-once in a table and referenced by number. What is not a bulk column (the graph, problems, notes, an op's
+the objects from them is one constructor call each. Repeated values (io, format, dtype, shape; op type,
+kind, graph) are stored once in a table and referenced by number; paths are stored whole (joining a folder
+and a name again would make a second copy of every path while loading). What is not a bulk column (the graph, problems, notes, an op's
 sources/attributes/code where a graph file gave them) is pickled as it is.
 
 Tensor layouts are not stored: they are read from the files on first need, as after a fresh index.
@@ -11,13 +12,12 @@ Tensor layouts are not stored: they are read from the files on first need, as af
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import Any
 
 from .model import Dump, Op, TensorRef
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class _Table:
@@ -37,7 +37,7 @@ class _Table:
 
 def encode(dump: Dump) -> dict[str, Any]:
     """The dump as columns (see the module docstring); `decode` gives an equal dump back."""
-    kinds, small = _Table(), _Table()  # kinds: (folder, io, fmt, dtype, shape) of tensors; small: op strings
+    kinds, small = _Table(), _Table()  # kinds: (io, fmt, dtype, shape) of tensors; small: op strings
     tensor_index: dict[int, int] = {}
     t_kind: list[int] = []
     t_names: list[str] = []
@@ -50,9 +50,8 @@ def encode(dump: Dump) -> dict[str, Any]:
         if i is not None:
             return i
         i = tensor_index[id(t)] = len(t_names)
-        folder, _sep, name = t.path.rpartition(os.sep)
-        t_names.append(name)
-        t_kind.append(kinds.ref((folder + os.sep, t.io, t.fmt, t._dtype, t._shape)))
+        t_names.append(t.path)
+        t_kind.append(kinds.ref((t.io, t.fmt, t._dtype, t._shape)))
         t_slot.append(t.slot)
         t_ts.append(t.timestamp)
         if t._layout_fn is not None or t.stats is not None or t.size_on_disk is not None:
@@ -80,7 +79,7 @@ def encode(dump: Dump) -> dict[str, Any]:
         "dump": replace(dump, ops=[], _by_key=None),
         "t_kinds": kinds.values,
         "t_kind": t_kind,
-        "t_names": "\n".join(t_names),
+        "t_paths": t_names,
         "t_slot": t_slot,
         "t_ts": t_ts,
         "t_extra": t_extra,
@@ -99,11 +98,10 @@ def decode(cols: dict[str, Any]) -> Dump:
     if cols.get("version") != FORMAT_VERSION:
         raise ValueError(f"index columns of version {cols.get('version')!r}, not {FORMAT_VERSION}")
     kinds = cols["t_kinds"]
-    names = cols["t_names"].split("\n") if cols["t_names"] else []
     tensors = []
-    for kind, name, slot, ts in zip(cols["t_kind"], names, cols["t_slot"], cols["t_ts"]):
-        folder, io, fmt, dtype, shape = kinds[kind]
-        tensors.append(TensorRef(folder + name, io, slot, dtype, shape, fmt, ts))
+    for kind, path, slot, ts in zip(cols["t_kind"], cols["t_paths"], cols["t_slot"], cols["t_ts"]):
+        io, fmt, dtype, shape = kinds[kind]
+        tensors.append(TensorRef(path, io, slot, dtype, shape, fmt, ts))
     for i, (layout_fn, stats, size_on_disk) in cols["t_extra"].items():
         t = tensors[i]
         t._layout_fn, t.stats, t.size_on_disk = layout_fn, stats, size_on_disk

@@ -223,7 +223,7 @@ class TensorRef:
         return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # a dump has up to hundreds of thousands: no __dict__ each
 class Op:
     """One operator (kernel), parameter or constant of a dump."""
 

@@ -108,12 +108,12 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
             size_on_disk = os.path.getsize(path)
     except (OSError, NpyHeaderError) as e:
         return Layout(None, None, 0, problem=_reason(e))
-    declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
     n = math.prod(shape)
     payload = size_on_disk - offset
     expected = n * dt.itemsize
     if payload == expected:
-        return Layout(dt, shape, offset, fortran, declared=declared)
+        return _plain_layout(dt, shape, offset, fortran)
+    declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
     if n > 0 and payload > 0 and payload % n == 0 and dt.kind == "f":
         implied = dtypes.float_for_itemsize(payload // n)
         if implied is not None and implied != dt:
@@ -146,6 +146,20 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
         declared=declared,
         problem=f"payload {payload} B does not match header {declared} = {expected} B",
     )
+
+
+_PLAIN: dict[tuple[np.dtype, tuple[int, ...], int, bool], Layout] = {}
+
+
+def _plain_layout(dt: np.dtype, shape: tuple[int, ...], offset: int, fortran: bool) -> Layout:
+    """One shared (immutable) Layout per distinct well-formed header: a dump's tensors have a few dozen
+    shapes, and a Layout per tensor cost 300 bytes each once a 70,000-tensor compare had read them all."""
+    key = (dt, shape, offset, fortran)
+    layout = _PLAIN.get(key)
+    if layout is None:
+        declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
+        layout = _PLAIN.setdefault(key, Layout(dt, shape, offset, fortran, declared=declared))
+    return layout
 
 
 def _reason(e: Exception) -> str:
