@@ -70,6 +70,11 @@ def test_cross_rank_first_divergence_names_the_rank_step_and_op(ranks_pair):
     others = sorted(str(r) for r in range(d.ranks) if r != d.bug_rank)
     assert sorted(c["rank"] for c in first["carried"]) == others
     assert {(c["reached_at"], c["from_rank"]) for c in first["carried"]} == {(d.carried_at, str(d.bug_rank))}
+    # positions are 1-based places in each rank's execution order (its csv, read here)
+    csv = os.path.join(d.ref, f"rank_{d.bug_rank}", "execution_order", "ms_execution_order_graph_0.csv")
+    order = open(csv).read().split()[1:]
+    assert first["first"][0]["position"] == order.index(d.planted) + 1
+    assert {c["position"] for c in first["carried"]} == {order.index(d.carried_at) + 1}
     assert len(report["units"]) == d.ranks * d.steps
     for u in report["units"]:
         culprit = u["report"]["culprit"]
@@ -237,3 +242,28 @@ def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
             assert scr.session.alignment.pairs[scr.bstate.culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
 
     asyncio.run(go())
+
+
+def test_the_report_says_how_a_divergence_came_in():
+    from rich.console import Console
+
+    from dumptui.core.allranks import AllUnits, StepVerdict, UnitOutcome, UnitRoot
+    from dumptui.core.commorder import CrossRank, Reach
+    from dumptui.report.allranks import print_allranks
+
+    units = {0: Unit("0", "5"), 1: Unit("1", "5")}
+    roots = {
+        0: UnitRoot(2, "Default/Mul-op0", "Mul", "inputs agree, outputs diverge"),
+        1: UnitRoot(9, "Default/Tanh-op3", "Tanh", "inputs agree, outputs diverge"),
+    }
+    cross = CrossRank([0], {1: Reach(4, "Default/AllReduce-op0", 0)})
+    outcomes = [UnitOutcome(units[r], r, [roots[r]], 10) for r in (0, 1)]
+    result = AllUnits(outcomes, [StepVerdict("5", cross, roots, units)])
+    con = Console(record=True, width=200)
+    print_allranks(con, result, {units[0]: 3, units[1]: 4})
+    text = con.export_text()
+    assert "First divergence: step 5, rank 0: Default/Mul-op0 (Mul), position 3" in text
+    assert (
+        "rank 1: Default/Tanh-op3 (position 10) after rank 0's divergence came in by Default/AllReduce-op0 (position 5)"
+        in text
+    )

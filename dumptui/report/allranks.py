@@ -118,9 +118,11 @@ def _print_first(console: Console, verdict: StepVerdict) -> None:
     for r, reach in sorted(cross.explained.items()):
         src = verdict.units.get(reach.from_rank)
         root = verdict.first_roots[r]
-        console.print(
-            f"  rank {verdict.units[r].rank}: {name(root.name)} (position {root.position + 1}), carried in from "
-            f"rank {src.rank if src else reach.from_rank} by {name(reach.via)} (position {reach.position + 1})"
-        )
+        origin = f"rank {src.rank if src else reach.from_rank}'s divergence"
+        if reach.position == root.position:
+            how = f"brings in {origin}"
+        else:
+            how = f"after {origin} came in by {name(reach.via)} (position {reach.position + 1})"
+        console.print(f"  rank {verdict.units[r].rank}: {name(root.name)} (position {root.position + 1}) {how}")
     for note in cross.notes:
         console.print(f"  note: {name(note)}")
