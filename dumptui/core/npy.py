@@ -21,6 +21,8 @@ import numpy as np
 from . import dtypes
 
 MAGIC = b"\x93NUMPY"
+HEADER_PEEK = 512  # bytes read first: numpy writes headers of 128 bytes (more only for very long shapes)
+MAX_HEADER = 1 << 20  # a longer declared header is damage, not a shape
 
 
 class PayloadDecoder(Protocol):
@@ -61,21 +63,35 @@ class NpyHeaderError(ValueError):
 
 def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     """(dtype, shape, fortran_order, payload offset) from an .npy file; raises NpyHeaderError."""
-    with open(path, "rb") as fh:
-        head = fh.read(10)
+    return _read_header(path)[:4]
+
+
+def _read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int, int]:
+    """read_header's answer and the file's size, from one unbuffered read of its first bytes (a scan reads
+    tens of thousands of headers: a buffered file object and a separate stat cost more than the parsing)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        head = os.read(fd, HEADER_PEEK)
         if len(head) < 10 or not head.startswith(MAGIC):
             raise NpyHeaderError("not an npy file (bad magic)")
         major = head[6]
         if major == 1:
             hlen = struct.unpack("<H", head[8:10])[0]
             start = 10
-        elif major in (2, 3):
-            head += fh.read(2)
+        elif major in (2, 3) and len(head) >= 12:
             hlen = struct.unpack("<I", head[8:12])[0]
             start = 12
         else:
             raise NpyHeaderError(f"unsupported npy version {major}")
-        text = fh.read(hlen)
+        if hlen > MAX_HEADER:
+            raise NpyHeaderError(f"npy header of {hlen} bytes declared: not a tensor's")
+        if start + hlen > len(head):
+            os.lseek(fd, len(head), os.SEEK_SET)
+            head += os.read(fd, start + hlen - len(head))
+        text = head[start : start + hlen]
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
     if len(text) < hlen:
         raise NpyHeaderError("truncated npy header")
     header = text.decode("latin1")
@@ -97,15 +113,15 @@ def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
         raise NpyHeaderError(f"unknown npy dtype {descr!r}") from None
     if dt.hasobject:
         raise NpyHeaderError("object arrays are refused (they need pickle)")
-    return dt, shape, fortran, start + hlen
+    return dt, shape, fortran, start + hlen, size
 
 
 def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
     """Layout of an .npy file, with the header/payload size check."""
     try:
-        dt, shape, fortran, offset = read_header(path)
+        dt, shape, fortran, offset, size = _read_header(path)
         if size_on_disk is None:
-            size_on_disk = os.path.getsize(path)
+            size_on_disk = size
     except (OSError, NpyHeaderError) as e:
         return Layout(None, None, 0, problem=_reason(e))
     n = math.prod(shape)
