@@ -295,7 +295,7 @@ def test_relations_from_the_graph(demo_pair, demo_session):
     import networkx as nx
 
     pairs = demo_session.alignment.pairs
-    g = demo_session.ref.graph
+    g = demo_session.ref.graph.to_networkx()  # networkx walks the graph independently of relations.py
     planted = next(p for p in pairs if p.name == demo_pair.planted)
     rel = relations.relations_of(demo_session, planted)
     prods = [r for r in rel if r.direction == "producer"]

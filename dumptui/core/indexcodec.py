@@ -16,8 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from .model import Dump, Op, TensorRef
+from .slotmap import EMPTY, SlotMap
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: frozen ops (SlotMap) and graph (FlowGraph)
 
 
 class _Table:
@@ -121,12 +122,12 @@ def decode(cols: dict[str, Any]) -> Dump:
                 op_kind,
                 graph,
                 o_names[j + 1],
-                dict(zip(slots[pos:mid], members[pos:mid])),
-                dict(zip(slots[mid:end], members[mid:end])),
+                SlotMap.from_parts(tuple(slots[pos:mid]), tuple(members[pos:mid])),
+                SlotMap.from_parts(tuple(slots[mid:end]), tuple(members[mid:end])),
                 o_ints[j],
                 o_ints[j + 1],
                 source,
-                {},
+                EMPTY,
                 {},
                 [],
                 o_names[j + 2],

@@ -103,6 +103,11 @@ class IRNode:
             self._parse_attrs = None
         return self._attrs
 
+    def attrs_parser(self) -> Callable[[], dict[str, str]] | None:
+        """The call that parses this node's attributes while they are not parsed yet (else None); a graph
+        reader may give nodes with the same attribute text the same call."""
+        return self._parse_attrs if self._attrs is None else None
+
     def _ensure_types(self) -> NodeTypes:
         if self._types is None:
             self._types = self._parse_types() if self._parse_types else ([], [])

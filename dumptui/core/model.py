@@ -20,13 +20,19 @@ import numpy as np
 from . import dtypes
 from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from .npy import Layout, npy_layout, open_array, read_small
+from .slotmap import SlotMap, V
 
 if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
     import networkx as nx
 
+    from .flowgraph import FlowGraph
+
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+# A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
+WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
+INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
 
 
 @contextmanager
@@ -51,7 +57,7 @@ class Problem:
     severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
 
@@ -232,12 +238,13 @@ class Op:
     kind: str = KERNEL
     graph: str = ""  # graph id within the dump
     file_name: str = ""  # the op name as spelled in file names
-    inputs: dict[int, TensorRef] = field(default_factory=dict)
-    outputs: dict[int, TensorRef] = field(default_factory=dict)
+    # by slot: dicts while a reader builds the op, then frozen into compact SlotMaps (`freeze`)
+    inputs: Mapping[int, TensorRef] = field(default_factory=dict)
+    outputs: Mapping[int, TensorRef] = field(default_factory=dict)
     order: int = -1  # position in the dump's execution order (kernels), -1 otherwise
     timestamp: int | None = None  # earliest file timestamp
     name_source: str = "file name"  # how `name` was recovered
-    sources: dict[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
+    sources: Mapping[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
     attrs: Mapping[str, str] = field(default_factory=dict)  # primitive attributes (from the IR)
     code: list[str] = field(default_factory=list)  # user source lines (from the IR)
     key: str = ""  # unique within the dump (name, or graph:name when graphs collide)
@@ -265,6 +272,26 @@ class Op:
         for s in sorted(self.outputs):
             yield self.outputs[s]
 
+    def put(self, io: str, slot: int, tensor: TensorRef) -> None:
+        """A reader adds a tensor to the op it builds ("input" or "output")."""
+        _building(self, self.inputs if io == "input" else self.outputs)[slot] = tensor
+
+    def put_source(self, slot: int, source: InputSource) -> None:
+        """A reader says where input `slot` comes from."""
+        _building(self, self.sources)[slot] = source
+
+    def freeze(self) -> None:
+        """Once its dump is indexed: the op's mappings in compact form (slotmap.py); `put` is refused after."""
+        self.inputs = SlotMap.of(self.inputs)
+        self.outputs = SlotMap.of(self.outputs)
+        self.sources = SlotMap.of(self.sources)
+
+
+def _building(op: Op, side: Mapping[int, V]) -> dict[int, V]:
+    if not isinstance(side, dict):
+        raise TypeError(f"{op.key}: the op is frozen (its dump is indexed)")
+    return side
+
 
 @dataclass(eq=False)
 class Dump:
@@ -283,7 +310,9 @@ class Dump:
     problems: list[Problem] = field(default_factory=list)
     order_source: str = "file names"
     statistics_only: bool = False
-    graph: nx.DiGraph | None = None  # dataflow over op keys, when a graph file was read (or inferred)
+    # dataflow over op keys, when a graph file was read (or inferred): a networkx graph while a reader builds
+    # it, frozen into a compact FlowGraph once the dump is indexed (formats.open_dump)
+    graph: nx.DiGraph | FlowGraph | None = None
     graph_source: str | None = None
     notes: list[str] = field(default_factory=list)
     parameters: dict[str, bool] = field(default_factory=dict)  # graph parameter name -> is a weight (else an input)
@@ -300,6 +329,16 @@ class Dump:
         if self._by_key is None:
             self._by_key = {op.key: op for op in self.ops}
         return self._by_key.get(key)
+
+    def freeze(self) -> None:
+        """Once indexed: every op's mappings and the dataflow graph in compact, read-only form (a session
+        keeps them for as long as it runs; slotmap.py, flowgraph.py)."""
+        from .flowgraph import FlowGraph
+
+        for op in self.ops:
+            op.freeze()
+        if self.graph is not None:
+            self.graph = FlowGraph.freeze(self.graph)
 
     def tensor_count(self) -> int:
         return sum(len(op.inputs) + len(op.outputs) for op in self.ops)

@@ -17,6 +17,7 @@ from dataclasses import replace
 import networkx as nx
 
 from .commorder import CommEvent, RankEvents, comm_events
+from .flowgraph import as_networkx
 from .model import KERNEL, Dump, InputSource, Op
 
 PREFIX = "rank_{rank}/"
@@ -70,7 +71,8 @@ def merge_ranks(dumps: Mapping[str, Dump], path: str) -> Dump:
         merged.notes += [f"rank {rank}: {note}" for note in dump.notes]
         merged.parameters.update({prefix + name: weight for name, weight in dump.parameters.items()})
         if dump.graph is not None:
-            graph.update(nx.relabel_nodes(dump.graph, {n: prefix + n for n in dump.graph.nodes}, copy=True))
+            source = as_networkx(dump.graph)
+            graph.update(nx.relabel_nodes(source, {n: prefix + n for n in source.nodes}, copy=True))
         else:
             graph.add_nodes_from((op.key, {"dumped": True, "op_type": op.op_type, "kind": op.kind}) for op in ops)
     events = comm_events(kernels_of)
@@ -80,6 +82,7 @@ def merge_ranks(dumps: Mapping[str, Dump], path: str) -> Dump:
         op.order = i
     merged.ops = kernels + others
     merged.graph = graph if any(d.graph is not None for d in dumps.values()) else None
+    merged.freeze()
     merged.notes += events.notes
     return merged
 

@@ -11,7 +11,7 @@ do not. It owns one immutable `SearchState` (undo pops the previous one) and del
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..align import OpPair
 from ..localerror import LocalError
@@ -23,11 +23,8 @@ from .culprit import CulpritCheck
 from .oracle import ComputedOracle, Oracle
 from .preconditions import check_inputs, parameter_roots
 from .sessionfile import steps_json
-
-if TYPE_CHECKING:
-    import networkx as nx
 from .state import SearchState
-from .strategy import GraphStrategy, choose_strategy
+from .strategy import GraphStrategy, PairDag, choose_strategy
 from .types import InputCheck, Mark, Root, Source, Step
 
 MAX_SINKS = 4  # graph outputs checked for divergence before giving up
@@ -63,7 +60,7 @@ class Bisection:
         return self.strategy.name
 
     @property
-    def dag(self) -> nx.DiGraph | None:
+    def dag(self) -> PairDag | None:
         return self.strategy.dag if isinstance(self.strategy, GraphStrategy) else None
 
     candidates = property(lambda self: self.state.candidates)

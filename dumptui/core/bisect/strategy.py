@@ -9,12 +9,56 @@ Both answer the same questions, so the bisection never asks which one it has.
 
 from __future__ import annotations
 
-import networkx as nx
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from ..align import OpPair
 from ..session import Session
 
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from ..flowgraph import FlowGraph
+
 N_MIDDLE = 4  # graph probes: this many candidates either side of the median are scored
+
+
+class PairDag:
+    """Edges between probe positions 0..n-1, each node's successors and predecessors as plain tuples: each probe
+    walks thousands of edges (networkx's views cost a call per node), and a 20,000-pair graph takes 2 MB here
+    where a networkx DiGraph took 15."""
+
+    def __init__(self, n: int, edges: Iterable[tuple[int, int]]):
+        succ: list[dict[int, None]] = [{} for _ in range(n)]  # dicts: an edge given twice is one edge
+        pred: list[dict[int, None]] = [{} for _ in range(n)]
+        for u, v in edges:
+            succ[u][v] = None
+            pred[v][u] = None
+        self.succ: list[tuple[int, ...]] = [tuple(d) for d in succ]
+        self.pred: list[tuple[int, ...]] = [tuple(d) for d in pred]
+
+    def __len__(self) -> int:
+        return len(self.succ)
+
+    @property
+    def edges(self) -> Iterator[tuple[int, int]]:
+        return ((u, v) for u, vs in enumerate(self.succ) for v in vs)
+
+    def number_of_edges(self) -> int:
+        return sum(len(vs) for vs in self.succ)
+
+    def acyclic(self) -> bool:
+        indegree = [len(ps) for ps in self.pred]
+        ready = [u for u, d in enumerate(indegree) if d == 0]
+        seen = 0
+        while ready:
+            u = ready.pop()
+            seen += 1
+            for v in self.succ[u]:
+                indegree[v] -= 1
+                if indegree[v] == 0:
+                    ready.append(v)
+        return seen == len(self.succ)
 
 
 class LinearStrategy:
@@ -55,32 +99,23 @@ class GraphStrategy:
     describe = "graph-aware"
     finds_other_roots = True
 
-    def __init__(self, dag: nx.DiGraph):
+    def __init__(self, dag: PairDag):
         self.dag = dag
-        # plain tuples: each probe walks thousands of edges, and networkx's views cost a call per node
-        self._preds = {n: tuple(ps) for n, ps in dag.pred.items()}
+        self._preds = dag.pred
 
     def ancestors(self, pos: int, within: set[int] | frozenset[int] | None = None) -> set[int]:
-        seen: set[int] = set()
-        stack = [pos]
-        preds = self._preds
-        while stack:
-            for p in preds[stack.pop()]:
-                if p not in seen and (within is None or p in within):
-                    seen.add(p)
-                    stack.append(p)
-        return seen
+        return _reach(self._preds, pos, within)
 
     def descendants(self, pos: int) -> set[int]:
-        return set(nx.descendants(self.dag, pos))
+        return _reach(self.dag.succ, pos, None)
 
     def predecessors(self, pos: int) -> set[int]:
         return set(self._preds[pos])
 
     def sinks(self) -> list[int]:
         """Graph outputs, the network output (most ancestors) first."""
-        sinks = [n for n in self.dag.nodes if self.dag.out_degree(n) == 0]
-        sinks.sort(key=lambda n: (-len(nx.ancestors(self.dag, n)), -n))
+        sinks = [n for n, vs in enumerate(self.dag.succ) if not vs]
+        sinks.sort(key=lambda n: (-len(self.ancestors(n)), -n))
         return sinks
 
     def restart(self, pos: int, good: frozenset[int]) -> tuple[frozenset[int], int]:
@@ -101,6 +136,18 @@ class GraphStrategy:
         return best
 
 
+def _reach(adjacent: list[tuple[int, ...]], pos: int, within: set[int] | frozenset[int] | None) -> set[int]:
+    """Every node reached from `pos` (itself excluded unless on a cycle) through `adjacent`, inside `within`."""
+    seen: set[int] = set()
+    stack = [pos]
+    while stack:
+        for p in adjacent[stack.pop()]:
+            if p not in seen and (within is None or p in within):
+                seen.add(p)
+                stack.append(p)
+    return seen
+
+
 Strategy = LinearStrategy | GraphStrategy
 
 
@@ -114,11 +161,10 @@ def choose_strategy(session: Session, order: list[OpPair], use_graph: bool) -> t
     return LinearStrategy(len(order)), []
 
 
-def pair_graph(session: Session, order: list[OpPair]) -> tuple[nx.DiGraph | None, list[str]]:
+def pair_graph(session: Session, order: list[OpPair]) -> tuple[PairDag | None, list[str]]:
     """Edges between probe-able pairs from both dumps' graphs, bridging ops that cannot be probed."""
     position = {p.index: i for i, p in enumerate(order)}
-    dag = nx.DiGraph()
-    dag.add_nodes_from(range(len(order)))
+    edges: list[tuple[int, int]] = []
     used = False
     for dump, lookup in ((session.ref, session.alignment.for_ref), (session.target, session.alignment.for_target)):
         g = dump.graph
@@ -130,16 +176,22 @@ def pair_graph(session: Session, order: list[OpPair]) -> tuple[nx.DiGraph | None
             p = lookup(k)
             if p is not None and p.index in position:
                 pos_of[k] = position[p.index]
-        dag.add_edges_from((u, v) for u, vs in bridged_successors(g, pos_of).items() for v in vs if u != v)
+        edges += ((u, v) for u, vs in bridged_successors(g, pos_of).items() for v in vs if u != v)
     if not used:
         return None, []
-    if not nx.is_directed_acyclic_graph(dag):
-        cycle = list(nx.simple_cycles(dag))[:1]
+    dag = PairDag(len(order), edges)
+    if not dag.acyclic():
+        import networkx as nx  # only to name a cycle, which the graphs of a consistent pair never have
+
+        g = nx.DiGraph()
+        g.add_nodes_from(range(len(order)))
+        g.add_edges_from(edges)
+        cycle = list(nx.simple_cycles(g))[:1]
         return None, [f"the graphs disagree on the order of some ops (cycle {cycle}): bisecting linearly"]
     return dag, []
 
 
-def bridged_successors(g: nx.DiGraph, pos_of: dict[str, int]) -> dict[int, frozenset[int]]:
+def bridged_successors(g: FlowGraph | nx.DiGraph, pos_of: dict[str, int]) -> dict[int, frozenset[int]]:
     """For each probe-able node: the probe-able nodes it reaches directly or through nodes that cannot be
     probed (unpaired, not dumped). Iterative with memo: chains of thousands of undumped ops are common in
     filtered dumps and would overflow a recursion."""

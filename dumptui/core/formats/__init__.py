@@ -61,7 +61,9 @@ def open_dump(
         reader = _BY_FORMAT.get(chosen)
         if reader is None:
             raise DumpError(path, f"unknown format {chosen!r}; known: {', '.join(FORMATS)}")
-        return reader.open(path, selection)
+        dump = reader.open(path, selection)
+        dump.freeze()  # kept for the session (and cached): in compact form
+        return dump
 
     with no_cyclic_gc():
         if cache and indexcache.enabled() and os.path.isdir(path):

@@ -128,7 +128,7 @@ def _op(raw: RawFile, graph_id: str, node: GeNode | None) -> Op:
         fused=node.fused if node is not None else (),
     )
     for i, t in enumerate(raw.tensors):
-        (op.inputs if t.io == "input" else op.outputs)[t.slot] = _tensor_ref(raw, i)
+        op.put(t.io, t.slot, _tensor_ref(raw, i))
     return op
 
 

@@ -75,7 +75,7 @@ def restore_original_shapes(dump: Dump, irs: Mapping[str, IRGraph]) -> int:
                 if t.fmt in PLAIN_FORMATS or not t.has_data:
                     continue
                 shape = _graph_shape(op, io, slot, nodes.get(op.name), ir, nodes, dump)
-                tensors[slot] = t.relayout(shape, partial(_original_view, t, shape))
+                op.put(io, slot, t.relayout(shape, partial(_original_view, t, shape)))
                 count += 1
     if count:
         dump.notes.append(f"{count} tensors stored in a device layout (trans_flag false): read in the graph's shape")

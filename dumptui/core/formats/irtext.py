@@ -8,6 +8,7 @@ source lines `# In file model.py:110 ...`. The parser is line-based and tolerant
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 
 from .. import dtypes
@@ -21,6 +22,7 @@ _SHAPE = re.compile(r"\(([\d,\s\-]*)\)")
 _DEV_T = re.compile(r"<(\w+?)x(\w+)(?:\[[^\]]*\])?\{([\d,\s\-]*)\}>")
 _PREFIXES = ("PrimFunc_", "S_Prim_", "S-Prim-", "Prim::", "prim::")
 MONADS = {"U", "UMonad[U]", "IOMonad[IO]", "IO", "UMonad", "IOMonad"}
+AttrsParser = Callable[[], dict[str, str]]
 
 
 def strip_prefix(op: str) -> str:
@@ -194,15 +196,19 @@ def _param(line: str, m: re.Match[str]) -> IRParam:
     )
 
 
-def _node(m: re.Match[str], type_lines: list[str]) -> IRNode:
+def _node(m: re.Match[str], type_lines: list[str], attr_parsers: dict[str, AttrsParser]) -> IRNode:
     """A node line; its attributes, and its types from the `type_lines` that follow, are parsed on first use
-    (by partials, not closures: a Dump can be pickled)."""
+    (by partials, not closures: a Dump can be pickled). Nodes with the same attribute text share one parser
+    from `attr_parsers` (the ops keep it for the whole session: a 20,000-node graph has a few dozen texts)."""
     inner, rest = _balanced(m.group(3))
+    parse_attrs = attr_parsers.get(rest)
+    if parse_attrs is None:
+        parse_attrs = attr_parsers[rest] = partial(_parse_attrs, rest)
     return IRNode(
         node_id=m.group(1),
         op_type=strip_prefix(m.group(2)),
         args=_parse_args(inner),
-        parse_attrs=partial(_parse_attrs, rest),
+        parse_attrs=parse_attrs,
         parse_types=partial(parse_types, type_lines),
     )
 
@@ -221,6 +227,7 @@ def parse_ir_text(path: str) -> IRGraph:
     graph = IRGraph(source=path)
     node: IRNode | None = None  # the node whose type and comment lines follow
     type_lines: list[str] = []
+    attr_parsers: dict[str, AttrsParser] = {}
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         for raw in fh:
             line = raw.strip()
@@ -234,7 +241,7 @@ def parse_ir_text(path: str) -> IRGraph:
                     graph.params[param.name] = param
                 elif m := _NODE.match(line):
                     type_lines = []
-                    node = _node(m, type_lines)
+                    node = _node(m, type_lines, attr_parsers)
                     graph.nodes[node.node_id] = node
             elif c == ":" and node is not None:
                 spec = line[1:].strip()

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from .. import dtypes
 from ..ir import IRGraph
-from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
+from ..model import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
 from .device_tensors import restore_original_shapes
 from .files import CONSTANTS_DIR, RANK_DIR, SPECIAL_DIRS, list_dir, numeric_key, read_json_object, read_mapping_csv
 from .mindspore_locate import MAPPING_FILE, STAT_FILE, Located, locate
@@ -237,7 +237,7 @@ def _calls(graph: str, file_op: str, op_type: str, records: list[_Record]) -> li
         if call is None:
             call = Op(name=file_op, op_type=op_type, kind=kind, graph=graph, file_name=file_op)
             calls.append(call)
-        (call.inputs if io == "input" else call.outputs)[slot] = tref
+        call.put(io, slot, tref)
         if call.timestamp is None or ts < call.timestamp:
             call.timestamp = ts
     for i, call in enumerate(calls):
@@ -271,7 +271,7 @@ def _name_ops(ops: list[Op], graphs: list[str], orders: dict[str, list[str]], ir
             if op.graph == g and op.kind == PARAMETER and op.file_name in params:
                 prm = params[op.file_name]
                 op.name, op.name_source = prm.name, "graph parameter"
-                op.attrs = {"is_weight": "true" if prm.is_weight else "false"}
+                op.attrs = WEIGHT_ATTRS if prm.is_weight else INPUT_ATTRS
 
 
 def _variant(found: _Found, ops: list[Op], statistics_only: bool) -> str:

@@ -293,7 +293,7 @@ def _build_ops(
             name, op_type = file_op, "Parameter" if kind == PARAMETER else "Constant"
         op = Op(name=name, op_type=op_type, kind=kind, graph=member.get(name, default_graph), file_name=file_op)
         for t in trefs:
-            (op.inputs if t.io == "input" else op.outputs)[t.slot] = t
+            op.put(t.io, t.slot, t)
         ops.append(op)
     return ops
 

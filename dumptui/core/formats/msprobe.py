@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import networkx as nx
-
 from .. import dtypes
 from ..errors import DumpError
-from ..model import KERNEL, PARAMETER, Dump, InputSource, Op, Problem, TensorRef
+from ..flowgraph import FlowGraph, FlowGraphBuilder
+from ..model import KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, InputSource, Op, Problem, TensorRef
 from ..npy import Layout, npy_layout
 from .files import list_dir, numbered_subdirs
 from .reader import Selection, choose_one
@@ -159,8 +158,8 @@ class _Calls:
             if full in self.params or not isinstance(rec, dict):
                 continue
             op = Op(name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source="module parameter")
-            op.outputs[0] = _tref(rec, "output", 0, self.data_dir)
-            op.attrs = {"is_weight": "true"}
+            op.put("output", 0, _tref(rec, "output", 0, self.data_dir))
+            op.attrs = WEIGHT_ATTRS
             self.params[full] = op
             sig = _signature(rec)
             if sig:
@@ -177,9 +176,9 @@ class _Calls:
         )
         ins, outs = call_tensors(entry)
         for slot, (_label, rec) in enumerate(ins):
-            op.inputs[slot] = self._tensor(rec, "input", slot)
+            op.put("input", slot, self._tensor(rec, "input", slot))
         for slot, (_label, rec) in enumerate(outs):
-            op.outputs[slot] = self._tensor(rec, "output", slot)
+            op.put("output", slot, self._tensor(rec, "output", slot))
         op.order = len(self.ops)
         self.ops.append(op)
 
@@ -205,10 +204,10 @@ def _input_source(
     return InputSource("input", f"{op.name}.input.{slot}"), None
 
 
-def _infer_dataflow(dump: Dump, calls: _Calls) -> nx.DiGraph:
+def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
     """Edges from matching records: an input equal (dtype, shape, statistics) to an earlier output or to a
     module parameter was produced by it. Fills the ops' `sources`; names the network input in `parameters`."""
-    g = nx.DiGraph()
+    g = FlowGraphBuilder()
     for op in calls.ops:
         g.add_node(op.key, dumped=True, op_type=op.op_type, kind=KERNEL)
     for p in calls.params.values():
@@ -218,7 +217,7 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> nx.DiGraph:
         for slot, t in op.inputs.items():
             sig = _signature(calls.record_of[id(t)])
             src, edge = _input_source(calls, op, slot, sig, produced, first=i == 0)
-            op.sources[slot] = src
+            op.put_source(slot, src)
             if edge is not None:
                 g.add_edge(edge[0], op.key, slots=[(edge[1], slot)])
             elif src.kind == "parameter":
@@ -227,7 +226,7 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> nx.DiGraph:
             out_sig = _signature(calls.record_of[id(t)])
             if out_sig is not None:
                 produced[out_sig] = (op.key, slot)
-    return g
+    return g.freeze()
 
 
 def _read_dump_json(path: str) -> Record:

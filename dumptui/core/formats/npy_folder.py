@@ -59,7 +59,7 @@ def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
         if slot in side:
             problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", "warning"))
             continue
-        side[slot] = TensorRef(fp, io, slot)
+        op.put(io, slot, TensorRef(fp, io, slot))
     op.timestamp = int(min(f[0] for f in files) * 1e6)
     return op
 

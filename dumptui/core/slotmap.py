@@ -1,0 +1,92 @@
+"""`SlotMap`: a small read-only mapping of slot numbers to values, for an op's tensors and input sources.
+
+An index keeps three such mappings per op for the whole session. As dicts they took 240 bytes each (a dict
+of one to five entries has room for eight), 20 MB for the two indexes of the 20,000-op demo. A SlotMap keeps
+the values in a tuple and the slots in another only when they are not 0, 1, 2... in order (the common case;
+slot tuples are shared between maps); an empty one is a single shared object. It reads like the dict it was
+made from, in the same order; it cannot be changed (readers fill dicts, `Op.freeze` makes SlotMaps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
+
+_SHARED_SLOTS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+class SlotMap(Mapping[int, V], Generic[V]):
+    __slots__ = ("_slots", "_values")
+
+    _slots: tuple[int, ...] | None  # None: the slots are 0, 1, ... len - 1 in this order
+    _values: tuple[V, ...]
+
+    def __init__(self, items: Mapping[int, V] | None = None):
+        slots = tuple(items) if items else ()
+        self._values = tuple(items.values()) if items else ()
+        if slots == tuple(range(len(slots))):
+            self._slots = None
+        else:
+            self._slots = _SHARED_SLOTS.setdefault(slots, slots)
+
+    @classmethod
+    def of(cls, items: Mapping[int, V]) -> SlotMap[V]:
+        """`items` frozen (a SlotMap is returned as it is; every empty mapping is the same object)."""
+        if isinstance(items, SlotMap):
+            return items
+        return cls(items) if items else EMPTY
+
+    @classmethod
+    def from_parts(cls, slots: tuple[int, ...] | None, values: tuple[V, ...]) -> SlotMap[V]:
+        """The map of `values` at `slots` (None: 0, 1, ...), as a SlotMap keeps them (for a fast load)."""
+        if not values:
+            return EMPTY
+        if slots is not None and slots == tuple(range(len(slots))):
+            slots = None
+        m: SlotMap[V] = cls.__new__(cls)
+        m._slots = slots if slots is None else _SHARED_SLOTS.setdefault(slots, slots)
+        m._values = values
+        return m
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SlotMap.from_parts, (self._slots, self._values))
+
+    def __getitem__(self, slot: int) -> V:
+        values = self._values
+        if self._slots is None:
+            if type(slot) is int and 0 <= slot < len(values):
+                return values[slot]
+            slots: Any = range(len(values))
+        else:
+            slots = self._slots
+        try:
+            return values[slots.index(slot)]  # equality, as a dict finds 1.0 or True for the slot 1
+        except ValueError:
+            raise KeyError(slot) from None
+
+    def get(self, slot: int, default: Any = None) -> Any:
+        try:
+            return self[slot]
+        except KeyError:
+            return default
+
+    def __contains__(self, slot: object) -> bool:
+        try:
+            self[slot]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._slots if self._slots is not None else range(len(self._values)))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return "SlotMap(" + repr(dict(zip(self, self._values))) + ")"
+
+
+EMPTY: SlotMap[Any] = SlotMap()

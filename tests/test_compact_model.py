@@ -1,0 +1,72 @@
+"""The index's ops in compact form: SlotMaps read like the dicts they were made from, ops are frozen once
+indexed (and stay so through the index cache), and ops with the same graph attributes share them."""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+from dumptui.core.formats import open_dump
+from dumptui.core.graph import LazyAttrs
+from dumptui.core.ir import IRNode
+from dumptui.core.model import InputSource, Op, TensorRef
+from dumptui.core.slotmap import EMPTY, SlotMap
+
+SAMPLES = [{}, {0: "a"}, {0: "a", 1: "b"}, {1: "b", 0: "a"}, {2: "c"}, {0: "a", 2: "c", 5: "f"}]
+
+
+@pytest.mark.parametrize("d", SAMPLES)
+def test_a_slotmap_reads_like_its_dict(d):
+    for m in (SlotMap(d), SlotMap.of(d), pickle.loads(pickle.dumps(SlotMap(d)))):
+        assert list(m) == list(d) and len(m) == len(d) and m == d and d == m
+        assert list(m.items()) == list(d.items()) and list(m.values()) == list(d.values())
+        assert list(m.keys()) == list(d.keys()) and dict(m) == d and sorted(m) == sorted(d)
+        for k in (0, 1, 2, 5, -1, 7, 1.0, True, np.int64(2), "0"):
+            assert (k in m) == (k in d), k
+            assert m.get(k, "none") == d.get(k, "none"), k
+            if k in d:
+                assert m[k] == d[k]
+            else:
+                with pytest.raises(KeyError):
+                    m[k]
+        assert repr(m) == f"SlotMap({d!r})"
+    assert SlotMap(d) != {**d, 9: "z"}
+
+
+def test_slotmaps_share_what_they_can():
+    assert SlotMap.of({}) is EMPTY and SlotMap.from_parts((), ()) is EMPTY
+    m = SlotMap({0: "a", 2: "c"})
+    assert SlotMap.of(m) is m
+    assert SlotMap({0: "x", 2: "y"})._slots is m._slots  # one tuple of slots for every map with these
+    assert SlotMap({0: "x", 1: "y"})._slots is None  # 0, 1, ...: no tuple at all
+    as_dict = {0: "a", 1: "b"}
+    frozen = SlotMap(as_dict)
+    assert sys.getsizeof(frozen) + sys.getsizeof(frozen._values) < sys.getsizeof(as_dict) // 2
+
+
+def test_ops_are_frozen_once_indexed_and_through_the_cache(demo_pair):
+    op = Op("Default/Add-op0", "Add")
+    t = TensorRef("x.npy", "input", 0)
+    op.put("input", 0, t)
+    op.put_source(0, InputSource("parameter", "x"))
+    op.freeze()
+    assert type(op.inputs) is SlotMap and op.inputs == {0: t} and op.outputs is EMPTY
+    with pytest.raises(TypeError, match="frozen"):
+        op.put("output", 0, t)
+    for dump in (open_dump(demo_pair.ref), open_dump(demo_pair.ref, cache=True), open_dump(demo_pair.ref, cache=True)):
+        assert all(type(m) is SlotMap for op in dump.ops for m in (op.inputs, op.outputs, op.sources))
+        assert type(dump.graph).__name__ == "FlowGraph"
+
+
+def test_ops_with_the_same_attribute_text_share_one_mapping(demo_pair):
+    dump = open_dump(demo_pair.ref)
+    convs = [op for op in dump.ops if op.op_type == "Conv2D"]
+    assert len(convs) > 2 and all(op.attrs is convs[0].attrs for op in convs)
+    assert isinstance(convs[0].attrs, LazyAttrs)
+    assert not any(isinstance(x, IRNode) for x in gc.get_referents(convs[0].attrs))  # the node is not kept
+    assert convs[0].attrs["kernel_size"] == "I64(1)" and convs[0].attrs["format"] == '"NCHW"'
+    assert len({id(op.attrs) for op in dump.ops}) < len(dump.ops) // 4
