@@ -585,7 +585,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                     "problem": info.problem,
                     "repaired": info.repaired,
                     "declared": info.declared,
-                    "stats": None if st is None else {k: _jnum(v) for k, v in vars(st).items()},
+                    "stats": None if st is None else {k: _jnum(v) for k, v in st.to_dict().items()},
                     "first_values": [_jnum(float(v)) if isinstance(v, float) else v for v in info.first_values],
                 },
                 code,

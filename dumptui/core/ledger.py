@@ -25,14 +25,15 @@ class ReadLedger:
     """Thread-safe: workers of the app and of a full compare book reads concurrently."""
 
     def __init__(self) -> None:
-        self._reads: dict[tuple[str, str, int], Read] = {}
+        # (op, io, slot) -> purpose; a Read is made only when asked for: a full compare books every pair
+        self._reads: dict[tuple[str, str, int], str] = {}
         self._lock = threading.Lock()
 
     def book(self, purpose: str, op: str, io: str, slot: int) -> None:
         key = (op, io, slot)
         with self._lock:
             if key not in self._reads:
-                self._reads[key] = Read(purpose or "compare", op, io, slot)
+                self._reads[key] = purpose or "compare"
 
     @property
     def count(self) -> int:
@@ -40,7 +41,7 @@ class ReadLedger:
 
     def reads(self) -> list[Read]:
         with self._lock:
-            return list(self._reads.values())
+            return [Read(purpose, *key) for key, purpose in self._reads.items()]
 
     def by_purpose(self) -> dict[str, int]:
         """Purpose -> reads, in the order purposes first appeared."""

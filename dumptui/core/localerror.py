@@ -51,7 +51,7 @@ class ReplayProof:
         )
 
 
-@dataclass
+@dataclass(slots=True)  # one per op pair in a scan: no __dict__ each
 class LocalError:
     """The local-error analysis of one op pair."""
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
 from .model import SMALL_READ, TensorRef
+from .pairstats import PairStats, SideStats
 
 EPS = float(np.finfo(np.float64).eps)
 CHUNK = 1 << 16  # elements per chunk: 512 KB per float64 buffer, the working set stays in cache
@@ -47,64 +48,11 @@ def format_cos(v: float | None) -> str:
     return s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElementTolerance:
     atol: float = 0.0
     rtol: float = 0.0
     rms_tol: float = 0.0
-
-
-@dataclass
-class SideStats:
-    count: int = 0
-    finite: int = 0
-    nan: int = 0
-    pos_inf: int = 0
-    neg_inf: int = 0
-    zeros: int = 0
-    min: float | None = None
-    max: float | None = None
-    mean: float | None = None
-    std: float | None = None
-    l2: float | None = None
-
-
-@dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
-class PairStats:
-    """Everything printed about one tensor pair. `None` values are undefined; `undefined` says why."""
-
-    n: int = 0
-    bitwise_equal: bool = False
-    values_equal: bool = False
-    compared: int = 0  # elements finite on both sides
-    nonfinite_mismatch: int = 0  # positions whose NaN/Inf pattern differs between the sides
-    n_diff: int = 0  # elements that differ (same NaN/Inf at a position is no difference)
-    n_off: int = 0  # elements outside the element tolerance
-    cos: float | None = None
-    max_abs: float | None = None
-    max_abs_index: tuple[int, ...] | None = None
-    max_abs_ref: float | None = None
-    max_abs_target: float | None = None
-    mean_abs: float | None = None
-    mean_abs_trimmed: float | None = None  # mean |x-y| without the largest TRIM share (see `robust_error`)
-    rms_ref: float | None = None  # sqrt(mean(y^2)) over the elements compared: the tensor's scale
-    rmse: float | None = None
-    rel_euclid: float | None = None
-    max_rel: float | None = None
-    mean_rel: float | None = None
-    acc_rel: float | None = None
-    thousandth: float | None = None
-    five_thousandths: float | None = None
-    kl: float | None = None
-    ref: SideStats = field(default_factory=SideStats)
-    target: SideStats = field(default_factory=SideStats)
-    undefined: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["max_abs_index"] = list(self.max_abs_index) if self.max_abs_index is not None else None
-        return d
 
 
 class _Side:
@@ -307,7 +255,7 @@ def compare_arrays_chunks(
     if n == 0:
         st.bitwise_equal = st.values_equal = True
         for k in _ELEMENT_METRICS:
-            st.undefined[k] = "empty tensor"
+            st.set_undefined(k, "empty tensor")
         return st
     if _bitwise_equal(chunks_fn):
         return _equal_pair_stats(chunks_fn, n)
@@ -452,13 +400,13 @@ class _Acc:
         st.n_off = self.off + st.nonfinite_mismatch
         if compared == 0:
             for k in _ELEMENT_METRICS:
-                st.undefined[k] = "no element is finite on both sides"
+                st.set_undefined(k, "no element is finite on both sides")
             return
         nx_, ny_ = math.sqrt(self.xs.sumsq), math.sqrt(self.ys.sumsq)
         if nx_ == 0 and ny_ == 0:
             st.cos = 1.0
         elif nx_ == 0 or ny_ == 0:
-            st.undefined["cos"] = "target is all zeros" if nx_ == 0 else "reference is all zeros"
+            st.set_undefined("cos", "target is all zeros" if nx_ == 0 else "reference is all zeros")
         else:
             st.cos = max(-1.0, min(1.0, self.sxy / (nx_ * ny_)))
         st.max_abs = self.max_abs
@@ -472,22 +420,22 @@ class _Acc:
             if self.sdd == 0:
                 st.rel_euclid = 0.0
             else:
-                st.undefined["rel_euclid"] = "reference is all zeros"
+                st.set_undefined("rel_euclid", "reference is all zeros")
         else:
             st.rel_euclid = math.sqrt(self.sdd) / ny_
         if self.rel_count:
             st.max_rel, st.mean_rel, st.acc_rel = self.rel_max, self.rel_sum / self.rel_count, self.rel_sum
         else:
             for k in ("max_rel", "mean_rel", "acc_rel"):
-                st.undefined[k] = "no reference element has |y| > eps"
+                st.set_undefined(k, "no reference element has |y| > eps")
         st.thousandth = self.within1 / compared
         st.five_thousandths = self.within5 / compared
         if not self.kl:
-            st.undefined["kl"] = "not computed (ask for it: --kl)"
+            st.set_undefined("kl", "not computed (ask for it: --kl)")
         elif st.ref.max is not None and st.ref.min is not None and st.ref.max <= st.ref.min:
-            st.undefined["kl"] = "reference is constant"
+            st.set_undefined("kl", "reference is constant")
         elif st.target.max is not None and st.target.min is not None and st.target.max <= st.target.min:
-            st.undefined["kl"] = "target is constant"
+            st.set_undefined("kl", "target is constant")
         elif st.values_equal:
             st.kl = 0.0
         else:
@@ -562,10 +510,10 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
     s = side.finish()
     s.count = n
     st = PairStats(n=n, bitwise_equal=True, values_equal=True, compared=s.finite)
-    st.ref, st.target = s, SideStats(**asdict(s))
+    st.ref = st.target = s
     if s.finite == 0:
         for k in _ELEMENT_METRICS:
-            st.undefined[k] = "no element is finite on both sides"
+            st.set_undefined(k, "no element is finite on both sides")
         return st
     st.cos = 1.0
     st.max_abs = st.mean_abs = st.mean_abs_trimmed = st.rmse = st.rel_euclid = 0.0
@@ -575,12 +523,12 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
         st.max_rel = st.mean_rel = st.acc_rel = 0.0
     else:
         for k in ("max_rel", "mean_rel", "acc_rel"):
-            st.undefined[k] = "no reference element has |y| > eps"
+            st.set_undefined(k, "no reference element has |y| > eps")
     assert s.max is not None and s.min is not None  # finish() sets both when s.finite > 0 (checked above)
     if s.max > s.min:
         st.kl = 0.0
     else:
-        st.undefined["kl"] = "reference is constant"
+        st.set_undefined("kl", "reference is constant")
     return st
 
 

@@ -46,7 +46,7 @@ def least_precise(names: Iterable[str | None]) -> str | None:
     return "float32" if floats else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per compared pair in a scan: no __dict__ each
 class TensorError:
     """One tensor pair's error on both scales. `rel`/`abs` are trimmed (robust to a few outliers);
     `rel_l2`/`abs_rms` keep the outliers (what a consumer of the tensor may see of them)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .align import OpPair
@@ -21,9 +22,13 @@ class TensorResult:
     reason: str = ""
     stats: PairStats | None = None
     tolerance: ElementTolerance | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: Sequence[str] = ()  # kept as a tuple: no empty list per result
     statistics_only: bool = False
     stat_rel: dict[str, float | None] | None = None  # statistic-only comparisons: relative differences
+
+    def __post_init__(self) -> None:
+        if type(self.notes) is not tuple:
+            self.notes = tuple(self.notes)
 
     @property
     def label(self) -> str:

@@ -42,6 +42,12 @@ TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot
 Prechecked = tuple[ElementTolerance, list[str], "str | None"]  # tolerance, notes, ignore reason
 
 
+def pair_key(ref: TensorRef | None, target: TensorRef | None) -> int:
+    """The cache key of a tensor pair: both objects' ids in one int (a tuple of two ints took three objects
+    per cached result)."""
+    return id(ref) << 64 | id(target)
+
+
 class Session:
     def __init__(
         self,
@@ -64,7 +70,7 @@ class Session:
         self.same_files = SameFiles(ref.root, target.root, remember=remember_same_files)
         # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
         self.executor: PairExecutor | None = None
-        self._cache: dict[tuple[int, int], TensorResult] = {}
+        self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
         self._lock = threading.Lock()
 
     @property
@@ -94,12 +100,12 @@ class Session:
             return list(self._cache.values())
 
     def cached(self, ref: TensorRef | None, target: TensorRef | None) -> TensorResult | None:
-        return self._cache.get((id(ref), id(target)))
+        return self._cache.get(pair_key(ref, target))
 
     def tensor_result(
         self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
     ) -> TensorResult:
-        key = (id(ref), id(target))
+        key = pair_key(ref, target)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -108,7 +114,7 @@ class Session:
     def store(self, pair: OpPair, ref: TensorRef | None, target: TensorRef | None, res: TensorResult) -> TensorResult:
         """Cache a result (the first one stored for a tensor pair wins) and return the cached one."""
         with self._lock:
-            return self._cache.setdefault((id(ref), id(target)), res)
+            return self._cache.setdefault(pair_key(ref, target), res)
 
     def _evaluate(
         self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
@@ -257,7 +263,7 @@ class Session:
             res.stat_rel,
         )
         with self._lock:
-            self._cache[(id(res.ref), id(res.target))] = new
+            self._cache[pair_key(res.ref, res.target)] = new
         return new
 
     def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
@@ -298,7 +304,7 @@ class Session:
             return ONLY_REF if pair.target is None else ONLY_TARGET
         res = []
         for _io, _slot, r, t in self.tensor_pairs(pair, "output"):
-            c = self._cache.get((id(r), id(t)))
+            c = self._cache.get(pair_key(r, t))
             if c is None:
                 return None
             res.append(c)

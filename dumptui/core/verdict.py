@@ -17,6 +17,7 @@ pair the floor follows the compute path, not only the tensor's own dtypes.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -150,8 +151,13 @@ class Thresholds:
 
     def tolerance(self, dtype_ref: str | None, dtype_target: str | None) -> ElementTolerance:
         """Per element: off when |x-y| > 10 x floor x (|y| + rms(y)) (the standard's max relative error)."""
-        f = self.floor(dtype_ref, dtype_target)[0] * ELEMENT_FACTOR
-        return ElementTolerance(atol=0.0, rtol=f, rms_tol=f)
+        return _tolerance(self.floor(dtype_ref, dtype_target)[0] * ELEMENT_FACTOR)
+
+
+@functools.lru_cache(maxsize=256)
+def _tolerance(f: float) -> ElementTolerance:
+    """One (immutable) tolerance object per value: a session keeps one with each of its results."""
+    return ElementTolerance(atol=0.0, rtol=f, rms_tol=f)
 
 
 @dataclass

@@ -1,0 +1,342 @@
+"""The statistics record of a tensor pair (`PairStats`) and of one tensor (`SideStats`), stored compactly.
+
+A session keeps one record per tensor pair compared for as long as it runs: 70,000 on the 20,000-op demo. As
+dataclasses they took about 1.5 KB each (a dict-backed SideStats per side, a float object per number, an empty
+dict and list per record). Here all of a record's numbers live in one float64 array: values exactly as given,
+counts exactly up to 2**53 (an element count of a tensor is far below; a larger one is refused), a bit word
+saying which values are undefined (None) and which flags are set, and the index of the largest difference.
+The reasons for undefined values and the notes take room only when there are any. A record then takes about
+0.5 KB. Fields read and write as before (`st.cos`, `st.ref.max = ...`); a reason is set with
+`set_undefined`. `SideStats` made alone owns small arrays; `PairStats.ref` and `.target` are views into the
+record's arrays (assigning a SideStats to them copies its numbers).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, overload
+
+SIDE_INTS = ("count", "finite", "nan", "pos_inf", "neg_inf", "zeros")
+SIDE_FLOATS = ("min", "max", "mean", "std", "l2")
+PAIR_INTS = ("n", "compared", "nonfinite_mismatch", "n_diff", "n_off")
+PAIR_FLAGS = ("bitwise_equal", "values_equal")
+PAIR_FLOATS = (
+    "cos",
+    "max_abs",
+    "max_abs_ref",
+    "max_abs_target",
+    "mean_abs",
+    "mean_abs_trimmed",
+    "rms_ref",
+    "rmse",
+    "rel_euclid",
+    "max_rel",
+    "mean_rel",
+    "acc_rel",
+    "thousandth",
+    "five_thousandths",
+    "kl",
+)
+# the order of `to_dict` (and of the dataclass this replaced)
+PAIR_ORDER = (
+    "n",
+    "bitwise_equal",
+    "values_equal",
+    "compared",
+    "nonfinite_mismatch",
+    "n_diff",
+    "n_off",
+    "cos",
+    "max_abs",
+    "max_abs_index",
+    "max_abs_ref",
+    "max_abs_target",
+    "mean_abs",
+    "mean_abs_trimmed",
+    "rms_ref",
+    "rmse",
+    "rel_euclid",
+    "max_rel",
+    "mean_rel",
+    "acc_rel",
+    "thousandth",
+    "five_thousandths",
+    "kl",
+)
+SIDE_ORDER = SIDE_INTS + SIDE_FLOATS
+
+# One float64 array per record: PairStats' counts, the reference's, the target's; then the values in the same
+# order; then the bit word (bit k: value k is None; the flags from bit FLAG_BIT); then max_abs_index (its length,
+# -1 for None, and its entries). A SideStats made alone has the same form for one side.
+_N_PAIR_I, _N_SIDE_I = len(PAIR_INTS), len(SIDE_INTS)
+_N_PAIR_F, _N_SIDE_F = len(PAIR_FLOATS), len(SIDE_FLOATS)
+_N_I = _N_PAIR_I + 2 * _N_SIDE_I
+_REF_I, _TARGET_I = _N_PAIR_I, _N_PAIR_I + _N_SIDE_I
+_REF_F, _TARGET_F = _N_I + _N_PAIR_F, _N_I + _N_PAIR_F + _N_SIDE_F
+_WORD = _N_I + _N_PAIR_F + 2 * _N_SIDE_F
+_INDEX = _WORD + 1
+FLAG_BIT = 40
+EXACT = 1 << 53  # counts are kept exactly up to here (a tensor of 2**53 elements would be 8 PB of int8)
+_NO_REASONS: Mapping[str, str] = MappingProxyType({})
+
+
+def _none_bits(first: int, count: int) -> int:
+    """The bit word's bits of `count` values from the array position `first` (bit k: position k - value base)."""
+    return ((1 << count) - 1) << first
+
+
+class _Int:
+    """A count: a position of its owner's array (relative to the owner's base), named after the attribute."""
+
+    __slots__ = ("pos",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.pos = owner._INTS.index(name)  # type: ignore[attr-defined]
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Int: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> int: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return int(obj._v[obj._ib + self.pos])
+
+    def __set__(self, obj: Any, value: int) -> None:
+        if not -EXACT <= value <= EXACT:
+            raise OverflowError(f"a count of {value} is beyond what a statistics record keeps exactly (2**53)")
+        obj._v[obj._ib + self.pos] = value
+
+
+class _Float:
+    """A value: a position of its owner's array; None while its bit in the bit word is set."""
+
+    __slots__ = ("pos",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.pos = owner._FLOATS.index(name)  # type: ignore[attr-defined]
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Float: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> float | None: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        p = obj._fb + self.pos
+        return None if int(obj._v[obj._word]) >> (p - obj._bit0) & 1 else obj._v[p]
+
+    def __set__(self, obj: Any, value: float | None) -> None:
+        p = obj._fb + self.pos
+        bit = 1 << (p - obj._bit0)
+        word = int(obj._v[obj._word])
+        if value is None:
+            obj._v[obj._word] = word | bit
+        else:
+            obj._v[p] = value
+            obj._v[obj._word] = word & ~bit
+
+
+class _Flag:
+    """A flag: a bit of the bit word, from FLAG_BIT on."""
+
+    __slots__ = ("bit",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.bit = FLAG_BIT + owner._FLAGS.index(name)  # type: ignore[attr-defined]
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Flag: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> bool: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return bool(int(obj._v[obj._word]) >> self.bit & 1)
+
+    def __set__(self, obj: Any, value: bool) -> None:
+        word = int(obj._v[obj._word])
+        obj._v[obj._word] = word | (1 << self.bit) if value else word & ~(1 << self.bit)
+
+
+class SideStats:
+    """Statistics of one side: counts (all elements, finite, NaN, +Inf, -Inf, zeros) and min, max, mean, std
+    and L2 norm over the finite elements (None while there is none)."""
+
+    __slots__ = ("_v", "_ib", "_fb", "_word", "_bit0")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    _INTS, _FLOATS = SIDE_INTS, SIDE_FLOATS
+    count = _Int()
+    finite = _Int()
+    nan = _Int()
+    pos_inf = _Int()
+    neg_inf = _Int()
+    zeros = _Int()
+    min = _Float()
+    max = _Float()
+    mean = _Float()
+    std = _Float()
+    l2 = _Float()
+
+    def __init__(self, **values: Any):
+        self._v = array("d", [0.0] * (_N_SIDE_I + _N_SIDE_F) + [float(_none_bits(0, _N_SIDE_F))])
+        self._ib, self._fb, self._word, self._bit0 = 0, _N_SIDE_I, _N_SIDE_I + _N_SIDE_F, _N_SIDE_I
+        for k, v in values.items():
+            if k not in SIDE_ORDER:
+                raise TypeError(f"SideStats has no field {k!r}")
+            setattr(self, k, v)
+
+    @classmethod
+    def _view(cls, v: array[float], ib: int, fb: int) -> SideStats:
+        """One side of a PairStats, read and written in its array."""
+        s = cls.__new__(cls)
+        s._v, s._ib, s._fb, s._word, s._bit0 = v, ib, fb, _WORD, _N_I
+        return s
+
+    def _copy_into(self, other: SideStats) -> None:
+        for k in SIDE_ORDER:
+            setattr(other, k, getattr(self, k))
+
+    def copy(self) -> SideStats:
+        out = SideStats()
+        self._copy_into(out)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in SIDE_ORDER}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SideStats) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return "SideStats(" + ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items()) + ")"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        SideStats.__init__(self, **state)
+
+
+class PairStats:
+    """Everything printed about one tensor pair. `None` values are undefined; `undefined` says why."""
+
+    __slots__ = ("_v", "_undefined", "_notes")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+    _ib, _fb, _word, _bit0 = 0, _N_I, _WORD, _N_I
+
+    _INTS, _FLOATS, _FLAGS = PAIR_INTS, PAIR_FLOATS, PAIR_FLAGS
+    n = _Int()
+    bitwise_equal = _Flag()
+    values_equal = _Flag()
+    compared = _Int()  # elements finite on both sides
+    nonfinite_mismatch = _Int()  # positions whose NaN/Inf pattern differs between the sides
+    n_diff = _Int()  # elements that differ (same NaN/Inf at a position is no difference)
+    n_off = _Int()  # elements outside the element tolerance
+    cos = _Float()
+    max_abs = _Float()
+    max_abs_ref = _Float()
+    max_abs_target = _Float()
+    mean_abs = _Float()
+    mean_abs_trimmed = _Float()  # mean |x-y| without the largest TRIM share (see `noise.robust_error`)
+    rms_ref = _Float()  # sqrt(mean(y^2)) over the elements compared: the tensor's scale
+    rmse = _Float()
+    rel_euclid = _Float()
+    max_rel = _Float()
+    mean_rel = _Float()
+    acc_rel = _Float()
+    thousandth = _Float()
+    five_thousandths = _Float()
+    kl = _Float()
+
+    def __init__(
+        self,
+        ref: SideStats | None = None,
+        target: SideStats | None = None,
+        undefined: Mapping[str, str] | None = None,
+        notes: list[str] | tuple[str, ...] = (),
+        max_abs_index: tuple[int, ...] | None = None,
+        **values: Any,
+    ):
+        self._v = array("d", [0.0] * _WORD + [float(_none_bits(0, _N_PAIR_F + 2 * _N_SIDE_F)), -1.0])
+        self._undefined: dict[str, str] | None = dict(undefined) if undefined else None
+        self._notes: tuple[str, ...] | None = tuple(notes) if notes else None
+        for k, v in values.items():
+            if k not in PAIR_ORDER or k == "max_abs_index":
+                raise TypeError(f"PairStats has no field {k!r}")
+            setattr(self, k, v)
+        if max_abs_index is not None:
+            self.max_abs_index = max_abs_index
+        if ref is not None:
+            self.ref = ref
+        if target is not None:
+            self.target = target
+
+    @property
+    def ref(self) -> SideStats:
+        return SideStats._view(self._v, _REF_I, _REF_F)
+
+    @ref.setter
+    def ref(self, side: SideStats) -> None:
+        side._copy_into(self.ref)
+
+    @property
+    def target(self) -> SideStats:
+        return SideStats._view(self._v, _TARGET_I, _TARGET_F)
+
+    @target.setter
+    def target(self, side: SideStats) -> None:
+        side._copy_into(self.target)
+
+    @property
+    def max_abs_index(self) -> tuple[int, ...] | None:
+        """Where the largest |x-y| is (the tensor's index), None when undefined."""
+        v = self._v
+        ndim = int(v[_INDEX])
+        return None if ndim < 0 else tuple(int(x) for x in v[_INDEX + 1 : _INDEX + 1 + ndim])
+
+    @max_abs_index.setter
+    def max_abs_index(self, index: tuple[int, ...] | None) -> None:
+        for i in index or ():
+            if not 0 <= i <= EXACT:
+                raise OverflowError(f"an index of {i} is beyond what a statistics record keeps exactly (2**53)")
+        tail = [-1.0] if index is None else [float(len(index)), *map(float, index)]
+        self._v = self._v[:_INDEX] + array("d", tail)  # a new array of the exact size: no spare room kept
+
+    @property
+    def undefined(self) -> Mapping[str, str]:
+        """Why each undefined value is undefined (read-only here: `set_undefined` adds a reason)."""
+        return self._undefined if self._undefined is not None else _NO_REASONS
+
+    def set_undefined(self, field: str, why: str) -> None:
+        if self._undefined is None:
+            self._undefined = {}
+        self._undefined[field] = why
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self._notes or ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {k: getattr(self, k) for k in PAIR_ORDER}
+        d["max_abs_index"] = list(self.max_abs_index) if self.max_abs_index is not None else None
+        d["ref"] = self.ref.to_dict()
+        d["target"] = self.target.to_dict()
+        d["undefined"] = dict(self.undefined)
+        d["notes"] = list(self.notes)
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PairStats) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return "PairStats(" + ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items()) + ")"
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self._v, self._undefined, self._notes)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self._v, self._undefined, self._notes = state
