@@ -70,3 +70,17 @@ def test_ops_with_the_same_attribute_text_share_one_mapping(demo_pair):
     assert not any(isinstance(x, IRNode) for x in gc.get_referents(convs[0].attrs))  # the node is not kept
     assert convs[0].attrs["kernel_size"] == "I64(1)" and convs[0].attrs["format"] == '"NCHW"'
     assert len({id(op.attrs) for op in dump.ops}) < len(dump.ops) // 4
+
+
+def test_a_tensor_keeps_its_folder_shared_and_its_path_whole(tmp_path):
+    folder = str(tmp_path / "Net" / "0" / "0") + "/"
+    a = TensorRef(folder + "Add.Add-op0.0.0.1.output.0.DefaultFormat.npy", "output", 0)
+    b = TensorRef(folder + "Add.Add-op0.0.0.2.input.0.DefaultFormat.npy", "input", 0, size_on_disk=128)
+    assert a.path == folder + "Add.Add-op0.0.0.1.output.0.DefaultFormat.npy"
+    assert a.folder_and_name[0] is b.folder_and_name[0]  # one string for the folder's files
+    assert TensorRef("bare.npy", "output", 0).path == "bare.npy" and TensorRef("/x.npy", "output", 0).path == "/x.npy"
+    assert (a.stats, a.size_on_disk, a._layout_fn) == (None, None, None) and b.size_on_disk == 128
+    c = TensorRef.in_folder(folder, "Add.Add-op0.0.0.1.output.0.DefaultFormat.npy", "output", 0, "float32", (2,), "", 1)
+    assert c.path == a.path and c.folder_and_name == a.folder_and_name and c.dtype == "float32" and c.shape == (2,)
+    back = pickle.loads(pickle.dumps(b))
+    assert (back.path, back.io, back.slot, back.size_on_disk) == (b.path, "input", 0, 128)

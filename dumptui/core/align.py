@@ -29,7 +29,7 @@ ONLY_REF = "only in ref"
 ONLY_TARGET = "only in target"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # one per aligned op, kept for the session: no __dict__ each
 class OpPair:
     ref: Op | None
     target: Op | None

@@ -3,8 +3,8 @@
 Pickling the objects themselves costs a reduce call and a state dict per op and per tensor (a million-file
 dump took 5 s to load that way); columns of strings and small ints load in a fraction of that, and rebuilding
 the objects from them is one constructor call each. Repeated values (io, format, dtype, shape; op type,
-kind, graph) are stored once in a table and referenced by number; paths are stored whole (joining a folder
-and a name again would make a second copy of every path while loading). What is not a bulk column (the graph, problems, notes, an op's
+kind, graph; a tensor's folder) are stored once in a table and referenced by number; a tensor keeps its
+folder and its file name apart (model.TensorRef), so neither is copied or joined while loading. What is not a bulk column (the graph, problems, notes, an op's
 sources/attributes/code where a graph file gave them) is pickled as it is.
 
 Tensor layouts are not stored: they are read from the files on first need, as after a fresh index.
@@ -18,7 +18,7 @@ from typing import Any
 from .model import Dump, Op, TensorRef
 from .slotmap import EMPTY, SlotMap
 
-FORMAT_VERSION = 3  # 3: frozen ops (SlotMap) and graph (FlowGraph)
+FORMAT_VERSION = 4  # 3: frozen ops (SlotMap) and graph (FlowGraph); 4: tensors' folders apart
 
 
 class _Table:
@@ -41,6 +41,8 @@ def encode(dump: Dump) -> dict[str, Any]:
     kinds, small = _Table(), _Table()  # kinds: (io, fmt, dtype, shape) of tensors; small: op strings
     tensor_index: dict[int, int] = {}
     t_kind: list[int] = []
+    folders = _Table()
+    t_folder: list[int] = []
     t_names: list[str] = []
     t_slot: list[int] = []
     t_ts: list[int | None] = []
@@ -51,7 +53,9 @@ def encode(dump: Dump) -> dict[str, Any]:
         if i is not None:
             return i
         i = tensor_index[id(t)] = len(t_names)
-        t_names.append(t.path)
+        folder, name = t.folder_and_name
+        t_folder.append(folders.ref(folder))
+        t_names.append(name)
         t_kind.append(kinds.ref((t.io, t.fmt, t._dtype, t._shape)))
         t_slot.append(t.slot)
         t_ts.append(t.timestamp)
@@ -80,7 +84,9 @@ def encode(dump: Dump) -> dict[str, Any]:
         "dump": replace(dump, ops=[], _by_key=None),
         "t_kinds": kinds.values,
         "t_kind": t_kind,
-        "t_paths": t_names,
+        "t_folders": folders.values,
+        "t_folder": t_folder,
+        "t_names": t_names,
         "t_slot": t_slot,
         "t_ts": t_ts,
         "t_extra": t_extra,
@@ -98,14 +104,15 @@ def decode(cols: dict[str, Any]) -> Dump:
     """The dump `encode` took apart. ValueError for columns of another format version."""
     if cols.get("version") != FORMAT_VERSION:
         raise ValueError(f"index columns of version {cols.get('version')!r}, not {FORMAT_VERSION}")
-    kinds = cols["t_kinds"]
+    kinds, folders, in_folder = cols["t_kinds"], cols["t_folders"], TensorRef.in_folder
     tensors = []
-    for kind, path, slot, ts in zip(cols["t_kind"], cols["t_paths"], cols["t_slot"], cols["t_ts"]):
+    for kind, folder, name, slot, ts in zip(
+        cols["t_kind"], cols["t_folder"], cols["t_names"], cols["t_slot"], cols["t_ts"]
+    ):
         io, fmt, dtype, shape = kinds[kind]
-        tensors.append(TensorRef(path, io, slot, dtype, shape, fmt, ts))
+        tensors.append(in_folder(folders[folder], name, io, slot, dtype, shape, fmt, ts))
     for i, (layout_fn, stats, size_on_disk) in cols["t_extra"].items():
-        t = tensors[i]
-        t._layout_fn, t.stats, t.size_on_disk = layout_fn, stats, size_on_disk
+        tensors[i].set_extra(layout_fn, stats, size_on_disk)
     slots = cols["slots"]
     members = [tensors[i] for i in cols["members"]]
     o_names, o_ints, o_kinds = cols["o_names"], cols["o_ints"], cols["o_kinds"]

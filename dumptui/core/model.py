@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import sys
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,21 +76,13 @@ class TensorRef:
 
     `layout_fn` resolves the byte layout (reads an npy header at most); it is called once and cached.
     Statistic-only dumps carry `stats` and no data.
+
+    An index holds one per dump file for the whole session, so it is kept small: the path as its folder (one
+    string shared by the folder's files) and its name, joined when asked for; what few tensors have (a layout
+    call, statistics, a size on disk) in one slot, None for the others.
     """
 
-    __slots__ = (
-        "path",
-        "io",
-        "slot",
-        "_dtype",
-        "_shape",
-        "fmt",
-        "timestamp",
-        "_layout",
-        "_layout_fn",
-        "stats",
-        "size_on_disk",
-    )
+    __slots__ = ("_folder", "_name", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_extra")
 
     def __init__(
         self,
@@ -104,7 +97,9 @@ class TensorRef:
         stats: dict | None = None,
         size_on_disk: int | None = None,
     ):
-        self.path = path
+        cut = path.rfind(os.sep) + 1
+        self._folder = sys.intern(path[:cut])
+        self._name = path[cut:]
         self.io = io
         self.slot = slot
         self._dtype = dtype  # logical dtype: what the framework computed in (file name, IR, header)
@@ -112,9 +107,54 @@ class TensorRef:
         self.fmt = fmt
         self.timestamp = timestamp
         self._layout: Layout | None = None
-        self._layout_fn = layout_fn
-        self.stats = stats
-        self.size_on_disk = size_on_disk
+        self._extra: tuple[Callable[[], Layout] | None, dict | None, int | None] | None = None
+        if layout_fn is not None or stats is not None or size_on_disk is not None:
+            self._extra = (layout_fn, stats, size_on_disk)
+
+    @classmethod
+    def in_folder(
+        cls,
+        folder: str,
+        name: str,
+        io: str,
+        slot: int,
+        dtype: str | None,
+        shape: tuple[int, ...] | None,
+        fmt: str,
+        timestamp: int | None,
+    ) -> TensorRef:
+        """A tensor whose path is `folder` (ending in a separator, or empty) + `name`, without splitting it again
+        (the index cache stores paths so)."""
+        t = cls.__new__(cls)
+        t._folder, t._name = sys.intern(folder), name
+        t.io, t.slot, t._dtype, t._shape, t.fmt, t.timestamp = io, slot, dtype, shape, fmt, timestamp
+        t._layout, t._extra = None, None
+        return t
+
+    @property
+    def path(self) -> str:
+        return self._folder + self._name
+
+    @property
+    def folder_and_name(self) -> tuple[str, str]:
+        return self._folder, self._name
+
+    @property
+    def _layout_fn(self) -> Callable[[], Layout] | None:
+        return None if self._extra is None else self._extra[0]
+
+    @property
+    def stats(self) -> dict | None:
+        return None if self._extra is None else self._extra[1]
+
+    @property
+    def size_on_disk(self) -> int | None:
+        return None if self._extra is None else self._extra[2]
+
+    def set_extra(self, layout_fn: Callable[[], Layout] | None, stats: dict | None, size_on_disk: int | None) -> None:
+        self._extra = (
+            None if layout_fn is None and stats is None and size_on_disk is None else (layout_fn, stats, size_on_disk)
+        )
 
     def __repr__(self) -> str:
         return f"TensorRef({self.io}.{self.slot} {self._dtype} {self._shape} {os.path.basename(self.path)})"

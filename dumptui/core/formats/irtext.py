@@ -228,6 +228,7 @@ def parse_ir_text(path: str) -> IRGraph:
     node: IRNode | None = None  # the node whose type and comment lines follow
     type_lines: list[str] = []
     attr_parsers: dict[str, AttrsParser] = {}
+    texts: dict[str, str] = {}
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         for raw in fh:
             line = raw.strip()
@@ -246,7 +247,7 @@ def parse_ir_text(path: str) -> IRGraph:
             elif c == ":" and node is not None:
                 spec = line[1:].strip()
                 if "->" in spec and len(type_lines) < 2:
-                    type_lines.append(spec)
+                    type_lines.append(texts.setdefault(spec, spec))  # layers repeat: one string per text
             elif c == "#" and node is not None:
                 _read_comment(node, line)
             elif line.startswith("Return(") or line.startswith("}"):
