@@ -7,7 +7,7 @@ were not dumped (a filtered dump) stay in the graph as nodes with `dumped=False`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -114,7 +114,7 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: FlowGraphBuilder, param
     edges: dict[tuple[str, str], list[tuple[int, int]]] = {}
     by_key = {op.key: op for op in kernels}
     shared_attrs: dict[Hashable, Mapping[str, str]] = {}
-    shared_code: dict[tuple[str, ...], list[str]] = {}
+    shared_code: dict[tuple[str, ...], Sequence[str]] = {}
     # every kernel of the graph, dumped or not: a filtered dump keeps its ancestry through undumped kernels
     for node in ir.nodes.values():
         if node.virtual or not node.full_name:

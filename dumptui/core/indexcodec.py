@@ -135,8 +135,8 @@ def decode(cols: dict[str, Any]) -> Dump:
                 o_ints[j + 1],
                 source,
                 EMPTY,
-                {},
-                [],
+                EMPTY,
+                (),
                 o_names[j + 2],
                 o_ints[j + 2],
             )

@@ -7,6 +7,7 @@ TupleGetItem, Depend...). This model sits below both, so neither imports the oth
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
@@ -73,7 +74,7 @@ class IRNode:
         attrs: dict[str, str] | None = None,
         in_types: list[TensorType] | None = None,
         out_types: list[TensorType] | None = None,
-        code: list[str] | None = None,
+        code: Sequence[str] = (),
         parse_attrs: Callable[[], dict[str, str]] | None = None,
         parse_types: Callable[[], NodeTypes] | None = None,
     ):
@@ -81,7 +82,7 @@ class IRNode:
         self.op_type = op_type
         self.full_name = full_name
         self.args = args if args is not None else []
-        self.code = code if code is not None else []
+        self.code = code  # a tuple, or a list once `add_code` added a line
         self._attrs = attrs
         self._types: NodeTypes | None = None
         if in_types is not None or out_types is not None:
@@ -102,6 +103,18 @@ class IRNode:
             self._attrs = self._parse_attrs() if self._parse_attrs else {}
             self._parse_attrs = None
         return self._attrs
+
+    def add_code(self, line: str) -> None:
+        """A line of the user's source, below the node in the graph file (no list for nodes without one)."""
+        if isinstance(self.code, list):
+            self.code.append(line)
+        else:
+            self.code = [*self.code, line]
+
+    def set_types_parser(self, parse_types: Callable[[], NodeTypes] | None) -> None:
+        """Types to parse on first use; a graph reader may give nodes with the same type text the same call."""
+        if self._types is None:
+            self._parse_types = parse_types
 
     def attrs_parser(self) -> Callable[[], dict[str, str]] | None:
         """The call that parses this node's attributes while they are not parsed yet (else None); a graph

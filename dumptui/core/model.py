@@ -11,7 +11,7 @@ import gc
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes
 from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from .npy import Layout, npy_layout, open_array, read_small
-from .slotmap import SlotMap, V
+from .slotmap import EMPTY, SlotMap, V
 
 if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
     import networkx as nx
@@ -285,8 +285,8 @@ class Op:
     timestamp: int | None = None  # earliest file timestamp
     name_source: str = "file name"  # how `name` was recovered
     sources: Mapping[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
-    attrs: Mapping[str, str] = field(default_factory=dict)  # primitive attributes (from the IR)
-    code: list[str] = field(default_factory=list)  # user source lines (from the IR)
+    attrs: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # primitive attributes (from the IR)
+    code: Sequence[str] = ()  # user source lines (from the IR)
     key: str = ""  # unique within the dump (name, or graph:name when graphs collide)
     call: int = 1  # 2, 3... when the same kernel ran more than once in one iteration
     fused: tuple[str, ...] = ()  # the framework ops a fused op stands for, in order (GE graphs; fusion.py)

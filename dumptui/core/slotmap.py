@@ -89,4 +89,4 @@ class SlotMap(Mapping[int, V], Generic[V]):
         return "SlotMap(" + repr(dict(zip(self, self._values))) + ")"
 
 
-EMPTY: SlotMap[Any] = SlotMap()
+EMPTY: Any = SlotMap()  # the empty read-only mapping (of slots, or of anything: it has no keys)

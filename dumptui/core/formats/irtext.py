@@ -23,6 +23,7 @@ _DEV_T = re.compile(r"<(\w+?)x(\w+)(?:\[[^\]]*\])?\{([\d,\s\-]*)\}>")
 _PREFIXES = ("PrimFunc_", "S_Prim_", "S-Prim-", "Prim::", "prim::")
 MONADS = {"U", "UMonad[U]", "IOMonad[IO]", "IO", "UMonad", "IOMonad"}
 AttrsParser = Callable[[], dict[str, str]]
+TypesParser = Callable[[], NodeTypes]
 
 
 def strip_prefix(op: str) -> str:
@@ -196,20 +197,44 @@ def _param(line: str, m: re.Match[str]) -> IRParam:
     )
 
 
-def _node(m: re.Match[str], type_lines: list[str], attr_parsers: dict[str, AttrsParser]) -> IRNode:
-    """A node line; its attributes, and its types from the `type_lines` that follow, are parsed on first use
-    (by partials, not closures: a Dump can be pickled). Nodes with the same attribute text share one parser
-    from `attr_parsers` (the ops keep it for the whole session: a 20,000-node graph has a few dozen texts)."""
+class _Shared:
+    """What the nodes of one graph file share: a parser per distinct attribute text and per distinct pair of
+    type lines, and one string per op type and per type line (layers repeat; a 20,000-node graph has a few
+    dozen of each, and the ops keep the attribute parsers for the whole session)."""
+
+    def __init__(self) -> None:
+        self.attrs: dict[str, AttrsParser] = {}
+        self.types: dict[tuple[str, ...], TypesParser] = {}
+        self.texts: dict[str, str] = {}
+
+    def text(self, s: str) -> str:
+        return self.texts.setdefault(s, s)
+
+    def attrs_parser(self, rest: str) -> AttrsParser:
+        found = self.attrs.get(rest)
+        if found is None:
+            found = self.attrs[rest] = partial(_parse_attrs, rest)
+        return found
+
+    def types_parser(self, lines: list[str]) -> TypesParser | None:
+        if not lines:
+            return None
+        key = tuple(lines)
+        found = self.types.get(key)
+        if found is None:
+            found = self.types[key] = partial(parse_types, list(key))
+        return found
+
+
+def _node(m: re.Match[str], shared: _Shared) -> IRNode:
+    """A node line; its attributes, and its types from the type lines that follow (`set_types_parser` once
+    they are read), are parsed on first use (by partials, not closures: a Dump can be pickled)."""
     inner, rest = _balanced(m.group(3))
-    parse_attrs = attr_parsers.get(rest)
-    if parse_attrs is None:
-        parse_attrs = attr_parsers[rest] = partial(_parse_attrs, rest)
     return IRNode(
         node_id=m.group(1),
-        op_type=strip_prefix(m.group(2)),
+        op_type=shared.text(strip_prefix(m.group(2))),
         args=_parse_args(inner),
-        parse_attrs=parse_attrs,
-        parse_types=partial(parse_types, type_lines),
+        parse_attrs=shared.attrs_parser(rest),
     )
 
 
@@ -220,15 +245,14 @@ def _read_comment(node: IRNode, line: str) -> None:
         if i >= 0:
             node.full_name = line[i + 1 : line.rfind(")")].strip()
     elif line.startswith("# In file"):
-        node.code.append(line[2:].strip())
+        node.add_code(line[2:].strip())
 
 
 def parse_ir_text(path: str) -> IRGraph:
     graph = IRGraph(source=path)
     node: IRNode | None = None  # the node whose type and comment lines follow
-    type_lines: list[str] = []
-    attr_parsers: dict[str, AttrsParser] = {}
-    texts: dict[str, str] = {}
+    type_lines: list[str] = []  # of `node`
+    shared = _Shared()
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         for raw in fh:
             line = raw.strip()
@@ -241,17 +265,23 @@ def parse_ir_text(path: str) -> IRGraph:
                     param = _param(line, m)
                     graph.params[param.name] = param
                 elif m := _NODE.match(line):
+                    if node is not None:
+                        node.set_types_parser(shared.types_parser(type_lines))
                     type_lines = []
-                    node = _node(m, type_lines, attr_parsers)
+                    node = _node(m, shared)
                     graph.nodes[node.node_id] = node
             elif c == ":" and node is not None:
                 spec = line[1:].strip()
                 if "->" in spec and len(type_lines) < 2:
-                    type_lines.append(texts.setdefault(spec, spec))  # layers repeat: one string per text
+                    type_lines.append(shared.text(spec))
             elif c == "#" and node is not None:
                 _read_comment(node, line)
             elif line.startswith("Return(") or line.startswith("}"):
+                if node is not None:
+                    node.set_types_parser(shared.types_parser(type_lines))
                 node = None
             elif line.startswith("subgraph @") and not graph.name:
                 graph.name = line[len("subgraph @") :].split("(")[0].strip()
+    if node is not None:
+        node.set_types_parser(shared.types_parser(type_lines))
     return graph
