@@ -66,6 +66,9 @@ PAIR_ORDER = (
     "kl",
 )
 SIDE_ORDER = SIDE_INTS + SIDE_FLOATS
+assert sorted(PAIR_ORDER) == sorted((*PAIR_INTS, *PAIR_FLAGS, *PAIR_FLOATS, "max_abs_index")), (
+    "a field in one list only"
+)
 
 # One float64 array per record: PairStats' counts, the reference's, the target's; then the values in the same
 # order; then the bit word (bit k: value k is None; the flags from bit FLAG_BIT); then max_abs_index (its length,
