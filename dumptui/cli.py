@@ -1,6 +1,8 @@
 """Command line: `dumptui REF TARGET` opens the terminal app; subcommands work without any UI.
 
-Exit codes: 0 no divergence, 1 divergence found, 2 bad usage or unreadable input.
+Exit codes: 0 no divergence, 1 divergence found, 2 bad usage or unreadable input (also: nothing to compare,
+damage that hides the answer, and any failure of dumptui itself: scripts read 1 as "divergence found", so 1
+means that and nothing else).
 """
 
 from __future__ import annotations
@@ -170,7 +172,7 @@ def _console() -> Console:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from .core.bisect import Bisection
-    from .report.data import bisect_report
+    from .report.data import bisect_report, skipped
 
     options = PairOptions.from_namespace(args)
     ref, target = open_pair(options)
@@ -179,9 +181,11 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     bi.check_inputs()
     bi.run()
     culprit = bi.first_root()
-    code = EXIT_OK if culprit is None else EXIT_DIVERGED
+    code = EXIT_DIVERGED if culprit is not None else EXIT_USAGE if bi.undecided else EXIT_OK
     if args.json:
         out = bisect_report(bi)
+        out["undecided"] = list(bi.undecided)
+        out["skipped"] = skipped(bi.session)
         out["exit"] = code
         print(json.dumps(out, indent=1, allow_nan=False))
     else:
@@ -203,6 +207,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare_pair(session, workers=args.workers)
     results = comparison.results
     diverged = bool(comparison.roots)
+    every = [t for r in results for t in r.inputs + r.outputs]
+    skipped = data.skipped(session, every)
+    # no root among what could be read, but something could not be read: the answer is unknown, not "none"
+    incomplete = not diverged and bool(skipped["tensor_pairs"] or any(skipped["files"].values()))
+    code = EXIT_DIVERGED if diverged else EXIT_USAGE if incomplete else EXIT_OK
     if args.csv:
         from .report.csvout import write_csv
 
@@ -225,14 +234,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
                     "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
                     "benign": comparison.bisection.benign_evidence(),
                     "damaged_tensors": data.damaged_tensors(session),
+                    "skipped": skipped,
+                    "incomplete": incomplete,
                     "tensors_read": session.tensors_read,
+                    "exit": code,
                 },
                 indent=1,
                 allow_nan=False,
             )
         )
     elif not args.csv or sys.stdout.isatty():
-        from .report.tables import compare_summary, compare_table, dump_line, name
+        from .report.tables import compare_summary, compare_table, dump_line, name, print_skipped
 
         con = _console()
         con.print(f"[bold]ref[/bold]:    {dump_line(ref)}")
@@ -245,6 +257,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 "[bold red]Roots of divergence[/bold red] (where error is born, first first): "
                 + "; ".join(f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots)
             )
+        elif incomplete:
+            con.print(
+                "[bold magenta]Undecided[/bold magenta]: no root of divergence among what could be read, "
+                "but not everything could be read (exit code 2)"
+            )
         else:
             con.print(
                 "[bold green]No root of divergence[/bold green]"
@@ -256,15 +273,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
             )
         damaged = data.damaged_tensors(session)
         for d in damaged:
-            from .report.tables import name
-
             con.print(
-                f"[magenta]{'repaired' if d['repaired'] else 'unreadable'}[/magenta] ({d['side']}) "
+                f"[magenta]{'unreadable' if d['problem'] else 'repaired'}[/magenta] ({d['side']}) "
                 f"{name(d['path'])}: {name(d['problem'] or d['repaired'])}"
             )
-        if damaged:
+        shown = {d["path"] for d in damaged}
+        for side, dump in (("ref", ref), ("target", target)):
+            for p in dump.problems:
+                if p.severity == "error" and p.path not in shown:
+                    shown.add(p.path)
+                    con.print(f"[magenta]unreadable[/magenta] ({side}) {name(p.path)}: {name(p.reason)}")
+        if any(d["repaired"] and not d["problem"] for d in damaged):
             con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
-    return EXIT_DIVERGED if diverged else EXIT_OK
+        print_skipped(con, session, every)
+    return code
 
 
 def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
@@ -279,6 +301,7 @@ def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     from .core.formats import detect, open_dump
     from .core.model import DumpError
+    from .core.safeio import regular_size
     from .core.survey import survey
     from .report import data, fmt
 
@@ -306,13 +329,15 @@ def cmd_info(args: argparse.Namespace) -> int:
                 continue
             lay = t.layout()
             try:
-                total += t.size_on_disk if t.size_on_disk is not None else os.path.getsize(t.path)
+                total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
             except OSError:
                 pass
             if lay.problem:
                 unreadable.append((t.path, lay.problem))
             elif lay.repaired:
                 repaired.append((t.path, lay.repaired))
+    unreadable = list(dict.fromkeys(unreadable))  # several tensors of one raw file share its problem
+    repaired = list(dict.fromkeys(repaired))
     kinds: dict[str, int] = {}
     for op in dump.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
@@ -335,34 +360,34 @@ def cmd_info(args: argparse.Namespace) -> int:
     con.print(f"[bold]{name(dump.path)}[/bold]")
     con.print(f"  format:      {dump.format} ({name(dump.variant)})")
     con.print(
-        f"  version:     {('MindSpore ' + dump.version) if dump.version else 'unknown'}"
-        f"{'  device: ' + dump.device if dump.device else ''}"
+        f"  version:     {name('MindSpore ' + dump.version) if dump.version else 'unknown'}"
+        f"{'  device: ' + name(dump.device) if dump.device else ''}"
     )
     if layout:
         for rank, graphs in layout.items():
             parts = []
             for g, its in graphs.items():
                 parts.append(
-                    f"graph {g}: iteration{'s' if len(its) > 1 else ''} "
-                    + ", ".join(f"{it} ({n} files)" for it, n in its.items())
+                    f"graph {name(g)}: iteration{'s' if len(its) > 1 else ''} "
+                    + ", ".join(f"{name(it)} ({n} files)" for it, n in its.items())
                 )
             con.print(
-                f"  rank {rank}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
+                f"  rank {name(rank)}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
                 if parts
-                else f"  rank {rank}: no data"
+                else f"  rank {name(rank)}: no data"
             )
     if chosen_note:
         con.print(f"  [yellow]choose:[/yellow]      {name(chosen_note)}")
     con.print(
-        f"  read:        rank {dump.rank or '-'}, graphs {', '.join(dump.graphs) or '-'}, "
-        f"iterations {', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-'}"
+        f"  read:        rank {name(dump.rank or '-')}, graphs {name(', '.join(dump.graphs) or '-')}, "
+        f"iterations {name(', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-')}"
     )
     con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
     con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
     con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")
     for n in dump.notes:
         con.print(f"  note:        {name(n)}")
-    problems = [(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable
+    problems = list(dict.fromkeys([(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable))
     for path, reason in problems:
         con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
     for path, reason in repaired:
@@ -370,7 +395,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     for p in dump.problems:
         if p.severity != "error":
             con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(p.reason)}")
-    if not problems and not repaired:
+    if problems:
+        files = len({path for path, _reason in problems})
+        con.print(f"  [magenta]{files} file{'s' if files != 1 else ''} unreadable[/magenta] (listed above)")
+    elif not repaired:
         con.print("  every tensor file is readable")
     return EXIT_OK
 
@@ -414,7 +442,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         con.print(f"  {k:20s} {name(v)}")
     if info.declared:
         con.print(f"  {'header':20s} {name(info.declared)}")
-    con.print(f"  {'dtype, shape':20s} {info.dtype or '?'} {fmt.shape(info.shape)}")
+    con.print(f"  {'dtype, shape':20s} {name(info.dtype or '?')} {fmt.shape(info.shape)}")
     if info.repaired:
         con.print(f"  [yellow]damaged:[/yellow] {name(info.repaired)}")
     if info.problem:
@@ -468,17 +496,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print("\n".join(report.summary_lines()))
+        from .report.fmt import clean
+
+        print("\n".join(clean(line) for line in report.summary_lines()))
     return EXIT_OK if report.complete else EXIT_USAGE
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     from .core import dumpconfig
+    from .report.fmt import clean
 
     if args.kind == "acl":
         acl = dumpconfig.acl_config(args.mindir, args.dump_path, args.ops, args.mode)
         path = dumpconfig.write_json(args.out, acl.config)
-        print(f"graph name: {acl.graph_name}\nmodel_name: {acl.model_name}\nwrote {path}")
+        print(f"graph name: {clean(acl.graph_name)}\nmodel_name: {clean(acl.model_name)}\nwrote {clean(path)}")
         exists = "exists" if os.path.isdir(args.dump_path) else "does not exist yet: mkdir -p " + args.dump_path
         print(f"warning: {dumpconfig.MISSING_FOLDER} ({args.dump_path} {exists})", file=sys.stderr)
         return EXIT_OK
@@ -518,8 +549,28 @@ def single_threaded_blas() -> None:
         os.environ.setdefault(var, "1")
 
 
+def tolerant_output() -> None:
+    """Text that still holds bytes a stream's encoding cannot write (a path that is not UTF-8 under a strict
+    UTF-8 stdout) is written with backslash escapes, never aborts a command."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream already written to in another mode: left as it is
+                pass
+
+
+def _fail(message: str) -> int:
+    from .report.fmt import clean
+
+    print(f"dumptui: {clean(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
     single_threaded_blas()
+    tolerant_output()
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(sub)
@@ -537,13 +588,15 @@ def main(argv: list[str] | None = None) -> int:
         }[sub]
         return handler(args)
     except DumptuiError as e:
-        print(f"dumptui: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except (OSError, ValueError) as e:
-        print(f"dumptui: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e))
+    except ValueError as e:
+        return _fail(str(e))
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"
+        return _fail(f"internal error ({type(e).__name__}: {e}); please report it (the dumps were not changed)")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ from worker threads.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Iterable
 
@@ -20,6 +19,7 @@ from .ledger import ReadLedger
 from .metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
 from .model import SMALL_READ, Dump, TensorRef
 from .results import OpResult, TensorResult, op_verdict
+from .safeio import open_regular, regular_size
 from .verdict import (
     BUILTIN_IGNORES,
     DTYPE_MISMATCH,
@@ -116,8 +116,23 @@ class Session:
         try:
             st = compare_tensors(ref, target, tol, kl=self.kl)
         except (OSError, ValueError) as e:
-            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+            return self.read_failed(io, slot, ref, target, f"read failed: {e}", notes)
         return self.finish(pair, io, slot, ref, target, st, pre, purpose)
+
+    @staticmethod
+    def read_failed(
+        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[str]
+    ) -> TensorResult:
+        """A pair whose values could not be read although their headers could: the file that fails is found
+        and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
+        failed = []
+        for side, t in (("ref", ref), ("target", target)):
+            try:
+                next(iter(t.chunks(1 << 16)), None)
+            except (OSError, ValueError) as e:
+                t.refuse(f"read failed: {e}")
+                failed.append(f"{side}: read failed: {e}")
+        return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
         self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
@@ -265,12 +280,14 @@ class Session:
         t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
         if r is None or t is None or not r.has_data or not t.has_data:
             return None
+        if r.refused or t.refused:  # a tensor refused while indexing is never taken for equal
+            return None
         try:
-            size = os.path.getsize(r.path)
-            if size != os.path.getsize(t.path) or size > SMALL_READ:
+            size = regular_size(r.path)
+            if size != regular_size(t.path) or size > SMALL_READ:
                 return None
-            with open(r.path, "rb") as a, open(t.path, "rb") as b:
-                same = a.read() == b.read()
+            with open_regular(r.path) as a, open_regular(t.path) as b:
+                same = a.read(SMALL_READ + 1) == b.read(SMALL_READ + 1)
         except OSError:
             return None
         self.ledger.book(purpose, pair.key, io, slot)

@@ -11,6 +11,7 @@ import os
 from ..errors import DumpError
 from ..model import Dump, no_cyclic_gc
 from .cann import CannRawReader
+from .filecheck import check_tensor_files
 from .mindspore import MindSporeNpyReader
 from .mindspore_bin import MindSporeBinReader
 from .msprobe import MsprobeReader
@@ -52,7 +53,9 @@ def open_dump(
         reader = _BY_FORMAT.get(fmt)
         if reader is None:
             raise DumpError(path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-        return reader.open(path, Selection(rank, graph, iteration))
+        dump = reader.open(path, Selection(rank, graph, iteration))
+        check_tensor_files(dump)  # FIFOs, devices, links: refused or reported before anything reads them
+        return dump
 
 
 __all__ = ["FORMATS", "READERS", "Reader", "Selection", "detect", "open_dump"]
