@@ -278,7 +278,7 @@ def print_skipped(console: Console, session: Session, results: list[TensorResult
     parts = [f"{n} file{'s' if n != 1 else ''} of the {side} dump" for side, n in counts["files"].items() if n]
     if counts["tensor_pairs"]:
         n = counts["tensor_pairs"]
-        parts.append(f"{n} tensor pair{'s' if n != 1 else ''} read so far")
+        parts.append(f"{n} tensor pair{'s' if n != 1 else ''} not compared")
     if parts:
         console.print(f"[magenta]skipped[/magenta] (unreadable, listed above): {', '.join(parts)}")
 
