@@ -281,6 +281,39 @@ def test_msprobe_bad_fields_make_one_tensor_unreadable(tmp_path):
     assert "parameters of Module.fc.Linear.forward.0 are a list, not an object" in out
 
 
+def test_msprobe_tensor_list_replaced_by_a_value_is_named(tmp_path):
+    """`output: 5` holds no record: the call's output is listed as a damaged field, not dropped unnamed."""
+
+    def mutate(doc):
+        doc["data"]["Functional.relu.0.forward"]["output"] = 5
+        doc["data"]["Tensor.mul.1.forward"]["input_args"] = "x\x1b[2J"
+        return doc
+
+    root = msprobe_dump(tmp_path / "d", mutate=mutate)
+    dump_json = root / "step0" / "rank0" / "dump.json"
+    code, out, err = run_main("info", root)
+    assert code == 0
+    assert_named(out, dump_json, "output of Functional.relu.0.forward is a number (5), not a list of records")
+    assert "input_args of Tensor.mul.1.forward is a string ('x\\x1b[2J'), not a list of records" in out
+
+
+def test_a_stray_dump_json_deep_in_a_mindspore_dump_does_not_hide_it(pair, tmp_path):
+    """Only a dump.json where an msprobe dump keeps one (the folder, rank*/, step*/rank*/) makes it msprobe: a
+    stray one in a MindSpore rank tree made the whole dump "no msprobe dump.json found" (a fuzz find)."""
+    from dumptui.core.formats import detect
+
+    ref, target = pair
+    (Path(target) / "rank_0" / "Net" / "dump.json").write_text("{}")
+    assert detect(target) == "mindspore-npy"
+    code, out, err = run_main("compare", ref, target)
+    assert code == 0, err
+    for i, where in enumerate(("", "rank1", "proc7", "step0/rank0", "step3/rank")):
+        folder = tmp_path / f"m{i}" / where
+        folder.mkdir(parents=True)
+        (folder / "dump.json").write_text("{}")
+        assert detect(str(tmp_path / f"m{i}")) == "msprobe", where
+
+
 # ------------------------------------------------------------------------------------------ .pt
 
 
@@ -309,11 +342,16 @@ PT_CASES = {
 
 @pytest.mark.parametrize("case", sorted(PT_CASES))
 def test_pt_pickle_damage_is_named(tmp_path, case):
+    """Each damaged pickle in an msprobe dump of .pt files: `info` names the file and the reason."""
     data, reason = PT_CASES[case]
-    f = tmp_path / "t.pt"
-    f.write_bytes(pt_file_bytes(data, np.arange(4, dtype=np.float32).tobytes()))
+    root = msprobe_dump(tmp_path / "d", fmt="pt")
+    f = root / "step0" / "rank0" / "dump_tensor_data" / "relu.out0.pt"
+    f.write_bytes(pt_file_bytes(data, np.arange(8, dtype=np.float32).tobytes()))
     lay, _dtype = pt_layout(str(f))
     assert lay.problem is not None and reason in lay.problem, lay.problem
+    code, out, err = run_main("info", root)
+    assert code == 0
+    assert_named(out, f, "unreadable", reason)
 
 
 def test_pt_in_a_dump_names_path_and_reason(tmp_path):
@@ -398,6 +436,42 @@ def test_cann_raw_dims_beyond_int64(tmp_path):
     code, out_text, err = run_main("info", folder)
     assert code == 0
     assert_named(out_text, bad, "device shape dimension 18446744073709551615 is beyond")
+
+
+def test_cann_raw_file_of_zeros_is_named_not_an_op_without_tensors(tmp_path):
+    """Eight zero bytes and nothing else parse as an empty DumpData: a warning naming the file, not an op that
+    vanishes from the comparison unnamed."""
+    from cann_encode import RawOp, Tensor, encode, file_name
+
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    good = RawOp(
+        "Add", "Default_Add-op1", inputs=[Tensor(np.ones(4, np.float32))], outputs=[Tensor(np.ones(4, np.float32))]
+    )
+    (folder / file_name(good)).write_bytes(encode(good))
+    empty = folder / "Mul.Default_Mul-op2.2.0.1700000000000001"
+    empty.write_bytes(bytes(8))
+    dump = open_dump(str(folder))
+    assert [op.file_name for op in dump.ops] == ["Default_Add-op1"]
+    code, out, err = run_main("info", folder)
+    assert code == 0
+    assert_named(out, empty, "warning", "holds no input and no output: nothing to compare")
+
+
+def test_side_files_are_read_with_what_they_hold_not_the_limit(tmp_path):
+    """A side file is read with read(its size): read(limit + 1) allocated the 1 GiB limit for an 867-byte
+    dump.json before reading a byte (found by the fuzz suite)."""
+    from dumptui.core.safeio import read_bytes
+
+    doc = tmp_path / "dump.json"
+    doc.write_bytes(b'{"task": "tensor", "data": {}}')
+    tracemalloc.start()
+    try:
+        assert read_bytes(str(doc)) == doc.read_bytes()
+        _size, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{peak} B allocated to read {doc.stat().st_size} B"
 
 
 # ------------------------------------------------------------------------------------------ strings from files

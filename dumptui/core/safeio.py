@@ -90,10 +90,8 @@ def read_bytes(path: str, limit: int = MAX_TEXT_FILE) -> bytes:
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise OSError(errno.EFBIG, f"{size} B, more than the {limit} B a file of this kind may have", path)
-        data = fh.read(limit + 1)
-    if len(data) > limit:  # grew while we read it
-        raise OSError(errno.EFBIG, f"more than the {limit} B a file of this kind may have", path)
-    return data
+        # read(n) allocates n bytes before it reads: ask for what the file holds, never for the limit
+        return fh.read(size)
 
 
 def read_text(path: str, limit: int = MAX_TEXT_FILE) -> str:

@@ -43,21 +43,15 @@ Signature = tuple[str, tuple[Any, ...], float, float, float, float]
 
 
 def looks_like(path: str) -> bool:
-    return _find_dump_json(path, depth=3) is not None
-
-
-def _find_dump_json(path: str, depth: int) -> str | None:
+    """A dump.json where _choose_dir reads one: in `path`, a rank folder, or a rank folder of a step folder.
+    (A stray dump.json deeper in another format's tree is not an msprobe dump: it must not hide that dump.)"""
     if os.path.isfile(os.path.join(path, DUMP_JSON)):
-        return path
-    if depth == 0:
-        return None
-    for sub in list_dir(path)[:16]:
-        folder = os.path.join(path, sub)
-        if os.path.isdir(folder):
-            found = _find_dump_json(folder, depth - 1)
-            if found:
-                return found
-    return None
+        return True
+    for base in [path, *numbered_subdirs(path, STEP_DIR).values()]:
+        for sub in list_dir(base):
+            if RANK_DIR.match(sub) and os.path.isfile(os.path.join(base, sub, DUMP_JSON)):
+                return True
+    return False
 
 
 def _choose_dir(path: str, rank: str | None, iteration: str | None) -> str:
@@ -199,7 +193,13 @@ class _Calls:
             if sig:
                 self.param_of.setdefault(sig, full)
 
-    def add_api_call(self, name: str, entry: Record) -> None:
+    def add_api_call(self, name: str, entry: Record, problems: list[Problem]) -> None:
+        for key in ("input_args", "input_kwargs", "output"):
+            value = entry.get(key)
+            if value is not None and not isinstance(value, (list, dict)):
+                # a tensor list replaced by a number would drop its tensors unnamed
+                reason = f"{key} of {name} is {limits.kind_of(value)} ({limits.brief(value)}), not a list of records (ignored)"
+                problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, "warning"))
         parts = name.split(".")
         op = Op(
             name=name,
@@ -312,7 +312,7 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
         elif name.startswith("Module.") or name.startswith("Cell."):
             calls.add_module(name, entry, dump.problems)
         else:
-            calls.add_api_call(name, entry)
+            calls.add_api_call(name, entry, dump.problems)
     dump.ops = calls.ops + list(calls.params.values())
     dump.graph = _infer_dataflow(dump, calls)
     dump.graph_source = "inferred from matching statistics in dump.json"

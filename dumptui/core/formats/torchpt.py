@@ -171,7 +171,7 @@ def _small_member(z: zipfile.ZipFile, name: str, limit: int) -> bytes:
     if info.file_size > limit:
         raise BadValue(f"{limits.brief(name)} declares {info.file_size} B (at most {limit} B are read)")
     with z.open(info) as member:
-        return member.read(limit + 1)[:limit]
+        return member.read(info.file_size)
 
 
 def _read_spec(fh: BinaryIO, file_size: int) -> tuple[_TensorSpec, int, zipfile.ZipInfo, str] | str:
