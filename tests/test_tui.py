@@ -294,7 +294,7 @@ def test_only_diverged_filter_and_next_diverged(demo_pair):
 
 
 def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     path = tmp_path / "sessions" / "s.json"
 
     async def save():
@@ -307,7 +307,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
             await pilot.press("S")
             assert isinstance(app.screen, SaveScreen)
             inp = app.screen.query_one("#save-path")
-            assert inp.value.startswith(str(tmp_path / "cache" / "dumptui" / "session-"))
+            assert inp.value.startswith(str(tmp_path / "state" / "dumptui" / "session-"))
             # a path inside the dump is refused, the dialog stays open
             inp.value = os.path.join(demo_pair.ref, "s.json")
             await pilot.press("enter")

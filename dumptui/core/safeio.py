@@ -64,14 +64,25 @@ def check_regular(path: str) -> os.stat_result:
     return st
 
 
-def open_regular(path: str) -> BinaryIO:
-    """`path` opened for binary reading, if it is a regular file; RefusedFile or OSError otherwise."""
+def open_regular_fd(path: str) -> tuple[int, int]:
+    """(file descriptor, size) of `path` opened for reading, if it is a regular file; RefusedFile or OSError
+    otherwise. The caller closes the descriptor (for unbuffered reads: see npy.py)."""
     check_regular(path)
     fd = os.open(path, _FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _refuse(path, st.st_mode)
+        return fd, st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: str) -> BinaryIO:
+    """`path` opened for binary reading, if it is a regular file; RefusedFile or OSError otherwise."""
+    fd, _size = open_regular_fd(path)
+    try:
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -13,11 +13,12 @@ from ..core.verdict import UNREADABLE
 
 
 def num(v):
-    """JSON-safe number: NaN/Inf become strings (JSON has neither), None stays None."""
+    """A JSON number, or None (null) when undefined or not finite: JSON has no NaN or infinity, and a script
+    reading a number column must never meet a word in it (report/jsonout.py)."""
     if v is None:
         return None
     if isinstance(v, float) and not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return None
     return v
 
 
@@ -68,7 +69,7 @@ def op_result(res: OpResult) -> dict:
         "ref": p.ref.name if p.ref else None,
         "target": p.target.name if p.target else None,
         "op_type": p.op_type,
-        "position": p.index,
+        "position": p.index + 1,  # 1-based, as `#N` in the text output
         "paired_by": p.how,
         "verdict": res.verdict,
         "input_verdict": res.input_verdict,
@@ -207,7 +208,7 @@ def bisect_report(bi: Bisection) -> dict:
                 "target": r.pair.target.name if r.pair.target else None,
                 "kind": r.kind,
                 "why": r.why,
-                "position": r.pair.index,
+                "position": r.pair.index + 1,
                 "local_error": local_error(r.local),
             }
             for r in roots
@@ -225,7 +226,7 @@ def bisect_report(bi: Bisection) -> dict:
         "steps": [
             {
                 "op": bi.order[st.position].name,
-                "position": st.position,
+                "position": bi.order[st.position].index + 1,  # the op's position, as in `ops` and `roots`
                 "mark": st.mark,
                 "source": st.source,
                 "detail": st.detail,

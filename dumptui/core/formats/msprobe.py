@@ -93,8 +93,19 @@ def _is_tensor(rec: Record) -> bool:
     return "Tensor" in str(rec.get("type", "")) or "shape" in rec and rec.get("dtype") is not None
 
 
-def _tensors(value: Any) -> list[Record]:
-    return [rec for _label, rec in _tensor_records(value, "") if _is_tensor(rec)]
+def call_tensors(entry: Record) -> tuple[list[tuple[str, Record]], list[tuple[str, Record]]]:
+    """An API call's tensor records, inputs (args then kwargs) and outputs, each with msprobe's suffix of
+    the tensor name (`input.0`, `input.3.1`, `input.bias`, `output.0`): slot N is the Nth in these lists."""
+    ins = [
+        (f"input.{label}", rec)
+        for value in (entry.get("input_args") or [], entry.get("input_kwargs") or {})
+        for label, rec in _tensor_records(value, "")
+        if _is_tensor(rec)
+    ]
+    outs = [
+        (f"output.{label}", rec) for label, rec in _tensor_records(entry.get("output") or [], "") if _is_tensor(rec)
+    ]
+    return ins, outs
 
 
 def _stats(rec: Record) -> dict[str, float | None]:
@@ -208,10 +219,10 @@ class _Calls:
             file_name=name,
             name_source="dump.json",
         )
-        ins = _tensors(entry.get("input_args") or []) + _tensors(entry.get("input_kwargs") or {})
-        for slot, rec in enumerate(ins):
+        ins, outs = call_tensors(entry)
+        for slot, (_label, rec) in enumerate(ins):
             op.inputs[slot] = self._tensor(rec, "input", slot, name)
-        for slot, rec in enumerate(_tensors(entry.get("output") or [])):
+        for slot, (_label, rec) in enumerate(outs):
             op.outputs[slot] = self._tensor(rec, "output", slot, name)
         op.order = len(self.ops)
         self.ops.append(op)

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
-from ...core.metrics import WorstElement
+from ...core.elements import WorstElement
 from ...core.model import KERNEL, TensorRef
 from ...core.results import OpResult, TensorResult
 from ...present.bars import histogram_bar

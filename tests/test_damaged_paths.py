@@ -1,0 +1,116 @@
+"""Damage on the engine's other paths to a file: the persistent index cache (a cached index keeps every
+refusal and its reason), the same-file shortcut (never reads a FIFO or a device), and msprobe's own records
+for the CSV (a damaged dump.json gives no records, never a traceback)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from damage import msprobe_dump, run_main, same_pair, snapshot, tensor_file
+
+from dumptui.core import indexcache
+from dumptui.core.formats import open_dump
+from dumptui.core.samefiles import SameFiles
+
+
+@contextlib.contextmanager
+def within(seconds: float):
+    """Fail instead of hanging when something waits on a FIFO or reads a device forever."""
+
+    def expired(_signum, _frame):
+        raise AssertionError(f"still running after {seconds} s: a read that blocks")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def age(root: Path, seconds: float = 60.0) -> None:
+    """Every entry of `root` last changed a minute ago: a dump the cache may keep (not one still written)."""
+    past = time.time() - seconds
+    for folder, dirs, files in sorted(os.walk(root), key=lambda w: -len(w[0])):
+        for name in files + dirs:
+            os.utime(os.path.join(folder, name), (past, past), follow_symlinks=False)
+    os.utime(root, (past, past))
+
+
+def refusals(dump) -> dict[str, str]:
+    return {f"{op.name} {t.io}.{t.slot}": t.problem for op in dump.ops for t in op.tensors() if t.refused}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_cached_index_keeps_its_refusals_and_reasons(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(indexcache.DISABLE_ENV, raising=False)
+
+    def mutate(doc):
+        doc["data"]["Functional.relu.0.forward"]["output"][0]["shape"] = [-8]
+        return doc
+
+    ref = msprobe_dump(tmp_path / "ref")
+    root = msprobe_dump(tmp_path / "target", mutate=mutate)
+    fifo = root / "step0" / "rank0" / "dump_tensor_data" / "mul.out0.npy"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    age(root)
+    fresh = open_dump(str(root), cache=True)
+    expected = refusals(fresh)
+    assert expected == {
+        "Functional.relu.0.forward output.0": "Functional.relu.0.forward output.0: shape dimension -8 is below 0",
+        "Tensor.mul.1.forward output.0": "not a regular file: a FIFO (named pipe), not read",
+    }
+    entry = indexcache.entry_path(str(root), None, (None, None, None))
+    cached = indexcache.load(entry)
+    assert cached is not None, "the index was not cached"
+    assert refusals(cached) == expected
+    assert [(p.path, p.reason) for p in cached.problems] == [(p.path, p.reason) for p in fresh.problems]
+    with within(30):
+        outputs = [run_main("compare", ref, root) for _ in range(2)]  # the second from the cache
+    for code, out, _err in outputs:
+        assert code == 2 and "Undecided" in out
+        assert f"{fifo}: not a regular file: a FIFO (named pipe), not read" in out
+        assert "shape dimension -8 is below 0" in out
+    assert outputs[0][1] == outputs[1][1]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs, /dev/zero")
+def test_the_same_file_shortcut_never_reads_a_fifo_or_a_device(tmp_path):
+    """Two FIFOs, or two links to /dev/zero, have equal sizes (0): read side by side they would block, or
+    never end. Files swapped after indexing reach this check without a refusal, so it checks for itself."""
+    ref, target = same_pair(tmp_path)
+    a, b = tensor_file(ref, "block0-ResidualBlock_Add-op0"), tensor_file(target, "block0-ResidualBlock_Add-op0")
+    same = SameFiles(ref, target)
+    assert same.identical(str(a), str(b)) is True
+    for make in (os.mkfifo, lambda p: p.symlink_to("/dev/zero")):
+        for p in (a, b):
+            p.unlink()
+            make(p)
+        with within(10):
+            assert same.identical(str(a), str(b)) is None
+
+
+def test_msprobe_records_of_a_damaged_dump_json_are_no_traceback(tmp_path):
+    """compare --csv in msprobe's profile re-reads dump.json for its records: parameters that are a list
+    are skipped there as the reader skips them (it names them), not an AttributeError."""
+
+    def mutate(doc):
+        doc["data"]["Module.fc.Linear.forward.0"] = {"parameters": [1, 2]}
+        return doc
+
+    ref = msprobe_dump(tmp_path / "ref", mutate=mutate)
+    target = msprobe_dump(tmp_path / "target", mutate=mutate)
+    before = snapshot(ref), snapshot(target)
+    out_csv = tmp_path / "out.csv"
+    code, out, err = run_main("compare", ref, target, "--csv", out_csv)
+    assert code == 0, err
+    assert "internal error" not in err and out_csv.stat().st_size > 0
+    assert (snapshot(ref), snapshot(target)) == before
