@@ -1,7 +1,7 @@
 """msprobe's layer mapping (`msprobe compare -lm` / `graph_visualize -lm`) read for `--map`.
 
 A layer mapping renames module paths where two implementations of one model name their layers differently
-(msprobe's docs/en/examples/layer_mapping_example.md). Module calls are named
+(msprobe's docs/zh/examples/layer_mapping_example.md). Module calls are named
 `{Module|Cell}.{module_name}.{class_name}.{forward|backward}.{call}`, e.g.
 `Module.module.module.language_model.embedding.Embedding.forward.0`, and the yaml is keyed by the NPU-side
 (target) class name, each key mapping module-name segments under a module of that class to the bench-side
@@ -25,9 +25,13 @@ postprocess_pass.py; msprobe 26.x) does it:
   keyed by its own name, as msprobe keys it. Values lose a `(...)` suffix, as msprobe strips it. The last
   segment is the API name, so a rule may rename an API too (`FusedRMSNorm: {RmsNorm: npu_rms_norm}`).
 - Calls with the same scope and direction are matched by their order: the k-th target call with the k-th
-  reference call of the converted scope. Those pairs, where the names differ, are forced `--map` pairs; the
-  rest is paired by dumptui's usual rules (a call the mapping leaves without counterpart may still pair by
-  name).
+  reference call of the converted scope. Every such pair is a forced `--map` pair (`map file`), names equal
+  or not, so what the mapping decided wins over names.
+- One difference, on purpose: a call the mapping finds no counterpart for is N/A in msprobe's table; dumptui
+  leaves it to its usual rules among the calls the mapping left over too, and each such pair says how it was
+  made (`exact name`, `position ...`), so whatever is not `map file` is dumptui's guess, not the mapping's.
+- A dump without module structure (construct.json empty: msprobe's level L1) is refused: msprobe maps nothing
+  there either (it builds no layer tree without construct.json and stack.json).
 - The layers of a `ParallelTransformer` are renumbered from 0 on each side (msprobe's renumber pass, for
   pipeline stages numbered globally on one side and locally on the other).
 
@@ -89,6 +93,8 @@ def parse_rules(doc: dict[Any, Any]) -> Rules:
 
 
 def _segments(name: Any, where: str) -> Path:
+    if isinstance(name, (int, float)) and not isinstance(name, bool):
+        raise ValueError(f"layer mapping: {where} is a number; quote it ('{name}'): module names are text")
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"layer mapping: {where} is not a module name")
     parts = tuple(name.strip().split("."))
@@ -117,6 +123,8 @@ def read_parents(dump: Dump, side: str) -> dict[str, str]:
             parent = parent[0]
         if isinstance(parent, str) and parent:
             parents[str(node)] = parent
+    if not doc:
+        raise ValueError(f"{path}: empty, the {side} has no module structure (dump at level mix or L0)")
     return parents
 
 
@@ -205,10 +213,8 @@ def layer_pairs(doc: dict[Any, Any], ref: Dump, target: Dump) -> list[tuple[str,
     """(reference op, target op) for every target API call the layer mapping finds a reference call for."""
     rules = parse_rules(doc)
     tgt, rfr = Hierarchy(target, "target"), Hierarchy(ref, "reference")
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for (scope, direction), calls in tgt.groups.items():
         counterparts = rfr.groups.get((to_reference(scope, tgt, rules), direction), [])
-        for t, r in zip(calls, counterparts):
-            if r.name != t.name:
-                pairs.append((r.name, t.name))
+        pairs += [(r.name, t.name) for t, r in zip(calls, counterparts)]
     return pairs

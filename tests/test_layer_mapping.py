@@ -1,7 +1,6 @@
-"""msprobe's layer mapping yaml for `--map`: module paths renamed through construct.json, API calls paired.
-
-The dumps are written here: dump.json (task `statistics`, so no tensor files) and construct.json, as msprobe
-26.x writes them at level `mix`."""
+"""msprobe's layer mapping yaml for `--map`: module paths renamed through construct.json, API calls paired, as
+msprobe's core/compare/layer_mapping/ does it (the expected pairs are msprobe's: its documented example, its
+unit test's expected mapping, its renumber pass). Dumps written by msprobe_write.py."""
 
 from __future__ import annotations
 
@@ -9,52 +8,12 @@ import json
 
 import pytest
 from conftest import SHARED, run_cli
+from msprobe_write import write_dump
 
 from dumptui import mapfiles
 from dumptui.core.formats import open_dump
 
-
-def _record(v: float) -> dict:
-    return {
-        "type": "torch.Tensor",
-        "dtype": "torch.float32",
-        "shape": [4],
-        "Max": v,
-        "Min": -v,
-        "Mean": v / 10,
-        "Norm": 2 * v,
-    }
-
-
-Call = tuple[str, str, list[float], list[float]]
-
-
-def write_dump(root, prefix: str, modules: dict[str, str], calls: list[Call]) -> str:
-    """An msprobe dump. `modules`: {module path: class}, each called once as `{prefix}.{path}.{class}.forward.0`
-    under the longest listed path above it. `calls`: (API call, the module path it runs in or "" for none,
-    input values, output values) in execution order; a backward call runs in the module's backward call.
-    A tensor is named by its value (its statistics are made from it)."""
-    d = root / "step0" / "rank0"
-    d.mkdir(parents=True)
-
-    def module_call(path: str, direction: str = "forward") -> str:
-        return f"{prefix}.{path}.{modules[path]}.{direction}.0" if path else ""
-
-    construct, data = {}, {}
-    for name, path, ins, outs in calls:
-        construct[name] = module_call(path, name.rsplit(".", 1)[1])
-        data[name] = {"input_args": [_record(v) for v in ins], "input_kwargs": {}, "output": [_record(v) for v in outs]}
-    for path in modules:
-        above = [p for p in modules if path.startswith(p + ".")]
-        construct[module_call(path)] = module_call(max(above, key=len)) if above else ""
-        data[module_call(path)] = {"input_args": [], "input_kwargs": {}, "output": []}
-    doc = {"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": None, "data": data}
-    (d / "dump.json").write_text(json.dumps(doc))
-    (d / "construct.json").write_text(json.dumps(construct))
-    return str(root)
-
-
-# msprobe's documented example (docs/en/examples/layer_mapping_example.md): a Megatron model on the NPU side,
+# msprobe's documented example (docs/zh/examples/layer_mapping_example.md): a Megatron model on the NPU side,
 # Megatron-core on the bench side; the NPU has an extra `language_model` level and other class names.
 TARGET_MODULES = {
     "module": "Float16Module",
@@ -123,17 +82,25 @@ def test_layer_mapping_pairs_the_calls_under_renamed_modules(tmp_path):
     f = tmp_path / "mapping.yaml"
     f.write_text(DOC_YAML)
     pairs = mapfiles.read_pairs(str(f), open_dump(ref), open_dump(target))
-    # the rotary embedding's linear.0 has no counterpart (the bench has no rotary_pos_emb); calls whose names
-    # already agree (embedding, gelu, add) are left to the exact-name pass
-    assert pairs == [
+    # every target call at a scope the reference has, names equal or not (forced, so the mapping wins); the
+    # rotary embedding's linear.0 has no counterpart (the bench has no rotary_pos_emb)
+    same = [
+        (f"{api}.0.forward", f"{api}.0.forward") for api in ("Functional.embedding", "Functional.gelu", "Torch.add")
+    ]
+    linears = [
         ("Functional.linear.0.forward", "Functional.linear.1.forward"),
         ("Functional.linear.1.forward", "Functional.linear.2.forward"),
     ]
+    assert sorted(pairs) == sorted(same + linears)
     # rules sharing a first segment are tried longest first, whatever their order in the file
     f.write_text(DOC_YAML.replace("GPTModel:\n", "GPTModel:\n  language_model: language_model\n"))
-    assert len(mapfiles.read_pairs(str(f), open_dump(ref), open_dump(target))) == 2
-    # without the ParallelMLP rules the linears are at dense_h_to_4h, a path the bench does not have
+    assert sorted(mapfiles.read_pairs(str(f), open_dump(ref), open_dump(target))) == sorted(same + linears)
+    # without the ParallelMLP rules the linears are at dense_h_to_4h, a path the bench does not have (and
+    # without the embedding's rule, the embedding at language_model.embedding)
     f.write_text("TopLayer:\n  module: model\nGPTModel:\n  language_model.encoder: decoder\n")
+    assert sorted(mapfiles.read_pairs(str(f), open_dump(ref), open_dump(target))) == sorted(same[1:])
+    # without a TopLayer rule nothing is where the bench has it (module.… vs model.…)
+    f.write_text("GPTModel:\n  language_model.encoder: decoder\n")
     assert mapfiles.read_pairs(str(f), open_dump(ref), open_dump(target)) == []
 
 
@@ -167,15 +134,17 @@ def test_bisect_names_the_planted_op_only_with_the_layer_mapping(tmp_path):
     assert ops[planted] == "map file"
     assert ops[("Functional.linear.0.forward", "Functional.linear.1.forward")] == "map file"
     assert ops[(None, "Functional.linear.0.forward")] == "only in target"  # the rotary embedding's linear
-    assert ops[("Torch.add.0.forward", "Torch.add.0.forward")] == "exact name"
+    assert ops[("Torch.add.0.forward", "Torch.add.0.forward")] == "map file"  # the mapping's pair, though names agree
     culprit = _bisect(ref, target, "--map", f)["culprit"]
     assert (culprit["ref"], culprit["target"]) == planted
 
 
 def test_cross_framework_mapping_as_msprobe_expects_it(tmp_path):
     """MindSpore cells (NPU) against PyTorch modules (bench), with the rules and the expected call pairs of
-    msprobe's own unit test of generate_api_mapping_by_layer_mapping (test/msprobe_test/mindspore_ut/compare/
-    test_layer_mapping.py): APIs renamed by a rule, a rule spanning a module and an API, a backward call."""
+    msprobe's own unit test of generate_api_mapping_by_layer_mapping (msprobe/test/mindspore_ut/compare/
+    test_layer_mapping.py): APIs renamed by a rule, a rule spanning a module and an API, a backward call.
+    Its `Tensor.__add__` calls are left out: two top-level calls there are told apart by the framework
+    function of their old-style stack.json, which msprobe 26.x's stack.json (keyed by index) no longer gives."""
     lm, layer = "language_model", "language_model.encoder.layers.0"
     emb = f"{lm}.embedding.word_embeddings"
     ms_modules = {
@@ -196,7 +165,7 @@ def test_cross_framework_mapping_as_msprobe_expects_it(tmp_path):
     }
     ms, pt = "network_with_loss.module", "module.module"
     target = [
-        ("Tensor.__add__.0.forward", "", [1.0], [2.0]),
+        ("Tensor.__add__.0.forward", "", [1.0], [2.0]),  # msprobe's __add__.1 (see above)
         ("Mint.logical_or.0.forward", f"{ms}.{emb}", [2.0], [3.0]),
         ("Distributed.all_reduce.0.forward", f"{ms}.{emb}.reduce_from_mp_region", [3.0], [4.0]),
         ("Primitive.norm.RmsNorm.0.forward", f"{ms}.{layer}.input_norm", [4.0], [5.0]),
@@ -226,13 +195,14 @@ def test_cross_framework_mapping_as_msprobe_expects_it(tmp_path):
     pairs = mapfiles.read_pairs(
         str(f),
         open_dump(write_dump(tmp_path / "pt", "Module", pt_modules, ref)),
-        open_dump(write_dump(tmp_path / "ms", "Cell", ms_modules, target)),
+        open_dump(write_dump(tmp_path / "ms", "Cell", ms_modules, target, framework="mindspore")),
     )
-    # msprobe's expected api mapping, NPU -> bench, less the entries whose names agree (all_reduce) and the
-    # module calls (not ops of dumptui)
+    # msprobe's expected api mapping, NPU -> bench, less the module calls (not ops of dumptui)
     assert sorted((t, r) for r, t in pairs) == sorted(
         {
+            "Tensor.__add__.0.forward": "Tensor.__add__.0.forward",
             "Mint.logical_or.0.forward": "Tensor.__or__.0.forward",
+            "Distributed.all_reduce.0.forward": "Distributed.all_reduce.0.forward",
             "Primitive.norm.RmsNorm.0.forward": "NPU.npu_rms_norm.0.forward",
             "Mint.cos.0.forward": "Torch.cos.0.forward",
             "Functional.flash_attention_score.0.forward": "NPU.npu_fusion_attention.0.forward",
@@ -270,28 +240,28 @@ def test_parallel_transformer_layers_are_renumbered_from_zero(tmp_path):
     assert len(mapfiles.read_pairs(str(f), ref, block)) == 2
 
 
-def test_on_the_construct_json_msprobe_wrote():
-    """msprobe 26.2's own construct.json (PyTorch, level mix): a rule sending the target's fc2 to the
-    reference's fc1 pairs the linear called in fc2 with the one called in fc1."""
+def test_on_the_construct_json_msprobe_wrote(tmp_path):
+    """msprobe 26.2's own construct.json (PyTorch, level mix: conv1, pool called twice, conv2, fc1, fc2; relu
+    and softmax at the top level). A rule swapping fc1 and fc2 swaps their linears; every other call
+    keeps its own name's counterpart, the pool's two max_pool2d calls by their order."""
     mp = SHARED / "msprobe-26.2-pytorch-cpu" / "dumps" / "tensor_mix"
     if not mp.is_dir():
         pytest.skip(f"shared msprobe fixtures absent ({mp})")
-    ref, target = open_dump(str(mp / "ref")), open_dump(str(mp / "rerun"))
-    f = SHARED / ".." / "no-such-dir"  # the yaml goes to a temporary file: nothing is written beside a dump
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        f = f"{tmp}/layer_mapping.yaml"
-        with open(f, "w") as fh:
-            fh.write("TopLayer:\n  fc2: fc1\n")
-        assert mapfiles.read_pairs(f, ref, target) == [("Functional.linear.0.forward", "Functional.linear.1.forward")]
+    f = tmp_path / "layer_mapping.yaml"  # nothing is written beside a dump
+    f.write_text("TopLayer:\n  fc1: fc2\n  fc2: fc1\n")
+    same = ["conv2d.0", "conv2d.1", "relu.0", "relu.1", "relu.2", "max_pool2d.0", "max_pool2d.1", "softmax.0"]
+    expected = {(f"Functional.{c}.forward",) * 2: "map file" for c in same}
+    expected[("Functional.linear.1.forward", "Functional.linear.0.forward")] = "map file"
+    expected[("Functional.linear.0.forward", "Functional.linear.1.forward")] = "map file"
+    ops = _ops(mp / "ref", mp / "rerun", "--map", f)
+    assert {k: v for k, v in ops.items() if "forward" in (k[0] or k[1])} == expected  # the calls, not the weights
 
 
 @pytest.mark.parametrize(
     "text, reason",
     [
         ("TopLayer:\n  module: model\nGPTModel:\n", "GPTModel should map module names"),
-        ("TopLayer:\n  module: 3\n", "TopLayer: module: 3 is not a module name"),
+        ("TopLayer:\n  module: 3\n", "TopLayer: module: 3 is a number; quote it"),
         ("TopLayer:\n  module..x: model\n", "has an empty segment"),
         ("TopLayer:\n  module: [model]\n", "is not a module name"),
     ],
@@ -314,6 +284,9 @@ def test_layer_mapping_needs_msprobe_dumps_with_construct_json(tmp_path, demo_pa
     construct.write_text("[1, 2]")
     rc, out, err = run_cli("compare", ref, target, "--json", "--map", f)
     assert rc == 2 and str(construct) in json.loads(out)["error"]["reason"]
+    construct.write_text("{}")  # level L1: no module structure, msprobe maps nothing either
+    rc, out, err = run_cli("compare", ref, target, "--map", f)
+    assert rc == 2 and str(f) in err and f"{construct}: empty, the target has no module structure" in err, err
     construct.unlink()
     rc, out, err = run_cli("compare", ref, target, "--map", f)
     assert rc == 2 and str(f) in err and str(construct) in err, err
