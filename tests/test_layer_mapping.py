@@ -1,6 +1,7 @@
 """msprobe's layer mapping yaml for `--map`: module paths renamed through construct.json, API calls paired, as
 msprobe's core/compare/layer_mapping/ does it (the expected pairs are msprobe's: its documented example, its
-unit test's expected mapping, its renumber pass). Dumps written by msprobe_write.py."""
+unit test's expected mapping, its renumber pass). Dumps written by msprobe_write.py; a MindSpore model against its
+PyTorch port through the CLI and the app: test_layer_mapping_e2e.py."""
 
 from __future__ import annotations
 
