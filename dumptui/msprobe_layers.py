@@ -1,4 +1,4 @@
-"""msprobe's layer mapping (`msprobe compare -lm` / `graph_visualize -lm`) read for `--map`.
+"""msprobe's layer mapping (`msprobe compare -lm`, `msprobe graph -lm`) read for `--map`.
 
 A layer mapping renames module paths where two implementations of one model name their layers differently
 (msprobe's docs/zh/examples/layer_mapping_example.md). Module calls are named
@@ -22,18 +22,18 @@ postprocess_pass.py; msprobe 26.x) does it:
 - The target scope is walked from the top: at each level the rules of the current module's class whose key
   starts with the next segment are tried, longest first; a match emits its value and skips the segments it
   spans, otherwise the segment is kept. A level whose class is unknown (a ModuleList such as `layers`) is
-  keyed by its own name, as msprobe keys it. Values lose a `(...)` suffix, as msprobe strips it. The last
+  keyed by its own name, as msprobe keys it. Values lose a `(...)` suffix, as msprobe's newer versions strip it. The last
   segment is the API name, so a rule may rename an API too (`FusedRMSNorm: {RmsNorm: npu_rms_norm}`).
 - Calls with the same scope and direction are matched by their order: the k-th target call with the k-th
   reference call of the converted scope. Every such pair is a forced `--map` pair (`map file`), names equal
   or not, so what the mapping decided wins over names.
+- The layers of a `ParallelTransformer` are renumbered from 0 on each side (msprobe's renumber pass, for
+  pipeline stages numbered globally on one side and locally on the other).
 - One difference, on purpose: a call the mapping finds no counterpart for is N/A in msprobe's table; dumptui
   leaves it to its usual rules among the calls the mapping left over too, and each such pair says how it was
   made (`exact name`, `position ...`), so whatever is not `map file` is dumptui's guess, not the mapping's.
 - A dump without module structure (construct.json empty: msprobe's level L1) is refused: msprobe maps nothing
   there either (it builds no layer tree without construct.json and stack.json).
-- The layers of a `ParallelTransformer` are renumbered from 0 on each side (msprobe's renumber pass, for
-  pipeline stages numbered globally on one side and locally on the other).
 
 What is not applied, and why:
 - The framework-function level msprobe inserts from `stack.json`: its layer mapping looks stacks up by call

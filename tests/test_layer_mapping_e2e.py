@@ -15,7 +15,9 @@ from typing import NamedTuple
 
 from conftest import run_cli
 from msprobe_write import write_dump
-from test_tui import make_app, ready, run, space_until_converged
+from test_tui import make_app, plain, ready, run, space_until_converged, wait_until
+
+from dumptui.tui.screens.error import OpenErrorScreen
 
 MS_MODULES = {"network": "GPT", "network.norm_out": "RMSNorm", "network.layers.1.feed_forward.adapter": "Dense"}
 PT_MODULES = {"model": "GPT", "model.norm": "RMSNorm"}
@@ -192,3 +194,21 @@ def test_the_app_pairs_by_the_layer_mapping_and_finds_the_planted_call(tmp_path)
             assert (culprit.ref.name, culprit.target.name) == PLANTED
 
     run(go())
+
+
+def test_the_app_shows_a_malformed_layer_mapping_with_its_path(tmp_path):
+    ref, target = write_pair(tmp_path)
+    f = tmp_path / "layer_mapping.yaml"
+    f.write_text(LAYER_MAPPING.replace("  norm_out: norm\n", "  norm_out: [norm]\n"))
+
+    async def go():
+        app = make_app(ref, target, "--map", f)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-reason"))
+            assert plain(app.screen.query_one("#error-path")).endswith(str(f))
+            assert "GPT: norm_out: ['norm'] is not a module name" in plain(app.screen.query_one("#error-reason"))
+            await pilot.press("enter")
+            await pilot.pause()
+        return app.return_code
+
+    assert run(go()) == 2
