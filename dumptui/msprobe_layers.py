@@ -62,6 +62,7 @@ CONSTRUCT_JSON = "construct.json"
 MSPROBE_FORMATS = ("msprobe", "msprobe-statistics")
 # msprobe renumbers the layers of this class (postprocess_pass.renumber_index_pass)
 _RENUMBERED = ("ParallelTransformer", "layers")
+_DIGITS = re.compile(r"\d+")
 
 Path = tuple[str, ...]
 # class name -> first segment of a key -> [(key segments, value segments)], longest key first
@@ -152,9 +153,11 @@ class Hierarchy:
         for op in calls:
             parts = op.name.split(".")
             direction = parts[-1]
-            forward = ".".join(parts[:-1] + ["forward"])
-            # backward calls have no scope of their own in msprobe: the forward call's is taken
-            parent = parents.get(forward if direction == "backward" and forward in names else op.name)
+            own = op.name
+            if direction == "backward":  # no scope of its own in msprobe: its forward call's is taken
+                forward = ".".join(parts[:-1] + ["forward"])
+                own = forward if forward in names else own
+            parent = parents.get(own)
             module = _module_path(parent) if parent else None
             api = parts[-3] if len(parts) >= 4 else op.name
             self.scope[op.name] = ((module[0] if module else ()) + (api,), direction)
@@ -168,13 +171,15 @@ class Hierarchy:
         cls, child = _RENUMBERED
         for path in [p for p, c in self.classes.items() if c == cls]:
             prefix = path + (child,)
-            paths = list(self.classes) + [scope for scope, _ in self.scope.values()]
-            numbers = [n for p in paths if (n := _layer_number(p, prefix)) is not None]
+            # each distinct path once: thousands of calls share a few hundred scopes
+            distinct = set(self.classes) | {scope for scope, _ in self.scope.values()}
+            numbers = {p: n for p in distinct if (n := _layer_number(p, prefix)) is not None}
             if not numbers:
                 continue
-            low = min(numbers)
-            self.classes = {_renumbered(p, prefix, low): c for p, c in self.classes.items()}
-            self.scope = {k: (_renumbered(s, prefix, low), d) for k, (s, d) in self.scope.items()}
+            low = min(numbers.values())
+            new = {p: p[: len(prefix)] + (str(n - low),) + p[len(prefix) + 1 :] for p, n in numbers.items()}
+            self.classes = {new.get(p, p): c for p, c in self.classes.items()}
+            self.scope = {k: (new.get(s, s), d) for k, (s, d) in self.scope.items()}
 
     def class_at(self, path: Path) -> str:
         return self.classes.get(path, path[-1]) if path else TOP_LAYER
@@ -183,15 +188,8 @@ class Hierarchy:
 def _layer_number(path: Path, prefix: Path) -> int | None:
     if len(path) <= len(prefix) or path[: len(prefix)] != prefix:
         return None
-    digits = re.findall(r"\d+", path[len(prefix)])
+    digits = _DIGITS.findall(path[len(prefix)])
     return int(digits[-1]) if digits else None
-
-
-def _renumbered(path: Path, prefix: Path, low: int) -> Path:
-    n = _layer_number(path, prefix)
-    if n is None:
-        return path
-    return path[: len(prefix)] + (str(n - low),) + path[len(prefix) + 1 :]
 
 
 def to_reference(scope: Path, target: Hierarchy, rules: Rules) -> Path:
