@@ -29,6 +29,7 @@ check: lint typecheck imports
 bench: $(STAMP)
 	$(PY) bench/bench.py
 	$(PY) bench/bench_tui.py
+	$(PY) bench/bench_scale.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check dumptui tests bench tools

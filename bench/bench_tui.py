@@ -104,6 +104,13 @@ async def main():
         out["keys_lost"] = lost
         out["stats_at_end"] = f"{scr.stats_done}/{scr.stats_total} ({scr.stats_state})"
         out["bisection_started"] = scr.bstate is not None
+        # memory once every statistic is known (the app keeps statistics records, never tensors)
+        await until(lambda: scr.stats_state == "done", timeout=900)
+        with open("/proc/self/status") as fh:
+            status = dict(line.split(":", 1) for line in fh)
+        out["peak_rss_mb"] = int(status["VmHWM"].split()[0]) / 1024
+        out["rss_mb"] = int(status["VmRSS"].split()[0]) / 1024
+        out["stats_done"] = f"{scr.stats_done}/{scr.stats_total}"
         app.exit()
     out["first_paint_s"] = marks["first_paint"] - T_SPAWN
     out["imports_s"] = t_imported - T_SPAWN
@@ -181,6 +188,11 @@ def main() -> int:
         print(
             f"  key -> repaint     median {statistics.median(early):.0f} ms, max {early[-1]:.0f} ms over {len(early)} "
             f"keys while the bisection order was built ({r['early_lost']} keys lost)"
+        )
+    if "peak_rss_mb" in r:
+        print(
+            f"  memory             peak {r['peak_rss_mb']:.0f} MB, {r['rss_mb']:.0f} MB once every statistic was known "
+            f"({r['stats_done']} tensor pairs)   goal < 300 MB"
         )
     missed = [
         k

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Iterable, NoReturn
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable, NoReturn
 
 from . import __version__
 from .core.errors import DumptuiError, UsageError
@@ -34,19 +35,25 @@ class _Parser(argparse.ArgumentParser):
 SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config", "open-result", "completion")
 SHELLS = ("bash", "zsh", "tcsh")
 EXIT_OK, EXIT_DIVERGED = 0, 1
+ALL = "all"  # --rank all / --step all
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe
 
 
-def _dump_options(p: argparse.ArgumentParser) -> None:
+def _dump_options(p: argparse.ArgumentParser, every: bool = False) -> None:
+    """`every`: the command takes `all` for --rank and --step (every rank, every step, in one report)."""
     g = p.add_argument_group("dump selection (both sides; --ref-*/--target-* for one side)")
     for opt in ("rank", "graph", "iteration"):
-        g.add_argument(f"--{opt}", metavar="N", help=f"{opt} to read when the dump holds several")
+        names = [f"--{opt}"] + (["--step"] if opt == "iteration" else [])
+        text = f"{opt} to read when the dump holds several" + ("; --step is the same" if opt == "iteration" else "")
+        if every and opt != "graph":
+            text += "; 'all': every one, in one report"
+        g.add_argument(*names, dest=opt, metavar="N", help=text)
         g.add_argument(f"--ref-{opt}", metavar="N", help=argparse.SUPPRESS)
         g.add_argument(f"--target-{opt}", metavar="N", help=argparse.SUPPRESS)
 
 
-def _compare_options(p: argparse.ArgumentParser) -> None:
-    _dump_options(p)
+def _compare_options(p: argparse.ArgumentParser, every: bool = False) -> None:
+    _dump_options(p, every)
     g = p.add_argument_group("verdicts (see README: where the error is born)")
     g.add_argument(
         "--gain", type=float, metavar="G", help="a root creates G times the error its inputs carry (default 10)"
@@ -127,7 +134,7 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p.add_argument("target")
         p.add_argument("--no-graph", action="store_true", help="bisect over the execution order only")
         _output_options(p)
-        _compare_options(p)
+        _compare_options(p, every=True)
     elif sub == "compare":
         p.description = "Compare every aligned tensor pair, in execution order."
         p.add_argument("ref")
@@ -153,8 +160,21 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             action="store_true",
             help="also compute the KL divergence (its logarithms make a compare about 1.5x slower)",
         )
-        p.add_argument("--workers", type=int, help="threads (default: the number of CPUs)")
-        _compare_options(p)
+        p.add_argument("--workers", type=int, help="worker processes (default: the number of CPUs)")
+        p.add_argument(
+            "--dask",
+            metavar="SCHEDULER",
+            help="compute the tensor pairs as Dask distributed tasks: a scheduler address (tcp://host:8786) "
+            "or local:N for N local worker processes (needs: pip install 'dumptui[dask]')",
+        )
+        p.add_argument(
+            "--worker-path",
+            action="append",
+            default=[],
+            metavar="LOCAL=REMOTE",
+            help="with --dask: files under LOCAL here are under REMOTE on the workers (repeatable)",
+        )
+        _compare_options(p, every=True)
     elif sub == "info":
         p.description = "What a dump holds: format, version, ranks/graphs/iterations, counts, unreadable files."
         p.add_argument("dump")
@@ -244,6 +264,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from .report.data import bisect_report
 
     verbosity = verbosity_of(args)
+    options = PairOptions.from_namespace(args)
+    if ALL in (options.rank, options.iteration):
+        return _every_unit(args, options, "bisect")
     ref, target, session = open_session(args, kl=False)
     if args.json not in (None, jsonout.STDOUT):
         _refuse_inside(args.json, (ref, target))
@@ -276,6 +299,25 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    options = PairOptions.from_namespace(args)
+    with _executor(args) as executor:
+        if ALL in (options.rank, options.iteration):
+            return _every_unit(args, options, "compare", executor)
+        return _compare_one(args, executor)
+
+
+def _executor(args: argparse.Namespace) -> ContextManager[Any]:
+    """The Dask executor `--dask` asks for (closed at the end), or nothing."""
+    if not args.dask:
+        if args.worker_path:
+            raise UsageError("--worker-path goes with --dask")
+        return nullcontext()
+    from .core.daskexec import DaskExecutor, parse_path_map
+
+    return DaskExecutor(args.dask, parse_path_map(args.worker_path))
+
+
+def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     import time
 
     from .core.compare import compare_pair
@@ -291,6 +333,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         require_openpyxl(args.xlsx)  # before the compare, not after minutes of it
     ref, target, session = open_session(args, kl=args.kl)
+    session.executor = executor
     for path in (args.csv, args.json, args.xlsx):
         if path not in (None, jsonout.STDOUT):
             _refuse_inside(path, (ref, target))
@@ -338,6 +381,71 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if jsonout.STDOUT in (args.csv, args.json):
         return code  # stdout carries the CSV or the JSON
     print_compare(_console(), ref, target, session, comparison, verbosity, args.only_diverged)
+    return code
+
+
+def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, executor: Any = None) -> int:
+    """`--rank all` / `--step all`: every (rank, step) searched on its own, one report, and where the
+    divergence was born first across ranks (ordered by their communication ops) and steps."""
+    from dataclasses import replace
+
+    from .core.allranks import run_units
+    from .core.bisect import Bisection, Root
+    from .core.ranks import pair_units, units
+    from .core.session import Session
+    from .pairing import make_session, open_pair
+    from .report import data, jsonout
+    from .report.allranks import allranks_json, print_allranks
+
+    if getattr(args, "csv", None) or getattr(args, "xlsx", None):
+        raise UsageError("--csv and --xlsx write one rank and step: choose them with --rank N --step N")
+    common, only_ref, only_target = pair_units(
+        units(options.ref, options.rank, options.iteration), units(options.target, options.rank, options.iteration)
+    )
+    reports: dict = {}
+    reads: dict = {}
+
+    def run(unit):
+        chosen = replace(options, rank=unit.rank, iteration=unit.step)
+        ref, target = open_pair(chosen)
+        session = make_session(chosen, ref, target, kl=getattr(args, "kl", False))
+        session.executor = executor
+        if command == "bisect":
+            bi = Bisection(session, use_graph=not args.no_graph)
+            bi.prepare()
+            bi.run()
+            bi.first_root()
+            roots = bi.roots()
+            reports[unit] = data.bisect_report(bi)
+        else:
+            from .core.compare import compare_pair
+
+            comparison = compare_pair(session, workers=args.workers)
+            roots = comparison.roots
+            reports[unit] = {
+                "alignment": session.alignment.counts(),
+                "roots": [data.root(r, session) for r in roots],
+                "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
+                "damaged_tensors": data.damaged_tensors(session),
+                "tensors_read": session.tensors_read,
+            }
+        return session, roots
+
+    def seen(unit, session: Session, roots: list[Root]) -> None:
+        reads[unit] = session.tensors_read
+
+    result = run_units(common, run, seen)
+    result.only_ref, result.only_target = only_ref, only_target
+    diverged = result.first is not None
+    code = EXIT_DIVERGED if diverged else (EXIT_USAGE if result.errors or not common else EXIT_OK)
+    if args.json is not None:
+        jsonout.write(jsonout.document(command, allranks_json(result, reports), code), args.json)
+        if args.json == jsonout.STDOUT:
+            return code
+    con = _console()
+    if not common:
+        con.print("no rank and step is in both dumps")
+    print_allranks(con, result, reads)
     return code
 
 

@@ -16,6 +16,13 @@ MS = SHARED / "mindspore-2.10-cpu"
 MS_DUMPS = MS / "dumps"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_folder(tmp_path_factory):
+    """The persistent index cache of every test (and of the CLI runs they start) lives in a folder of this
+    session, never in the user's ~/.cache."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 def need_shared():
     if not MS_DUMPS.is_dir():
         pytest.skip(f"shared fixtures absent ({MS_DUMPS} not found): real-dump test skipped")

@@ -7,6 +7,7 @@ widened to float32, raw dumps store its 16 bits, which we widen ourselves.
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 import numpy as np
@@ -58,7 +59,7 @@ def canonical(label: str | None) -> str | None:
         s = s[6:]
     low = s.lower().replace("_", "")
     if low in _STORAGE:
-        return low
+        return sys.intern(low)  # one object per dtype name, however many tensors carry it
     if low in _ALIASES:
         return _ALIASES[low]
     try:

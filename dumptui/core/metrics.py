@@ -69,7 +69,7 @@ class SideStats:
     l2: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
 class PairStats:
     """Everything printed about one tensor pair. `None` values are undefined; `undefined` says why."""
 

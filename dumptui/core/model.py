@@ -8,6 +8,7 @@ memory-mapped only while it is compared.
 from __future__ import annotations
 
 import gc
+import math
 import os
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -171,7 +172,7 @@ class TensorRef:
     @property
     def size(self) -> int | None:
         s = self.shape
-        return None if s is None else int(np.prod(s, dtype=np.int64))
+        return None if s is None else math.prod(s)  # exact for any size; np.prod is ten times slower here
 
     def array(self) -> np.ndarray:
         """The values as a (memory-mapped) array in its storage dtype; bfloat16 bits are widened."""
@@ -192,12 +193,28 @@ class TensorRef:
         lay = self.layout()
         if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
             flat = read_small(self.path, lay)  # one read() beats setting up a memory map
+        elif lay.storage is not None and lay.decoder is None and not lay.fortran and not lay.problem:
+            # Plain reads, not a memory map: the pages of a map stay in the process's resident set once
+            # touched, so a 4 GB tensor would make a 4 GB process; read() keeps it to one chunk.
+            yield from self._read_chunks(lay, lay.storage, elems)
+            return
         else:
             arr = open_array(self.path, lay)
             flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
         for start in range(0, flat.size, elems):
             part = flat[start : start + elems]
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
+    def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int) -> Iterator[np.ndarray]:
+        n = lay.size
+        with open(self.path, "rb") as fh:
+            fh.seek(lay.offset)
+            for start in range(0, n, elems):
+                want = min(elems, n - start)
+                part = np.fromfile(fh, dtype=storage, count=want)
+                if part.size != want:
+                    raise ValueError(f"short read: {start + part.size} of {n} values")
+                yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
     def read(self) -> np.ndarray:
         """All values in memory, flat, in their storage dtype (bfloat16 widened)."""
@@ -206,7 +223,7 @@ class TensorRef:
         return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # a dump has up to hundreds of thousands: no __dict__ each
 class Op:
     """One operator (kernel), parameter or constant of a dump."""
 

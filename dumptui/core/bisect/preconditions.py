@@ -33,6 +33,7 @@ def check_inputs(session: Session) -> list[InputCheck]:
     ]
     checks = [c for c in found if c is not None]
     checks += _check_consumed_only(session, {c.name for c in checks})
+    session.same_files.save()  # the equal weights are not read again on the next run of this pair
     return checks
 
 

@@ -157,6 +157,9 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
     mapping = read_mapping_csv(os.path.join(folder, MAPPING_FILE)) if MAPPING_FILE in names else {}
     prefix = os.path.join(folder, "")
     tensors, op_types, canonical = found.tensors, found.op_types, dtypes.canonical
+    # one string object per distinct io/format/dtype label, not one per file: a million-file index holds
+    # them a million times over
+    spelled: dict[str | None, str] = {}
     for n in names:
         if not n.endswith(".npy"):
             if n not in (MAPPING_FILE, STAT_FILE):
@@ -170,10 +173,10 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
         if rec.dtype:
             found.with_dtype += 1
         ts, slot = int(rec.timestamp), int(rec.slot)
-        tref = TensorRef(
-            prefix + n, rec.io, slot, dtype=canonical(rec.dtype) if rec.dtype else None, fmt=rec.fmt or "", timestamp=ts
-        )
-        tensors[(graph, rec.name)].append((ts, rec.io, slot, tref))
+        io = spelled.setdefault(rec.io, rec.io)
+        fmt = spelled.setdefault(rec.fmt, rec.fmt or "")
+        tref = TensorRef(prefix + n, io, slot, dtype=canonical(rec.dtype) if rec.dtype else None, fmt=fmt, timestamp=ts)
+        tensors[(graph, rec.name)].append((ts, io, slot, tref))
         op_types[(graph, rec.name)] = rec.op_type
 
 
