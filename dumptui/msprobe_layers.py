@@ -54,6 +54,9 @@ import re
 from typing import Any
 
 from .core.model import KERNEL, Dump, Op
+from .core.rankmerge import PREFIX
+
+MERGED_RANK_PREFIX = PREFIX.split("{")[0]  # `rank_`: the ops of several ranks opened as one (the app's --rank all)
 
 TOP_LAYER = "TopLayer"
 _LEGACY_TOP_LAYER = "Cell"  # msprobe's older name for the top level's key
@@ -108,6 +111,8 @@ def read_parents(dump: Dump, side: str) -> dict[str, str]:
     """construct.json of an msprobe dump: {node name: parent module call}, nodes without a parent left out."""
     if dump.format not in MSPROBE_FORMATS:
         raise ValueError(f"a layer mapping needs msprobe dumps (construct.json): the {side} is {dump.format}")
+    if any(op.name.startswith(MERGED_RANK_PREFIX) and "/" in op.name for op in dump.ops[:1]):  # msprobe: no `/`
+        raise ValueError("a layer mapping reads one rank's construct.json: choose the rank with --rank N")
     path = os.path.join(dump.root, CONSTRUCT_JSON)
     try:
         with open(path, "r", encoding="utf-8") as fh:

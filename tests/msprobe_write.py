@@ -18,11 +18,13 @@ def record(v: float, framework: str = "pytorch") -> dict:
     return {"type": kind, "dtype": dtype, "shape": [4], "Max": v, "Min": -v, "Mean": v / 10, "Norm": 2 * v}
 
 
-def write_dump(root, prefix: str, modules: dict[str, str], calls: list[Call], framework: str = "pytorch") -> str:
-    """An msprobe dump under root/step0/rank0. `modules`: {module path: class}, each called once as
+def write_dump(
+    root, prefix: str, modules: dict[str, str], calls: list[Call], framework: str = "pytorch", rank: int = 0
+) -> str:
+    """An msprobe dump under root/step0/rank{rank}. `modules`: {module path: class}, each called once as
     `{prefix}.{path}.{class}.forward.0` under the longest listed path above it. `calls` in execution order; a
     backward call runs in its module's backward call."""
-    d = root / "step0" / "rank0"
+    d = root / "step0" / f"rank{rank}"
     d.mkdir(parents=True)
 
     def module_call(path: str, direction: str = "forward") -> str:

@@ -13,10 +13,14 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
+import pytest
 from conftest import run_cli
 from msprobe_write import write_dump
 from test_tui import make_app, plain, ready, run, space_until_converged, wait_until
 
+from dumptui import mapfiles
+from dumptui.core.formats import open_dump
+from dumptui.core.rankmerge import merge_ranks
 from dumptui.tui.screens.error import OpenErrorScreen
 
 MS_MODULES = {"network": "GPT", "network.norm_out": "RMSNorm", "network.layers.1.feed_forward.adapter": "Dense"}
@@ -109,7 +113,7 @@ PLANTED = ("Functional.linear.6.forward", "Functional.dense.6.forward")
 EXPECTED = {(r.pt or None, r.ms): "map file" if r.pt else "only in target" for r in MODEL}
 
 
-def write_pair(tmp_path, off: float = 1.5) -> tuple[str, str]:
+def write_pair(tmp_path, off: float = 1.5, rank: int = 0) -> tuple[str, str]:
     """The two dumps of MODEL; the NPU's PLANTED call returns `off` times the bench's value, and everything
     computed from it carries the error on. A tensor's value is its own number; a cast returns its input."""
     value: dict[str, float] = {"x": 1.0}
@@ -133,8 +137,8 @@ def write_pair(tmp_path, off: float = 1.5) -> tuple[str, str]:
             pt_calls += held
             held = []
     return (
-        write_dump(tmp_path / "pytorch", "Module", PT_MODULES, pt_calls),
-        write_dump(tmp_path / "mindspore", "Cell", MS_MODULES, ms_calls, framework="mindspore"),
+        write_dump(tmp_path / "pytorch", "Module", PT_MODULES, pt_calls, rank=rank),
+        write_dump(tmp_path / "mindspore", "Cell", MS_MODULES, ms_calls, framework="mindspore", rank=rank),
     )
 
 
@@ -212,3 +216,22 @@ def test_the_app_shows_a_malformed_layer_mapping_with_its_path(tmp_path):
         return app.return_code
 
     assert run(go()) == 2
+
+
+def test_every_rank_is_mapped_through_its_own_construct_json(tmp_path):
+    """`bisect --rank all`: each rank's pair is mapped through its own construct.json; the planted error is on
+    rank 1 only. Several ranks opened as one (the app's --rank all) have no one construct.json: refused."""
+    write_pair(tmp_path, off=1.0, rank=0)
+    ref, target = write_pair(tmp_path, rank=1)
+    f = tmp_path / "layer_mapping.yaml"
+    f.write_text(LAYER_MAPPING)
+    rc, out, err = run_cli("bisect", ref, target, "--rank", "all", "--json", "--map", f)
+    assert rc == 1, err
+    report = json.loads(out)
+    culprits = {u["rank"]: u["report"]["culprit"] for u in report["units"]}
+    assert culprits["0"] is None and (culprits["1"]["ref"], culprits["1"]["target"]) == PLANTED
+    assert [(r["rank"], r["op"]) for r in report["first_divergence"]["first"]] == [("1", PLANTED[0])]
+
+    merged = [merge_ranks({r: open_dump(path, rank=r) for r in ("0", "1")}, path) for path in (ref, target)]
+    with pytest.raises(ValueError, match="one rank's construct.json: choose the rank with --rank N"):
+        mapfiles.read_pairs(str(f), *merged)
