@@ -114,3 +114,24 @@ def test_msprobe_records_of_a_damaged_dump_json_are_no_traceback(tmp_path):
     assert code == 0, err
     assert "internal error" not in err and out_csv.stat().st_size > 0
     assert (snapshot(ref), snapshot(target)) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_construct_json_of_a_layer_mapping_a_fifo_or_too_deep(tmp_path):
+    """--map with a layer mapping reads the dumps' construct.json: a FIFO there is refused at once, a
+    document nested 100,000 deep is named, both exit 2 with the path and the reason."""
+    from test_layer_mapping import DOC_YAML, write_megatron_pair
+
+    ref, target = write_megatron_pair(tmp_path)
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text(DOC_YAML)
+    construct = tmp_path / "npu" / "step0" / "rank0" / "construct.json"
+    construct.unlink()
+    os.mkfifo(construct)
+    with within(30):
+        code, out, err = run_main("compare", ref, target, "--map", mapping)
+    assert code == 2 and f"{construct}: not a regular file: a FIFO (named pipe), not read" in err, err
+    construct.unlink()
+    construct.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    code, out, err = run_main("compare", ref, target, "--map", mapping)
+    assert code == 2 and f"{construct}: not read: JSON nested deeper than 64 levels" in err, err
