@@ -1,6 +1,8 @@
 """Damage on the engine's other paths to a file: the persistent index cache (a cached index keeps every
-refusal and its reason), the same-file shortcut (never reads a FIFO or a device), and msprobe's own records
-for the CSV (a damaged dump.json gives no records, never a traceback)."""
+refusal and its reason), the same-file shortcut (never reads a FIFO or a device), msprobe's own records for
+the CSV and a layer mapping's construct.json (no traceback, no wait); and two answers the fuzz suite found
+wrong: a record without its data file made a network input "differ", a name ending in a backslash was shown
+with two."""
 
 from __future__ import annotations
 
@@ -135,3 +137,50 @@ def test_construct_json_of_a_layer_mapping_a_fifo_or_too_deep(tmp_path):
     construct.write_bytes(b"[" * 100_000 + b"]" * 100_000)
     code, out, err = run_main("compare", ref, target, "--map", mapping)
     assert code == 2 and f"{construct}: not read: JSON nested deeper than 64 levels" in err, err
+
+
+def _without_data_name(scale: float = 1.0):
+    def mutate(doc):
+        rec = doc["data"]["Functional.relu.0.forward"]["input_args"][0]
+        rec["data_name"] = None  # statistics only for this tensor
+        for key in ("Max", "Min", "Mean", "Norm"):
+            rec[key] *= scale
+        return doc
+
+    return mutate
+
+
+def test_statistics_only_network_input_agreeing_within_the_floor_is_no_divergence(tmp_path):
+    """The target's network input has statistics but no data file: msprobe's float32 statistics and those
+    computed from the reference's tensor differ by rounding (4.8e-09 of the L2 norm). That is no difference;
+    10% off is one."""
+    ref = msprobe_dump(tmp_path / "ref")
+    target = msprobe_dump(tmp_path / "target", mutate=_without_data_name())
+    for cmd in ("compare", "bisect"):
+        code, out, err = run_main(cmd, ref, target)
+        assert code == 0, out + err
+        assert "statistics agree within the float32 noise floor (4.76e-09 <= 1.22e-04)" in out
+    off = msprobe_dump(tmp_path / "off", mutate=_without_data_name(1.1))
+    code, out, err = run_main("bisect", ref, off)
+    assert code == 1 and "network input Functional.relu.0.forward.input.0 differs" in out, out
+
+
+def test_a_name_ending_in_a_backslash_is_shown_as_written(tmp_path):
+    """Rich halves backslashes only before a tag: the one rich.markup.escape adds showed `x\\\\: reason`."""
+    import io
+
+    from rich.console import Console
+
+    from dumptui.report.fmt import markup
+
+    for text in ("x\\", "x\\\\", "x\\\\\\", "[b]\\", "a\\[b]"):
+        for template in ("{}", "{}: why", "[bold]{}[/bold]", "{}[red]z[/red]"):
+            buf = io.StringIO()
+            Console(file=buf, width=200, color_system=None).print(template.format(markup(text)))
+            plain = template.replace("[bold]", "").replace("[/bold]", "").replace("[red]", "").replace("[/red]", "")
+            assert buf.getvalue() == plain.format(text) + "\n", (text, template)
+    ref, target = same_pair(tmp_path)
+    odd = Path(target) / "rank_0" / "Net" / "0" / "0" / "odd\\"
+    odd.write_bytes(b"x")
+    code, out, err = run_main("info", target)
+    assert code == 0 and f"warning {odd}: " in out, out

@@ -20,6 +20,7 @@ from ..core.metrics import format_cos
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # Rich's markup escape (rich.markup.escape), here so that the presenter can use it without importing rich.
 _MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_TRAILING_BACKSLASHES = re.compile(r"\\+$")
 
 
 def _visible(m: re.Match[str]) -> str:
@@ -44,8 +45,12 @@ def markup(text: object) -> str:
         return f"{backslashes}{backslashes}\\{tag}"
 
     out = _MARKUP_TAG.sub(escape_backslashes, clean(text))
-    if out.endswith("\\") and not out.endswith("\\\\"):
-        out += "\\"
+    trailing = _TRAILING_BACKSLASHES.search(out)
+    if trailing:
+        # Rich halves backslashes only right before a tag, and what follows this text is not known: doubled
+        # and closed by an empty tag, the run shows as written whether a tag, a colon or nothing comes next
+        # (rich.markup.escape's single added backslash shows two for one when no tag follows)
+        out += trailing.group() + "[dim][/dim]"
     return out
 
 
