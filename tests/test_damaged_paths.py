@@ -184,3 +184,19 @@ def test_a_name_ending_in_a_backslash_is_shown_as_written(tmp_path):
     odd.write_bytes(b"x")
     code, out, err = run_main("info", target)
     assert code == 0 and f"warning {odd}: " in out, out
+
+
+def test_an_invalid_escape_in_an_npy_header_is_damage_not_a_warning(tmp_path):
+    """`'\\p'` in a header that is not numpy's own form: literal_eval warns (an error under -W error); the
+    header is named as damage and nothing is printed besides."""
+    import warnings
+
+    from damage import npy_bytes
+
+    from dumptui.core.npy import npy_layout
+
+    f = tmp_path / "t.npy"
+    f.write_bytes(npy_bytes("{'descr': '<f4\\p', 'fortran_order': False, 'shape': (2,), }", bytes(8)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert npy_layout(str(f)).problem == "unknown npy dtype '<f4\\\\p'"

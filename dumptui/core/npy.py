@@ -18,6 +18,7 @@ import math
 import os
 import re
 import struct
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
@@ -99,8 +100,10 @@ def _literal_header(header: str) -> tuple[Any, Any, Any]:
     if limits.bracket_depth(header) > MAX_HEADER_NESTING:
         raise NpyHeaderError(f"npy header nested deeper than {MAX_HEADER_NESTING} brackets")
     try:
-        d = ast.literal_eval(header)
-    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError) as e:
+        with warnings.catch_warnings():  # a header's "\p" is damage to report, not a warning to print
+            warnings.simplefilter("ignore")
+            d = ast.literal_eval(header)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, Warning) as e:
         raise NpyHeaderError(f"unreadable npy header ({e.__class__.__name__})") from None
     if not isinstance(d, dict) or not {"descr", "fortran_order", "shape"} <= set(d):
         raise NpyHeaderError("unreadable npy header (not a dict of descr, fortran_order and shape)")
