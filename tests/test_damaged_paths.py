@@ -106,6 +106,8 @@ def test_msprobe_records_of_a_damaged_dump_json_are_no_traceback(tmp_path):
 
     def mutate(doc):
         doc["data"]["Module.fc.Linear.forward.0"] = {"parameters": [1, 2]}
+        weight = dict(doc["data"]["Tensor.mul.1.forward"]["input_args"][0], data_name="mul.in0.npy")
+        doc["data"]["Module.layers.0.attn.Linear.forward.0"] = {"parameters": {"weight": weight}}
         return doc
 
     ref = msprobe_dump(tmp_path / "ref", mutate=mutate)
@@ -115,6 +117,14 @@ def test_msprobe_records_of_a_damaged_dump_json_are_no_traceback(tmp_path):
     code, out, err = run_main("compare", ref, target, "--csv", out_csv)
     assert code == 0, err
     assert "internal error" not in err and out_csv.stat().st_size > 0
+    from dumptui.core.formats.msprobe_records import read_records
+
+    dump = open_dump(str(target))
+    records = read_records(dump)
+    assert records is not None
+    params = [op.name for op in dump.ops if op.kind == "parameter"]
+    assert params == ["layers.0.attn.weight"]  # the records walk dump.json as the reader does
+    assert records.get(params[0], "output", 0).name == "Module.layers.0.attn.Linear.forward.0.parameters.weight"
     assert (snapshot(ref), snapshot(target)) == before
 
 

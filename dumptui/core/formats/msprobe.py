@@ -184,8 +184,10 @@ class _Calls:
     record_of: dict[int, Record] = field(default_factory=dict)  # id(TensorRef) -> its dump.json record
 
     def add_module(self, name: str, entry: Record, problems: list[Problem]) -> None:
-        """A module call is a container: its parameters are the network's weights."""
-        scope = name.split(".")[1]
+        """A module call is a container: its parameters are the network's weights, named by the module's
+        whole path (`Module.layers.0.attn.Linear.forward.0` -> `layers.0.attn.weight`): in a nested model
+        the first segment alone would give every layer's weight one name."""
+        scope = module_path(name)
         parameters = entry.get("parameters") or {}
         if not isinstance(parameters, dict):
             where = os.path.join(self.data_dir, DUMP_JSON)
@@ -231,6 +233,15 @@ class _Calls:
         tref = _tref(rec, io, slot, self.data_dir, where)
         self.record_of[id(tref)] = rec
         return tref
+
+
+def module_path(call: str) -> str:
+    """The module's path in a module call's name, `{Module|Cell}.{path}.{Class}.{forward|backward}.{n}`;
+    a name of another shape keeps its second segment, as before."""
+    parts = call.split(".")
+    if len(parts) >= 5 and parts[-2] in ("forward", "backward") and parts[-1].isdigit():
+        return ".".join(parts[1:-3])
+    return parts[1] if len(parts) > 1 else call
 
 
 def _input_source(

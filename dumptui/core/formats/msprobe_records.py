@@ -14,7 +14,7 @@ from typing import Any
 
 from ..model import Dump
 from ..safeio import read_json
-from .msprobe import DUMP_JSON, call_tensors
+from .msprobe import DUMP_JSON, call_tensors, module_path
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def read_records(dump: Dump) -> MsprobeRecords | None:
         if not isinstance(entry, dict):
             continue
         if name.startswith(("Module.", "Cell.")):
-            scope = name.split(".")[1]
+            scope = module_path(name)  # as the reader names parameters
             parameters = entry.get("parameters") or {}
             if not isinstance(parameters, dict):  # the reader lists it as a damaged field
                 continue
