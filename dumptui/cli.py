@@ -1,8 +1,10 @@
 """Command line: `dumptui REF TARGET` opens the terminal app; subcommands work without any UI.
 
 Exit codes: 0 no divergence, 1 a root of divergence found (`bisect` and `compare` alike), 2 bad usage or
-unreadable input. Answers go to stdout (never wrapped when it is not a terminal), progress and chatter to
-stderr (report/console.py); `--json [FILE]` writes one versioned document (report/jsonout.py), `-` = stdout.
+unreadable input (also: nothing to compare, damage that hides the answer, and any failure of dumptui itself:
+scripts read 1 as "divergence found", so 1 means that and nothing else). Answers go to stdout (never wrapped
+when it is not a terminal), progress and chatter to stderr (report/console.py); `--json [FILE]` writes one
+versioned document (report/jsonout.py), `-` = stdout.
 """
 
 from __future__ import annotations
@@ -261,7 +263,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from .core.bisect import Bisection
     from .report import jsonout
     from .report.console import detail, progress_bar
-    from .report.data import bisect_report
+    from .report.data import bisect_report, skipped
 
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
@@ -277,9 +279,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     bi.run()
     detail(f"bisected in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     culprit = bi.first_root()
-    code = EXIT_OK if culprit is None else EXIT_DIVERGED
+    code = EXIT_DIVERGED if culprit is not None else EXIT_USAGE if bi.undecided else EXIT_OK
     if args.json is not None:
-        jsonout.write(jsonout.document("bisect", bisect_report(bi), code), args.json)
+        body = {**bisect_report(bi), "undecided": list(bi.undecided), "skipped": skipped(bi.session)}
+        jsonout.write(jsonout.document("bisect", body, code), args.json)
     if args.json == jsonout.STDOUT:
         return code
     con = _console()
@@ -289,6 +292,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         con.print(
             f"culprit: #{culprit.pair.index + 1} {name(culprit.pair.label)} ({name(culprit.pair.op_type)})"
             if culprit is not None
+            else "undecided: " + name("; ".join(bi.undecided))
+            if bi.undecided
             else "no root of divergence"
         )
     else:
@@ -342,7 +347,12 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
         comparison = compare_pair(session, workers=args.workers, progress=progress)
     detail(f"compared in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     results = comparison.results
-    code = EXIT_DIVERGED if comparison.roots else EXIT_OK
+    diverged = bool(comparison.roots)
+    every = [t for r in results for t in r.inputs + r.outputs]
+    skipped = data.skipped(session, every)
+    # no root among what could be read, but something could not be read: the answer is unknown, not "none"
+    incomplete = not diverged and bool(skipped["tensor_pairs"] or any(skipped["files"].values()))
+    code = EXIT_DIVERGED if diverged else EXIT_USAGE if incomplete else EXIT_OK
     table = None
     if args.csv or args.xlsx:
         from .report.msprobe_csv import build_table
@@ -375,12 +385,14 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
             "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
             "benign": comparison.bisection.benign_evidence(),
             "damaged_tensors": data.damaged_tensors(session),
+            "skipped": skipped,
+            "incomplete": incomplete,
             "tensors_read": session.tensors_read,
         }
         jsonout.write(jsonout.document("compare", body, code), args.json)
     if jsonout.STDOUT in (args.csv, args.json):
         return code  # stdout carries the CSV or the JSON
-    print_compare(_console(), ref, target, session, comparison, verbosity, args.only_diverged)
+    print_compare(_console(), ref, target, session, comparison, verbosity, args.only_diverged, incomplete)
     return code
 
 
@@ -404,6 +416,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
     )
     reports: dict = {}
     reads: dict = {}
+    undecided: set = set()  # units where damage hides the answer: exit 2 unless another unit diverged
 
     def run(unit):
         chosen = replace(options, rank=unit.rank, iteration=unit.step)
@@ -417,11 +430,16 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
             bi.first_root()
             roots = bi.roots()
             reports[unit] = data.bisect_report(bi)
+            if bi.undecided and not roots:
+                undecided.add(unit)
         else:
             from .core.compare import compare_pair
 
             comparison = compare_pair(session, workers=args.workers)
             roots = comparison.roots
+            skipped = data.skipped(session, [t for r in comparison.results for t in r.inputs + r.outputs])
+            if not roots and (skipped["tensor_pairs"] or any(skipped["files"].values())):
+                undecided.add(unit)
             reports[unit] = {
                 "alignment": session.alignment.counts(),
                 "roots": [data.root(r, session) for r in roots],
@@ -437,7 +455,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
     result = run_units(common, run, seen)
     result.only_ref, result.only_target = only_ref, only_target
     diverged = result.first is not None
-    code = EXIT_DIVERGED if diverged else (EXIT_USAGE if result.errors or not common else EXIT_OK)
+    code = EXIT_DIVERGED if diverged else (EXIT_USAGE if result.errors or undecided or not common else EXIT_OK)
     if args.json is not None:
         jsonout.write(jsonout.document(command, allranks_json(result, reports), code), args.json)
         if args.json == jsonout.STDOUT:
@@ -461,6 +479,7 @@ def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     from .core.formats import detect, open_dump
     from .core.model import DumpError
+    from .core.safeio import regular_size
     from .core.survey import survey
     from .report import data, fmt
 
@@ -488,13 +507,15 @@ def cmd_info(args: argparse.Namespace) -> int:
                 continue
             lay = t.layout()
             try:
-                total += t.size_on_disk if t.size_on_disk is not None else os.path.getsize(t.path)
+                total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
             except OSError:
                 pass
             if lay.problem:
                 unreadable.append((t.path, lay.problem))
             elif lay.repaired:
                 repaired.append((t.path, lay.repaired))
+    unreadable = list(dict.fromkeys(unreadable))  # several tensors of one raw file share its problem
+    repaired = list(dict.fromkeys(repaired))
     kinds: dict[str, int] = {}
     for op in dump.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
@@ -519,34 +540,34 @@ def cmd_info(args: argparse.Namespace) -> int:
     con.print(f"[bold]{name(dump.path)}[/bold]")
     con.print(f"  format:      {dump.format} ({name(dump.variant)})")
     con.print(
-        f"  version:     {('MindSpore ' + dump.version) if dump.version else 'unknown'}"
-        f"{'  device: ' + dump.device if dump.device else ''}"
+        f"  version:     {name('MindSpore ' + dump.version) if dump.version else 'unknown'}"
+        f"{'  device: ' + name(dump.device) if dump.device else ''}"
     )
     if layout:
         for rank, graphs in layout.items():
             parts = []
             for g, its in graphs.items():
                 parts.append(
-                    f"graph {g}: iteration{'s' if len(its) > 1 else ''} "
-                    + ", ".join(f"{it} ({n} files)" for it, n in its.items())
+                    f"graph {name(g)}: iteration{'s' if len(its) > 1 else ''} "
+                    + ", ".join(f"{name(it)} ({n} files)" for it, n in its.items())
                 )
             con.print(
-                f"  rank {rank}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
+                f"  rank {name(rank)}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
                 if parts
-                else f"  rank {rank}: no data"
+                else f"  rank {name(rank)}: no data"
             )
     if chosen_note:
         con.print(f"  [yellow]choose:[/yellow]      {name(chosen_note)}")
     con.print(
-        f"  read:        rank {dump.rank or '-'}, graphs {', '.join(dump.graphs) or '-'}, "
-        f"iterations {', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-'}"
+        f"  read:        rank {name(dump.rank or '-')}, graphs {name(', '.join(dump.graphs) or '-')}, "
+        f"iterations {name(', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-')}"
     )
     con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
     con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
     con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")
     for n in dump.notes:
         con.print(f"  note:        {name(n)}")
-    problems = [(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable
+    problems = list(dict.fromkeys([(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable))
     for path, reason in problems:
         con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
     for path, reason in repaired:
@@ -554,7 +575,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     for p in dump.problems:
         if p.severity != "error":
             con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(p.reason)}")
-    if not problems and not repaired:
+    if problems:
+        files = len({path for path, _reason in problems})
+        con.print(f"  [magenta]{files} file{'s' if files != 1 else ''} unreadable[/magenta] (listed above)")
+    elif not repaired:
         con.print("  every tensor file is readable")
     return EXIT_OK
 
@@ -602,7 +626,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         con.print(f"  {k:20s} {name(v)}")
     if info.declared:
         con.print(f"  {'header':20s} {name(info.declared)}")
-    con.print(f"  {'dtype, shape':20s} {info.dtype or '?'} {fmt.shape(info.shape)}")
+    con.print(f"  {'dtype, shape':20s} {name(info.dtype or '?')} {fmt.shape(info.shape)}")
     if info.repaired:
         con.print(f"  [yellow]damaged:[/yellow] {name(info.repaired)}")
     if info.problem:
@@ -657,17 +681,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
         }
         jsonout.write(jsonout.document("convert", body, code), args.json)
     else:
-        print("\n".join(report.summary_lines()))
+        from .report.fmt import clean
+
+        print("\n".join(clean(line) for line in report.summary_lines()))
     return EXIT_OK if report.complete else EXIT_USAGE
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     from .core import dumpconfig
+    from .report.fmt import clean
 
     if args.kind == "acl":
         acl = dumpconfig.acl_config(args.mindir, args.dump_path, args.ops, args.mode)
         path = dumpconfig.write_json(args.out, acl.config)
-        print(f"graph name: {acl.graph_name}\nmodel_name: {acl.model_name}\nwrote {path}")
+        print(f"graph name: {clean(acl.graph_name)}\nmodel_name: {clean(acl.model_name)}\nwrote {clean(path)}")
         exists = "exists" if os.path.isdir(args.dump_path) else "does not exist yet: mkdir -p " + args.dump_path
         print(f"warning: {dumpconfig.MISSING_FOLDER} ({args.dump_path} {exists})", file=sys.stderr)
         return EXIT_OK
@@ -723,6 +750,18 @@ def single_threaded_blas() -> None:
         os.environ.setdefault(var, "1")
 
 
+def tolerant_output() -> None:
+    """Text that still holds bytes a stream's encoding cannot write (a path that is not UTF-8 under a strict
+    UTF-8 stdout) is written with backslash escapes, never aborts a command."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream already written to in another mode: left as it is
+                pass
+
+
 def _json_before_dumps(rest: list[str]) -> list[str]:
     """`--json` takes an optional FILE; written before the dumps (`bisect --json REF TARGET`) it would swallow
     REF. A folder there is a dump, not an output file: read it as `--json -` followed by that dump."""
@@ -735,6 +774,7 @@ def _json_before_dumps(rest: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     single_threaded_blas()
+    tolerant_output()
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = _json_before_dumps(argv[1:] if sub else argv)
@@ -769,9 +809,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         path = getattr(e, "filename", None) or ""
         reason = getattr(e, "strerror", None) or str(e)
-        return fail(sub, args, rest, str(path), reason, str(e))
+        return fail(sub, args, rest, str(path), reason, f"{path}: {reason}" if path else str(e))
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"
+        reason = f"internal error ({type(e).__name__}: {e}); please report it (the dumps were not changed)"
+        return fail(sub, args, rest, "", reason, reason)
 
 
 if __name__ == "__main__":

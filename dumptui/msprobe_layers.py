@@ -48,13 +48,13 @@ What is not applied, and why:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
 
 from .core.model import KERNEL, Dump, Op
 from .core.rankmerge import PREFIX
+from .core.safeio import read_json
 
 MERGED_RANK_PREFIX = PREFIX.split("{")[0]  # `rank_`: the ops of several ranks opened as one (the app's --rank all)
 
@@ -114,13 +114,12 @@ def read_parents(dump: Dump, side: str) -> dict[str, str]:
     if any(op.name.startswith(MERGED_RANK_PREFIX) and "/" in op.name for op in dump.ops[:1]):  # msprobe: no `/`
         raise ValueError("a layer mapping reads one rank's construct.json: choose the rank with --rank N")
     path = os.path.join(dump.root, CONSTRUCT_JSON)
-    try:
-        with open(path, "r", encoding="utf-8") as fh:
-            doc = json.load(fh)
+    try:  # a file of the dump: through safeio (a FIFO is refused, not waited on; depth and size limited)
+        doc = read_json(path)
     except OSError as e:
         raise ValueError(f"a layer mapping needs the {side}'s {path}: {e.strerror or e}") from None
     except ValueError as e:
-        raise ValueError(f"{path}: not valid JSON: {e}") from None
+        raise ValueError(f"{path}: {e}") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: not a JSON object of node: parent")
     parents = {}

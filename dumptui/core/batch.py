@@ -16,7 +16,6 @@ from .model import TensorRef
 from .parallel import MIN_BYTES_FOR_PROCESSES, PairExecutor, ProcessPool, pair_job
 from .results import OpResult, TensorResult
 from .session import Prechecked, Session
-from .verdict import UNREADABLE
 
 Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 
@@ -74,7 +73,7 @@ def _in_executor(
     for idx, st, err in executor.run(jobs, session.kl, cancelled):
         (pair, io, slot, r, t), pre = heavy[idx]
         if st is None:
-            res = TensorResult(io, slot, r, t, UNREADABLE, err or "read failed", notes=pre[1])
+            res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
         else:
             res = session.finish(pair, io, slot, r, t, st, pre, purpose)
         session.store(pair, r, t, res)

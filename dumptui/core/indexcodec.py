@@ -7,7 +7,8 @@ kind, graph) are stored once in a table and referenced by number; paths are stor
 and a name again would make a second copy of every path while loading). What is not a bulk column (the graph, problems, notes, an op's
 sources/attributes/code where a graph file gave them) is pickled as it is.
 
-Tensor layouts are not stored: they are read from the files on first need, as after a fresh index.
+Tensor layouts are not stored: they are read from the files on first need, as after a fresh index. A tensor
+refused while indexing (a bad dump.json record, a FIFO) keeps its refusal and reason.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from .model import Dump, Op, TensorRef
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: refusals kept
 
 
 class _Table:
@@ -44,6 +45,7 @@ def encode(dump: Dump) -> dict[str, Any]:
     t_slot: list[int] = []
     t_ts: list[int | None] = []
     t_extra: dict[int, tuple[Any, Any, Any]] = {}  # tensor -> (layout_fn, stats, size_on_disk) when any is set
+    t_refused: dict[int, str] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
 
     def tensor(t: TensorRef) -> int:
         i = tensor_index.get(id(t))
@@ -56,6 +58,8 @@ def encode(dump: Dump) -> dict[str, Any]:
         t_ts.append(t.timestamp)
         if t._layout_fn is not None or t.stats is not None or t.size_on_disk is not None:
             t_extra[i] = (t._layout_fn, t.stats, t.size_on_disk)
+        if t.refused:
+            t_refused[i] = str(t.problem)
         return i
 
     o_kind: list[int] = []  # (op type, kind, graph, name source, inputs, outputs) by number
@@ -83,6 +87,7 @@ def encode(dump: Dump) -> dict[str, Any]:
         "t_slot": t_slot,
         "t_ts": t_ts,
         "t_extra": t_extra,
+        "t_refused": t_refused,
         "o_kinds": small.values,
         "o_kind": o_kind,
         "o_names": o_names,
@@ -105,6 +110,8 @@ def decode(cols: dict[str, Any]) -> Dump:
     for i, (layout_fn, stats, size_on_disk) in cols["t_extra"].items():
         t = tensors[i]
         t._layout_fn, t.stats, t.size_on_disk = layout_fn, stats, size_on_disk
+    for i, reason in cols["t_refused"].items():
+        tensors[i].refuse(reason)
     slots = cols["slots"]
     members = [tensors[i] for i in cols["members"]]
     o_names, o_ints, o_kinds = cols["o_names"], cols["o_ints"], cols["o_kinds"]

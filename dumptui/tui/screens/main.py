@@ -114,6 +114,7 @@ class MainScreen(BackgroundWork):
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
+        self.failure: tuple[str, str] | None = None  # (work, what failed: path and reason), until it is retried
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -216,7 +217,12 @@ class MainScreen(BackgroundWork):
             (elide_left(target, room), "bold"),
             " │ ",
         )
-        if self.session is None:
+        if self.failure is not None:  # the error state: what failed, its path and reason, in place of the dumps
+            line = Text.assemble(("dumptui ", "bold"))
+            if self.session is not None:
+                line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
+            line.append(elide_left(self.failure[1], max(10, width - line.cell_len)), style=self.theme_styles.error)
+        elif self.session is None:
             line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
         else:
             line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total))
@@ -328,6 +334,7 @@ class MainScreen(BackgroundWork):
 
     # ------------------------------------------------------------------ bisection
     def _run_bisect(self, task: str, *args: Any) -> None:
+        self._retry("bisect")
         self.bisect_task = task
         self.bisect_work(task, args)
 
@@ -379,7 +386,14 @@ class MainScreen(BackgroundWork):
             self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
             return
         failure = describe(error, path or self._failure_subject(work))
-        self.notify(failure_line(work, failure), severity="error", timeout=15, markup=False)
+        self.failure = (work, fmt.clean(failure_line(work, failure)))
+        self._draw_status()
+        self.notify(self.failure[1], severity="error", timeout=15, markup=False)
+
+    def _retry(self, work: str) -> None:
+        """Work that failed is started again: its failure is no longer the state."""
+        if self.failure is not None and self.failure[0] == work:
+            self.failure = None
 
     def _failure_subject(self, work: str) -> str:
         """What a failed worker was working on, when its error names no file: the op (and tensor) shown."""
@@ -404,6 +418,8 @@ class MainScreen(BackgroundWork):
         if self.session is None or (index == self.current and self.detail.index == index):
             return
         self.current = index
+        self._retry("detail")
+        self._retry("tensor")
         pair = self.session.alignment.pairs[index]
         if self._load_timer is not None:
             self._load_timer.stop()
@@ -489,6 +505,7 @@ class MainScreen(BackgroundWork):
             self._stop_run.set()
 
     def action_compute_statistics(self) -> None:
+        self._retry("stats")
         self.stats_state = RUNNING
         self.compute_statistics()
 
@@ -503,6 +520,7 @@ class MainScreen(BackgroundWork):
     def _save_to(self, path: str | None) -> None:
         if not path:
             return
+        self._retry("save")
         path = os.path.abspath(os.path.expanduser(path))
         if not self._bisect_lock.acquire(timeout=2):
             self.notify("the bisection is busy: try again", severity="warning")
@@ -540,6 +558,7 @@ class MainScreen(BackgroundWork):
     def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
         if not answer:
             return
+        self._retry("export")
         out, dump_dir = answer
         out = os.path.abspath(os.path.expanduser(out))
         try:

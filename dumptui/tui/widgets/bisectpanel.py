@@ -101,7 +101,7 @@ class BisectPanel(VerticalScroll):
             return
         mode = "graph-aware" if s.mode == "graph" else "execution order"
         if s.finished:
-            what = "converged" if s.culprit is not None else "no divergence"
+            what = "converged" if s.culprit is not None else "undecided" if s.undecided else "no divergence"
         else:
             what = f"{len(s.candidates)} suspects · ≤{s.steps_left} steps left"
         self.border_title = f"bisection · {mode} · {what}" + (f" · {self.busy}" if self.busy else "")
@@ -145,6 +145,10 @@ class BisectPanel(VerticalScroll):
                     )
             else:
                 lines.append(Text("other roots of divergence: none found", style=st.muted))
+        elif s.finished and s.undecided:
+            lines.append(Text("Undecided: damage hides the answer", style=st.error))
+            for why in s.undecided:
+                lines.append(labelled("  - ", "bold", why))
         elif s.finished:
             lines.append(
                 labelled(
