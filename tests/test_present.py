@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 from dumptui.core.align import ONLY_TARGET, OpPair
@@ -209,14 +210,25 @@ def test_driver_accepting_computed_verdicts_finds_the_planted_culprit(demo_pair,
     st = d.state()
     assert st.finished and st.culprit is not None
     assert demo_session.alignment.pairs[st.culprit.index].name == demo_pair.planted
-    assert st.culprit.why == "inputs agree, outputs diverge"
     res = demo_session.op_result(demo_session.alignment.pairs[st.culprit.index])
     assert all(r.good for r in res.inputs) and res.verdict == "diverged"
     out = res.outputs[0]
+    # the sentence of its cause (an attribute differs), with the output error computed here independently:
+    # mean |t - r| without the largest 1 % over the reference's RMS
+    y = np.load(out.ref.path).astype(np.float64).ravel()
+    x = np.load(out.target.path).astype(np.float64).ravel()
+    e = np.sort(np.abs(x - y))[: y.size - int(y.size * 0.01)]
+    rel = e.mean() / np.sqrt(np.mean(y**2))
+    assert st.culprit.cause == "constant"
+    assert st.culprit.why == (
+        f'its definition differs (attribute format: "NCHW" vs "NHWC"), and its output is off by {rel:.2e} of its RMS'
+    )
     assert st.culprit.proof == (
         ", ".join(f"{r.label} {r.verdict}" for r in res.inputs) + f" → output.0 diverged (cos {out.stats.cos:.6f})"
     )
-    assert st.culprit.hints == tuple((h.kind, h.text) for h in res.hints)
+    # the attributes hint says what the sentence says: left out
+    assert st.culprit.hints == tuple((h.kind, h.text) for h in res.hints if h.kind != "attributes")
+    assert st.culprit.ref_name == st.culprit.target_name == demo_pair.planted and not st.culprit.renamed
     assert st.probe is None and not st.can_mark and st.steps_left == 0
 
 

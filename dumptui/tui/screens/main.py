@@ -76,7 +76,7 @@ TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
 class MainScreen(BackgroundWork):
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     BINDINGS = keymap.bindings(SCREEN)
