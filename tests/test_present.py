@@ -439,7 +439,7 @@ def test_commands_available_as_the_work_progresses():
     def ids(**kw):
         return keys.available_now(keys.KeyContext(**kw))
 
-    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette"}
+    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette", "view.zoom"}
     assert ids() == always  # nothing indexed yet
     indexed = ids(indexed=True)
     assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed
@@ -462,6 +462,9 @@ def test_commands_available_as_the_work_progresses():
     converged = bisection.BisectState(n=10, started=True, finished=True, candidates=frozenset({4}), can_undo=True)
     now = ids(**ready, bisection=converged)
     assert "bisect.undo" in now and not {"bisect.accept", "bisect.good", "bisect.run"} & now
+    assert "nav.probe" in ids(**ready, bisection=probing) and "nav.culprit" not in ids(**ready, bisection=probing)
+    assert "nav.probe" not in ids(**ready, bisection=converged)  # no culprit in this state: nothing to go to
+    assert "nav.culprit" not in ids(**ready, bisection=converged) and "edit.copy" in ids(indexed=True)
     assert "work.cancel" in ids(statistics="running") and "work.cancel" in ids(**ready, bisect_task="run")
     assert "work.cancel" not in ids(**ready, bisect_task="accept")
     assert "work.compute_statistics" in ids(indexed=True, statistics="cancelled")
@@ -470,7 +473,7 @@ def test_commands_available_as_the_work_progresses():
 
 def test_palette_offers_what_is_available_now():
     titles = [a.palette for a in keys.palette(keys.KeyContext())]
-    assert titles == ["Help: every key"]
+    assert titles == ["View: zoom the focused pane (toggle)", "Help: every key"]
     probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}))
     titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True, bisection=probing))]
     assert "Bisection: run to the end" in titles and "Bisection: undo the last mark" not in titles

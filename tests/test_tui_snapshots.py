@@ -61,6 +61,16 @@ def test_probe_before_any_mark(snap_compare, demo_root, monkeypatch):
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
 
 
+@pytest.mark.parametrize("pair", ["renamed_demo_pair", "inf_demo_pair"])
+def test_culprit_view_80x24(snap_compare, pair, request, monkeypatch):
+    """The culprit view as a user at 80x24 sees it: a culprit the pairing renamed (both names), and one that
+    writes Inf on the target (the cosine says n/a, and why)."""
+    root = request.getfixturevalue(pair)[0]
+    monkeypatch.chdir(root)
+    app = make_app("demo/ref", "demo/target")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=converge(app))
+
+
 def test_help_screen(snap_compare, demo_root, monkeypatch):
     app = demo_app(demo_root, monkeypatch)
 

@@ -182,7 +182,8 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
         ),
         hints=tuple(
             (h.kind, h.text)
-            for h in for_root(list(hints), True, p.op_type)
+            # a known cause first: at 60x18 the first hint is what stays above the fold
+            for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != "known cause")
             # the sentence of a definition that differs already names the attributes
             if not (h.kind == "attributes" and cause == "constant")
         ),

@@ -26,7 +26,7 @@ LEVELS = "▁▂▃▄▅▆▇█"
 NOT_READ = "·"
 ZERO = " "
 INFINITE = "∞"
-PLOT_LEGEND = f"{LEVELS[0]}..{LEVELS[-1]} log scale  {NOT_READ} not read  {INFINITE} NaN/Inf"
+PLOT_LEGEND = f"{LEVELS[0]}..{LEVELS[-1]} log scale  {NOT_READ} not read  {INFINITE} NaN/Inf or from nothing"
 
 
 @dataclass(frozen=True)

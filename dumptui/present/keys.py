@@ -15,6 +15,7 @@ from .bisection import BisectState
 from .progress import CANCELLED, FAILED, RUNNING, WAITING
 
 SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
+ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,14 @@ def _can_export(c: KeyContext) -> bool:
 
 def _indexed(c: KeyContext) -> bool:
     return c.indexed
+
+
+def _has_probe(c: KeyContext) -> bool:
+    return c.bisection is not None and c.bisection.probe is not None and not c.bisection.finished
+
+
+def _has_culprit(c: KeyContext) -> bool:
+    return c.bisection is not None and c.bisection.culprit is not None
 
 
 def _can_cancel(c: KeyContext) -> bool:
@@ -195,10 +204,40 @@ ACTIONS: tuple[Action, ...] = (
         "search",
         "slash",
         "Search",
-        "Search ops by name",
+        "Search ops by name or type (type:Conv2D for that type only)",
         BISECTION,
-        palette="Search ops by name",
+        palette="Search ops by name or type",
         when=_indexed,
+    ),
+    Action(
+        "nav.probe",
+        "goto_probe",
+        "p",
+        "Probe",
+        "Go to the probe",
+        BISECTION,
+        palette="Go to the probe",
+        when=_has_probe,
+    ),
+    Action(
+        "nav.culprit",
+        "goto_culprit",
+        "c",
+        "Culprit",
+        "Go to the culprit",
+        BISECTION,
+        palette="Go to the culprit",
+        when=_has_culprit,
+    ),
+    Action(
+        "nav.next_root",
+        "next_root",
+        "o",
+        "Next root",
+        "Go to the next root of divergence (the culprit, then the other roots, in execution order)",
+        BISECTION,
+        palette="Go to the next root of divergence",
+        when=_has_culprit,
     ),
     Action(
         "nav.next_diverged",
@@ -238,6 +277,25 @@ ACTIONS: tuple[Action, ...] = (
         "Toggle the op tree and the flat execution-order list",
         BISECTION,
         palette="View: toggle tree / flat execution-order list",
+        when=_indexed,
+    ),
+    Action(
+        "view.zoom",
+        "zoom",
+        "z",
+        "Zoom",
+        "Give the focused pane the whole screen (z again: back)",
+        BISECTION,
+        palette="View: zoom the focused pane (toggle)",
+    ),
+    Action(
+        "edit.copy",
+        "copy",
+        "y",
+        "Copy",
+        "Copy the op's name, a tensor's file path or a value (OSC 52: the terminal's clipboard, also over SSH)",
+        BISECTION,
+        palette="Copy a name, a path or a value",
         when=_indexed,
     ),
     Action("focus.next", "app.focus_next", "tab", "Next pane", "Move the focus to the next pane", BISECTION),

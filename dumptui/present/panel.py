@@ -111,13 +111,15 @@ def culprit_lines(c: RootView, width: int) -> list[Line]:
     else:
         out.append(((elide_middle(c.label, width), "muted"),))
     out += wrap((("why: ", "bold"), (c.why, "")), width)
-    for kind, text in c.hints:
+    for kind, text in c.hints[:1]:  # the first (a known cause when there is one); the rest after the plot
         out += wrap(((f"hint ({kind}): ", "warning"), (text, "")), width)
     return out
 
 
 def proof_lines(c: RootView, width: int) -> list[Line]:
     out: list[Line] = []
+    for kind, text in c.hints[1:]:
+        out += wrap(((f"hint ({kind}): ", "warning"), (text, "")), width)
     if c.replay:
         out += wrap((("proof: ", "bold"), (c.replay, "")), width)
     if c.numbers:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import App
+from textual.theme import Theme
 
 from ..pairing import PairOptions
+from ..present import saved
 from ..present.keys import APP
 from . import keymap
 from .commands import DumpCommands
 from .keymap import HelpSection
+from .screens.copy import CopyScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.paths import ExportScreen, SaveScreen
@@ -30,6 +33,7 @@ KEYED_WIDGETS = (
     SearchBar,
     SaveScreen,
     ExportScreen,
+    CopyScreen,
     HelpScreen,
 )
 
@@ -47,7 +51,18 @@ class DumpTuiApp(App[None]):
         self.session_file = session_file
 
     def on_mount(self) -> None:
+        theme = saved.read_settings().get("theme")
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, self._save_theme)
         self.push_screen(self.MAIN_SCREEN(self.options, self.session_file))
+
+    def _save_theme(self, theme: Theme) -> None:
+        """The theme chosen (ctrl+p) is the next launch's theme too."""
+        try:
+            saved.write_settings({"theme": theme.name})
+        except OSError as e:
+            self.notify(f"settings not saved: {e.filename or ''} {e.strerror or e}", severity="warning", markup=False)
 
     @property
     def main(self) -> MainScreen | None:

@@ -6,7 +6,7 @@ which the screen shows (`MainScreen.show_failure`).
 - `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
   100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
 - `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
-  the `BisectState` snapshots they post;
+  the `BisectState` snapshots they post; the marks are autosaved after each (present/saved.py);
 - `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
 
 Each waits for its engine call through `wait_abandonable`, so quitting never waits for a long read.
@@ -26,7 +26,7 @@ from ... import pairing
 from ...core import metrics
 from ...core.batch import evaluate_all
 from ...core.bisect.sessionfile import read_session, session_mismatch
-from ...present import relations
+from ...present import relations, saved
 from ...present.bisection import BisectDriver, BisectState, is_mark_step
 from ...present.detail import element_detail_problem
 from ...present.progress import CANCELLED, DONE, RUNNING, compare_batches
@@ -62,6 +62,7 @@ class BackgroundWork(Screen):
 
     options: pairing.PairOptions
     session_file: str | None
+    autosave_to: str  # the pair's autosave file (present/saved.py)
     session: Any
     driver: BisectDriver | None
     _bisect_lock: threading.Lock
@@ -94,14 +95,16 @@ class BackgroundWork(Screen):
             bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
         except Abandoned:
             return
-        resume, note = None, ""
+        resume, note, offer = None, "", None
         if self.session_file:
             try:
                 resume = read_session(self.session_file)
                 note = session_mismatch(resume, options.ref, options.target) or ""
             except ValueError as e:
                 note = f"session not resumed: {e}"
-        self.post_message(BisectionReady(BisectDriver(bisection), resume, note))
+        else:
+            offer = saved.resumable(self.autosave_to)  # the same pair left with marks: the user is asked
+        self.post_message(BisectionReady(BisectDriver(bisection), resume, note, offer))
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def compute_statistics(self) -> None:
@@ -146,7 +149,7 @@ class BackgroundWork(Screen):
         worker = get_current_worker()
         driver = self.driver
 
-        def call() -> tuple[BisectState, str]:
+        def call() -> tuple[BisectState, str, dict]:
             with self._bisect_lock:
                 note = ""
                 if task == "start":
@@ -166,13 +169,22 @@ class BackgroundWork(Screen):
                         note = "nothing to undo"
                 elif task == "reset":
                     driver.reset()
-                return driver.state(), note
+                return driver.state(), note, driver.to_json()
 
         try:
-            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
+            state, note, marks = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
         except Abandoned:
             return
+        note = "; ".join(filter(None, [note, self._autosave(marks)]))
         self.post_message(BisectionChanged(state, task, note))
+
+    def _autosave(self, marks: dict) -> str:
+        """The marks saved for the next launch of this pair (`q` never loses a bisection); a note if not."""
+        try:
+            saved.autosave(self.autosave_to, marks, self.options.ref, self.options.target, vars(self.options))
+        except OSError as e:
+            return f"bisection not autosaved: {self.autosave_to}: {e.strerror or e}"
+        return ""
 
     @work(thread=True, group="bisect", exit_on_error=False)
     def run_bisection(self) -> None:
@@ -182,25 +194,26 @@ class BackgroundWork(Screen):
         self._stop_run.clear()
         last = 0.0
 
-        def one_step() -> tuple[BisectState, bool]:
+        def one_step() -> tuple[BisectState, bool, dict]:
             with self._bisect_lock:
                 if not driver.bi.started:
                     driver.start()
                     more = not driver.bi.finished
                 else:
                     more = driver.step()
-                return driver.state(), more
+                return driver.state(), more, driver.to_json()
 
         while True:
             try:
-                state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
+                state, more, marks = wait_abandonable(one_step, worker, "dumptui-bisect-run")
             except Abandoned:
                 return
             if not more:
-                self.post_message(BisectionChanged(state, "converged"))
+                self.post_message(BisectionChanged(state, "converged", self._autosave(marks)))
                 return
             if self._stop_run.is_set():
-                self.post_message(BisectionChanged(state, "stopped", "bisection stopped"))
+                note = "; ".join(filter(None, ["bisection stopped", self._autosave(marks)]))
+                self.post_message(BisectionChanged(state, "stopped", note))
                 return
             now = time.monotonic()
             if now - last >= VERDICT_BATCH_SECONDS:

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
+from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
 from ... import pairing
@@ -36,6 +36,7 @@ from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_p
 from ...present.columns import elide_left
 from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
+from ...present.labels import legend_lines
 from ...present.paths import (
     default_export_path,
     default_redump_dir,
@@ -44,6 +45,7 @@ from ...present.paths import (
     refuse_output,
 )
 from ...present.progress import CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet, statistics_words, task_words
+from ...present.saved import autosave_path, resume_question
 from ...present.search import count_matches, find_op, next_diverged
 from ...present.tree import OpTreeModel, is_bad
 from ...report import fmt
@@ -63,6 +65,7 @@ from ..messages import (
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
 from ..widgets.flatlist import FlatOpList
+from ..widgets.footer import KeysFooter
 from ..widgets.opdetail import OpDetail, RelationList, TensorTable
 from ..widgets.optree import OpTree
 from ..widgets.searchbar import SearchBar
@@ -70,12 +73,14 @@ from ..workers import Abandoned
 from .background import BackgroundWork
 from .error import OpenErrorScreen
 from .paths import ExportScreen, SaveScreen
+from .resume import ResumeScreen
+from .views import ViewActions
 
 SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(BackgroundWork):
+class MainScreen(BackgroundWork, ViewActions):
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
@@ -93,6 +98,7 @@ class MainScreen(BackgroundWork):
         super().__init__()
         self.options = options
         self.session_file = session_file  # a saved session to resume
+        self.autosave_to = autosave_path(options.ref, options.target, vars(options))
         self.session: Any = None  # core Session, once both dumps are indexed and aligned
         self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
@@ -100,6 +106,7 @@ class MainScreen(BackgroundWork):
         self.bstate: BisectState | None = None
         self.stats_done = 0
         self.stats_total = 0
+        self.stats_failure = ""
         self.open_stage = "indexing the dumps (file names only)"
         self.open_started = time.monotonic()
         self.opened_seconds: float | None = None
@@ -120,13 +127,14 @@ class MainScreen(BackgroundWork):
         yield Static("", id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
+                yield Static("", id="legend")
                 with ContentSwitcher(initial="tree", id="lists"):
                     yield OpTree(id="tree")
                     yield FlatOpList(id="flat")
                 yield SearchBar(id="search")
             yield OpDetail(id="detail")
         yield BisectPanel(id="bisect")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def tree(self) -> OpTree:
@@ -148,6 +156,17 @@ class MainScreen(BackgroundWork):
     def op_list(self) -> OpTree | FlatOpList:
         """The list on show: the tree or the flat list."""
         return self.flat if self.flat_mode else self.tree
+
+    def on_resize(self) -> None:
+        self._draw_legend()
+
+    def _draw_legend(self) -> None:
+        """The marks legend over the op lists: one line on a short terminal, two on a tall one (all of them
+        with their full words in the help)."""
+        left = self.query_one("#left")
+        width = max(10, left.content_region.width)
+        lines = legend_lines(width, 1 if self.size.height < 36 else 2)
+        self.query_one("#legend", Static).update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
 
     def on_mount(self) -> None:
         self.query_one(SearchBar).display = False
@@ -214,16 +233,21 @@ class MainScreen(BackgroundWork):
             (elide_left(ref, room), "bold"),
             " vs ",
             (elide_left(target, room), "bold"),
-            " │ ",
         )
+        parts: list[Text] = []
         if self.session is None:
-            line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
+            parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
         else:
-            line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total))
+            words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
+            if words:
+                parts.append(Text(words, style=self.theme_styles.error if self.stats_state == FAILED else ""))
             if self.model is not None and self.model.diverged:
-                line.append(f" │ {self.model.diverged} ✗", style=self.theme_styles.verdict("diverged"))
+                parts.append(Text(f"{self.model.diverged} ✗", style=self.theme_styles.verdict("diverged")))
             if self.driver is None and not self.bisect_task:
-                line.append(f" │ {self.open_stage}…")
+                parts.append(Text(f"{self.open_stage}…"))
+        for part in parts:  # only segments with something in them: never an empty "│  │"
+            line.append(" │ ")
+            line.append_text(part)
         # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
         self.query_one("#status", Static).update(line, layout=False)
 
@@ -285,6 +309,12 @@ class MainScreen(BackgroundWork):
             self.notify(msg.resume_note, severity="warning", timeout=8, markup=False)
         if msg.resume is not None:
             self._run_bisect("replay", msg.resume)
+        elif msg.offer is not None:
+            offer = msg.offer
+            self.app.push_screen(
+                ResumeScreen(resume_question(offer)),
+                lambda yes: self._run_bisect("replay", offer) if yes else self._run_bisect("start"),
+            )
         else:
             self._run_bisect("start")
 
@@ -349,6 +379,8 @@ class MainScreen(BackgroundWork):
         )
         if msg.event != "running":
             target = state.culprit.index if state.culprit is not None else state.probe_index
+            if target is None and self.current is None and self.model is not None and self.model.pairs:
+                target = 0  # no divergence: the first op, rather than a pane still saying "opening"
             if target is not None:
                 self.select_op(target)
         if msg.note:
@@ -379,6 +411,8 @@ class MainScreen(BackgroundWork):
             self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
             return
         failure = describe(error, path or self._failure_subject(work))
+        if work == "stats":
+            self.stats_failure = str(failure)  # the status line keeps it: an error state, not a toast only
         self.notify(failure_line(work, failure), severity="error", timeout=15, markup=False)
 
     def _failure_subject(self, work: str) -> str:
@@ -489,6 +523,7 @@ class MainScreen(BackgroundWork):
             self._stop_run.set()
 
     def action_compute_statistics(self) -> None:
+        self.stats_failure = ""
         self.stats_state = RUNNING
         self.compute_statistics()
 
@@ -581,7 +616,9 @@ class MainScreen(BackgroundWork):
     def _reload_lists(self) -> None:
         self._filter_dirty = False
         keep = self.current
-        self.tree.load(self.model, self.only_diverged, self.tree.expanded_paths(), cursor=keep)
+        empty = no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True)
+        self.tree.load(self.model, self.only_diverged, self.tree.expanded_paths(), cursor=keep, empty_text=empty)
+        self.flat.empty_text = empty
         self.flat.set_rows(self.model, self._rows(), keep=keep)
         self._draw_left_title()
 

@@ -70,7 +70,7 @@ def lines_text(lines: list[Text]) -> Text:
     return Text("\n").join(lines)
 
 
-def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80) -> list[Text]:
+def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: list[str] | None = None) -> list[Text]:
     """What is known about one tensor pair without reading it again; its statistics table keeps the columns
     that fit `width` (never wraps its own columns)."""
     lines = [Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(r.reason))]
@@ -88,6 +88,8 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80) -> list[Te
         [[STATS_COLUMNS[i][0] for i in cols]] + [[row[i] for i in cols] for row in rows],
         [STATS_COLUMNS[i][2] for i in cols],
     )
+    if rows_out is not None:
+        rows_out[:] = ["  " + line for line in table]
     lines.append(Text("  " + table[0], style="bold", no_wrap=True, overflow="ellipsis"))
     lines += [Text("  " + line, no_wrap=True, overflow="ellipsis") for line in table[1:]]
     if s is not None:
@@ -125,6 +127,7 @@ class OpDetail(VerticalScroll):
         self.tensor_shown: str | None = None  # the tensor whose element detail is on screen
         self.tensor_detail: tuple = (None, None, None, False)  # what show_tensor drew it with (redrawn on resize)
         self.kernels = 0
+        self.stats_rows: list[str] = []  # the statistics table's lines of the tensor shown (never wider than the pane)
         self.verdict_of: Callable[[int], str | None] = lambda i: None
 
     def compose(self) -> ComposeResult:
@@ -305,7 +308,7 @@ class OpDetail(VerticalScroll):
             return
         self.tensor_shown = None if loading else label
         self.tensor_detail = (worst, histogram, problem, loading)
-        parts = tensor_summary(r, st, self.text_width)
+        parts = tensor_summary(r, st, self.text_width, self.stats_rows)
         if loading:
             parts.append(Text("  reading the worst elements…", style=st.muted))
         elif problem:
