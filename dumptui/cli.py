@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that nee
 
     from .core.model import Dump
 
-SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config")
+SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config", "serve")
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 
 
@@ -79,7 +79,8 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             prog="dumptui",
             description="Find the first operator where two tensor dumps diverge "
             "(e.g. Ascend910 vs Ascend310). Opens the terminal app; see the subcommands for headless use.",
-            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config (dumptui SUBCOMMAND --help)",
+            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config, serve "
+            "(dumptui SUBCOMMAND --help)",
         )
         p.add_argument("ref", nargs="?", help="reference dump (e.g. the Ascend910 run)")
         p.add_argument("target", nargs="?", help="target dump (e.g. the Ascend310 run)")
@@ -120,6 +121,15 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p.add_argument("file")
         p.add_argument("-n", "--values", type=int, default=10, help="how many values to print (default 10)")
         p.add_argument("--json", action="store_true")
+    elif sub == "serve":
+        p.description = "The app in a browser (textual-serve): each tab runs the app on REF and TARGET."
+        p.add_argument("ref")
+        p.add_argument("target")
+        p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+        p.add_argument("--public-url", dest="public_url", help="the URL browsers reach the server by, if not host:port")
+        p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
+        _compare_options(p)
     elif sub == "demo":
         p.description = (
             "Write a demo pair (MindSpore 2.x layout) computed by a small network, with one planted "
@@ -511,6 +521,12 @@ def cmd_app(args: argparse.Namespace) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .tui.web import serve
+
+    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url)
+
+
 def single_threaded_blas() -> None:
     """Our dot products are on 64K-element chunks: BLAS threads only add synchronisation there, and they
     oversubscribe the cores our worker processes use. Must run before numpy is imported."""
@@ -524,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(sub)
     args = parser.parse_args(argv[1:] if sub else argv)
+    args.argv = argv[1:] if sub else argv  # `serve` passes the options on to the app it runs
     try:
         handler = {
             "bisect": cmd_bisect,
@@ -533,6 +550,7 @@ def main(argv: list[str] | None = None) -> int:
             "demo": cmd_demo,
             "convert": cmd_convert,
             "config": cmd_config,
+            "serve": cmd_serve,
             None: cmd_app,
         }[sub]
         return handler(args)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .bisection import BisectState
-from .progress import CANCELLED, FAILED, RUNNING, WAITING
+from .progress import CANCELLED, DONE, FAILED, RUNNING, WAITING
 
 SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
 ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them
@@ -75,6 +75,10 @@ def _has_probe(c: KeyContext) -> bool:
 
 def _has_culprit(c: KeyContext) -> bool:
     return c.bisection is not None and c.bisection.culprit is not None
+
+
+def _statistics_done(c: KeyContext) -> bool:
+    return c.indexed and c.statistics == DONE
 
 
 def _can_cancel(c: KeyContext) -> bool:
@@ -198,6 +202,16 @@ ACTIONS: tuple[Action, ...] = (
         BISECTION,
         palette="Export a re-dump config (data_dump.json) for the interval",
         when=_can_export,
+    ),
+    Action(
+        "export.csv",
+        "export_csv",
+        "x",
+        "CSV",
+        "Export every compared tensor pair as CSV (the Ascend tools' columns, with the local error)",
+        BISECTION,
+        palette="Export the comparison as CSV",
+        when=_statistics_done,
     ),
     Action(
         "nav.search",

@@ -7,7 +7,9 @@ NPU = the target (e.g. Ascend310), Bench = the reference (e.g. Ascend910). Undef
 from __future__ import annotations
 
 import csv
+import io
 import math
+from typing import IO
 
 from ..core.localerror import LocalError
 from ..core.results import OpResult, TensorResult
@@ -135,14 +137,27 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
 def write_csv(
     path: str, results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
 ) -> int:
-    n = 0
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=HEADER)
-        w.writeheader()
-        for res in results:
-            for r in res.inputs + res.outputs:
-                if only_bad and r.verdict not in BAD:
-                    continue
-                n += 1
-                w.writerow(row(n, res, r, (locals_ or {}).get(res.pair.index)))
+        return _write(fh, results, only_bad, locals_)
+
+
+def csv_text(
+    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+) -> tuple[str, int]:
+    """The same CSV as text (the app hands it to a browser as a download): (text, rows)."""
+    buf = io.StringIO(newline="")
+    n = _write(buf, results, only_bad, locals_)
+    return buf.getvalue(), n
+
+
+def _write(fh: IO[str], results: list[OpResult], only_bad: bool, locals_: dict[int, LocalError] | None) -> int:
+    n = 0
+    w = csv.DictWriter(fh, fieldnames=HEADER)
+    w.writeheader()
+    for res in results:
+        for r in res.inputs + res.outputs:
+            if only_bad and r.verdict not in BAD:
+                continue
+            n += 1
+            w.writerow(row(n, res, r, (locals_ or {}).get(res.pair.index)))
     return n

@@ -11,11 +11,8 @@ footer, and shows every failure in one place (`show_failure`).
 from __future__ import annotations
 
 import gc
-import json
-import os
 import threading
 import time
-from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -28,22 +25,12 @@ from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
 from ... import pairing
-from ...core import redump
-from ...core.bisect.sessionfile import session_payload
-from ...core.model import Dump
 from ...present import relations
-from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
+from ...present.bisection import BisectDriver, BisectState
 from ...present.columns import elide_left
 from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
 from ...present.labels import legend_lines
-from ...present.paths import (
-    default_export_path,
-    default_redump_dir,
-    default_session_path,
-    refuse_dump_dir,
-    refuse_output,
-)
 from ...present.progress import CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet, statistics_words, task_words
 from ...present.saved import autosave_path, resume_question
 from ...present.search import count_matches, find_op, next_diverged
@@ -72,7 +59,7 @@ from ..widgets.searchbar import SearchBar
 from ..workers import Abandoned
 from .background import BackgroundWork
 from .error import OpenErrorScreen
-from .paths import ExportScreen, SaveScreen
+from .exports import ExportActions
 from .resume import ResumeScreen
 from .views import ViewActions
 
@@ -80,7 +67,7 @@ SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(BackgroundWork, ViewActions):
+class MainScreen(BackgroundWork, ViewActions, ExportActions):
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
@@ -158,15 +145,15 @@ class MainScreen(BackgroundWork, ViewActions):
         return self.flat if self.flat_mode else self.tree
 
     def on_resize(self) -> None:
-        self._draw_legend()
+        self.call_after_refresh(self._draw_legend)  # after the layout: the legend's own width
 
     def _draw_legend(self) -> None:
         """The marks legend over the op lists: one line on a short terminal, two on a tall one (all of them
         with their full words in the help)."""
-        left = self.query_one("#left")
-        width = max(10, left.content_region.width)
+        legend = self.query_one("#legend", Static)
+        width = max(10, legend.content_region.width or self.query_one("#left").content_region.width - 2)
         lines = legend_lines(width, 1 if self.size.height < 36 else 2)
-        self.query_one("#legend", Static).update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
+        legend.update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
 
     def on_mount(self) -> None:
         self.query_one(SearchBar).display = False
@@ -526,67 +513,6 @@ class MainScreen(BackgroundWork, ViewActions):
         self.stats_failure = ""
         self.stats_state = RUNNING
         self.compute_statistics()
-
-    # ------------------------------------------------------------------ actions: save / export
-    def _dumps(self) -> list[Dump]:
-        return [self.session.ref, self.session.target]
-
-    def action_save(self) -> None:
-        default = default_session_path(self._dumps())
-        self.app.push_screen(SaveScreen(default, lambda p: refuse_output(p, self._dumps())), self._save_to)
-
-    def _save_to(self, path: str | None) -> None:
-        if not path:
-            return
-        path = os.path.abspath(os.path.expanduser(path))
-        if not self._bisect_lock.acquire(timeout=2):
-            self.notify("the bisection is busy: try again", severity="warning")
-            return
-        try:
-            data = self.driver.to_json()
-        finally:
-            self._bisect_lock.release()
-        payload = session_payload(data, self.options.ref, self.options.target, vars(self.options))
-        try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh, indent=1)
-        except OSError as e:
-            self.show_failure("save", e, path)
-            return
-        self.saved_path = path
-        self.notify(
-            f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False, timeout=10
-        )
-
-    def action_export(self) -> None:
-        plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
-        self.app.push_screen(
-            ExportScreen(
-                default_export_path(self._dumps()),
-                default_redump_dir(self._dumps()),
-                plan.summary,
-                lambda p: refuse_output(p, self._dumps()),
-                refuse_dump_dir,
-            ),
-            partial(self._export_to, plan),
-        )
-
-    def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
-        if not answer:
-            return
-        out, dump_dir = answer
-        out = os.path.abspath(os.path.expanduser(out))
-        try:
-            config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
-            redump.write_config(out, config, self._dumps())
-        except (OSError, ValueError) as e:
-            self.show_failure("export", e, out)
-            return
-        self.exported_path = out
-        self.notify(
-            f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False, timeout=10
-        )
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
