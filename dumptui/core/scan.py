@@ -255,8 +255,10 @@ def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
+        roles = input_roles(le.pair)
         for r in res.inputs:
-            _carried(session, le.pair, r, into)
+            if roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
+                _carried(session, le.pair, r, into)
         for r in res.outputs:
             _carried(session, le.pair, r, sr.tainted[pos])
 
