@@ -225,7 +225,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     for i, st in enumerate(bi.history, 1):
         style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
         console.print(
-            f"  {i:2d}. [{st.candidates_before} candidates] #{st.position + 1} "
+            f"  {i:2d}. [{st.candidates_before} candidates] #{bi.order[st.position].index + 1} "
             f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}"
         )
     culprit = bi.first_root()
