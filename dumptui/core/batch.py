@@ -12,7 +12,7 @@ from typing import Callable
 
 from .align import OpPair
 from .model import TensorRef
-from .parallel import MIN_BYTES_FOR_PROCESSES, compare_in_processes
+from .parallel import MIN_BYTES_FOR_PROCESSES, ComparePool, compare_in_processes
 from .results import OpResult, TensorResult
 from .session import Prechecked, Session
 from .verdict import UNREADABLE
@@ -23,17 +23,21 @@ Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, targ
 def evaluate_all(
     session: Session,
     pairs: list[OpPair] | None = None,
-    workers: int | None = None,
+    workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     purpose: str = "compare",
 ) -> list[OpResult]:
-    """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`."""
+    """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`.
+    `workers`: a number of processes (started for big batches only), or a long-lived `ComparePool` that gets
+    every file read, headers included (the app: its UI process keeps only the verdicts' bookkeeping)."""
     pairs = session.alignment.pairs if pairs is None else pairs
     jobs = [
         (p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p) if session.cached(r, t) is None
     ]
     counter = _Progress(len(jobs), progress)
+    if isinstance(workers, ComparePool):  # the headers too are read there: the precheck below reads no file
+        workers.resolve_layouts([ref for job in jobs for ref in job[3:] if ref is not None], cancelled)
     heavy: list[tuple[Job, Prechecked]] = []
     for job in jobs:
         if cancelled and cancelled():
@@ -46,6 +50,10 @@ def evaluate_all(
         else:
             assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
             heavy.append(((pair, io, slot, r, t), pre))
+    if isinstance(workers, ComparePool):
+        if heavy:
+            _in_processes(session, heavy, workers, counter, cancelled, purpose)
+        return [session.op_result(p, purpose=purpose) for p in pairs]
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
     if workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
@@ -62,13 +70,18 @@ def evaluate_all(
 def _in_processes(
     session: Session,
     heavy: list[tuple[Job, Prechecked]],
-    workers: int,
+    workers: int | ComparePool,
     counter: "_Progress",
     cancelled: Callable[[], bool] | None,
     purpose: str,
 ) -> None:
     specs = [(job[3], job[4], pre[0]) for job, pre in heavy]
-    for idx, st, err in compare_in_processes(specs, workers, session.kl, cancelled):
+    results = (
+        workers.compare(specs, session.kl, cancelled)
+        if isinstance(workers, ComparePool)
+        else compare_in_processes(specs, workers, session.kl, cancelled)
+    )
+    for idx, st, err in results:
         (pair, io, slot, r, t), pre = heavy[idx]
         if st is None:
             res = TensorResult(io, slot, r, t, UNREADABLE, err or "read failed", notes=pre[1])

@@ -9,6 +9,7 @@ clearly marked as repaired.
 from __future__ import annotations
 
 import ast
+import math
 import os
 import re
 import struct
@@ -51,7 +52,7 @@ class Layout:
 
     @property
     def size(self) -> int:
-        return 0 if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+        return 0 if self.shape is None else math.prod(self.shape)  # exact ints; np.prod costs 10x per call
 
 
 class NpyHeaderError(ValueError):

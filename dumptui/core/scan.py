@@ -24,6 +24,7 @@ from .localerror import LocalError, ReplayProof, classify
 from .metrics import compare_arrays
 from .model import KERNEL, TensorRef
 from .noise import TensorError, fmt_rel, least_precise, stats_error, tensor_error
+from .parallel import ComparePool
 from .results import OpResult, TensorResult
 from .session import Session
 from .verdict import CLOSE, DIVERGED, EQUAL, IGNORED
@@ -232,7 +233,7 @@ def scan(
     order: list[OpPair],
     predecessors: Callable[[int], set[int]],
     tainted_by_inputs: AbstractSet[int] = frozenset(),
-    workers: int | None = None,
+    workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> ScanResult:
