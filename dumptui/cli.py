@@ -503,10 +503,10 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
-    from .tui.app import run_app
+    from .tui.app import end_process, run_app
 
     if not args.demo:
-        return run_app(PairOptions.from_namespace(args), session_file=args.session)
+        end_process(run_app(PairOptions.from_namespace(args), session_file=args.session))
     import shutil
     import tempfile
 
@@ -516,9 +516,10 @@ def cmd_app(args: argparse.Namespace) -> int:
     try:
         info = write_demo(tmp)
         args.ref, args.target = info.ref, info.target
-        return run_app(PairOptions.from_namespace(args), session_file=args.session)
+        code = run_app(PairOptions.from_namespace(args), session_file=args.session)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    end_process(code)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

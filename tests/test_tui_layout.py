@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 from test_tui import idle, make_app, opened, plain, run, wait_until
@@ -233,3 +234,26 @@ def test_a_filter_that_empties_the_list_says_so(demo_pair):
             assert "│  │" not in status and not status.rstrip().endswith("│")
 
     run(go())
+
+
+def test_statistics_run_in_worker_processes_that_q_ends(demo_pair):
+    """The numbers of the whole tree come from the screen's worker processes (the headers are read there
+    too; each layout is kept on its tensor); `q` ends those processes at once."""
+    from test_compare_pool import alive
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, size=(80, 24), stats=True) as (app, pilot, scr):
+            pids = list(scr.pool._ex._processes)
+            assert pids and all(alive(pid) for pid in pids)
+            tensors = [t for p in scr.session.alignment.pairs for op in (p.ref, p.target) if op for t in op.tensors()]
+            assert tensors and all(t.deferred_layout() is None for t in tensors)
+            assert sum(1 for r in scr.session.results() if r.stats is not None) > 100
+            await pilot.press("q")
+            await wait_until(lambda: not app.is_running, what="the app to quit")
+        return pids
+
+    pids = run(go())
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in pids)

@@ -4,7 +4,8 @@ which the screen shows (`MainScreen.show_failure`).
 
 - `open_dumps`: index both dumps (file names only), align them, then build the bisection order;
 - `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
-  100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
+  300 ms) so the tree marks fill in without flooding the UI; `escape` cancels. The numpy work runs in the
+  screen's worker processes (`pool`), this thread only hands out the jobs and judges what comes back;
 - `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
   the `BisectState` snapshots they post; the marks are autosaved after each (present/saved.py);
 - `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
@@ -26,6 +27,7 @@ from ... import pairing
 from ...core import metrics
 from ...core.batch import evaluate_all
 from ...core.bisect.sessionfile import read_session, session_mismatch
+from ...core.parallel import ComparePool
 from ...present import relations, saved
 from ...present.bisection import BisectDriver, BisectState, is_mark_step
 from ...present.detail import element_detail_problem
@@ -47,8 +49,8 @@ from ..workers import Abandoned, wait_abandonable
 if TYPE_CHECKING:
     from ..widgets.opdetail import OpDetail
 
-VERDICT_BATCH_SECONDS = 0.1  # the statistics worker posts verdicts at most this often
-JOBS_PER_BATCH = 256  # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
+VERDICT_BATCH_SECONDS = 0.3  # the statistics worker posts verdicts at most this often (each is a repaint)
+JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
 
@@ -56,11 +58,13 @@ WORST_ELEMENTS = 8
 class BackgroundWork(Screen):
     """The workers of the main screen (its base class); what they read of it is declared here."""
 
-    # Worker processes for the full compare (None: one per CPU). The engine uses them only for batches big
-    # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
+    # Worker processes for the statistics and the scan (None: one per CPU), started once and reused; they run
+    # below the UI process's priority (nice), so keys are answered first even when every core is busy.
     STATISTICS_WORKERS: int | None = None
+    WORKER_NICE = 10
 
     options: pairing.PairOptions
+    pool: ComparePool  # the worker processes (core/parallel.py)
     session_file: str | None
     autosave_to: str  # the pair's autosave file (present/saved.py)
     session: Any
@@ -92,7 +96,7 @@ class BackgroundWork(Screen):
         from ...core.bisect import Bisection  # networkx: imported after the first paint
 
         try:
-            bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
+            bisection = wait_abandonable(lambda: Bisection(session, workers=self.pool), worker, "dumptui-graph")
         except Abandoned:
             return
         resume, note, offer = None, "", None
@@ -136,7 +140,7 @@ class BackgroundWork(Screen):
         ):
             if worker.is_cancelled:
                 break
-            evaluate_all(session, batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
+            evaluate_all(session, batch, workers=self.pool, cancelled=lambda: worker.is_cancelled)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q)

@@ -6,6 +6,9 @@ base class (background.py); this class handles what they post, the keys, and wha
 Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
 this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
 footer, and shows every failure in one place (`show_failure`).
+
+Longer than the usual 400 lines because it is the one place the screen's state is kept and drawn from;
+what could leave it has: the workers (background.py), the view and export actions (views.py, exports.py).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
 from ... import pairing
+from ...core.parallel import ComparePool
 from ...present import relations
 from ...present.bisection import BisectDriver, BisectState
 from ...present.columns import elide_left
@@ -86,6 +90,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.options = options
         self.session_file = session_file  # a saved session to resume
         self.autosave_to = autosave_path(options.ref, options.target, vars(options))
+        self.pool = ComparePool(self.STATISTICS_WORKERS, nice=self.WORKER_NICE)
         self.session: Any = None  # core Session, once both dumps are indexed and aligned
         self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
@@ -143,6 +148,9 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     def op_list(self) -> OpTree | FlatOpList:
         """The list on show: the tree or the flat list."""
         return self.flat if self.flat_mode else self.tree
+
+    def on_unmount(self) -> None:
+        self.pool.close(kill=True)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._draw_legend)  # after the layout: the legend's own width
@@ -313,6 +321,9 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._draw_status()  # ...and the numbers change every time
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
+        # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
+        # scans them again (unfrozen, a full collection over 70,000 results froze the UI for 1.5 s).
+        gc.freeze()
         self._apply_verdicts(msg.verdicts)
 
     def _apply_verdicts(self, verdicts: dict[int, str | None]) -> None:
@@ -431,18 +442,27 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self._load_timer = None
         session = self.session
         if all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair)):
-            # Every tensor pair already compared: nothing to read, shown at once in one update. Should the
-            # engine fail here, the worker below repeats the call and reports the error instead.
-            try:
-                res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
-            except Exception:
-                res = rel = None
-            if res is not None:
-                self.workers.cancel_group(self, "detail")
-                self.detail.show_result(res, rel, self.kernel_count)
-                return
+            # Every tensor pair already compared: nothing to read, shown in one update, right after the
+            # cursor's own repaint (the detail's new layout repaints the whole screen: the key is answered
+            # first). Should the engine fail here, the worker below repeats the call and reports the error.
+            self.workers.cancel_group(self, "detail")
+            self.call_after_refresh(self._show_cached, index)
+            return
         self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
         self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
+
+    def _show_cached(self, index: int) -> None:
+        if index != self.current or self.detail.index == index and self.detail.result is not None:
+            return  # the cursor moved on (or it is shown already): keys pressed quickly skip the ops between
+        session = self.session
+        pair = session.alignment.pairs[index]
+        try:
+            res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
+        except Exception:
+            self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
+            self.load_op(index)
+            return
+        self.detail.show_result(res, rel, self.kernel_count)
 
     def on_op_loaded(self, msg: OpLoaded) -> None:
         if msg.index != self.current:
