@@ -415,6 +415,9 @@ def test_help_lists_every_binding_generated(demo_pair):
                 "⏎",
             ):
                 assert k in keys, k
+            for title, section in app.screen.sections:  # a key shared by the dialogs is listed once
+                said = [(r[0], r[1]) for r in section]
+                assert len(said) == len(set(said)), title
             # availability follows check_action: undo is not available before any mark
             undo = next(r for r in rows if r[2] == "bisect.undo")
             assert undo[3] is False
