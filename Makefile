@@ -42,7 +42,7 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 
-## regenerate screenshots/*.svg for the README
+## regenerate screenshots/*.svg and *.png for the README (tools/screenshots.py)
 screenshots: $(STAMP)
 	$(PY) tools/screenshots.py
 
