@@ -54,6 +54,18 @@ def assert_culprit_above_the_fold(scr, ref_name: str, target_name: str) -> None:
         assert f"hint ({kind}): {hint}" in text, visible
 
 
+async def assert_list_cursor_in_view(scr) -> None:
+    """The list's cursor is on the culprit and in sight (after the layout of the folders just expanded)."""
+    tree = scr.tree
+
+    def in_view() -> bool:
+        top = tree.scroll_offset.y
+        return top <= tree.cursor_line < top + tree.scrollable_content_region.height
+
+    await wait_until(lambda: tree.selected_index == scr.bstate.culprit.index, 10, "the cursor on the culprit")
+    await wait_until(in_view, 5, f"line {tree.cursor_line} in view")
+
+
 def assert_no_row_wraps(scr) -> None:
     table = scr.query_one(TensorTable)
     assert table.virtual_size.width <= table.scrollable_content_region.width  # every column fits: no cut
@@ -80,6 +92,7 @@ def test_renamed_culprit_fits_at_small_sizes(renamed_demo_pair, size):
             c = scr.bstate.culprit
             assert (c.ref_name, c.target_name) == (ref_name, target_name) and c.renamed
             assert_culprit_above_the_fold(scr, ref_name, target_name)
+            await assert_list_cursor_in_view(scr)
             await wait_until(lambda: scr.detail.tensor_shown is not None, what="the culprit's tensor detail")
             assert_no_row_wraps(scr)
             assert_footer_keeps_quit_and_help(app)
@@ -100,6 +113,7 @@ def test_fixture_mod_culprit_fits_at_small_sizes(fixtures, size):
             await converge(scr, pilot)
             assert scr.bstate.culprit.hints[0][0] == "known cause"  # ops.Mod on the 310: first
             assert_culprit_above_the_fold(scr, ref_name, target_name)
+            await assert_list_cursor_in_view(scr)
             await wait_until(lambda: scr.detail.tensor_shown is not None, what="the culprit's tensor detail")
             assert_no_row_wraps(scr)
             assert_footer_keeps_quit_and_help(app)
@@ -167,6 +181,9 @@ def test_jumps_zoom_copy_and_search_by_type(demo_pair):
             await pilot.press(*"type:conv2d")
             await pilot.pause()
             assert scr.session.alignment.pairs[scr.current].op_type == "Conv2D"
+            # while typing, q and ? are letters of the query: the footer says how to move and leave instead
+            footer = {k.key for k in app.screen.query(KeysFooter).first().query("FooterKey") if k.region.width}
+            assert {"escape", "down", "up"} <= footer, footer
 
     run(go())
 

@@ -224,7 +224,14 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
             return False
         _ = self.last_line  # lays the lines out now, so the node's line number is current
         self.move_cursor(leaf)
+        # ...but the scroll range grows only with the next layout: a folder just expanded below the view
+        # would leave the cursor out of sight (a culprit found by `a`), so scroll once more after it.
+        self.call_after_refresh(self._scroll_to_cursor, leaf)
         return True
+
+    def _scroll_to_cursor(self, leaf: TreeNode[TreeItem]) -> None:
+        if self.cursor_node is leaf:
+            self.scroll_to_node(leaf, animate=False)
 
     @property
     def selected_index(self) -> int | None:
