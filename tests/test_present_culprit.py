@@ -97,6 +97,36 @@ def test_clean_pair_plot_says_the_rest_is_not_read(clean_demo_pair):
     assert f"{st.n - rows.known} of {st.n} ops not read" in rows.caption
 
 
+def test_clean_pair_plot_takes_the_statistics_in_once_they_are_done(clean_demo_pair):
+    """The app's statistics compare every op: from then on no op of a clean pair is "not read", and each
+    column shows that op's own output error (compared here with numpy) and local gain (the scan's rule)."""
+    from dumptui.core.batch import evaluate_all
+    from dumptui.core.scan import analyse
+
+    d = converged(clean_demo_pair.ref, clean_demo_pair.target)
+    evaluate_all(d.session, workers=1)
+    before = d.state()
+    d.note_compared()
+    st = d.state()
+    assert len(before.points) < st.n == len(st.points)
+    rows = error_plot(st.points, st.n, st.n)
+    assert rows.known == st.n and NOT_READ not in rows.error and "not read" not in rows.caption
+    assert st.points[st.culprit.position] == before.points[st.culprit.position]  # the culprit check's numbers win
+    for pos, pair in enumerate(d.bi.order):
+        if pos in before.points:
+            continue
+        point = st.points[pos]
+        assert point.kind == "compared" and point.gain == analyse(d.session, d.session.op_result(pair)).gain_rel
+        worst = 0.0
+        for r in d.session.op_result(pair).outputs:  # the rule's error: trimmed mean |t - r| / RMS(ref)
+            x = np.load(r.ref.path).astype(np.float64).ravel()
+            y = np.load(r.target.path).astype(np.float64).ravel()
+            diff = np.sort(np.abs(y - x))
+            kept = diff[: diff.size - int(diff.size * 0.01)]
+            worst = max(worst, float(kept.mean() / np.sqrt(np.mean(x**2))))
+        assert point.out_rel == pytest.approx(worst, rel=1e-9, abs=1e-300), pair.name
+
+
 # ---------------------------------------------------------------------------------------------- the words
 
 

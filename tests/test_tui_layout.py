@@ -57,13 +57,8 @@ def assert_culprit_above_the_fold(scr, ref_name: str, target_name: str) -> None:
 async def assert_list_cursor_in_view(scr) -> None:
     """The list's cursor is on the culprit and in sight (after the layout of the folders just expanded)."""
     tree = scr.tree
-
-    def in_view() -> bool:
-        top = tree.scroll_offset.y
-        return top <= tree.cursor_line < top + tree.scrollable_content_region.height
-
     await wait_until(lambda: tree.selected_index == scr.bstate.culprit.index, 10, "the cursor on the culprit")
-    await wait_until(in_view, 5, f"line {tree.cursor_line} in view")
+    await wait_until(tree.cursor_in_view, 5, f"line {tree.cursor_line} in view")
 
 
 def assert_no_row_wraps(scr) -> None:
@@ -113,6 +108,9 @@ def test_fixture_mod_culprit_fits_at_small_sizes(fixtures, size):
             await converge(scr, pilot)
             assert scr.bstate.culprit.hints[0][0] == "known cause"  # ops.Mod on the 310: first
             assert_culprit_above_the_fold(scr, ref_name, target_name)
+            # the op's own pane agrees: a discontinuous culprit is "not benign", never "benign input noise"
+            info = plain(scr.query_one("#op-info"))
+            assert "not benign" in info and "tiny benign input noise" not in info, info
             await assert_list_cursor_in_view(scr)
             await wait_until(lambda: scr.detail.tensor_shown is not None, what="the culprit's tensor detail")
             assert_no_row_wraps(scr)
@@ -249,6 +247,9 @@ def test_a_filter_that_empties_the_list_says_so(demo_pair):
             assert scr.flat.empty_text == "no diverged op: every compared op agrees"
             status = plain(scr.query_one("#status"))
             assert "│  │" not in status and not status.rstrip().endswith("│")
+            # every op compared by the statistics: the plot of the clean pair has no op "not read" left
+            await wait_until(lambda: len(scr.bstate.points) == scr.bstate.n, what="the compared ops in the plot")
+            assert not any("not read (" in "".join(t for t, _r in line) for line in scr.panel.lines)
 
     run(go())
 

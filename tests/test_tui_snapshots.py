@@ -24,11 +24,16 @@ def demo_app(demo_root, monkeypatch) -> DumpTuiApp:
 
 
 async def settled(app, pilot) -> None:
-    """Statistics done, bisection idle, the selected op and its tensor detail on screen."""
+    """Statistics done, bisection idle (the plot's numbers too), the selected op and its tensor detail on
+    screen."""
     await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
+    # the plot takes the statistics in once they are done (a bisection worker of its own)
+    await wait_until(lambda: not any(w.group == "bisect" and w.is_running for w in scr.workers))
+    await pilot.pause()  # ...and what it posted handled
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
+    await wait_until(scr.tree.cursor_in_view)
     await wait_until(
         lambda: scr.detail.tensor_shown is not None and scr.detail.tensor_shown == scr.detail.highlighted_label
     )

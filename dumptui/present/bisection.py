@@ -15,7 +15,7 @@ from ..core.align import OpPair
 from ..core.model import KERNEL
 from ..core.session import Session
 from .culprit import RootView, root_view
-from .errorplot import PlotPoint, known_points
+from .errorplot import PlotPoint, compared_points, known_points
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from ..core.bisect import Bisection, Root, Step
@@ -93,6 +93,7 @@ class BisectDriver:
         self.probe: int | None = None
         self.probe_verdict: tuple[str, str] | None = None
         self._scan_points: dict[int, PlotPoint] | None = None  # a scan's numbers do not change: built once
+        self._compared: dict[int, PlotPoint] = {}  # a clean pair's outputs compared by the statistics
 
     @property
     def session(self) -> Session:
@@ -220,9 +221,14 @@ class BisectDriver:
             points=self._points(),
         )
 
+    def note_compared(self) -> None:
+        """Take the outputs compared so far into the plot (the app calls it when its statistics are done)."""
+        if self.bi.scan_result is None:
+            self._compared = compared_points(self.bi)
+
     def _points(self) -> dict[int, PlotPoint]:
         if self.bi.scan_result is None:
-            return known_points(self.bi)
+            return {**self._compared, **known_points(self.bi)}
         if self._scan_points is None:
             self._scan_points = known_points(self.bi)
         return self._scan_points

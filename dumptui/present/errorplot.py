@@ -2,8 +2,9 @@
 log scale, one character per column, above the bisection bar (bars.py) that marks the interval and the roots.
 
 Where the numbers come from: after a local-error scan (a noisy pair) every op has them; on a clean pair the
-bisection reads few tensors, so only the probed ops (outputs: an error, no gain) and the ops whose inputs the
-culprit check read (both) have numbers, and the plot says how many. Characters are distinct without colour:
+bisection reads few tensors, so only the probed ops (outputs: an error, no gain), the ops whose inputs the
+culprit check read (both) and those the app's statistics have compared by then (both) have numbers, and the
+plot says how many. Characters are distinct without colour:
 `·` not read, a blank column exactly equal (error row) or no growth (gain at most 1), `▁`..`█` the log-scaled
 level, `∞` NaN/Inf or an infinite gain (error from nothing). The gain's scale starts at 1 (no growth) and
 spans at least three decades, so the rule's x10 sits low and a root's x1000 at the top.
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from ..core.noise import fmt_rel
-from ..core.scan import result_error
+from ..core.scan import analyse, result_error
 
 if TYPE_CHECKING:
+    from ..core.align import OpPair
     from ..core.bisect import Bisection
     from ..core.localerror import LocalError
 
@@ -35,7 +37,7 @@ class PlotPoint:
 
     out_rel: float | None  # output error (of its RMS; inf: NaN/Inf differ); None: outputs not compared
     gain: float | None  # local gain (relative scale); None: inputs not read
-    kind: str  # root | carries | clean | unknown (localerror.py), or "probed" (outputs only)
+    kind: str  # root | carries | clean | unknown (localerror.py), or "probed" / "compared" (outputs only)
 
 
 def point_of(le: LocalError) -> PlotPoint:
@@ -48,20 +50,38 @@ def known_points(bi: Bisection) -> dict[int, PlotPoint]:
     if bi.scan_result is not None:
         return {pos: point_of(le) for pos, le in enumerate(bi.scan_result.locals)}
     out: dict[int, PlotPoint] = {}
-    session = bi.session
     for step in bi.history:
-        pair = bi.order[step.position]
-        errors = []
-        for io, _slot, r, t in session.tensor_pairs(pair, "output"):
-            cached = session.cached(r, t) if io == "output" else None
-            err = result_error(cached) if cached is not None else None
-            if err is not None:
-                errors.append(math.inf if err.nonfinite else err.rel)
-        if errors:
-            out[step.position] = PlotPoint(max(errors), None, "probed")
+        err = _output_error(bi, bi.order[step.position])
+        if err is not None:
+            out[step.position] = PlotPoint(err, None, "probed")
     for pos, le in bi.culprit_check.locals.items():
         out[pos] = point_of(le)
     return out
+
+
+def compared_points(bi: Bisection) -> dict[int, PlotPoint]:
+    """Every op of a clean pair's order whose tensors are all compared already (the app's statistics: once
+    they are done, no op is left "not read"): its output error and local gain, as a scan would judge them
+    but without replay; from the cache, one pass over the order."""
+    session = bi.session
+    out: dict[int, PlotPoint] = {}
+    for pos, pair in enumerate(bi.order):
+        if all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair)):
+            le = analyse(session, session.op_result(pair, purpose="view"), with_replay=False)
+            out[pos] = PlotPoint(le.out_rel, le.gain_rel, "compared")
+    return out
+
+
+def _output_error(bi: Bisection, pair: OpPair) -> float | None:
+    """The op's largest output error from the cache (inf: NaN/Inf differ), None when none is compared."""
+    session = bi.session
+    errors = []
+    for _io, _slot, r, t in session.tensor_pairs(pair, "output"):
+        cached = session.cached(r, t)
+        err = result_error(cached) if cached is not None else None
+        if err is not None:
+            errors.append(math.inf if err.nonfinite else err.rel)
+    return max(errors) if errors else None
 
 
 @dataclass(frozen=True)

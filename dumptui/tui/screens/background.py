@@ -173,13 +173,15 @@ class BackgroundWork(Screen):
                         note = "nothing to undo"
                 elif task == "reset":
                     driver.reset()
+                elif task == "points":
+                    driver.note_compared()
                 return driver.state(), note, driver.to_json()
 
         try:
             state, note, marks = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
         except Abandoned:
             return
-        note = "; ".join(filter(None, [note, self._autosave(marks)]))
+        note = "; ".join(filter(None, [note, self._autosave(marks) if task != "points" else ""]))
         self.post_message(BisectionChanged(state, task, note))
 
     def _autosave(self, marks: dict) -> str:

@@ -35,7 +35,16 @@ from ...present.columns import elide_left
 from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
 from ...present.labels import legend_lines
-from ...present.progress import CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet, statistics_words, task_words
+from ...present.progress import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    RUNNING,
+    WAITING,
+    no_diverged_yet,
+    statistics_words,
+    task_words,
+)
 from ...present.saved import autosave_path, resume_question
 from ...present.search import count_matches, find_op, next_diverged
 from ...present.tree import OpTreeModel, is_bad
@@ -268,6 +277,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.opened_seconds = msg.seconds
         for w in (self.detail, self.panel):
             w.verdict_of = model.verdict
+        self.detail.is_root = self._is_root
         model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
         # what the user opened and where the cursor was in the preview tree carry over to the real one
         expanded, cursor = set(), None
@@ -319,6 +329,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.stats_done, self.stats_total = msg.done, msg.total
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
+        if msg.state == DONE and self.driver is not None and self.bstate is not None:
+            self.bisect_work("points", ())  # a clean pair's plot: every op compared now, none "not read"
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
@@ -363,6 +375,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         state = msg.state
         self.bstate = state
         self.panel.show(state, busy=task_words(self.bisect_task))
+        if msg.event == "points":
+            return  # the plot's numbers only: the cursor stays where the user left it
         tags: dict[int, str] = {}
         if state.culprit is not None:
             tags[state.culprit.index] = "culprit"
@@ -372,6 +386,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             tags[state.probe_index] = "probe"
         self.tree.set_tags(tags)
         self.flat.set_tags(tags)
+        if self.detail.result is not None and msg.event != "running":  # its hints follow the roots found
+            self.detail.show_result(self.detail.result, self.detail.relations, self.kernel_count)
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )
@@ -385,6 +401,10 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.notify(msg.note, markup=False, timeout=6)
         self._start_statistics_once()
         self._update_available()
+
+    def _is_root(self, index: int) -> bool:
+        c = self.bstate.culprit if self.bstate is not None else None
+        return c is not None and (c.index == index or any(o.index == index for o in self.bstate.others))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
+from ...core.hints import for_root
 from ...core.metrics import WorstElement
 from ...core.model import KERNEL
 from ...core.results import OpResult, TensorResult
@@ -129,6 +130,9 @@ class OpDetail(VerticalScroll):
         self.kernels = 0
         self.stats_rows: list[str] = []  # the statistics table's lines of the tensor shown (never wider than the pane)
         self.verdict_of: Callable[[int], str | None] = lambda i: None
+        # whether the bisection named an op a root of divergence: its discontinuity hint then says "not
+        # benign" (core/hints.py `for_root`), never "tiny benign input noise" beside the culprit's proof
+        self.is_root: Callable[[int], bool] = lambda i: False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("opening the dumps…"), id="op-title")
@@ -217,7 +221,7 @@ class OpDetail(VerticalScroll):
             )
         line.append(paired_words(pair.how), style=st.muted if pair.how == EXACT else st.variable("warning", True))
         info.append(line)
-        for h in res.hints:
+        for h in for_root(res.hints, self.is_root(pair.index), pair.op_type):
             info.append(
                 Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))
             )

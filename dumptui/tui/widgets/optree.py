@@ -229,9 +229,16 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         self.call_after_refresh(self._scroll_to_cursor, leaf)
         return True
 
-    def _scroll_to_cursor(self, leaf: TreeNode[TreeItem]) -> None:
-        if self.cursor_node is leaf:
-            self.scroll_to_node(leaf, animate=False)
+    def cursor_in_view(self) -> bool:
+        top = self.scroll_offset.y
+        return top <= self.cursor_line < top + self.scrollable_content_region.height
+
+    def _scroll_to_cursor(self, leaf: TreeNode[TreeItem], tries: int = 3) -> None:
+        if self.cursor_node is not leaf:
+            return  # the user moved on
+        self.scroll_to_node(leaf, animate=False)
+        if tries > 1 and not self.cursor_in_view():  # the scroll range was still the old one: once more
+            self.call_after_refresh(self._scroll_to_cursor, leaf, tries - 1)
 
     @property
     def selected_index(self) -> int | None:
