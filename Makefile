@@ -57,7 +57,7 @@ install-check:
 test-matrix:
 	tools/test_matrix.sh
 
-## regenerate screenshots/*.svg for the README
+## regenerate screenshots/*.svg and *.png for the README (tools/screenshots.py)
 screenshots: $(STAMP)
 	$(PY) tools/screenshots.py
 

@@ -34,7 +34,18 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config", "open-result", "completion")
+SUBCOMMANDS = (
+    "bisect",
+    "compare",
+    "info",
+    "inspect",
+    "demo",
+    "convert",
+    "config",
+    "open-result",
+    "completion",
+    "serve",
+)
 SHELLS = ("bash", "zsh", "tcsh")
 EXIT_OK, EXIT_DIVERGED = 0, 1
 ALL = "all"  # --rank all / --step all
@@ -119,7 +130,7 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             prog="dumptui",
             description="Find the first operator where two tensor dumps diverge "
             "(e.g. Ascend910 vs Ascend310). Opens the terminal app; see the subcommands for headless use.",
-            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config, open-result, completion "
+            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config, open-result, completion, serve "
             "(dumptui SUBCOMMAND --help)",
         )
         p.add_argument("ref", nargs="?", help="reference dump (e.g. the Ascend910 run)")
@@ -187,6 +198,15 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p.add_argument("file")
         p.add_argument("-n", "--values", type=int, default=10, help="how many values to print (default 10)")
         _output_options(p)
+    elif sub == "serve":
+        p.description = "The app in a browser (textual-serve): each tab runs the app on REF and TARGET."
+        p.add_argument("ref")
+        p.add_argument("target")
+        p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+        p.add_argument("--public-url", dest="public_url", help="the URL browsers reach the server by, if not host:port")
+        p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
+        _compare_options(p)
     elif sub == "demo":
         p.description = (
             "Write a demo pair (MindSpore 2.x layout) computed by a small network, with one planted "
@@ -725,10 +745,10 @@ def cmd_completion(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
-    from .tui.app import run_app
+    from .tui.app import end_process, run_app
 
     if not args.demo:
-        return run_app(PairOptions.from_namespace(args), session_file=args.session)
+        end_process(run_app(PairOptions.from_namespace(args), session_file=args.session))
     import shutil
     import tempfile
 
@@ -738,9 +758,16 @@ def cmd_app(args: argparse.Namespace) -> int:
     try:
         info = write_demo(tmp)
         args.ref, args.target = info.ref, info.target
-        return run_app(PairOptions.from_namespace(args), session_file=args.session)
+        code = run_app(PairOptions.from_namespace(args), session_file=args.session)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    end_process(code)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .tui.web import serve
+
+    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url)
 
 
 def single_threaded_blas() -> None:
@@ -786,6 +813,7 @@ def main(argv: list[str] | None = None) -> int:
 
             parser.set_defaults(**config.load())  # flags given on the command line win
         args = parser.parse_args(rest)
+        args.argv = rest  # `serve` passes the options on to the app it runs
         handler = {
             "bisect": cmd_bisect,
             "compare": cmd_compare,
@@ -796,6 +824,7 @@ def main(argv: list[str] | None = None) -> int:
             "config": cmd_config,
             "open-result": cmd_open_result,
             "completion": cmd_completion,
+            "serve": cmd_serve,
             None: cmd_app,
         }[sub]
         return handler(args)

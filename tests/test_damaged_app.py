@@ -90,7 +90,7 @@ def test_a_failed_worker_is_an_error_state_and_the_app_stays_usable(tmp_path, mo
             await wait_until(lambda: scr.stats_state == FAILED, what="the statistics to fail")
             await pilot.pause()
             line = status(scr)
-            assert "statistics stopped by an error" in line and "cancelled" not in line
+            assert line.startswith("dumptui statistics failed: ") and "cancelled" not in line
             assert scr.failure == ("stats", f"the statistics stopped: {graph_output(target)}: Input/output error")
             assert line.endswith("Input/output error")  # the path is elided from the left to fit
             await pilot.press("t")  # still usable

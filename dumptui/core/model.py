@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
@@ -151,14 +152,28 @@ class TensorRef:
     def layout(self) -> Layout:
         if self._layout is None:
             if self._layout_fn is not None:
-                self._layout = self._layout_fn()
+                self.adopt_layout(self._layout_fn())
             elif self.stats is not None:
-                self._layout = Layout(None, self._shape, 0, problem="statistics only (no tensor data)")
+                self.adopt_layout(Layout(None, self._shape, 0, problem="statistics only (no tensor data)"))
             else:
-                self._layout = npy_layout(self.path, self.size_on_disk)
-            if self._dtype is None and self._layout.storage is not None:
-                self._dtype = dtypes.from_numpy(self._layout.storage)
+                self.adopt_layout(npy_layout(self.path, self.size_on_disk))
+        assert self._layout is not None
         return self._layout
+
+    def deferred_layout(self) -> Callable[[], Layout] | None:
+        """The header read that resolves this tensor's layout as a picklable call, for a worker process to
+        make (the app's statistics: the UI process then reads no file); None when it is resolved already or
+        only this process can resolve it (a reader's own layout function)."""
+        if self._layout is not None or self._layout_fn is not None or self.stats is not None:
+            return None
+        return partial(npy_layout, self.path, self.size_on_disk)
+
+    def adopt_layout(self, layout: Layout) -> None:
+        """Keep a layout resolved here or by `deferred_layout` elsewhere (the first one kept wins)."""
+        if self._layout is None:
+            self._layout = layout
+            if self._dtype is None and layout.storage is not None:
+                self._dtype = dtypes.from_numpy(layout.storage)
 
     @property
     def dtype(self) -> str | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 from ..align import OpPair
 from ..localerror import LocalError
 from ..noise import fmt_rel
+from ..parallel import ComparePool
 from ..scan import ScanResult, describe_noise, kernel_order, scan
 from ..session import Session
 from ..verdict import CLOSE, UNREADABLE
@@ -36,7 +37,11 @@ MAX_WALK_BACK = 32  # outputs read back from an unreadable graph output, looking
 
 class Bisection:
     def __init__(
-        self, session: Session, use_graph: bool = True, oracle: Oracle | None = None, workers: int | None = None
+        self,
+        session: Session,
+        use_graph: bool = True,
+        oracle: Oracle | None = None,
+        workers: int | ComparePool | None = None,
     ):
         self.session = session
         self.order: list[OpPair] = kernel_order(session)
