@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test check bench lint typecheck imports screenshots demo clean install-check test-matrix
+.PHONY: setup run test fuzz check bench lint typecheck imports screenshots demo clean install-check test-matrix
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ run: $(STAMP)
 ## needs; ../shared/fixtures are used when present)
 test: check
 	$(PY) -m pytest -q
+
+## the fuzz suite's long mode: FUZZ_EXAMPLES per target (make test runs a few hundred), fresh random damage each
+## run, failing examples kept in .hypothesis/; ends with a report of the classes of damage tried and outcomes
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	DUMPTUI_FUZZ=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 ## format and import order, lint, mypy on the engine and the presenter, the import-layer contracts
 check: lint typecheck imports
@@ -51,7 +57,7 @@ install-check:
 test-matrix:
 	tools/test_matrix.sh
 
-## regenerate screenshots/*.svg for the README
+## regenerate screenshots/*.svg and *.png for the README (tools/screenshots.py)
 screenshots: $(STAMP)
 	$(PY) tools/screenshots.py
 

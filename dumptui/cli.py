@@ -1,8 +1,10 @@
 """Command line: `dumptui REF TARGET` opens the terminal app; subcommands work without any UI.
 
 Exit codes: 0 no divergence, 1 a root of divergence found (`bisect` and `compare` alike), 2 bad usage or
-unreadable input. Answers go to stdout (never wrapped when it is not a terminal), progress and chatter to
-stderr (report/console.py); `--json [FILE]` writes one versioned document (report/jsonout.py), `-` = stdout.
+unreadable input (also: nothing to compare, damage that hides the answer, and any failure of dumptui itself:
+scripts read 1 as "divergence found", so 1 means that and nothing else). Answers go to stdout (never wrapped
+when it is not a terminal), progress and chatter to stderr (report/console.py); `--json [FILE]` writes one
+versioned document (report/jsonout.py), `-` = stdout.
 """
 
 from __future__ import annotations
@@ -32,7 +34,18 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-SUBCOMMANDS = ("bisect", "compare", "info", "inspect", "demo", "convert", "config", "open-result", "completion")
+SUBCOMMANDS = (
+    "bisect",
+    "compare",
+    "info",
+    "inspect",
+    "demo",
+    "convert",
+    "config",
+    "open-result",
+    "completion",
+    "serve",
+)
 SHELLS = ("bash", "zsh", "tcsh")
 EXIT_OK, EXIT_DIVERGED = 0, 1
 ALL = "all"  # --rank all / --step all
@@ -117,7 +130,7 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             prog="dumptui",
             description="Find the first operator where two tensor dumps diverge "
             "(e.g. Ascend910 vs Ascend310). Opens the terminal app; see the subcommands for headless use.",
-            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config, open-result, completion "
+            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config, open-result, completion, serve "
             "(dumptui SUBCOMMAND --help)",
         )
         p.add_argument("ref", nargs="?", help="reference dump (e.g. the Ascend910 run)")
@@ -185,6 +198,15 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
         p.add_argument("file")
         p.add_argument("-n", "--values", type=int, default=10, help="how many values to print (default 10)")
         _output_options(p)
+    elif sub == "serve":
+        p.description = "The app in a browser (textual-serve): each tab runs the app on REF and TARGET."
+        p.add_argument("ref")
+        p.add_argument("target")
+        p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+        p.add_argument("--public-url", dest="public_url", help="the URL browsers reach the server by, if not host:port")
+        p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
+        _compare_options(p)
     elif sub == "demo":
         p.description = (
             "Write a demo pair (MindSpore 2.x layout) computed by a small network, with one planted "
@@ -261,7 +283,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from .core.bisect import Bisection
     from .report import jsonout
     from .report.console import detail, progress_bar
-    from .report.data import bisect_report
+    from .report.data import bisect_report, skipped
 
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
@@ -277,9 +299,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     bi.run()
     detail(f"bisected in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     culprit = bi.first_root()
-    code = EXIT_OK if culprit is None else EXIT_DIVERGED
+    code = EXIT_DIVERGED if culprit is not None else EXIT_USAGE if bi.undecided else EXIT_OK
     if args.json is not None:
-        jsonout.write(jsonout.document("bisect", bisect_report(bi), code), args.json)
+        body = {**bisect_report(bi), "undecided": list(bi.undecided), "skipped": skipped(bi.session)}
+        jsonout.write(jsonout.document("bisect", body, code), args.json)
     if args.json == jsonout.STDOUT:
         return code
     con = _console()
@@ -289,6 +312,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         con.print(
             f"culprit: #{culprit.pair.index + 1} {name(culprit.pair.label)} ({name(culprit.pair.op_type)})"
             if culprit is not None
+            else "undecided: " + name("; ".join(bi.undecided))
+            if bi.undecided
             else "no root of divergence"
         )
     else:
@@ -342,7 +367,12 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
         comparison = compare_pair(session, workers=args.workers, progress=progress)
     detail(f"compared in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     results = comparison.results
-    code = EXIT_DIVERGED if comparison.roots else EXIT_OK
+    diverged = bool(comparison.roots)
+    every = [t for r in results for t in r.inputs + r.outputs]
+    skipped = data.skipped(session, every)
+    # no root among what could be read, but something could not be read: the answer is unknown, not "none"
+    incomplete = not diverged and bool(skipped["tensor_pairs"] or any(skipped["files"].values()))
+    code = EXIT_DIVERGED if diverged else EXIT_USAGE if incomplete else EXIT_OK
     table = None
     if args.csv or args.xlsx:
         from .report.msprobe_csv import build_table
@@ -375,12 +405,14 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
             "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
             "benign": comparison.bisection.benign_evidence(),
             "damaged_tensors": data.damaged_tensors(session),
+            "skipped": skipped,
+            "incomplete": incomplete,
             "tensors_read": session.tensors_read,
         }
         jsonout.write(jsonout.document("compare", body, code), args.json)
     if jsonout.STDOUT in (args.csv, args.json):
         return code  # stdout carries the CSV or the JSON
-    print_compare(_console(), ref, target, session, comparison, verbosity, args.only_diverged)
+    print_compare(_console(), ref, target, session, comparison, verbosity, args.only_diverged, incomplete)
     return code
 
 
@@ -404,6 +436,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
     )
     reports: dict = {}
     reads: dict = {}
+    undecided: set = set()  # units where damage hides the answer: exit 2 unless another unit diverged
 
     def run(unit):
         chosen = replace(options, rank=unit.rank, iteration=unit.step)
@@ -417,11 +450,16 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
             bi.first_root()
             roots = bi.roots()
             reports[unit] = data.bisect_report(bi)
+            if bi.undecided and not roots:
+                undecided.add(unit)
         else:
             from .core.compare import compare_pair
 
             comparison = compare_pair(session, workers=args.workers)
             roots = comparison.roots
+            skipped = data.skipped(session, [t for r in comparison.results for t in r.inputs + r.outputs])
+            if not roots and (skipped["tensor_pairs"] or any(skipped["files"].values())):
+                undecided.add(unit)
             reports[unit] = {
                 "alignment": session.alignment.counts(),
                 "roots": [data.root(r, session) for r in roots],
@@ -437,7 +475,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
     result = run_units(common, run, seen)
     result.only_ref, result.only_target = only_ref, only_target
     diverged = result.first is not None
-    code = EXIT_DIVERGED if diverged else (EXIT_USAGE if result.errors or not common else EXIT_OK)
+    code = EXIT_DIVERGED if diverged else (EXIT_USAGE if result.errors or undecided or not common else EXIT_OK)
     if args.json is not None:
         jsonout.write(jsonout.document(command, allranks_json(result, reports), code), args.json)
         if args.json == jsonout.STDOUT:
@@ -461,6 +499,7 @@ def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     from .core.formats import detect, open_dump
     from .core.model import DumpError
+    from .core.safeio import regular_size
     from .core.survey import survey
     from .report import data, fmt
 
@@ -488,13 +527,15 @@ def cmd_info(args: argparse.Namespace) -> int:
                 continue
             lay = t.layout()
             try:
-                total += t.size_on_disk if t.size_on_disk is not None else os.path.getsize(t.path)
+                total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
             except OSError:
                 pass
             if lay.problem:
                 unreadable.append((t.path, lay.problem))
             elif lay.repaired:
                 repaired.append((t.path, lay.repaired))
+    unreadable = list(dict.fromkeys(unreadable))  # several tensors of one raw file share its problem
+    repaired = list(dict.fromkeys(repaired))
     kinds: dict[str, int] = {}
     for op in dump.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
@@ -519,34 +560,34 @@ def cmd_info(args: argparse.Namespace) -> int:
     con.print(f"[bold]{name(dump.path)}[/bold]")
     con.print(f"  format:      {dump.format} ({name(dump.variant)})")
     con.print(
-        f"  version:     {('MindSpore ' + dump.version) if dump.version else 'unknown'}"
-        f"{'  device: ' + dump.device if dump.device else ''}"
+        f"  version:     {name('MindSpore ' + dump.version) if dump.version else 'unknown'}"
+        f"{'  device: ' + name(dump.device) if dump.device else ''}"
     )
     if layout:
         for rank, graphs in layout.items():
             parts = []
             for g, its in graphs.items():
                 parts.append(
-                    f"graph {g}: iteration{'s' if len(its) > 1 else ''} "
-                    + ", ".join(f"{it} ({n} files)" for it, n in its.items())
+                    f"graph {name(g)}: iteration{'s' if len(its) > 1 else ''} "
+                    + ", ".join(f"{name(it)} ({n} files)" for it, n in its.items())
                 )
             con.print(
-                f"  rank {rank}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
+                f"  rank {name(rank)}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
                 if parts
-                else f"  rank {rank}: no data"
+                else f"  rank {name(rank)}: no data"
             )
     if chosen_note:
         con.print(f"  [yellow]choose:[/yellow]      {name(chosen_note)}")
     con.print(
-        f"  read:        rank {dump.rank or '-'}, graphs {', '.join(dump.graphs) or '-'}, "
-        f"iterations {', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-'}"
+        f"  read:        rank {name(dump.rank or '-')}, graphs {name(', '.join(dump.graphs) or '-')}, "
+        f"iterations {name(', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-')}"
     )
     con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
     con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
     con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")
     for n in dump.notes:
         con.print(f"  note:        {name(n)}")
-    problems = [(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable
+    problems = list(dict.fromkeys([(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable))
     for path, reason in problems:
         con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
     for path, reason in repaired:
@@ -554,7 +595,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     for p in dump.problems:
         if p.severity != "error":
             con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(p.reason)}")
-    if not problems and not repaired:
+    if problems:
+        files = len({path for path, _reason in problems})
+        con.print(f"  [magenta]{files} file{'s' if files != 1 else ''} unreadable[/magenta] (listed above)")
+    elif not repaired:
         con.print("  every tensor file is readable")
     return EXIT_OK
 
@@ -602,7 +646,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         con.print(f"  {k:20s} {name(v)}")
     if info.declared:
         con.print(f"  {'header':20s} {name(info.declared)}")
-    con.print(f"  {'dtype, shape':20s} {info.dtype or '?'} {fmt.shape(info.shape)}")
+    con.print(f"  {'dtype, shape':20s} {name(info.dtype or '?')} {fmt.shape(info.shape)}")
     if info.repaired:
         con.print(f"  [yellow]damaged:[/yellow] {name(info.repaired)}")
     if info.problem:
@@ -657,17 +701,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
         }
         jsonout.write(jsonout.document("convert", body, code), args.json)
     else:
-        print("\n".join(report.summary_lines()))
+        from .report.fmt import clean
+
+        print("\n".join(clean(line) for line in report.summary_lines()))
     return EXIT_OK if report.complete else EXIT_USAGE
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     from .core import dumpconfig
+    from .report.fmt import clean
 
     if args.kind == "acl":
         acl = dumpconfig.acl_config(args.mindir, args.dump_path, args.ops, args.mode)
         path = dumpconfig.write_json(args.out, acl.config)
-        print(f"graph name: {acl.graph_name}\nmodel_name: {acl.model_name}\nwrote {path}")
+        print(f"graph name: {clean(acl.graph_name)}\nmodel_name: {clean(acl.model_name)}\nwrote {clean(path)}")
         exists = "exists" if os.path.isdir(args.dump_path) else "does not exist yet: mkdir -p " + args.dump_path
         print(f"warning: {dumpconfig.MISSING_FOLDER} ({args.dump_path} {exists})", file=sys.stderr)
         return EXIT_OK
@@ -698,10 +745,10 @@ def cmd_completion(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
-    from .tui.app import run_app
+    from .tui.app import end_process, run_app
 
     if not args.demo:
-        return run_app(PairOptions.from_namespace(args), session_file=args.session)
+        end_process(run_app(PairOptions.from_namespace(args), session_file=args.session))
     import shutil
     import tempfile
 
@@ -711,9 +758,16 @@ def cmd_app(args: argparse.Namespace) -> int:
     try:
         info = write_demo(tmp)
         args.ref, args.target = info.ref, info.target
-        return run_app(PairOptions.from_namespace(args), session_file=args.session)
+        code = run_app(PairOptions.from_namespace(args), session_file=args.session)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    end_process(code)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .tui.web import serve
+
+    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url)
 
 
 def single_threaded_blas() -> None:
@@ -721,6 +775,18 @@ def single_threaded_blas() -> None:
     oversubscribe the cores our worker processes use. Must run before numpy is imported."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+
+
+def tolerant_output() -> None:
+    """Text that still holds bytes a stream's encoding cannot write (a path that is not UTF-8 under a strict
+    UTF-8 stdout) is written with backslash escapes, never aborts a command."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream already written to in another mode: left as it is
+                pass
 
 
 def _json_before_dumps(rest: list[str]) -> list[str]:
@@ -735,6 +801,7 @@ def _json_before_dumps(rest: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     single_threaded_blas()
+    tolerant_output()
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = _json_before_dumps(argv[1:] if sub else argv)
@@ -746,6 +813,7 @@ def main(argv: list[str] | None = None) -> int:
 
             parser.set_defaults(**config.load())  # flags given on the command line win
         args = parser.parse_args(rest)
+        args.argv = rest  # `serve` passes the options on to the app it runs
         handler = {
             "bisect": cmd_bisect,
             "compare": cmd_compare,
@@ -756,6 +824,7 @@ def main(argv: list[str] | None = None) -> int:
             "config": cmd_config,
             "open-result": cmd_open_result,
             "completion": cmd_completion,
+            "serve": cmd_serve,
             None: cmd_app,
         }[sub]
         return handler(args)
@@ -769,9 +838,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         path = getattr(e, "filename", None) or ""
         reason = getattr(e, "strerror", None) or str(e)
-        return fail(sub, args, rest, str(path), reason, str(e))
+        return fail(sub, args, rest, str(path), reason, f"{path}: {reason}" if path else str(e))
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"
+        reason = f"internal error ({type(e).__name__}: {e}); please report it (the dumps were not changed)"
+        return fail(sub, args, rest, "", reason, reason)
 
 
 if __name__ == "__main__":

@@ -81,16 +81,23 @@ def print_compare(
     comparison: Comparison,
     verbosity: Verbosity,
     only_bad: bool,
+    incomplete: bool = False,
 ) -> None:
-    """The compare text report; with -q only its last line (the roots, or why there are none)."""
+    """The compare text report; with -q only its last line (the roots, or why there are none). `incomplete`:
+    no root among what could be read, but not everything could be read (Undecided, exit 2)."""
     from .report import data
-    from .report.tables import compare_summary, compare_table, dump_line, name
+    from .report.tables import compare_summary, compare_table, dump_line, name, print_skipped
 
     roots = comparison.roots
     benign = comparison.bisection.benign_evidence()
     if roots:
         conclusion = "[bold red]Roots of divergence[/bold red] (where error is born, first first): " + "; ".join(
             f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots
+        )
+    elif incomplete:
+        conclusion = (
+            "[bold magenta]Undecided[/bold magenta]: no root of divergence among what could be read, "
+            "but not everything could be read (exit code 2)"
         )
     else:
         conclusion = "[bold green]No root of divergence[/bold green]" + (
@@ -107,17 +114,26 @@ def print_compare(
     damaged = data.damaged_tensors(session)
     for d in damaged:
         con.print(
-            f"[magenta]{'repaired' if d['repaired'] else 'unreadable'}[/magenta] ({d['side']}) "
+            f"[magenta]{'unreadable' if d['problem'] else 'repaired'}[/magenta] ({d['side']}) "
             f"{name(d['path'])}: {name(d['problem'] or d['repaired'])}"
         )
-    if damaged:
+    shown = {d["path"] for d in damaged}
+    for side, dump in (("ref", ref), ("target", target)):
+        for p in dump.problems:
+            if p.severity == "error" and p.path not in shown:
+                shown.add(p.path)
+                con.print(f"[magenta]unreadable[/magenta] ({side}) {name(p.path)}: {name(p.reason)}")
+    if any(d["repaired"] and not d["problem"] for d in damaged):
         con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
+    print_skipped(con, session, [t for r in comparison.results for t in r.inputs + r.outputs])
 
 
 def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path: str, reason: str, text: str) -> int:
     """Exit 2 with the message on stderr and, when JSON was asked for, an error document where it was to go
     (stdout when the arguments could not even be parsed, or the file cannot be written)."""
-    print(f"dumptui: {text}", file=sys.stderr)
+    from .report.fmt import clean
+
+    print(f"dumptui: {clean(text)}", file=sys.stderr)  # the JSON error document keeps path and reason raw
     target = getattr(args, "json", None) if args is not None else ("-" if "--json" in rest else None)
     if target is not None:
         doc = jsonout.error_document(sub or "app", path, reason, EXIT_USAGE)

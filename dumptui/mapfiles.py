@@ -11,7 +11,9 @@ msprobe's yamls map the NPU side (dumptui's target) to the bench side (dumptui's
 - cell mapping (`--cell_mapping`): `fc2.Dense: fc2.Linear` (cell path and class: module path and class): ops
   named under the cell path pair with the same names under the module path (module parameters:
   `fc2.weight` with `fc2.weight`, `layer.fc.bias` with `layers.fc.bias`).
-- layer mapping (`--layer_mapping`): not read (it needs msprobe's construct.json walk); named as such.
+- layer mapping (`--layer_mapping`): `ClassName: {npu module name: bench module name}` (`TopLayer` for the
+  top level): module paths renamed by walking the target's construct.json, each API call then paired with the
+  reference's call at the converted path (msprobe_layers.py says what is applied and what is not).
 
 YAML is parsed with PyYAML (a runtime dependency: YAML is not a format to parse by hand).
 """
@@ -24,6 +26,7 @@ from typing import Any
 
 from .core.align import read_map_file
 from .core.model import Dump
+from .msprobe_layers import layer_pairs
 
 _TENSOR_SUFFIX = re.compile(r"\.(input|output|parameters|parameters_grad)(\.|$)")
 
@@ -51,10 +54,11 @@ def read_pairs(path: str, ref: Dump, target: Dump) -> list[tuple[str, str]]:
     if kind == "cell":
         return cell_pairs(doc, ref, target)
     if kind == "layer":
-        raise ValueError("an msprobe layer mapping: not supported (use a data, API or cell mapping, or a CSV)")
+        return layer_pairs(doc, ref, target)
     raise ValueError(
         "not an msprobe mapping: expected a data mapping (tensor: tensor), an API mapping "
-        "(a list of ms_api/pt_api), or a cell mapping (cell.Class: module.Class)"
+        "(a list of ms_api/pt_api), a cell mapping (cell.Class: module.Class) or a layer mapping "
+        "(ClassName: {npu_name: bench_name})"
     )
 
 
@@ -64,8 +68,8 @@ def mapping_kind(doc: Any) -> str | None:
         return "api"
     if not isinstance(doc, dict) or not doc:
         return None
-    if all(isinstance(v, dict) for v in doc.values()):
-        return "layer"
+    if any(isinstance(v, dict) for v in doc.values()):
+        return "layer"  # `ClassName: {...}`; parse_rules names an entry that is not a mapping
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in doc.items()):
         return None
     if all(_TENSOR_SUFFIX.search(k) and _TENSOR_SUFFIX.search(v) for k, v in doc.items()):

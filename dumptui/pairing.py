@@ -168,4 +168,24 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     if options.ignore_file:
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
     forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
-    return Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    require_pairs(session)
+    return session
+
+
+def require_pairs(session: "Session") -> None:
+    """DumpError "nothing to compare" when no op of one dump pairs with an op of the other: then there is no
+    verdict to give, and "no divergence" would be a wrong answer."""
+    if any(p.paired for p in session.alignment.pairs):
+        return
+    from .core.errors import DumpError
+
+    def holds(side: str, dump: "Dump") -> str:
+        return f"the {side} ({dump.format}) holds {len(dump.ops)} op{'s' if len(dump.ops) != 1 else ''}"
+
+    ref, target = session.ref, session.target
+    raise DumpError(
+        f"{ref.path} vs {target.path}",
+        f"nothing to compare: no op of one dump pairs with an op of the other; "
+        f"{holds('reference', ref)}, {holds('target', target)}",
+    )

@@ -23,6 +23,16 @@ def _private_cache_folder(tmp_path_factory):
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
 
 
+@pytest.fixture(autouse=True)
+def own_state_and_config(tmp_path_factory, monkeypatch):
+    """Each test its own XDG state and config folders: the app autosaves bisections and settings there, and a
+    test must neither find another's autosave (a resume dialog) nor touch the user's."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    return home
+
+
 def need_shared():
     if not MS_DUMPS.is_dir():
         pytest.skip(f"shared fixtures absent ({MS_DUMPS} not found): real-dump test skipped")
@@ -74,3 +84,68 @@ def run_cli(*args, cwd=None):
         timeout=300,
     )
     return p.returncode, p.stdout, p.stderr
+
+
+def renamed_copy(target: str, out: str, scope: str, old: str, new: str) -> str:
+    """A copy of a MindSpore target dump where the op `{scope}/{old}-op0` is `{new}-op0` of type `new`: its
+    files, the execution-order csv and the graph say so (what a converter that swaps an op type gives)."""
+    import shutil
+
+    shutil.copytree(target, out)
+    file_old = f"{old}.{scope.replace('/', '_')}_{old}-op0."
+    file_new = f"{new}.{scope.replace('/', '_')}_{new}-op0."
+    for root, _dirs, files in os.walk(out):
+        for f in files:
+            path = os.path.join(root, f)
+            if f.startswith(file_old):
+                os.rename(path, os.path.join(root, file_new + f[len(file_old) :]))
+            elif f.endswith((".csv", ".ir")):
+                text = Path(path).read_text()
+                lines = text.split("\n")
+                full_old, full_new = f"{scope}/{old}-op0", f"{scope}/{new}-op0"
+                for k, line in enumerate(lines):
+                    if f"({full_old})" in line:  # the IR's scope comment: the node line above it names the type
+                        node = max(j for j in range(k) if lines[j].startswith("  %"))
+                        lines[node] = lines[node].replace(f" = {old}(", f" = {new}(")
+                    lines[k] = lines[k].replace(full_old, full_new)
+                Path(path).write_text("\n".join(lines))
+    return out
+
+
+@pytest.fixture(scope="session")
+def renamed_demo_pair(tmp_path_factory):
+    """The demo with its planted op renamed on the target (Add -> AddV2): paired by position, both names."""
+    from dumptui.core.demo import write_demo
+
+    root = tmp_path_factory.mktemp("renamed_demo")
+    info = write_demo(str(root / "src"), n_ops=60, size=512)
+    scope = info.planted.rsplit("/", 1)[0]
+    os.makedirs(root / "demo", exist_ok=True)
+    os.rename(info.ref, root / "demo" / "ref")
+    renamed_copy(info.target, str(root / "demo" / "target"), scope, "Add", "AddV2")
+    return root, info.planted, f"{scope}/AddV2-op0"
+
+
+@pytest.fixture(scope="session")
+def inf_demo_pair(tmp_path_factory):
+    """The clean demo whose planted op writes 216 +Inf on the target: a culprit with Inf in its output."""
+    import shutil
+
+    from dumptui.core.demo import write_demo
+
+    root = tmp_path_factory.mktemp("inf_demo")
+    info = write_demo(str(root / "src"), n_ops=60, size=512, fp16_region=None)
+    os.makedirs(root / "demo", exist_ok=True)
+    os.rename(info.ref, root / "demo" / "ref")
+    shutil.copytree(info.target, root / "demo" / "target")
+    leaf = info.planted.replace("/", "_")
+    out = next(
+        os.path.join(r, f)
+        for r, _d, fs in os.walk(root / "demo" / "target")
+        for f in fs
+        if leaf in f and ".output.0." in f
+    )
+    a = np.load(out)
+    a.reshape(-1)[:216] = np.inf
+    np.save(out, a, allow_pickle=False)
+    return root, info.planted

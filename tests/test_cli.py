@@ -201,3 +201,23 @@ def test_unreadable_option_file_names_the_file(demo_pair, tmp_path):
     missing = tmp_path / "no-map.csv"
     rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--map", missing)
     assert rc == 2 and f"{missing}: No such file or directory" in err
+
+
+def test_bisect_history_numbers_ops_as_everywhere_else(demo_pair):
+    """One numbering: a step's `#N` is the op's number in the app, `compare` and the culprit's "position N"
+    (its place among all paired ops), not its place in the bisection's own order (kernels paired on both
+    sides only: the demo's unpaired Casts shift the two apart)."""
+    import re
+
+    from dumptui.pairing import PairOptions, make_session, open_pair
+
+    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target)
+    assert rc == 1, err
+    options = PairOptions(demo_pair.ref, demo_pair.target)
+    pairs = make_session(options, *open_pair(options)).alignment.pairs
+    steps = re.findall(r"\[\d+ candidates\] #(\d+) (\S+):", out)
+    assert len(steps) >= 3
+    for number, name in steps:
+        assert pairs[int(number) - 1].name == name, (number, name)
+    position = re.search(r"position (\d+) of \d+ in execution order", out)
+    assert position and pairs[int(position.group(1)) - 1].name == demo_pair.planted

@@ -208,6 +208,18 @@ def test_noisy_fixture_proofs_carry_the_numbers():
     assert exp.kind == "carries" and math.isinf(exp.gain_rel)  # infinite gain, yet replay says carried
 
 
+@pytest.mark.parametrize("name,slot", [("REF_vs_P2", 6), ("REF_vs_P5", 1)])
+def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
+    """The scan re-judges diverged tensors with no root upstream as carried precision noise; a constant
+    input is the op's definition, not something carried: it stays diverged, beside the why that names it."""
+    gt = need_noisy()[name]
+    bi = run(str(NOISY / gt["ref"]), str(NOISY / gt["target"]))
+    root = bi.first_root()
+    constant = next(r for r in bi.session.op_result(root.pair, purpose="view").inputs if r.slot == slot)
+    assert constant.verdict == "diverged" and "carried" not in constant.reason
+    assert f"constant input.{slot} differs" in root.why
+
+
 def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
     """The headless reports show the search used, each root's gain and replay proof, and compare's columns;
     the numbers in --json are the ones the engine computed."""

@@ -29,6 +29,6 @@ def test_headers_short_long_truncated_and_absurd(tmp_path):
     (tmp_path / "cut.npy").write_bytes(data[: HEADER_PEEK + 40])
     assert npy_layout(str(tmp_path / "cut.npy")).problem == "truncated npy header"
     (tmp_path / "absurd.npy").write_bytes(data[:8] + (2**31 - 1).to_bytes(4, "little") + data[12:])
-    assert "header of 2147483647 bytes" in npy_layout(str(tmp_path / "absurd.npy")).problem
+    assert "header of 2147483647 B (at most 65536 B are read)" in npy_layout(str(tmp_path / "absurd.npy")).problem
     (tmp_path / "folder.npy").mkdir()
-    assert npy_layout(str(tmp_path / "folder.npy")).problem == "is a directory"
+    assert npy_layout(str(tmp_path / "folder.npy")).problem == "not a regular file: a folder, not read"

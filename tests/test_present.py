@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 from dumptui.core.align import ONLY_TARGET, OpPair
@@ -209,14 +210,25 @@ def test_driver_accepting_computed_verdicts_finds_the_planted_culprit(demo_pair,
     st = d.state()
     assert st.finished and st.culprit is not None
     assert demo_session.alignment.pairs[st.culprit.index].name == demo_pair.planted
-    assert st.culprit.why == "inputs agree, outputs diverge"
     res = demo_session.op_result(demo_session.alignment.pairs[st.culprit.index])
     assert all(r.good for r in res.inputs) and res.verdict == "diverged"
     out = res.outputs[0]
+    # the sentence of its cause (an attribute differs), with the output error computed here independently:
+    # mean |t - r| without the largest 1 % over the reference's RMS
+    y = np.load(out.ref.path).astype(np.float64).ravel()
+    x = np.load(out.target.path).astype(np.float64).ravel()
+    e = np.sort(np.abs(x - y))[: y.size - int(y.size * 0.01)]
+    rel = e.mean() / np.sqrt(np.mean(y**2))
+    assert st.culprit.cause == "constant"
+    assert st.culprit.why == (
+        f'its definition differs (attribute format: "NCHW" vs "NHWC"), and its output is off by {rel:.2e} of its RMS'
+    )
     assert st.culprit.proof == (
         ", ".join(f"{r.label} {r.verdict}" for r in res.inputs) + f" → output.0 diverged (cos {out.stats.cos:.6f})"
     )
-    assert st.culprit.hints == tuple((h.kind, h.text) for h in res.hints)
+    # the attributes hint says what the sentence says: left out
+    assert st.culprit.hints == tuple((h.kind, h.text) for h in res.hints if h.kind != "attributes")
+    assert st.culprit.ref_name == st.culprit.target_name == demo_pair.planted and not st.culprit.renamed
     assert st.probe is None and not st.can_mark and st.steps_left == 0
 
 
@@ -432,7 +444,7 @@ def test_commands_available_as_the_work_progresses():
     def ids(**kw):
         return keys.available_now(keys.KeyContext(**kw))
 
-    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette"}
+    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette", "view.zoom"}
     assert ids() == always  # nothing indexed yet
     indexed = ids(indexed=True)
     assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed
@@ -455,6 +467,9 @@ def test_commands_available_as_the_work_progresses():
     converged = bisection.BisectState(n=10, started=True, finished=True, candidates=frozenset({4}), can_undo=True)
     now = ids(**ready, bisection=converged)
     assert "bisect.undo" in now and not {"bisect.accept", "bisect.good", "bisect.run"} & now
+    assert "nav.probe" in ids(**ready, bisection=probing) and "nav.culprit" not in ids(**ready, bisection=probing)
+    assert "nav.probe" not in ids(**ready, bisection=converged)  # no culprit in this state: nothing to go to
+    assert "nav.culprit" not in ids(**ready, bisection=converged) and "edit.copy" in ids(indexed=True)
     assert "work.cancel" in ids(statistics="running") and "work.cancel" in ids(**ready, bisect_task="run")
     assert "work.cancel" not in ids(**ready, bisect_task="accept")
     assert "work.compute_statistics" in ids(indexed=True, statistics="cancelled")
@@ -463,7 +478,7 @@ def test_commands_available_as_the_work_progresses():
 
 def test_palette_offers_what_is_available_now():
     titles = [a.palette for a in keys.palette(keys.KeyContext())]
-    assert titles == ["Help: every key"]
+    assert titles == ["View: zoom the focused pane (toggle)", "Help: every key"]
     probing = bisection.BisectState(n=10, started=True, probe=4, candidates=frozenset({3, 4, 5}))
     titles = [a.palette for a in keys.palette(keys.KeyContext(indexed=True, bisection_ready=True, bisection=probing))]
     assert "Bisection: run to the end" in titles and "Bisection: undo the last mark" not in titles

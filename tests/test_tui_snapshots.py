@@ -24,11 +24,16 @@ def demo_app(demo_root, monkeypatch) -> DumpTuiApp:
 
 
 async def settled(app, pilot) -> None:
-    """Statistics done, bisection idle, the selected op and its tensor detail on screen."""
+    """Statistics done, bisection idle (the plot's numbers too), the selected op and its tensor detail on
+    screen."""
     await wait_until(lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task)
     scr = app.main
     await wait_until(lambda: scr.stats_state == "done")
+    # the plot takes the statistics in once they are done (a bisection worker of its own)
+    await wait_until(lambda: not any(w.group == "bisect" and w.is_running for w in scr.workers))
+    await pilot.pause()  # ...and what it posted handled
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
+    await wait_until(scr.tree.cursor_in_view)
     await wait_until(
         lambda: scr.detail.tensor_shown is not None and scr.detail.tensor_shown == scr.detail.highlighted_label
     )
@@ -59,6 +64,16 @@ def test_probe_before_any_mark(snap_compare, demo_root, monkeypatch):
         await settled(app, pilot)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+@pytest.mark.parametrize("pair", ["renamed_demo_pair", "inf_demo_pair"])
+def test_culprit_view_80x24(snap_compare, pair, request, monkeypatch):
+    """The culprit view as a user at 80x24 sees it: a culprit the pairing renamed (both names), and one that
+    writes Inf on the target (the cosine says n/a, and why)."""
+    root = request.getfixturevalue(pair)[0]
+    monkeypatch.chdir(root)
+    app = make_app("demo/ref", "demo/target")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=converge(app))
 
 
 def test_help_screen(snap_compare, demo_root, monkeypatch):

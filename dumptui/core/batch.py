@@ -13,10 +13,9 @@ from typing import Callable
 
 from .align import OpPair
 from .model import TensorRef
-from .parallel import MIN_BYTES_FOR_PROCESSES, PairExecutor, ProcessPool, pair_job
+from .parallel import MIN_BYTES_FOR_PROCESSES, ComparePool, PairExecutor, ProcessPool, pair_job
 from .results import OpResult, TensorResult
 from .session import Prechecked, Session
-from .verdict import UNREADABLE
 
 Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 
@@ -24,17 +23,21 @@ Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, targ
 def evaluate_all(
     session: Session,
     pairs: list[OpPair] | None = None,
-    workers: int | None = None,
+    workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     purpose: str = "compare",
 ) -> list[OpResult]:
-    """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`."""
+    """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`.
+    `workers`: a number of processes (started for big batches only), or a long-lived `ComparePool` that gets
+    every file read, headers included (the app: its UI process keeps only the verdicts' bookkeeping)."""
     pairs = session.alignment.pairs if pairs is None else pairs
     jobs = [
         (p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p) if session.cached(r, t) is None
     ]
     counter = _Progress(len(jobs), progress)
+    if isinstance(workers, ComparePool):  # the headers too are read there: the precheck below reads no file
+        workers.resolve_layouts([ref for job in jobs for ref in job[3:] if ref is not None], cancelled)
     heavy: list[tuple[Job, Prechecked]] = []
     for job in jobs:
         if cancelled and cancelled():
@@ -47,6 +50,10 @@ def evaluate_all(
         else:
             assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
             heavy.append(((pair, io, slot, r, t), pre))
+    if isinstance(workers, ComparePool):
+        if heavy:
+            _in_executor(session, workers, heavy, counter, cancelled, purpose)
+        return [session.op_result(p, purpose=purpose) for p in pairs]
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
     if session.executor is not None and heavy:
@@ -74,7 +81,7 @@ def _in_executor(
     for idx, st, err in executor.run(jobs, session.kl, cancelled):
         (pair, io, slot, r, t), pre = heavy[idx]
         if st is None:
-            res = TensorResult(io, slot, r, t, UNREADABLE, err or "read failed", notes=pre[1])
+            res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
         else:
             res = session.finish(pair, io, slot, r, t, st, pre, purpose)
         session.store(pair, r, t, res)

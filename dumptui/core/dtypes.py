@@ -49,12 +49,17 @@ _ALIASES = {
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
+def canonical(label: object) -> str | None:
+    """`Float32`, `float32`, `<f4`, `torch.float32`, `BFloat16` -> canonical name; unknown (or not a string:
+    labels come from files) -> None."""
+    return _canonical(label) if isinstance(label, str) and len(label) <= 64 else None
+
+
 @lru_cache(maxsize=512)
-def canonical(label: str | None) -> str | None:
-    """`Float32`, `float32`, `<f4`, `torch.float32`, `BFloat16` -> canonical name; unknown -> None."""
+def _canonical(label: str) -> str | None:
     if not label:
         return None
-    s = str(label).strip()
+    s = label.strip()
     if s.startswith("torch."):
         s = s[6:]
     low = s.lower().replace("_", "")
@@ -64,7 +69,7 @@ def canonical(label: str | None) -> str | None:
         return _ALIASES[low]
     try:
         dt = np.dtype(s)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
         return None
     return from_numpy(dt)
 

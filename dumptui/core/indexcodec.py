@@ -7,7 +7,8 @@ kind, graph; a tensor's folder) are stored once in a table and referenced by num
 folder and its file name apart (model.TensorRef), so neither is copied or joined while loading. What is not a bulk column (the graph, problems, notes, an op's
 sources/attributes/code where a graph file gave them) is pickled as it is.
 
-Tensor layouts are not stored: they are read from the files on first need, as after a fresh index.
+Tensor layouts are not stored: they are read from the files on first need, as after a fresh index. A tensor
+refused while indexing (a bad dump.json record, a FIFO) keeps its refusal and reason.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from .model import Dump, Op, TensorRef
 from .slotmap import EMPTY, SlotMap
 
-FORMAT_VERSION = 4  # 3: frozen ops (SlotMap) and graph (FlowGraph); 4: tensors' folders apart
+FORMAT_VERSION = 5  # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart
 
 
 class _Table:
@@ -47,6 +48,7 @@ def encode(dump: Dump) -> dict[str, Any]:
     t_slot: list[int] = []
     t_ts: list[int | None] = []
     t_extra: dict[int, tuple[Any, Any, Any]] = {}  # tensor -> (layout_fn, stats, size_on_disk) when any is set
+    t_refused: dict[int, str] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
 
     def tensor(t: TensorRef) -> int:
         i = tensor_index.get(id(t))
@@ -61,6 +63,8 @@ def encode(dump: Dump) -> dict[str, Any]:
         t_ts.append(t.timestamp)
         if t._layout_fn is not None or t.stats is not None or t.size_on_disk is not None:
             t_extra[i] = (t._layout_fn, t.stats, t.size_on_disk)
+        if t.refused:
+            t_refused[i] = str(t.problem)
         return i
 
     o_kind: list[int] = []  # (op type, kind, graph, name source, inputs, outputs) by number
@@ -90,6 +94,7 @@ def encode(dump: Dump) -> dict[str, Any]:
         "t_slot": t_slot,
         "t_ts": t_ts,
         "t_extra": t_extra,
+        "t_refused": t_refused,
         "o_kinds": small.values,
         "o_kind": o_kind,
         "o_names": o_names,
@@ -113,6 +118,8 @@ def decode(cols: dict[str, Any]) -> Dump:
         tensors.append(in_folder(folders[folder], name, io, slot, dtype, shape, fmt, ts))
     for i, (layout_fn, stats, size_on_disk) in cols["t_extra"].items():
         tensors[i].set_extra(layout_fn, stats, size_on_disk)
+    for i, reason in cols["t_refused"].items():
+        tensors[i].refuse(reason)
     slots = cols["slots"]
     members = [tensors[i] for i in cols["members"]]
     o_names, o_ints, o_kinds = cols["o_names"], cols["o_ints"], cols["o_kinds"]

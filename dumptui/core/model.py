@@ -14,13 +14,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
 from . import dtypes
 from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
-from .npy import Layout, npy_layout, open_array, read_small
+from .npy import Layout, logical_chunks, npy_layout, open_array, read_small
+from .safeio import open_regular
 from .slotmap import EMPTY, SlotMap, V
 
 if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
@@ -182,17 +184,42 @@ class TensorRef:
     def has_data(self) -> bool:
         return self.stats is None
 
+    def refuse(self, reason: str) -> None:
+        """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
+        FIFO); it is then never opened."""
+        self._layout = Layout(None, self._shape, 0, problem=reason)
+        self.set_extra(None, self.stats, self.size_on_disk)
+
+    @property
+    def refused(self) -> bool:
+        """Known to be unreadable without reading anything (refused while indexing, or its layout read)."""
+        return self._layout is not None and self._layout.problem is not None
+
     def layout(self) -> Layout:
         if self._layout is None:
             if self._layout_fn is not None:
-                self._layout = self._layout_fn()
+                self.adopt_layout(self._layout_fn())
             elif self.stats is not None:
-                self._layout = Layout(None, self._shape, 0, problem="statistics only (no tensor data)")
+                self.adopt_layout(Layout(None, self._shape, 0, problem="statistics only (no tensor data)"))
             else:
-                self._layout = npy_layout(self.path, self.size_on_disk)
-            if self._dtype is None and self._layout.storage is not None:
-                self._dtype = dtypes.from_numpy(self._layout.storage)
+                self.adopt_layout(npy_layout(self.path, self.size_on_disk))
+        assert self._layout is not None
         return self._layout
+
+    def deferred_layout(self) -> Callable[[], Layout] | None:
+        """The header read that resolves this tensor's layout as a picklable call, for a worker process to
+        make (the app's statistics: the UI process then reads no file); None when it is resolved already or
+        only this process can resolve it (a reader's own layout function)."""
+        if self._layout is not None or self._layout_fn is not None or self.stats is not None:
+            return None
+        return partial(npy_layout, self.path, self.size_on_disk)
+
+    def adopt_layout(self, layout: Layout) -> None:
+        """Keep a layout resolved here or by `deferred_layout` elsewhere (the first one kept wins)."""
+        if self._layout is None:
+            self._layout = layout
+            if self._dtype is None and layout.storage is not None:
+                self._dtype = dtypes.from_numpy(layout.storage)
 
     @property
     def dtype(self) -> str | None:
@@ -238,22 +265,20 @@ class TensorRef:
         """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
         lay = self.layout()
         if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
-            flat = read_small(self.path, lay)  # one read() beats setting up a memory map
+            parts = logical_chunks(read_small(self.path, lay), elems)  # one read() beats setting up a memory map
         elif lay.storage is not None and lay.decoder is None and not lay.fortran and not lay.problem:
             # Plain reads, not a memory map: the pages of a map stay in the process's resident set once
             # touched, so a 4 GB tensor would make a 4 GB process; read() keeps it to one chunk.
             yield from self._read_chunks(lay, lay.storage, elems)
             return
         else:
-            arr = open_array(self.path, lay)
-            flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
-        for start in range(0, flat.size, elems):
-            part = flat[start : start + elems]
+            parts = logical_chunks(open_array(self.path, lay), elems)  # C index order, also for Fortran payloads
+        for part in parts:
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
     def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int) -> Iterator[np.ndarray]:
         n = lay.size
-        with open(self.path, "rb") as fh:
+        with open_regular(self.path) as fh:  # swapped for a FIFO since its layout was read: refused, not waited on
             fh.seek(lay.offset)
             for start in range(0, n, elems):
                 want = min(elems, n - start)
@@ -263,9 +288,9 @@ class TensorRef:
                 yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
     def read(self) -> np.ndarray:
-        """All values in memory, flat, in their storage dtype (bfloat16 widened)."""
+        """All values in memory, flat in C index order, in their storage dtype (bfloat16 widened)."""
         lay = self.layout()
-        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1, order="F")
+        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1)
         return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 

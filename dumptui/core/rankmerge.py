@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .commorder import CommEvent, RankEvents, comm_events
 from .flowgraph import as_networkx
 from .model import KERNEL, Dump, InputSource, Op
+
+if TYPE_CHECKING:  # imported where ranks are merged: a module that only needs PREFIX does not load networkx
+    import networkx as nx
 
 PREFIX = "rank_{rank}/"
 
@@ -59,6 +61,8 @@ def merge_ranks(dumps: Mapping[str, Dump], path: str) -> Dump:
     )
     kernels_of: dict[int, list[Op]] = {}  # by rank number (communication ops name their peers by number)
     others: list[Op] = []
+    import networkx as nx
+
     graph = nx.DiGraph()
     for index, (rank, dump) in enumerate(dumps.items()):
         prefix = PREFIX.format(rank=rank)

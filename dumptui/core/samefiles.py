@@ -22,6 +22,7 @@ import threading
 import time
 
 from .indexcache import RACY_SECONDS, cache_folder, enabled, inside
+from .safeio import check_regular, open_regular
 
 BLOCK = 1 << 20  # bytes per read when streaming two files side by side
 SAMPLE = 1 << 16  # bytes of each sampled block
@@ -33,8 +34,10 @@ _STATS = struct.Struct("<6q")
 
 
 def _key(path: str) -> FileKey | None:
+    """None for anything but a regular file: two FIFOs or two links to /dev/zero have equal sizes (0) and
+    would be read side by side forever."""
     try:
-        st = os.stat(path)
+        st = check_regular(path)
     except OSError:
         return None
     return (path, st.st_size, st.st_mtime_ns, st.st_ino)
@@ -52,8 +55,9 @@ def _stat_bytes(ka: FileKey, kb: FileKey) -> bytes | None:
 
 
 def _blocks_equal(a: str, b: str, size: int) -> bool:
-    """Sampled blocks (start, middle, end) first when the files are large, then everything."""
-    with open(a, "rb") as fa, open(b, "rb") as fb:
+    """Sampled blocks (start, middle, end) first when the files are large, then everything (at most `size`
+    bytes each: a file that grows meanwhile is not followed)."""
+    with open_regular(a) as fa, open_regular(b) as fb:
         if size >= SAMPLED_FROM:
             for start in (0, (size - SAMPLE) // 2, size - SAMPLE):
                 fa.seek(start)
@@ -62,12 +66,13 @@ def _blocks_equal(a: str, b: str, size: int) -> bool:
                     return False
             fa.seek(0)
             fb.seek(0)
-        while True:
-            x = fa.read(BLOCK)
-            if x != fb.read(BLOCK):
+        left = size
+        while left > 0:
+            x = fa.read(min(BLOCK, left))
+            if x != fb.read(min(BLOCK, left)) or not x:
                 return False
-            if not x:
-                return True
+            left -= len(x)
+        return True
 
 
 class SameFiles:

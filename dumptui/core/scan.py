@@ -24,6 +24,7 @@ from .localerror import LocalError, ReplayProof, classify
 from .metrics import compare_arrays
 from .model import KERNEL, TensorRef
 from .noise import TensorError, fmt_rel, least_precise, stats_error, tensor_error
+from .parallel import ComparePool
 from .results import OpResult, TensorResult
 from .session import Session
 from .verdict import CLOSE, DIVERGED, EQUAL, IGNORED
@@ -232,7 +233,7 @@ def scan(
     order: list[OpPair],
     predecessors: Callable[[int], set[int]],
     tainted_by_inputs: AbstractSet[int] = frozenset(),
-    workers: int | None = None,
+    workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> ScanResult:
@@ -255,8 +256,10 @@ def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
+        roles = input_roles(le.pair)
         for r in res.inputs:
-            _carried(session, le.pair, r, into)
+            if roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
+                _carried(session, le.pair, r, into)
         for r in res.outputs:
             _carried(session, le.pair, r, sr.tainted[pos])
 

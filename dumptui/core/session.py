@@ -127,8 +127,23 @@ class Session:
         try:
             st = compare_tensors(ref, target, tol, kl=self.kl)
         except (OSError, ValueError) as e:
-            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+            return self.read_failed(io, slot, ref, target, f"read failed: {e}", notes)
         return self.finish(pair, io, slot, ref, target, st, pre, purpose)
+
+    @staticmethod
+    def read_failed(
+        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[str]
+    ) -> TensorResult:
+        """A pair whose values could not be read although their headers could: the file that fails is found
+        and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
+        failed = []
+        for side, t in (("ref", ref), ("target", target)):
+            try:
+                next(iter(t.chunks(1 << 16)), None)
+            except (OSError, ValueError) as e:
+                t.refuse(f"read failed: {e}")
+                failed.append(f"{side}: read failed: {e}")
+        return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
         self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
@@ -277,7 +292,9 @@ class Session:
         t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
         if r is None or t is None or not r.has_data or not t.has_data:
             return None
-        if not self.same_files.identical(r.path, t.path):
+        if r.refused or t.refused:  # a tensor refused while indexing is never taken for equal
+            return None
+        if not self.same_files.identical(r.path, t.path):  # regular files only (samefiles reads through safeio)
             return None
         self.ledger.book(purpose, pair.key, io, slot)
         return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)")

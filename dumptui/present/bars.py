@@ -17,12 +17,13 @@ BAR_CHAR = {
     "good": "G",  # probed and marked good
     "bad": "B",  # probed and marked bad
     "probe": "P",  # the op to probe now
+    "root": "^",  # another root of divergence (a parallel branch)
     "culprit": "!",
 }
 _BAR_PRIORITY = {
-    k: i for i, k in enumerate(("unknown", "clear", "after", "suspect", "good", "bad", "probe", "culprit"))
+    k: i for i, k in enumerate(("unknown", "clear", "after", "suspect", "good", "bad", "probe", "root", "culprit"))
 }
-BAR_LEGEND = "= clear  ▒ suspect  x after bad  G/B marked  P probe  ! culprit"
+BAR_LEGEND = "= clear  ▒ suspect  x after bad  G/B marked  P probe  ! culprit  ^ other root"
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ def position_kind(p: int, state: BisectState) -> str:
         return "unknown"
     if state.culprit is not None and p == state.culprit.position:
         return "culprit"
+    if any(o.position == p for o in state.others):
+        return "root"
     if p == state.probe:
         return "probe"
     if p in state.bad:

@@ -8,15 +8,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ..core.align import OpPair
-from ..core.metrics import format_cos
 from ..core.model import KERNEL
-from ..core.results import OpResult, TensorResult
 from ..core.session import Session
-from ..core.verdict import BAD
+from .culprit import RootView, root_view
+from .errorplot import PlotPoint, compared_points, known_points
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from ..core.bisect import Bisection, Root, Step
@@ -35,20 +34,6 @@ class HistoryRow:
 
 
 @dataclass(frozen=True)
-class RootView:
-    index: int
-    position: int | None
-    label: str
-    op_type: str
-    kind: str
-    why: str
-    how: str
-    caveats: tuple[str, ...] = ()
-    hints: tuple[tuple[str, str], ...] = ()  # (kind, text)
-    proof: str | None = None
-
-
-@dataclass(frozen=True)
 class BisectState:
     """An immutable snapshot of a bisection, for the UI thread (the Bisection itself is owned by a worker)."""
 
@@ -57,6 +42,7 @@ class BisectState:
     started: bool = False
     finished: bool = False
     no_divergence: bool = False
+    undecided: tuple[str, ...] = ()  # why damage hides the answer (finished with no culprit, and no verdict)
     candidates: frozenset[int] = frozenset()
     good: frozenset[int] = frozenset()
     bad: frozenset[int] = frozenset()
@@ -74,6 +60,10 @@ class BisectState:
     check_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     can_undo: bool = False
+    search: str = ""  # "bisection" (O(log n) reads: a clean pair) | "scan" (every op judged: a noisy pair)
+    search_reason: str = ""
+    benign: tuple[str, ...] = ()  # why a pair that differs has no root (empty otherwise)
+    points: Mapping[int, PlotPoint] = field(default_factory=dict)  # position -> numbers known (errorplot.py)
 
     @property
     def interval(self) -> tuple[int, int] | None:
@@ -92,21 +82,6 @@ def is_mark_step(step: "Step") -> bool:
     return step.source in ("user", "computed")
 
 
-def proof_line(res: OpResult) -> str:
-    """Inputs vs outputs in one line: `input.0 close, input.1 equal -> output.0 diverged (cos 0.466451)`."""
-
-    def one(r: TensorResult) -> str:
-        s = f"{r.label} {r.verdict}"
-        if r.stats is not None and r.verdict in BAD:
-            cos = format_cos(r.stats.cos)
-            s += f" (cos {cos})"
-        return s
-
-    ins = ", ".join(one(r) for r in res.inputs) or "no inputs dumped"
-    outs = ", ".join(one(r) for r in res.outputs) or "no outputs dumped"
-    return f"{ins} → {outs}"
-
-
 class BisectDriver:
     """The app's handle on a Bisection: the probe offered to the user and the engine's verdict for it.
 
@@ -118,6 +93,8 @@ class BisectDriver:
         self.bi = bisection
         self.probe: int | None = None
         self.probe_verdict: tuple[str, str] | None = None
+        self._scan_points: dict[int, PlotPoint] | None = None  # a scan's numbers do not change: built once
+        self._compared: dict[int, PlotPoint] = {}  # a clean pair's outputs compared by the statistics
 
     @property
     def session(self) -> Session:
@@ -215,12 +192,14 @@ class BisectDriver:
             others = tuple(self._root_view(r) for r in bi.roots() if first is None or r.pair.key != first.pair.key)
         checks, problems = _checks_summary(bi)
         probe_pair = order[self.probe] if self.probe is not None else None
+        benign = tuple(bi.benign_evidence()) if bi.finished and culprit is None else ()
         return BisectState(
             n=len(order),
             mode=bi.mode,
             started=bi.started,
             finished=bi.finished,
             no_divergence=bi.no_divergence,
+            undecided=tuple(bi.undecided),
             candidates=frozenset(bi.candidates),
             good=frozenset(bi.good),
             bad=frozenset(bi.bad),
@@ -238,24 +217,28 @@ class BisectDriver:
             check_problems=problems,
             notes=tuple(bi.notes),
             can_undo=any(is_mark_step(s) for s in bi.history),
+            search=bi.search if bi.started else "",
+            search_reason=bi.search_reason,
+            benign=benign,
+            points=self._points(),
         )
 
+    def note_compared(self) -> None:
+        """Take the outputs compared so far into the plot (the app calls it when its statistics are done)."""
+        if self.bi.scan_result is None:
+            self._compared = compared_points(self.bi)
+
+    def _points(self) -> dict[int, PlotPoint]:
+        if self.bi.scan_result is None:
+            return {**self._compared, **known_points(self.bi)}
+        if self._scan_points is None:
+            self._scan_points = known_points(self.bi)
+        return self._scan_points
+
     def _root_view(self, r: "Root") -> RootView:
-        p = r.pair
-        pos = self.bi.position.get(p.index)
         res = r.result
-        return RootView(
-            index=p.index,
-            position=pos,
-            label=p.label,
-            op_type=p.op_type,
-            kind=r.kind,
-            why=r.why,
-            how=p.how,
-            caveats=tuple(r.caveats),
-            hints=tuple((h.kind, h.text) for h in (res.hints if res is not None else self.session.hints(p))),
-            proof=proof_line(res) if res is not None else None,
-        )
+        hints = res.hints if res is not None else self.session.hints(r.pair)
+        return root_view(r, self.bi.position.get(r.pair.index), self.bi.checks or [], hints)
 
 
 def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:

@@ -1,10 +1,14 @@
-"""The centre pane's decisions: which tensor pair of an op to detail first, and whether its elements can
-be shown at all."""
+"""The centre pane's decisions: which tensor pair of an op to detail first, whether its elements can be shown
+at all, and which columns of its tables fit the width (dropped by priority, never cut mid-cell)."""
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
+from ..core.model import TensorRef
 from ..core.results import OpResult, TensorResult
 from ..core.verdict import BAD
+from .words import cos_words, nonfinite_words
 
 
 def default_row(res: OpResult) -> int:
@@ -31,3 +35,95 @@ def element_detail_problem(r: TensorResult) -> str | None:
     if not ref.size:
         return "empty tensor"
     return None
+
+
+# ---------------------------------------------------------------------------------------------- columns
+# The tensor table's columns in display order, each with its priority (0 is kept first): at 80x24 the table
+# keeps what decides a verdict (tensor, verdict, cos, max abs) and drops the rest, never cutting a cell.
+TENSOR_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("tensor", "tensor", 0),
+    ("verdict", "verdict", 1),
+    ("cos", "cos", 2),
+    ("max_abs", "max abs", 3),
+    ("max_rel", "max rel", 5),
+    ("nonfinite", "NaN/Inf", 4),
+    ("shape", "shape dtype", 6),
+    ("rmse", "RMSE", 7),
+)
+
+
+def _side(t: TensorRef | None) -> str:
+    return "-" if t is None else f"{shape_text(t.shape)} {t.dtype or '?'}"
+
+
+def shape_text(s: Sequence[int] | None) -> str:
+    return "?" if s is None else "(" + ",".join(str(x) for x in s) + ")"
+
+
+def shape_dtype(r: TensorResult) -> str:
+    """`(1,8,16,32) float32`, or `ref | target` when the sides differ."""
+    a, b = _side(r.ref), _side(r.target)
+    return a if a == b else f"{a} | {b}"
+
+
+def nonfinite_cell(r: TensorResult) -> str:
+    st = r.stats
+    if st is None:
+        return "-"
+    words = nonfinite_words(st)
+    return words or "-"
+
+
+def tensor_row(r: TensorResult, number: Callable[[float | None], str]) -> dict[str, str]:
+    """One tensor pair's cells by column key (`number` formats a float as every report does)."""
+    s = r.stats
+    return {
+        "tensor": r.label,
+        "verdict": r.verdict,
+        "cos": cos_words(s),
+        "max_abs": number(s.max_abs) if s else "-",
+        "max_rel": number(s.max_rel) if s else "-",
+        "nonfinite": nonfinite_cell(r),
+        "shape": shape_dtype(r),
+        "rmse": number(s.rmse) if s else "-",
+    }
+
+
+def choose_columns(widths: Sequence[int], priorities: Sequence[int], room: int, pad: int = 2) -> list[int]:
+    """The columns (indices, in display order) that fit `room` characters, each taking its width plus `pad`;
+    the lowest priority (highest number) is dropped first. The first column is always kept."""
+    keep = sorted(range(len(widths)), key=lambda i: priorities[i])
+    while len(keep) > 1 and sum(widths[i] + pad for i in keep) > room:
+        keep.pop()
+    return sorted(keep)
+
+
+def tensor_columns(rows: Sequence[dict[str, str]], room: int, pad: int = 2) -> list[tuple[str, str, int]]:
+    """(key, label, width) of the tensor table's columns that fit `room`; a NaN/Inf column with nothing in it
+    is left out."""
+    cols = [c for c in TENSOR_COLUMNS if c[0] != "nonfinite" or any(r["nonfinite"] != "-" for r in rows)]
+    widths = [max([len(label)] + [len(r[key]) for r in rows]) for key, label, _p in cols]
+    chosen = choose_columns(widths, [p for _k, _l, p in cols], room, pad)
+    return [(cols[i][0], cols[i][1], widths[i]) for i in chosen]
+
+
+# the statistics of one tensor pair per side: (label, priority, right-aligned)
+STATS_COLUMNS: tuple[tuple[str, int, bool], ...] = (
+    ("", 0, False),
+    ("shape dtype", 7, False),
+    ("min", 1, True),
+    ("max", 2, True),
+    ("mean", 3, True),
+    ("std", 5, True),
+    ("L2", 6, True),
+    ("nan/inf", 4, False),
+)
+
+
+def stats_columns(rows: Sequence[Sequence[str]], room: int, gap: int = 2) -> list[int]:
+    """The statistics columns that fit `room` (no table wraps its own columns onto a second line); an empty
+    nan/inf column is left out."""
+    idx = [i for i, (label, _p, _r) in enumerate(STATS_COLUMNS) if label != "nan/inf" or any(r[i] != "-" for r in rows)]
+    widths = [max([len(STATS_COLUMNS[i][0])] + [len(r[i]) for r in rows]) for i in idx]
+    chosen = choose_columns(widths, [STATS_COLUMNS[i][1] for i in idx], room, gap)
+    return [idx[k] for k in chosen]

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .bisection import BisectState
-from .progress import CANCELLED, FAILED, RUNNING, WAITING
+from .progress import CANCELLED, DONE, FAILED, RUNNING, WAITING
 
 SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
+ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,18 @@ def _can_export(c: KeyContext) -> bool:
 
 def _indexed(c: KeyContext) -> bool:
     return c.indexed
+
+
+def _has_probe(c: KeyContext) -> bool:
+    return c.bisection is not None and c.bisection.probe is not None and not c.bisection.finished
+
+
+def _has_culprit(c: KeyContext) -> bool:
+    return c.bisection is not None and c.bisection.culprit is not None
+
+
+def _statistics_done(c: KeyContext) -> bool:
+    return c.indexed and c.statistics == DONE
 
 
 def _can_cancel(c: KeyContext) -> bool:
@@ -191,14 +204,54 @@ ACTIONS: tuple[Action, ...] = (
         when=_can_export,
     ),
     Action(
+        "export.csv",
+        "export_csv",
+        "x",
+        "CSV",
+        "Export every compared tensor pair as CSV (the Ascend tools' columns, with the local error)",
+        BISECTION,
+        palette="Export the comparison as CSV",
+        when=_statistics_done,
+    ),
+    Action(
         "nav.search",
         "search",
         "slash",
         "Search",
-        "Search ops by name",
+        "Search ops by name or type (type:Conv2D for that type only)",
         BISECTION,
-        palette="Search ops by name",
+        palette="Search ops by name or type",
         when=_indexed,
+    ),
+    Action(
+        "nav.probe",
+        "goto_probe",
+        "p",
+        "Probe",
+        "Go to the probe",
+        BISECTION,
+        palette="Go to the probe",
+        when=_has_probe,
+    ),
+    Action(
+        "nav.culprit",
+        "goto_culprit",
+        "c",
+        "Culprit",
+        "Go to the culprit",
+        BISECTION,
+        palette="Go to the culprit",
+        when=_has_culprit,
+    ),
+    Action(
+        "nav.next_root",
+        "next_root",
+        "o",
+        "Next root",
+        "Go to the next root of divergence (the culprit, then the other roots, in execution order)",
+        BISECTION,
+        palette="Go to the next root of divergence",
+        when=_has_culprit,
     ),
     Action(
         "nav.next_diverged",
@@ -238,6 +291,25 @@ ACTIONS: tuple[Action, ...] = (
         "Toggle the op tree and the flat execution-order list",
         BISECTION,
         palette="View: toggle tree / flat execution-order list",
+        when=_indexed,
+    ),
+    Action(
+        "view.zoom",
+        "zoom",
+        "z",
+        "Zoom",
+        "Give the focused pane the whole screen (z again: back)",
+        BISECTION,
+        palette="View: zoom the focused pane (toggle)",
+    ),
+    Action(
+        "edit.copy",
+        "copy",
+        "y",
+        "Copy",
+        "Copy the op's name, a tensor's file path or a value (OSC 52: the terminal's clipboard, also over SSH)",
+        BISECTION,
+        palette="Copy a name, a path or a value",
         when=_indexed,
     ),
     Action("focus.next", "app.focus_next", "tab", "Next pane", "Move the focus to the next pane", BISECTION),

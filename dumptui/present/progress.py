@@ -34,14 +34,15 @@ def percent(done: int, total: int) -> str:
     return f"{100 * done / total:.0f}%" if total else "0%"
 
 
-def statistics_words(state: str, done: int, total: int) -> str:
-    """The status line's part about the full compare ("" before it starts)."""
+def statistics_words(state: str, done: int, total: int, failure: str = "") -> str:
+    """The status line's part about the full compare ("" before it starts); `failure`: the path and reason of
+    the error that stopped it."""
     if state == RUNNING:
         return f"statistics {percent(done, total)} (esc cancels)"
     if state == CANCELLED:
         return "statistics cancelled (ctrl+p: compute)"
     if state == FAILED:
-        return "statistics stopped by an error (ctrl+p: compute)"
+        return f"statistics failed: {failure} (ctrl+p: compute again)" if failure else "statistics failed (ctrl+p)"
     if state == DONE:
         return "statistics done"
     return ""
@@ -50,7 +51,9 @@ def statistics_words(state: str, done: int, total: int) -> str:
 def no_diverged_yet(state: str, done: int, total: int, filtering: bool = False) -> str:
     """What `n` / `N` (or `f`, `filtering`) say when no diverged op is known."""
     if state == DONE:
-        return "no diverged op known"
+        return "no diverged op: every compared op agrees"
+    if state == FAILED:
+        return "no diverged op known: the statistics stopped on an error (ctrl+p: compute)"
     if filtering:
         return f"no diverged op known yet: the list fills as statistics arrive ({percent(done, total)})"
     return f"no diverged op known yet (statistics {percent(done, total)} computed)"

@@ -8,10 +8,17 @@ from typing import Callable, Iterable, Sequence
 
 from .tree import TreePair, is_bad
 
+TYPE_PREFIX = "type:"
+
 
 def pair_matches(pair: TreePair, query: str) -> bool:
-    """Case-insensitive substring of either side's full name or the op type."""
+    """Case-insensitive substring of either side's full name or the op type; `type:Conv2D` matches that op
+    type only (either side's, exactly)."""
     q = query.lower()
+    if q.startswith(TYPE_PREFIX):
+        want = q[len(TYPE_PREFIX) :].strip()
+        types = {op.op_type.lower() for op in (pair.ref, pair.target) if op is not None} or {pair.op_type.lower()}
+        return bool(want) and want in types
     names = [op.name for op in (pair.ref, pair.target) if op is not None] + [pair.op_type]
     return any(q in n.lower() for n in names)
 

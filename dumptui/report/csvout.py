@@ -10,6 +10,7 @@ undefined value is an empty cell, never a word and never 0, with the reason in `
 from __future__ import annotations
 
 import csv
+import io
 import math
 from typing import IO
 
@@ -148,3 +149,12 @@ def write_csv(
             n += 1
             w.writerow(row(n, res, r, (locals_ or {}).get(res.pair.index)))
     return n
+
+
+def csv_text(
+    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+) -> tuple[str, int]:
+    """The same CSV as text (the app hands it to a browser as a download): (text, rows)."""
+    buf = io.StringIO(newline="")
+    n = write_csv(buf, results, only_bad, locals_)
+    return buf.getvalue(), n

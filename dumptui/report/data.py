@@ -9,6 +9,7 @@ from ..core.localerror import LocalError
 from ..core.model import Dump, Problem, TensorRef
 from ..core.results import OpResult, TensorResult
 from ..core.session import Session
+from ..core.verdict import UNREADABLE
 
 
 def num(v):
@@ -161,6 +162,20 @@ def preconditions(checks: list[InputCheck]) -> dict:
         "checked": len(checks),
         "by_status": by_status,
         "not_equal": [input_check(c) for c in checks if c.status != "equal"],
+    }
+
+
+def skipped(session: Session, results: list[TensorResult] | None = None) -> dict:
+    """How much could not be read: files of each dump that could not be placed or opened, and tensor pairs
+    compared so far (or among `results`) whose verdict is unreadable."""
+    return {
+        "files": {
+            side: sum(1 for p in d.problems if p.severity == "error")
+            for side, d in (("ref", session.ref), ("target", session.target))
+        },
+        "tensor_pairs": sum(
+            1 for r in (results if results is not None else session.results()) if r.verdict == UNREADABLE
+        ),
     }
 
 

@@ -68,5 +68,8 @@ def widget_sections(app: App, keyed: Iterable[type]) -> list[HelpSection]:
     classes naming the same section share it."""
     out: dict[str, list[HelpRow]] = {}
     for cls in keyed:
-        out.setdefault(cls.HELP_SECTION, []).extend(binding_rows(app, cls.BINDINGS))
+        rows = out.setdefault(cls.HELP_SECTION, [])
+        for row in binding_rows(app, cls.BINDINGS):
+            if not any(row[:2] == seen[:2] for seen in rows):  # the dialogs share `esc Cancel`: listed once
+                rows.append(row)
     return list(out.items())

@@ -53,6 +53,7 @@ class BisectionReady(Message, bubble=False):
     driver: BisectDriver
     resume: dict[str, object] | None = None
     resume_note: str = ""
+    offer: dict[str, object] | None = None  # the pair's autosaved bisection: ask whether to resume it
 
 
 @dataclass

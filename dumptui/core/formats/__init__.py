@@ -12,6 +12,7 @@ from .. import indexcache
 from ..errors import DumpError
 from ..model import Dump, no_cyclic_gc
 from .cann import CannRawReader
+from .filecheck import check_tensor_files
 from .mindspore import MindSporeNpyReader
 from .mindspore_bin import MindSporeBinReader
 from .msprobe import MsprobeReader
@@ -62,6 +63,10 @@ def open_dump(
         if reader is None:
             raise DumpError(path, f"unknown format {chosen!r}; known: {', '.join(FORMATS)}")
         dump = reader.open(path, selection)
+        # FIFOs, devices, links: refused or reported before anything reads them. Cached with the index (the
+        # codec keeps refusals): swapping a file for a FIFO changes its folder, so the entry is not reused,
+        # and every read goes through safeio anyway.
+        check_tensor_files(dump)
         dump.freeze()  # kept for the session (and cached): in compact form
         return dump
 

@@ -8,13 +8,13 @@ This re-reads dump.json once and walks it exactly as the reader does, so slot N 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from ..model import Dump
-from .msprobe import DUMP_JSON, call_tensors
+from ..safeio import read_json
+from .msprobe import DUMP_JSON, call_tensors, module_path
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,8 @@ def read_records(dump: Dump) -> MsprobeRecords | None:
     """The records of an msprobe dump (None for other formats, or when dump.json cannot be read again)."""
     if not dump.format.startswith("msprobe"):
         return None
-    try:
-        with open(os.path.join(dump.root, DUMP_JSON), "r", encoding="utf-8") as fh:
-            doc = json.load(fh)
+    try:  # through safeio, within the reader's limits (a FIFO, a huge or too deep document: no records)
+        doc = read_json(os.path.join(dump.root, DUMP_JSON))
     except (OSError, ValueError):
         return None
     data = doc.get("data") if isinstance(doc, dict) else None
@@ -54,8 +53,11 @@ def read_records(dump: Dump) -> MsprobeRecords | None:
         if not isinstance(entry, dict):
             continue
         if name.startswith(("Module.", "Cell.")):
-            scope = name.split(".")[1]
-            for pname, rec in (entry.get("parameters") or {}).items():
+            scope = module_path(name)  # as the reader names parameters
+            parameters = entry.get("parameters") or {}
+            if not isinstance(parameters, dict):  # the reader lists it as a damaged field
+                continue
+            for pname, rec in parameters.items():
                 if isinstance(rec, dict):
                     by.setdefault((f"{scope}.{pname}", "output", 0), TensorRecord(f"{name}.parameters.{pname}", rec))
             continue

@@ -4,9 +4,10 @@ which the screen shows (`MainScreen.show_failure`).
 
 - `open_dumps`: index both dumps (file names only), align them, then build the bisection order;
 - `compute_statistics`: every tensor pair in the background, verdicts posted in batches (at most every
-  100 ms) so the tree marks fill in without flooding the UI; `escape` cancels;
+  300 ms) so the tree marks fill in without flooding the UI; `escape` cancels. The numpy work runs in the
+  screen's worker processes (`pool`), this thread only hands out the jobs and judges what comes back;
 - `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
-  the `BisectState` snapshots they post;
+  the `BisectState` snapshots they post; the marks are autosaved after each (present/saved.py);
 - `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
 
 Each waits for its engine call through `wait_abandonable`, so quitting never waits for a long read.
@@ -26,7 +27,8 @@ from ... import pairing
 from ...core import elements
 from ...core.batch import evaluate_all
 from ...core.bisect.sessionfile import read_session, session_mismatch
-from ...present import relations
+from ...core.parallel import ComparePool
+from ...present import relations, saved
 from ...present.bisection import BisectDriver, BisectState, is_mark_step
 from ...present.detail import element_detail_problem
 from ...present.progress import CANCELLED, DONE, RUNNING, compare_batches
@@ -47,8 +49,8 @@ from ..workers import Abandoned, wait_abandonable
 if TYPE_CHECKING:
     from ..widgets.opdetail import OpDetail
 
-VERDICT_BATCH_SECONDS = 0.1  # the statistics worker posts verdicts at most this often
-JOBS_PER_BATCH = 256  # tensor pairs per evaluate_all call: progress stays smooth, cancel prompt
+VERDICT_BATCH_SECONDS = 0.3  # the statistics worker posts verdicts at most this often (each is a repaint)
+JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
 
@@ -56,12 +58,15 @@ WORST_ELEMENTS = 8
 class BackgroundWork(Screen):
     """The workers of the main screen (its base class); what they read of it is declared here."""
 
-    # Worker processes for the full compare (None: one per CPU). The engine uses them only for batches big
-    # enough to pay for starting them; they leave the GIL to the UI thread, which must answer keys in 100 ms.
+    # Worker processes for the statistics and the scan (None: one per CPU), started once and reused; they run
+    # below the UI process's priority (nice), so keys are answered first even when every core is busy.
     STATISTICS_WORKERS: int | None = None
+    WORKER_NICE = 10
 
     options: pairing.PairOptions
+    pool: ComparePool  # the worker processes (core/parallel.py)
     session_file: str | None
+    autosave_to: str  # the pair's autosave file (present/saved.py)
     session: Any
     driver: BisectDriver | None
     _bisect_lock: threading.Lock
@@ -91,17 +96,19 @@ class BackgroundWork(Screen):
         from ...core.bisect import Bisection  # networkx: imported after the first paint
 
         try:
-            bisection = wait_abandonable(lambda: Bisection(session), worker, "dumptui-graph")
+            bisection = wait_abandonable(lambda: Bisection(session, workers=self.pool), worker, "dumptui-graph")
         except Abandoned:
             return
-        resume, note = None, ""
+        resume, note, offer = None, "", None
         if self.session_file:
             try:
                 resume = read_session(self.session_file)
                 note = session_mismatch(resume, options.ref, options.target) or ""
             except ValueError as e:
                 note = f"session not resumed: {e}"
-        self.post_message(BisectionReady(BisectDriver(bisection), resume, note))
+        else:
+            offer = saved.resumable(self.autosave_to)  # the same pair left with marks: the user is asked
+        self.post_message(BisectionReady(BisectDriver(bisection), resume, note, offer))
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def compute_statistics(self) -> None:
@@ -133,7 +140,7 @@ class BackgroundWork(Screen):
         ):
             if worker.is_cancelled:
                 break
-            evaluate_all(session, batch, workers=self.STATISTICS_WORKERS, cancelled=lambda: worker.is_cancelled)
+            evaluate_all(session, batch, workers=self.pool, cancelled=lambda: worker.is_cancelled)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q)
@@ -146,7 +153,7 @@ class BackgroundWork(Screen):
         worker = get_current_worker()
         driver = self.driver
 
-        def call() -> tuple[BisectState, str]:
+        def call() -> tuple[BisectState, str, dict]:
             with self._bisect_lock:
                 note = ""
                 if task == "start":
@@ -166,13 +173,24 @@ class BackgroundWork(Screen):
                         note = "nothing to undo"
                 elif task == "reset":
                     driver.reset()
-                return driver.state(), note
+                elif task == "points":
+                    driver.note_compared()
+                return driver.state(), note, driver.to_json()
 
         try:
-            state, note = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
+            state, note, marks = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
         except Abandoned:
             return
+        note = "; ".join(filter(None, [note, self._autosave(marks) if task != "points" else ""]))
         self.post_message(BisectionChanged(state, task, note))
+
+    def _autosave(self, marks: dict) -> str:
+        """The marks saved for the next launch of this pair (`q` never loses a bisection); a note if not."""
+        try:
+            saved.autosave(self.autosave_to, marks, self.options.ref, self.options.target, vars(self.options))
+        except OSError as e:
+            return f"bisection not autosaved: {self.autosave_to}: {e.strerror or e}"
+        return ""
 
     @work(thread=True, group="bisect", exit_on_error=False)
     def run_bisection(self) -> None:
@@ -182,25 +200,26 @@ class BackgroundWork(Screen):
         self._stop_run.clear()
         last = 0.0
 
-        def one_step() -> tuple[BisectState, bool]:
+        def one_step() -> tuple[BisectState, bool, dict]:
             with self._bisect_lock:
                 if not driver.bi.started:
                     driver.start()
                     more = not driver.bi.finished
                 else:
                     more = driver.step()
-                return driver.state(), more
+                return driver.state(), more, driver.to_json()
 
         while True:
             try:
-                state, more = wait_abandonable(one_step, worker, "dumptui-bisect-run")
+                state, more, marks = wait_abandonable(one_step, worker, "dumptui-bisect-run")
             except Abandoned:
                 return
             if not more:
-                self.post_message(BisectionChanged(state, "converged"))
+                self.post_message(BisectionChanged(state, "converged", self._autosave(marks)))
                 return
             if self._stop_run.is_set():
-                self.post_message(BisectionChanged(state, "stopped", "bisection stopped"))
+                note = "; ".join(filter(None, ["bisection stopped", self._autosave(marks)]))
+                self.post_message(BisectionChanged(state, "stopped", note))
                 return
             now = time.monotonic()
             if now - last >= VERDICT_BATCH_SECONDS:

@@ -11,6 +11,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...present.bars import BAR_LEGEND
+from ...present.errorplot import PLOT_LEGEND
+from ...present.labels import marks_legend
 from ..keymap import HelpRow, HelpSection
 
 
@@ -29,6 +32,32 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             yield Static(self._render_sections(), id="help-text")
+            yield Static(self._render_marks(), id="help-marks")
+
+    def _render_marks(self) -> Group:
+        """What every character of the lists, the bisection bar and the error plot means."""
+        t = Table(
+            box=None,
+            show_header=False,
+            pad_edge=False,
+            expand=True,
+            padding=(0, 1),
+            title=Text("Marks (op tree, flat list, producers / consumers)", style="bold underline"),
+            title_justify="left",
+        )
+        t.add_column("mark", no_wrap=True, style="bold", min_width=3)
+        t.add_column("what", ratio=1)
+        for mark, meaning in marks_legend():
+            t.add_row(mark, meaning)
+        t.add_row("n✗", "a folder: n ops inside diverged")
+        t.add_row("◀", "the probe (P), the culprit (!) or another root (^) of the bisection")
+        lines = [
+            Text("Bisection bar and error plot", style="bold underline"),
+            Text(f"ops   {BAR_LEGEND}"),
+            Text("err   each op's output error; gain  its local gain (output error / input error)"),
+            Text(f"      {PLOT_LEGEND}"),
+        ]
+        return Group(Text(""), t, Text(""), *lines)
 
     def on_mount(self) -> None:
         body = self.query_one("#help-body")

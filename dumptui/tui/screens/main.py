@@ -6,16 +6,16 @@ base class (background.py); this class handles what they post, the keys, and wha
 Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
 this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
 footer, and shows every failure in one place (`show_failure`).
+
+Longer than the usual 400 lines because it is the one place the screen's state is kept and drawn from;
+what could leave it has: the workers (background.py), the view and export actions (views.py, exports.py).
 """
 
 from __future__ import annotations
 
 import gc
-import json
-import os
 import threading
 import time
-from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -24,26 +24,28 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
+from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
 from ... import pairing
-from ...core import redump
-from ...core.bisect.sessionfile import session_payload
-from ...core.model import Dump
+from ...core.parallel import ComparePool
 from ...present import relations
-from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
+from ...present.bisection import BisectDriver, BisectState
 from ...present.columns import elide_left
 from ...present.failures import describe, failure_line
 from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
-from ...present.paths import (
-    default_export_path,
-    default_redump_dir,
-    default_session_path,
-    refuse_dump_dir,
-    refuse_output,
+from ...present.labels import legend_lines
+from ...present.progress import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    RUNNING,
+    WAITING,
+    no_diverged_yet,
+    statistics_words,
+    task_words,
 )
-from ...present.progress import CANCELLED, FAILED, RUNNING, WAITING, no_diverged_yet, statistics_words, task_words
+from ...present.saved import autosave_path, resume_question
 from ...present.search import count_matches, find_op, next_diverged
 from ...present.tree import OpTreeModel, is_bad
 from ...report import fmt
@@ -63,20 +65,23 @@ from ..messages import (
 from ..styles import ThemeStyles
 from ..widgets.bisectpanel import BisectPanel
 from ..widgets.flatlist import FlatOpList
+from ..widgets.footer import KeysFooter
 from ..widgets.opdetail import OpDetail, RelationList, TensorTable
 from ..widgets.optree import OpTree
 from ..widgets.searchbar import SearchBar
 from ..workers import Abandoned
 from .background import BackgroundWork
 from .error import OpenErrorScreen
-from .paths import ExportScreen, SaveScreen
+from .exports import ExportActions
+from .resume import ResumeScreen
+from .views import ViewActions
 
 SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(BackgroundWork):
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+class MainScreen(BackgroundWork, ViewActions, ExportActions):
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     BINDINGS = keymap.bindings(SCREEN)
@@ -93,6 +98,8 @@ class MainScreen(BackgroundWork):
         super().__init__()
         self.options = options
         self.session_file = session_file  # a saved session to resume
+        self.autosave_to = autosave_path(options.ref, options.target, vars(options))
+        self.pool = ComparePool(self.STATISTICS_WORKERS, nice=self.WORKER_NICE)
         self.session: Any = None  # core Session, once both dumps are indexed and aligned
         self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
@@ -100,6 +107,7 @@ class MainScreen(BackgroundWork):
         self.bstate: BisectState | None = None
         self.stats_done = 0
         self.stats_total = 0
+        self.stats_failure = ""
         self.open_stage = "indexing the dumps (file names only)"
         self.open_started = time.monotonic()
         self.opened_seconds: float | None = None
@@ -114,19 +122,21 @@ class MainScreen(BackgroundWork):
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
+        self.failure: tuple[str, str] | None = None  # (work, what failed: path and reason), until it is retried
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Static("", id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
+                yield Static("", id="legend")
                 with ContentSwitcher(initial="tree", id="lists"):
                     yield OpTree(id="tree")
                     yield FlatOpList(id="flat")
                 yield SearchBar(id="search")
             yield OpDetail(id="detail")
         yield BisectPanel(id="bisect")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def tree(self) -> OpTree:
@@ -148,6 +158,20 @@ class MainScreen(BackgroundWork):
     def op_list(self) -> OpTree | FlatOpList:
         """The list on show: the tree or the flat list."""
         return self.flat if self.flat_mode else self.tree
+
+    def on_unmount(self) -> None:
+        self.pool.close(kill=True)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._draw_legend)  # after the layout: the legend's own width
+
+    def _draw_legend(self) -> None:
+        """The marks legend over the op lists: one line on a short terminal, two on a tall one (all of them
+        with their full words in the help)."""
+        legend = self.query_one("#legend", Static)
+        width = max(10, legend.content_region.width or self.query_one("#left").content_region.width - 2)
+        lines = legend_lines(width, 1 if self.size.height < 36 else 2)
+        legend.update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
 
     def on_mount(self) -> None:
         self.query_one(SearchBar).display = False
@@ -214,16 +238,33 @@ class MainScreen(BackgroundWork):
             (elide_left(ref, room), "bold"),
             " vs ",
             (elide_left(target, room), "bold"),
-            " │ ",
         )
-        if self.session is None:
-            line.append(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s")
+        parts: list[Text] = []
+        if self.failure is not None:  # the error state: what failed, its path and reason, in place of the dumps
+            line = Text.assemble(("dumptui ", "bold"))
+            if self.failure[0] == "stats" and self.stats_failure:
+                # the path and reason that stopped the statistics, elided from the left: the reason stays
+                line.append("statistics failed: ", style=self.theme_styles.error)
+                shown = elide_left(fmt.clean(self.stats_failure), max(10, width - line.cell_len))
+                line.append(shown, style=self.theme_styles.error)
+            else:
+                if self.session is not None:
+                    line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
+                shown = elide_left(self.failure[1], max(10, width - line.cell_len))
+                line.append(shown, style=self.theme_styles.error)
+        elif self.session is None:
+            parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
         else:
-            line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total))
+            words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
+            if words:
+                parts.append(Text(words, style=self.theme_styles.error if self.stats_state == FAILED else ""))
             if self.model is not None and self.model.diverged:
-                line.append(f" │ {self.model.diverged} ✗", style=self.theme_styles.verdict("diverged"))
+                parts.append(Text(f"{self.model.diverged} ✗", style=self.theme_styles.verdict("diverged")))
             if self.driver is None and not self.bisect_task:
-                line.append(f" │ {self.open_stage}…")
+                parts.append(Text(f"{self.open_stage}…"))
+        for part in parts:  # only segments with something in them: never an empty "│  │"
+            line.append(" │ ")
+            line.append_text(part)
         # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
         self.query_one("#status", Static).update(line, layout=False)
 
@@ -249,6 +290,7 @@ class MainScreen(BackgroundWork):
         self.opened_seconds = msg.seconds
         for w in (self.detail, self.panel):
             w.verdict_of = model.verdict
+        self.detail.is_root = self._is_root
         model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
         # what the user opened and where the cursor was in the preview tree carry over to the real one
         expanded, cursor = set(), None
@@ -285,6 +327,12 @@ class MainScreen(BackgroundWork):
             self.notify(msg.resume_note, severity="warning", timeout=8, markup=False)
         if msg.resume is not None:
             self._run_bisect("replay", msg.resume)
+        elif msg.offer is not None:
+            offer = msg.offer
+            self.app.push_screen(
+                ResumeScreen(resume_question(offer)),
+                lambda yes: self._run_bisect("replay", offer) if yes else self._run_bisect("start"),
+            )
         else:
             self._run_bisect("start")
 
@@ -294,8 +342,13 @@ class MainScreen(BackgroundWork):
         self.stats_done, self.stats_total = msg.done, msg.total
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
+        if msg.state == DONE and self.driver is not None and self.bstate is not None:
+            self.bisect_work("points", ())  # a clean pair's plot: every op compared now, none "not read"
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
+        # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
+        # scans them again (unfrozen, a full collection over 70,000 results froze the UI for 1.5 s).
+        gc.freeze()
         self._apply_verdicts(msg.verdicts)
 
     def _apply_verdicts(self, verdicts: dict[int, str | None]) -> None:
@@ -328,6 +381,7 @@ class MainScreen(BackgroundWork):
 
     # ------------------------------------------------------------------ bisection
     def _run_bisect(self, task: str, *args: Any) -> None:
+        self._retry("bisect")
         self.bisect_task = task
         self.bisect_work(task, args)
 
@@ -335,6 +389,8 @@ class MainScreen(BackgroundWork):
         state = msg.state
         self.bstate = state
         self.panel.show(state, busy=task_words(self.bisect_task))
+        if msg.event == "points":
+            return  # the plot's numbers only: the cursor stays where the user left it
         tags: dict[int, str] = {}
         if state.culprit is not None:
             tags[state.culprit.index] = "culprit"
@@ -344,17 +400,25 @@ class MainScreen(BackgroundWork):
             tags[state.probe_index] = "probe"
         self.tree.set_tags(tags)
         self.flat.set_tags(tags)
+        if self.detail.result is not None and msg.event != "running":  # its hints follow the roots found
+            self.detail.show_result(self.detail.result, self.detail.relations, self.kernel_count)
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )
         if msg.event != "running":
             target = state.culprit.index if state.culprit is not None else state.probe_index
+            if target is None and self.current is None and self.model is not None and self.model.pairs:
+                target = 0  # no divergence: the first op, rather than a pane still saying "opening"
             if target is not None:
                 self.select_op(target)
         if msg.note:
             self.notify(msg.note, markup=False, timeout=6)
         self._start_statistics_once()
         self._update_available()
+
+    def _is_root(self, index: int) -> bool:
+        c = self.bstate.culprit if self.bstate is not None else None
+        return c is not None and (c.index == index or any(o.index == index for o in self.bstate.others))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -379,7 +443,16 @@ class MainScreen(BackgroundWork):
             self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
             return
         failure = describe(error, path or self._failure_subject(work))
-        self.notify(failure_line(work, failure), severity="error", timeout=15, markup=False)
+        if work == "stats":
+            self.stats_failure = str(failure)  # the status line keeps it: an error state, not a toast only
+        self.failure = (work, fmt.clean(failure_line(work, failure)))
+        self._draw_status()
+        self.notify(self.failure[1], severity="error", timeout=15, markup=False)
+
+    def _retry(self, work: str) -> None:
+        """Work that failed is started again: its failure is no longer the state."""
+        if self.failure is not None and self.failure[0] == work:
+            self.failure = None
 
     def _failure_subject(self, work: str) -> str:
         """What a failed worker was working on, when its error names no file: the op (and tensor) shown."""
@@ -404,24 +477,35 @@ class MainScreen(BackgroundWork):
         if self.session is None or (index == self.current and self.detail.index == index):
             return
         self.current = index
+        self._retry("detail")
+        self._retry("tensor")
         pair = self.session.alignment.pairs[index]
         if self._load_timer is not None:
             self._load_timer.stop()
             self._load_timer = None
         session = self.session
         if all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair)):
-            # Every tensor pair already compared: nothing to read, shown at once in one update. Should the
-            # engine fail here, the worker below repeats the call and reports the error instead.
-            try:
-                res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
-            except Exception:
-                res = rel = None
-            if res is not None:
-                self.workers.cancel_group(self, "detail")
-                self.detail.show_result(res, rel, self.kernel_count)
-                return
+            # Every tensor pair already compared: nothing to read, shown in one update, right after the
+            # cursor's own repaint (the detail's new layout repaints the whole screen: the key is answered
+            # first). Should the engine fail here, the worker below repeats the call and reports the error.
+            self.workers.cancel_group(self, "detail")
+            self.call_after_refresh(self._show_cached, index)
+            return
         self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
         self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
+
+    def _show_cached(self, index: int) -> None:
+        if index != self.current or self.detail.index == index and self.detail.result is not None:
+            return  # the cursor moved on (or it is shown already): keys pressed quickly skip the ops between
+        session = self.session
+        pair = session.alignment.pairs[index]
+        try:
+            res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
+        except Exception:
+            self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
+            self.load_op(index)
+            return
+        self.detail.show_result(res, rel, self.kernel_count)
 
     def on_op_loaded(self, msg: OpLoaded) -> None:
         if msg.index != self.current:
@@ -489,69 +573,10 @@ class MainScreen(BackgroundWork):
             self._stop_run.set()
 
     def action_compute_statistics(self) -> None:
+        self._retry("stats")
+        self.stats_failure = ""
         self.stats_state = RUNNING
         self.compute_statistics()
-
-    # ------------------------------------------------------------------ actions: save / export
-    def _dumps(self) -> list[Dump]:
-        return [self.session.ref, self.session.target]
-
-    def action_save(self) -> None:
-        default = default_session_path(self._dumps())
-        self.app.push_screen(SaveScreen(default, lambda p: refuse_output(p, self._dumps())), self._save_to)
-
-    def _save_to(self, path: str | None) -> None:
-        if not path:
-            return
-        path = os.path.abspath(os.path.expanduser(path))
-        if not self._bisect_lock.acquire(timeout=2):
-            self.notify("the bisection is busy: try again", severity="warning")
-            return
-        try:
-            data = self.driver.to_json()
-        finally:
-            self._bisect_lock.release()
-        payload = session_payload(data, self.options.ref, self.options.target, vars(self.options))
-        try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh, indent=1)
-        except OSError as e:
-            self.show_failure("save", e, path)
-            return
-        self.saved_path = path
-        self.notify(
-            f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False, timeout=10
-        )
-
-    def action_export(self) -> None:
-        plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
-        self.app.push_screen(
-            ExportScreen(
-                default_export_path(self._dumps()),
-                default_redump_dir(self._dumps()),
-                plan.summary,
-                lambda p: refuse_output(p, self._dumps()),
-                refuse_dump_dir,
-            ),
-            partial(self._export_to, plan),
-        )
-
-    def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
-        if not answer:
-            return
-        out, dump_dir = answer
-        out = os.path.abspath(os.path.expanduser(out))
-        try:
-            config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
-            redump.write_config(out, config, self._dumps())
-        except (OSError, ValueError) as e:
-            self.show_failure("export", e, out)
-            return
-        self.exported_path = out
-        self.notify(
-            f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False, timeout=10
-        )
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
@@ -581,7 +606,9 @@ class MainScreen(BackgroundWork):
     def _reload_lists(self) -> None:
         self._filter_dirty = False
         keep = self.current
-        self.tree.load(self.model, self.only_diverged, self.tree.expanded_paths(), cursor=keep)
+        empty = no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True)
+        self.tree.load(self.model, self.only_diverged, self.tree.expanded_paths(), cursor=keep, empty_text=empty)
+        self.flat.empty_text = empty
         self.flat.set_rows(self.model, self._rows(), keep=keep)
         self._draw_left_title()
 

@@ -55,17 +55,29 @@ class SaveScreen(PathDialog[str]):
     DIALOG_TITLE = "save session"
     FIRST_INPUT = "save-path"
 
-    def __init__(self, default: str, refuse: Refuse):
+    def __init__(
+        self,
+        default: str,
+        refuse: Refuse,
+        label: str = "Save the bisection session to (enter saves, escape cancels):",
+        note: str = "resume later with: dumptui REF TARGET --session FILE",
+        title: str = "save session",
+    ):
         super().__init__()
         self.default = default
         self.refuse = refuse
+        self.label, self.note, self.title = label, note, title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label("Save the bisection session to (enter saves, escape cancels):")
+            yield Label(self.label)
             yield Input(self.default, id="save-path")
             yield Static("", id="dialog-error")
-            yield Static(Text("resume later with: dumptui REF TARGET --session FILE", style="dim"))
+            yield Static(Text(self.note, style="dim"))
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#dialog").border_title = self.title
 
     def answer(self) -> tuple[str, str | None]:
         path = self.value("save-path")
@@ -79,8 +91,17 @@ class ExportScreen(PathDialog[tuple[str, str]]):
     DIALOG_TITLE = "export re-dump config"
     FIRST_INPUT = "export-path"
 
-    def __init__(self, default_out: str, default_dump_dir: str, summary: str, refuse_out: Refuse, refuse_dir: Refuse):
+    def __init__(
+        self,
+        default_out: str,
+        default_dump_dir: str,
+        summary: str,
+        refuse_out: Refuse,
+        refuse_dir: Refuse,
+        out_label: str = "write the MindSpore config (data_dump.json, dump_mode 1) to:",
+    ):
         super().__init__()
+        self.out_label = out_label
         self.default_out = default_out
         self.default_dump_dir = default_dump_dir
         self.summary = summary
@@ -90,7 +111,7 @@ class ExportScreen(PathDialog[tuple[str, str]]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(self.summary))
-            yield Label("write the MindSpore config (data_dump.json, dump_mode 1) to:")
+            yield Label(self.out_label)
             yield Input(self.default_out, id="export-path")
             yield Label("the next run dumps into (absolute path, put in the config):")
             yield Input(self.default_dump_dir, id="export-dump-dir")

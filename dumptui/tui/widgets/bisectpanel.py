@@ -1,49 +1,24 @@
-"""The bisection panel: the interval drawn over the execution order, the probe and the engine's verdict for
-it, steps left, the culprit with its proof at convergence, and the history. Renders `BisectState`
-snapshots only (the Bisection itself belongs to a worker)."""
+"""The bisection panel: the error plot and the interval over the execution order, the probe and the engine's
+verdict for it, steps left, the culprit with its proof at convergence, and the history. Renders the lines
+present/panel.py decides for its width from `BisectState` snapshots (the Bisection belongs to a worker)."""
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widget import Widget
 from textual.widgets import Static
 
-from ...core.align import EXACT, OpPair
-from ...present.bars import BAR_LEGEND, interval_bar
+from ...core.align import OpPair
+from ...present.bars import BAR_LEGEND
 from ...present.bisection import BisectState
 from ...present.columns import elide_left
+from ...present.panel import Line, panel_lines, plain
+from ...present.words import plural
 from ...report import fmt
-from ..styles import ThemeStyles, labelled
-
-MARK_WORD = {"good": "good", "bad": "bad", "skip": "not comparable (space skips it)"}
-
-
-class IntervalBar(Widget):
-    """The interval over the execution order, drawn for the bar's own width at each render."""
-
-    DEFAULT_CSS = "IntervalBar { height: 1; }"
-
-    def __init__(self, *, id: str | None = None):
-        super().__init__(id=id)
-        self.state: BisectState | None = None
-        self.theme_styles = ThemeStyles({})
-
-    def show(self, state: BisectState | None, theme_styles: ThemeStyles) -> None:
-        self.state = state
-        self.theme_styles = theme_styles
-        self.refresh()
-
-    def render(self) -> Text:
-        s = self.state
-        text = Text(no_wrap=True, overflow="crop")
-        if s is None or s.n == 0:
-            return text
-        for cell in interval_bar(s, self.size.width):
-            text.append(cell.char, style=self.theme_styles.bar(cell.kind))
-        return text
+from ..styles import ThemeStyles
 
 
 class BisectPanel(VerticalScroll):
@@ -60,9 +35,9 @@ class BisectPanel(VerticalScroll):
         self.order: list[OpPair] = []
         self.busy = ""
         self.verdict_of = lambda i: None
+        self.lines: list[Line] = []
 
     def compose(self) -> ComposeResult:
-        yield IntervalBar(id="bar")
         yield Static(Text("waiting for the dumps…"), id="bisect-status")
         yield Static("", id="bisect-history")
 
@@ -76,7 +51,7 @@ class BisectPanel(VerticalScroll):
         if order is not None:
             self.order = order
         self.busy = busy
-        self._draw_bar()
+        self.set_class(state is not None and state.finished, "-finished")
         self._draw_status()
         self._draw_history()
         self._draw_title()
@@ -87,12 +62,9 @@ class BisectPanel(VerticalScroll):
         self._draw_title()
 
     def _width(self) -> int:
-        return max(10, self.scrollable_content_region.width or (self.size.width - 2) or 60)
-
-    def _op(self, pos: int | None) -> str:
-        if pos is None or not 0 <= pos < len(self.order):
-            return "?"
-        return f"#{self.order[pos].index + 1}"
+        """The lines' width: a column is kept for the scrollbar, which appears once they overflow."""
+        region = self.scrollable_content_region.width or (self.size.width - 4) or 60
+        return max(20, region - (0 if self.show_vertical_scrollbar else 1))
 
     def _draw_title(self) -> None:
         s = self.state
@@ -101,90 +73,62 @@ class BisectPanel(VerticalScroll):
             return
         mode = "graph-aware" if s.mode == "graph" else "execution order"
         if s.finished:
-            what = "converged" if s.culprit is not None else "no divergence"
+            what = (
+                "converged"
+                if s.culprit is not None
+                else "undecided"
+                if s.undecided
+                else ("benign" if s.benign else "no divergence")
+            )
         else:
-            what = f"{len(s.candidates)} suspects · ≤{s.steps_left} steps left"
+            what = f"{plural(len(s.candidates), 'suspect')} · ≤{plural(s.steps_left, 'step')} left"
         self.border_title = f"bisection · {mode} · {what}" + (f" · {self.busy}" if self.busy else "")
 
-    def _draw_bar(self) -> None:
-        self.query_one(IntervalBar).show(self.state, self.theme_styles)
-
     def _draw_status(self) -> None:
-        st = self.theme_styles
-        s = self.state
         width = self._width()
-        lines: list[Text] = []
-        if s is None:
-            lines.append(Text(self.busy or "waiting for the dumps…", style=st.muted))
-        elif not s.started:
-            lines.append(Text(self.busy or "press space to start the bisection", style=st.muted))
-        elif s.finished and s.culprit is not None:
-            c = s.culprit
-            head = Text.assemble(
-                ("CULPRIT ", st.error),
-                f"#{c.index + 1} ",
-                (elide_left(fmt.clean(c.label), width - 20), "bold"),
-                f" ({fmt.clean(c.op_type)})",
-            )
-            lines.append(head)
-            if c.proof:
-                lines.append(labelled("proof: ", "bold", c.proof))
-            why = labelled("why: ", "bold", c.why)
-            if c.how != EXACT:
-                why.append(f"  (paired by {fmt.clean(c.how)})", style=st.muted)
-            lines.append(why)
-            for kind, text in c.hints:
-                lines.append(labelled(f"hint ({fmt.clean(kind)}): ", st.variable("warning", True), text))
-            for cav in c.caveats:
-                lines.append(labelled("caveat: ", st.variable("warning", True), cav))
-            if s.others:
-                lines.append(Text("other roots of divergence:", style="bold"))
-                for o in s.others:
-                    lines.append(
-                        Text(f"  #{o.index + 1} {fmt.clean(o.label)} ({fmt.clean(o.op_type)}): {fmt.clean(o.why)}")
-                    )
-            else:
-                lines.append(Text("other roots of divergence: none found", style=st.muted))
-        elif s.finished:
-            lines.append(
-                labelled(
-                    "No divergence: ",
-                    st.variable("success", True),
-                    "the outputs agree within tolerance"
-                    + (" and the weights and inputs agree" if s.checks and not s.check_problems else ""),
-                )
-            )
-        else:
-            if s.probe is not None:
-                probe = Text.assemble(("probe ", "bold"), f"{self._op(s.probe)} ")
-                probe.append_text(st.mark(self.verdict_of(s.probe_index)))
-                probe.append(" " + elide_left(fmt.clean(s.probe_name), width - 16))
-                lines.append(probe)
-                computed = Text.assemble(("computed: ", "bold"))
-                mark = s.probe_mark or "?"
-                computed.append(
-                    MARK_WORD.get(mark, mark),
-                    style=st.verdict("diverged" if mark == "bad" else "equal" if mark == "good" else None),
-                )
-                computed.append(" - " + fmt.clean(s.probe_detail))
-                lines.append(computed)
-                lines.append(Text("space accepts · g good · b bad · a runs to the end · u undo", style=st.muted))
-            interval = s.interval
-            if interval is not None:
-                lines.append(
-                    Text(
-                        f"{len(s.candidates)} suspects {self._op(interval[0])}..{self._op(interval[1])},"
-                        f" at most {s.steps_left} steps left"
-                    )
-                )
-        if s is not None and s.checks:
-            lines.append(labelled("preconditions: ", "bold", s.checks))
-            for p in s.check_problems:
-                lines.append(Text("  " + fmt.clean(p), style=st.variable("warning", False)))
-        if s is not None:
-            for n in s.notes:
-                lines.append(labelled("note: ", "bold", n))
-        self.query_one("#bisect-status", Static).update(Text("\n").join(lines))
+        order = self.order
+
+        def number_of(pos: int) -> str:
+            return f"#{order[pos].index + 1}" if 0 <= pos < len(order) else "?"
+
+        s = self.state
+        probe_verdict = self.verdict_of(s.probe_index) if s is not None and s.probe_index is not None else None
+        self.lines = panel_lines(s, width, self.busy, number_of, probe_verdict)
+        text = Text("\n", no_wrap=True, overflow="crop").join(self._text(line) for line in self.lines)
+        self.query_one("#bisect-status", Static).update(text)
+
+    def _text(self, line: Line) -> Text:
+        text = Text(no_wrap=True, overflow="crop")
+        for chunk, role in line:
+            text.append(fmt.clean(chunk), style=self._style(role))
+        return text
+
+    def _style(self, role: str) -> Style | str:
+        st = self.theme_styles
+        kind, _, arg = role.partition(":")
+        if kind == "verdict":
+            return st.verdict(arg or None)
+        if kind == "bar":
+            return st.bar(arg)
+        return {
+            "bold": "bold",
+            "muted": st.muted,
+            "error": st.error,
+            "warning": st.variable("warning", True),
+            "success": st.variable("success", True),
+            "accent": st.accent,
+        }.get(kind, "")
+
+    def on_resize(self) -> None:
+        if self.state is not None:
+            self._draw_status()
+            self._draw_history()
+
+    def visible_lines(self) -> list[str]:
+        """The panel's lines on screen now (without scrolling): what a user sees of it."""
+        top = round(self.scroll_y)
+        height = self.scrollable_content_region.height
+        return [plain(line) for line in self.lines[top : top + height]]
 
     def _draw_history(self) -> None:
         s = self.state

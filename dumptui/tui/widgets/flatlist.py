@@ -17,12 +17,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...present.columns import elide_left
+from ...present.labels import fit_label
 from ...present.tree import OpTreeModel
 from ...report import fmt
 from ..messages import OpMessage
 from ..styles import ThemeStyles
-from .optree import TAG_TEXT
 
 
 class FlatOpList(ScrollView, can_focus=True):
@@ -52,6 +51,7 @@ class FlatOpList(ScrollView, can_focus=True):
         self.rows: list[int] = []
         self.theme_styles = ThemeStyles({})
         self.tags: dict[int, str] = {}
+        self.empty_text = ""  # said on the first line when no op is listed (the filter hides every one)
 
     # ------------------------------------------------------------------ content
     def set_rows(self, model: OpTreeModel, rows: list[int], keep: int | None = None) -> None:
@@ -87,20 +87,24 @@ class FlatOpList(ScrollView, can_focus=True):
         model = self.model
         st = self.theme_styles
         pair = model.pairs[index]
-        tag = TAG_TEXT.get(self.tags.get(index, ""), "")
+        tag = self.tags.get(index)
         digits = len(str(len(model.pairs)))
         number = f" #{index + 1:<{digits}} "
         text = Text.assemble(st.mark(model.verdict(index)), (number, st.muted))
-        room = max(1, width - text.cell_len - len(tag))
-        text.append(elide_left(fmt.clean(pair.label), room))
+        parts = fit_label(fmt.clean(pair.label), "", tag, max(4, width - text.cell_len))
+        text.append(parts.name)
         if tag:
-            text.append(tag, style=st.error if self.tags.get(index) == "culprit" else st.accent)
+            text.append(parts.tag, style=st.error if tag == "culprit" else st.accent)
         return text
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width or self.size.width
         row = y + self.scroll_offset.y
         base = self.rich_style
+        if self.model is not None and not self.rows and row == 0 and self.empty_text:
+            return Strip([Segment(self.empty_text[:width], base + self.theme_styles.muted)]).extend_cell_length(
+                width, base
+            )
         if self.model is None or not 0 <= row < len(self.rows):
             return Strip.blank(width, base)
         text = self._row_text(self.rows[row], width)

@@ -14,27 +14,17 @@ from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
 from ...core.elements import WorstElement
-from ...core.model import KERNEL, TensorRef
+from ...core.hints import for_root
+from ...core.model import KERNEL
 from ...core.results import OpResult, TensorResult
 from ...present.bars import histogram_bar
 from ...present.columns import elide_left, format_columns
-from ...present.detail import default_row
+from ...present.detail import STATS_COLUMNS, TENSOR_COLUMNS, default_row, stats_columns, tensor_columns, tensor_row
 from ...present.relations import Relation
+from ...present.words import elide_middle, kl_words, paired_words
 from ...report import fmt
 from ..messages import OpMessage
 from ..styles import ThemeStyles, labelled, name_text
-
-COLUMNS = (
-    ("tensor", "tensor"),
-    ("verdict", "verdict"),
-    ("cos", "cos"),
-    ("max_abs", "max abs"),
-    ("max_rel", "max rel"),
-    ("rmse", "RMSE"),
-    ("nonfinite", "NaN/Inf"),
-    ("ref", "ref shape dtype"),
-    ("target", "target shape dtype"),
-)
 
 
 class TensorTable(DataTable, inherit_bindings=False):
@@ -71,31 +61,9 @@ class RelationList(OptionList, inherit_bindings=False):
             self.post_message(self.Chosen(int(oid[len(self.OP_PREFIX) :])))
 
 
-def _side(t: TensorRef | None) -> str:
-    return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
-
-
-def _nonfinite(r: TensorResult) -> str:
-    st = r.stats
-    if st is None:
-        return "-"
-    a, b = fmt.nonfinite(st.ref), fmt.nonfinite(st.target)
-    return "-" if a == b == "-" else f"{a} | {b}"
-
-
-def tensor_cells(r: TensorResult, st: ThemeStyles) -> list:
-    s = r.stats
-    return [
-        Text(r.label),
-        st.verdict_text(r.verdict),
-        fmt.cos(s.cos) if s else "-",
-        fmt.g(s.max_abs) if s else "-",
-        fmt.g(s.max_rel) if s else "-",
-        fmt.g(s.rmse) if s else "-",
-        _nonfinite(r),
-        name_text(_side(r.ref)),
-        name_text(_side(r.target)),
-    ]
+def tensor_cells(r: TensorResult, st: ThemeStyles, keys: list[str]) -> list:
+    row = tensor_row(r, fmt.g)
+    return [st.verdict_text(r.verdict) if k == "verdict" else name_text(row[k]) for k in keys]
 
 
 def lines_text(lines: list[Text]) -> Text:
@@ -103,26 +71,34 @@ def lines_text(lines: list[Text]) -> Text:
     return Text("\n").join(lines)
 
 
-def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
-    """What is known about one tensor pair without reading it again."""
+def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: list[str] | None = None) -> list[Text]:
+    """What is known about one tensor pair without reading it again; its statistics table keeps the columns
+    that fit `width` (never wraps its own columns)."""
     lines = [Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(r.reason))]
     s = r.stats
-    rows = [["", "shape dtype", "min", "max", "mean", "std", "L2", "nan/inf"]]
+    rows = []
     for side, t, ss in (("ref", r.ref, s.ref if s else None), ("target", r.target, s.target if s else None)):
         nums = (
             [fmt.g(ss.min), fmt.g(ss.max), fmt.g(ss.mean), fmt.g(ss.std), fmt.g(ss.l2), fmt.nonfinite(ss)]
             if ss is not None
             else ["-"] * 6
         )
-        rows.append([side, fmt.clean(_side(t)), *nums])
-    table = format_columns(rows, [False, False, True, True, True, True, True, False])
-    lines.append(Text("  " + table[0], style="bold"))
-    lines += [Text("  " + line) for line in table[1:]]
+        rows.append([side, fmt.clean("-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"), *nums])
+    cols = stats_columns(rows, width - 2)
+    table = format_columns(
+        [[STATS_COLUMNS[i][0] for i in cols]] + [[row[i] for i in cols] for row in rows],
+        [STATS_COLUMNS[i][2] for i in cols],
+    )
+    if rows_out is not None:
+        rows_out[:] = ["  " + line for line in table]
+    lines.append(Text("  " + table[0], style="bold", no_wrap=True, overflow="ellipsis"))
+    lines += [Text("  " + line, no_wrap=True, overflow="ellipsis") for line in table[1:]]
     if s is not None:
+        kl = kl_words(s, fmt.g(s.kl))
         lines.append(
             Text(
                 f"  {s.n_diff} of {s.n} elements differ, {s.n_off} outside tolerance;"
-                f" rel. euclid {fmt.g(s.rel_euclid)}, mean abs {fmt.g(s.mean_abs)}, KL {fmt.g(s.kl)}"
+                f" rel. euclid {fmt.g(s.rel_euclid)}, mean abs {fmt.g(s.mean_abs)}, KL {kl}"
                 + (f"; max |diff| at {list(s.max_abs_index)}" if s.max_abs_index else "")
             )
         )
@@ -133,10 +109,6 @@ def tensor_summary(r: TensorResult, st: ThemeStyles) -> list[Text]:
     for n in r.notes:
         lines.append(labelled("  note: ", "bold", n))
     return lines
-
-
-def _cell_len(cell: Text | str) -> int:
-    return cell.cell_len if isinstance(cell, Text) else len(str(cell))
 
 
 class OpDetail(VerticalScroll):
@@ -154,7 +126,13 @@ class OpDetail(VerticalScroll):
         self.result: OpResult | None = None
         self.relations: list[Relation] = []
         self.tensor_shown: str | None = None  # the tensor whose element detail is on screen
+        self.tensor_detail: tuple = (None, None, None, False)  # what show_tensor drew it with (redrawn on resize)
+        self.kernels = 0
+        self.stats_rows: list[str] = []  # the statistics table's lines of the tensor shown (never wider than the pane)
         self.verdict_of: Callable[[int], str | None] = lambda i: None
+        # whether the bisection named an op a root of divergence: its discontinuity hint then says "not
+        # benign" (core/hints.py `for_root`), never "tiny benign input noise" beside the culprit's proof
+        self.is_root: Callable[[int], bool] = lambda i: False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("opening the dumps…"), id="op-title")
@@ -167,12 +145,27 @@ class OpDetail(VerticalScroll):
 
     def on_mount(self) -> None:
         table = self.query_one(TensorTable)
-        for key, label in COLUMNS:
+        for key, label, _priority in TENSOR_COLUMNS:
             table.add_column(label, key=key, width=len(label))
+
+    def on_resize(self) -> None:
+        if self.result is not None:  # the columns that fit, and the names elided for the new width
+            self.show_result(self.result, self.relations, self.kernels)
+            if self.tensor_shown is not None:
+                self.show_tensor(self.tensor_shown, *self.tensor_detail)
+
+    @property
+    def text_width(self) -> int:
+        """The width lines are laid out for (a column kept for the scrollbar)."""
+        region = self.scrollable_content_region.width or (self.size.width - 4) or 60
+        return max(20, region - (0 if self.show_vertical_scrollbar else 1))
 
     # ------------------------------------------------------------------ content
     def _title(self, pair: OpPair, verdict: str | None, kernels: int) -> Text:
+        """The op's leaf name, type, number and verdict; then its full name elided in the middle (both sides'
+        names, each on a line, when the pairing renamed it): never wrapped mid-word."""
         st = self.theme_styles
+        width = self.text_width
         leaf = pair.name.rsplit("/", 1)[-1]
         where = f"#{pair.index + 1} of {kernels}" if pair.kind == KERNEL else pair.kind
         head = Text.assemble(
@@ -182,8 +175,18 @@ class OpDetail(VerticalScroll):
             f" ({fmt.clean(pair.op_type)})",
             (f"  {where}  ", st.muted),
             st.verdict_text(verdict),
+            no_wrap=True,
+            overflow="ellipsis",
         )
-        return lines_text([head, name_text(pair.label, style=st.muted)])
+        lines = [head]
+        if pair.ref is not None and pair.target is not None and pair.ref.name != pair.target.name:
+            for side, name in (("ref    ", pair.ref.name), ("target ", pair.target.name)):
+                lines.append(
+                    Text.assemble((side, st.muted), fmt.clean(elide_middle(name, width - len(side))), no_wrap=True)
+                )
+        else:
+            lines.append(Text(fmt.clean(elide_middle(pair.name, width)), style=st.muted, no_wrap=True))
+        return lines_text(lines)
 
     def show_pending(self, pair: OpPair, verdict: str | None, kernels: int) -> None:
         """At once, before its tensors are read: the name, and the table emptied."""
@@ -200,24 +203,25 @@ class OpDetail(VerticalScroll):
 
     def show_result(self, res: OpResult, relations: list[Relation], kernels: int) -> None:
         st = self.theme_styles
+        self.kernels = kernels
         pair = res.pair
         same_op = self.result is not None and self.result.pair is pair
         self.index = pair.index
         self.result = res
         self.query_one("#op-title", Static).update(self._title(pair, res.verdict, kernels))
         info: list[Text] = []
-        line = labelled("paired by ", "bold", pair.how, "" if pair.how == EXACT else st.variable("warning", True))
+        line = Text()
         if res.input_verdict is not None:
-            line.append_text(
-                Text.assemble(
-                    ("  inputs ", "bold"),
-                    st.verdict_text(res.input_verdict),
-                    ("  outputs ", "bold"),
-                    st.verdict_text(res.verdict),
-                )
+            line = Text.assemble(
+                ("inputs ", "bold"),
+                st.verdict_text(res.input_verdict),
+                ("  outputs ", "bold"),
+                st.verdict_text(res.verdict),
+                "  ",
             )
+        line.append(paired_words(pair.how), style=st.muted if pair.how == EXACT else st.variable("warning", True))
         info.append(line)
-        for h in res.hints:
+        for h in for_root(res.hints, self.is_root(pair.index), pair.op_type):
             info.append(
                 Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))
             )
@@ -230,22 +234,25 @@ class OpDetail(VerticalScroll):
         self._fill_relations(self.relations)
 
     def _fill_table(self, res: OpResult, keep: bool) -> None:
-        """Rows keyed by tensor label, updated in place when the same op gets new numbers. Column widths are
-        computed here and fixed: DataTable's own measuring happens later, on idle, and a repaint before it
-        would cut cells to the previous op's widths."""
+        """Rows keyed by tensor label, updated in place when the same op gets new numbers. The columns are
+        those that fit the pane (present/detail.py drops them by priority); their widths are computed here and
+        fixed: DataTable's own measuring happens later, on idle, and a repaint before it would cut cells to
+        the previous op's widths."""
         table = self.query_one(TensorTable)
         rows = res.inputs + res.outputs
-        cells = [tensor_cells(r, self.theme_styles) for r in rows]
-        widths = [max([len(label)] + [_cell_len(row[k]) for row in cells]) for k, (_key, label) in enumerate(COLUMNS)]
+        columns = tensor_columns([tensor_row(r, fmt.g) for r in rows], self.text_width, pad=2 * table.cell_padding)
+        keys = [k for k, _label, _w in columns]
+        cells = [tensor_cells(r, self.theme_styles, keys) for r in rows]
+        widths = [w for _k, _label, w in columns]
         current = [str(k.value) for k in table.rows]
-        same_widths = [c.width for c in table.ordered_columns] == widths
-        if keep and same_widths and current == [r.label for r in rows]:
+        same_columns = [(str(c.key.value), c.width) for c in table.ordered_columns] == list(zip(keys, widths))
+        if keep and same_columns and current == [r.label for r in rows]:
             for r, row in zip(rows, cells):
-                for (col, _label), cell in zip(COLUMNS, row):
+                for col, cell in zip(keys, row):
                     table.update_cell(r.label, col, cell)
             return
         table.clear(columns=True)
-        for (key, label), width in zip(COLUMNS, widths):
+        for key, label, width in columns:
             table.add_column(label, key=key, width=width)
         for r, row in zip(rows, cells):
             table.add_row(*row, key=r.label)
@@ -304,7 +311,8 @@ class OpDetail(VerticalScroll):
         if r is None:
             return
         self.tensor_shown = None if loading else label
-        parts = tensor_summary(r, st)
+        self.tensor_detail = (worst, histogram, problem, loading)
+        parts = tensor_summary(r, st, self.text_width, self.stats_rows)
         if loading:
             parts.append(Text("  reading the worst elements…", style=st.muted))
         elif problem:

@@ -14,21 +14,20 @@ from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from ...present.labels import fit_label
 from ...present.tree import Folder, OpTreeModel, leaf_name
+from ...report import fmt
 from ..messages import OpMessage
-from ..styles import ThemeStyles, name_text
+from ..styles import ThemeStyles
 
 PAGE = 400
 
 
 @dataclass(frozen=True)
 class TreeItem:
-    kind: str  # "folder" | "op" | "more"
+    kind: str  # "folder" | "op" | "more" | "none" (the line saying the filter left nothing)
     path: str = ""  # folder path ("more": the folder it continues)
     index: int = -1  # op pair index
-
-
-TAG_TEXT = {"probe": " ◀ probe", "culprit": " ◀ culprit", "root": " ◀ other root"}
 
 
 class OpTree(Tree[TreeItem], inherit_bindings=False):
@@ -65,25 +64,38 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         self._shown: dict[str, int] = {}
 
     # ------------------------------------------------------------------ labels
+    def _room(self, depth: int, folder: bool) -> int:
+        """Characters left for a label after the guides of `depth` levels, the mark and its space (and the
+        expand icon of a folder); generous before the first layout."""
+        width = self.scrollable_content_region.width or 200
+        return max(4, width - self.guide_depth * depth - 2 - (2 if folder else 0) - 1)
+
     def _op_label(self, index: int) -> Text:
         model = self.model
         pair = model.pairs[index]
         st = self.theme_styles
-        label = Text.assemble(st.mark(model.verdict(index)), " ")
-        label.append_text(name_text(leaf_name(pair)))
-        label.append(f" #{index + 1}", style=st.muted)
         tag = self.tags.get(index)
+        parts = fit_label(
+            fmt.clean(leaf_name(pair)), f" #{index + 1}", tag, self._room(len(model.path_to(index)), False)
+        )
+        label = Text.assemble(st.mark(model.verdict(index)), " ", parts.name, (parts.number, st.muted))
         if tag:
-            label.append(TAG_TEXT[tag], style=st.error if tag == "culprit" else st.accent)
+            label.append(parts.tag, style=st.error if tag == "culprit" else st.accent)
         return label
 
     def _folder_label(self, folder: Folder) -> Text:
         st = self.theme_styles
+        count = f" {folder.diverged}✗" if folder.diverged else ""
+        depth = len(folder.ancestors()) - 1
+        parts = fit_label(fmt.clean(folder.name), count, None, self._room(depth, True))
         label = Text.assemble(st.mark(folder.verdict), " ")
-        label.append_text(name_text(folder.name, style=st.muted if folder.synthetic else ""))
-        if folder.diverged:
-            label.append(f" {folder.diverged}✗", style=st.verdict("diverged"))
+        label.append(parts.name, style=st.muted if folder.synthetic else "")
+        label.append(parts.number, style=st.verdict("diverged"))
         return label
+
+    def on_resize(self) -> None:
+        if self.model is not None:  # labels are fitted to the width
+            self.relabel_all()
 
     def relabel(self, ops: Iterable[int] = (), folders: Iterable[Folder] = ()) -> None:
         """New marks for the ops and folders that changed (only those that have nodes)."""
@@ -113,8 +125,10 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         only_diverged: bool = False,
         keep_expanded: set[str] | None = None,
         cursor: int | None = None,
+        empty_text: str = "",
     ) -> None:
-        """(Re)build from the model: the top level, then the folders that were expanded, then the cursor."""
+        """(Re)build from the model: the top level, then the folders that were expanded, then the cursor.
+        `empty_text`: what the tree says when the filter leaves nothing in it (never an empty pane)."""
         self.model = model
         self.only_diverged = only_diverged
         self.clear()
@@ -123,6 +137,8 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         self._shown = {}
         self.root.data = TreeItem("folder", "")
         self._populate(self.root)
+        if not self.root.children and empty_text:
+            self.root.add_leaf(Text(empty_text, style=self.theme_styles.muted), TreeItem("none"))
         for path in sorted(keep_expanded or (), key=lambda p: p.count("/")):
             node = self._folder_nodes.get(path)
             if node is not None:
@@ -208,7 +224,21 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
             return False
         _ = self.last_line  # lays the lines out now, so the node's line number is current
         self.move_cursor(leaf)
+        # ...but the scroll range grows only with the next layout: a folder just expanded below the view
+        # would leave the cursor out of sight (a culprit found by `a`), so scroll once more after it.
+        self.call_after_refresh(self._scroll_to_cursor, leaf)
         return True
+
+    def cursor_in_view(self) -> bool:
+        top = self.scroll_offset.y
+        return top <= self.cursor_line < top + self.scrollable_content_region.height
+
+    def _scroll_to_cursor(self, leaf: TreeNode[TreeItem], tries: int = 3) -> None:
+        if self.cursor_node is not leaf:
+            return  # the user moved on
+        self.scroll_to_node(leaf, animate=False)
+        if tries > 1 and not self.cursor_in_view():  # the scroll range was still the old one: once more
+            self.call_after_refresh(self._scroll_to_cursor, leaf, tries - 1)
 
     @property
     def selected_index(self) -> int | None:

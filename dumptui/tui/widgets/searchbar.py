@@ -20,10 +20,12 @@ class SearchBar(Input):
         """The search box was closed (escape)."""
 
     HELP_SECTION = "Search box"
+    # Shown in the footer while typing: the screen's one-letter keys (q, ?) are letters of the query then,
+    # and the footer would otherwise be empty.
     BINDINGS = [
-        Binding("escape", "close", "Close the search", id="search.close", show=False),
-        Binding("down", "step(True)", "Next match", id="search.next", show=False),
-        Binding("up", "step(False)", "Previous match", id="search.previous", show=False),
+        Binding("escape", "close", "Close the search", id="search.close"),
+        Binding("down", "step(True)", "Next match", id="search.next"),
+        Binding("up", "step(False)", "Previous match", id="search.previous"),
     ]
 
     def __init__(self, *, id: str | None = None):

@@ -1,0 +1,47 @@
+"""`y`: a list of what can be copied here (present/copy.py); enter puts it on the terminal's clipboard through
+OSC 52, which works over SSH, and the notification says what was copied."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ...present.columns import elide_left
+from ...present.copy import CopyChoice
+from ...report import fmt
+
+
+class CopyScreen(ModalScreen[CopyChoice | None]):
+    HELP_SECTION = "Dialogs"
+    BINDINGS = [Binding("escape,y", "cancel", "Close without copying", id="copy.cancel")]
+
+    def __init__(self, choices: list[CopyChoice]):
+        super().__init__()
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield OptionList(
+                *[Option(Text(fmt.clean(c.label)), id=str(k)) for k, c in enumerate(self.choices)], id="copy-list"
+            )
+
+    def on_mount(self) -> None:
+        dialog = self.query_one("#dialog")
+        dialog.border_title = "copy (enter) · escape closes"
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.choices[int(event.option.id or 0)])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def copied_words(choice: CopyChoice, width: int = 60) -> str:
+    return f"copied {choice.label}: {elide_left(fmt.clean(choice.text), width)}"

@@ -1,0 +1,192 @@
+"""The main screen's exports: the session (`S`), a re-dump config for the interval (`e`) and the comparison as
+CSV (`x`). In a terminal each is written to a path the user confirms (never inside a dump); in a browser
+(`dumptui serve`) each reaches the user as a download (`deliver_text`), never only the server's disk. A mixin
+of MainScreen."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+from functools import partial
+from typing import Any
+
+from textual import work
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from ...core import redump
+from ...core.bisect.sessionfile import session_payload
+from ...core.model import Dump
+from ...pairing import PairOptions
+from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
+from ...present.paths import (
+    default_export_path,
+    default_redump_dir,
+    default_session_path,
+    refuse_dump_dir,
+    refuse_output,
+)
+from ...report.csvout import csv_text
+from .paths import ExportScreen, SaveScreen
+
+
+def refuse_file_name(name: str) -> str | None:
+    """A download's name: a plain file name (the browser decides the folder)."""
+    if not name.strip():
+        return "give a file name"
+    if "/" in name or "\\" in name or name.strip() in (".", ".."):
+        return f"{name}: a file name only (the browser saves it in its downloads folder)"
+    return None
+
+
+class ExportActions(Screen):
+    options: PairOptions
+    session: Any
+    driver: BisectDriver | None
+    bstate: BisectState | None
+    _bisect_lock: threading.Lock
+
+    saved_path: str | None = None
+    exported_path: str | None = None
+    csv_path: str | None = None
+    delivered: list[str]  # file names handed to the browser, in order (for tests and the notification)
+
+    def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
+        raise NotImplementedError  # the screen's (MainScreen.show_failure)
+
+    def _retry(self, work: str) -> None:
+        raise NotImplementedError  # the screen's: a failure of `work` is no longer the state
+
+    @property
+    def web(self) -> bool:
+        return self.app.is_web
+
+    def _dumps(self) -> list[Dump]:
+        return [self.session.ref, self.session.target]
+
+    def _deliver(self, text: str, name: str, what: str) -> None:
+        """A download for the browser user (`dumptui serve`)."""
+        self.app.deliver_text(io.StringIO(text), save_filename=name)
+        self.delivered = [*getattr(self, "delivered", []), name]
+        self.notify(f"{what}: downloading {name}", markup=False, timeout=8)
+
+    # ------------------------------------------------------------------ S: the session
+    def action_save(self) -> None:
+        if self.web:
+            dialog = SaveScreen(
+                "dumptui-session.json",
+                refuse_file_name,
+                label="Download the bisection session as:",
+                note="resume later with: dumptui REF TARGET --session FILE",
+            )
+        else:
+            dialog = SaveScreen(default_session_path(self._dumps()), lambda p: refuse_output(p, self._dumps()))
+        self.app.push_screen(dialog, self._save_to)
+
+    def _save_to(self, path: str | None) -> None:
+        if not path or self.driver is None:
+            return
+        self._retry("save")
+        if not self._bisect_lock.acquire(timeout=2):
+            self.notify("the bisection is busy: try again", severity="warning")
+            return
+        try:
+            data = self.driver.to_json()
+        finally:
+            self._bisect_lock.release()
+        payload = session_payload(data, self.options.ref, self.options.target, vars(self.options))
+        if self.web:
+            self._deliver(json.dumps(payload, indent=1), path, f"session of {len(data['steps'])} steps")
+            return
+        path = os.path.abspath(os.path.expanduser(path))
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh, indent=1)
+        except OSError as e:
+            self.show_failure("save", e, path)
+            return
+        self.saved_path = path
+        self.notify(
+            f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False, timeout=10
+        )
+
+    # ------------------------------------------------------------------ e: the re-dump config
+    def action_export(self) -> None:
+        if self.driver is None or self.bstate is None:
+            return
+        plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
+        if self.web:
+            out, refuse, label = "data_dump.json", refuse_file_name, "download the MindSpore config (dump_mode 1) as:"
+        else:
+            out, refuse = default_export_path(self._dumps()), (lambda p: refuse_output(p, self._dumps()))
+            label = "write the MindSpore config (data_dump.json, dump_mode 1) to:"
+        dialog = ExportScreen(out, default_redump_dir(self._dumps()), plan.summary, refuse, refuse_dump_dir, label)
+        self.app.push_screen(dialog, partial(self._export_to, plan))
+
+    def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
+        if not answer:
+            return
+        self._retry("export")
+        out, dump_dir = answer
+        try:
+            config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
+        except ValueError as e:
+            self.show_failure("export", e, out)
+            return
+        if self.web:
+            self._deliver(json.dumps(config, indent=4) + "\n", out, f"{len(plan.kernels)} kernels, dump_mode 1")
+            return
+        out = os.path.abspath(os.path.expanduser(out))
+        try:
+            redump.write_config(out, config, self._dumps())
+        except (OSError, ValueError) as e:
+            self.show_failure("export", e, out)
+            return
+        self.exported_path = out
+        self.notify(
+            f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False, timeout=10
+        )
+
+    # ------------------------------------------------------------------ x: the comparison as CSV
+    def action_export_csv(self) -> None:
+        if self.web:
+            dialog = SaveScreen(
+                "dumptui-compare.csv", refuse_file_name, "Download the comparison (CSV) as:", "", "export CSV"
+            )
+        else:
+            default = os.path.join(os.path.dirname(default_export_path(self._dumps())), "dumptui-compare.csv")
+            dialog = SaveScreen(
+                default,
+                lambda p: refuse_output(p, self._dumps()),
+                "Write every compared tensor pair as CSV to:",
+                "the columns of the Ascend tools, with the local error and gain",
+                "export CSV",
+            )
+        self.app.push_screen(dialog, self._csv_to)
+
+    def _csv_to(self, path: str | None) -> None:
+        if path:
+            self.write_csv(path)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def write_csv(self, path: str) -> None:
+        """Off the UI thread: 20,000 ops' results are gathered (all cached: statistics are done) and written."""
+        session = self.session
+        bi = self.driver.bi if self.driver is not None else None
+        locals_ = {le.pair.index: le for le in bi.scan_result.locals} if bi is not None and bi.scan_result else None
+        results = [session.op_result(p, purpose="view") for p in session.alignment.pairs]
+        text, rows = csv_text(results, locals_=locals_)
+        if get_current_worker().is_cancelled:
+            return
+        if self.web:
+            self.app.call_from_thread(self._deliver, text, path, f"{rows} tensor pairs")
+            return
+        full = os.path.abspath(os.path.expanduser(path))
+        os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
+        with open(full, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        self.csv_path = full
+        self.app.call_from_thread(self.notify, f"wrote {rows} tensor pairs to {full}", markup=False, timeout=10)

@@ -1,0 +1,164 @@
+"""A headless Chromium driven over the DevTools protocol (aiohttp's websocket client, which textual-serve
+brings along): load a page, type keys, take a screenshot, let downloads land in a folder. Enough for the
+`dumptui serve` test without a browser-automation dependency."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+)
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+KEYS = {  # key -> (key, code, keyCode, text, modifiers)
+    "enter": ("Enter", "Enter", 13, "\r", 0),
+    "escape": ("Escape", "Escape", 27, "", 0),
+    "tab": ("Tab", "Tab", 9, "", 0),
+}
+
+
+class Browser:
+    def __init__(self, width: int = 1280, height: int = 800):
+        self.width, self.height = width, height
+        self.profile = tempfile.mkdtemp(prefix="dumptui-chromium-")
+        self.downloads = Path(self.profile) / "downloads"
+        self.downloads.mkdir()
+        self.proc: subprocess.Popen | None = None
+        self._ids = itertools.count(1)
+
+    async def __aenter__(self) -> "Browser":
+        import aiohttp
+
+        exe = chromium_path()
+        assert exe is not None
+        self.proc = subprocess.Popen(
+            [exe, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={self.width},{self.height}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        t0 = time.monotonic()
+        while not port_file.exists() or not port_file.read_text().strip():
+            if time.monotonic() - t0 > 30:
+                raise TimeoutError("chromium did not start")
+            await asyncio.sleep(0.1)
+        port, browser_path = port_file.read_text().split("\n")[:2]
+        self.http = aiohttp.ClientSession()
+        async with self.http.put(f"http://127.0.0.1:{port}/json/new?about:blank") as r:
+            page = json.loads(await r.text())
+        self.browser_ws = await self.http.ws_connect(f"ws://127.0.0.1:{port}{browser_path}", max_msg_size=0)
+        self.page_ws = await self.http.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
+        await self.call(
+            "Browser.setDownloadBehavior",
+            {"behavior": "allow", "downloadPath": str(self.downloads), "eventsEnabled": True},
+            browser=True,
+        )
+        await self.call("Page.enable")
+        await self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for ws in (getattr(self, "page_ws", None), getattr(self, "browser_ws", None)):
+            if ws is not None:
+                await ws.close()
+        if getattr(self, "http", None) is not None:
+            await self.http.close()
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    async def call(self, method: str, params: dict | None = None, browser: bool = False) -> dict:
+        ws = self.browser_ws if browser else self.page_ws
+        mid = next(self._ids)
+        await ws.send_str(json.dumps({"id": mid, "method": method, "params": params or {}}))
+        while True:
+            msg = json.loads((await ws.receive()).data)
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+
+    async def goto(self, url: str) -> None:
+        await self.call("Page.navigate", {"url": url})
+
+    async def text(self) -> str:
+        """What the page shows as text (the terminal's rows, in xterm's DOM renderer)."""
+        r = await self.call("Runtime.evaluate", {"expression": "document.body.innerText", "returnByValue": True})
+        return str(r.get("result", {}).get("value", ""))
+
+    async def wait_for_text(self, needle: str, timeout: float = 60) -> str:
+        t0 = time.monotonic()
+        while True:
+            text = await self.text()
+            if needle in text:
+                return text
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(f"{needle!r} never appeared; the page shows: {text[-2000:]!r}")
+            await asyncio.sleep(0.3)
+
+    async def press(self, *keys: str) -> None:
+        for k in keys:
+            if k in KEYS:
+                key, code, vk, text, mods = KEYS[k]
+            else:
+                key, code, vk, text = k, f"Key{k.upper()}" if k.isalpha() else "", ord(k.upper()), k
+                mods = 8 if k.isupper() else 0
+            down = {"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": mods}
+            if text:
+                down["text"] = text
+            await self.call("Input.dispatchKeyEvent", down)
+            await self.call("Input.dispatchKeyEvent", {**down, "type": "keyUp", "text": ""})
+            await asyncio.sleep(0.15)
+
+    async def click(self, x: int, y: int) -> None:
+        for kind in ("mousePressed", "mouseReleased"):
+            await self.call(
+                "Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}
+            )
+
+    async def screenshot(self, path: str | os.PathLike) -> str:
+        r = await self.call("Page.captureScreenshot", {"format": "png"})
+        Path(path).write_bytes(base64.b64decode(r["data"]))
+        return str(path)
+
+    async def wait_for_download(self, name: str, timeout: float = 60) -> Path:
+        path = self.downloads / name
+        t0 = time.monotonic()
+        while not path.exists() or path.stat().st_size == 0 or list(self.downloads.glob("*.crdownload")):
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(f"{name} was not downloaded; the folder holds {os.listdir(self.downloads)}")
+            await asyncio.sleep(0.2)
+        return path

@@ -1,0 +1,131 @@
+"""The app's statistics run in long-lived worker processes (core/parallel.py `ComparePool`): the headers and
+the payloads are read there, the UI process only judges. Same numbers as a compare in one process, checked
+against numpy; layouts resolved there equal the ones read here, problems included; and the workers never
+outlive their parent, whether it closes the pool or ends without a word."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from dumptui.core.batch import evaluate_all
+from dumptui.core.model import TensorRef
+from dumptui.core.parallel import ComparePool
+from dumptui.pairing import PairOptions, make_session, open_pair
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def session_of(pair):
+    options = PairOptions(pair.ref, pair.target)
+    ref, target = open_pair(options)
+    return make_session(options, ref, target)
+
+
+@pytest.fixture
+def pool():
+    p = ComparePool(2, nice=5)
+    yield p
+    p.close(kill=True)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+def test_pool_gives_the_numbers_of_one_process_and_of_numpy(demo_pair, pool):
+    in_pool, alone = session_of(demo_pair), session_of(demo_pair)
+    pooled = {r.pair.index: r for r in evaluate_all(in_pool, workers=pool, purpose="stats")}
+    single = {r.pair.index: r for r in evaluate_all(alone, workers=1)}
+    assert pooled.keys() == single.keys() and len(pooled) > 50
+    checked = 0
+    for index, res in pooled.items():
+        assert res.verdict == single[index].verdict, res.pair.name
+        for t, u in zip(res.inputs + res.outputs, single[index].inputs + single[index].outputs):
+            assert (t.verdict, t.label) == (u.verdict, u.label)
+            if t.stats is None:
+                continue
+            x = np.load(t.ref.path).astype(np.float64).ravel()
+            y = np.load(t.target.path).astype(np.float64).ravel()
+            assert t.stats.max_abs == pytest.approx(float(np.max(np.abs(x - y))), rel=1e-12, abs=1e-300)
+            cos = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y))) if x.any() and y.any() else None
+            if cos is not None and t.stats.cos is not None:
+                assert t.stats.cos == pytest.approx(cos, rel=1e-9)
+            checked += 1
+    assert checked > 100
+    assert in_pool.ledger.count == alone.ledger.count  # every read booked in the parent, once
+
+
+def test_layouts_resolved_in_the_workers_equal_the_ones_read_here(tmp_path, pool):
+    good = tmp_path / "good.npy"
+    np.save(good, np.arange(24, dtype=np.float16).reshape(2, 3, 4))
+    cut = tmp_path / "cut.npy"
+    np.save(cut, np.arange(100, dtype=np.float32))
+    with open(cut, "r+b") as fh:
+        fh.truncate(os.path.getsize(cut) - 7)
+    for path in (good, cut):
+        remote, local = TensorRef(str(path), "output", 0), TensorRef(str(path), "output", 0)
+        assert remote.deferred_layout() is not None
+        pool.resolve_layouts([remote])
+        assert remote.deferred_layout() is None  # kept: no second read
+        assert remote.layout() == local.layout()
+        assert (remote.dtype, remote.shape, remote.problem) == (local.dtype, local.shape, local.problem)
+    assert TensorRef(str(good), "output", 0).layout().problem is None
+    assert "payload" in (TensorRef(str(cut), "output", 0).problem or "")
+
+
+def test_a_reader_s_own_layout_function_stays_in_this_process(tmp_path):
+    ref = TensorRef(str(tmp_path / "x.bin"), "output", 0, layout_fn=lambda: None)  # type: ignore[arg-type]
+    assert ref.deferred_layout() is None
+
+
+def test_close_kill_ends_the_workers(demo_pair):
+    pool = ComparePool(2)
+    evaluate_all(session_of(demo_pair), workers=pool)
+    assert pool._ex is not None
+    pids = list(pool._ex._processes)
+    assert pids and all(alive(pid) for pid in pids)
+    pool.close(kill=True)
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in pids)
+    with pytest.raises(RuntimeError, match="closed"):
+        evaluate_all(session_of(demo_pair), workers=pool)
+
+
+def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair):
+    """`q` ends the app with os._exit (tui/app.py `end_process`); a crash does not close the pool either."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {REPO!r})
+        from dumptui.core.batch import evaluate_all
+        from dumptui.core.parallel import ComparePool
+        from dumptui.pairing import PairOptions, make_session, open_pair
+        if __name__ == "__main__":
+            options = PairOptions({demo_pair.ref!r}, {demo_pair.target!r})
+            pool = ComparePool(2)
+            evaluate_all(make_session(options, *open_pair(options)), workers=pool)
+            print(" ".join(str(pid) for pid in pool._ex._processes), flush=True)
+            os._exit(0)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in pids), "worker processes outlived their parent"
