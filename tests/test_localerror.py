@@ -137,6 +137,18 @@ def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, b
     assert [r.pair.name for r in comparison.roots] == roots  # bisect and compare agree
 
 
+def test_the_search_reason_counts_the_rounded_weights_it_names(noisy_nets):
+    """`N inputs/weights rounded (a, b, c and N-3 more)`: the names shown never pass for all of them."""
+    import re
+
+    bi = run(noisy_nets[("fp16", "main")].ref, noisy_nets[("fp16", "main")].target)
+    rounded = [c.name for c in bi.checks if c.status == "benign"]
+    assert len(rounded) > 3
+    m = re.search(r"(\d+) inputs/weights rounded \(([^()]*)\)", bi.search_reason)
+    assert m and int(m.group(1)) == len(rounded)
+    assert m.group(2) == ", ".join(rounded[:3]) + f" and {len(rounded) - 3} more"
+
+
 def test_a_diluted_branch_bug_is_found_on_a_clean_pair_with_few_reads(noisy_nets):
     """fp32 both sides: the branch's effect at the output is far below 5 % of the RMS, yet it is found by
     bisection, and the first probe after the merge is not called good."""
