@@ -223,13 +223,15 @@ def test_noisy_fixture_proofs_carry_the_numbers():
 @pytest.mark.parametrize("name,slot", [("REF_vs_P2", 6), ("REF_vs_P5", 1)])
 def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
     """The scan re-judges diverged tensors with no root upstream as carried precision noise; a constant
-    input is the op's definition, not something carried: it stays diverged, beside the why that names it."""
+    input is the op's definition, not something carried: it stays diverged, beside a why that names it and
+    never says "inputs agree"."""
     gt = need_noisy()[name]
     bi = run(str(NOISY / gt["ref"]), str(NOISY / gt["target"]))
     root = bi.first_root()
     constant = next(r for r in bi.session.op_result(root.pair, purpose="view").inputs if r.slot == slot)
     assert constant.verdict == "diverged" and "carried" not in constant.reason
-    assert f"constant input.{slot} differs" in root.why
+    assert root.why.startswith(f"outputs diverge; constant input.{slot} differs (")
+    assert root.why.endswith("; its other inputs agree") and "inputs agree, outputs" not in root.why
 
 
 def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
