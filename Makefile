@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test check bench lint typecheck imports screenshots demo clean
+.PHONY: setup run test fuzz check bench lint typecheck imports screenshots demo clean install-check test-matrix
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,12 @@ run: $(STAMP)
 test: check
 	$(PY) -m pytest -q
 
+## the fuzz suite's long mode: FUZZ_EXAMPLES per target (make test runs a few hundred), fresh random damage each
+## run, failing examples kept in .hypothesis/; ends with a report of the classes of damage tried and outcomes
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	DUMPTUI_FUZZ=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+
 ## format and import order, lint, mypy on the engine and the presenter, the import-layer contracts
 check: lint typecheck imports
 
@@ -29,6 +35,7 @@ check: lint typecheck imports
 bench: $(STAMP)
 	$(PY) bench/bench.py
 	$(PY) bench/bench_tui.py
+	$(PY) bench/bench_scale.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check dumptui tests bench tools
@@ -36,11 +43,19 @@ lint: $(STAMP)
 
 ## the engine, the presentation model and the pairing options: no untyped def, no unchecked None
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/pairing.py
+	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/pairing.py dumptui/config.py dumptui/mapfiles.py
 
 ## the layer contracts of pyproject.toml ([tool.importlinter])
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
+
+## build the wheel, install it in a clean venv, with pipx and with uv, and run the demo from each
+install-check:
+	PYTHON=$(PYTHON) tools/install_check.sh
+
+## the test suite under every Python 3.10-3.13 on this machine (at least the lowest and the newest)
+test-matrix:
+	tools/test_matrix.sh
 
 ## regenerate screenshots/*.svg and *.png for the README (tools/screenshots.py)
 screenshots: $(STAMP)
@@ -51,4 +66,4 @@ demo: $(STAMP)
 	$(VENV)/bin/dumptui demo demo
 
 clean:
-	rm -rf $(VENV) demo bench/out .pytest_cache
+	rm -rf $(VENV) .venv-py3.* demo bench/out .pytest_cache

@@ -195,7 +195,8 @@ def bench_bisect_reads(out: str, quick: bool) -> list[dict]:
 def bench_bisect_e2e(out: str, quick: bool, clean: bool) -> dict:
     info = demo(out, "e2e_clean" if clean else "e2e", 3000, 256, clean=clean)
     cmd = [sys.executable, "-m", "dumptui", "bisect", info["ref"], info["target"], "--json"]
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+    # without the index cache, as before it existed (bench_scale.py measures with and without it)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), DUMPTUI_NO_INDEX_CACHE="1")
     times = []
     for _ in range(3):
         t = time.perf_counter()
@@ -283,7 +284,8 @@ def main():
         for clean in (True, False):
             r = results["e2e_clean" if clean else "e2e_noisy"] = bench_bisect_e2e(a.out, a.quick, clean)
             print(
-                f"[bisect end to end, {'clean' if clean else 'noisy'} pair: {r['search']}] {r['kernels']} kernels, "
+                f"[bisect end to end, no index cache, {'clean' if clean else 'noisy'} pair: {r['search']}] "
+                f"{r['kernels']} kernels, "
                 f"{r['files_per_side']} files per side: best {r['best_s']:.2f} s of "
                 f"{', '.join(f'{t:.2f}' for t in r['seconds'])}; culprit found: {r['culprit_ok']}, "
                 f"{r['tensors_read']} tensor pairs read"

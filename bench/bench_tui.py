@@ -110,6 +110,12 @@ async def main():
         if os.environ["BENCH_MODE"] == "numbers":
             await until(lambda: scr.stats_state == "done", timeout=1800)
             out["numbers_s"] = time.time() - T_SPAWN
+            # memory of the UI process once every statistic is known (statistics records, never tensors)
+            with open("/proc/self/status") as fh:
+                status = dict(line.split(":", 1) for line in fh)
+            out["peak_rss_mb"] = int(status["VmHWM"].split()[0]) / 1024
+            out["rss_mb"] = int(status["VmRSS"].split()[0]) / 1024
+            out["stats_done"] = f"{scr.stats_done}/{scr.stats_total}"
             print("BENCH " + json.dumps(out))
             sys.stdout.flush()
             scr.pool.close(kill=True)
@@ -226,6 +232,11 @@ def main() -> int:
             f"keys while the bisection order was built ({r['early_lost']} keys lost)"
         )
     print(f"  q -> process end   {r['quit_s']:6.2f} s  (while {r['quit_while']})   goal < {GOALS['quit_s']} s")
+    if "peak_rss_mb" in r:
+        print(
+            f"  memory             peak {r['peak_rss_mb']:.0f} MB, {r['rss_mb']:.0f} MB once every statistic was known "
+            f"({r['stats_done']} tensor pairs)   goal < 300 MB"
+        )
     missed = [
         k
         for k, v in (

@@ -7,6 +7,7 @@ rich), so the app can open dumps without importing the CLI that starts it.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Callable, TypeVar
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is op
     from .core.session import Session
 
 SIDES = ("ref", "target")
+ALL = "all"  # --rank all: every rank
 T = TypeVar("T")
 
 
@@ -60,7 +62,7 @@ class PairOptions:
     ignore: list[str] = field(default_factory=list)
     ignore_file: str | None = None
     # pairing
-    map: str | None = None
+    map: str | None = None  # CSV ref_name,target_name, or an msprobe mapping yaml (mapfiles.py)
 
     @classmethod
     def from_namespace(cls, namespace: object) -> "PairOptions":
@@ -84,15 +86,57 @@ class PairOptions:
         return self.ref if side == "ref" else self.target
 
 
-def open_pair(options: PairOptions) -> tuple["Dump", "Dump"]:
-    """Index both dumps (file names only). Raises DumpError with the path and the reason."""
+def open_pair(options: PairOptions, cache: bool = True) -> tuple["Dump", "Dump"]:
+    """Index both dumps (file names only), side by side in two threads (listing folders and reading graph
+    files wait on the disk); from the index cache when `cache` and the dump is unchanged. `--rank all`:
+    every rank of both, each side merged into one dump (rankmerge.py). Raises DumpError with the path and
+    the reason."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from .core.formats import open_dump
+    from .core.model import no_cyclic_gc
+
+    if ALL in (options.rank, options.iteration):
+        return _open_every_rank(options, cache)
 
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
-        return open_dump(options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration)
+        return open_dump(
+            options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache
+        )
 
-    return one("ref"), one("target")
+    with no_cyclic_gc(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="dumptui-index") as pool:
+        ref, target = pool.submit(one, "ref"), pool.submit(one, "target")
+        dumps = ref.result(), target.result()
+    # The indexes live as long as the process: out of the cyclic GC's sight, its first collection does not
+    # walk their hundreds of thousands of objects (that alone took 0.4 s after a 13,000-file pair).
+    gc.freeze()
+    return dumps
+
+
+def _open_every_rank(options: PairOptions, cache: bool) -> tuple["Dump", "Dump"]:
+    """Every rank of one step of both dumps, each side as one dump whose ops are named `rank_R/...`."""
+    from .core.errors import DumpError
+    from .core.formats import open_dump
+    from .core.rankmerge import merge_ranks
+    from .core.ranks import pair_units, units
+
+    if options.iteration == ALL:
+        raise DumpError(options.ref, "one step at a time here: choose it with --step N (bisect and compare take all)")
+    common, only_ref, only_target = pair_units(
+        units(options.ref, ALL, options.iteration), units(options.target, ALL, options.iteration)
+    )
+    if not common:
+        raise DumpError(options.target, "no rank is in both dumps")
+    merged = []
+    for side in SIDES:
+        graph = options.selection(side).graph
+        dumps = {u.rank or "0": open_dump(options.path(side), u.rank, graph, u.step, cache=cache) for u in common}
+        merged.append(merge_ranks(dumps, options.path(side)))
+    for side, missing in (("reference", only_ref), ("target", only_target)):
+        if missing:
+            merged[0].notes.append(f"only in the {side}, not shown: " + "; ".join(u.label for u in missing))
+    return merged[0], merged[1]
 
 
 def _read_option_file(path: str, read: Callable[[str], T]) -> T:
@@ -106,9 +150,9 @@ def _read_option_file(path: str, read: Callable[[str], T]) -> T:
 
 def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = True) -> "Session":
     """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`."""
-    from .core.align import read_map_file
     from .core.session import Session
     from .core.verdict import Thresholds, parse_floors, parse_user_ignore, read_ignore_file, with_overrides
+    from .mapfiles import read_pairs
 
     th = with_overrides(
         Thresholds(),
@@ -122,5 +166,25 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     ignores = [parse_user_ignore(s) for s in options.ignore]
     if options.ignore_file:
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
-    forced = _read_option_file(options.map, read_map_file) if options.map else None
-    return Session(ref, target, th, ignores, forced, kl=kl)
+    forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
+    session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    require_pairs(session)
+    return session
+
+
+def require_pairs(session: "Session") -> None:
+    """DumpError "nothing to compare" when no op of one dump pairs with an op of the other: then there is no
+    verdict to give, and "no divergence" would be a wrong answer."""
+    if any(p.paired for p in session.alignment.pairs):
+        return
+    from .core.errors import DumpError
+
+    def holds(side: str, dump: "Dump") -> str:
+        return f"the {side} ({dump.format}) holds {len(dump.ops)} op{'s' if len(dump.ops) != 1 else ''}"
+
+    ref, target = session.ref, session.target
+    raise DumpError(
+        f"{ref.path} vs {target.path}",
+        f"nothing to compare: no op of one dump pairs with an op of the other; "
+        f"{holds('reference', ref)}, {holds('target', target)}",
+    )

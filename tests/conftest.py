@@ -16,6 +16,13 @@ MS = SHARED / "mindspore-2.10-cpu"
 MS_DUMPS = MS / "dumps"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_folder(tmp_path_factory):
+    """The persistent index cache of every test (and of the CLI runs they start) lives in a folder of this
+    session, never in the user's ~/.cache."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 @pytest.fixture(autouse=True)
 def own_state_and_config(tmp_path_factory, monkeypatch):
     """Each test its own XDG state and config folders: the app autosaves bisections and settings there, and a
@@ -65,7 +72,9 @@ def run_cli(*args, cwd=None):
     """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr)."""
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
+    # no user config file reaches the tests (DUMPTUI_CONFIG unset, XDG_CONFIG_HOME at a folder that does not exist)
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
+    env.pop("DUMPTUI_CONFIG", None)
     p = subprocess.run(
         [sys.executable, "-m", "dumptui", *map(str, args)],
         capture_output=True,

@@ -64,7 +64,7 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     assert rc == 1, err
     assert "diverged" in out and demo_pair.planted in out
     path = tmp_path / "out.csv"
-    rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl")
+    rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl", "--csv-profile", "full")
     rows = list(csv.DictReader(open(path)))
     assert {
         "NPU Name",
@@ -77,7 +77,7 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
         "One Thousandth Err Ratio",
     } <= set(rows[0])
     planted = [r for r in rows if r["Bench Name"] == demo_pair.planted and r["IO"] == "output"]
-    assert planted[0]["Verdict"] == "diverged" and planted[0]["Accuracy Reached or Not"] == "No"
+    assert planted[0]["Verdict"] == "diverged" and "Accuracy Reached or Not" not in planted[0]
     # an independent check of one printed number: the cosine of the planted output
     ref = next(
         f

@@ -251,7 +251,7 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
     rc, out, err = run_cli("bisect", demo.ref, demo.target)
     assert rc == 1 and "Local-error scan" in out and "proof (replay):" in out
     csv_path = tmp_path / "c.csv"
-    rc, out, err = run_cli("compare", demo.ref, demo.target, "--csv", csv_path)
+    rc, out, err = run_cli("compare", demo.ref, demo.target, "--csv", csv_path, "--csv-profile", "full")
     assert rc == 1, err
     import csv
 

@@ -8,15 +8,13 @@ import numpy as np
 import pytest
 from conftest import write_npy
 
+from dumptui.core.elements import error_histogram, within_rounding, worst_elements
 from dumptui.core.metrics import (
     EPS,
     ElementTolerance,
     compare_arrays,
     compare_tensors,
-    error_histogram,
     side_stats,
-    within_rounding,
-    worst_elements,
 )
 from dumptui.core.model import TensorRef
 from dumptui.core.npy import Layout

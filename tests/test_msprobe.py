@@ -16,8 +16,9 @@ from conftest import SHARED
 
 from dumptui.core.bisect import Bisection
 from dumptui.core.formats import detect, open_dump
+from dumptui.core.formats.msprobe import module_path
 from dumptui.core.formats.torchpt import pt_layout
-from dumptui.core.model import TensorRef
+from dumptui.core.model import PARAMETER, TensorRef
 from dumptui.core.session import Session
 
 MP = SHARED / "msprobe-26.2-pytorch-cpu" / "dumps"
@@ -164,6 +165,51 @@ def test_generated_msprobe_dump_dataflow_and_weights(tmp_path):
     bi.run()
     r = bi.first_root()
     assert r.pair.name == "Functional.linear.0.forward" and "fc.weight" in r.why
+
+
+def test_nested_modules_keep_their_parameters_apart(tmp_path):
+    """Two layers' `attn.Linear` modules: each weight is named by its module's whole path, so the weight
+    that differs is the one named, and each linear's weight source is its own layer's."""
+    d = tmp_path / "step0" / "rank0"
+    (d / "dump_tensor_data").mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    w0, w1 = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(2))
+    h = x @ w0.T
+    y = h @ w1.T
+
+    def rec(name, a):
+        fake_torch_save(d / "dump_tensor_data" / name, a)
+        stats = {
+            "Max": float(a.max()),
+            "Min": float(a.min()),
+            "Mean": float(a.mean()),
+            "Norm": float(np.linalg.norm(a)),
+        }
+        return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": list(a.shape), "data_name": name, **stats}
+
+    data = {
+        "Functional.linear.0.forward": {"input_args": [rec("a0.pt", x), rec("a1.pt", w0)], "output": [rec("a.pt", h)]},
+        "Module.layers.0.attn.Linear.forward.0": {
+            "input_args": [rec("m0.pt", x)],
+            "output": [rec("m0o.pt", h)],
+            "parameters": {"weight": rec("w0.pt", w0)},
+        },
+        "Functional.linear.1.forward": {"input_args": [rec("b0.pt", h), rec("b1.pt", w1)], "output": [rec("b.pt", y)]},
+        "Module.layers.1.attn.Linear.forward.0": {
+            "input_args": [rec("m1.pt", h)],
+            "output": [rec("m1o.pt", y)],
+            "parameters": {"weight": rec("w1.pt", w1)},
+        },
+    }
+    (d / "dump.json").write_text(json.dumps({"task": "tensor", "level": "mix", "framework": "pytorch", "data": data}))
+    dump = open_dump(str(tmp_path))
+    names = {op.name for op in dump.ops if op.kind == PARAMETER}
+    assert names == {"layers.0.attn.weight", "layers.1.attn.weight"}
+    assert dump.op("Functional.linear.0.forward").sources[1].ref == "layers.0.attn.weight"
+    assert dump.op("Functional.linear.1.forward").sources[1].ref == "layers.1.attn.weight"
+    assert module_path("Cell.net.blocks.3.fc.Dense.backward.2") == "net.blocks.3.fc"
+    assert module_path("Module.fc") == "fc"  # not a call name: its second segment, as before
 
 
 @pytest.mark.parametrize(

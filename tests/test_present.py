@@ -335,9 +335,13 @@ def test_default_paths_never_inside_a_dump(tmp_path):
     dump_dir = tmp_path / "dump"
     dump_dir.mkdir()
     d = Dump(str(dump_dir), str(dump_dir), "test")
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
+    env = {
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "HOME": str(tmp_path / "home"),
+    }
     p = paths.default_session_path([d], now=0, env=env, cwd=str(dump_dir))
-    assert p.startswith(str(tmp_path / "cache" / "dumptui")) and p.endswith(".json")
+    assert p.startswith(str(tmp_path / "state" / "dumptui")) and p.endswith(".json")
     assert paths.default_export_path([d], cwd=str(tmp_path), env=env) == str(tmp_path / "data_dump.json")
     inside = paths.default_export_path([d], cwd=str(dump_dir / "sub"), env=env)
     assert inside == str(tmp_path / "cache" / "dumptui" / "data_dump.json")
@@ -345,6 +349,7 @@ def test_default_paths_never_inside_a_dump(tmp_path):
     assert os.path.isabs(paths.default_redump_dir([d], cwd="rel"))
     # home without XDG
     assert paths.cache_dir({"HOME": "/h"}) == "/h/.cache/dumptui"
+    assert paths.state_dir({"HOME": "/h"}) == "/h/.local/state/dumptui"
 
 
 def test_refused_outputs(tmp_path):

@@ -1,8 +1,9 @@
 """Comparing many tensor pairs at once: every pair of an alignment for `compare` and the app's statistics.
 
 Pairs decided without reading (one-sided, unreadable, statistic-only) are settled first; the rest are
-computed here, or in worker processes when there are enough bytes to pay for starting them (`parallel.py`).
-Results land in the session's cache, so a later bisection reuses them.
+computed by the session's executor when it has one (a Dask cluster: `daskexec.py`), else here, or in worker
+processes when there are enough bytes to pay for starting them (`parallel.py`). Results land in the session's
+cache, so a later bisection reuses them.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from typing import Callable
 
 from .align import OpPair
 from .model import TensorRef
-from .parallel import MIN_BYTES_FOR_PROCESSES, ComparePool, compare_in_processes
+from .parallel import MIN_BYTES_FOR_PROCESSES, ComparePool, PairExecutor, ProcessPool, pair_job
 from .results import OpResult, TensorResult
 from .session import Prechecked, Session
-from .verdict import UNREADABLE
 
 Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 
@@ -52,12 +52,14 @@ def evaluate_all(
             heavy.append(((pair, io, slot, r, t), pre))
     if isinstance(workers, ComparePool):
         if heavy:
-            _in_processes(session, heavy, workers, counter, cancelled, purpose)
+            _in_executor(session, workers, heavy, counter, cancelled, purpose)
         return [session.op_result(p, purpose=purpose) for p in pairs]
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
-    if workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
-        _in_processes(session, heavy, workers, counter, cancelled, purpose)
+    if session.executor is not None and heavy:
+        _in_executor(session, session.executor, heavy, counter, cancelled, purpose)
+    elif workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
+        _in_executor(session, ProcessPool(workers), heavy, counter, cancelled, purpose)
     else:
         for (pair, io, slot, r, t), _pre in heavy:
             if cancelled and cancelled():
@@ -67,24 +69,19 @@ def evaluate_all(
     return [session.op_result(p, purpose=purpose) for p in pairs]
 
 
-def _in_processes(
+def _in_executor(
     session: Session,
+    executor: PairExecutor,
     heavy: list[tuple[Job, Prechecked]],
-    workers: int | ComparePool,
     counter: "_Progress",
     cancelled: Callable[[], bool] | None,
     purpose: str,
 ) -> None:
-    specs = [(job[3], job[4], pre[0]) for job, pre in heavy]
-    results = (
-        workers.compare(specs, session.kl, cancelled)
-        if isinstance(workers, ComparePool)
-        else compare_in_processes(specs, workers, session.kl, cancelled)
-    )
-    for idx, st, err in results:
+    jobs = [pair_job(i, job[3], job[4], pre[0]) for i, (job, pre) in enumerate(heavy)]
+    for idx, st, err in executor.run(jobs, session.kl, cancelled):
         (pair, io, slot, r, t), pre = heavy[idx]
         if st is None:
-            res = TensorResult(io, slot, r, t, UNREADABLE, err or "read failed", notes=pre[1])
+            res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
         else:
             res = session.finish(pair, io, slot, r, t, st, pre, purpose)
         session.store(pair, r, t, res)

@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
+from .dumpwriter import LABEL, DumpWriter
+
 BLOCK_OPS = 5
 BLOCKS_PER_STAGE = 50
-TS0 = 1796214300000000
 
 
 @dataclass
@@ -49,52 +51,37 @@ def _act_shape(size: int) -> tuple[int, int, int, int]:
     return (1, c, h, hw // h)
 
 
-def _npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
-    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (dtype.str, repr(tuple(shape)))
-    pad = 64 - (10 + len(d) + 1) % 64
-    h = d + " " * pad + "\n"
-    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode("latin1")
-
-
-class _Writer:
-    """Writes one side's files: names, timestamps, npy payloads; remembers what it wrote for the IR."""
-
-    def __init__(self, rank_dir: str):
-        self.rank_dir = rank_dir
-        self.data_dir = os.path.join(rank_dir, "Net", "0", "0")
-        os.makedirs(self.data_dir, exist_ok=True)
-        self.ts = TS0
-        self.files = 0
-        self._headers: dict = {}
-
-    def tensor(self, op_type: str, full_name: str, io: str, slot: int, arr: np.ndarray, label: str) -> None:
-        self.ts += 7
-        file_op = full_name.replace("/", "_").replace(".", "_")
-        name = f"{op_type}.{file_op}.0.0.{self.ts}.{io}.{slot}.DefaultFormat.{label}.npy"
-        arr = np.ascontiguousarray(arr)
-        key = (arr.dtype.str, arr.shape)
-        head = self._headers.get(key)
-        if head is None:
-            head = self._headers[key] = _npy_header(arr.dtype, arr.shape)
-        with open(os.path.join(self.data_dir, name), "wb") as fh:
-            fh.write(head)
-            fh.write(arr.tobytes())
-        self.files += 1
-
-
-_LABEL = {np.dtype(np.float32): "Float32", np.dtype(np.float16): "Float16", np.dtype(np.int64): "Int64"}
-
-
 def _lab(a: np.ndarray) -> str:
-    return _LABEL[a.dtype]
+    return LABEL[str(a.dtype)]
 
 
-def _t(dt: str, shape: tuple[int, ...]) -> str:
-    return f"<Tensor[{dt}], ({', '.join(str(s) for s in shape)})>"
+Arg = tuple[np.ndarray, str]  # a dumped input: its value and its IR argument
 
 
-def _d(dt: str, shape: tuple[int, ...]) -> str:
-    return f"<{dt}xDefaultFormat[const vector]{{{', '.join(str(s) for s in shape)}}}>"
+def _kernel(
+    w: DumpWriter,
+    op_type: str,
+    full: str,
+    ins: list[Arg],
+    outs: list[np.ndarray],
+    attrs: dict[str, str] | None = None,
+    code: str = "",
+    extra_args: tuple[str, ...] = (),
+) -> str:
+    """One kernel: its input and output files, then its IR node; returns its IR reference."""
+    for slot, (v, _arg) in enumerate(ins):
+        w.tensor(op_type, full, "input", slot, v, _lab(v))
+    for slot, v in enumerate(outs):
+        w.tensor(op_type, full, "output", slot, v, _lab(v))
+    return w.node(
+        op_type,
+        full,
+        [arg for _v, arg in ins] + list(extra_args),
+        [(_lab(v), tuple(v.shape)) for v, _a in ins],
+        [(_lab(v), tuple(v.shape)) for v in outs],
+        attrs,
+        code,
+    )
 
 
 def write_demo(
@@ -104,9 +91,11 @@ def write_demo(
     seed: int = 20261202,
     planted_at: float = 0.6,
     fp16_region: tuple[float, float] | None = (0.2, 0.35),
+    progress: Callable[[int, int], None] | None = None,
 ) -> DemoInfo:
     """Write `root/ref` and `root/target`. `n_ops` kernels in the reference (the target adds Casts).
-    `fp16_region=None`: no fp16 region, a clean pair but for the planted divergence."""
+    `fp16_region=None`: no fp16 region, a clean pair but for the planted divergence. `progress(done, total)`
+    is called after each block of ops."""
     n_blocks = max(2, (n_ops - 1) // BLOCK_OPS)
     shape = _act_shape(size)
     c = shape[1]
@@ -122,200 +111,100 @@ def write_demo(
     planted = max(f1, min(n_blocks - 1, int(n_blocks * planted_at)))
 
     ref_dir, tgt_dir = os.path.join(root, "ref"), os.path.join(root, "target")
-    sides = {"ref": _Writer(os.path.join(ref_dir, "rank_0")), "target": _Writer(os.path.join(tgt_dir, "rank_0"))}
-    irs: dict[str, list[str]] = {k: [] for k in sides}
-    orders: dict[str, list[str]] = {k: [] for k in sides}
-    params: dict[str, list[str]] = {k: [] for k in sides}
+    sides = {"ref": DumpWriter(os.path.join(ref_dir, "rank_0")), "target": DumpWriter(os.path.join(tgt_dir, "rank_0"))}
     h = {"ref": x, "target": x}
-    prev = {"ref": "%para1_x", "target": "%para1_x"}
-    nid = {"ref": 0, "target": 0}
-    data_format = np.array(0, dtype=np.int64)
+    prev = {side: w.parameter("x", x, "Float32", is_weight=False) for side, w in sides.items()}
+    data_format = (np.array(0, dtype=np.int64), "I64(0)")
     eps = np.float32(min(0.5, 2.0 / n_blocks))
-    eps_arr = np.array(eps, dtype=np.float32)
+    eps_arg = (np.array(eps, dtype=np.float32), f"Tensor(shape=[], dtype=Float32, value={float(eps):.6g})")
     fp16_names = []
-
-    def node(
-        side: str,
-        op: str,
-        full: str,
-        args: list[str],
-        ins: list[tuple[str, tuple[int, ...]]],
-        outs: list[tuple[str, tuple[int, ...]]],
-        attrs: str = "",
-        code: str = "",
-    ) -> str:
-        n = nid[side]
-        nid[side] += 1
-        dev_in = ", ".join(_d(dt, s) for dt, s in ins)
-        dev_out = ", ".join(_d(dt, s) for dt, s in outs)
-        irs[side].append(
-            f"  %{n}(CNode_{n}) = {op}({', '.join(args)}){attrs}\n"
-            f"      : ({', '.join(_t(dt, s) for dt, s in ins)}) -> ({', '.join(_t(dt, s) for dt, s in outs)})\n"
-            f"      : ({dev_in}) -> ({dev_out})\n"
-            f"      # Fullname with scope: ({full})\n" + (f"      # In file demo_net.py:{code}\n" if code else "")
-        )
-        if op not in ("Load",):
-            orders[side].append(full)
-        return f"%{n}"
-
-    pnum = 1
-    for side in sides:
-        params[side].append(f"%para1_x: {_t('Float32', shape)} : [{', '.join(map(str, shape))}]  :  IsWeight: false")
     for i in range(n_blocks):
+        if progress is not None:
+            progress(i, n_blocks)
         s = i // BLOCKS_PER_STAGE
         scope = f"Default/stage{s}-Stage/block{i}-ResidualBlock"
-        wname, bname = f"stage{s}.block{i}.conv.weight", f"stage{s}.block{i}.conv.bias"
         w4 = weights[i].reshape(c, c, 1, 1)
         for side, wr in sides.items():
-            pnum_w, pnum_b = pnum + 1, pnum + 2
-            params[side].append(
-                f"%para{pnum_w}_{wname}: <Ref[Tensor[Float32]], ({c}, {c}, 1, 1), ref_key={wname}, "
-                f"is_parameter>  :  has_default  :  IsWeight: true"
-            )
-            params[side].append(
-                f"%para{pnum_b}_{bname}: <Ref[Tensor[Float32]], ({c}), ref_key={bname}, "
-                f"is_parameter>  :  has_default  :  IsWeight: true"
-            )
+            wref = wr.parameter(f"stage{s}.block{i}.conv.weight", w4, "Float32")
+            bref = wr.parameter(f"stage{s}.block{i}.conv.bias", biases[i], "Float32")
             hin = h[side]
-            in_ref = prev[side]
-            lw = node(
-                side,
+            lw = wr.node(
                 "Load",
                 f"{scope}/conv-Conv1x1/Load-op0",
-                [f"%para{pnum_w}_{wname}", "UMonad[U]"],
+                [wref, "UMonad[U]"],
                 [("Float32", w4.shape)],
                 [("Float32", w4.shape)],
+                kernel=False,
             )
             fp16 = side == "target" and f0 <= i < f1
-            conv_in = hin
+            conv_in, in_ref = hin, prev[side]
             if fp16:
                 # 310 style: Cast to fp16 before the conv, run it in fp16, Cast back after
                 conv_in = hin.astype(np.float16)
-                full = f"{scope}/conv-Conv1x1/Cast-op0"
-                wr.tensor("Cast", full, "input", 0, hin, "Float32")
-                wr.tensor("Cast", full, "output", 0, conv_in, "Float16")
-                in_ref = node(
-                    side,
-                    "Cast",
-                    full,
-                    [in_ref],
-                    [("Float32", shape)],
-                    [("Float16", shape)],
-                    " primitive_attrs: {dst_type: F16}",
+                in_ref = _kernel(
+                    wr, "Cast", f"{scope}/conv-Conv1x1/Cast-op0", [(hin, in_ref)], [conv_in], {"dst_type": "F16"}
                 )
-            if fp16:
                 y = np.einsum(
                     "oc,bchw->bohw", weights[i].astype(np.float16).astype(np.float32), conv_in.astype(np.float32)
                 ).astype(np.float16)
             else:
                 y = np.einsum("oc,bchw->bohw", weights[i], conv_in).astype(np.float32)
             conv = f"{scope}/conv-Conv1x1/Conv2D-op0"
-            wr.tensor("Conv2D", conv, "input", 0, conv_in, _lab(conv_in))
-            wr.tensor("Conv2D", conv, "input", 1, w4, "Float32")
-            wr.tensor("Conv2D", conv, "output", 0, y, _lab(y))
-            dt = "Float16" if fp16 else "Float32"
-            in_ref = node(
-                side,
+            attrs = {
+                "kernel_size": "I64(1)",
+                "pad_list": "(0, 0, 0, 0)",
+                "format": '"NCHW"',
+                "out_channel": f"I64({c})",
+            }
+            in_ref = _kernel(
+                wr,
                 "Conv2D",
                 conv,
-                [in_ref, lw],
-                [(dt, shape), ("Float32", w4.shape)],
-                [(dt, shape)],
-                f" {{instance name: conv2d}} primitive_attrs: {{kernel_size: I64(1), pad_list: (0, 0, 0, 0), "
-                f'format: "NCHW", out_channel: I64({c})}}',
+                [(conv_in, in_ref), (w4, lw)],
+                [y],
+                attrs,
                 f"{20 + i % 7}~{21 + i % 7}, self.conv(x)",
             )
             if fp16:
                 fp16_names.append(conv)
                 back = y.astype(np.float32)
-                full = f"{scope}/conv-Conv1x1/Cast-op1"
-                wr.tensor("Cast", full, "input", 0, y, "Float16")
-                wr.tensor("Cast", full, "output", 0, back, "Float32")
-                in_ref = node(
-                    side,
-                    "Cast",
-                    full,
-                    [in_ref],
-                    [("Float16", shape)],
-                    [("Float32", shape)],
-                    " primitive_attrs: {dst_type: F32}",
+                in_ref = _kernel(
+                    wr, "Cast", f"{scope}/conv-Conv1x1/Cast-op1", [(y, in_ref)], [back], {"dst_type": "F32"}
                 )
                 y = back
-            lb = node(
-                side,
+            lb = wr.node(
                 "Load",
                 f"{scope}/conv-Conv1x1/Load-op1",
-                [f"%para{pnum_b}_{bname}", "UMonad[U]"],
+                [bref, "UMonad[U]"],
                 [("Float32", (c,))],
                 [("Float32", (c,))],
+                kernel=False,
             )
             yb = (y + biases[i][None, :, None, None]).astype(np.float32)
-            full = f"{scope}/conv-Conv1x1/BiasAdd-op0"
-            wr.tensor("BiasAdd", full, "input", 0, y, "Float32")
-            wr.tensor("BiasAdd", full, "input", 1, biases[i], "Float32")
-            wr.tensor("BiasAdd", full, "input", 2, data_format, "Int64")
-            wr.tensor("BiasAdd", full, "output", 0, yb, "Float32")
-            in_ref = node(
-                side,
-                "BiasAdd",
-                full,
-                [in_ref, lb, "I64(0)"],
-                [("Float32", shape), ("Float32", (c,)), ("Int64", ())],
-                [("Float32", shape)],
+            in_ref = _kernel(
+                wr, "BiasAdd", f"{scope}/conv-Conv1x1/BiasAdd-op0", [(y, in_ref), (biases[i], lb), data_format], [yb]
             )
             r = np.maximum(yb, np.float32(0))
-            full = f"{scope}/relu-ReLU/ReLU-op0"
-            wr.tensor("ReLU", full, "input", 0, yb, "Float32")
-            wr.tensor("ReLU", full, "output", 0, r, "Float32")
-            relu = node(side, "ReLU", full, [in_ref], [("Float32", shape)], [("Float32", shape)])
+            relu = _kernel(wr, "ReLU", f"{scope}/relu-ReLU/ReLU-op0", [(yb, in_ref)], [r])
             u = (r * eps).astype(np.float32)
-            full = f"{scope}/Mul-op0"
-            wr.tensor("Mul", full, "input", 0, r, "Float32")
-            wr.tensor("Mul", full, "input", 1, eps_arr, "Float32")
-            wr.tensor("Mul", full, "output", 0, u, "Float32")
-            mul = node(
-                side,
-                "Mul",
-                full,
-                [relu, f"Tensor(shape=[], dtype=Float32, value={float(eps):.6g})"],
-                [("Float32", shape), ("Float32", ())],
-                [("Float32", shape)],
-            )
+            mul = _kernel(wr, "Mul", f"{scope}/Mul-op0", [(r, relu), eps_arg], [u])
             wrong_layout = side == "target" and i == planted
             # the planted bug: the residual read with its channels reversed (NHWC data taken as NCHW)
             m = ((hin[:, ::-1] if wrong_layout else hin) + u).astype(np.float32)
-            full = f"{scope}/Add-op0"
-            wr.tensor("Add", full, "input", 0, hin, "Float32")
-            wr.tensor("Add", full, "input", 1, u, "Float32")
-            wr.tensor("Add", full, "output", 0, m, "Float32")
-            fmt_attr = '"NHWC"' if wrong_layout else '"NCHW"'
-            prev[side] = node(
-                side,
+            prev[side] = _kernel(
+                wr,
                 "Add",
-                full,
-                [prev[side], mul],
-                [("Float32", shape)] * 2,
-                [("Float32", shape)],
-                f" primitive_attrs: {{format: {fmt_attr}}}",
+                f"{scope}/Add-op0",
+                [(hin, prev[side]), (u, mul)],
+                [m],
+                {"format": '"NHWC"' if wrong_layout else '"NCHW"'},
                 f"{30 + i % 5}, x + self.scale * y",
             )
             h[side] = m
-        pnum += 2
     for side, wr in sides.items():
         out = (1.0 / (1.0 + np.exp(-h[side].astype(np.float64)))).astype(np.float32)
-        full = "Default/head-Sigmoid/Sigmoid-op0"
-        wr.tensor("Sigmoid", full, "input", 0, h[side], "Float32")
-        wr.tensor("Sigmoid", full, "output", 0, out, "Float32")
-        node(side, "Sigmoid", full, [prev[side]], [("Float32", shape)], [("Float32", shape)])
-        # parameters are dumped once each, after every kernel (as MindSpore does)
-        wr.tensor("Parameter", "x", "output", 0, x, "Float32")
-        for i in range(n_blocks):
-            s = i // BLOCKS_PER_STAGE
-            wr.tensor(
-                "Parameter", f"stage{s}.block{i}.conv.weight", "output", 0, weights[i].reshape(c, c, 1, 1), "Float32"
-            )
-            wr.tensor("Parameter", f"stage{s}.block{i}.conv.bias", "output", 0, biases[i], "Float32")
-        _write_side_files(wr.rank_dir, irs[side], orders[side], params[side])
+        _kernel(wr, "Sigmoid", "Default/head-Sigmoid/Sigmoid-op0", [(h[side], prev[side])], [out])
+        wr.finish()  # parameters are dumped once each, after every kernel (as MindSpore does)
     n_kernels = n_blocks * BLOCK_OPS + 1
     planted_name = f"Default/stage{planted // BLOCKS_PER_STAGE}-Stage/block{planted}-ResidualBlock/Add-op0"
     return DemoInfo(
@@ -330,23 +219,3 @@ def write_demo(
         fp16_last=fp16_names[-1] if fp16_names else "",
         shape=shape,
     )
-
-
-def _write_side_files(rank_dir: str, ir_nodes: list[str], order: list[str], params: list[str]) -> None:
-    os.makedirs(os.path.join(rank_dir, ".dump_metadata"), exist_ok=True)
-    with open(os.path.join(rank_dir, ".dump_metadata", "config.json"), "w") as fh:
-        fh.write('{"device_target":"CPU","ms_version":"2.10.0"}')
-    os.makedirs(os.path.join(rank_dir, "execution_order"), exist_ok=True)
-    with open(os.path.join(rank_dir, "execution_order", "ms_execution_order_graph_0.csv"), "w") as fh:
-        fh.write("NodeExecutionOrder-FullNameWithScope\n")
-        fh.write("\n".join(order) + "\n")
-    with open(os.path.join(rank_dir, "execution_order", "ms_global_execution_order_graph_0.csv"), "w") as fh:
-        fh.write("0\n")
-    os.makedirs(os.path.join(rank_dir, "graphs"), exist_ok=True)
-    with open(os.path.join(rank_dir, "graphs", "ms_output_trace_code_graph_0.ir"), "w") as fh:
-        fh.write("# IR entry: @kernel_graph0\n# Total subgraphs: 1\n\n")
-        fh.write(f"# Total params: {len(params)}\n# Params:\n")
-        fh.write("\n".join(params) + "\n\n")
-        fh.write("subgraph @kernel_graph0() {\n")
-        fh.writelines(ir_nodes)
-        fh.write("}\n")

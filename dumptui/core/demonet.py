@@ -97,6 +97,20 @@ class _Net:
             self.kernels += 1
         return out
 
+    def target_cast(self, full: str, value: tuple[np.ndarray, str], dtype: type) -> tuple[np.ndarray, str]:
+        """A Cast the target inserts around an fp16 op (a kernel of the target only)."""
+        dst = "F16" if dtype is np.float16 else "F32"
+        out = self.kernel(
+            "Cast",
+            full,
+            {"target": [(value[0], value[1], True)]},
+            lambda _s, v: v[0].astype(dtype),
+            {"dst_type": dst},
+            target_only=True,
+            sides=("target",),
+        )
+        return out["target"]
+
 
 def _const(value: float) -> tuple[np.ndarray, str, bool]:
     return np.array(value, dtype=np.float32), f"Tensor(shape=[], dtype=Float32, value={value:g})", True
@@ -214,15 +228,7 @@ def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> d
         wv = wgt.astype(np.float16).astype(np.float32) if s == "target" and fp16 else wgt
         wref = _param(net, s, wname, wv)
         if s == "target" and fp16:
-            cast = net.kernel(
-                "Cast",
-                f"{scope}/Cast-op0",
-                {"target": [(xv, xr, True)]},
-                lambda _s, v: v[0].astype(np.float16),
-                {"dst_type": "F16"},
-                target_only=True,
-                sides=("target",),
-            )["target"]
+            cast = net.target_cast(f"{scope}/Cast-op0", (xv, xr), np.float16)
             ins[s] = [(cast[0], cast[1], True), (wv.astype(np.float16), wref, True)]
         else:
             ins[s] = [(xv, xr, True), (wv, wref, True)]
@@ -233,16 +239,7 @@ def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> d
 
     y = net.kernel("Conv2D", f"{scope}/Conv2D-op0", ins, conv, attrs)
     if fp16:
-        back = net.kernel(
-            "Cast",
-            f"{scope}/Cast-op1",
-            {"target": [(y["target"][0], y["target"][1], True)]},
-            lambda _s, v: v[0].astype(np.float32),
-            {"dst_type": "F32"},
-            target_only=True,
-            sides=("target",),
-        )
-        y = {"ref": y["ref"], "target": back["target"]}
+        y = {"ref": y["ref"], "target": net.target_cast(f"{scope}/Cast-op1", y["target"], np.float32)}
     return y
 
 
@@ -319,15 +316,7 @@ def _head(net: _Net, h: dict, rng: np.random.Generator, c: int, classes: int = 6
         wref = _param(net, s, "head.fc.weight", wv)
         ta, tb = (np.array(False), "Bool(0)", True), (np.array(True), "Bool(1)", True)
         if s == "target" and fp16:
-            cast = net.kernel(
-                "Cast",
-                "Default/head-Head/fc-Linear/Cast-op0",
-                {"target": [(m[s][0], m[s][1], True)]},
-                lambda _s, v: v[0].astype(np.float16),
-                {"dst_type": "F16"},
-                target_only=True,
-                sides=("target",),
-            )["target"]
+            cast = net.target_cast("Default/head-Head/fc-Linear/Cast-op0", m[s], np.float16)
             ins[s] = [(cast[0], cast[1], True), (wv.astype(np.float16), wref, True), ta, tb]
         else:
             ins[s] = [(m[s][0], m[s][1], True), (wv, wref, True), ta, tb]
@@ -338,16 +327,10 @@ def _head(net: _Net, h: dict, rng: np.random.Generator, c: int, classes: int = 6
         lambda s, v: (v[0].astype(np.float32) @ v[1].astype(np.float32).T).astype(v[0].dtype),
     )
     if fp16:
-        back = net.kernel(
-            "Cast",
-            "Default/head-Head/fc-Linear/Cast-op1",
-            {"target": [(z["target"][0], z["target"][1], True)]},
-            lambda _s, v: v[0].astype(np.float32),
-            {"dst_type": "F32"},
-            target_only=True,
-            sides=("target",),
-        )
-        z = {"ref": z["ref"], "target": back["target"]}
+        z = {
+            "ref": z["ref"],
+            "target": net.target_cast("Default/head-Head/fc-Linear/Cast-op1", z["target"], np.float32),
+        }
     axis1 = (np.array([-1], dtype=np.int64), "(I64(-1))", True)
 
     def softmax(side: str, v: list) -> np.ndarray:

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import limits
+from .safeio import open_regular
+
 # Formats whose bytes are already in the framework's order.
 PLAIN_FORMATS = {"", "ND", "DefaultFormat", "DEFAULT", "NC", "NCL", "CN", "MD", "NCHW", "NCDHW"}
 UNSHAPED_FORMATS = {"", "ND", "DefaultFormat", "DEFAULT"}
@@ -179,7 +182,11 @@ def plan(
     bytes are already in the original order and shape. LayoutError when the shapes do not fit the format
     (or no original shape is known for a device layout), or the format has no conversion here."""
     fmt = device_format
-    device_shape, orig = tuple(device_shape), None if original_shape is None else tuple(original_shape)
+    try:  # both shapes come from files (a header, a graph): checked before any arithmetic on them
+        device_shape = limits.shape(device_shape, "device shape")
+        orig = None if original_shape is None else limits.shape(original_shape, "original shape")
+    except limits.BadValue as e:
+        raise LayoutError(str(e)) from None
     if fmt in PLAIN_FORMATS:
         if orig is None or orig == device_shape:
             return None
@@ -216,7 +223,7 @@ class DevicePayload:
 
     def decode(self, path: str, storage: np.dtype, offset: int) -> np.ndarray:
         count = math.prod(self.layout.device_shape)
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(offset)
             stored = np.fromfile(fh, dtype=storage, count=count)
         if stored.size != count:

@@ -7,6 +7,7 @@ widened to float32, raw dumps store its 16 bits, which we widen ourselves.
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 import numpy as np
@@ -48,22 +49,27 @@ _ALIASES = {
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
+def canonical(label: object) -> str | None:
+    """`Float32`, `float32`, `<f4`, `torch.float32`, `BFloat16` -> canonical name; unknown (or not a string:
+    labels come from files) -> None."""
+    return _canonical(label) if isinstance(label, str) and len(label) <= 64 else None
+
+
 @lru_cache(maxsize=512)
-def canonical(label: str | None) -> str | None:
-    """`Float32`, `float32`, `<f4`, `torch.float32`, `BFloat16` -> canonical name; unknown -> None."""
+def _canonical(label: str) -> str | None:
     if not label:
         return None
-    s = str(label).strip()
+    s = label.strip()
     if s.startswith("torch."):
         s = s[6:]
     low = s.lower().replace("_", "")
     if low in _STORAGE:
-        return low
+        return sys.intern(low)  # one object per dtype name, however many tensors carry it
     if low in _ALIASES:
         return _ALIASES[low]
     try:
         dt = np.dtype(s)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
         return None
     return from_numpy(dt)
 

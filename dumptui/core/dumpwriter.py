@@ -39,14 +39,15 @@ def _device_type(label: str, shape: tuple[int, ...]) -> str:
 
 
 class DumpWriter:
-    """One side (`rank_dir` = .../rank_0) of a dump, graph 0, iteration 0."""
+    """One side (`rank_dir` = .../rank_0) of a dump, graph 0, one iteration (0 unless given). Several writers
+    of one rank folder, one per iteration, write the same graph file and execution order."""
 
-    def __init__(self, rank_dir: str, device: str = "CPU"):
+    def __init__(self, rank_dir: str, device: str = "CPU", iteration: str = "0", ts0: int = TS0):
         self.rank_dir = rank_dir
-        self.data_dir = os.path.join(rank_dir, "Net", "0", "0")
+        self.data_dir = os.path.join(rank_dir, "Net", "0", iteration)
         os.makedirs(self.data_dir, exist_ok=True)
         self.device = device
-        self.ts = TS0
+        self.ts = ts0
         self.files = 0
         self.ir_nodes: list[str] = []
         self.order: list[str] = []

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, limits
 from .formats.cann_file import RawName, parse_raw_name, read_raw_file
 from .formats.mindspore import parse_npy_name
 from .formats.mindspore_bin import bin_tensor_ref, parse_bin_name
 from .metrics import SideStats, side_stats
 from .model import TensorRef
+from .safeio import regular_size
 
 
 @dataclass
@@ -52,7 +53,11 @@ def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
     cann = parse_raw_name(base)
     if cann is not None:
         return _raw_dump_tensor(path, cann, info)
-    raw = parse_bin_name(base) if base.endswith(".bin") else None
+    try:
+        raw = parse_bin_name(base) if base.endswith(".bin") else None
+    except limits.BadValue as e:
+        info.kind, info.problem = "MindSpore 1.x .bin dump file", f"file name not read: {e}"
+        return None
     if raw is not None:
         info.kind = "MindSpore 1.x .bin dump file (raw bytes, shape and dtype from the name)"
         info.fields = {k: str(v) for k, v in raw.items()}
@@ -98,8 +103,9 @@ def _raw_dump_tensor(path: str, name: RawName, info: FileInfo) -> TensorRef | No
 
 
 def inspect_file(path: str, n_values: int = 10) -> FileInfo:
-    """Raises OSError for a missing file; everything else is reported in the FileInfo."""
-    size = os.path.getsize(path)
+    """Raises OSError for a missing file or one that is not a regular file (a FIFO, a device); everything else
+    is reported in the FileInfo."""
+    size = regular_size(path)
     info = FileInfo(path=path, kind="file", size_on_disk=size)
     tref = _tensor_of(path, size, info)
     if tref is None:

@@ -13,6 +13,10 @@ memory maps, so memory stays bounded by a chunk whatever the tensor size. Defini
 NaN and Inf are counted per side; positions where both sides hold the same non-finite value are no
 difference; every other element statistic is computed over the elements finite on both sides.
 Undefined values are None with the reason in `undefined`, never 0.
+
+Longer than our usual module on purpose: one pass over the chunks computes every statistic with shared,
+reused buffers (`_Work`) and one accumulator (`_Acc`); cut apart, each piece would need its own pass or its own
+view of the buffers. Per-element looks at a pair (worst elements, histogram, rounding) are in elements.py.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from . import dtypes
 from .model import SMALL_READ, TensorRef
 
 EPS = float(np.finfo(np.float64).eps)
@@ -66,7 +69,7 @@ class SideStats:
     l2: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
 class PairStats:
     """Everything printed about one tensor pair. `None` values are undefined; `undefined` says why."""
 
@@ -159,7 +162,7 @@ class _Side:
         return s
 
 
-def _as_real(a: np.ndarray) -> np.ndarray:
+def as_real(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "c":
         return a.view(a.real.dtype)
     if a.dtype.kind == "b":
@@ -170,7 +173,7 @@ def _as_real(a: np.ndarray) -> np.ndarray:
 ChunksFn = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]  # a fresh pass over the (target, ref) chunk pairs
 
 
-def _chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     return zip(x.chunks(elems), y.chunks(elems))
 
 
@@ -189,7 +192,7 @@ def compare_tensors(
 
         return compare_arrays_chunks(mem, _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl)
     return compare_arrays_chunks(
-        lambda: _chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
+        lambda: chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
     )
 
 
@@ -247,7 +250,7 @@ def _work(m: int) -> _Work:
 
 def _load(work: _Work, xc: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Chunk pair as float64 (exact for every dtype we read except int64 beyond 2^53), plus raw views."""
-    xr, yr = _as_real(np.asarray(xc)), _as_real(np.asarray(yc))
+    xr, yr = as_real(np.asarray(xc)), as_real(np.asarray(yc))
     m = xr.size
     x64, y64 = work.x[:m], work.y[:m]
     np.copyto(x64, xr, casting="unsafe")
@@ -540,7 +543,7 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
     rel_count = 0
     work = None
     for _xc, yc in chunks_fn():
-        yr = _as_real(np.asarray(yc))
+        yr = as_real(np.asarray(yc))
         if work is None:
             work = _Work(yr.size)
         v = work.y[: yr.size]
@@ -586,7 +589,7 @@ def side_stats(t: TensorRef, chunk: int = CHUNK) -> SideStats:
     side = _Side()
     n = 0
     for c in t.chunks(chunk):
-        v = _as_real(np.asarray(c)).astype(np.float64)
+        v = as_real(np.asarray(c)).astype(np.float64)
         n += v.size
         vv = float(np.dot(v, v))
         if not math.isfinite(vv):
@@ -599,118 +602,3 @@ def side_stats(t: TensorRef, chunk: int = CHUNK) -> SideStats:
     s = side.finish()
     s.count = n
     return s
-
-
-@dataclass
-class WorstElement:
-    index: tuple[int, ...]
-    ref: float
-    target: float
-    diff: float
-
-
-def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = CHUNK) -> list[WorstElement]:
-    """The k elements with the largest |target - ref| (non-finite mismatches first), for the detail view."""
-    shape = ref.shape or ()
-    cands: list[tuple[float, int, float, float]] = []
-    offset = 0
-    for xc, yc in _chunk_pairs(target, ref, chunk):
-        x64 = _as_real(np.asarray(xc)).astype(np.float64)
-        y64 = _as_real(np.asarray(yc)).astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            d = np.abs(x64 - y64)
-        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
-        d[same] = 0.0
-        d[np.isnan(d)] = np.inf
-        kk = min(k, d.size)
-        if kk:
-            idx = np.argpartition(d, d.size - kk)[d.size - kk :]
-            for i in idx:
-                if d[i] > 0:
-                    cands.append((float(d[i]), offset + int(i), float(y64[i]), float(x64[i])))
-        cands.sort(key=lambda c: -c[0])
-        del cands[k:]
-        offset += x64.size
-    out = []
-    for diff, gi, yv, xv in cands:
-        index = tuple(int(v) for v in np.unravel_index(gi, shape)) if shape else ()
-        out.append(WorstElement(index, yv, xv, diff))
-    return out
-
-
-def error_histogram(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> tuple[list[int], int, int]:
-    """Counts of |target - ref| per power-of-two bin: (counts, exponent of the first bin, exact zeros).
-
-    Bin i holds differences in [2^(e0+i), 2^(e0+i+1)); non-finite differences go to the last bin.
-    """
-    bins: dict[int, int] = {}
-    zeros = 0
-    inf_count = 0
-    for xc, yc in _chunk_pairs(target, ref, chunk):
-        x64 = _as_real(np.asarray(xc)).astype(np.float64)
-        y64 = _as_real(np.asarray(yc)).astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            d = np.abs(x64 - y64)
-        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
-        zeros += int(np.count_nonzero(same))
-        d = d[~same]
-        fin = np.isfinite(d)
-        inf_count += int(d.size - np.count_nonzero(fin))
-        d = d[fin]
-        if d.size:
-            _, e = np.frexp(d)  # d = m * 2^e with m in [0.5, 1): d in [2^(e-1), 2^e)
-            vals, counts = np.unique(e - 1, return_counts=True)
-            for v, c in zip(vals.tolist(), counts.tolist()):
-                bins[v] = bins.get(v, 0) + c
-    if not bins and not inf_count:
-        return [], 0, zeros
-    lo = min(bins) if bins else 0
-    hi = max(bins) if bins else 0
-    hist = [bins.get(e, 0) for e in range(lo, hi + 1)]
-    if inf_count:
-        hist.append(inf_count)
-    return hist, lo, zeros
-
-
-def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> str | None:
-    """The low-precision format (float16/bfloat16) whose rounding explains every difference, or None.
-
-    A deliberate conversion rounds each value once: |x - y| <= u * max(|x|, |y|) + smallest subnormal,
-    with u the unit roundoff of the format. Values beyond float16's range rule float16 out.
-    """
-    for fmt in ("float16", "bfloat16"):
-        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
-        ok = True
-        for xc, yc in _chunk_pairs(target, ref, chunk):
-            x64 = _as_real(np.asarray(xc)).astype(np.float64)
-            y64 = _as_real(np.asarray(yc)).astype(np.float64)
-            with np.errstate(invalid="ignore"):
-                d = np.abs(x64 - y64)
-                lim = np.maximum(np.abs(x64), np.abs(y64)) * u + tiny
-                bad = ~((d <= lim) | (x64 == y64) | (np.isnan(x64) & np.isnan(y64)))
-            if fmt == "float16" and (np.nanmax(np.abs(y64), initial=0.0) > 65504.0):
-                bad = np.ones(1, bool)
-            if bad.any():
-                ok = False
-                break
-        if ok:
-            return fmt
-    return None
-
-
-def stats_within_rounding(ref: dict, target: dict) -> str | None:
-    """For statistic-only records: the format (float16/bfloat16) whose rounding explains the differences of
-    max, min and L2 norm (each moves by at most one rounding), or None. The mean is left out: a mean near zero
-    moves by more than its own rounding."""
-    keys = [
-        k
-        for k in ("max", "min", "l2")
-        if isinstance(ref.get(k), (int, float)) and isinstance(target.get(k), (int, float))
-    ]
-    if not keys:
-        return None
-    for fmt in ("float16", "bfloat16"):
-        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
-        if all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):
-            return fmt
-    return None

@@ -20,7 +20,8 @@ import numpy as np
 
 from . import dtypes
 from .errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
-from .npy import Layout, npy_layout, open_array, read_small
+from .npy import Layout, logical_chunks, npy_layout, open_array, read_small
+from .safeio import open_regular
 
 if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
     import networkx as nx
@@ -137,6 +138,17 @@ class TensorRef:
     def has_data(self) -> bool:
         return self.stats is None
 
+    def refuse(self, reason: str) -> None:
+        """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
+        FIFO); it is then never opened."""
+        self._layout = Layout(None, self._shape, 0, problem=reason)
+        self._layout_fn = None
+
+    @property
+    def refused(self) -> bool:
+        """Known to be unreadable without reading anything (refused while indexing, or its layout read)."""
+        return self._layout is not None and self._layout.problem is not None
+
     def layout(self) -> Layout:
         if self._layout is None:
             if self._layout_fn is not None:
@@ -187,7 +199,7 @@ class TensorRef:
     @property
     def size(self) -> int | None:
         s = self.shape
-        return None if s is None else math.prod(s)  # exact ints; np.prod costs 10x per call
+        return None if s is None else math.prod(s)  # exact for any size; np.prod is ten times slower here
 
     def array(self) -> np.ndarray:
         """The values as a (memory-mapped) array in its storage dtype; bfloat16 bits are widened."""
@@ -207,22 +219,36 @@ class TensorRef:
         """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
         lay = self.layout()
         if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
-            flat = read_small(self.path, lay)  # one read() beats setting up a memory map
+            parts = logical_chunks(read_small(self.path, lay), elems)  # one read() beats setting up a memory map
+        elif lay.storage is not None and lay.decoder is None and not lay.fortran and not lay.problem:
+            # Plain reads, not a memory map: the pages of a map stay in the process's resident set once
+            # touched, so a 4 GB tensor would make a 4 GB process; read() keeps it to one chunk.
+            yield from self._read_chunks(lay, lay.storage, elems)
+            return
         else:
-            arr = open_array(self.path, lay)
-            flat = arr.reshape(-1) if not lay.fortran else np.asarray(arr).reshape(-1, order="F")
-        for start in range(0, flat.size, elems):
-            part = flat[start : start + elems]
+            parts = logical_chunks(open_array(self.path, lay), elems)  # C index order, also for Fortran payloads
+        for part in parts:
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
+    def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int) -> Iterator[np.ndarray]:
+        n = lay.size
+        with open_regular(self.path) as fh:  # swapped for a FIFO since its layout was read: refused, not waited on
+            fh.seek(lay.offset)
+            for start in range(0, n, elems):
+                want = min(elems, n - start)
+                part = np.fromfile(fh, dtype=storage, count=want)
+                if part.size != want:
+                    raise ValueError(f"short read: {start + part.size} of {n} values")
+                yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
     def read(self) -> np.ndarray:
-        """All values in memory, flat, in their storage dtype (bfloat16 widened)."""
+        """All values in memory, flat in C index order, in their storage dtype (bfloat16 widened)."""
         lay = self.layout()
-        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1, order="F")
+        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1)
         return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # a dump has up to hundreds of thousands: no __dict__ each
 class Op:
     """One operator (kernel), parameter or constant of a dump."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from .formats.files import read_json_object
 from .model import Dump
@@ -50,11 +51,39 @@ def mindspore_config(
     return {"common_dump_settings": common, "e2e_dump_settings": e2e}
 
 
+# Folder levels of the dump trees above an indexed folder that are still the dump: MindSpore rank_N, msprobe
+# stepN/rankN/procN, 1.x device_N and iteration_N; an ACL tree is recognised by its time folder.
+_TREE_LEVEL = re.compile(r"^(rank_?\d+|proc\d+|step\d+|device_\d+|iteration_\d+)$")
+_ACL_TIME = re.compile(r"^\d{14}$")  # {dump_path}/{YYYYMMDDhhmmss}/{device}/{model}/{model id}/{step}
+_TREE_DEPTH = 7
+
+
+def tree_top(dump: Dump) -> str:
+    """The topmost folder of the dump tree the dump was indexed from: the folder above its highest tree
+    level (at most one freely named folder, a net name, between two levels), or an ACL tree's dump path."""
+    chain = [os.path.realpath(dump.root)]
+    while len(chain) < _TREE_DEPTH and os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
+    for folder in chain[:6]:
+        if _ACL_TIME.match(os.path.basename(folder)):
+            return os.path.dirname(folder)
+    top, free = chain[0], 0
+    for folder in chain:
+        if _TREE_LEVEL.match(os.path.basename(folder)):
+            top, free = os.path.dirname(folder), 0
+        else:
+            free += 1
+            if free > 1:
+                break
+    return top
+
+
 def inside_any(path: str, dumps: list[Dump]) -> str | None:
-    """The dump folder `path` lies in, if any (we never write there)."""
+    """The dump folder `path` lies in, if any (we never write there): the folder given, the folder indexed,
+    or the top of the dump tree above them (a rank folder given: its dump root too)."""
     out = os.path.realpath(os.path.abspath(path))
     for d in dumps:
-        for root in {os.path.realpath(d.root), os.path.realpath(os.path.abspath(d.path))}:
+        for root in {os.path.realpath(d.root), os.path.realpath(os.path.abspath(d.path)), tree_top(d)}:
             if out == root or out.startswith(root.rstrip(os.sep) + os.sep):
                 return root
     return None

@@ -11,7 +11,7 @@ from .model import TensorRef
 from .verdict import BAD, GOOD, IGNORED, worst
 
 
-@dataclass
+@dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
 class TensorResult:
     io: str
     slot: int

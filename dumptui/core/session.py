@@ -8,7 +8,6 @@ from worker threads.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Iterable
 
@@ -18,8 +17,10 @@ from .dataflow import unpaired_neighbour_types
 from .hints import Hint, attribute_diff, hints_for
 from .ledger import ReadLedger
 from .metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
-from .model import SMALL_READ, Dump, TensorRef
+from .model import Dump, TensorRef
+from .parallel import PairExecutor
 from .results import OpResult, TensorResult, op_verdict
+from .samefiles import SameFiles
 from .verdict import (
     BUILTIN_IGNORES,
     DTYPE_MISMATCH,
@@ -51,6 +52,7 @@ class Session:
         forced: list[tuple[str, str]] | None = None,
         alignment: Alignment | None = None,
         kl: bool = True,
+        remember_same_files: bool = False,
     ):
         self.ref = ref
         self.target = target
@@ -59,6 +61,9 @@ class Session:
         self.alignment = alignment or align(ref, target, forced)
         self.kl = kl
         self.ledger = ReadLedger()
+        self.same_files = SameFiles(ref.root, target.root, remember=remember_same_files)
+        # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
+        self.executor: PairExecutor | None = None
         self._cache: dict[tuple[int, int], TensorResult] = {}
         self._lock = threading.Lock()
 
@@ -116,8 +121,23 @@ class Session:
         try:
             st = compare_tensors(ref, target, tol, kl=self.kl)
         except (OSError, ValueError) as e:
-            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+            return self.read_failed(io, slot, ref, target, f"read failed: {e}", notes)
         return self.finish(pair, io, slot, ref, target, st, pre, purpose)
+
+    @staticmethod
+    def read_failed(
+        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[str]
+    ) -> TensorResult:
+        """A pair whose values could not be read although their headers could: the file that fails is found
+        and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
+        failed = []
+        for side, t in (("ref", ref), ("target", target)):
+            try:
+                next(iter(t.chunks(1 << 16)), None)
+            except (OSError, ValueError) as e:
+                t.refuse(f"read failed: {e}")
+                failed.append(f"{side}: read failed: {e}")
+        return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
         self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
@@ -259,22 +279,19 @@ class Session:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.
 
         Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
-        cost one read each. Files that differ anywhere (even only in the header) go the full way.
+        cost one streamed read each, and none on the next run of the same pair (samefiles.py). Files that
+        differ anywhere (even only in the header) go the full way.
         """
         r = (pair.ref.inputs if io == "input" else pair.ref.outputs).get(slot) if pair.ref else None
         t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
         if r is None or t is None or not r.has_data or not t.has_data:
             return None
-        try:
-            size = os.path.getsize(r.path)
-            if size != os.path.getsize(t.path) or size > SMALL_READ:
-                return None
-            with open(r.path, "rb") as a, open(t.path, "rb") as b:
-                same = a.read() == b.read()
-        except OSError:
+        if r.refused or t.refused:  # a tensor refused while indexing is never taken for equal
+            return None
+        if not self.same_files.identical(r.path, t.path):  # regular files only (samefiles reads through safeio)
             return None
         self.ledger.book(purpose, pair.key, io, slot)
-        return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)") if same else None
+        return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)")
 
     # ------------------------------------------------------------------ ops
     def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:

@@ -24,7 +24,8 @@ from enum import Enum
 from typing import Iterable
 
 from . import dtypes
-from .metrics import ElementTolerance, PairStats, stats_within_rounding, within_rounding
+from .elements import stats_within_rounding, within_rounding
+from .metrics import ElementTolerance, PairStats
 from .model import Op, TensorRef
 from .noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
 

@@ -42,6 +42,7 @@ class BisectState:
     started: bool = False
     finished: bool = False
     no_divergence: bool = False
+    undecided: tuple[str, ...] = ()  # why damage hides the answer (finished with no culprit, and no verdict)
     candidates: frozenset[int] = frozenset()
     good: frozenset[int] = frozenset()
     bad: frozenset[int] = frozenset()
@@ -198,6 +199,7 @@ class BisectDriver:
             started=bi.started,
             finished=bi.finished,
             no_divergence=bi.no_divergence,
+            undecided=tuple(bi.undecided),
             candidates=frozenset(bi.candidates),
             good=frozenset(bi.good),
             bad=frozenset(bi.bad),

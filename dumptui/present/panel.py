@@ -171,6 +171,11 @@ def panel_lines(
                 )
         else:
             out.append((("other roots of divergence: none found", "muted"),))
+    elif state.finished and state.undecided:
+        out.append((("Undecided: damage hides the answer", "error"),))
+        for why in state.undecided:
+            out += wrap((("  - ", "bold"), (why, "")), width, 4)
+        out += search_line(state, width)
     elif state.finished:
         out += plot_lines(state, width)
         if state.benign:

@@ -12,9 +12,18 @@ from ..core.redump import inside_any
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> str:
-    """`$XDG_CACHE_HOME/dumptui` or `~/.cache/dumptui`: where sessions go (never beside a dump)."""
+    """`$XDG_CACHE_HOME/dumptui` or `~/.cache/dumptui`: files that can be made again (a re-dump config
+    written when the working folder is inside a dump)."""
     env = os.environ if env is None else env
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dumptui")
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> str:
+    """`$XDG_STATE_HOME/dumptui` or `~/.local/state/dumptui` (the XDG base-directory rule, as platformdirs
+    applies it on Linux): where saved sessions go, state worth keeping but not config, never beside a dump."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "dumptui")
 
 
@@ -22,7 +31,7 @@ def default_session_path(
     dumps: Sequence[Dump], now: float | None = None, env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> str:
     name = time.strftime("session-%Y%m%d-%H%M%S.json", time.localtime(time.time() if now is None else now))
-    path = os.path.join(cache_dir(env), name)
+    path = os.path.join(state_dir(env), name)
     if inside_any(path, list(dumps)) is not None:
         path = os.path.join(cwd or os.getcwd(), name)
     return path

@@ -130,12 +130,16 @@ TreePair = Union[OpPair, PreviewPair]  # what the tree is built over: aligned pa
 
 def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
     """The reference's kernels by name, in execution-order-csv order, read without indexing the dump
-    ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index)."""
+    ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index).
+    `rank` "all": every rank's, named `rank_R/...` as the indexed ranks are (ranks at the top of the tree)."""
     from ..core.formats.files import RANK_DIR, read_execution_order
     from ..core.formats.files import find_rank_dir as _find_rank_dir
     from ..core.formats.files import list_dir as _ls
 
     ranks = [n for n in _ls(path) if RANK_DIR.match(n)]
+    if rank == "all":
+        every = [f"{r}/{p.name}" for r in sorted(ranks, key=len) for p in preview_pairs(path, r[len("rank_") :])]
+        return [PreviewPair(n, i) for i, n in enumerate(every)]
     if ranks:
         want = f"rank_{rank}" if rank is not None else (ranks[0] if len(ranks) == 1 else None)
         rank_dir = os.path.join(path, want) if want in ranks else None

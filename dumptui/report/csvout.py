@@ -1,7 +1,10 @@
-"""CSV export with the column names users of the Ascend tools (msprobe, msaccucmp) know.
+"""`compare --csv FILE --csv-profile full`: dumptui's own, richer table (every metric of core/metrics.py,
+both sides' statistics, the verdict and the local error). For msprobe's table see msprobe_csv.py.
 
-NPU = the target (e.g. Ascend310), Bench = the reference (e.g. Ascend910). Undefined values are written as
-`undefined`, with the reason in `Err_message`, never as 0.
+NPU = the target (e.g. Ascend310), Bench = the reference (e.g. Ascend910). Column names are dumptui's
+where the meaning is dumptui's: `RelEucDist` is the relative Euclidean distance (msprobe's `EucDist` is the
+absolute one), and there is no msprobe verdict column (`Verdict` is dumptui's). Numbers are numbers: an
+undefined value is an empty cell, never a word and never 0, with the reason in `Err_message`.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import IO
 
 from ..core.localerror import LocalError
 from ..core.results import OpResult, TensorResult
-from ..core.verdict import BAD, GOOD
+from ..core.verdict import BAD
 
 HEADER = [
     "Index",
@@ -31,7 +34,7 @@ HEADER = [
     "MaxAbsErr Index",
     "MeanAbsErr",
     "RMSE",
-    "EucDist",
+    "RelEucDist",
     "MaxRelativeErr",
     "MeanRelativeErr",
     "AccumulatedRelativeError",
@@ -54,7 +57,6 @@ HEADER = [
     "Bench mean",
     "Bench std",
     "Bench l2norm",
-    "Accuracy Reached or Not",
     "Verdict",
     "Err_message",
     "Paired By",
@@ -71,7 +73,7 @@ _METRIC_COLS = [
     ("MaxAbsErr", "max_abs"),
     ("MeanAbsErr", "mean_abs"),
     ("RMSE", "rmse"),
-    ("EucDist", "rel_euclid"),
+    ("RelEucDist", "rel_euclid"),
     ("MaxRelativeErr", "max_rel"),
     ("MeanRelativeErr", "mean_rel"),
     ("AccumulatedRelativeError", "acc_rel"),
@@ -82,10 +84,11 @@ _METRIC_COLS = [
 
 
 def _v(x) -> str:
+    """A number as text; empty when undefined or NaN (the reason is in Err_message), `inf`/`-inf` as such."""
     if x is None:
-        return "undefined"
+        return ""
     if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+        return "" if math.isnan(x) else ("inf" if x > 0 else "-inf")
     return repr(x) if isinstance(x, float) else str(x)
 
 
@@ -109,14 +112,13 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
             "Paired By": p.how,
             "NPU Path": r.target.path if r.target else "",
             "Bench Path": r.ref.path if r.ref else "",
-            "Accuracy Reached or Not": "Yes" if r.verdict in GOOD else ("No" if r.verdict in BAD else ""),
         }
     )
     messages = [r.reason] + list(r.notes)
     if st is not None:
         for col, attr in _METRIC_COLS:
             d[col] = _v(getattr(st, attr))
-        d["MaxAbsErr Index"] = list(st.max_abs_index) if st.max_abs_index is not None else "undefined"
+        d["MaxAbsErr Index"] = list(st.max_abs_index) if st.max_abs_index is not None else ""
         d["Diff Count"] = st.n_diff
         d["Element Count"] = st.n
         for side, pre in ((st.target, "NPU"), (st.ref, "Bench")):
@@ -135,24 +137,10 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
 
 
 def write_csv(
-    path: str, results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+    fh: IO[str], results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
 ) -> int:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        return _write(fh, results, only_bad, locals_)
-
-
-def csv_text(
-    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
-) -> tuple[str, int]:
-    """The same CSV as text (the app hands it to a browser as a download): (text, rows)."""
-    buf = io.StringIO(newline="")
-    n = _write(buf, results, only_bad, locals_)
-    return buf.getvalue(), n
-
-
-def _write(fh: IO[str], results: list[OpResult], only_bad: bool, locals_: dict[int, LocalError] | None) -> int:
     n = 0
-    w = csv.DictWriter(fh, fieldnames=HEADER)
+    w = csv.DictWriter(fh, fieldnames=HEADER, lineterminator="\n")
     w.writeheader()
     for res in results:
         for r in res.inputs + res.outputs:
@@ -161,3 +149,12 @@ def _write(fh: IO[str], results: list[OpResult], only_bad: bool, locals_: dict[i
             n += 1
             w.writerow(row(n, res, r, (locals_ or {}).get(res.pair.index)))
     return n
+
+
+def csv_text(
+    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+) -> tuple[str, int]:
+    """The same CSV as text (the app hands it to a browser as a download): (text, rows)."""
+    buf = io.StringIO(newline="")
+    n = write_csv(buf, results, only_bad, locals_)
+    return buf.getvalue(), n

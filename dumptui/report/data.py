@@ -9,14 +9,16 @@ from ..core.localerror import LocalError
 from ..core.model import Dump, Problem, TensorRef
 from ..core.results import OpResult, TensorResult
 from ..core.session import Session
+from ..core.verdict import UNREADABLE
 
 
 def num(v):
-    """JSON-safe number: NaN/Inf become strings (JSON has neither), None stays None."""
+    """A JSON number, or None (null) when undefined or not finite: JSON has no NaN or infinity, and a script
+    reading a number column must never meet a word in it (report/jsonout.py)."""
     if v is None:
         return None
     if isinstance(v, float) and not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return None
     return v
 
 
@@ -67,7 +69,7 @@ def op_result(res: OpResult) -> dict:
         "ref": p.ref.name if p.ref else None,
         "target": p.target.name if p.target else None,
         "op_type": p.op_type,
-        "position": p.index,
+        "position": p.index + 1,  # 1-based, as `#N` in the text output
         "paired_by": p.how,
         "verdict": res.verdict,
         "input_verdict": res.input_verdict,
@@ -163,6 +165,20 @@ def preconditions(checks: list[InputCheck]) -> dict:
     }
 
 
+def skipped(session: Session, results: list[TensorResult] | None = None) -> dict:
+    """How much could not be read: files of each dump that could not be placed or opened, and tensor pairs
+    compared so far (or among `results`) whose verdict is unreadable."""
+    return {
+        "files": {
+            side: sum(1 for p in d.problems if p.severity == "error")
+            for side, d in (("ref", session.ref), ("target", session.target))
+        },
+        "tensor_pairs": sum(
+            1 for r in (results if results is not None else session.results()) if r.verdict == UNREADABLE
+        ),
+    }
+
+
 def damaged_tensors(session: Session, results: list[TensorResult] | None = None) -> list[dict]:
     """Tensors seen so far that could not be read or were read as repaired data."""
     out = []
@@ -192,7 +208,7 @@ def bisect_report(bi: Bisection) -> dict:
                 "target": r.pair.target.name if r.pair.target else None,
                 "kind": r.kind,
                 "why": r.why,
-                "position": r.pair.index,
+                "position": r.pair.index + 1,
                 "local_error": local_error(r.local),
             }
             for r in roots
@@ -210,7 +226,7 @@ def bisect_report(bi: Bisection) -> dict:
         "steps": [
             {
                 "op": bi.order[st.position].name,
-                "position": st.position,
+                "position": bi.order[st.position].index + 1,  # the op's position, as in `ops` and `roots`
                 "mark": st.mark,
                 "source": st.source,
                 "detail": st.detail,

@@ -1,4 +1,10 @@
-"""Number and name formatting shared by every report and the UI (no rich import: the UI uses it too)."""
+"""Number and name formatting shared by every report and the UI (no rich import: the presenter uses it too).
+
+Every string that comes from a file (op names, paths, reasons quoting a header, a version field) is data, and
+reaches a terminal only through `clean` (plain text: Rich `Text`, Textual notifications without markup, plain
+prints) or `markup` (text inside Rich markup). CSV and JSON reports keep the raw value, escaped by their own
+writers.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,45 @@ import re
 
 from ..core.metrics import format_cos
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters a name from a file must not bring to a terminal: C0 controls (newline and tab included: a name is
+# one line, and a newline in it could forge a line of the report), DEL, C1 controls (ESC and CSI start
+# terminal escape sequences), the Unicode bidirectional controls that reorder what a terminal shows, and lone
+# surrogates (bytes of a file name that are not UTF-8, which a strict UTF-8 stdout cannot print).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# Rich's markup escape (rich.markup.escape), here so that the presenter can use it without importing rich.
+_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_TRAILING_BACKSLASHES = re.compile(r"\\+$")
 
 
-def clean(text: str) -> str:
-    """Names come from files: strip terminal control characters before they reach a terminal."""
-    return _CONTROL.sub("?", str(text))
+def _visible(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogateescape): that byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean(text: object) -> str:
+    """Text from a file made safe for a terminal, as one line: each control character, bidirectional control
+    and undecodable byte is shown as its escape (ESC as \\x1b, a newline as \\x0a, U+202E as \\u202e, an
+    undecodable byte 0xff as \\xff)."""
+    return _UNSAFE.sub(_visible, str(text))
+
+
+def markup(text: object) -> str:
+    """Text from a file inside Rich markup: cleaned, and its `[tags]` escaped so they show as written."""
+
+    def escape_backslashes(m: re.Match[str]) -> str:
+        backslashes, tag = m.groups()
+        return f"{backslashes}{backslashes}\\{tag}"
+
+    out = _MARKUP_TAG.sub(escape_backslashes, clean(text))
+    trailing = _TRAILING_BACKSLASHES.search(out)
+    if trailing:
+        # Rich halves backslashes only right before a tag, and what follows this text is not known: doubled
+        # and closed by an empty tag, the run shows as written whether a tag, a colon or nothing comes next
+        # (rich.markup.escape's single added backslash shows two for one when no tag follows)
+        out += trailing.group() + "[dim][/dim]"
+    return out
 
 
 def g(v, digits: int = 4) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -33,8 +32,9 @@ def verdict_style(v: str | None) -> str:
     return ROLE_STYLE.get(role(v), "") if v else ""
 
 
-def name(s: str) -> str:
-    return escape(fmt.clean(s))
+def name(s: object) -> str:
+    """Text from a file, for Rich markup (fmt.markup: cleaned, tags escaped)."""
+    return fmt.markup(s)
 
 
 def verdict_text(v: str | None) -> Text:
@@ -54,12 +54,12 @@ def dump_line(d: Dump) -> str:
     return f"{name(d.path)} ({name(', '.join(parts))})"
 
 
-def _shape_dtype(r: TensorResult) -> str:
+def _shape_dtype(r: TensorResult) -> Text:
     def side(t):
         return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
 
     a, b = side(r.ref), side(r.target)
-    return a if a == b else f"{a} | {b}"
+    return Text(fmt.clean(a if a == b else f"{a} | {b}"))  # a dtype label may come from a file
 
 
 def tensor_table(results: list[TensorResult], title: str = "") -> Table:
@@ -152,7 +152,7 @@ def print_local(console: Console, le: LocalError | None) -> None:
         else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
     )
     console.print(
-        f"  local error: output {fmt_rel(le.out_rel or 0.0)} of its RMS ({le.floor_dtype} floor "
+        f"  local error: output {fmt_rel(le.out_rel or 0.0)} of its RMS ({name(le.floor_dtype)} floor "
         f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})"
     )
     if le.replay is not None:
@@ -230,7 +230,11 @@ def print_bisect(console: Console, bi: Bisection) -> None:
         )
     culprit = bi.first_root()
     benign = bi.benign_evidence() if culprit is None else []
-    if culprit is None and benign:
+    if culprit is None and bi.undecided:
+        console.print("[bold magenta]Undecided[/bold magenta]: damage hides the answer (exit code 2):")
+        for line in bi.undecided:
+            console.print(f"  - {name(line)}")
+    elif culprit is None and benign:
         console.print("[bold green]Benign[/bold green]: no op creates error beyond what precision explains:")
         for line in benign:
             console.print(f"  - {name(line)}")
@@ -262,7 +266,21 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     ]
     for t in dict.fromkeys(damaged):
         console.print(f"[magenta]damaged file[/magenta] {name(t.path)}: {name(t.problem or t.repaired)}")
+    print_skipped(console, s)
     console.print(f"Tensor pairs read: {s.ledger.summary()}")
+
+
+def print_skipped(console: Console, session: Session, results: list[TensorResult] | None = None) -> None:
+    """One line saying how much could not be read (nothing when everything could)."""
+    from .data import skipped
+
+    counts = skipped(session, results)
+    parts = [f"{n} file{'s' if n != 1 else ''} of the {side} dump" for side, n in counts["files"].items() if n]
+    if counts["tensor_pairs"]:
+        n = counts["tensor_pairs"]
+        parts.append(f"{n} tensor pair{'s' if n != 1 else ''} not compared")
+    if parts:
+        console.print(f"[magenta]skipped[/magenta] (unreadable, listed above): {', '.join(parts)}")
 
 
 _SHORT_DTYPE = {
@@ -305,11 +323,11 @@ def compare_table(
         title.append(fmt.clean(p.label))
         title.append(f" ({fmt.clean(p.op_type)})", style="dim")
         if not p.paired:
-            title.append(f"  {p.how}, {len(rows)} tensors", style="yellow")
+            title.append(f"  {fmt.clean(p.how)}, {len(rows)} tensors", style="yellow")
             lines.append(title)
             continue
         if p.how != "exact name":
-            title.append(f"  paired by {p.how}", style="dim")
+            title.append(f"  paired by {fmt.clean(p.how)}", style="dim")
         le = (locals_ or {}).get(p.index)
         if le is not None and le.out is not None and le.kind != "clean":
             title.append(
@@ -330,7 +348,7 @@ def compare_table(
                 dt = f"{_dt(r.ref.dtype)}|{_dt(r.target.dtype)}"
             repaired = any(x is not None and x.has_data and x.repaired for x in (r.ref, r.target))
             label = r.label + ("*" if repaired else "")
-            line = Text(f"  {label:9} {sh + ' ' + dt:22} ")
+            line = Text(fmt.clean(f"  {label:9} {sh + ' ' + dt:22} "))
             if st is not None and not st.bitwise_equal:
                 line.append(f"{fmt.cos(st.cos):>9} {fmt.g(st.max_abs):>9} {fmt.g(st.max_rel):>9} ")
             else:

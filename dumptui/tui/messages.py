@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from ..core.metrics import WorstElement
+from ..core.elements import WorstElement
 from ..core.results import OpResult
 from ..core.session import Session
 from ..present.bisection import BisectDriver, BisectState

@@ -19,7 +19,7 @@ from ..noise import fmt_rel
 from ..parallel import ComparePool
 from ..scan import ScanResult, describe_noise, kernel_order, scan
 from ..session import Session
-from ..verdict import CLOSE
+from ..verdict import CLOSE, UNREADABLE
 from .culprit import CulpritCheck
 from .oracle import ComputedOracle, Oracle
 from .preconditions import check_inputs, parameter_roots
@@ -32,6 +32,7 @@ from .strategy import GraphStrategy, choose_strategy
 from .types import InputCheck, Mark, Root, Source, Step
 
 MAX_SINKS = 4  # graph outputs checked for divergence before giving up
+MAX_WALK_BACK = 32  # outputs read back from an unreadable graph output, looking for readable ones
 
 
 class Bisection:
@@ -55,6 +56,9 @@ class Bisection:
         self.search = "bisection"  # or "scan": every op read and judged by its local error
         self.search_reason = ""
         self.scan_result: ScanResult | None = None
+        # why the search could not decide, when damage hides the answer (an unreadable graph output whose
+        # readable inputs agree, nothing paired): then there is no "no divergence", and the CLI exits 2
+        self.undecided: list[str] = []
         self._prepared = False
         self.reset()
 
@@ -157,7 +161,8 @@ class Bisection:
         st = self.state.evolve(started=True)
         if not self.order:
             self.notes.append("no op is dumped on both sides: nothing to bisect")
-            self.state = st.evolve(finished=True, no_divergence=True)
+            self.undecided.append("nothing to bisect: no op is dumped with outputs on both sides")
+            self.state = st.evolve(finished=True, no_divergence=False)
             return
         sinks = self.strategy.sinks()
         for s in sinks[:MAX_SINKS]:
@@ -165,16 +170,52 @@ class Bisection:
             st = st.with_step(
                 Step(self.order[s].key, s, mark, Source.START, "graph output: " + detail, len(st.candidates))
             )
-            if mark == Mark.BAD:
-                st = self._narrow(st, s, Mark.BAD)
+            bad: int | None = s if mark == Mark.BAD else None
+            if mark == Mark.SKIP and self.session.cached_verdict(self.order[s]) == UNREADABLE:
+                # damage is never taken for agreement: search from the outputs that can be read
+                st, bad = self._last_readable(st, s, detail)
+            if bad is not None:
+                st = self._narrow(st, bad, Mark.BAD)
                 break
             if mark == Mark.GOOD:
                 st = st.evolve(good=st.good | {s})
         else:
-            st = st.evolve(finished=True, no_divergence=True, candidates=frozenset())
+            st = st.evolve(finished=True, no_divergence=not self.undecided, candidates=frozenset())
             if len(sinks) > MAX_SINKS:
                 self.notes.append(f"{len(sinks) - MAX_SINKS} other graph outputs not checked (use `compare`)")
         self.state = self._maybe_converged(st)
+
+    def _last_readable(self, st: SearchState, sink: int, why: str) -> tuple[SearchState, int | None]:
+        """A graph output that cannot be read: read the last readable outputs that feed it instead (walking
+        back through unreadable ones). Returns the state and the first bad one found; when all agree, whether
+        the unreadable output diverges is unknown, and `undecided` says so."""
+        queue, seen, read = [sink], {sink}, 0
+        agree: list[int] = []
+        while queue and read < MAX_WALK_BACK:
+            for p in sorted(self.strategy.predecessors(queue.pop(0)), reverse=True):
+                if p in seen:
+                    continue
+                seen.add(p)
+                read += 1
+                mark, detail = self.oracle.verdict(p, "graph output")
+                where = f"last readable output before {self.order[sink].name}: {detail}"
+                st = st.with_step(Step(self.order[p].key, p, mark, Source.START, where, len(st.candidates)))
+                if mark == Mark.BAD:
+                    self.notes.append(
+                        f"graph output {self.order[sink].name} unreadable ({why}): searched from {self.order[p].name}"
+                    )
+                    return st, p
+                if mark == Mark.GOOD:
+                    agree.append(p)
+                    st = st.evolve(good=st.good | {p})
+                else:
+                    queue.append(p)
+        checked = f"the {len(agree)} last readable outputs before it agree" if agree else "no readable output before it"
+        self.undecided.append(
+            f"graph output {self.order[sink].name} cannot be read ({why}) and {checked}: "
+            "whether the network diverges is unknown"
+        )
+        return st, None
 
     def next_probe(self) -> int | None:
         """The position to probe next, or None when converged/finished."""

@@ -57,13 +57,15 @@ class GraphStrategy:
 
     def __init__(self, dag: nx.DiGraph):
         self.dag = dag
+        # plain tuples: each probe walks thousands of edges, and networkx's views cost a call per node
+        self._preds = {n: tuple(ps) for n, ps in dag.pred.items()}
 
     def ancestors(self, pos: int, within: set[int] | frozenset[int] | None = None) -> set[int]:
         seen: set[int] = set()
         stack = [pos]
+        preds = self._preds
         while stack:
-            n = stack.pop()
-            for p in self.dag.predecessors(n):
+            for p in preds[stack.pop()]:
                 if p not in seen and (within is None or p in within):
                     seen.add(p)
                     stack.append(p)
@@ -73,7 +75,7 @@ class GraphStrategy:
         return set(nx.descendants(self.dag, pos))
 
     def predecessors(self, pos: int) -> set[int]:
-        return set(self.dag.predecessors(pos))
+        return set(self._preds[pos])
 
     def sinks(self) -> list[int]:
         """Graph outputs, the network output (most ancestors) first."""
@@ -128,8 +130,7 @@ def pair_graph(session: Session, order: list[OpPair]) -> tuple[nx.DiGraph | None
             p = lookup(k)
             if p is not None and p.index in position:
                 pos_of[k] = position[p.index]
-        for u, vs in bridged_successors(g, pos_of).items():
-            dag.add_edges_from((u, v) for v in vs if u != v)
+        dag.add_edges_from((u, v) for u, vs in bridged_successors(g, pos_of).items() for v in vs if u != v)
     if not used:
         return None, []
     if not nx.is_directed_acyclic_graph(dag):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 
+from .. import indexcache
 from ..errors import DumpError
 from ..model import Dump, no_cyclic_gc
 from .cann import CannRawReader
+from .filecheck import check_tensor_files
 from .mindspore import MindSporeNpyReader
 from .mindspore_bin import MindSporeBinReader
 from .msprobe import MsprobeReader
@@ -44,15 +46,33 @@ def detect(path: str) -> str:
 
 
 def open_dump(
-    path: str, rank: str | None = None, graph: str | None = None, iteration: str | None = None, fmt: str | None = None
+    path: str,
+    rank: str | None = None,
+    graph: str | None = None,
+    iteration: str | None = None,
+    fmt: str | None = None,
+    cache: bool = False,
 ) -> Dump:
-    """The index of the dump at `path` (format detected unless `fmt` names one), as selected."""
-    with no_cyclic_gc():
-        fmt = fmt or detect(path)
-        reader = _BY_FORMAT.get(fmt)
+    """The index of the dump at `path` (format detected unless `fmt` names one), as selected. `cache`: use
+    the persistent index cache (indexcache.py) unless DUMPTUI_NO_INDEX_CACHE is set."""
+    selection = Selection(rank, graph, iteration)
+
+    def index() -> Dump:
+        chosen = fmt or detect(path)
+        reader = _BY_FORMAT.get(chosen)
         if reader is None:
-            raise DumpError(path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-        return reader.open(path, Selection(rank, graph, iteration))
+            raise DumpError(path, f"unknown format {chosen!r}; known: {', '.join(FORMATS)}")
+        dump = reader.open(path, selection)
+        # FIFOs, devices, links: refused or reported before anything reads them. Cached with the index (the
+        # codec keeps refusals): swapping a file for a FIFO changes its folder, so the entry is not reused,
+        # and every read goes through safeio anyway.
+        check_tensor_files(dump)
+        return dump
+
+    with no_cyclic_gc():
+        if cache and indexcache.enabled() and os.path.isdir(path):
+            return indexcache.cached_index(path, fmt, (rank, graph, iteration), index).dump
+        return index()
 
 
 __all__ = ["FORMATS", "READERS", "Reader", "Selection", "detect", "open_dump"]

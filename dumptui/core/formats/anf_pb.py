@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..ir import IRArg, IRGraph, IRNode, IRParam, TensorType
+from ..safeio import read_bytes
 from .irtext import MONADS, strip_prefix
 from .protoschema import Message, message_classes
 
@@ -214,7 +215,10 @@ def _tensor_types(type_proto: Message, in_sequence: bool = False) -> list[Tensor
         tensor = type_proto.tensor_type
         shape: tuple[int, ...] | None
         if tensor.HasField("shape"):
-            shape = tuple(d.size for d in tensor.shape.dim)
+            try:  # a dynamic dimension (-1) or one out of range: the shape is unknown
+                shape = limits.shape([d.size for d in tensor.shape.dim])
+            except limits.BadValue:
+                shape = None
         else:
             shape = None if in_sequence else ()
         return [(_dtype(tensor.elem_type), shape)]
@@ -282,8 +286,7 @@ def _monad_constants(proto: Message, constants: dict[str, str | None]) -> set[st
 
 def parse_anf_pb(path: str) -> IRGraph:
     """The graph in a `mindspore.irpb.ModelProto` file. Raises OSError, or ValueError for a damaged file."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_bytes(path)
     model = ModelProto()
     try:
         model.ParseFromString(data)

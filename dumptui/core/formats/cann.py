@@ -149,7 +149,10 @@ def _read_ops(
         )
         if raw.problem:
             dump.problems.append(Problem(path, raw.problem))
-        if raw.tensors or not raw.problem:
+        elif not raw.tensors:
+            # a file of zeros parses as an empty DumpData: an op without tensors would vanish unnamed
+            dump.problems.append(Problem(path, "holds no input and no output: nothing to compare", "warning"))
+        if raw.tensors:
             ops.append(_op(raw, graph_id, node))
             layouts[raw.layout_variant] += 1
     return ops, layouts

@@ -18,15 +18,16 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
 from ..npy import Layout
+from ..safeio import open_regular
 from .cann_proto import DECODED_TYPES, Message, data_type_name, dims, format_name, parse_dump_data
 
 # {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[.{task_type}.{context_id}.{thread_id}.{device_id}]:
 # very old CANN wrote no stream id, FFTS+ appends four fields. Names have `.`, `/`, `\` and space replaced by `_`.
 RAW_NAME = re.compile(
-    r"^(?P<type>[^.]+)\.(?P<name>[^.]+)\.(?P<task>\d+)(?:\.(?P<stream>\d+))?\.(?P<ts>\d+)"
+    r"^(?P<type>[^.]+)\.(?P<name>[^.]+)\.(?P<task>\d{1,20})(?:\.(?P<stream>\d{1,20}))?\.(?P<ts>\d{1,20})"
     r"(?P<ffts>\.[A-Za-z0-9_]+\.\d+\.\d+\.\d+)?$"
 )
 RAW_PATTERN = "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}"
@@ -34,6 +35,7 @@ OVERFLOW_TYPE = "Opdebug"
 MAPPING_FILE = "mapping.csv"
 _LENGTH = struct.Struct("<Q")
 _MAX_HEADER = 1 << 28  # a DumpData header without payloads is small; a larger length is not a length
+_MAX_WHOLE_FILE = (1 << 31) - 1  # protobuf parses no message of 2 GiB or more: a larger file is not one DumpData
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,14 @@ def _tensor(
     if original_format is None and io == "output" and proto.original_op.name:
         original_format = format_name(proto.original_op.format)
     label = dtype or type_name
-    declared = f"{label}{list(device)} {fmt}"
+    declared = f"{label}{limits.brief(list(device), 80)} {fmt}"
+    try:  # uint64 dimensions from the file: checked before any arithmetic on them
+        limits.shape(device, "device shape")
+        if original is not None:
+            limits.shape(original, "original shape")
+    except limits.BadValue as e:
+        problem = problem or str(e)
+        device, original = (), None
     shape = original if original is not None else device
 
     def unreadable(reason: str) -> RawTensor:
@@ -136,7 +145,7 @@ def _tensor(
     storage = dtypes.storage(dtype) if dtype else None
     if dtype is None or storage is None:
         return unreadable(f"data type {type_name} is not decoded (no numpy type holds it)")
-    expected = int(np.prod(device, dtype=np.int64)) * storage.itemsize
+    expected = limits.elements(device) * storage.itemsize
     if size != expected:
         return unreadable(f"payload {size} B, but {declared} is {expected} B")
     try:
@@ -180,7 +189,9 @@ class EmbeddedPayload:
 @lru_cache(maxsize=2)
 def _whole_file(path: str, _mtime: float) -> Message:
     """The parsed DumpData of an older-layout file, kept for the next tensor of the same op."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
+        if os.fstat(fh.fileno()).st_size > _MAX_WHOLE_FILE:
+            raise ValueError("too large to be one whole DumpData")
         return parse_dump_data(fh.read())
 
 
@@ -245,8 +256,8 @@ def read_raw_file(
     raw = RawFile(path, name)
     graph = (original_formats or {}, original_shapes or {})
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
             header = _header(fh, size)
             if not isinstance(header, str):
                 msg, length = header
@@ -254,12 +265,17 @@ def read_raw_file(
                 _current_layout(raw, msg, length, size, graph)
                 if raw.problem is None or _is_whole_file_dump(msg):
                     return raw
+            why_not_current = header if isinstance(header, str) else raw.problem
+            if size > _MAX_WHOLE_FILE:
+                raw.tensors.clear()
+                raw.problem = f"not a raw dump file: {why_not_current}; too large to be one whole DumpData"
+                return raw
             fh.seek(0)
             data = fh.read()
     except OSError as e:
+        raw.tensors.clear()
         raw.problem = f"cannot read: {e.strerror or e}"
         return raw
-    why_not_current = header if isinstance(header, str) else raw.problem
     try:
         whole = parse_dump_data(data)
     except ValueError:

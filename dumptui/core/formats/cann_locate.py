@@ -82,8 +82,16 @@ def find_step_folders(path: str, depth: int = _MAX_DEPTH) -> list[StepFolder]:
     """Every folder at or below `path` (to `depth` levels) that holds raw dump files, in name order."""
     found: list[StepFolder] = []
     stack = [(os.path.normpath(os.path.abspath(path)), 0)]
+    seen: set[tuple[int, int]] = set()  # folders visited, by identity: links that loop are walked once
     while stack:
         folder, level = stack.pop()
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
         if holds_raw_files(folder):
             found.append(_describe(folder))
         if level >= depth:

@@ -9,11 +9,12 @@ each reader says in its own words what it missed.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from ..safeio import read_json, read_text, text_lines
 
 RANK_DIR = re.compile(r"^rank_(\d+)$")
 # Folders beside the nets in a MindSpore rank folder (r1.3 and later).
@@ -96,13 +97,12 @@ def graph_folders(rank_dir: str) -> Iterator[tuple[str, str, str]]:
 
 
 def read_json_object(path: str) -> dict[str, Any]:
-    """A JSON object from a small file, or {} when it is missing or not an object."""
+    """A JSON object from a small file, or {} when it is missing, unreadable, too deep or not an object."""
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            d = json.load(fh)
-        return d if isinstance(d, dict) else {}
+        d = read_json(path)
     except (OSError, ValueError):
         return {}
+    return d if isinstance(d, dict) else {}
 
 
 def execution_order_csv(folder: str, graph: str) -> str:
@@ -112,16 +112,16 @@ def execution_order_csv(folder: str, graph: str) -> str:
 
 def read_execution_order(path: str) -> list[str]:
     """The kernels' full names from an execution-order csv, in execution order; [] when unreadable."""
-    out = []
+    out: list[str] = []
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as fh:
-            for i, line in enumerate(fh):
-                s = line.strip().strip(",")
-                if not s or (i == 0 and ("FullName" in s or "NodeExecutionOrder" in s)):
-                    continue
-                out.append(s.split(",")[-1].strip() if "," in s and "/" in s.split(",")[-1] else s)
+        text = read_text(path)
     except OSError:
-        pass
+        return out
+    for i, line in enumerate(text.splitlines()):
+        s = line.strip().strip(",")
+        if not s or (i == 0 and ("FullName" in s or "NodeExecutionOrder" in s)):
+            continue
+        out.append(s.split(",")[-1].strip() if "," in s and "/" in s.split(",")[-1] else s)
     return out
 
 
@@ -129,10 +129,9 @@ def read_mapping_csv(path: str) -> dict[str, str]:
     """{number: original file name} from the mapping.csv MindSpore writes when names are too long for a file."""
     out = {}
     try:
-        with open(path, "r", encoding="utf-8", errors="replace", newline="") as fh:
-            for row in csv.reader(fh):
-                if len(row) >= 2 and row[0].strip().isdigit():
-                    out[row[0].strip()] = row[1].strip()
-    except OSError:
+        for row in csv.reader(text_lines(path)):
+            if len(row) >= 2 and row[0].strip().isdigit():
+                out[row[0].strip()] = row[1].strip()
+    except (OSError, csv.Error):  # csv.Error: a field beyond the csv module's size limit, a NUL byte
         pass
     return out

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 from google.protobuf import text_format
 
+from .. import limits
 from ..ir import IRArg, IRGraph, IRNode, IRParam
+from ..safeio import read_text
 from .names import file_form
 from .protoschema import EnumTable, Message, MessageTable, message_classes
 
@@ -120,7 +122,7 @@ ModelProto = MESSAGES["ModelProto"]
 BUILD_GRAPH = re.compile(r"^ge_onnx_.*_Build\.pbtxt$")
 FUSED_NAMES = "_datadump_original_op_names"
 FUSED_TYPES = "_datadump_original_op_types"
-_DESC = re.compile(r"^(?P<io>input|output)_desc_origin_(?P<what>layout|shape):(?P<slot>\d+)$")
+_DESC = re.compile(r"^(?P<io>input|output)_desc_origin_(?P<what>layout|shape):(?P<slot>\d{1,9})$")
 # GE node types that hold values rather than run kernels: their outputs are graph inputs and constants.
 INPUT_TYPES = {"Data", "AippData", "RefData", "PlaceHolder"}
 CONSTANT_TYPES = {"Const", "Constant", "Variable", "ConstPlaceHolder"}
@@ -173,14 +175,16 @@ def _node(proto: Message) -> GeNode:
             if m and m.group("what") == "layout" and attr.s:
                 node.origin_layouts[(m.group("io"), int(m.group("slot")))] = _text(attr.s)
             elif m and m.group("what") == "shape":
-                node.origin_shapes[(m.group("io"), int(m.group("slot")))] = tuple(int(i) for i in attr.ints)
+                try:  # a dynamic (-1) or out-of-range dimension: no origin shape for this tensor
+                    node.origin_shapes[(m.group("io"), int(m.group("slot")))] = limits.shape(list(attr.ints))
+                except limits.BadValue:
+                    pass
     return node
 
 
 def read_ge_graph(path: str) -> GeGraph:
     """The graph of a GE `.pbtxt` dump. OSError, or ValueError saying why it is not one."""
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
+    text = read_text(path)
     model = ModelProto()
     try:
         text_format.Parse(text, model, allow_unknown_field=True)

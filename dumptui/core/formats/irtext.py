@@ -7,11 +7,13 @@ source lines `# In file model.py:110 ...`. The parser is line-based and tolerant
 
 from __future__ import annotations
 
+import io
 import re
 from functools import partial
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
+from ..safeio import read_text
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
 _NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")
@@ -83,12 +85,13 @@ def _balanced(text: str) -> tuple[str, str]:
 
 
 def _parse_dims(s: str) -> tuple[int, ...] | None:
+    """A shape from the IR text; None when it is not one (a dynamic -1, a number too large for a shape)."""
     s = s.strip()
     if not s:
         return ()
     try:
-        return tuple(int(x) for x in s.split(",") if x.strip())
-    except ValueError:
+        return limits.shape([int(x) for x in s.split(",") if x.strip()])
+    except ValueError:  # BadValue, or int() of a number with thousands of digits
         return None
 
 
@@ -138,9 +141,9 @@ def _abstract_types(spec: str) -> list[TensorType]:
             dts = _TENSOR_T.findall(item)
             shape_part = item[item.index("TupleShape(") + len("TupleShape(") :]
             shapes = [_parse_dims(s) for s in _SHAPE.findall(shape_part)]
-            rep = re.search(r"\*(\d+)\]", item)
+            rep = re.search(r"\*(\d{1,9})\]", item)
             if rep and len(dts) == 1:
-                dts = dts * int(rep.group(1))
+                dts = dts * min(int(rep.group(1)), len(shapes))  # the count comes from a file: never more than shapes
             for i, shp in enumerate(shapes):
                 out.append((dtypes.canonical(dts[i]) if i < len(dts) else None, shp))
             continue
@@ -218,10 +221,11 @@ def _read_comment(node: IRNode, line: str) -> None:
 
 
 def parse_ir_text(path: str) -> IRGraph:
+    """The graph of a text IR file; OSError when it cannot be read (what it cannot parse it skips)."""
     graph = IRGraph(source=path)
     node: IRNode | None = None  # the node whose type and comment lines follow
     type_lines: list[str] = []
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with io.StringIO(read_text(path)) as fh:
         for raw in fh:
             line = raw.strip()
             if not line:

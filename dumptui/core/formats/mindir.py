@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from google.protobuf.message import DecodeError
 
+from ..safeio import read_bytes
 from .protoschema import EnumTable, MessageTable, message_classes
 
 _MESSAGES: MessageTable = {
@@ -52,8 +53,7 @@ ModelProto = MESSAGES["ModelProto"]
 
 def read_graph_name(path: str) -> str:
     """The name of the main graph of a MindIR file. OSError, or ValueError saying why there is none."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_bytes(path)
     model = ModelProto()
     try:
         model.ParseFromString(data)

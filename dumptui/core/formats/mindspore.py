@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..ir import IRGraph
 from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
 from .device_tensors import restore_original_shapes
@@ -40,8 +40,8 @@ from .reader import Selection
 from .statistic_csv import read_statistic_csv
 
 NPY_NAME = re.compile(
-    r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)\."
-    r"(?P<io>input|output)\.(?P<slot>\d+)(?:\.(?P<fmt>[A-Za-z][A-Za-z0-9_]*))?(?:\.(?P<dtype>[A-Za-z][A-Za-z0-9]*))?\.npy$"
+    r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d{1,20})\.(?P<stream>\d{1,20})\.(?P<ts>\d{1,20})\."
+    r"(?P<io>input|output)\.(?P<slot>\d{1,9})(?:\.(?P<fmt>[A-Za-z][A-Za-z0-9_]*))?(?:\.(?P<dtype>[A-Za-z][A-Za-z0-9]*))?\.npy$"
 )
 NPY_PATTERN = (
     "MindSpore dump pattern "
@@ -131,11 +131,15 @@ class _Found:
 
 
 def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Problem]) -> None:
+    skipped: list[str] = []
     try:
-        rows, found.statistic_variant = read_statistic_csv(path)
+        rows, found.statistic_variant = read_statistic_csv(path, skipped)
     except (OSError, ValueError) as e:
         problems.append(Problem(path, str(e)))
         return
+    if skipped:
+        more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
+        problems.append(Problem(path, f"{len(skipped)} rows not read: {'; '.join(skipped[:3])}{more}"))
     for r in rows:
         tref = TensorRef(
             path,
@@ -157,6 +161,9 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
     mapping = read_mapping_csv(os.path.join(folder, MAPPING_FILE)) if MAPPING_FILE in names else {}
     prefix = os.path.join(folder, "")
     tensors, op_types, canonical = found.tensors, found.op_types, dtypes.canonical
+    # one string object per distinct io/format/dtype label, not one per file: a million-file index holds
+    # them a million times over
+    spelled: dict[str | None, str] = {}
     for n in names:
         if not n.endswith(".npy"):
             if n not in (MAPPING_FILE, STAT_FILE):
@@ -170,10 +177,10 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
         if rec.dtype:
             found.with_dtype += 1
         ts, slot = int(rec.timestamp), int(rec.slot)
-        tref = TensorRef(
-            prefix + n, rec.io, slot, dtype=canonical(rec.dtype) if rec.dtype else None, fmt=rec.fmt or "", timestamp=ts
-        )
-        tensors[(graph, rec.name)].append((ts, rec.io, slot, tref))
+        io = spelled.setdefault(rec.io, rec.io)
+        fmt = spelled.setdefault(rec.fmt, rec.fmt or "")
+        tref = TensorRef(prefix + n, io, slot, dtype=canonical(rec.dtype) if rec.dtype else None, fmt=fmt, timestamp=ts)
+        tensors[(graph, rec.name)].append((ts, io, slot, tref))
         op_types[(graph, rec.name)] = rec.op_type
 
 
@@ -311,15 +318,27 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
     return have_ts
 
 
+def _meta_text(meta: dict, key: str, path: str, problems: list[Problem]) -> str | None:
+    """A text field of `.dump_metadata/config.json`; a value of another type is named, not used."""
+    value = meta.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    problems.append(Problem(path, f"{key} is {limits.kind_of(value)}, not a string (ignored)", "warning"))
+    return None
+
+
 def _new_dump(path: str, loc: Located) -> Dump:
-    meta = read_json_object(os.path.join(loc.rank_dir, ".dump_metadata", "config.json")) if loc.rank_dir else {}
+    meta_path = os.path.join(loc.rank_dir, ".dump_metadata", "config.json") if loc.rank_dir else ""
+    meta = read_json_object(meta_path) if meta_path else {}
+    problems: list[Problem] = []
     dump = Dump(
         path=path,
         root=loc.rank_dir or os.path.abspath(path),
         format="mindspore-npy",
-        version=meta.get("ms_version"),
-        device=meta.get("device_target"),
+        version=_meta_text(meta, "ms_version", meta_path, problems),
+        device=_meta_text(meta, "device_target", meta_path, problems),
         rank=loc.rank,
+        problems=problems,
     )
     dump.graphs = sorted(loc.chosen, key=numeric_key)
     dump.iterations = {g: it for g, (it, _) in loc.chosen.items()}

@@ -19,13 +19,12 @@ from functools import partial
 from itertools import islice
 from typing import TypedDict
 
-import numpy as np
-
-from .. import dtypes
+from .. import dtypes, limits
 from ..errors import DumpError
 from ..ir import IRGraph
 from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
 from ..npy import Layout
+from ..safeio import regular_size
 from .device_tensors import restore_original_shapes
 from .files import is_dir, list_dir, numbered_subdirs, numeric_key
 from .pipeline import (
@@ -182,11 +181,15 @@ class BinName(TypedDict):
 
 
 def parse_bin_name(name: str) -> BinName | None:
-    """{op, io, slot, shape, dtype, fmt} from a 1.x dump file name, or None if it does not follow the pattern."""
+    """{op, io, slot, shape, dtype, fmt} from a 1.x dump file name, or None if it does not follow the pattern.
+    BadValue (a ValueError) when it does, but a number in it is out of range (a 20-digit dimension)."""
     m = BIN_NAME.match(name)
     if not m:
         return None
-    dims = tuple(int(d) for d in m.group("dims").split("_"))
+    digits = m.group("dims").split("_")
+    if len(m.group("slot")) > limits.MAX_INT_DIGITS or any(len(d) > limits.MAX_INT_DIGITS for d in digits):
+        raise limits.BadValue(f"a number in the file name has more than {limits.MAX_INT_DIGITS} digits")
+    dims = limits.shape([int(d) for d in digits], "shape in the file name")
     # every label of BIN_NAME has a canonical name; the label itself would only be a fallback
     dtype = dtypes.canonical(m.group("dtype")) or m.group("dtype")
     return BinName(
@@ -206,10 +209,10 @@ def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
     if storage is None:
         return Layout(None, shape, 0, problem=f"no numpy storage for dtype {dtype}", declared=declared)
     try:
-        payload = os.path.getsize(path)
+        payload = regular_size(path)
     except OSError as e:
         return Layout(None, shape, 0, problem=f"cannot read: {e.strerror or e}", declared=declared)
-    expected = int(np.prod(shape, dtype=np.int64)) * storage.itemsize
+    expected = limits.elements(shape) * storage.itemsize
     if payload != expected:
         why = f"payload {payload} B, name says {declared} = {expected} B"
         return Layout(None, shape, 0, declared=declared, problem=("truncated: " + why) if payload < expected else why)
@@ -257,7 +260,11 @@ def _list_files(data_dir: str, problems: list[Problem]) -> dict[str, list[Tensor
         if not name.endswith(".bin"):
             problems.append(foreign_file(path))
             continue
-        rec = parse_bin_name(name)
+        try:
+            rec = parse_bin_name(name)
+        except limits.BadValue as e:
+            problems.append(Problem(path, f"file name not read: {e}"))
+            continue
         if rec is None:
             problems.append(misnamed_file(path, BIN_PATTERN))
             continue

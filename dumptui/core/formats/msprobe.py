@@ -14,20 +14,21 @@ parameter; anything else is an input no op produced (the network input, a weight
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import networkx as nx
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..errors import DumpError
 from ..model import KERNEL, PARAMETER, Dump, InputSource, Op, Problem, TensorRef
 from ..npy import Layout, npy_layout
+from ..safeio import read_json
 from .files import list_dir, numbered_subdirs
 from .reader import Selection, choose_one
 from .torchpt import pt_layout
@@ -42,21 +43,15 @@ Signature = tuple[str, tuple[Any, ...], float, float, float, float]
 
 
 def looks_like(path: str) -> bool:
-    return _find_dump_json(path, depth=3) is not None
-
-
-def _find_dump_json(path: str, depth: int) -> str | None:
+    """A dump.json where _choose_dir reads one: in `path`, a rank folder, or a rank folder of a step folder.
+    (A stray dump.json deeper in another format's tree is not an msprobe dump: it must not hide that dump.)"""
     if os.path.isfile(os.path.join(path, DUMP_JSON)):
-        return path
-    if depth == 0:
-        return None
-    for sub in list_dir(path)[:16]:
-        folder = os.path.join(path, sub)
-        if os.path.isdir(folder):
-            found = _find_dump_json(folder, depth - 1)
-            if found:
-                return found
-    return None
+        return True
+    for base in [path, *numbered_subdirs(path, STEP_DIR).values()]:
+        for sub in list_dir(base):
+            if RANK_DIR.match(sub) and os.path.isfile(os.path.join(base, sub, DUMP_JSON)):
+                return True
+    return False
 
 
 def _choose_dir(path: str, rank: str | None, iteration: str | None) -> str:
@@ -98,13 +93,30 @@ def _is_tensor(rec: Record) -> bool:
     return "Tensor" in str(rec.get("type", "")) or "shape" in rec and rec.get("dtype") is not None
 
 
-def _tensors(value: Any) -> list[Record]:
-    return [rec for _label, rec in _tensor_records(value, "") if _is_tensor(rec)]
+def call_tensors(entry: Record) -> tuple[list[tuple[str, Record]], list[tuple[str, Record]]]:
+    """An API call's tensor records, inputs (args then kwargs) and outputs, each with msprobe's suffix of
+    the tensor name (`input.0`, `input.3.1`, `input.bias`, `output.0`): slot N is the Nth in these lists."""
+    ins = [
+        (f"input.{label}", rec)
+        for value in (entry.get("input_args") or [], entry.get("input_kwargs") or {})
+        for label, rec in _tensor_records(value, "")
+        if _is_tensor(rec)
+    ]
+    outs = [
+        (f"output.{label}", rec) for label, rec in _tensor_records(entry.get("output") or [], "") if _is_tensor(rec)
+    ]
+    return ins, outs
 
 
 def _stats(rec: Record) -> dict[str, float | None]:
     out = {"max": rec.get("Max"), "min": rec.get("Min"), "mean": rec.get("Mean"), "l2": rec.get("Norm")}
-    return {k: (float(v) if isinstance(v, (int, float)) else None) for k, v in out.items()}
+    return {k: limits.finite_number(v) for k, v in out.items()}
+
+
+def _record_shape(rec: Record) -> tuple[int, ...]:
+    """The shape of a record (a missing one is 0-d); BadValue when it is not a list of dimensions."""
+    value = rec.get("shape")
+    return () if value is None else limits.shape(value, "shape")
 
 
 def _signature(rec: Record) -> Signature | None:
@@ -112,22 +124,53 @@ def _signature(rec: Record) -> Signature | None:
     mx, mn, mean, l2 = s["max"], s["min"], s["mean"], s["l2"]
     if mx is None or mn is None or mean is None or l2 is None:
         return None
-    return (str(rec.get("dtype")), tuple(rec.get("shape") or ()), mx, mn, mean, l2)
+    try:
+        shape = _record_shape(rec)
+    except limits.BadValue:
+        return None
+    return (str(rec.get("dtype")), shape, mx, mn, mean, l2)
 
 
 def _pt_file_layout(path: str) -> Layout:
     return pt_layout(path)[0]
 
 
-def _tref(rec: Record, io: str, slot: int, data_dir: str) -> TensorRef:
-    shape = tuple(int(x) for x in rec.get("shape") or ())
+def _as_recorded(read_layout: Callable[[str], Layout], path: str, shape: tuple[int, ...]) -> Layout:
+    """The layout of a tensor file, which must hold as many elements as its dump.json record says."""
+    lay = read_layout(path)
+    if lay.problem is None and lay.shape is not None and limits.elements(lay.shape) != limits.elements(shape):
+        return dataclasses.replace(
+            lay, storage=None, problem=f"dump.json says shape {list(shape)}, the file holds {list(lay.shape)}"
+        )
+    return lay
+
+
+def _data_file(name: Any) -> str:
+    """A record's `data_name`: a plain file name in dump_tensor_data (never a path that leaves it)."""
+    name = limits.text(name, "data_name")
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
+        raise limits.BadValue(f"data_name {limits.brief(name)} is not a file name in dump_tensor_data")
+    return name
+
+
+def _tref(rec: Record, io: str, slot: int, data_dir: str, where: str) -> TensorRef:
+    """The tensor of a record; a record with a bad value is a tensor that cannot be read, saying why."""
+    dump_json = os.path.join(data_dir, DUMP_JSON)
+    try:
+        shape = _record_shape(rec)
+        name = rec.get("data_name")
+        if name is not None:
+            name = _data_file(name)
+    except limits.BadValue as e:
+        tref = TensorRef(dump_json, io, slot)
+        tref.refuse(f"{where} {io}.{slot}: {e}")
+        return tref
     dt = dtypes.canonical(rec.get("dtype"))
-    name = rec.get("data_name")
     if not name:
-        return TensorRef(os.path.join(data_dir, DUMP_JSON), io, slot, dtype=dt, shape=shape, stats=_stats(rec))
+        return TensorRef(dump_json, io, slot, dtype=dt, shape=shape, stats=_stats(rec))
     path = os.path.join(data_dir, "dump_tensor_data", name)
     read_layout = _pt_file_layout if name.endswith(".pt") else npy_layout
-    return TensorRef(path, io, slot, dtype=dt, shape=shape, layout_fn=partial(read_layout, path))
+    return TensorRef(path, io, slot, dtype=dt, shape=shape, layout_fn=partial(_as_recorded, read_layout, path, shape))
 
 
 @dataclass
@@ -140,22 +183,36 @@ class _Calls:
     param_of: dict[Signature, str] = field(default_factory=dict)  # signature -> parameter name
     record_of: dict[int, Record] = field(default_factory=dict)  # id(TensorRef) -> its dump.json record
 
-    def add_module(self, name: str, entry: Record) -> None:
-        """A module call is a container: its parameters are the network's weights."""
-        scope = name.split(".")[1]
-        for pname, rec in (entry.get("parameters") or {}).items():
+    def add_module(self, name: str, entry: Record, problems: list[Problem]) -> None:
+        """A module call is a container: its parameters are the network's weights, named by the module's
+        whole path (`Module.layers.0.attn.Linear.forward.0` -> `layers.0.attn.weight`): in a nested model
+        the first segment alone would give every layer's weight one name."""
+        scope = module_path(name)
+        parameters = entry.get("parameters") or {}
+        if not isinstance(parameters, dict):
+            where = os.path.join(self.data_dir, DUMP_JSON)
+            reason = f"parameters of {name} are {limits.kind_of(parameters)}, not an object (ignored)"
+            problems.append(Problem(where, reason, "warning"))
+            return
+        for pname, rec in parameters.items():
             full = f"{scope}.{pname}"
             if full in self.params or not isinstance(rec, dict):
                 continue
             op = Op(name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source="module parameter")
-            op.outputs[0] = _tref(rec, "output", 0, self.data_dir)
+            op.outputs[0] = _tref(rec, "output", 0, self.data_dir, full)
             op.attrs = {"is_weight": "true"}
             self.params[full] = op
             sig = _signature(rec)
             if sig:
                 self.param_of.setdefault(sig, full)
 
-    def add_api_call(self, name: str, entry: Record) -> None:
+    def add_api_call(self, name: str, entry: Record, problems: list[Problem]) -> None:
+        for key in ("input_args", "input_kwargs", "output"):
+            value = entry.get(key)
+            if value is not None and not isinstance(value, (list, dict)):
+                # a tensor list replaced by a number would drop its tensors unnamed
+                reason = f"{key} of {name} is {limits.kind_of(value)} ({limits.brief(value)}), not a list of records (ignored)"
+                problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, "warning"))
         parts = name.split(".")
         op = Op(
             name=name,
@@ -164,18 +221,27 @@ class _Calls:
             file_name=name,
             name_source="dump.json",
         )
-        ins = _tensors(entry.get("input_args") or []) + _tensors(entry.get("input_kwargs") or {})
-        for slot, rec in enumerate(ins):
-            op.inputs[slot] = self._tensor(rec, "input", slot)
-        for slot, rec in enumerate(_tensors(entry.get("output") or [])):
-            op.outputs[slot] = self._tensor(rec, "output", slot)
+        ins, outs = call_tensors(entry)
+        for slot, (_label, rec) in enumerate(ins):
+            op.inputs[slot] = self._tensor(rec, "input", slot, name)
+        for slot, (_label, rec) in enumerate(outs):
+            op.outputs[slot] = self._tensor(rec, "output", slot, name)
         op.order = len(self.ops)
         self.ops.append(op)
 
-    def _tensor(self, rec: Record, io: str, slot: int) -> TensorRef:
-        tref = _tref(rec, io, slot, self.data_dir)
+    def _tensor(self, rec: Record, io: str, slot: int, where: str) -> TensorRef:
+        tref = _tref(rec, io, slot, self.data_dir, where)
         self.record_of[id(tref)] = rec
         return tref
+
+
+def module_path(call: str) -> str:
+    """The module's path in a module call's name, `{Module|Cell}.{path}.{Class}.{forward|backward}.{n}`;
+    a name of another shape keeps its second segment, as before."""
+    parts = call.split(".")
+    if len(parts) >= 5 and parts[-2] in ("forward", "backward") and parts[-1].isdigit():
+        return ".".join(parts[1:-3])
+    return parts[1] if len(parts) > 1 else call
 
 
 def _input_source(
@@ -219,28 +285,41 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> nx.DiGraph:
     return g
 
 
-def _read_dump_json(path: str) -> Record:
+def _read_dump_json(path: str) -> tuple[Record, dict[str, Any]]:
+    """The document and its `data` (API and module calls by name); DumpError when either is not an object."""
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as e:
+        doc = read_json(path)
+    except OSError as e:
+        raise DumpError(path, f"unreadable dump.json: {e.strerror or e}") from None
+    except ValueError as e:
         raise DumpError(path, f"unreadable dump.json: {e}") from None
     if not isinstance(doc, dict):
-        raise DumpError(path, "unreadable dump.json: not a JSON object")
-    return doc
+        raise DumpError(path, f"unreadable dump.json: the document is {limits.kind_of(doc)}, not an object")
+    data = doc.get("data")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DumpError(path, f"unreadable dump.json: its data is {limits.kind_of(data)}, not an object of calls")
+    return doc, data
+
+
+def _word(value: Any) -> str:
+    """A descriptive field of dump.json (task, level, framework), as the variant shows it."""
+    return value if isinstance(value, str) and len(value) <= 40 else limits.brief(value)
 
 
 def open_msprobe(path: str, selection: Selection) -> Dump:
     d = _choose_dir(path, selection.rank, selection.iteration)
     dj = os.path.join(d, DUMP_JSON)
-    doc = _read_dump_json(dj)
+    doc, data = _read_dump_json(dj)
     task = doc.get("task", "?")
     statistics = task == "statistics"
     dump = Dump(
         path=path,
         root=d,
         format="msprobe-statistics" if statistics else "msprobe",
-        variant=f"msprobe task {task}, level {doc.get('level', '?')}, framework {doc.get('framework', '?')}",
+        variant=f"msprobe task {_word(task)}, level {_word(doc.get('level', '?'))}, "
+        f"framework {_word(doc.get('framework', '?'))}",
         device=None,
         rank=os.path.basename(d),
     )
@@ -249,13 +328,13 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
     dump.iterations = {"": m.group(1)} if m else {}
 
     calls = _Calls(d)
-    for name, entry in (doc.get("data") or {}).items():
+    for name, entry in data.items():
         if not isinstance(entry, dict):
             dump.problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
         elif name.startswith("Module.") or name.startswith("Cell."):
-            calls.add_module(name, entry)
+            calls.add_module(name, entry, dump.problems)
         else:
-            calls.add_api_call(name, entry)
+            calls.add_api_call(name, entry, dump.problems)
     dump.ops = calls.ops + list(calls.params.values())
     dump.graph = _infer_dataflow(dump, calls)
     dump.graph_source = "inferred from matching statistics in dump.json"

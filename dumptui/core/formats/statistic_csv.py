@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 from typing import Any
 
-from .. import dtypes
+from .. import dtypes, limits
+from ..safeio import text_lines
 
 FIXED_COLUMNS = [
     "Op Type",
@@ -51,7 +52,7 @@ def _stat_float(v: str | None) -> float | str | None:
     try:
         return float(v)
     except ValueError:
-        return v
+        return v[:100]  # text kept (a file's cell can be long: kept short)
 
 
 def _variant(statistic_columns: list[str]) -> str:
@@ -64,11 +65,25 @@ def _variant(statistic_columns: list[str]) -> str:
 
 
 def _shape(text: str) -> tuple[int, ...] | None:
+    """The quoted shape of a row, `"(1,3,32,32)"`; BadValue when it is not a valid one."""
     inner = text.strip().strip('"').strip("()[] ")
+    if not inner:
+        return ()
     try:
-        return tuple(int(x) for x in inner.split(",") if x.strip()) if inner else ()
+        dims = [int(x) for x in inner.split(",") if x.strip()]
     except ValueError:
-        return None
+        raise limits.BadValue(f"shape {limits.brief(text)} is not a list of integers") from None
+    return limits.shape(dims)
+
+
+def _count(text: str, what: str) -> int:
+    """A non-negative integer cell (timestamp, slot); empty means 0."""
+    text = text.strip()
+    if not text:
+        return 0
+    if not text.isascii() or not text.isdigit() or len(text) > limits.MAX_INT_DIGITS:
+        raise limits.BadValue(f"{what} {limits.brief(text)} is not a number")
+    return int(text)
 
 
 def _row(header: list[str], row: list[str]) -> dict[str, Any]:
@@ -78,28 +93,44 @@ def _row(header: list[str], row: list[str]) -> dict[str, Any]:
         k = STAT_KEYS.get(h.lower())
         if k:
             stats[k] = v.strip() if k == "md5" else _stat_float(v)
+    io = rec["IO"].strip().lower()
+    if io not in ("input", "output"):
+        raise limits.BadValue(f"IO {limits.brief(rec['IO'])} is neither input nor output")
+    size = rec["Data Size"].strip()
     return dict(
         op_type=rec["Op Type"],
         name=rec["Op Name"],
-        ts=int(rec["Timestamp"] or 0),
-        io=rec["IO"].strip().lower(),
-        slot=int(rec["Slot"] or 0),
+        ts=_count(rec["Timestamp"], "timestamp"),
+        io=io,
+        slot=_count(rec["Slot"], "slot"),
         dtype=dtypes.canonical(rec["Data Type"]) or rec["Data Type"].strip().lower(),
         shape=_shape(rec["Shape"]),
         stats=stats,
-        size=int(rec["Data Size"]) if rec["Data Size"].strip().isdigit() else None,
+        size=int(size) if size.isascii() and size.isdigit() and len(size) <= limits.MAX_INT_DIGITS else None,
     )
 
 
-def read_statistic_csv(path: str) -> tuple[list[dict[str, Any]], str]:
+def read_statistic_csv(path: str, skipped: list[str] | None = None) -> tuple[list[dict[str, Any]], str]:
     """Rows of a statistic.csv as dicts (op_type, name, ts, io, slot, dtype, shape, stats, size), and the header
-    variant it uses. Raises OSError, or ValueError for a header it does not know."""
-    with open(path, "r", encoding="utf-8", errors="replace", newline="") as fh:
-        reader = csv.reader(fh)
+    variant it uses. A row with a bad value is left out, its line and reason added to `skipped`. Raises
+    OSError, or ValueError for a header it does not know or a file the csv module cannot split."""
+    reader = csv.reader(text_lines(path))
+    try:
         first = next(reader, None)
         if not first:
             return [], "empty"
         header = [h.strip() for h in first]
         if header[:10] != FIXED_COLUMNS:
-            raise ValueError(f"unknown statistic.csv header: {','.join(header[:10])}")
-        return [_row(header, row) for row in reader if len(row) >= 10], _variant(header[10:])
+            raise ValueError(f"unknown statistic.csv header: {limits.brief(','.join(header[:10]), 200)}")
+        rows = []
+        for row in reader:
+            if len(row) < 10:
+                continue
+            try:
+                rows.append(_row(header, row))
+            except limits.BadValue as e:
+                if skipped is not None:
+                    skipped.append(f"line {reader.line_num}: {e}")
+    except csv.Error as e:
+        raise ValueError(f"not a readable csv file: {e}") from None
+    return rows, _variant(header[10:])

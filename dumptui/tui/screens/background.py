@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from ... import pairing
-from ...core import metrics
+from ...core import elements
 from ...core.batch import evaluate_all
 from ...core.bisect.sessionfile import read_session, session_mismatch
 from ...core.parallel import ComparePool
@@ -254,7 +254,10 @@ class BackgroundWork(Screen):
             ref, target = r.ref, r.target
             try:
                 worst, hist = wait_abandonable(
-                    lambda: (metrics.worst_elements(ref, target, WORST_ELEMENTS), metrics.error_histogram(ref, target)),
+                    lambda: (
+                        elements.worst_elements(ref, target, WORST_ELEMENTS),
+                        elements.error_histogram(ref, target),
+                    ),
                     worker,
                     "dumptui-tensor",
                 )

@@ -54,7 +54,10 @@ class ExportActions(Screen):
     delivered: list[str]  # file names handed to the browser, in order (for tests and the notification)
 
     def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
-        raise NotImplementedError
+        raise NotImplementedError  # the screen's (MainScreen.show_failure)
+
+    def _retry(self, work: str) -> None:
+        raise NotImplementedError  # the screen's: a failure of `work` is no longer the state
 
     @property
     def web(self) -> bool:
@@ -85,6 +88,7 @@ class ExportActions(Screen):
     def _save_to(self, path: str | None) -> None:
         if not path or self.driver is None:
             return
+        self._retry("save")
         if not self._bisect_lock.acquire(timeout=2):
             self.notify("the bisection is busy: try again", severity="warning")
             return
@@ -125,6 +129,7 @@ class ExportActions(Screen):
     def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
         if not answer:
             return
+        self._retry("export")
         out, dump_dir = answer
         try:
             config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)

@@ -122,6 +122,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
+        self.failure: tuple[str, str] | None = None  # (work, what failed: path and reason), until it is retried
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -239,7 +240,19 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             (elide_left(target, room), "bold"),
         )
         parts: list[Text] = []
-        if self.session is None:
+        if self.failure is not None:  # the error state: what failed, its path and reason, in place of the dumps
+            line = Text.assemble(("dumptui ", "bold"))
+            if self.failure[0] == "stats" and self.stats_failure:
+                # the path and reason that stopped the statistics, elided from the left: the reason stays
+                line.append("statistics failed: ", style=self.theme_styles.error)
+                shown = elide_left(fmt.clean(self.stats_failure), max(10, width - line.cell_len))
+                line.append(shown, style=self.theme_styles.error)
+            else:
+                if self.session is not None:
+                    line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
+                shown = elide_left(self.failure[1], max(10, width - line.cell_len))
+                line.append(shown, style=self.theme_styles.error)
+        elif self.session is None:
             parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
         else:
             words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
@@ -368,6 +381,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     # ------------------------------------------------------------------ bisection
     def _run_bisect(self, task: str, *args: Any) -> None:
+        self._retry("bisect")
         self.bisect_task = task
         self.bisect_work(task, args)
 
@@ -431,7 +445,14 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         failure = describe(error, path or self._failure_subject(work))
         if work == "stats":
             self.stats_failure = str(failure)  # the status line keeps it: an error state, not a toast only
-        self.notify(failure_line(work, failure), severity="error", timeout=15, markup=False)
+        self.failure = (work, fmt.clean(failure_line(work, failure)))
+        self._draw_status()
+        self.notify(self.failure[1], severity="error", timeout=15, markup=False)
+
+    def _retry(self, work: str) -> None:
+        """Work that failed is started again: its failure is no longer the state."""
+        if self.failure is not None and self.failure[0] == work:
+            self.failure = None
 
     def _failure_subject(self, work: str) -> str:
         """What a failed worker was working on, when its error names no file: the op (and tensor) shown."""
@@ -456,6 +477,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         if self.session is None or (index == self.current and self.detail.index == index):
             return
         self.current = index
+        self._retry("detail")
+        self._retry("tensor")
         pair = self.session.alignment.pairs[index]
         if self._load_timer is not None:
             self._load_timer.stop()
@@ -550,6 +573,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self._stop_run.set()
 
     def action_compute_statistics(self) -> None:
+        self._retry("stats")
         self.stats_failure = ""
         self.stats_state = RUNNING
         self.compute_statistics()

@@ -73,7 +73,13 @@ class BisectPanel(VerticalScroll):
             return
         mode = "graph-aware" if s.mode == "graph" else "execution order"
         if s.finished:
-            what = "converged" if s.culprit is not None else ("benign" if s.benign else "no divergence")
+            what = (
+                "converged"
+                if s.culprit is not None
+                else "undecided"
+                if s.undecided
+                else ("benign" if s.benign else "no divergence")
+            )
         else:
             what = f"{plural(len(s.candidates), 'suspect')} · ≤{plural(s.steps_left, 'step')} left"
         self.border_title = f"bisection · {mode} · {what}" + (f" · {self.busy}" if self.busy else "")

@@ -13,8 +13,8 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...core.align import EXACT, OpPair
+from ...core.elements import WorstElement
 from ...core.hints import for_root
-from ...core.metrics import WorstElement
 from ...core.model import KERNEL
 from ...core.results import OpResult, TensorResult
 from ...present.bars import histogram_bar

@@ -1,0 +1,95 @@
+"""Every tensor file of an index checked before anything reads it: a regular file, and where it really is.
+
+Readers index from file names, and a name does not say what stands behind it. Here each folder that holds
+tensors is listed once more (`os.scandir` gives each entry's type without a stat, so this costs one listing
+per folder): an entry that is not a regular file (a FIFO, a socket, a device) is refused, its tensors marked
+unreadable and named in the dump's problems; a symbolic link is resolved (a loop or a dangling link is named
+as one) and must lead to a regular file; a link, or a tensor folder, that leads outside the dump folder is
+reported. Such a file is still read when it is a regular file: dumps are often assembled with links, but
+the user is told which files are not where the dump is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections import defaultdict
+
+from ..model import Dump, Problem, TensorRef
+from ..safeio import what_is
+
+ERROR, WARNING = "error", "warning"
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _link_problem(path: str, roots: list[str] | None) -> tuple[str, str] | None:
+    """(severity, reason) for a symbolic link, None when it leads to a regular file inside `roots` (None:
+    the folder is already reported as outside)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return ERROR, "a loop of symbolic links: not read"
+        if e.errno == errno.ENOENT:
+            return ERROR, "a symbolic link to nothing (its target does not exist)"
+        return ERROR, f"a symbolic link that cannot be followed: {e.strerror or e}"
+    if not stat.S_ISREG(st.st_mode):
+        return ERROR, f"a symbolic link to {what_is(st.st_mode)}: not read"
+    target = os.path.realpath(path)
+    if roots is not None and not _under(target, roots):
+        return WARNING, f"a symbolic link to {target}, outside the dump folder (read, but not part of the dump)"
+    return None
+
+
+def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[str, str] | None:
+    try:
+        if entry.is_symlink():
+            return _link_problem(entry.path, roots)
+        if entry.is_file(follow_symlinks=False):
+            return None
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as e:
+        return ERROR, f"cannot be examined: {e.strerror or e}"
+    return ERROR, f"not a regular file: {what_is(mode)}, not read"
+
+
+def check_tensor_files(dump: Dump) -> None:
+    """Refuse the tensors whose file is not a regular file; report links and folders leading outside."""
+    by_folder: dict[str, list[TensorRef]] = defaultdict(list)
+    for op in dump.ops:
+        for t in op.tensors():
+            if t.has_data:
+                by_folder[os.path.dirname(t.path)].append(t)
+    roots = list({os.path.realpath(dump.root), os.path.realpath(os.path.abspath(dump.path))})
+    known = {p.path for p in dump.problems}
+    for folder, tensors in by_folder.items():
+        real = os.path.realpath(folder)
+        inside: list[str] | None = roots
+        if not _under(real, roots):
+            inside = None  # one warning for the folder, not one per file
+            if folder not in known:
+                reason = f"a tensor folder that leads to {real}, outside the dump folder (read, but not part of it)"
+                dump.problems.append(Problem(folder, reason, WARNING))
+        wanted = {os.path.basename(t.path) for t in tensors}
+        found: dict[str, tuple[str, str]] = {}
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name in wanted:
+                        problem = _entry_problem(entry, inside)
+                        if problem is not None:
+                            found[entry.name] = problem
+        except OSError:
+            continue  # a folder that cannot be listed: its tensors say so when they are read
+        for t in tensors:
+            problem = found.get(os.path.basename(t.path))
+            if problem is not None and problem[0] == ERROR:
+                t.refuse(problem[1])
+        for name, (severity, reason) in sorted(found.items()):
+            path = os.path.join(folder, name)
+            if path not in known:
+                dump.problems.append(Problem(path, reason, severity))

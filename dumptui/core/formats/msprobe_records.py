@@ -1,0 +1,68 @@
+"""msprobe's own names and records for the tensors of an msprobe dump, for reports in msprobe's profile.
+
+The reader (msprobe.py) numbers an API call's tensors as slots; msprobe names them by where they sit in the
+call (`Functional.conv2d.0.forward.input.0`, `...input.bias`, `Module.fc1.Linear.forward.0.parameters.weight`)
+and prints their dtype as dump.json spells it (`torch.float32`), with `requires_grad` and `md5` when dumped.
+This re-reads dump.json once and walks it exactly as the reader does, so slot N gets the Nth record.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import Dump
+from ..safeio import read_json
+from .msprobe import DUMP_JSON, call_tensors, module_path
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    name: str  # msprobe's full tensor name
+    record: dict[str, Any]  # the dump.json record (dtype, shape, Max, Min, Mean, Norm, requires_grad, md5, ...)
+
+
+@dataclass
+class MsprobeRecords:
+    task: str  # "tensor" | "statistics"
+    framework: str
+    by_tensor: dict[tuple[str, str, int], TensorRecord]  # (op name, io, slot) -> its record
+
+    @property
+    def has_md5(self) -> bool:
+        return any("md5" in r.record for r in self.by_tensor.values())
+
+    def get(self, op_name: str, io: str, slot: int) -> TensorRecord | None:
+        return self.by_tensor.get((op_name, io, slot))
+
+
+def read_records(dump: Dump) -> MsprobeRecords | None:
+    """The records of an msprobe dump (None for other formats, or when dump.json cannot be read again)."""
+    if not dump.format.startswith("msprobe"):
+        return None
+    try:  # through safeio, within the reader's limits (a FIFO, a huge or too deep document: no records)
+        doc = read_json(os.path.join(dump.root, DUMP_JSON))
+    except (OSError, ValueError):
+        return None
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, dict):
+        return None
+    by: dict[tuple[str, str, int], TensorRecord] = {}
+    for name, entry in data.items():
+        if not isinstance(entry, dict):
+            continue
+        if name.startswith(("Module.", "Cell.")):
+            scope = module_path(name)  # as the reader names parameters
+            parameters = entry.get("parameters") or {}
+            if not isinstance(parameters, dict):  # the reader lists it as a damaged field
+                continue
+            for pname, rec in parameters.items():
+                if isinstance(rec, dict):
+                    by.setdefault((f"{scope}.{pname}", "output", 0), TensorRecord(f"{name}.parameters.{pname}", rec))
+            continue
+        ins, outs = call_tensors(entry)
+        for io, items in (("input", ins), ("output", outs)):
+            for slot, (label, rec) in enumerate(items):
+                by[(name, io, slot)] = TensorRecord(f"{name}.{label}", rec)
+    return MsprobeRecords(str(doc.get("task", "")), str(doc.get("framework", "")), by)

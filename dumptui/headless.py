@@ -1,0 +1,144 @@
+"""The pieces the headless commands share (cli.py wires them): opening a pair with a spinner and -v timings,
+writing `--csv` (either profile, `-` = stdout), the compare text report, and the one way a command fails
+(exit 2, the message on stderr, and an error document when JSON was asked for)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import IO, TYPE_CHECKING
+
+from .pairing import PairOptions, make_session, open_pair
+from .report import jsonout
+from .report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, spinner
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .core.compare import Comparison
+    from .core.model import Dump
+    from .core.results import OpResult
+    from .core.session import Session
+    from .report.msprobe_csv import MsprobeTable
+
+EXIT_USAGE = 2
+
+
+def verbosity_of(args: argparse.Namespace) -> Verbosity:
+    quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
+    return Verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
+
+
+def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Session]:
+    """Index both dumps (a spinner on a terminal) and align them; -v says how long it took."""
+    verbosity = verbosity_of(args)
+    options = PairOptions.from_namespace(args)
+    t0 = time.perf_counter()
+    with spinner("indexing the dumps", verbosity):
+        ref, target = open_pair(options)
+        session = make_session(options, ref, target, kl=kl)
+    detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {session.alignment.counts()}", verbosity)
+    for d in (ref, target):
+        for n in d.notes:
+            detail(f"{d.path}: {n}", verbosity)
+    return ref, target, session
+
+
+def write_csv_output(
+    target: str,
+    profile: str,
+    results: list[OpResult],
+    comparison: Comparison,
+    table: MsprobeTable | None,
+    only_bad: bool,
+) -> int:
+    """`--csv FILE|-` in the chosen profile; the number of rows written."""
+
+    def write(fh: IO[str]) -> int:
+        if profile == "full":
+            from .report.csvout import write_csv
+
+            return write_csv(fh, results, only_bad=only_bad, locals_=comparison.locals)
+        from .report.msprobe_csv import write_table
+
+        assert table is not None
+        return write_table(table, fh)
+
+    if target == jsonout.STDOUT:
+        n = write(sys.stdout)
+        sys.stdout.flush()
+        return n
+    with open(target, "w", encoding="utf-8", newline="") as fh:
+        return write(fh)
+
+
+def print_compare(
+    con: Console,
+    ref: Dump,
+    target: Dump,
+    session: Session,
+    comparison: Comparison,
+    verbosity: Verbosity,
+    only_bad: bool,
+    incomplete: bool = False,
+) -> None:
+    """The compare text report; with -q only its last line (the roots, or why there are none). `incomplete`:
+    no root among what could be read, but not everything could be read (Undecided, exit 2)."""
+    from .report import data
+    from .report.tables import compare_summary, compare_table, dump_line, name, print_skipped
+
+    roots = comparison.roots
+    benign = comparison.bisection.benign_evidence()
+    if roots:
+        conclusion = "[bold red]Roots of divergence[/bold red] (where error is born, first first): " + "; ".join(
+            f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots
+        )
+    elif incomplete:
+        conclusion = (
+            "[bold magenta]Undecided[/bold magenta]: no root of divergence among what could be read, "
+            "but not everything could be read (exit code 2)"
+        )
+    else:
+        conclusion = "[bold green]No root of divergence[/bold green]" + (
+            ": " + name("; ".join(benign)) if benign else ""
+        )
+    if verbosity.quiet:
+        con.print(conclusion)
+        return
+    con.print(f"[bold]ref[/bold]:    {dump_line(ref)}")
+    con.print(f"[bold]target[/bold]: {dump_line(target)}")
+    con.print(compare_table(comparison.results, only_bad=only_bad, locals_=comparison.locals))
+    con.print(compare_summary(comparison.results))
+    con.print(conclusion)
+    damaged = data.damaged_tensors(session)
+    for d in damaged:
+        con.print(
+            f"[magenta]{'unreadable' if d['problem'] else 'repaired'}[/magenta] ({d['side']}) "
+            f"{name(d['path'])}: {name(d['problem'] or d['repaired'])}"
+        )
+    shown = {d["path"] for d in damaged}
+    for side, dump in (("ref", ref), ("target", target)):
+        for p in dump.problems:
+            if p.severity == "error" and p.path not in shown:
+                shown.add(p.path)
+                con.print(f"[magenta]unreadable[/magenta] ({side}) {name(p.path)}: {name(p.reason)}")
+    if any(d["repaired"] and not d["problem"] for d in damaged):
+        con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
+    print_skipped(con, session, [t for r in comparison.results for t in r.inputs + r.outputs])
+
+
+def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path: str, reason: str, text: str) -> int:
+    """Exit 2 with the message on stderr and, when JSON was asked for, an error document where it was to go
+    (stdout when the arguments could not even be parsed, or the file cannot be written)."""
+    from .report.fmt import clean
+
+    print(f"dumptui: {clean(text)}", file=sys.stderr)  # the JSON error document keeps path and reason raw
+    target = getattr(args, "json", None) if args is not None else ("-" if "--json" in rest else None)
+    if target is not None:
+        doc = jsonout.error_document(sub or "app", path, reason, EXIT_USAGE)
+        try:
+            jsonout.write(doc, target)
+        except OSError:
+            jsonout.write(doc, jsonout.STDOUT)
+    return EXIT_USAGE

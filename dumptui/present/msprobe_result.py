@@ -1,0 +1,97 @@
+"""What `dumptui open-result` shows of an msprobe result: its rows grouped by op into a tree, in an order the
+user picks, and where the first failing row is. No Textual here (tui/result_app.py draws it)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from ..report.msprobe_read import MsprobeResult, ResultRow
+
+# the columns shown beside each tensor, when the result has them (tensor modes, then statistics modes)
+SUMMARY_COLUMNS = ("Cosine", "MaxAbsErr", "MaxRelativeErr", "Max diff", "Accuracy Reached or Not", "Result")
+
+
+def _num(text: str) -> float:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def _nan_last(v: float, reverse: bool = False) -> tuple[int, float]:
+    return (1, 0.0) if math.isnan(v) else (0, -v if reverse else v)
+
+
+@dataclass(frozen=True)
+class SortOrder:
+    key: str
+    label: str
+    row_key: Callable[[ResultRow], object]
+
+
+SORTS = (
+    SortOrder("order", "execution order", lambda r: r.order),
+    SortOrder("name", "name", lambda r: (r.op, r.tensor)),
+    SortOrder("cosine", "cosine, lowest first", lambda r: (_nan_last(_num(r.cells.get("Cosine", ""))), r.order)),
+    SortOrder(
+        "maxabs",
+        "max abs error, largest first",
+        lambda r: (_nan_last(_num(r.cells.get("MaxAbsErr") or r.cells.get("Max diff", "")), reverse=True), r.order),
+    ),
+    SortOrder("failing", "failing first", lambda r: (not r.failing, r.order)),
+)
+
+
+@dataclass
+class OpGroup:
+    op: str
+    rows: list[ResultRow]
+
+    @property
+    def failing(self) -> bool:
+        return any(r.failing for r in self.rows)
+
+
+def group(result: MsprobeResult, sort: SortOrder) -> list[OpGroup]:
+    """Ops in the order of their best-placed row under `sort`; an op's rows in that order too."""
+    rows = sorted(result.rows, key=sort.row_key)  # type: ignore[arg-type, return-value]
+    groups: dict[str, OpGroup] = {}
+    for r in rows:
+        groups.setdefault(r.op, OpGroup(r.op, [])).rows.append(r)
+    return list(groups.values())
+
+
+def next_sort(current: SortOrder) -> SortOrder:
+    return SORTS[(SORTS.index(current) + 1) % len(SORTS)]
+
+
+def row_summary(row: ResultRow, header: list[str]) -> str:
+    """`output.0  Cosine 0.548  MaxAbsErr 8.03  No` from the columns this result has."""
+    parts = [row.tensor or "-"]
+    for col in SUMMARY_COLUMNS:
+        if col in header and row.cells.get(col, ""):
+            v = row.cells[col]
+            parts.append(v if col in ("Accuracy Reached or Not", "Result") else f"{col} {_short(v)}")
+    return "  ".join(parts)
+
+
+def _short(text: str) -> str:
+    v = _num(text)
+    if math.isnan(v):
+        return text
+    return f"{v:.6g}"
+
+
+def detail_lines(row: ResultRow, header: list[str]) -> list[tuple[str, str]]:
+    """Every column of a row, in the file's order, empty ones left out."""
+    return [(h, row.cells.get(h, "")) for h in header if row.cells.get(h, "")]
+
+
+def headline(result: MsprobeResult) -> str:
+    failing = sum(r.failing for r in result.rows)
+    first = result.first_failing()
+    where = f"; first failing in execution order: {first.op} {first.tensor}" if first else ""
+    return f"{result.path}: {len(result.rows)} rows, {failing} failing ({result.order_source}){where}"

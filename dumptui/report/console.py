@@ -1,0 +1,99 @@
+"""Where headless text goes and how it looks: stdout for answers, stderr for progress and chatter.
+
+On a terminal, rich wraps to the window as usual. Piped or redirected, nothing is wrapped: a line is as long
+as it needs to be, so an op name (MindSpore scope names run to hundreds of characters) is never broken and a
+script can grep it whole. Progress bars go to stderr, and only when stderr is a terminal and not `-q`.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, TextIO
+
+from rich.console import Console
+
+# Wide enough that no table or line is ever folded when the output is not a terminal (rich pads nothing:
+# tables here are not expanded and text is not justified, so this costs no trailing spaces).
+UNWRAPPED_WIDTH = 100_000
+
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+
+
+@dataclass
+class Verbosity:
+    level: int = NORMAL
+
+    @property
+    def quiet(self) -> bool:
+        return self.level <= QUIET
+
+    @property
+    def verbose(self) -> bool:
+        return self.level >= VERBOSE
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def stdout_console(stream: TextIO | None = None) -> Console:
+    """The console for a command's answer: wrapped to the window on a terminal, never wrapped otherwise."""
+    stream = sys.stdout if stream is None else stream
+    if is_terminal(stream):
+        return Console(file=stream, highlight=False, soft_wrap=False)
+    return Console(file=stream, highlight=False, soft_wrap=True, width=UNWRAPPED_WIDTH, color_system=None)
+
+
+def note(message: str, verbosity: Verbosity) -> None:
+    """A line of chatter on stderr (`wrote 80 rows to x.csv`): silent with -q."""
+    if not verbosity.quiet:
+        print(message, file=sys.stderr)
+
+
+def detail(message: str, verbosity: Verbosity) -> None:
+    """A line on stderr shown only with -v (timings, how the dumps were read)."""
+    if verbosity.verbose:
+        print(message, file=sys.stderr)
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+@contextmanager
+def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None]:
+    """A rich progress bar on stderr for a long step, fed with (done, total); None when it would not be seen
+    (stderr is not a terminal, or -q), so callers pass it straight to the engine's `progress=` hooks."""
+    if verbosity.quiet or not is_terminal(sys.stderr):
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+@contextmanager
+def spinner(label: str, verbosity: Verbosity) -> Iterator[None]:
+    """A spinner on stderr for a step with no count (indexing a dump); nothing when it would not be seen."""
+    if verbosity.quiet or not is_terminal(sys.stderr):
+        yield
+        return
+    with Console(stderr=True).status(label):
+        yield
