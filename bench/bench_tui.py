@@ -236,10 +236,10 @@ def main() -> int:
             f"keys while the bisection order was built ({r['early_lost']} keys lost)"
         )
     print(f"  q -> process end   {r['quit_s']:6.2f} s  (while {r['quit_while']})   goal < {GOALS['quit_s']} s")
-    if "peak_rss_mb" in r:
+    if "peak_rss_mb" in numbers:  # the second run: it waits for every statistic
         print(
-            f"  memory             peak {r['peak_rss_mb']:.0f} MB, {r['rss_mb']:.0f} MB once every statistic was known "
-            f"({r['stats_done']} tensor pairs)   goal < 300 MB"
+            f"  memory             peak {numbers['peak_rss_mb']:.0f} MB, {numbers['rss_mb']:.0f} MB once every "
+            f"statistic was known ({numbers['stats_done']} tensor pairs)   goal < 300 MB"
         )
     missed = [
         k
