@@ -151,7 +151,10 @@ def test_markup_in_a_path_reaches_the_error_screen_as_text(tmp_path):
     async def go():
         app = make_app(missing, missing)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), what="the error screen")
+            await wait_until(
+                lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-path"),
+                what="the error screen, composed",
+            )
             path = app.screen.query_one("#error-path").content.plain
             assert "[bold]no[/bold]\\x1b[2J" in path and "\x1b" not in path
             await pilot.press("q")
