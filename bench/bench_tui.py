@@ -5,8 +5,9 @@ with every number, the latency from a key press to the repaint while the statist
 
     python bench/bench_tui.py [--ops 20000] [--size 64] [--keys 40] [--hog 1] [--dir DIR]
 
-Two fresh interpreters (cold imports), headless (`App.run_test`), 120x36, in one run: the first measures
-the paint, the keys and `q`; the second waits for every number. A paint is observed with
+Three fresh interpreters (cold imports), headless (`App.run_test`), 120x36, in one run: the first measures
+the paint and the keys (indexing cold: a fresh index cache folder); the second waits for every number
+(indexing from the cache the first wrote); the third presses `q` as soon as the statistics run. A paint is observed with
 `call_after_refresh` (runs once the screen has been refreshed). Goals: first paint < 1 s, tree usable
 < 2 s, keys p95 < 50 ms while the statistics run, `q` < 0.5 s.
 """
@@ -116,6 +117,7 @@ async def main():
             out["peak_rss_mb"] = int(status["VmHWM"].split()[0]) / 1024
             out["rss_mb"] = int(status["VmRSS"].split()[0]) / 1024
             out["stats_done"] = f"{scr.stats_done}/{scr.stats_total}"
+            out["tree_usable_s"] = marks["tree_usable"] - T_SPAWN  # the index cache the first run wrote
             print("BENCH " + json.dumps(out))
             sys.stdout.flush()
             scr.pool.close(kill=True)
@@ -152,6 +154,7 @@ def run_child(ref: str, target: str, keys: int, mode: str, scratch: str) -> dict
         BENCH_T_SPAWN=repr(time.time()),
         XDG_STATE_HOME=os.path.join(scratch, "state"),  # the app autosaves: never into the user's folders
         XDG_CONFIG_HOME=os.path.join(scratch, "config"),
+        XDG_CACHE_HOME=os.path.join(scratch, "cache"),  # the first run indexes cold, the second from its cache
     )
     p = subprocess.Popen(
         [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -194,6 +197,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="dumptui-bench-xdg-") as scratch:
             r = run_child(ref, target, a.keys, "keys", scratch)
             numbers = run_child(ref, target, 0, "numbers", scratch)
+            # q as soon as the statistics run (the keys run may see them done before its last key)
+            quits = run_child(ref, target, 0, "quit", scratch)
     finally:
         for h in hogs:
             h.kill()
@@ -218,6 +223,7 @@ def main() -> int:
         f"  tree usable        {r['tree_usable_s']:6.2f} s  (index + align {r['open_seconds']:.2f} s; "
         f"{r['tree_nodes']} tree nodes built)   goal < {GOALS['tree_usable_s']:.0f} s"
     )
+    print(f"  tree usable        {numbers['tree_usable_s']:6.2f} s  (the same from the index cache: the second run)")
     print(f"  tree with numbers  {numbers['numbers_s']:6.2f} s  (every tensor pair compared, in worker processes)")
     if lat:
         print(
@@ -231,11 +237,11 @@ def main() -> int:
             f"  key -> repaint     median {statistics.median(early):.0f} ms, max {early[-1]:.0f} ms over {len(early)} "
             f"keys while the bisection order was built ({r['early_lost']} keys lost)"
         )
-    print(f"  q -> process end   {r['quit_s']:6.2f} s  (while {r['quit_while']})   goal < {GOALS['quit_s']} s")
-    if "peak_rss_mb" in r:
+    print(f"  q -> process end   {quits['quit_s']:6.2f} s  (while {quits['quit_while']})   goal < {GOALS['quit_s']} s")
+    if "peak_rss_mb" in numbers:  # the second run: it waits for every statistic
         print(
-            f"  memory             peak {r['peak_rss_mb']:.0f} MB, {r['rss_mb']:.0f} MB once every statistic was known "
-            f"({r['stats_done']} tensor pairs)   goal < 300 MB"
+            f"  memory             peak {numbers['peak_rss_mb']:.0f} MB, {numbers['rss_mb']:.0f} MB once every "
+            f"statistic was known ({numbers['stats_done']} tensor pairs)   goal < 300 MB"
         )
     missed = [
         k
@@ -243,7 +249,7 @@ def main() -> int:
             ("first_paint_s", r["first_paint_s"]),
             ("tree_usable_s", r["tree_usable_s"]),
             ("key_p95_ms", p95),
-            ("quit_s", r["quit_s"]),
+            ("quit_s", quits["quit_s"]),
         )
         if v > GOALS[k]
     ]

@@ -84,6 +84,18 @@ def test_layouts_resolved_in_the_workers_equal_the_ones_read_here(tmp_path, pool
     assert "payload" in (TensorRef(str(cut), "output", 0).problem or "")
 
 
+def test_layouts_from_the_workers_are_the_shared_instances(tmp_path, pool):
+    """Tensors with the same header share one Layout (npy.py): copies sent back by a worker too."""
+    paths = []
+    for name in ("a", "b"):
+        paths.append(tmp_path / f"{name}.npy")
+        np.save(paths[-1], np.zeros((3, 5), dtype=np.float32))
+    refs = [TensorRef(str(p), "output", 0) for p in paths]
+    pool.resolve_layouts(refs)
+    local = TensorRef(str(paths[0]), "output", 0).layout()
+    assert refs[0].layout() is refs[1].layout() is local
+
+
 def test_a_reader_s_own_layout_function_stays_in_this_process(tmp_path):
     ref = TensorRef(str(tmp_path / "x.bin"), "output", 0, layout_fn=lambda: None)  # type: ignore[arg-type]
     assert ref.deferred_layout() is None

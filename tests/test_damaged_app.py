@@ -5,32 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from damage import graph_output, same_pair, tensor_file
+from test_tui import make_app, wait_until  # the app as `dumptui ARGV` starts it
 
-from dumptui import cli, pairing
 from dumptui.present.progress import FAILED
-from dumptui.tui.app import DumpTuiApp
 from dumptui.tui.screens.error import OpenErrorScreen
 
 SIZE = (110, 34)
-
-
-def make_app(*argv) -> DumpTuiApp:
-    args = cli.build_parser(None).parse_args([str(a) for a in argv])
-    return DumpTuiApp(pairing.PairOptions.from_namespace(args), args.session)
-
-
-async def wait_until(pred, timeout: float = 60.0, what: str = "condition") -> None:
-    t0 = time.monotonic()
-    while not pred():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def status(scr) -> str:
@@ -166,7 +151,10 @@ def test_markup_in_a_path_reaches_the_error_screen_as_text(tmp_path):
     async def go():
         app = make_app(missing, missing)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), what="the error screen")
+            await wait_until(
+                lambda: isinstance(app.screen, OpenErrorScreen) and app.screen.query("#error-path"),
+                what="the error screen, composed",
+            )
             path = app.screen.query_one("#error-path").content.plain
             assert "[bold]no[/bold]\\x1b[2J" in path and "\x1b" not in path
             await pilot.press("q")

@@ -230,6 +230,9 @@ def test_cli_bisect_json(fixtures, variant, expected, code):
     got = None if d["culprit"] is None else (d["culprit"]["ref"], d["culprit"]["target"])
     assert got == expected
     assert d["tensors_read"] >= 1 and isinstance(d["roots"], list)
+    if variant == "B_mod":  # a discontinuous culprit: its hints never call its change benign noise
+        hints = " ".join(d["culprit"]["hints"])
+        assert "not benign" in hints and "tiny benign input noise" not in hints, hints
 
 
 def test_cli_info_reports_damaged_files(fixtures):

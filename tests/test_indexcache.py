@@ -233,3 +233,19 @@ def test_a_raw_file_rewritten_in_place_is_noticed(tmp_path, cache_home):
     again = cached(str(tmp_path / "raw"))
     assert not again.hit
     assert again.dump.op(again.dump.kernels[1].key).outputs[0].shape == (1, 8)
+
+
+def test_a_dump_cached_by_a_relative_path_opens_by_its_absolute_one(tmp_path, cache_home, monkeypatch):
+    """The index holds its files' paths as made from the path given (`demo/ref/...`): the same folder given
+    another way (absolute, or from another folder) has an entry of its own, and every path it holds opens."""
+    info = write_demo(str(tmp_path / "demo"), n_ops=20, size=16)
+    age(str(tmp_path / "demo"))
+    monkeypatch.chdir(tmp_path)
+    assert cached("demo/ref").stored  # relative: its tensors' paths are relative to tmp_path
+    monkeypatch.chdir(tmp_path / "demo")
+    for given in (info.ref, "ref", os.path.join("..", "demo", "ref")):
+        result = cached(given)
+        assert not result.hit  # a different path as given: indexed again, not the relative entry
+        paths = [t.path for op in result.dump.ops for t in op.tensors()]
+        assert paths and all(os.path.isfile(p) for p in paths), given
+        assert cached(given).hit

@@ -137,6 +137,18 @@ def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, b
     assert [r.pair.name for r in comparison.roots] == roots  # bisect and compare agree
 
 
+def test_the_search_reason_counts_the_rounded_weights_it_names(noisy_nets):
+    """`N inputs/weights rounded (a, b, c and N-3 more)`: the names shown never pass for all of them."""
+    import re
+
+    bi = run(noisy_nets[("fp16", "main")].ref, noisy_nets[("fp16", "main")].target)
+    rounded = [c.name for c in bi.checks if c.status == "benign"]
+    assert len(rounded) > 3
+    m = re.search(r"(\d+) inputs/weights rounded \(([^()]*)\)", bi.search_reason)
+    assert m and int(m.group(1)) == len(rounded)
+    assert m.group(2) == ", ".join(rounded[:3]) + f" and {len(rounded) - 3} more"
+
+
 def test_a_diluted_branch_bug_is_found_on_a_clean_pair_with_few_reads(noisy_nets):
     """fp32 both sides: the branch's effect at the output is far below 5 % of the RMS, yet it is found by
     bisection, and the first probe after the merge is not called good."""
@@ -211,13 +223,15 @@ def test_noisy_fixture_proofs_carry_the_numbers():
 @pytest.mark.parametrize("name,slot", [("REF_vs_P2", 6), ("REF_vs_P5", 1)])
 def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
     """The scan re-judges diverged tensors with no root upstream as carried precision noise; a constant
-    input is the op's definition, not something carried: it stays diverged, beside the why that names it."""
+    input is the op's definition, not something carried: it stays diverged, beside a why that names it and
+    never says "inputs agree"."""
     gt = need_noisy()[name]
     bi = run(str(NOISY / gt["ref"]), str(NOISY / gt["target"]))
     root = bi.first_root()
     constant = next(r for r in bi.session.op_result(root.pair, purpose="view").inputs if r.slot == slot)
     assert constant.verdict == "diverged" and "carried" not in constant.reason
-    assert f"constant input.{slot} differs" in root.why
+    assert root.why.startswith(f"outputs diverge; constant input.{slot} differs (")
+    assert root.why.endswith("; its other inputs agree") and "inputs agree, outputs" not in root.why
 
 
 def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):

@@ -76,7 +76,9 @@ def entry_path(path: str, fmt: str | None, selection: tuple[str | None, ...]) ->
     """The cache file of this dump as asked; OSError when the path cannot be looked at."""
     abspath = os.path.abspath(path)
     st = os.stat(abspath)
-    key = repr((SCHEMA, abspath, st.st_dev, st.st_ino, fmt, selection, _code_fingerprint()))
+    # The path as given is in the key too: the index holds its files' paths as the reader made them from it
+    # (`A/rank_0/...` for `A`), which the same folder given as `/data/A`, or from another folder, cannot use.
+    key = repr((SCHEMA, abspath, path, st.st_dev, st.st_ino, fmt, selection, _code_fingerprint()))
     return os.path.join(cache_folder(), hashlib.sha256(key.encode()).hexdigest()[:40] + ".idx")
 
 

@@ -203,6 +203,15 @@ def _plain_layout(dt: np.dtype, shape: tuple[int, ...], offset: int, fortran: bo
     return layout
 
 
+def shared_layout(layout: Layout) -> Layout:
+    """The shared instance of a well-formed layout made elsewhere (a worker process read the header and sent
+    a copy back): the memory saving of `_plain_layout` holds for the app's statistics too."""
+    if layout.storage is None or layout.shape is None or layout.problem or layout.repaired or layout.decoder:
+        return layout
+    plain = _plain_layout(layout.storage, tuple(layout.shape), layout.offset, layout.fortran)
+    return plain if plain == layout else layout
+
+
 def _reason(e: Exception) -> str:
     if isinstance(e, PermissionError):
         return "permission denied"

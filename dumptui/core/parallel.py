@@ -26,7 +26,7 @@ import numpy as np
 
 from .metrics import ElementTolerance, PairStats, compare_tensors
 from .model import TensorRef
-from .npy import Layout
+from .npy import Layout, shared_layout
 
 MIN_BYTES_FOR_PROCESSES = 64 << 20  # below this, starting workers costs more than it saves
 
@@ -199,7 +199,7 @@ class ComparePool:
                 if cancelled and cancelled():
                     break
                 for (ref, _call), layout in zip(futs[f], f.result()):
-                    ref.adopt_layout(layout)
+                    ref.adopt_layout(shared_layout(layout))
         finally:
             for f in futs:
                 f.cancel()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..core.bisect import Bisection, InputCheck, Root
+from ..core.hints import for_root
 from ..core.localerror import LocalError
 from ..core.model import Dump, Problem, TensorRef
 from ..core.results import OpResult, TensorResult
@@ -63,7 +64,8 @@ def tensor_result(r: TensorResult) -> dict:
     return d
 
 
-def op_result(res: OpResult) -> dict:
+def op_result(res: OpResult, is_root: bool = False) -> dict:
+    """`is_root`: a discontinuity hint says "not benign" (as the text report and the app say it)."""
     p = res.pair
     return {
         "ref": p.ref.name if p.ref else None,
@@ -73,7 +75,7 @@ def op_result(res: OpResult) -> dict:
         "paired_by": p.how,
         "verdict": res.verdict,
         "input_verdict": res.input_verdict,
-        "hints": [h.text for h in res.hints],
+        "hints": [h.text for h in for_root(res.hints, is_root, p.op_type)],
         "inputs": [tensor_result(r) for r in res.inputs],
         "outputs": [tensor_result(r) for r in res.outputs],
     }
@@ -110,7 +112,7 @@ def local_error(le: LocalError | None) -> dict | None:
 
 def root(r: Root, session: Session) -> dict:
     res = r.result or session.op_result(r.pair)
-    d = op_result(res)
+    d = op_result(res, is_root=r.local is not None and r.local.is_root)
     d.update({"kind": r.kind, "why": r.why, "caveats": list(r.caveats), "local_error": local_error(r.local)})
     return d
 

@@ -128,9 +128,8 @@ class Bisection:
         noise = describe_noise(self.session)
         rounded = [c.name for c in self.checks or [] if c.status == "benign"]
         if rounded:
-            noise = "; ".join(
-                filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({', '.join(rounded[:3])})"])
-            )
+            named = ", ".join(rounded[:3]) + (f" and {len(rounded) - 3} more" if len(rounded) > 3 else "")
+            noise = "; ".join(filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({named})"]))
         if noise:
             self.use_scan(f"noisy pair: {noise}", progress, cancelled)
         else:

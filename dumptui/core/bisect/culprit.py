@@ -88,10 +88,14 @@ class CulpritCheck:
             if le.kind != "root"
             else "error is born here: " + le.why
         )
+        if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
+            why = "outputs diverge"
         for r, origin in unproduced_bad:
             names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
             what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
             why += f"; {what} differs ({r.reason})"
+        if unproduced_bad and not carriers:
+            why += "; its other inputs agree"
         return CheckOutcome(res, None, why, caveats, le)
 
     def _producer_step(

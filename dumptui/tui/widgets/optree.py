@@ -96,6 +96,9 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
     def on_resize(self) -> None:
         if self.model is not None:  # labels are fitted to the width
             self.relabel_all()
+        # a pane that shrinks (the bisection panel grows at convergence, a zoom ends) keeps the cursor in sight
+        if self.cursor_node is not None and not self.cursor_in_view():
+            self.call_after_refresh(self._scroll_to_cursor, self.cursor_node)
 
     def relabel(self, ops: Iterable[int] = (), folders: Iterable[Folder] = ()) -> None:
         """New marks for the ops and folders that changed (only those that have nodes)."""
