@@ -141,3 +141,25 @@ def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair)
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in pids), "worker processes outlived their parent"
+
+
+def test_a_pool_gets_the_pairs_slice_by_slice_with_the_same_results(demo_pair, pool, monkeypatch):
+    """evaluate_all hands a long-lived pool POOL_SLICE_JOBS tensor pairs at a time (their specs stay small):
+    with slices of 7, every pair is still computed once, progress reaches the total, and the verdicts and
+    numbers are those of one process."""
+    from dumptui.core import batch
+
+    monkeypatch.setattr(batch, "POOL_SLICE_JOBS", 7)
+    sliced, alone = session_of(demo_pair), session_of(demo_pair)
+    seen = []
+    got = evaluate_all(sliced, workers=pool, progress=lambda done, total: seen.append((done, total)))
+    want = evaluate_all(alone, workers=1)
+    total = seen[-1][1]
+    assert total > 7 * 10 and seen[-1][0] == total and [d for d, _t in seen] == list(range(1, total + 1))
+    assert [r.verdict for r in got] == [r.verdict for r in want]
+    for r, s in zip(got, want):
+        for t, u in zip(r.inputs + r.outputs, s.inputs + s.outputs):
+            assert (t.stats is None) == (u.stats is None)
+            if t.stats is not None:
+                assert (t.stats.max_abs, t.stats.cos, t.stats.n_diff) == (u.stats.max_abs, u.stats.cos, u.stats.n_diff)
+    assert sliced.ledger.count == alone.ledger.count

@@ -18,6 +18,9 @@ from .results import OpResult, TensorResult
 from .session import Prechecked, Session
 
 Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
+# Tensor pairs handed to a long-lived pool at a time: enough chunks (ComparePool.CHUNK_JOBS) to keep every
+# worker busy, few enough that their specs stay a few MB.
+POOL_SLICE_JOBS = 4096
 
 
 def evaluate_all(
@@ -36,24 +39,20 @@ def evaluate_all(
         (p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p) if session.cached(r, t) is None
     ]
     counter = _Progress(len(jobs), progress)
-    if isinstance(workers, ComparePool):  # the headers too are read there: the precheck below reads no file
-        workers.resolve_layouts([ref for job in jobs for ref in job[3:] if ref is not None], cancelled)
-    heavy: list[tuple[Job, Prechecked]] = []
-    for job in jobs:
-        if cancelled and cancelled():
-            break
-        pair, io, slot, r, t = job
-        pre = session.precheck(pair, io, slot, r, t, purpose)
-        if isinstance(pre, TensorResult):
-            session.store(pair, r, t, pre)
-            counter.tick()
-        else:
-            assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
-            heavy.append(((pair, io, slot, r, t), pre))
     if isinstance(workers, ComparePool):
-        if heavy:
-            _in_executor(session, workers, heavy, counter, cancelled, purpose)
+        # a slice at a time: a job's specs (paths, shapes, headers to read) exist only while its slice runs;
+        # all of the 20,000-op demo's 70,000 at once raised the app's peak by ~60 MB
+        for start in range(0, len(jobs), POOL_SLICE_JOBS):
+            if cancelled and cancelled():
+                break
+            chunk = jobs[start : start + POOL_SLICE_JOBS]
+            # the headers too are read in the pool: the precheck below reads no file
+            workers.resolve_layouts([ref for job in chunk for ref in job[3:] if ref is not None], cancelled)
+            heavy = _settle_without_reading(session, chunk, counter, cancelled, purpose)
+            if heavy:
+                _in_executor(session, workers, heavy, counter, cancelled, purpose)
         return [session.op_result(p, purpose=purpose) for p in pairs]
+    heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)
     workers = workers or os.cpu_count() or 1
     nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
     if session.executor is not None and heavy:
@@ -67,6 +66,29 @@ def evaluate_all(
             session.tensor_result(pair, io, slot, r, t, purpose)
             counter.tick()
     return [session.op_result(p, purpose=purpose) for p in pairs]
+
+
+def _settle_without_reading(
+    session: Session,
+    jobs: list[tuple[OpPair, str, int, TensorRef | None, TensorRef | None]],
+    counter: "_Progress",
+    cancelled: Callable[[], bool] | None,
+    purpose: str,
+) -> list[tuple[Job, Prechecked]]:
+    """The jobs the precheck settles are stored; the others, with what the precheck found, are returned."""
+    heavy: list[tuple[Job, Prechecked]] = []
+    for job in jobs:
+        if cancelled and cancelled():
+            break
+        pair, io, slot, r, t = job
+        pre = session.precheck(pair, io, slot, r, t, purpose)
+        if isinstance(pre, TensorResult):
+            session.store(pair, r, t, pre)
+            counter.tick()
+        else:
+            assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
+            heavy.append(((pair, io, slot, r, t), pre))
+    return heavy
 
 
 def _in_executor(
