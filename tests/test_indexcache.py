@@ -249,3 +249,43 @@ def test_a_dump_cached_by_a_relative_path_opens_by_its_absolute_one(tmp_path, ca
         paths = [t.path for op in result.dump.ops for t in op.tensors()]
         assert paths and all(os.path.isfile(p) for p in paths), given
         assert cached(given).hit
+
+
+def test_indexing_in_processes_fills_the_cache_and_opens_the_same_pair(tmp_path, cache_home):
+    """open_pair(in_processes=True): both dumps indexed by child processes into the cache, then opened from
+    it in this process; the same index as in-process, and nothing to do the second time."""
+    from dumptui import pairing
+    from dumptui.core import indexproc
+
+    info = write_demo(str(tmp_path / "demo"), n_ops=40, size=64, fp16_region=None)
+    age(str(tmp_path / "demo"))
+    options = pairing.PairOptions(info.ref, info.target)
+    requests = [(p, None, None, None, None) for p in (info.ref, info.target)]
+    assert indexproc.missing_from_cache(requests) == requests
+    assert indexproc.index_into_cache(requests) == {r: "" for r in requests}
+    assert indexproc.missing_from_cache(requests) == [] and indexproc.index_into_cache(requests) == {}
+    ref, target = pairing.open_pair(options, in_processes=True)
+    assert snapshot(ref) == snapshot(open_dump(info.ref)) and snapshot(target) == snapshot(open_dump(info.target))
+
+
+def test_indexing_in_processes_leaves_errors_to_the_caller(tmp_path, cache_home, monkeypatch):
+    """A dump the child cannot index, or a cache switched off: nothing is stored, and open_pair reports the
+    error from this process with its path, as without processes."""
+    from dumptui import pairing
+    from dumptui.core import indexproc
+    from dumptui.core.errors import DumpError
+
+    info = write_demo(str(tmp_path / "demo"), n_ops=20, size=16, fp16_region=None)
+    age(str(tmp_path / "demo"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    got = indexproc.index_into_cache([(str(empty), None, None, None, None)])
+    assert list(got.values())[0].startswith("DumpError"), got
+    with pytest.raises(DumpError) as err:
+        pairing.open_pair(pairing.PairOptions(info.ref, str(empty)), in_processes=True)
+    assert str(empty) in str(err.value)
+    assert indexproc.missing_from_cache([(info.ref, None, None, None, None)]) == []  # the good side was stored
+    monkeypatch.setenv(indexcache.DISABLE_ENV, "1")
+    before = sorted(os.listdir(indexcache.cache_folder()))
+    assert indexproc.index_into_cache([(info.target, None, None, None, None)]) == {}
+    assert sorted(os.listdir(indexcache.cache_folder())) == before

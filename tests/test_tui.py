@@ -122,9 +122,9 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
     gate = threading.Event()
     real = pairing.open_pair
 
-    def slow_open(options):
+    def slow_open(options, **how):
         gate.wait(30)
-        return real(options)
+        return real(options, **how)
 
     monkeypatch.setattr(pairing, "open_pair", slow_open)
 

@@ -176,6 +176,16 @@ class CacheResult:
     why_not_stored: str = ""
 
 
+def current(entry: str) -> bool:
+    """Whether the entry exists and its dependencies are unchanged (its header only is read)."""
+    try:
+        with open(entry, "rb") as fh:
+            header = pickle.load(fh)
+        return header.get("schema") == SCHEMA and _unchanged(header["deps"])
+    except Exception:  # missing, damaged or foreign: not current (`load` removes a damaged one)
+        return False
+
+
 def load(entry: str) -> Dump | None:
     """The dump of a cache entry whose dependencies are unchanged, else None (a damaged entry is removed)."""
     try:

@@ -124,7 +124,7 @@ def _resolve_many(calls: list[Callable[[], Layout]]) -> list[Layout]:
 PARENT_CHECK_SECONDS = 0.5
 
 
-def _worker_start(nice: int, parent: int) -> None:
+def worker_start(nice: int, parent: int) -> None:
     """A pool worker's initializer: below the UI process in the scheduler's eyes (keys first, statistics
     after), and gone soon after its parent. A spawned worker holds both ends of its job queue, so it never
     sees the parent's end as closed: when the parent ends without closing the pool (killed, `os._exit`),
@@ -143,7 +143,7 @@ def _worker_start(nice: int, parent: int) -> None:
     threading.Thread(target=watch, name="dumptui-parent-watch", daemon=True).start()
 
 
-def _start_resource_tracker() -> None:
+def start_resource_tracker() -> None:
     """multiprocessing's resource tracker, started with the real stderr: a UI that captures sys.stderr (Textual
     does) gives it a file number of -1, and spawning then fails with "bad value(s) in fds_to_keep"."""
     from multiprocessing import resource_tracker
@@ -176,11 +176,11 @@ class ComparePool:
             raise RuntimeError("the compare pool is closed")
         if self._ex is None:
             single_threaded_blas()
-            _start_resource_tracker()
+            start_resource_tracker()
             self._ex = ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=partial(_worker_start, self.nice, os.getpid()),
+                initializer=partial(worker_start, self.nice, os.getpid()),
             )
         return self._ex
 

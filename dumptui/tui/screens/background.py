@@ -53,6 +53,10 @@ VERDICT_BATCH_SECONDS = 0.3  # the statistics worker posts verdicts at most this
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
+# A dump listing this many ops (its execution-order csv) is indexed, when not in the index cache, by processes
+# of their own (pairing.open_pair): both dumps at once, and none of indexing's transient structures in the UI
+# process's heap. Below it, starting the processes would cost more than the indexing.
+INDEX_IN_PROCESSES_FROM_OPS = 2000
 
 
 class BackgroundWork(Screen):
@@ -83,7 +87,10 @@ class BackgroundWork(Screen):
             self.post_message(PreviewReady(OpTreeModel(preview)))
         # A dump or an option file that cannot be read ends this worker with its error: `show_failure`.
         try:
-            ref, target = wait_abandonable(lambda: pairing.open_pair(options), worker, "dumptui-index")
+            big = len(preview) >= INDEX_IN_PROCESSES_FROM_OPS
+            ref, target = wait_abandonable(
+                lambda: pairing.open_pair(options, in_processes=big), worker, "dumptui-index"
+            )
             self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
             session = wait_abandonable(
                 lambda: pairing.make_session(options, ref, target, kl=True), worker, "dumptui-align"
