@@ -84,3 +84,47 @@ def test_a_tensor_keeps_its_folder_shared_and_its_path_whole(tmp_path):
     assert c.path == a.path and c.folder_and_name == a.folder_and_name and c.dtype == "float32" and c.shape == (2,)
     back = pickle.loads(pickle.dumps(b))
     assert (back.path, back.io, back.slot, back.size_on_disk) == (b.path, "input", 0, 128)
+
+
+@pytest.mark.parametrize(
+    "name, ts, parts",
+    [
+        (
+            "Add.Default_Add-op0.0.0.1796214303518360.input.0.DefaultFormat.Float32.npy",
+            1796214303518360,
+            ("Add.Default_Add-op0.0.0.", ".input.0.DefaultFormat.Float32.npy"),
+        ),
+        ("Add.op.0.0.7.output.7.npy", 7, ("Add.op.0.0.", ".output.7.npy")),  # the first `.7.` is the timestamp
+        ("Add.op.0.0.0007.output.0.npy", 7, None),  # spelled with zeros: kept whole
+        ("Functional.linear.0.forward.input.0.pt", None, None),  # no timestamp (msprobe)
+        ("x.12.npy", 3, None),
+        ("", 1, None),
+    ],
+)
+def test_a_file_name_splits_at_its_timestamp_and_joins_back_exactly(name, ts, parts):
+    from dumptui.core.indexcodec import split_at_timestamp
+
+    stem, tail = split_at_timestamp(name, ts)
+    if parts is None:
+        assert (stem, tail) == (name, None)
+    else:
+        assert (stem, tail) == parts and stem + str(ts) + tail == name
+        t = TensorRef.in_folder("/d/", (stem, ts, tail), "output", 0, None, None, "", ts)
+        assert t.path == "/d/" + name and t.file_name == name and t.folder_and_name == ("/d/", name)
+        back = pickle.loads(pickle.dumps(t))
+        assert back.path == t.path
+
+
+def test_names_from_the_cache_share_their_text_around_the_timestamp(demo_pair):
+    """Through the codec the demo's file names come back as parts shared by an op's files (the text before
+    the timestamp) and by all of them (the text after), and spell the same paths."""
+    from dumptui.core.indexcodec import decode, encode
+
+    fresh = open_dump(demo_pair.ref)
+    again = decode(encode(fresh))
+    names = [t._name for op in again.ops for t in op.tensors()]
+    assert names and all(isinstance(n, tuple) for n in names)
+    assert len({id(n[2]) for n in names}) <= len({n[2] for n in names})  # each distinct tail once
+    stems = {id(n[0]) for n in names}
+    assert len(stems) <= len(again.ops) < len(names)  # one stem per op at most, fewer than the files
+    assert [t.path for op in again.ops for t in op.tensors()] == [t.path for op in fresh.ops for t in op.tensors()]

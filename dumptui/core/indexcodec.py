@@ -19,7 +19,8 @@ from typing import Any
 from .model import Dump, Op, TensorRef
 from .slotmap import EMPTY, SlotMap
 
-FORMAT_VERSION = 5  # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart
+# 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
+FORMAT_VERSION = 6
 
 
 class _Table:
@@ -37,6 +38,18 @@ class _Table:
         return i
 
 
+def split_at_timestamp(name: str, timestamp: int | None) -> tuple[str, str | None]:
+    """A file name as (the text up to its timestamp, the text after it) when it spells the timestamp as
+    `.<timestamp>.` (MindSpore's `Add.Default_Add-op0.0.0.1796214303518360.input.0.DefaultFormat.Float32.npy`),
+    else (the name, None). `stem + str(timestamp) + tail` is the name again, exactly."""
+    if timestamp is not None:
+        mark = f".{timestamp}."
+        i = name.find(mark)
+        if i >= 0:
+            return name[: i + 1], name[i + len(mark) - 1 :]
+    return name, None
+
+
 def encode(dump: Dump) -> dict[str, Any]:
     """The dump as columns (see the module docstring); `decode` gives an equal dump back."""
     kinds, small = _Table(), _Table()  # kinds: (io, fmt, dtype, shape) of tensors; small: op strings
@@ -44,7 +57,9 @@ def encode(dump: Dump) -> dict[str, Any]:
     t_kind: list[int] = []
     folders = _Table()
     t_folder: list[int] = []
-    t_names: list[str] = []
+    stems, tails = _Table(), _Table()  # file names around their timestamp (see split_at_timestamp)
+    t_stem: list[int] = []
+    t_tail: list[int] = []  # -1: the stem is the whole name
     t_slot: list[int] = []
     t_ts: list[int | None] = []
     t_extra: dict[int, tuple[Any, Any, Any]] = {}  # tensor -> (layout_fn, stats, size_on_disk) when any is set
@@ -54,10 +69,12 @@ def encode(dump: Dump) -> dict[str, Any]:
         i = tensor_index.get(id(t))
         if i is not None:
             return i
-        i = tensor_index[id(t)] = len(t_names)
+        i = tensor_index[id(t)] = len(t_stem)
         folder, name = t.folder_and_name
         t_folder.append(folders.ref(folder))
-        t_names.append(name)
+        stem, tail = split_at_timestamp(name, t.timestamp)
+        t_stem.append(stems.ref(stem))
+        t_tail.append(-1 if tail is None else tails.ref(tail))
         t_kind.append(kinds.ref((t.io, t.fmt, t._dtype, t._shape)))
         t_slot.append(t.slot)
         t_ts.append(t.timestamp)
@@ -90,7 +107,10 @@ def encode(dump: Dump) -> dict[str, Any]:
         "t_kind": t_kind,
         "t_folders": folders.values,
         "t_folder": t_folder,
-        "t_names": t_names,
+        "t_stems": stems.values,
+        "t_stem": t_stem,
+        "t_tails": tails.values,
+        "t_tail": t_tail,
         "t_slot": t_slot,
         "t_ts": t_ts,
         "t_extra": t_extra,
@@ -110,11 +130,13 @@ def decode(cols: dict[str, Any]) -> Dump:
     if cols.get("version") != FORMAT_VERSION:
         raise ValueError(f"index columns of version {cols.get('version')!r}, not {FORMAT_VERSION}")
     kinds, folders, in_folder = cols["t_kinds"], cols["t_folders"], TensorRef.in_folder
+    stems, tails = cols["t_stems"], cols["t_tails"]
     tensors = []
-    for kind, folder, name, slot, ts in zip(
-        cols["t_kind"], cols["t_folder"], cols["t_names"], cols["t_slot"], cols["t_ts"]
+    for kind, folder, stem, tail, slot, ts in zip(
+        cols["t_kind"], cols["t_folder"], cols["t_stem"], cols["t_tail"], cols["t_slot"], cols["t_ts"]
     ):
         io, fmt, dtype, shape = kinds[kind]
+        name = stems[stem] if tail < 0 else (stems[stem], ts, tails[tail])
         tensors.append(in_folder(folders[folder], name, io, slot, dtype, shape, fmt, ts))
     for i, (layout_fn, stats, size_on_disk) in cols["t_extra"].items():
         tensors[i].set_extra(layout_fn, stats, size_on_disk)
