@@ -26,7 +26,7 @@ PARAMETERS_FOLDER = "(parameters)"
 CONSTANTS_FOLDER = "(constants)"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: the 20,000-op demo has 12,000 folders
 class Folder:
     """A scope of the op tree. Counts are recursive: every op below this folder, at any depth."""
 
