@@ -116,6 +116,43 @@ def test_close_kill_ends_the_workers(demo_pair):
         evaluate_all(session_of(demo_pair), workers=pool)
 
 
+def test_a_run_in_progress_ends_when_the_pool_is_closed(tmp_path):
+    """`q` closes the pool (killing its workers) while the statistics thread waits for results: that wait
+    ends, with RuntimeError, instead of waiting for good on futures whose workers are gone (the thread was
+    then joined at the interpreter's exit and the process never ended)."""
+    import threading
+
+    from dumptui.core.metrics import ElementTolerance
+    from dumptui.core.parallel import pair_job
+
+    a = np.arange(4 << 20, dtype=np.float32)  # 16 MB a side: each job a chunk of its own, a good fraction of a second
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", a + 1)
+    ref, target = TensorRef(str(tmp_path / "a.npy"), "output", 0), TensorRef(str(tmp_path / "b.npy"), "output", 0)
+    jobs = [pair_job(i, ref, target, ElementTolerance(1e-5, 1e-5, 1e-5)) for i in range(200)]
+    pool = ComparePool(2)
+    got: list = []
+    ended: list = []
+
+    def consume():
+        try:
+            for outcome in pool.run(jobs, kl=False):
+                got.append(outcome)
+        except RuntimeError as e:
+            ended.append(str(e))
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 60
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert got, "no result came back"
+    pool.close(kill=True)
+    t.join(10)
+    assert not t.is_alive(), "the run still waits for the killed workers' results"
+    assert ended and len(got) < len(jobs)  # "closed", or the executor's own "terminated abruptly"
+
+
 def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair):
     """`q` ends the app with os._exit (tui/app.py `end_process`); a crash does not close the pool either."""
     script = textwrap.dedent(

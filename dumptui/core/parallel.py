@@ -18,9 +18,9 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
 from functools import partial
-from typing import Callable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import numpy as np
 
@@ -122,6 +122,7 @@ def _resolve_many(calls: list[Callable[[], Layout]]) -> list[Layout]:
 
 
 PARENT_CHECK_SECONDS = 0.5
+POLL_SECONDS = 0.25  # how often a wait for the pool's results looks whether it was cancelled or closed
 
 
 def worker_start(nice: int, parent: int) -> None:
@@ -195,9 +196,7 @@ class ComparePool:
         chunks = [calls[i : i + step] for i in range(0, len(calls), step)]
         futs = {ex.submit(_resolve_many, [call for _ref, call in chunk]): chunk for chunk in chunks}
         try:
-            for f in as_completed(futs):
-                if cancelled and cancelled():
-                    break
+            for f in self._finished(futs, cancelled):
                 for (ref, _call), layout in zip(futs[f], f.result()):
                     ref.adopt_layout(shared_layout(layout))
         finally:
@@ -226,13 +225,27 @@ class ComparePool:
         ex = self._executor()
         futs = [ex.submit(_run_many, c) for c in chunks if c]
         try:
-            for f in as_completed(futs):
-                if cancelled and cancelled():
-                    break
+            for f in self._finished(futs, cancelled):
                 yield from f.result()
         finally:
             for f in futs:
                 f.cancel()
+
+    def _finished(self, futs: Iterable[Future[Any]], cancelled: Callable[[], bool] | None) -> Iterator[Future[Any]]:
+        """The futures as they finish, until the caller cancels. Never waits for good: when the pool is
+        closed meanwhile (`q` kills the workers), the futures of killed workers may never finish, and a
+        thread left waiting on them kept the app's process from ending; then RuntimeError."""
+        pending = set(futs)
+        while pending:
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            for f in done:
+                if cancelled and cancelled():
+                    return
+                yield f
+            if cancelled and cancelled():
+                return
+            if self.closed and pending:
+                raise RuntimeError("the compare pool was closed while it computed")
 
     def close(self, kill: bool = False) -> None:
         self.closed = True
