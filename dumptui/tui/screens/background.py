@@ -53,6 +53,12 @@ VERDICT_BATCH_SECONDS = 0.3  # the statistics worker posts verdicts at most this
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
+# How far below the UI the statistics thread runs (Linux schedules threads one by one). 20,000-op demo, a
+# busy loop on the other core, keys while the statistics run (bench/bench_tui.py's key loop, three runs
+# each): at the UI's priority p95 57-127 ms, max 79-236 ms; 10 below, p95 30-44 ms, max 44-58 ms. Not
+# further: a thread that holds the GIL and is scheduled too rarely keeps the UI thread waiting (at 19, the
+# slowest keys took 350 ms).
+STATISTICS_THREAD_NICE = 10
 # A dump listing this many ops (its execution-order csv) is indexed, when not in the index cache, by processes
 # of their own (pairing.open_pair): both dumps at once, and none of indexing's transient structures in the UI
 # process's heap. Below it, starting the processes would cost more than the indexing.
@@ -142,16 +148,26 @@ class BackgroundWork(Screen):
         def size_on_disk(p: Any) -> int:
             return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
 
-        for batch, batch_jobs in compare_batches(
-            pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH, BYTES_PER_BATCH
-        ):
-            if worker.is_cancelled:
-                break
-            evaluate_all(session, batch, workers=self.pool, cancelled=lambda: worker.is_cancelled)
-            done += batch_jobs
-            for q in batch:
-                pending[q.index] = session.cached_verdict(q)
-            flush()
+        def compare_all() -> None:
+            nonlocal done
+            for batch, batch_jobs in compare_batches(
+                pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH, BYTES_PER_BATCH
+            ):
+                if worker.is_cancelled:
+                    break
+                evaluate_all(session, batch, workers=self.pool, cancelled=lambda: worker.is_cancelled)
+                done += batch_jobs
+                for q in batch:
+                    pending[q.index] = session.cached_verdict(q)
+                flush()
+
+        # In a thread of its own below the UI's priority: judging what the workers send back is Python work
+        # that took turns with the UI thread (see STATISTICS_THREAD_NICE).
+        try:
+            wait_abandonable(compare_all, worker, "dumptui-statistics", nice=STATISTICS_THREAD_NICE)
+        except Abandoned:
+            self.post_message(StatisticsProgress(min(done, total), total, CANCELLED))
+            return
         flush(force=True)
         self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE))
 
