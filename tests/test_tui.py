@@ -117,6 +117,35 @@ class Notifications:
 # ---------------------------------------------------------------------------------------------- demo pair
 
 
+def test_the_op_pane_stops_saying_opening_once_the_dumps_are_open(demo_pair, monkeypatch):
+    """While the bisection order is built (long on a big pair) the cursor rests on a folder: the op pane
+    says no op is selected yet, never "opening the dumps…" about dumps already open."""
+    import dumptui.core.bisect as bisect_pkg
+
+    gate = threading.Event()
+    real = bisect_pkg.Bisection
+
+    def slow_bisection(*args, **kw):
+        gate.wait(30)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(bisect_pkg, "Bisection", slow_bisection)
+
+    async def go():
+        app = make_app(demo_pair.ref, demo_pair.target)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(lambda: app.main is not None and app.main.session is not None, what="the session")
+            scr = app.main
+            await pilot.pause()
+            title = plain(scr.detail.query_one("#op-title"))
+            assert scr.detail.index is None and "opening the dumps" not in title and "no op selected" in title
+            gate.set()
+            await ready(app, pilot)
+            assert scr.detail.index is not None  # the probe's op, once the bisection starts
+
+    run(go())
+
+
 def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
     """The screen paints and answers keys while the dumps are still being indexed."""
     gate = threading.Event()

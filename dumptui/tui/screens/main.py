@@ -301,6 +301,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.preview_model = None
         self.tree.load(model, keep_expanded=expanded, cursor=cursor)
         self.flat.set_rows(model, model.rows())
+        # the dumps are open: "opening the dumps…" would stay while the cursor rests on a folder
+        self.detail.show_no_op("no op selected yet: move the cursor to an op (enter opens a folder)")
         self._draw_left_title()
         self._draw_status()
         self._report_problems()

@@ -188,6 +188,11 @@ class OpDetail(VerticalScroll):
             lines.append(Text(fmt.clean(elide_middle(pair.name, width)), style=st.muted, no_wrap=True))
         return lines_text(lines)
 
+    def show_no_op(self, text: str) -> None:
+        """No op shown yet (the cursor on a folder): what the pane says instead of an op."""
+        if self.index is None:
+            self.query_one("#op-title", Static).update(Text(text, style=self.theme_styles.muted))
+
     def show_pending(self, pair: OpPair, verdict: str | None, kernels: int) -> None:
         """At once, before its tensors are read: the name, and the table emptied."""
         self.index = pair.index
