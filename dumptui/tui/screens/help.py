@@ -36,15 +36,7 @@ class HelpScreen(ModalScreen[None]):
 
     def _render_marks(self) -> Group:
         """What every character of the lists, the bisection bar and the error plot means."""
-        t = Table(
-            box=None,
-            show_header=False,
-            pad_edge=False,
-            expand=True,
-            padding=(0, 1),
-            title=Text("Marks (op tree, flat list, producers / consumers)", style="bold underline"),
-            title_justify="left",
-        )
+        t = _two_columns("Marks (op tree, flat list, producers / consumers)")
         t.add_column("mark", no_wrap=True, style="bold", min_width=3)
         t.add_column("what", ratio=1)
         for mark, meaning in marks_legend():
@@ -68,15 +60,7 @@ class HelpScreen(ModalScreen[None]):
         width = max(len(keys) for _t, rows in self.sections for keys, *_ in rows) + 2
         tables = []
         for title, rows in self.sections:
-            t = Table(
-                box=None,
-                show_header=False,
-                pad_edge=False,
-                expand=True,
-                padding=(0, 1),
-                title=Text(title, style="bold underline"),
-                title_justify="left",
-            )
+            t = _two_columns(title)
             t.add_column("key", no_wrap=True, style="bold", min_width=width)
             t.add_column("what", ratio=1)
             for keys, desc, _bid, ok in rows:
@@ -94,3 +78,16 @@ class HelpScreen(ModalScreen[None]):
     def action_scroll(self, direction: str) -> None:
         body = self.query_one("#help-body", VerticalScroll)
         body.scroll_relative(y=-1 if direction == "up" else 1, animate=False)
+
+
+def _two_columns(title: str) -> Table:
+    """A borderless table under an underlined title, as every section of the help is laid out."""
+    return Table(
+        box=None,
+        show_header=False,
+        pad_edge=False,
+        expand=True,
+        padding=(0, 1),
+        title=Text(title, style="bold underline"),
+        title_justify="left",
+    )
