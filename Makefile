@@ -43,7 +43,7 @@ lint: $(STAMP)
 
 ## the engine, the presentation model and the pairing options: no untyped def, no unchecked None
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/pairing.py dumptui/config.py dumptui/mapfiles.py
+	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/options
 
 ## the layer contracts of pyproject.toml ([tool.importlinter])
 imports: $(STAMP)

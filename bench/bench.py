@@ -27,18 +27,18 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from dumptui.cli import single_threaded_blas  # noqa: E402
+from dumptui.core.io.procs import single_threaded_blas  # noqa: E402
 
 if sys.argv[1:2] != ["--naive"]:
     single_threaded_blas()  # as the dumptui command does, before numpy is imported
 
 import numpy as np  # noqa: E402
 
-from dumptui.core.batch import evaluate_all  # noqa: E402
-from dumptui.core.bisect import Bisection  # noqa: E402
-from dumptui.core.demo import write_demo  # noqa: E402
+from dumptui.core.compare.batch import evaluate_all  # noqa: E402
+from dumptui.core.compare.session import Session  # noqa: E402
+from dumptui.core.demo.residual import write_demo  # noqa: E402
 from dumptui.core.formats import open_dump  # noqa: E402
-from dumptui.core.session import Session  # noqa: E402
+from dumptui.core.search.bisect import Bisection  # noqa: E402
 
 
 def demo(out: str, name: str, n_ops: int, size: int, clean: bool = False):

@@ -30,7 +30,7 @@ sys.path.insert(0, REPO)
 import numpy as np  # noqa: E402
 
 import bench as engine  # noqa: E402  (the demo pairs and the numpy loop of bench.py; sets single-threaded BLAS)
-from dumptui.core.indexcache import RACY_SECONDS  # noqa: E402
+from dumptui.core.index.cache import RACY_SECONDS  # noqa: E402
 
 ENV = dict(os.environ, PYTHONPATH=REPO)
 MEASURE = (
@@ -214,14 +214,14 @@ def bench_names(out: str, n: int) -> dict:
 
 COMPARE_CHILD = (
     "import json, sys, time\n"
-    "from dumptui.core.batch import evaluate_all\n"
-    "from dumptui.pairing import PairOptions, make_session, open_pair\n"
+    "from dumptui.core.compare.batch import evaluate_all\n"
+    "from dumptui.options.pair import PairOptions, make_session, open_pair\n"
     "ref, target, how = sys.argv[1:4]\n"
     "o = PairOptions(ref, target)\n"
     "s = make_session(o, *open_pair(o, cache=False), kl=False)\n"
     "start = 0.0\n"
     "if how.startswith('local:'):\n"
-    "    from dumptui.core.daskexec import DaskExecutor\n"
+    "    from dumptui.core.compare.daskexec import DaskExecutor\n"
     "    t = time.perf_counter(); s.executor = DaskExecutor(how); start = time.perf_counter() - t\n"
     "t = time.perf_counter()\n"
     "res = evaluate_all(s, workers=1 if how == 'one' else None)\n"
@@ -258,7 +258,7 @@ def bench_compare(out: str) -> dict:
 
 def big_pair(out: str, elems: int = 64 << 20) -> tuple[str, str]:
     """Two ops of one 256 MB tensor each, per side (a MindSpore dump), the target's second op off by a bit."""
-    from dumptui.core.dumpwriter import DumpWriter
+    from dumptui.core.demo.dumpwriter import DumpWriter
 
     root = os.path.join(out, "bigtensors")
     marker = os.path.join(root, "complete")

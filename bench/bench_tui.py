@@ -30,7 +30,7 @@ CHILD = r'''
 import asyncio, json, os, sys, time
 T_SPAWN = float(os.environ["BENCH_T_SPAWN"])
 sys.path.insert(0, os.environ["BENCH_REPO"])
-from dumptui.pairing import PairOptions
+from dumptui.options.pair import PairOptions
 from dumptui.tui.app import DumpTuiApp, end_process
 from dumptui.tui.screens.main import MainScreen
 t_imported = time.time()
@@ -181,7 +181,7 @@ def main() -> int:
     ap.add_argument("--hog", type=int, default=1, help="busy-loop processes running meanwhile (default 1)")
     a = ap.parse_args()
     sys.path.insert(0, REPO)
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     root = a.dir or os.path.join(tempfile.gettempdir(), f"dumptui-bench-tui-{a.ops}-{a.size}")
     ref, target = os.path.join(root, "ref"), os.path.join(root, "target")

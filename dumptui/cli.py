@@ -15,15 +15,16 @@ import sys
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, ContextManager, Iterable, NoReturn
 
-from . import __version__
-from .core.errors import DumptuiError, UsageError
-from .headless import EXIT_USAGE, fail, open_session, print_compare, verbosity_of, write_csv_output
-from .pairing import PairOptions
+from dumptui import __version__
+from dumptui.core.io.errors import DumptuiError, UsageError
+from dumptui.core.io.procs import single_threaded_blas
+from dumptui.headless import EXIT_USAGE, fail, open_session, print_compare, verbosity_of, write_csv_output
+from dumptui.options.pair import PairOptions
 
 if TYPE_CHECKING:  # rich and the engine are imported by the subcommand that needs them
     from rich.console import Console
 
-    from .core.model import Dump
+    from dumptui.core.model.dump import Dump
 
 
 class _Parser(argparse.ArgumentParser):
@@ -272,7 +273,7 @@ def completion_parser() -> argparse.ArgumentParser:
 
 
 def _console() -> Console:
-    from .report.console import stdout_console
+    from dumptui.report.console import stdout_console
 
     return stdout_console()
 
@@ -280,10 +281,10 @@ def _console() -> Console:
 def cmd_bisect(args: argparse.Namespace) -> int:
     import time
 
-    from .core.bisect import Bisection
-    from .report import jsonout
-    from .report.console import detail, progress_bar
-    from .report.data import bisect_report, skipped
+    from dumptui.core.search.bisect import Bisection
+    from dumptui.report import jsonout
+    from dumptui.report.console import detail, progress_bar
+    from dumptui.report.data import bisect_report, skipped
 
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
@@ -307,7 +308,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         return code
     con = _console()
     if verbosity.quiet:
-        from .report.tables import name
+        from dumptui.report.tables import name
 
         con.print(
             f"culprit: #{culprit.pair.index + 1} {name(culprit.pair.label)} ({name(culprit.pair.op_type)})"
@@ -317,7 +318,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             else "no root of divergence"
         )
     else:
-        from .report.tables import print_bisect
+        from dumptui.report.tables import print_bisect
 
         print_bisect(con, bi)
     return code
@@ -337,7 +338,7 @@ def _executor(args: argparse.Namespace) -> ContextManager[Any]:
         if args.worker_path:
             raise UsageError("--worker-path goes with --dask")
         return nullcontext()
-    from .core.daskexec import DaskExecutor, parse_path_map
+    from dumptui.core.compare.daskexec import DaskExecutor, parse_path_map
 
     return DaskExecutor(args.dask, parse_path_map(args.worker_path))
 
@@ -345,16 +346,16 @@ def _executor(args: argparse.Namespace) -> ContextManager[Any]:
 def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     import time
 
-    from .core.compare import compare_pair
-    from .core.verdict import BAD
-    from .report import data, jsonout
-    from .report.console import detail, note, progress_bar
+    from dumptui.core.compare.verdict import BAD
+    from dumptui.core.search.compare_all import compare_pair
+    from dumptui.report import data, jsonout
+    from dumptui.report.console import detail, note, progress_bar
 
     verbosity = verbosity_of(args)
     if args.csv == jsonout.STDOUT and args.json == jsonout.STDOUT:
         raise UsageError("--csv - and --json - both want stdout: send one of them to a file")
     if args.xlsx:
-        from .report.msprobe_xlsx import require_openpyxl
+        from dumptui.report.msprobe_xlsx import require_openpyxl
 
         require_openpyxl(args.xlsx)  # before the compare, not after minutes of it
     ref, target, session = open_session(args, kl=args.kl)
@@ -375,7 +376,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     code = EXIT_DIVERGED if diverged else EXIT_USAGE if incomplete else EXIT_OK
     table = None
     if args.csv or args.xlsx:
-        from .report.msprobe_csv import build_table
+        from dumptui.report.msprobe_csv import build_table
 
         if args.xlsx or args.csv_profile == "msprobe":
             with progress_bar("computing msprobe's columns", verbosity) as progress:
@@ -386,7 +387,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
         mode = f", msprobe mode {table.mode}" if table is not None and args.csv_profile == "msprobe" else ""
         note(f"wrote {n} rows ({args.csv_profile} profile{mode}) to {where}", verbosity)
     if args.xlsx:
-        from .report.msprobe_xlsx import write_xlsx
+        from dumptui.report.msprobe_xlsx import write_xlsx
 
         assert table is not None
         hl = write_xlsx(table, args.xlsx)
@@ -421,13 +422,13 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
     divergence was born first across ranks (ordered by their communication ops) and steps."""
     from dataclasses import replace
 
-    from .core.allranks import run_units
-    from .core.bisect import Bisection, Root
-    from .core.ranks import pair_units, units
-    from .core.session import Session
-    from .pairing import make_session, open_pair
-    from .report import data, jsonout
-    from .report.allranks import allranks_json, print_allranks
+    from dumptui.core.compare.session import Session
+    from dumptui.core.ranks.allunits import run_units
+    from dumptui.core.ranks.units import pair_units, units
+    from dumptui.core.search.bisect import Bisection, Root
+    from dumptui.options.pair import make_session, open_pair
+    from dumptui.report import data, jsonout
+    from dumptui.report.ranks import allranks_json, print_allranks
 
     if getattr(args, "csv", None) or getattr(args, "xlsx", None):
         raise UsageError("--csv and --xlsx write one rank and step: choose them with --rank N --step N")
@@ -453,7 +454,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
             if bi.undecided and not roots:
                 undecided.add(unit)
         else:
-            from .core.compare import compare_pair
+            from dumptui.core.search.compare_all import compare_pair
 
             comparison = compare_pair(session, workers=args.workers)
             roots = comparison.roots
@@ -489,7 +490,7 @@ def _every_unit(args: argparse.Namespace, options: PairOptions, command: str, ex
 
 def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
     """Dumps are evidence: never write inside one."""
-    from .core.redump import inside_any
+    from dumptui.core.tools.redump import inside_any
 
     root = inside_any(path, list(dumps))
     if root is not None:
@@ -497,11 +498,11 @@ def _refuse_inside(path: str, dumps: Iterable[Dump]) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from .core.formats import detect, open_dump
-    from .core.model import DumpError
-    from .core.safeio import regular_size
-    from .core.survey import survey
-    from .report import data, fmt
+    from dumptui.core.formats import detect, open_dump
+    from dumptui.core.formats.survey import survey
+    from dumptui.core.io.safeio import regular_size
+    from dumptui.core.model.dump import DumpError
+    from dumptui.report import data, fmt
 
     fmt_name = detect(args.dump)
     layout = survey(args.dump) if fmt_name in ("mindspore-npy", "mindspore-statistic") else None
@@ -540,7 +541,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for op in dump.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
     if args.json is not None:
-        from .report import jsonout
+        from dumptui.report import jsonout
 
         out = data.dump_summary(dump)
         out.update(
@@ -554,7 +555,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         )
         jsonout.write(jsonout.document("info", out, EXIT_OK), args.json)
         return EXIT_OK
-    from .report.tables import name
+    from dumptui.report.tables import name
 
     con = _console()
     con.print(f"[bold]{name(dump.path)}[/bold]")
@@ -604,15 +605,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from .core.inspect import inspect_file
-    from .report import fmt
+    from dumptui.core.tools.inspect_file import inspect_file
+    from dumptui.report import fmt
 
     try:
         info = inspect_file(args.file, args.values)
     except OSError as e:
         raise UsageError(f"{args.file}: {e.strerror or e}") from None
     if args.json is not None:
-        from .report import jsonout
+        from dumptui.report import jsonout
 
         st = info.stats
         code = EXIT_OK if not info.problem else EXIT_USAGE
@@ -637,7 +638,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             args.json,
         )
         return code
-    from .report.tables import name
+    from dumptui.report.tables import name
 
     con = _console()
     con.print(f"[bold]{name(info.path)}[/bold]")
@@ -666,14 +667,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _jnum(v: object) -> object:
-    from .report.data import num
+    from dumptui.report.data import num
 
     return num(v)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .core.demo import write_demo
-    from .report.console import progress_bar
+    from dumptui.core.demo.residual import write_demo
+    from dumptui.report.console import progress_bar
 
     with progress_bar("writing the demo pair", verbosity_of(args)) as progress:
         info = write_demo(args.dir, n_ops=args.ops, size=args.size, seed=args.seed, progress=progress)
@@ -685,12 +686,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .core.convert import convert
+    from dumptui.core.tools.convert import convert
 
     report = convert(args.raw, args.out, rank=args.rank, graph=args.graph, iteration=args.iteration)
     code = EXIT_OK if report.complete else EXIT_USAGE
     if args.json is not None:
-        from .report import jsonout
+        from dumptui.report import jsonout
 
         body = {
             "out": report.out,
@@ -701,15 +702,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
         }
         jsonout.write(jsonout.document("convert", body, code), args.json)
     else:
-        from .report.fmt import clean
+        from dumptui.report.fmt import clean
 
         print("\n".join(clean(line) for line in report.summary_lines()))
     return EXIT_OK if report.complete else EXIT_USAGE
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from .core import dumpconfig
-    from .report.fmt import clean
+    from dumptui.core.tools import dumpconfig
+    from dumptui.report.fmt import clean
 
     if args.kind == "acl":
         acl = dumpconfig.acl_config(args.mindir, args.dump_path, args.ops, args.mode)
@@ -727,10 +728,10 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_open_result(args: argparse.Namespace) -> int:
-    from .report.msprobe_read import read_result
+    from dumptui.report.msprobe_read import read_result
 
     result = read_result(args.result, dump=args.dump)  # bad input: exit 2 before any screen
-    from .tui.result_app import run_result_app
+    from dumptui.tui.result_app import run_result_app
 
     return run_result_app(result)
 
@@ -745,14 +746,14 @@ def cmd_completion(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
-    from .tui.app import end_process, run_app
+    from dumptui.tui.app import end_process, run_app
 
     if not args.demo:
         end_process(run_app(PairOptions.from_namespace(args), session_file=args.session))
     import shutil
     import tempfile
 
-    from .core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     tmp = tempfile.mkdtemp(prefix="dumptui-demo-")
     try:
@@ -765,16 +766,9 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .tui.web import serve
+    from dumptui.tui.web import serve
 
     return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url)
-
-
-def single_threaded_blas() -> None:
-    """Our dot products are on 64K-element chunks: BLAS threads only add synchronisation there, and they
-    oversubscribe the cores our worker processes use. Must run before numpy is imported."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
 
 
 def tolerant_output() -> None:
@@ -809,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser(sub)
         if sub in (None, "bisect", "compare") and "--no-config" not in rest:
-            from . import config
+            from dumptui.options import config
 
             parser.set_defaults(**config.load())  # flags given on the command line win
         args = parser.parse_args(rest)

@@ -9,18 +9,18 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING
 
-from .pairing import PairOptions, make_session, open_pair
-from .report import jsonout
-from .report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, spinner
+from dumptui.options.pair import PairOptions, make_session, open_pair
+from dumptui.report import jsonout
+from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, spinner
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .core.compare import Comparison
-    from .core.model import Dump
-    from .core.results import OpResult
-    from .core.session import Session
-    from .report.msprobe_csv import MsprobeTable
+    from dumptui.core.compare.results import OpResult
+    from dumptui.core.compare.session import Session
+    from dumptui.core.model.dump import Dump
+    from dumptui.core.search.compare_all import Comparison
+    from dumptui.report.msprobe_csv import MsprobeTable
 
 EXIT_USAGE = 2
 
@@ -57,10 +57,10 @@ def write_csv_output(
 
     def write(fh: IO[str]) -> int:
         if profile == "full":
-            from .report.csvout import write_csv
+            from dumptui.report.csvout import write_csv
 
             return write_csv(fh, results, only_bad=only_bad, locals_=comparison.locals)
-        from .report.msprobe_csv import write_table
+        from dumptui.report.msprobe_csv import write_table
 
         assert table is not None
         return write_table(table, fh)
@@ -85,8 +85,8 @@ def print_compare(
 ) -> None:
     """The compare text report; with -q only its last line (the roots, or why there are none). `incomplete`:
     no root among what could be read, but not everything could be read (Undecided, exit 2)."""
-    from .report import data
-    from .report.tables import compare_summary, compare_table, dump_line, name, print_skipped
+    from dumptui.report import data
+    from dumptui.report.tables import compare_summary, compare_table, dump_line, name, print_skipped
 
     roots = comparison.roots
     benign = comparison.bisection.benign_evidence()
@@ -131,7 +131,7 @@ def print_compare(
 def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path: str, reason: str, text: str) -> int:
     """Exit 2 with the message on stderr and, when JSON was asked for, an error document where it was to go
     (stdout when the arguments could not even be parsed, or the file cannot be written)."""
-    from .report.fmt import clean
+    from dumptui.report.fmt import clean
 
     print(f"dumptui: {clean(text)}", file=sys.stderr)  # the JSON error document keeps path and reason raw
     target = getattr(args, "json", None) if args is not None else ("-" if "--json" in rest else None)

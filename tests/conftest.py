@@ -47,7 +47,7 @@ def fixtures():
 @pytest.fixture(scope="session")
 def demo_pair(tmp_path_factory):
     """A small demo pair (60 kernels) written once per test session."""
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     root = tmp_path_factory.mktemp("demo")
     return write_demo(str(root), n_ops=60, size=512)
@@ -56,7 +56,7 @@ def demo_pair(tmp_path_factory):
 @pytest.fixture(scope="session")
 def clean_demo_pair(tmp_path_factory):
     """The demo without its fp16 region: a clean pair (bisection, not a scan) but for the planted bug."""
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     root = tmp_path_factory.mktemp("clean_demo")
     return write_demo(str(root), n_ops=60, size=512, fp16_region=None)
@@ -115,7 +115,7 @@ def renamed_copy(target: str, out: str, scope: str, old: str, new: str) -> str:
 @pytest.fixture(scope="session")
 def renamed_demo_pair(tmp_path_factory):
     """The demo with its planted op renamed on the target (Add -> AddV2): paired by position, both names."""
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     root = tmp_path_factory.mktemp("renamed_demo")
     info = write_demo(str(root / "src"), n_ops=60, size=512)
@@ -131,7 +131,7 @@ def inf_demo_pair(tmp_path_factory):
     """The clean demo whose planted op writes 216 +Inf on the target: a culprit with Inf in its output."""
     import shutil
 
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     root = tmp_path_factory.mktemp("inf_demo")
     info = write_demo(str(root / "src"), n_ops=60, size=512, fp16_region=None)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from dumptui import cli
-from dumptui.core.demo import DemoInfo, write_demo
+from dumptui.core.demo.residual import DemoInfo, write_demo
 
 
 def clean_pair(root: Path, n_ops: int = 12) -> DemoInfo:
@@ -66,7 +66,7 @@ def standard_header(descr: str, fortran: bool, shape: str) -> str:
 
 def replace_payload_header(path: Path, header: str, keep_payload: bool = True) -> None:
     """Rewrite the header of an npy file, keeping its payload."""
-    from dumptui.core.npy import read_header
+    from dumptui.core.io.npy import read_header
 
     payload = b""
     if keep_payload:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dumptui.core.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
-from dumptui.core.hints import attribute_diff, hints_for
-from dumptui.core.metrics import compare_arrays
-from dumptui.core.model import Dump, Op, TensorRef
-from dumptui.core.verdict import CLOSE, DIVERGED, EQUAL, Thresholds, judge, parse_user_ignore
+from dumptui.core.compare.hints import attribute_diff, hints_for
+from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, Thresholds, judge, parse_user_ignore
+from dumptui.core.graph.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
+from dumptui.core.model.dump import Dump, Op, TensorRef
 
 
 class FakeRef(TensorRef):

@@ -16,6 +16,7 @@ The rule, as this test applies it:
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -111,7 +112,7 @@ def circles(graph: nx.DiGraph) -> list[list[str]]:
 def test_the_import_graph_is_read():
     graph = import_graph()
     assert graph.has_edge("dumptui.core.formats", "dumptui.core.formats.mindspore")
-    assert graph.has_edge("dumptui.core.model", "dumptui.core.dtypes")
+    assert graph.has_edge("dumptui.core.model.dump", "dumptui.core.io.dtypes")
     assert graph.has_edge("dumptui.cli", "dumptui.core.formats")
 
 
@@ -155,3 +156,45 @@ def test_core_does_not_import_the_layers_above():
     above = ("dumptui.cli", "dumptui.tui", "dumptui.report")
     wrong = [(a, b) for a, b in graph.edges if a.startswith("dumptui.core") and b.startswith(above)]
     assert not wrong
+
+
+def _contract_layers() -> list[str]:
+    """Every module prefix the layer contracts of pyproject.toml name (a container's layers inside it)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    named: list[str] = []
+    for contract in config["contracts"]:
+        if contract["type"] != "layers":
+            continue
+        containers = contract.get("containers") or [""]
+        for layer in contract["layers"]:
+            for part in layer.replace(":", "|").split("|"):
+                part = part.strip().strip("()")
+                named += [f"{c}.{part}" if c else part for c in containers]
+    return named
+
+
+def _in_layer(module: str, layers: list[str]) -> bool:
+    return any(module == layer or module.startswith(layer + ".") for layer in layers)
+
+
+def test_every_module_belongs_to_a_layer_of_the_contracts():
+    """A module outside every layer escapes the contracts: the engine could import it and every contract
+    would stay KEPT. The package roots (`dumptui`, `dumptui.core`) hold nothing but a docstring."""
+    layers = _contract_layers()
+    roots = {"dumptui", "dumptui.core"}
+    outside = [m for m in modules() if m not in roots and not _in_layer(m, layers)]
+    assert not outside, "modules in no layer of pyproject.toml's contracts: " + ", ".join(outside)
+    for root in roots:
+        tree = ast.parse(modules()[root].read_text())
+        assert all(isinstance(n, (ast.Expr, ast.Assign, ast.ImportFrom)) for n in tree.body), root
+
+
+def test_a_module_outside_the_layers_is_found():
+    layers = ["dumptui.cli", "dumptui.core", "dumptui.core.io"]
+    assert _in_layer("dumptui.core.io.npy", layers)
+    assert not _in_layer("dumptui.msprobe_layers", layers)
+    assert not _in_layer("dumptui.clix", layers)

@@ -9,10 +9,10 @@ import os
 import numpy as np
 import pytest
 
-from dumptui.core.bisect import Bisection, sessionfile
-from dumptui.core.demo import write_demo
+from dumptui.core.compare.session import Session
+from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats import open_dump
-from dumptui.core.session import Session
+from dumptui.core.search.bisect import Bisection, sessionfile
 
 
 def demo_session(info):

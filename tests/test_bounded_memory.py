@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from dumptui.core.metrics import compare_arrays, compare_tensors
-from dumptui.core.model import SMALL_READ, TensorRef
+from dumptui.core.compare.metrics import compare_arrays, compare_tensors
+from dumptui.core.model.dump import SMALL_READ, TensorRef
 
 
 def test_chunks_of_a_large_tensor_are_its_values(tmp_path):
@@ -45,8 +45,8 @@ def test_chunks_of_a_large_tensor_are_its_values(tmp_path):
 CHILD = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from dumptui.core.metrics import compare_tensors
-from dumptui.core.model import TensorRef
+from dumptui.core.compare.metrics import compare_tensors
+from dumptui.core.model.dump import TensorRef
 
 def peak_kb():
     with open("/proc/self/status") as fh:
@@ -85,9 +85,9 @@ def test_comparing_two_large_tensors_keeps_memory_flat(tmp_path):
 APP_ENGINE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from dumptui import pairing
-from dumptui.core.batch import evaluate_all
-from dumptui.core.bisect import Bisection
+from dumptui.options import pair as pairing
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.search.bisect import Bisection
 from dumptui.present.tree import OpTreeModel
 
 def peak_kb():
@@ -120,7 +120,7 @@ FIXED_KB = 10 << 10
 def test_the_apps_engine_keeps_records_not_tensors_within_a_budget(tmp_path):
     """Open a 2,000-op demo pair without the index cache (the higher peak), build the tree model and the
     bisection, compute every statistic: the peak grows by no more than the per-file and per-record budgets."""
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     demo = write_demo(str(tmp_path), n_ops=2000, size=16)
     out = subprocess.run(

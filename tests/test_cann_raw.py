@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from cann_encode import RawOp, Tensor, bf16_exact, encode, file_name, step_folder, write
 
-from dumptui.core.errors import DumpError
 from dumptui.core.formats import detect, open_dump
+from dumptui.core.io.errors import DumpError
 
 RNG = np.random.default_rng(20261205)
 
@@ -314,8 +314,8 @@ def test_inspect_one_raw_file(tmp_path):
 def test_worker_processes_read_device_layouts_too(tmp_path):
     """Full compares of big dumps run in spawned processes that rebuild each tensor from its Layout: the
     device layout and the embedded payload must travel with it."""
-    from dumptui.core.metrics import ElementTolerance, compare_tensors
-    from dumptui.core.parallel import compare_in_processes
+    from dumptui.core.compare.metrics import ElementTolerance, compare_tensors
+    from dumptui.core.compare.processes import compare_in_processes
 
     ops = ops_for_layouts()
     write(step_folder(tmp_path / "a"), ops[0], "current")
@@ -332,7 +332,7 @@ def test_worker_processes_read_device_layouts_too(tmp_path):
 def test_mindspore_async_dump_of_raw_files(tmp_path):
     """MindSpore on Ascend writes raw files in its rank tree unless told to write .npy: names and dataflow
     come from its execution-order csv and graph file, as for its .npy dumps."""
-    from dumptui.core.dumpwriter import DumpWriter
+    from dumptui.core.demo.dumpwriter import DumpWriter
 
     x = values((1, 20, 3, 5), "float16")
     writer = DumpWriter(str(tmp_path / "rank_0"), device="Ascend")

@@ -159,15 +159,15 @@ def test_demo_command(tmp_path):
 
 def test_map_file_forces_pairs(demo_pair, tmp_path):
     """Force the fp16 region's Cast to pair with the reference's Conv2D: the pairing says 'map file'."""
-    from dumptui.core.align import MAPPED, align
     from dumptui.core.formats import open_dump
+    from dumptui.core.graph.align import MAPPED, align
 
     ref, tgt = open_dump(demo_pair.ref), open_dump(demo_pair.target)
     cast = next(op for op in tgt.kernels if op.op_type == "Cast")
     relu = next(op for op in ref.kernels if op.op_type == "ReLU")
     m = tmp_path / "map.csv"
     m.write_text(f"ref_name,target_name\n{relu.name},{cast.name}\n")
-    from dumptui.core.align import read_map_file
+    from dumptui.core.graph.align import read_map_file
 
     al = align(ref, tgt, read_map_file(str(m)))
     p = al.for_ref(relu.key)
@@ -185,7 +185,7 @@ def test_python_m_dumptui_help():
 def test_pair_options_from_the_command_line_per_side():
     """`--ref-rank` wins over `--rank` for its side only; the options keep the command line's names."""
     from dumptui.cli import build_parser
-    from dumptui.pairing import DumpSelection, PairOptions
+    from dumptui.options.pair import DumpSelection, PairOptions
 
     args = build_parser(None).parse_args(
         ["r", "t", "--rank", "1", "--ref-rank", "0", "--iteration", "3", "--cos", "0.9", "--ignore", "*Dropout*"]
@@ -209,7 +209,7 @@ def test_bisect_history_numbers_ops_as_everywhere_else(demo_pair):
     sides only: the demo's unpaired Casts shift the two apart)."""
     import re
 
-    from dumptui.pairing import PairOptions, make_session, open_pair
+    from dumptui.options.pair import PairOptions, make_session, open_pair
 
     rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target)
     assert rc == 1, err

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from dumptui.core.formats import open_dump
-from dumptui.core.graph import LazyAttrs
-from dumptui.core.ir import IRNode
-from dumptui.core.model import InputSource, Op, TensorRef
-from dumptui.core.slotmap import EMPTY, SlotMap
+from dumptui.core.graph.build import LazyAttrs
+from dumptui.core.model.dump import InputSource, Op, TensorRef
+from dumptui.core.model.ir import IRNode
+from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 SAMPLES = [{}, {0: "a"}, {0: "a", 1: "b"}, {1: "b", 0: "a"}, {2: "c"}, {0: "a", 2: "c", 5: "f"}]
 
@@ -102,7 +102,7 @@ def test_a_tensor_keeps_its_folder_shared_and_its_path_whole(tmp_path):
     ],
 )
 def test_a_file_name_splits_at_its_timestamp_and_joins_back_exactly(name, ts, parts):
-    from dumptui.core.indexcodec import split_at_timestamp
+    from dumptui.core.index.codec import split_at_timestamp
 
     stem, tail = split_at_timestamp(name, ts)
     if parts is None:
@@ -118,7 +118,7 @@ def test_a_file_name_splits_at_its_timestamp_and_joins_back_exactly(name, ts, pa
 def test_names_from_the_cache_share_their_text_around_the_timestamp(demo_pair):
     """Through the codec the demo's file names come back as parts shared by an op's files (the text before
     the timestamp) and by all of them (the text after), and spell the same paths."""
-    from dumptui.core.indexcodec import decode, encode
+    from dumptui.core.index.codec import decode, encode
 
     fresh = open_dump(demo_pair.ref)
     again = decode(encode(fresh))

@@ -1,4 +1,4 @@
-"""The app's statistics run in long-lived worker processes (core/parallel.py `ComparePool`): the headers and
+"""The app's statistics run in long-lived worker processes (core/compare/processes.py `ComparePool`): the headers and
 the payloads are read there, the UI process only judges. Same numbers as a compare in one process, checked
 against numpy; layouts resolved there equal the ones read here, problems included; and the workers never
 outlive their parent, whether it closes the pool or ends without a word."""
@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from dumptui.core.batch import evaluate_all
-from dumptui.core.model import TensorRef
-from dumptui.core.parallel import ComparePool
-from dumptui.pairing import PairOptions, make_session, open_pair
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.processes import ComparePool
+from dumptui.core.model.dump import TensorRef
+from dumptui.options.pair import PairOptions, make_session, open_pair
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -122,8 +122,8 @@ def test_a_run_in_progress_ends_when_the_pool_is_closed(tmp_path):
     then joined at the interpreter's exit and the process never ended)."""
     import threading
 
-    from dumptui.core.metrics import ElementTolerance
-    from dumptui.core.parallel import pair_job
+    from dumptui.core.compare.metrics import ElementTolerance
+    from dumptui.core.compare.processes import pair_job
 
     a = np.arange(4 << 20, dtype=np.float32)  # 16 MB a side: each job a chunk of its own, a good fraction of a second
     np.save(tmp_path / "a.npy", a)
@@ -159,9 +159,9 @@ def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair)
         f"""
         import os, sys
         sys.path.insert(0, {REPO!r})
-        from dumptui.core.batch import evaluate_all
-        from dumptui.core.parallel import ComparePool
-        from dumptui.pairing import PairOptions, make_session, open_pair
+        from dumptui.core.compare.batch import evaluate_all
+        from dumptui.core.compare.processes import ComparePool
+        from dumptui.options.pair import PairOptions, make_session, open_pair
         if __name__ == "__main__":
             options = PairOptions({demo_pair.ref!r}, {demo_pair.target!r})
             pool = ComparePool(2)
@@ -184,7 +184,7 @@ def test_a_pool_gets_the_pairs_slice_by_slice_with_the_same_results(demo_pair, p
     """evaluate_all hands a long-lived pool POOL_SLICE_JOBS tensor pairs at a time (their specs stay small):
     with slices of 7, every pair is still computed once, progress reaches the total, and the verdicts and
     numbers are those of one process."""
-    from dumptui.core import batch
+    from dumptui.core.compare import batch
 
     monkeypatch.setattr(batch, "POOL_SLICE_JOBS", 7)
     sliced, alone = session_of(demo_pair), session_of(demo_pair)

@@ -10,8 +10,8 @@ import sys
 import pytest
 from conftest import REPO, SHARED
 
-from dumptui import config, mapfiles
-from dumptui.core.model import KERNEL, PARAMETER, Dump, Op
+from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op
+from dumptui.options import config, mapfiles
 
 
 def run(args, env_extra=None, cwd=None):

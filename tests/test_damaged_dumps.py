@@ -34,7 +34,7 @@ from damage import (
 
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.torchpt import pt_layout
-from dumptui.core.npy import npy_layout
+from dumptui.core.io.npy import npy_layout
 from dumptui.report.fmt import clean
 
 INNER = "block0-ResidualBlock_Add-op0"  # an op in the middle of the demo net
@@ -123,7 +123,7 @@ def test_half_payload_is_damage_never_repaired(pair):
     ref, target = pair
     f = tensor_file(target, INNER)
     data = f.read_bytes()
-    _dt, _shape, _fortran, offset = __import__("dumptui.core.npy", fromlist=["read_header"]).read_header(str(f))
+    _dt, _shape, _fortran, offset = __import__("dumptui.core.io.npy", fromlist=["read_header"]).read_header(str(f))
     f.write_bytes(data[: offset + (len(data) - offset) // 2])
     lay = npy_layout(str(f))
     assert lay.repaired is None and lay.problem.startswith("truncated")
@@ -139,7 +139,7 @@ def test_float16_header_over_float32_payload_is_the_one_repair(tmp_path):
     f.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), values.tobytes()))
     lay = npy_layout(str(f))
     assert lay.problem is None and "float16-header-over-float32-payload" in lay.repaired
-    from dumptui.core.model import TensorRef
+    from dumptui.core.model.dump import TensorRef
 
     np.testing.assert_array_equal(TensorRef(str(f), "output", 0).read(), values.reshape(-1))
     # three times the declared size is no known bug: damage
@@ -461,7 +461,7 @@ def test_cann_raw_file_of_zeros_is_named_not_an_op_without_tensors(tmp_path):
 def test_side_files_are_read_with_what_they_hold_not_the_limit(tmp_path):
     """A side file is read with read(its size): read(limit + 1) allocated the 1 GiB limit for an 867-byte
     dump.json before reading a byte (found by the fuzz suite)."""
-    from dumptui.core.safeio import read_bytes
+    from dumptui.core.io.safeio import read_bytes
 
     doc = tmp_path / "dump.json"
     doc.write_bytes(b'{"task": "tensor", "data": {}}')

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from damage import msprobe_dump, run_main, same_pair, snapshot, tensor_file
 
-from dumptui.core import indexcache
+from dumptui.core.compare.samefiles import SameFiles
 from dumptui.core.formats import open_dump
-from dumptui.core.samefiles import SameFiles
+from dumptui.core.index import cache as indexcache
 
 
 @contextlib.contextmanager
@@ -203,7 +203,7 @@ def test_an_invalid_escape_in_an_npy_header_is_damage_not_a_warning(tmp_path):
 
     from damage import npy_bytes
 
-    from dumptui.core.npy import npy_layout
+    from dumptui.core.io.npy import npy_layout
 
     f = tmp_path / "t.npy"
     f.write_bytes(npy_bytes("{'descr': '<f4\\p', 'fortran_order': False, 'shape': (2,), }", bytes(8)))

@@ -14,14 +14,14 @@ distributed = pytest.importorskip(
     "distributed", reason="Dask distributed not installed (pip install 'dumptui[dask]'): cluster tests skipped"
 )
 
-from dumptui.core import daskexec  # noqa: E402
-from dumptui.core.batch import evaluate_all  # noqa: E402
-from dumptui.core.compare import compare_pair  # noqa: E402
-from dumptui.core.daskexec import DaskExecutor, batches, parse_path_map  # noqa: E402
-from dumptui.core.demoranks import write_ranks_demo  # noqa: E402
-from dumptui.core.errors import UsageError  # noqa: E402
-from dumptui.core.parallel import pair_job  # noqa: E402
-from dumptui.pairing import PairOptions, make_session, open_pair  # noqa: E402
+from dumptui.core.compare import daskexec
+from dumptui.core.compare.batch import evaluate_all  # noqa: E402
+from dumptui.core.compare.daskexec import DaskExecutor, batches, parse_path_map  # noqa: E402
+from dumptui.core.compare.processes import pair_job  # noqa: E402
+from dumptui.core.demo.ranks import write_ranks_demo  # noqa: E402
+from dumptui.core.io.errors import UsageError  # noqa: E402
+from dumptui.core.search.compare_all import compare_pair  # noqa: E402
+from dumptui.options.pair import PairOptions, make_session, open_pair  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +109,8 @@ def test_cli_compare_with_a_local_cluster_prints_what_the_local_run_prints(ranks
 def test_batches_and_path_map(tmp_path):
     import numpy as np
 
-    from dumptui.core.metrics import ElementTolerance
-    from dumptui.core.model import TensorRef
+    from dumptui.core.compare.metrics import ElementTolerance
+    from dumptui.core.model.dump import TensorRef
 
     paths = []
     for i, n in enumerate((10, 1000, 5)):

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from dumptui import cli
-from dumptui.core.daskexec import MISSING, DaskExecutor
-from dumptui.core.errors import UsageError
+from dumptui.core.compare.daskexec import MISSING, DaskExecutor
+from dumptui.core.io.errors import UsageError
 
 
 def test_without_dask_the_message_says_how_to_install_it(monkeypatch, capsys, demo_pair):
@@ -33,7 +33,7 @@ def test_the_engine_imports_without_dask():
 
     code = (
         "import sys; sys.modules['distributed'] = None; sys.modules['dask'] = None\n"
-        "import dumptui.core.daskexec, dumptui.core.batch, dumptui.core.compare, dumptui.cli\n"
+        "import dumptui.core.compare.daskexec, dumptui.core.compare.batch, dumptui.core.search.compare_all, dumptui.cli\n"
         "print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

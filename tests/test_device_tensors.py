@@ -11,7 +11,7 @@ from cann_encode import to_device
 from test_format_bin import CONV, make_dump, write_tensor
 from test_reader_mindspore import ms_file
 
-from dumptui.core.dumpwriter import DumpWriter
+from dumptui.core.demo.dumpwriter import DumpWriter
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.names import file_form
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from cann_encode import to_device
 
-from dumptui.core.devicelayout import LayoutError, plan
+from dumptui.core.io.devicelayout import LayoutError, plan
 
 
 def convert(device: np.ndarray, fmt: str, original: tuple[int, ...], original_format: str | None = None) -> np.ndarray:

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from conftest import MS, run_cli
 
-from dumptui.core.align import RENAMED
-from dumptui.core.batch import evaluate_all
-from dumptui.core.bisect import Bisection
-from dumptui.core.compare import compare_pair
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
-from dumptui.core.model import DumpError
-from dumptui.core.session import Session
+from dumptui.core.graph.align import RENAMED
+from dumptui.core.model.dump import DumpError
+from dumptui.core.search.bisect import Bisection
+from dumptui.core.search.compare_all import compare_pair
 
 CONV2 = "Default/conv2-ConvBlock/Conv2D-op0"
 

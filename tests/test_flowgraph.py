@@ -9,7 +9,7 @@ import random
 import networkx as nx
 import pytest
 
-from dumptui.core.flowgraph import FlowGraph, FlowGraphBuilder, as_networkx
+from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder, as_networkx
 
 
 def _random_graph(seed: int) -> nx.DiGraph:

@@ -10,7 +10,7 @@ import pytest
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.mindspore_bin import looks_like, parse_bin_name
-from dumptui.core.model import CONSTANT, KERNEL, PARAMETER, DumpError, InputSource
+from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, DumpError, InputSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
 

@@ -10,9 +10,9 @@ import pytest
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.anf_pb import MESSAGES, ModelProto, parse_anf_pb
 from dumptui.core.formats.irtext import parse_ir_text
-from dumptui.core.graph import resolve_source
-from dumptui.core.ir import IRArg
-from dumptui.core.model import InputSource
+from dumptui.core.graph.build import resolve_source
+from dumptui.core.model.dump import InputSource
+from dumptui.core.model.ir import IRArg
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
 DUMPS = FIXTURES / "mindspore-2.10-cpu" / "dumps"

@@ -11,11 +11,11 @@ from conftest import write_npy
 from test_format_bin import make_dump
 from test_reader_mindspore import small_dump
 
-from dumptui.core.errors import DumpError
 from dumptui.core.formats import FORMATS, READERS, detect, open_dump
 from dumptui.core.formats.files import find_rank_dir, list_dir, numeric_key, read_json_object
 from dumptui.core.formats.reader import choose_one
-from dumptui.core.survey import survey
+from dumptui.core.formats.survey import survey
+from dumptui.core.io.errors import DumpError
 
 
 def test_formats_are_the_readers_formats():

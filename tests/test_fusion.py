@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dumptui.core.fusion import fused_groups, group_name
-from dumptui.core.model import KERNEL, PARAMETER, InputSource, Op, TensorRef
+from dumptui.core.graph.fusion import fused_groups, group_name
+from dumptui.core.model.dump import KERNEL, PARAMETER, InputSource, Op, TensorRef
 
 
 def kernel(name: str, order: int) -> Op:

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from conftest import SHARED
 
-from dumptui.core import indexcache
-from dumptui.core.bisect import Bisection
-from dumptui.core.demo import write_demo
+from dumptui.core.compare.session import Session
+from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats import open_dump
-from dumptui.core.indexcodec import decode, encode
-from dumptui.core.model import Dump
-from dumptui.core.session import Session
+from dumptui.core.index import cache as indexcache
+from dumptui.core.index.codec import decode, encode
+from dumptui.core.model.dump import Dump
+from dumptui.core.search.bisect import Bisection
 
 
 def age(root: str, seconds: float = 60.0) -> None:
@@ -254,8 +254,8 @@ def test_a_dump_cached_by_a_relative_path_opens_by_its_absolute_one(tmp_path, ca
 def test_indexing_in_processes_fills_the_cache_and_opens_the_same_pair(tmp_path, cache_home):
     """open_pair(in_processes=True): both dumps indexed by child processes into the cache, then opened from
     it in this process; the same index as in-process, and nothing to do the second time."""
-    from dumptui import pairing
-    from dumptui.core import indexproc
+    from dumptui.core.formats import indexproc
+    from dumptui.options import pair as pairing
 
     info = write_demo(str(tmp_path / "demo"), n_ops=40, size=64, fp16_region=None)
     age(str(tmp_path / "demo"))
@@ -271,9 +271,9 @@ def test_indexing_in_processes_fills_the_cache_and_opens_the_same_pair(tmp_path,
 def test_indexing_in_processes_leaves_errors_to_the_caller(tmp_path, cache_home, monkeypatch):
     """A dump the child cannot index, or a cache switched off: nothing is stored, and open_pair reports the
     error from this process with its path, as without processes."""
-    from dumptui import pairing
-    from dumptui.core import indexproc
-    from dumptui.core.errors import DumpError
+    from dumptui.core.formats import indexproc
+    from dumptui.core.io.errors import DumpError
+    from dumptui.options import pair as pairing
 
     info = write_demo(str(tmp_path / "demo"), n_ops=20, size=16, fp16_region=None)
     age(str(tmp_path / "demo"))

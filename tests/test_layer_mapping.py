@@ -11,8 +11,8 @@ import pytest
 from conftest import SHARED, run_cli
 from msprobe_write import write_dump
 
-from dumptui import mapfiles
 from dumptui.core.formats import open_dump
+from dumptui.options import mapfiles
 
 # msprobe's documented example (docs/zh/examples/layer_mapping_example.md): a Megatron model on the NPU side,
 # Megatron-core on the bench side; the NPU has an extra `language_model` level and other class names.

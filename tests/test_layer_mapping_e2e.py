@@ -18,9 +18,9 @@ from conftest import run_cli
 from msprobe_write import write_dump
 from test_tui import make_app, plain, ready, run, space_until_converged, wait_until
 
-from dumptui import mapfiles
 from dumptui.core.formats import open_dump
-from dumptui.core.rankmerge import merge_ranks
+from dumptui.core.ranks.merge import merge_ranks
+from dumptui.options import mapfiles
 from dumptui.tui.screens.error import OpenErrorScreen
 
 MS_MODULES = {"network": "GPT", "network.norm_out": "RMSNorm", "network.layers.1.feed_forward.adapter": "Dense"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from dumptui.core.bisect import Bisection
+from dumptui.core.compare.ledger import ReadLedger
+from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
-from dumptui.core.ledger import ReadLedger
-from dumptui.core.session import Session
+from dumptui.core.search.bisect import Bisection
 from dumptui.report.data import bisect_report
 
 

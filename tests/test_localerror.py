@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from conftest import SHARED
 
-from dumptui.core.align import OpPair
-from dumptui.core.bisect import Bisection
-from dumptui.core.compare import compare_pair
-from dumptui.core.demonet import BUGS, bf16_round, write_noisy_demo
+from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.noise import TensorError, tensor_error
+from dumptui.core.compare.session import Session
+from dumptui.core.demo.noisy import BUGS, bf16_round, write_noisy_demo
 from dumptui.core.formats import open_dump
-from dumptui.core.localerror import LocalError, ReplayProof, classify
-from dumptui.core.metrics import compare_arrays
-from dumptui.core.noise import TensorError, tensor_error
-from dumptui.core.session import Session
+from dumptui.core.graph.align import OpPair
+from dumptui.core.search.bisect import Bisection
+from dumptui.core.search.compare_all import compare_pair
+from dumptui.core.search.localerror import LocalError, ReplayProof, classify
 
 NOISY = SHARED / "mindspore-2.10-noisy"
 

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from conftest import write_npy
 
-from dumptui.core.elements import error_histogram, within_rounding, worst_elements
-from dumptui.core.metrics import (
+from dumptui.core.compare.elements import error_histogram, within_rounding, worst_elements
+from dumptui.core.compare.metrics import (
     EPS,
     ElementTolerance,
     compare_arrays,
     compare_tensors,
     side_stats,
 )
-from dumptui.core.model import TensorRef
-from dumptui.core.npy import Layout
+from dumptui.core.io.npy import Layout
+from dumptui.core.model.dump import TensorRef
 
 TOL = ElementTolerance(atol=1e-6, rtol=1e-4, rms_tol=0.05)
 

@@ -13,10 +13,10 @@ import pytest
 from cann_encode import ge_graph_text, reencode
 from conftest import MS_DUMPS, need_shared, run_cli
 
-from dumptui.core.align import align
-from dumptui.core.demonet import write_noisy_demo
+from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.formats import open_dump
-from dumptui.core.fusion import FUSED
+from dumptui.core.graph.align import align
+from dumptui.core.graph.fusion import FUSED
 
 BLOCK5 = "Default/stage0-Stage/block5-Block"
 FUSE = [[f"{BLOCK5}/conv-Conv1x1/BiasAdd-op0", f"{BLOCK5}/ReLU-op0"]]

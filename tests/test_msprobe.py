@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from conftest import SHARED
 
-from dumptui.core.bisect import Bisection
+from dumptui.core.compare.session import Session
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.msprobe import module_path
 from dumptui.core.formats.torchpt import pt_layout
-from dumptui.core.model import PARAMETER, TensorRef
-from dumptui.core.session import Session
+from dumptui.core.model.dump import PARAMETER, TensorRef
+from dumptui.core.search.bisect import Bisection
 
 MP = SHARED / "msprobe-26.2-pytorch-cpu" / "dumps"
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from conftest import MS, SHARED, need_shared, run_cli, write_npy
 
-from dumptui.core import msprobe_metrics as mm
-from dumptui.core.model import TensorRef
+from dumptui.core.compare import msprobe_metrics as mm
+from dumptui.core.model.dump import TensorRef
 from dumptui.report.msprobe_csv import DUMPTUI_COLUMNS, HEADERS
 
 PAIRS = ("A_rerun", "B_mod", "B_pad", "C_fp16", "C_wround")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dumptui.core.model import TensorRef
-from dumptui.core.npy import HEADER_PEEK, npy_layout
+from dumptui.core.io.npy import HEADER_PEEK, npy_layout
+from dumptui.core.model.dump import TensorRef
 
 
 def v2_file(path, a: np.ndarray, header_len: int) -> bytes:

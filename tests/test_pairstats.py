@@ -11,8 +11,16 @@ import sys
 
 import pytest
 
-from dumptui.core.metrics import compare_arrays
-from dumptui.core.pairstats import PAIR_FLAGS, PAIR_FLOATS, PAIR_INTS, SIDE_FLOATS, SIDE_INTS, PairStats, SideStats
+from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.pairstats import (
+    PAIR_FLAGS,
+    PAIR_FLOATS,
+    PAIR_INTS,
+    SIDE_FLOATS,
+    SIDE_INTS,
+    PairStats,
+    SideStats,
+)
 
 # the fields in the order of the dataclass PairStats was (JSON output keeps this order)
 DATACLASS_ORDER = [

@@ -9,14 +9,15 @@ import os
 import numpy as np
 import pytest
 
-from dumptui.core.align import ONLY_TARGET, OpPair
-from dumptui.core.bisect import Bisection
-from dumptui.core.bisect import sessionfile as session_file
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import PENDING, mark
 from dumptui.core.formats import open_dump
-from dumptui.core.model import KERNEL, PARAMETER, Dump, Op
-from dumptui.core.session import Session
-from dumptui.core.verdict import PENDING, mark
-from dumptui.present import bars, bisection, columns, keys, paths, relations, search, tree
+from dumptui.core.graph.align import ONLY_TARGET, OpPair
+from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op
+from dumptui.core.search.bisect import Bisection
+from dumptui.core.search.bisect import sessionfile as session_file
+from dumptui.present import bars, columns, keys, paths, relations, search, tree
+from dumptui.present import driver as bisection
 
 
 def pairs_of(names, kinds=None):
@@ -98,7 +99,7 @@ def test_leaf_names_show_both_sides_when_renamed():
 
 
 def test_marks_are_distinct_without_colour():
-    from dumptui.core.verdict import Verdict
+    from dumptui.core.compare.verdict import Verdict
 
     marks = [v.mark for v in Verdict]
     assert len(set(marks)) == len(marks) == 11
@@ -387,7 +388,7 @@ def test_session_payload_and_read(tmp_path):
 
 def test_tree_model_on_the_demo_is_complete(tmp_path):
     """Every op reachable from the root. How fast it is built is measured by bench/bench_tui.py, not here."""
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
     s = Session(open_dump(info.ref), open_dump(info.target))
@@ -485,7 +486,7 @@ def test_palette_offers_what_is_available_now():
 
 
 def test_failures_name_the_path_and_the_reason():
-    from dumptui.core.errors import DumpError, UsageError
+    from dumptui.core.io.errors import DumpError, UsageError
     from dumptui.present import failures
 
     assert str(failures.describe(DumpError("/d/ref", "no such file or folder"))) == "/d/ref: no such file or folder"

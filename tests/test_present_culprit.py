@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from dumptui.core.bisect import Bisection
-from dumptui.core.demonet import write_noisy_demo
+from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.session import Session
+from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.formats import open_dump
-from dumptui.core.metrics import compare_arrays
-from dumptui.core.session import Session
+from dumptui.core.search.bisect import Bisection
 from dumptui.present import detail, errorplot, panel, words
-from dumptui.present.bisection import BisectDriver
+from dumptui.present.driver import BisectDriver
 from dumptui.present.errorplot import INFINITE, LEVELS, NOT_READ, ZERO, PlotPoint, error_plot
 
 
@@ -100,8 +100,8 @@ def test_clean_pair_plot_says_the_rest_is_not_read(clean_demo_pair):
 def test_clean_pair_plot_takes_the_statistics_in_once_they_are_done(clean_demo_pair):
     """The app's statistics compare every op: from then on no op of a clean pair is "not read", and each
     column shows that op's own output error (compared here with numpy) and local gain (the scan's rule)."""
-    from dumptui.core.batch import evaluate_all
-    from dumptui.core.scan import analyse
+    from dumptui.core.compare.batch import evaluate_all
+    from dumptui.core.search.scan import analyse
 
     d = converged(clean_demo_pair.ref, clean_demo_pair.target)
     evaluate_all(d.session, workers=1)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from dumptui.core.commorder import comm_events, comm_kind, first_divergence, reach
-from dumptui.core.demoranks import ALLGATHER, MATMUL1, write_ranks_demo
-from dumptui.core.errors import DumpError
-from dumptui.core.ranks import Unit, layout, pair_units, units
+from dumptui.core.demo.ranks import ALLGATHER, MATMUL1, write_ranks_demo
+from dumptui.core.io.errors import DumpError
+from dumptui.core.ranks.commorder import comm_events, comm_kind, first_divergence, reach
+from dumptui.core.ranks.units import Unit, layout, pair_units, units
 
 
 def units_validator():
@@ -211,8 +211,8 @@ def test_send_without_a_peer_is_named_not_guessed():
 
 
 def test_every_rank_merged_bisects_to_the_first_rank_and_the_tree_starts_with_ranks(ranks_pair):
-    from dumptui.core.bisect import Bisection
-    from dumptui.pairing import PairOptions, make_session, open_pair
+    from dumptui.core.search.bisect import Bisection
+    from dumptui.options.pair import PairOptions, make_session, open_pair
     from dumptui.present.tree import OpTreeModel, preview_pairs
 
     d = ranks_pair
@@ -257,9 +257,9 @@ def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
 def test_the_report_says_how_a_divergence_came_in():
     from rich.console import Console
 
-    from dumptui.core.allranks import AllUnits, StepVerdict, UnitOutcome, UnitRoot
-    from dumptui.core.commorder import CrossRank, Reach
-    from dumptui.report.allranks import print_allranks
+    from dumptui.core.ranks.allunits import AllUnits, StepVerdict, UnitOutcome, UnitRoot
+    from dumptui.core.ranks.commorder import CrossRank, Reach
+    from dumptui.report.ranks import print_allranks
 
     units = {0: Unit("0", "5"), 1: Unit("1", "5")}
     roots = {

@@ -10,7 +10,7 @@ from conftest import write_npy
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.statistic_csv import read_statistic_csv
-from dumptui.core.model import DumpError
+from dumptui.core.model.dump import DumpError
 
 RNG = np.random.default_rng(7)
 
@@ -243,8 +243,8 @@ def test_statistic_csv_variants(tmp_path, variant):
 
 
 def test_statistic_only_pair_compares_on_statistics(tmp_path):
-    from dumptui.core.bisect import Bisection
-    from dumptui.core.session import Session
+    from dumptui.core.compare.session import Session
+    from dumptui.core.search.bisect import Bisection
 
     a = open_dump(stat_dump(str(tmp_path / "a"), "2.4+ configurable statistic_category"))
     b = open_dump(stat_dump(str(tmp_path / "b"), "2.4+ configurable statistic_category", scale=1.5))
@@ -304,8 +304,8 @@ def test_reader_never_writes_and_needs_no_write_access(tmp_path):
         os.chmod(p, 0o500)
     try:
         d = open_dump(root)
-        from dumptui.core.batch import evaluate_all
-        from dumptui.core.session import Session
+        from dumptui.core.compare.batch import evaluate_all
+        from dumptui.core.compare.session import Session
 
         evaluate_all(Session(d, open_dump(root)), workers=1)
     finally:

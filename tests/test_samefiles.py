@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from dumptui.core import samefiles
-from dumptui.core.samefiles import SameFiles
+from dumptui.core.compare import samefiles
+from dumptui.core.compare.samefiles import SameFiles
 
 
 def write(path, data: bytes, age: float = 60.0) -> str:
@@ -84,9 +84,9 @@ def test_not_remembered_when_just_written_or_switched_off(tmp_path, cache_home, 
 def test_session_preconditions_remember_equal_weights(tmp_path, cache_home, clean_demo_pair):
     from test_indexcache import age
 
-    from dumptui.core.bisect import Bisection
+    from dumptui.core.compare.session import Session
     from dumptui.core.formats import open_dump
-    from dumptui.core.session import Session
+    from dumptui.core.search.bisect import Bisection
 
     age(clean_demo_pair.root)
     runs = []

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from conftest import write_npy
 
-from dumptui import cli, pairing
-from dumptui.core.verdict import BAD
+from dumptui import cli
+from dumptui.core.compare.verdict import BAD
+from dumptui.options import pair as pairing
 from dumptui.tui.app import DumpTuiApp
 from dumptui.tui.screens.error import OpenErrorScreen
 from dumptui.tui.screens.help import HelpScreen
@@ -120,7 +121,7 @@ class Notifications:
 def test_the_op_pane_stops_saying_opening_once_the_dumps_are_open(demo_pair, monkeypatch):
     """While the bisection order is built (long on a big pair) the cursor rests on a folder: the op pane
     says no op is selected yet, never "opening the dumps…" about dumps already open."""
-    import dumptui.core.bisect as bisect_pkg
+    import dumptui.core.search.bisect as bisect_pkg
 
     gate = threading.Event()
     real = bisect_pkg.Bisection
@@ -579,7 +580,7 @@ def test_layout_at_80x24_reaches_every_pane_by_keyboard(demo_pair):
 
 
 def test_tree_is_lazy_on_a_large_demo(tmp_path):
-    from dumptui.core.demo import write_demo
+    from dumptui.core.demo.residual import write_demo
 
     info = write_demo(str(tmp_path), n_ops=2000, size=16)
 
@@ -668,7 +669,7 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
 
 
 def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
-    from dumptui.core.errors import DumpError
+    from dumptui.core.io.errors import DumpError
     from dumptui.tui.screens import background
 
     def broken(*args, **kwargs):

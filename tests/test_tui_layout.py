@@ -12,7 +12,7 @@ import time
 import pytest
 from test_tui import idle, make_app, opened, plain, run, wait_until
 
-from dumptui.present import saved
+from dumptui.present import autosave as saved
 from dumptui.tui.screens.copy import CopyScreen
 from dumptui.tui.screens.resume import ResumeScreen
 from dumptui.tui.widgets.footer import KeysFooter

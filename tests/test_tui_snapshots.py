@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_tui import make_app, wait_until
 
-from dumptui.core.demo import write_demo
+from dumptui.core.demo.residual import write_demo
 from dumptui.tui.app import DumpTuiApp
 
 

@@ -5,7 +5,7 @@ glitches of an SVG converter).
     python tools/screenshots.py [--out screenshots]      (make screenshots)
 
 Pairs, all generated here except the last: the demo pair (`dumptui demo`); a real-layout MindSpore pair with
-fp16 noise and a planted bug (core/demonet.py: the error plot and the replay proof); and, when
+fp16 noise and a planted bug (core/demo/noisy.py: the error plot and the replay proof); and, when
 ../shared/fixtures is present, the real MindSpore 2.10 dumps A vs B_mod (ops.Mod renamed from FloorMod). Sizes
 80x24 and 160x48; plus the help with the marks legend, and the headless `dumptui bisect` output (A vs B_mod,
 or the noisy pair without the fixtures).
@@ -29,9 +29,9 @@ sys.path.insert(0, REPO)
 
 from textual.pilot import Pilot  # noqa: E402
 
-from dumptui.core.demo import write_demo  # noqa: E402
-from dumptui.core.demonet import write_noisy_demo  # noqa: E402
-from dumptui.pairing import PairOptions  # noqa: E402
+from dumptui.core.demo.noisy import write_noisy_demo  # noqa: E402
+from dumptui.core.demo.residual import write_demo  # noqa: E402
+from dumptui.options.pair import PairOptions  # noqa: E402
 from dumptui.tui.app import DumpTuiApp  # noqa: E402
 
 MOD_FIXTURE = os.path.join(REPO, "..", "shared", "fixtures", "mindspore-2.10-cpu", "dumps")

@@ -1,7 +1,7 @@
 """What the terminal app shows and decides, without any UI import: every decision is unit-tested here
 (tests/test_present.py), the widgets in dumptui/tui only render it.
 
-Layers, imports pointing down only: dumptui.core (the engine) <- dumptui.pairing <- dumptui.present <-
+Layers, imports pointing down only: dumptui.core (the engine) <- dumptui.options.pair <- dumptui.present <-
 dumptui.tui <- dumptui.cli. Neither textual nor rich is imported here; the engine never imports this.
 
 - `tree`: the op tree model (folders from scopes, verdict counts) and the flat execution-order rows

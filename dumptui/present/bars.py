@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from .bisection import BisectState
+from dumptui.present.driver import BisectState
 
 BAR_CHAR = {
     "unknown": "·",  # bisection not started

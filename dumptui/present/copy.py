@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..core.align import OpPair
-from ..core.results import TensorResult
-from .bisection import BisectState
-from .detail import TENSOR_COLUMNS, tensor_row
+from dumptui.core.compare.results import TensorResult
+from dumptui.core.graph.align import OpPair
+from dumptui.present.detail import TENSOR_COLUMNS, tensor_row
+from dumptui.present.driver import BisectState
 
 
 @dataclass(frozen=True)

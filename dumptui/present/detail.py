@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..core.model import TensorRef
-from ..core.results import OpResult, TensorResult
-from ..core.verdict import BAD
-from .words import cos_words, nonfinite_words
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.verdict import BAD
+from dumptui.core.model.dump import TensorRef
+from dumptui.present.words import cos_words, nonfinite_words
 
 
 def default_row(res: OpResult) -> int:

@@ -16,13 +16,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from ..core.noise import fmt_rel
-from ..core.scan import analyse, result_error
+from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.search.scan import analyse, result_error
 
 if TYPE_CHECKING:
-    from ..core.align import OpPair
-    from ..core.bisect import Bisection
-    from ..core.localerror import LocalError
+    from dumptui.core.graph.align import OpPair
+    from dumptui.core.search.bisect import Bisection
+    from dumptui.core.search.localerror import LocalError
 
 LEVELS = "▁▂▃▄▅▆▇█"
 NOT_READ = "·"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.errors import DumptuiError
+from dumptui.core.io.errors import DumptuiError
 
 # what failed, by the work it interrupted (the main screen's worker groups, and its two file writes)
 WORK_WORDS = {

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .bisection import BisectState
-from .progress import CANCELLED, DONE, FAILED, RUNNING, WAITING
+from dumptui.present.driver import BisectState
+from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING
 
 SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
 ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.verdict import Verdict
-from .bars import BAR_CHAR
-from .columns import elide_left
+from dumptui.core.compare.verdict import Verdict
+from dumptui.present.bars import BAR_CHAR
+from dumptui.present.columns import elide_left
 
 TAG_WORDS = {"probe": "probe", "culprit": "culprit", "root": "other root"}
 TAG_CHAR = {"probe": BAR_CHAR["probe"], "culprit": BAR_CHAR["culprit"], "root": BAR_CHAR["root"]}
@@ -52,7 +52,7 @@ LEGEND_ORDER = (  # what a user looks for first: a divergence, then agreement, t
 
 
 def marks_legend() -> list[tuple[str, str]]:
-    """(mark, meaning) for every mark an op or folder can show, from the verdicts themselves (core/verdict.py);
+    """(mark, meaning) for every mark an op or folder can show, from the verdicts themselves (core/compare/verdict.py);
     every verdict is listed (a test holds the order to the enum)."""
     return [(v.mark, "not computed yet" if v is Verdict.PENDING else str(v)) for v in LEGEND_ORDER]
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ..report.msprobe_read import MsprobeResult, ResultRow
+from dumptui.report.msprobe_read import MsprobeResult, ResultRow
 
 # the columns shown beside each tensor, when the result has them (tensor modes, then statistics modes)
 SUMMARY_COLUMNS = ("Cosine", "MaxAbsErr", "MaxRelativeErr", "Max diff", "Accuracy Reached or Not", "Result")

@@ -7,8 +7,8 @@ import os
 import time
 from typing import Mapping, Sequence
 
-from ..core.model import Dump
-from ..core.redump import inside_any
+from dumptui.core.model.dump import Dump
+from dumptui.core.tools.redump import inside_any
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Sequence
 
-from ..core.align import OpPair
+from dumptui.core.graph.align import OpPair
 
 # the full compare's states
 WAITING, RUNNING, DONE, CANCELLED, FAILED = "waiting", "running", "done", "cancelled", "failed"

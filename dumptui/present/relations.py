@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.align import OpPair
-from ..core.dataflow import input_source, producer_pair
-from ..core.session import Session
+from dumptui.core.compare.session import Session
+from dumptui.core.graph.align import OpPair
+from dumptui.core.graph.dataflow import input_source, producer_pair
 
 
 @dataclass(frozen=True)

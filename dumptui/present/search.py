@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Iterable, Sequence
 
-from .tree import TreePair, is_bad
+from dumptui.present.tree import TreePair, is_bad
 
 TYPE_PREFIX = "type:"
 

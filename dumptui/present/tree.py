@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence, Union
 
-from ..core.align import OpPair
-from ..core.model import CONSTANT, KERNEL, PARAMETER
-from ..core.verdict import BAD, PENDING, worst
+from dumptui.core.compare.verdict import BAD, PENDING, worst
+from dumptui.core.graph.align import OpPair
+from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER
 
 
 def is_bad(verdict: str | None) -> bool:
@@ -132,9 +132,9 @@ def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
     """The reference's kernels by name, in execution-order-csv order, read without indexing the dump
     ([] when the dump has no such csv or the rank is ambiguous: the tree then waits for the index).
     `rank` "all": every rank's, named `rank_R/...` as the indexed ranks are (ranks at the top of the tree)."""
-    from ..core.formats.files import RANK_DIR, read_execution_order
-    from ..core.formats.files import find_rank_dir as _find_rank_dir
-    from ..core.formats.files import list_dir as _ls
+    from dumptui.core.formats.files import RANK_DIR, read_execution_order
+    from dumptui.core.formats.files import find_rank_dir as _find_rank_dir
+    from dumptui.core.formats.files import list_dir as _ls
 
     ranks = [n for n in _ls(path) if RANK_DIR.match(n)]
     if rank == "all":

@@ -3,8 +3,8 @@ name always kept), how a pair was made, and metrics that NaN/Inf make meaningles
 
 from __future__ import annotations
 
-from ..core.align import EXACT
-from ..core.metrics import PairStats, SideStats, format_cos
+from dumptui.core.compare.metrics import PairStats, SideStats, format_cos
+from dumptui.core.graph.align import EXACT
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

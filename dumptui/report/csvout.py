@@ -1,4 +1,4 @@
-"""`compare --csv FILE --csv-profile full`: dumptui's own, richer table (every metric of core/metrics.py,
+"""`compare --csv FILE --csv-profile full`: dumptui's own, richer table (every metric of core/compare/metrics.py,
 both sides' statistics, the verdict and the local error). For msprobe's table see msprobe_csv.py.
 
 NPU = the target (e.g. Ascend310), Bench = the reference (e.g. Ascend910). Column names are dumptui's
@@ -14,9 +14,9 @@ import io
 import math
 from typing import IO
 
-from ..core.localerror import LocalError
-from ..core.results import OpResult, TensorResult
-from ..core.verdict import BAD
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.verdict import BAD
+from dumptui.core.search.localerror import LocalError
 
 HEADER = [
     "Index",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from ..core.bisect import Bisection, InputCheck, Root
-from ..core.hints import for_root
-from ..core.localerror import LocalError
-from ..core.model import Dump, Problem, TensorRef
-from ..core.results import OpResult, TensorResult
-from ..core.session import Session
-from ..core.verdict import UNREADABLE
+from dumptui.core.compare.hints import for_root
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import UNREADABLE
+from dumptui.core.model.dump import Dump, Problem, TensorRef
+from dumptui.core.search.bisect import Bisection, InputCheck, Root
+from dumptui.core.search.localerror import LocalError
 
 
 def num(v):

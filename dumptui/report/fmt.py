@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..core.metrics import format_cos
+from dumptui.core.compare.metrics import format_cos
 
 # Characters a name from a file must not bring to a terminal: C0 controls (newline and tab included: a name is
 # one line, and a newline in it could forge a line of the report), DEL, C1 controls (ESC and CSI start

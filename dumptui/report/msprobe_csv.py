@@ -25,12 +25,12 @@ from typing import IO, Callable, Iterator
 
 import numpy as np
 
-from ..core import msprobe_metrics as mm
-from ..core.formats.msprobe_records import MsprobeRecords, TensorRecord, read_records
-from ..core.localerror import LocalError
-from ..core.model import Dump, TensorRef
-from ..core.results import OpResult, TensorResult
-from ..core.verdict import BAD
+from dumptui.core.compare import msprobe_metrics as mm
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.verdict import BAD
+from dumptui.core.formats.msprobe_records import MsprobeRecords, TensorRecord, read_records
+from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.search.localerror import LocalError
 
 NAMES = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape"]
 REQ_GRAD = ["NPU Requires_grad", "Bench Requires_grad"]
@@ -63,7 +63,7 @@ HEADERS: dict[str, list[str]] = {
     "api-statistics": NAMES + REQ_GRAD + STAT_DIFFS + SUMMARY + [REQ_GRAD_CONSIST, RESULT, ERR],
     "api-md5": NAMES + REQ_GRAD + ["NPU MD5", "BENCH MD5", REQ_GRAD_CONSIST, RESULT],
 }
-# dumptui's columns, after msprobe's: its verdict, its local error (core/localerror.py), how the pair was made
+# dumptui's columns, after msprobe's: its verdict, its local error (core/search/localerror.py), how the pair was made
 DUMPTUI_COLUMNS = [
     "dumptui Position",
     "dumptui Verdict",
@@ -334,7 +334,7 @@ def build_table(
     progress: Callable[[int, int], None] | None = None,
 ) -> MsprobeTable:
     """Every tensor pair of `results` as msprobe's rows, dumptui's columns after msprobe's. msprobe's numbers
-    are its own (core/msprobe_metrics.py), so the tensors are read once more; `progress(done, total)` per op."""
+    are its own (core/compare/msprobe_metrics.py), so the tensors are read once more; `progress(done, total)` per op."""
     npu_records, bench_records = read_records(target), read_records(ref)
     mode = mode_of(ref, target, npu_records)
     if mode.startswith("api") and (npu_records is None or bench_records is None):

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..core.errors import UsageError
+from dumptui.core.io.errors import UsageError
 
 NPY_NAME = re.compile(r"^(?P<type>[^.]+)\.(?P<op>[^.]+)\.\d+\.\d+\.(?P<ts>\d+)\.(?P<io>input|output)\.(?P<slot>\d+)\.")
 TENSOR_SUFFIX = re.compile(r"\.(input|output|parameters|parameters_grad)(\.|$)")

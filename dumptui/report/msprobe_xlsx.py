@@ -5,9 +5,9 @@ for `dumptui open-result`)."""
 
 from __future__ import annotations
 
-from ..core.errors import UsageError
-from . import msprobe_highlight as mh
-from .msprobe_csv import MsprobeTable
+from dumptui.core.io.errors import UsageError
+from dumptui.report import msprobe_highlight as mh
+from dumptui.report.msprobe_csv import MsprobeTable
 
 INSTALL_HINT = "pip install 'dumptui[xlsx]'"
 # columns whose cells are numbers when they parse as one (names, dtypes, shapes and messages stay text)

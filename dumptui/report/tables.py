@@ -6,17 +6,17 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..core.bisect import Bisection, InputCheck, Root
-from ..core.hints import for_root
-from ..core.localerror import LocalError
-from ..core.model import Dump
-from ..core.noise import fmt_rel
-from ..core.results import OpResult, TensorResult
-from ..core.session import Session
-from ..core.verdict import BAD, EQUAL, GOOD, role
-from . import fmt
+from dumptui.core.compare.hints import for_root
+from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import BAD, EQUAL, GOOD, role
+from dumptui.core.model.dump import Dump
+from dumptui.core.search.bisect import Bisection, InputCheck, Root
+from dumptui.core.search.localerror import LocalError
+from dumptui.report import fmt
 
-# verdict role (core/verdict.py) -> rich style
+# verdict role (core/compare/verdict.py) -> rich style
 ROLE_STYLE = {
     "ok": "green",
     "close": "cyan",
@@ -272,7 +272,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
 
 def print_skipped(console: Console, session: Session, results: list[TensorResult] | None = None) -> None:
     """One line saying how much could not be read (nothing when everything could)."""
-    from .data import skipped
+    from dumptui.report.data import skipped
 
     counts = skipped(session, results)
     parts = [f"{n} file{'s' if n != 1 else ''} of the {side} dump" for side, n in counts["files"].items() if n]

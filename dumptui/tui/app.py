@@ -10,21 +10,21 @@ from typing import NoReturn
 from textual.app import App
 from textual.theme import Theme
 
-from ..pairing import PairOptions
-from ..present import saved
-from ..present.keys import APP
-from . import keymap
-from .commands import DumpCommands
-from .keymap import HelpSection
-from .screens.copy import CopyScreen
-from .screens.help import HelpScreen
-from .screens.main import MainScreen
-from .screens.paths import ExportScreen, SaveScreen
-from .widgets.bisectpanel import BisectPanel
-from .widgets.flatlist import FlatOpList
-from .widgets.opdetail import RelationList, TensorTable
-from .widgets.optree import OpTree
-from .widgets.searchbar import SearchBar
+from dumptui.options.pair import PairOptions
+from dumptui.present import autosave as saved
+from dumptui.present.keys import APP
+from dumptui.tui import keymap
+from dumptui.tui.commands import DumpCommands
+from dumptui.tui.keymap import HelpSection
+from dumptui.tui.screens.copy import CopyScreen
+from dumptui.tui.screens.help import HelpScreen
+from dumptui.tui.screens.main import MainScreen
+from dumptui.tui.screens.paths import ExportScreen, SaveScreen
+from dumptui.tui.widgets.bisectpanel import BisectPanel
+from dumptui.tui.widgets.flatlist import FlatOpList
+from dumptui.tui.widgets.opdetail import RelationList, TensorTable
+from dumptui.tui.widgets.optree import OpTree
+from dumptui.tui.widgets.searchbar import SearchBar
 
 # The widgets and dialogs with keys of their own, in the help screen's order (after the action table's).
 KEYED_WIDGETS = (

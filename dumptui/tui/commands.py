@@ -9,8 +9,8 @@ from typing import Callable
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
-from ..present import keys
-from .keymap import binding
+from dumptui.present import keys
+from dumptui.tui.keymap import binding
 
 PaletteCommand = tuple[str, str, Callable[[], object]]  # title, help, what runs it
 
@@ -18,7 +18,7 @@ PaletteCommand = tuple[str, str, Callable[[], object]]  # title, help, what runs
 class DumpCommands(Provider):
     def commands(self) -> list[PaletteCommand]:
         """Title, help (with the key) and callback of every command on offer now; none off the main screen."""
-        from .screens.main import MainScreen
+        from dumptui.tui.screens.main import MainScreen
 
         screen = self.screen
         if not isinstance(screen, MainScreen):

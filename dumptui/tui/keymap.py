@@ -8,8 +8,8 @@ from typing import Callable, Iterable
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from ..present import keys
-from ..present.keys import Action, KeyContext
+from dumptui.present import keys
+from dumptui.present.keys import Action, KeyContext
 
 HelpRow = tuple[str, str, str, bool]  # keys, description, binding id, available now
 HelpSection = tuple[str, list[HelpRow]]

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from ..core.elements import WorstElement
-from ..core.results import OpResult
-from ..core.session import Session
-from ..present.bisection import BisectDriver, BisectState
-from ..present.relations import Relation
-from ..present.tree import OpTreeModel
+from dumptui.core.compare.elements import WorstElement
+from dumptui.core.compare.results import OpResult
+from dumptui.core.compare.session import Session
+from dumptui.present.driver import BisectDriver, BisectState
+from dumptui.present.relations import Relation
+from dumptui.present.tree import OpTreeModel
 
 
 @dataclass

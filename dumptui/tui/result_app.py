@@ -11,9 +11,9 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from ..present import msprobe_result as pm
-from ..report.fmt import clean
-from ..report.msprobe_read import MsprobeResult, ResultRow
+from dumptui.present import msprobe_result as pm
+from dumptui.report.fmt import clean
+from dumptui.report.msprobe_read import MsprobeResult, ResultRow
 
 
 class ResultApp(App[None]):

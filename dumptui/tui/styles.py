@@ -7,11 +7,11 @@ from rich.style import Style
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
-from ..core.verdict import mark as verdict_mark
-from ..core.verdict import role
-from ..report import fmt
+from dumptui.core.compare.verdict import mark as verdict_mark
+from dumptui.core.compare.verdict import role
+from dumptui.report import fmt
 
-# verdict role (core/verdict.py) -> (theme variable, bold); "muted" is dim
+# verdict role (core/compare/verdict.py) -> (theme variable, bold); "muted" is dim
 ROLE_VARIABLE = {
     "ok": ("success", False),
     "close": ("primary-lighten-2", False),

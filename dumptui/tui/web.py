@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 
-from ..core.errors import UsageError
+from dumptui.core.io.errors import UsageError
 
 SERVE_ONLY = ("--host", "--port", "--public-url")  # options of `serve` itself, not of the app it runs
 

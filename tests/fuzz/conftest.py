@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 
 from hypothesis import HealthCheck, settings
 
-from .fuzzkit import FUZZ, OUTCOMES, QUICK_EXAMPLES, REASONS, TESTS, WORK
+from fuzz.fuzzkit import FUZZ, OUTCOMES, QUICK_EXAMPLES, REASONS, TESTS, WORK
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 settings.register_profile(

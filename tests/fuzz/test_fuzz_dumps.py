@@ -18,13 +18,12 @@ from damage import msprobe_dump, run_main, snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dumptui.core.errors import DumpError
 from dumptui.core.formats import detect, open_dump
+from dumptui.core.io.errors import DumpError
 from dumptui.report.fmt import clean
-
-from .fuzzgen import NAME_PART, dump_json_documents, file_names, npy_files, raw_dump_files
-from .fuzzkit import READ, REFUSED, UNREADABLE, examples, memory_peak, record, time_limit
-from .fuzzkit import WORK as FUZZ_WORK
+from fuzz.fuzzgen import NAME_PART, dump_json_documents, file_names, npy_files, raw_dump_files
+from fuzz.fuzzkit import READ, REFUSED, UNREADABLE, examples, memory_peak, record, time_limit
+from fuzz.fuzzkit import WORK as FUZZ_WORK
 
 WORK = FUZZ_WORK / "dumps"
 WORK.mkdir()

@@ -11,12 +11,11 @@ from hypothesis import strategies as st
 
 from dumptui.core.formats.cann_file import parse_raw_name, read_raw_file
 from dumptui.core.formats.torchpt import pt_layout
-from dumptui.core.model import TensorRef
-from dumptui.core.npy import Layout, npy_layout
-
-from .fuzzgen import JSON_ANY, TEXT, npy_files, pt_files, raw_dump_files
-from .fuzzkit import READ, REPAIRED, UNREADABLE, examples, memory_peak, record, time_limit
-from .fuzzkit import WORK as FUZZ_WORK
+from dumptui.core.io.npy import Layout, npy_layout
+from dumptui.core.model.dump import TensorRef
+from fuzz.fuzzgen import JSON_ANY, TEXT, npy_files, pt_files, raw_dump_files
+from fuzz.fuzzkit import READ, REPAIRED, UNREADABLE, examples, memory_peak, record, time_limit
+from fuzz.fuzzkit import WORK as FUZZ_WORK
 
 WORK = FUZZ_WORK / "files"
 WORK.mkdir()

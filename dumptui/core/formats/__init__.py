@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import os
 
-from .. import indexcache
-from ..errors import DumpError
-from ..model import Dump, no_cyclic_gc
-from .cann import CannRawReader
-from .filecheck import check_tensor_files
-from .mindspore import MindSporeNpyReader
-from .mindspore_bin import MindSporeBinReader
-from .msprobe import MsprobeReader
-from .npy_folder import NpyFolderReader
-from .reader import Reader, Selection
+from dumptui.core.formats.cann import CannRawReader
+from dumptui.core.formats.filecheck import check_tensor_files
+from dumptui.core.formats.mindspore import MindSporeNpyReader
+from dumptui.core.formats.mindspore_bin import MindSporeBinReader
+from dumptui.core.formats.msprobe import MsprobeReader
+from dumptui.core.formats.npy_folder import NpyFolderReader
+from dumptui.core.formats.reader import Reader, Selection
+from dumptui.core.index import cache as indexcache
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import Dump, no_cyclic_gc
 
 READERS: tuple[Reader, ...] = (
     MindSporeNpyReader(),
@@ -54,7 +54,7 @@ def open_dump(
     cache: bool = False,
 ) -> Dump:
     """The index of the dump at `path` (format detected unless `fmt` names one), as selected. `cache`: use
-    the persistent index cache (indexcache.py) unless DUMPTUI_NO_INDEX_CACHE is set."""
+    the persistent index cache (core/index/cache.py) unless DUMPTUI_NO_INDEX_CACHE is set."""
     selection = Selection(rank, graph, iteration)
 
     def index() -> Dump:

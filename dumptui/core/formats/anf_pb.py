@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from .. import dtypes, limits
-from ..ir import IRArg, IRGraph, IRNode, IRParam, TensorType
-from ..safeio import read_bytes
-from .irtext import MONADS, strip_prefix
-from .protoschema import Message, message_classes
+from dumptui.core.formats.irtext import MONADS, strip_prefix
+from dumptui.core.formats.protoschema import Message, message_classes
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.safeio import read_bytes
+from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, TensorType
 
 _PACKAGE = "mindspore.irpb"
 _FILE_NAME = "dumptui/anf_ir.proto"

@@ -15,17 +15,33 @@ import os
 from collections import Counter
 from functools import partial
 
-from ..errors import DumpError
-from ..ir import IRGraph
-from ..model import KERNEL, Dump, Op, Problem, TensorRef
-from ..npy import Layout
-from .cann_file import MAPPING_FILE, RAW_NAME, RAW_PATTERN, RawFile, RawName, parse_raw_name, read_raw_file
-from .cann_locate import StepFolder, locate, looks_like
-from .files import list_dir, read_mapping_csv
-from .ge_graph import GeGraph, GeNode, find_build_graphs, read_ge_graph, to_ir
-from .names import resolve_names
-from .pipeline import assign_keys, foreign_file, link_dataflow, misnamed_file, number_in_order, read_graphs, read_orders
-from .reader import Selection
+from dumptui.core.formats.cann_file import (
+    MAPPING_FILE,
+    RAW_NAME,
+    RAW_PATTERN,
+    RawFile,
+    RawName,
+    parse_raw_name,
+    read_raw_file,
+)
+from dumptui.core.formats.cann_locate import StepFolder, locate, looks_like
+from dumptui.core.formats.files import list_dir, read_mapping_csv
+from dumptui.core.formats.ge_graph import GeGraph, GeNode, find_build_graphs, read_ge_graph, to_ir
+from dumptui.core.formats.names import resolve_names
+from dumptui.core.formats.pipeline import (
+    assign_keys,
+    foreign_file,
+    link_dataflow,
+    misnamed_file,
+    number_in_order,
+    read_graphs,
+    read_orders,
+)
+from dumptui.core.formats.reader import Selection
+from dumptui.core.io.errors import DumpError
+from dumptui.core.io.npy import Layout
+from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
+from dumptui.core.model.ir import IRGraph
 
 FORMAT = "cann-raw"
 OVERFLOW_REASON = "overflow record (Opdebug): an op overflowed in this step; listed here, not compared as an op"

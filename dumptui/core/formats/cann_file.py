@@ -18,11 +18,11 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .. import dtypes, limits
-from ..devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
-from ..npy import Layout
-from ..safeio import open_regular
-from .cann_proto import DECODED_TYPES, Message, data_type_name, dims, format_name, parse_dump_data
+from dumptui.core.formats.cann_proto import DECODED_TYPES, Message, data_type_name, dims, format_name, parse_dump_data
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
+from dumptui.core.io.npy import Layout
+from dumptui.core.io.safeio import open_regular
 
 # {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[.{task_type}.{context_id}.{thread_id}.{device_id}]:
 # very old CANN wrote no stream id, FFTS+ appends four fields. Names have `.`, `/`, `\` and space replaced by `_`.

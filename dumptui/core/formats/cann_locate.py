@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-from ..errors import DumpError
-from .cann_file import RAW_NAME
-from .files import RANK_DIR, is_dir
-from .reader import Selection
+from dumptui.core.formats.cann_file import RAW_NAME
+from dumptui.core.formats.files import RANK_DIR, is_dir
+from dumptui.core.formats.reader import Selection
+from dumptui.core.io.errors import DumpError
 
 _TIME_DIR = re.compile(r"^\d{14}$")  # YYYYMMDDhhmmss
 _DIGITS = re.compile(r"^\d+$")

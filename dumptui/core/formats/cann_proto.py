@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from google.protobuf.message import DecodeError
 
-from .protoschema import EnumTable, Message, MessageTable, message_classes
+from dumptui.core.formats.protoschema import EnumTable, Message, MessageTable, message_classes
 
 _SHAPE = "Shape"
 _MESSAGES: MessageTable = {

@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Mapping
 from functools import partial
 
-from ..devicelayout import PLAIN_FORMATS, TRANSPOSES, DevicePayload, LayoutError, plan
-from ..ir import IRGraph, IRNode
-from ..model import KERNEL, PARAMETER, Dump, Op, TensorRef
-from ..npy import Layout
+from dumptui.core.io.devicelayout import PLAIN_FORMATS, TRANSPOSES, DevicePayload, LayoutError, plan
+from dumptui.core.io.npy import Layout
+from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op, TensorRef
+from dumptui.core.model.ir import IRGraph, IRNode
 
 Shape = tuple[int, ...]
 

@@ -16,8 +16,8 @@ import os
 import stat
 from collections import defaultdict
 
-from ..model import Dump, Problem, TensorRef
-from ..safeio import what_is
+from dumptui.core.io.safeio import what_is
+from dumptui.core.model.dump import Dump, Problem, TensorRef
 
 ERROR, WARNING = "error", "warning"
 

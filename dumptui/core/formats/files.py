@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..safeio import read_json, read_text, text_lines
+from dumptui.core.io.safeio import read_json, read_text, text_lines
 
 RANK_DIR = re.compile(r"^rank_(\d+)$")
 # Folders beside the nets in a MindSpore rank folder (r1.3 and later).

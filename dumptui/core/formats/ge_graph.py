@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from google.protobuf import text_format
 
-from .. import limits
-from ..ir import IRArg, IRGraph, IRNode, IRParam
-from ..safeio import read_text
-from .names import file_form
-from .protoschema import EnumTable, Message, MessageTable, message_classes
+from dumptui.core.formats.names import file_form
+from dumptui.core.formats.protoschema import EnumTable, Message, MessageTable, message_classes
+from dumptui.core.io import limits
+from dumptui.core.io.safeio import read_text
+from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam
 
 _ENUMS: EnumTable = {
     "AttributeProto.AttributeType": [
@@ -212,7 +212,7 @@ def find_build_graphs(folders: list[str]) -> list[str]:
 
 
 def to_ir(graph: GeGraph) -> IRGraph:
-    """The dataflow of a GE graph as an IRGraph (graph.py turns it into edges between dumped ops): a data or
+    """The dataflow of a GE graph as an IRGraph (graph/build.py turns it into edges between dumped ops): a data or
     constant node becomes a parameter or constant argument; output k > 0 of a node is read through a
     TupleGetItem, as in MindSpore graphs, so that edges keep their output slot."""
     ir = IRGraph(name=graph.name, source=graph.path)

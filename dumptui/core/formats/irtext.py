@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable
 from functools import partial
 
-from .. import dtypes, limits
-from ..ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
-from ..safeio import read_text
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.safeio import read_text
+from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
 _NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")

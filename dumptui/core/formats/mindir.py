@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from google.protobuf.message import DecodeError
 
-from ..safeio import read_bytes
-from .protoschema import EnumTable, MessageTable, message_classes
+from dumptui.core.formats.protoschema import EnumTable, MessageTable, message_classes
+from dumptui.core.io.safeio import read_bytes
 
 _MESSAGES: MessageTable = {
     "ModelProto": [

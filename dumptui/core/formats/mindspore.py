@@ -19,14 +19,19 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import dtypes, limits
-from ..ir import IRGraph
-from ..model import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
-from .device_tensors import restore_original_shapes
-from .files import CONSTANTS_DIR, RANK_DIR, SPECIAL_DIRS, list_dir, numeric_key, read_json_object, read_mapping_csv
-from .mindspore_locate import MAPPING_FILE, STAT_FILE, Located, locate
-from .names import file_form, resolve_names
-from .pipeline import (
+from dumptui.core.formats.device_tensors import restore_original_shapes
+from dumptui.core.formats.files import (
+    CONSTANTS_DIR,
+    RANK_DIR,
+    SPECIAL_DIRS,
+    list_dir,
+    numeric_key,
+    read_json_object,
+    read_mapping_csv,
+)
+from dumptui.core.formats.mindspore_locate import MAPPING_FILE, STAT_FILE, Located, locate
+from dumptui.core.formats.names import file_form, resolve_names
+from dumptui.core.formats.pipeline import (
     assign_keys,
     foreign_file,
     link_dataflow,
@@ -36,8 +41,11 @@ from .pipeline import (
     read_graphs,
     read_orders,
 )
-from .reader import Selection
-from .statistic_csv import read_statistic_csv
+from dumptui.core.formats.reader import Selection
+from dumptui.core.formats.statistic_csv import read_statistic_csv
+from dumptui.core.io import dtypes, limits
+from dumptui.core.model.dump import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
+from dumptui.core.model.ir import IRGraph
 
 NPY_NAME = re.compile(
     r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d{1,20})\.(?P<stream>\d{1,20})\.(?P<ts>\d{1,20})\."

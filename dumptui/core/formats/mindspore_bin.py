@@ -19,15 +19,9 @@ from functools import partial
 from itertools import islice
 from typing import TypedDict
 
-from .. import dtypes, limits
-from ..errors import DumpError
-from ..ir import IRGraph
-from ..model import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
-from ..npy import Layout
-from ..safeio import regular_size
-from .device_tensors import restore_original_shapes
-from .files import is_dir, list_dir, numbered_subdirs, numeric_key
-from .pipeline import (
+from dumptui.core.formats.device_tensors import restore_original_shapes
+from dumptui.core.formats.files import is_dir, list_dir, numbered_subdirs, numeric_key
+from dumptui.core.formats.pipeline import (
     assign_keys,
     foreign_file,
     link_dataflow,
@@ -37,7 +31,13 @@ from .pipeline import (
     read_graphs,
     read_orders,
 )
-from .reader import Selection, choose_one
+from dumptui.core.formats.reader import Selection, choose_one
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.errors import DumpError
+from dumptui.core.io.npy import Layout
+from dumptui.core.io.safeio import regular_size
+from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
+from dumptui.core.model.ir import IRGraph
 
 DTYPE_LABELS = (
     "Bool",

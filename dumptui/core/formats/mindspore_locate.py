@@ -10,9 +10,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..errors import DumpError
-from .files import CONSTANTS_DIR, RANK_DIR, find_rank_dir, graph_folders, list_dir, numeric_key, rank_folders
-from .reader import Selection, choose_one
+from dumptui.core.formats.files import (
+    CONSTANTS_DIR,
+    RANK_DIR,
+    find_rank_dir,
+    graph_folders,
+    list_dir,
+    numeric_key,
+    rank_folders,
+)
+from dumptui.core.formats.reader import Selection, choose_one
+from dumptui.core.io.errors import DumpError
 
 STAT_FILE = "statistic.csv"
 MAPPING_FILE = "mapping.csv"

@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from .. import dtypes, limits
-from ..errors import DumpError
-from ..flowgraph import FlowGraph, FlowGraphBuilder
-from ..model import KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, InputSource, Op, Problem, TensorRef
-from ..npy import Layout, npy_layout
-from ..safeio import read_json
-from .files import list_dir, numbered_subdirs
-from .reader import Selection, choose_one
-from .torchpt import pt_layout
+from dumptui.core.formats.files import list_dir, numbered_subdirs
+from dumptui.core.formats.reader import Selection, choose_one
+from dumptui.core.formats.torchpt import pt_layout
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.errors import DumpError
+from dumptui.core.io.npy import Layout, npy_layout
+from dumptui.core.io.safeio import read_json
+from dumptui.core.model.dump import KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, InputSource, Op, Problem, TensorRef
+from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
 
 STEP_DIR = re.compile(r"^step(\d+)$")
 RANK_DIR = re.compile(r"^(rank\d*|proc\d+)$")

@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Dump
-from ..safeio import read_json
-from .msprobe import DUMP_JSON, call_tensors, module_path
+from dumptui.core.formats.msprobe import DUMP_JSON, call_tensors, module_path
+from dumptui.core.io.safeio import read_json
+from dumptui.core.model.dump import Dump
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ import os
 import re
 from collections import defaultdict
 
-from ..errors import DumpError
-from ..model import KERNEL, Dump, Op, Problem, TensorRef
-from .reader import Selection
+from dumptui.core.formats.reader import Selection
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
 
 _IO = re.compile(r"^(?P<op>.+?)[._](?P<io>input|output|in|out)[._](?P<slot>\d+)$")
 

@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..graph import dataflow_graph
-from ..ir import IRGraph
-from ..model import KERNEL, Dump, Op, Problem
-from .files import execution_order_csv, list_dir, read_execution_order
+from dumptui.core.formats.files import execution_order_csv, list_dir, read_execution_order
+from dumptui.core.graph.build import dataflow_graph
+from dumptui.core.model.dump import KERNEL, Dump, Op, Problem
+from dumptui.core.model.ir import IRGraph
 
 GRAPH_TEXT_FILES = (
     "ms_output_trace_code_graph_{g}.ir",
@@ -57,7 +57,7 @@ def load_graph_file(folder: str, graph: str, problems: list[Problem]) -> tuple[I
         if name in names:
             path = os.path.join(gdir, name)
             try:
-                from .irtext import parse_ir_text
+                from dumptui.core.formats.irtext import parse_ir_text
 
                 return parse_ir_text(path), path
             except (OSError, ValueError) as e:
@@ -66,7 +66,7 @@ def load_graph_file(folder: str, graph: str, problems: list[Problem]) -> tuple[I
     if name in names:
         path = os.path.join(gdir, name)
         try:
-            from .anf_pb import parse_anf_pb  # imports protobuf: only for dumps that need it
+            from dumptui.core.formats.anf_pb import parse_anf_pb  # imports protobuf: only for dumps that need it
 
             return parse_anf_pb(path), path
         except ImportError:

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..errors import DumpError
-from ..model import Dump
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import Dump
 
 T = TypeVar("T")
 

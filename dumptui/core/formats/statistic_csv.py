@@ -9,8 +9,8 @@ from __future__ import annotations
 import csv
 from typing import Any
 
-from .. import dtypes, limits
-from ..safeio import text_lines
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.safeio import text_lines
 
 FIXED_COLUMNS = [
     "Op Type",

@@ -27,10 +27,10 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .. import limits
-from ..limits import MAX_PICKLE, MAX_PICKLE_OPS, BadValue
-from ..npy import Layout
-from ..safeio import open_regular
+from dumptui.core.io import limits
+from dumptui.core.io.limits import MAX_PICKLE, MAX_PICKLE_OPS, BadValue
+from dumptui.core.io.npy import Layout
+from dumptui.core.io.safeio import open_regular
 
 STORAGE_DTYPES = {
     "FloatStorage": ("float32", np.float32),

@@ -7,7 +7,7 @@ which the screen shows (`MainScreen.show_failure`).
   300 ms) so the tree marks fill in without flooding the UI; `escape` cancels. The numpy work runs in the
   screen's worker processes (`pool`), this thread only hands out the jobs and judges what comes back;
 - `bisect_work` / `run_bisection`: the Bisection is owned by one worker at a time (a lock), the UI renders
-  the `BisectState` snapshots they post; the marks are autosaved after each (present/saved.py);
+  the `BisectState` snapshots they post; the marks are autosaved after each (present/autosave.py);
 - `load_op` / `load_tensor`: the selected op's numbers and one tensor pair's worst elements.
 
 Each waits for its engine call through `wait_abandonable`, so quitting never waits for a long read.
@@ -23,17 +23,18 @@ from textual import work
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from ... import pairing
-from ...core import elements
-from ...core.batch import evaluate_all
-from ...core.bisect.sessionfile import read_session, session_mismatch
-from ...core.parallel import ComparePool
-from ...present import relations, saved
-from ...present.bisection import BisectDriver, BisectState, is_mark_step
-from ...present.detail import element_detail_problem
-from ...present.progress import CANCELLED, DONE, RUNNING, compare_batches
-from ...present.tree import OpTreeModel, preview_pairs
-from ..messages import (
+from dumptui.core.compare import elements
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.processes import ComparePool
+from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch
+from dumptui.options import pair as pairing
+from dumptui.present import autosave as saved
+from dumptui.present import relations
+from dumptui.present.detail import element_detail_problem
+from dumptui.present.driver import BisectDriver, BisectState, is_mark_step
+from dumptui.present.progress import CANCELLED, DONE, RUNNING, compare_batches
+from dumptui.present.tree import OpTreeModel, preview_pairs
+from dumptui.tui.messages import (
     BisectionChanged,
     BisectionReady,
     OpenProgress,
@@ -44,10 +45,10 @@ from ..messages import (
     TensorLoaded,
     VerdictsKnown,
 )
-from ..workers import Abandoned, wait_abandonable
+from dumptui.tui.workers import Abandoned, wait_abandonable
 
 if TYPE_CHECKING:
-    from ..widgets.opdetail import OpDetail
+    from dumptui.tui.widgets.opdetail import OpDetail
 
 VERDICT_BATCH_SECONDS = 0.3  # the statistics worker posts verdicts at most this often (each is a repaint)
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
@@ -74,9 +75,9 @@ class BackgroundWork(Screen):
     WORKER_NICE = 10
 
     options: pairing.PairOptions
-    pool: ComparePool  # the worker processes (core/parallel.py)
+    pool: ComparePool  # the worker processes (core/compare/processes.py)
     session_file: str | None
-    autosave_to: str  # the pair's autosave file (present/saved.py)
+    autosave_to: str  # the pair's autosave file (present/autosave.py)
     session: Any
     driver: BisectDriver | None
     _bisect_lock: threading.Lock
@@ -106,7 +107,7 @@ class BackgroundWork(Screen):
         model = OpTreeModel(session.alignment.pairs)
         self.post_message(SessionReady(session, model, time.monotonic() - t0))
         self.post_message(OpenProgress("graph", "building the bisection order"))
-        from ...core.bisect import Bisection  # networkx: imported after the first paint
+        from dumptui.core.search.bisect import Bisection  # networkx: imported after the first paint
 
         try:
             bisection = wait_abandonable(lambda: Bisection(session, workers=self.pool), worker, "dumptui-graph")

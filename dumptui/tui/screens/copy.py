@@ -11,9 +11,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ...present.columns import elide_left
-from ...present.copy import CopyChoice
-from ...report import fmt
+from dumptui.present.columns import elide_left
+from dumptui.present.copy import CopyChoice
+from dumptui.report import fmt
 
 
 class CopyScreen(ModalScreen[CopyChoice | None]):

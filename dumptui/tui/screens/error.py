@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...report import fmt
+from dumptui.report import fmt
 
 
 class OpenErrorScreen(ModalScreen[None]):

@@ -16,20 +16,20 @@ from textual import work
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from ...core import redump
-from ...core.bisect.sessionfile import session_payload
-from ...core.model import Dump
-from ...pairing import PairOptions
-from ...present.bisection import BisectDriver, BisectState, RedumpPlan, redump_plan
-from ...present.paths import (
+from dumptui.core.model.dump import Dump
+from dumptui.core.search.bisect.sessionfile import session_payload
+from dumptui.core.tools import redump
+from dumptui.options.pair import PairOptions
+from dumptui.present.driver import BisectDriver, BisectState, RedumpPlan, redump_plan
+from dumptui.present.paths import (
     default_export_path,
     default_redump_dir,
     default_session_path,
     refuse_dump_dir,
     refuse_output,
 )
-from ...report.csvout import csv_text
-from .paths import ExportScreen, SaveScreen
+from dumptui.report.csvout import csv_text
+from dumptui.tui.screens.paths import ExportScreen, SaveScreen
 
 
 def refuse_file_name(name: str) -> str | None:

@@ -11,10 +11,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...present.bars import BAR_LEGEND
-from ...present.errorplot import PLOT_LEGEND
-from ...present.labels import marks_legend
-from ..keymap import HelpRow, HelpSection
+from dumptui.present.bars import BAR_LEGEND
+from dumptui.present.errorplot import PLOT_LEGEND
+from dumptui.present.labels import marks_legend
+from dumptui.tui.keymap import HelpRow, HelpSection
 
 
 class HelpScreen(ModalScreen[None]):

@@ -27,15 +27,16 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
-from ... import pairing
-from ...core.parallel import ComparePool
-from ...present import relations
-from ...present.bisection import BisectDriver, BisectState
-from ...present.columns import elide_left
-from ...present.failures import describe, failure_line
-from ...present.keys import SCREEN, KeyContext, action_named, available, available_now
-from ...present.labels import legend_lines
-from ...present.progress import (
+from dumptui.core.compare.processes import ComparePool
+from dumptui.options import pair as pairing
+from dumptui.present import relations
+from dumptui.present.autosave import autosave_path, resume_question
+from dumptui.present.columns import elide_left
+from dumptui.present.driver import BisectDriver, BisectState
+from dumptui.present.failures import describe, failure_line
+from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now
+from dumptui.present.labels import legend_lines
+from dumptui.present.progress import (
     CANCELLED,
     DONE,
     FAILED,
@@ -45,12 +46,11 @@ from ...present.progress import (
     statistics_words,
     task_words,
 )
-from ...present.saved import autosave_path, resume_question
-from ...present.search import count_matches, find_op, next_diverged
-from ...present.tree import OpTreeModel, is_bad
-from ...report import fmt
-from .. import keymap
-from ..messages import (
+from dumptui.present.search import count_matches, find_op, next_diverged
+from dumptui.present.tree import OpTreeModel, is_bad
+from dumptui.report import fmt
+from dumptui.tui import keymap
+from dumptui.tui.messages import (
     BisectionChanged,
     BisectionReady,
     OpenProgress,
@@ -62,19 +62,19 @@ from ..messages import (
     TensorLoaded,
     VerdictsKnown,
 )
-from ..styles import ThemeStyles
-from ..widgets.bisectpanel import BisectPanel
-from ..widgets.flatlist import FlatOpList
-from ..widgets.footer import KeysFooter
-from ..widgets.opdetail import OpDetail, RelationList, TensorTable
-from ..widgets.optree import OpTree
-from ..widgets.searchbar import SearchBar
-from ..workers import Abandoned
-from .background import BackgroundWork
-from .error import OpenErrorScreen
-from .exports import ExportActions
-from .resume import ResumeScreen
-from .views import ViewActions
+from dumptui.tui.screens.background import BackgroundWork
+from dumptui.tui.screens.error import OpenErrorScreen
+from dumptui.tui.screens.exports import ExportActions
+from dumptui.tui.screens.resume import ResumeScreen
+from dumptui.tui.screens.views import ViewActions
+from dumptui.tui.styles import ThemeStyles
+from dumptui.tui.widgets.bisectpanel import BisectPanel
+from dumptui.tui.widgets.flatlist import FlatOpList
+from dumptui.tui.widgets.footer import KeysFooter
+from dumptui.tui.widgets.opdetail import OpDetail, RelationList, TensorTable
+from dumptui.tui.widgets.optree import OpTree
+from dumptui.tui.widgets.searchbar import SearchBar
+from dumptui.tui.workers import Abandoned
 
 SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15

@@ -9,10 +9,10 @@ from typing import Any
 from textual.screen import Screen
 from textual.widget import Widget
 
-from ...present.bisection import BisectState
-from ...present.copy import CopyChoice, copy_choices
-from ...report import fmt
-from .copy import CopyScreen, copied_words
+from dumptui.present.copy import CopyChoice, copy_choices
+from dumptui.present.driver import BisectState
+from dumptui.report import fmt
+from dumptui.tui.screens.copy import CopyScreen, copied_words
 
 ZOOM_PANES = ("left", "detail", "bisect")  # the ids of the panes `z` can give the whole screen
 

@@ -11,14 +11,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...core.align import OpPair
-from ...present.bars import BAR_LEGEND
-from ...present.bisection import BisectState
-from ...present.columns import elide_left
-from ...present.panel import Line, panel_lines, plain
-from ...present.words import plural
-from ...report import fmt
-from ..styles import ThemeStyles
+from dumptui.core.graph.align import OpPair
+from dumptui.present.bars import BAR_LEGEND
+from dumptui.present.columns import elide_left
+from dumptui.present.driver import BisectState
+from dumptui.present.panel import Line, panel_lines, plain
+from dumptui.present.words import plural
+from dumptui.report import fmt
+from dumptui.tui.styles import ThemeStyles
 
 
 class BisectPanel(VerticalScroll):

@@ -17,11 +17,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...present.labels import fit_label
-from ...present.tree import OpTreeModel
-from ...report import fmt
-from ..messages import OpMessage
-from ..styles import ThemeStyles
+from dumptui.present.labels import fit_label
+from dumptui.present.tree import OpTreeModel
+from dumptui.report import fmt
+from dumptui.tui.messages import OpMessage
+from dumptui.tui.styles import ThemeStyles
 
 
 class FlatOpList(ScrollView, can_focus=True):

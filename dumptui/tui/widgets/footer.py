@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-from ...present.keys import ALWAYS_SHOWN
+from dumptui.present.keys import ALWAYS_SHOWN
 
 COMPACT_BELOW = 100  # columns
 

@@ -12,19 +12,19 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...core.align import EXACT, OpPair
-from ...core.elements import WorstElement
-from ...core.hints import for_root
-from ...core.model import KERNEL
-from ...core.results import OpResult, TensorResult
-from ...present.bars import histogram_bar
-from ...present.columns import elide_left, format_columns
-from ...present.detail import STATS_COLUMNS, TENSOR_COLUMNS, default_row, stats_columns, tensor_columns, tensor_row
-from ...present.relations import Relation
-from ...present.words import elide_middle, kl_words, paired_words
-from ...report import fmt
-from ..messages import OpMessage
-from ..styles import ThemeStyles, labelled, name_text
+from dumptui.core.compare.elements import WorstElement
+from dumptui.core.compare.hints import for_root
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.graph.align import EXACT, OpPair
+from dumptui.core.model.dump import KERNEL
+from dumptui.present.bars import histogram_bar
+from dumptui.present.columns import elide_left, format_columns
+from dumptui.present.detail import STATS_COLUMNS, TENSOR_COLUMNS, default_row, stats_columns, tensor_columns, tensor_row
+from dumptui.present.relations import Relation
+from dumptui.present.words import elide_middle, kl_words, paired_words
+from dumptui.report import fmt
+from dumptui.tui.messages import OpMessage
+from dumptui.tui.styles import ThemeStyles, labelled, name_text
 
 
 class TensorTable(DataTable, inherit_bindings=False):
@@ -131,7 +131,7 @@ class OpDetail(VerticalScroll):
         self.stats_rows: list[str] = []  # the statistics table's lines of the tensor shown (never wider than the pane)
         self.verdict_of: Callable[[int], str | None] = lambda i: None
         # whether the bisection named an op a root of divergence: its discontinuity hint then says "not
-        # benign" (core/hints.py `for_root`), never "tiny benign input noise" beside the culprit's proof
+        # benign" (core/compare/hints.py `for_root`), never "tiny benign input noise" beside the culprit's proof
         self.is_root: Callable[[int], bool] = lambda i: False
 
     def compose(self) -> ComposeResult:

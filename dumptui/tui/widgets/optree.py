@@ -14,11 +14,11 @@ from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ...present.labels import fit_label
-from ...present.tree import Folder, OpTreeModel, leaf_name
-from ...report import fmt
-from ..messages import OpMessage
-from ..styles import ThemeStyles
+from dumptui.present.labels import fit_label
+from dumptui.present.tree import Folder, OpTreeModel, leaf_name
+from dumptui.report import fmt
+from dumptui.tui.messages import OpMessage
+from dumptui.tui.styles import ThemeStyles
 
 PAGE = 400
 

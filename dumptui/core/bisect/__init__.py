@@ -1,9 +1,0 @@
-"""Bisection to the first operator whose inputs agree and whose outputs do not, in small pieces; see
-`bisection.py` for the facade and how the pieces fit."""
-
-from .bisection import Bisection
-from .types import InputCheck, Mark, Root, Source, Step
-
-GOOD_MARK, BAD_MARK = Mark.GOOD, Mark.BAD
-
-__all__ = ["Bisection", "InputCheck", "Mark", "Root", "Source", "Step", "GOOD_MARK", "BAD_MARK"]

@@ -1,0 +1,1 @@
+"""Comparing tensor pairs and judging them: every statistic in one chunked pass, the noise floors, the verdict rules, hints, the comparison session with its caches and read ledger, many pairs at once in processes or on Dask."""

@@ -1,0 +1,131 @@
+"""Per-element looks at one tensor pair, for the detail view and the preconditions: the worst elements, the
+histogram of the errors, and whether a single fp16/bf16 rounding explains every difference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from dumptui.core.compare.metrics import CHUNK, as_real, chunk_pairs
+from dumptui.core.io import dtypes
+from dumptui.core.model.dump import TensorRef
+
+
+@dataclass
+class WorstElement:
+    index: tuple[int, ...]
+    ref: float
+    target: float
+    diff: float
+
+
+def _chunk_differences(
+    target: TensorRef, ref: TensorRef, chunk: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per chunk: target and reference as float64, |target - ref|, and where they hold the same value
+    (NaN against NaN included: no difference)."""
+    for xc, yc in chunk_pairs(target, ref, chunk):
+        x64 = as_real(np.asarray(xc)).astype(np.float64)
+        y64 = as_real(np.asarray(yc)).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            d = np.abs(x64 - y64)
+        yield x64, y64, d, (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+
+
+def worst_elements(ref: TensorRef, target: TensorRef, k: int = 10, chunk: int = CHUNK) -> list[WorstElement]:
+    """The k elements with the largest |target - ref| (non-finite mismatches first), for the detail view."""
+    shape = ref.shape or ()
+    cands: list[tuple[float, int, float, float]] = []
+    offset = 0
+    for x64, y64, d, same in _chunk_differences(target, ref, chunk):
+        d[same] = 0.0
+        d[np.isnan(d)] = np.inf
+        kk = min(k, d.size)
+        if kk:
+            idx = np.argpartition(d, d.size - kk)[d.size - kk :]
+            for i in idx:
+                if d[i] > 0:
+                    cands.append((float(d[i]), offset + int(i), float(y64[i]), float(x64[i])))
+        cands.sort(key=lambda c: -c[0])
+        del cands[k:]
+        offset += x64.size
+    out = []
+    for diff, gi, yv, xv in cands:
+        index = tuple(int(v) for v in np.unravel_index(gi, shape)) if shape else ()
+        out.append(WorstElement(index, yv, xv, diff))
+    return out
+
+
+def error_histogram(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> tuple[list[int], int, int]:
+    """Counts of |target - ref| per power-of-two bin: (counts, exponent of the first bin, exact zeros).
+
+    Bin i holds differences in [2^(e0+i), 2^(e0+i+1)); non-finite differences go to the last bin.
+    """
+    bins: dict[int, int] = {}
+    zeros = 0
+    inf_count = 0
+    for _x64, _y64, d, same in _chunk_differences(target, ref, chunk):
+        zeros += int(np.count_nonzero(same))
+        d = d[~same]
+        fin = np.isfinite(d)
+        inf_count += int(d.size - np.count_nonzero(fin))
+        d = d[fin]
+        if d.size:
+            _, e = np.frexp(d)  # d = m * 2^e with m in [0.5, 1): d in [2^(e-1), 2^e)
+            vals, counts = np.unique(e - 1, return_counts=True)
+            for v, c in zip(vals.tolist(), counts.tolist()):
+                bins[v] = bins.get(v, 0) + c
+    if not bins and not inf_count:
+        return [], 0, zeros
+    lo = min(bins) if bins else 0
+    hi = max(bins) if bins else 0
+    hist = [bins.get(e, 0) for e in range(lo, hi + 1)]
+    if inf_count:
+        hist.append(inf_count)
+    return hist, lo, zeros
+
+
+def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> str | None:
+    """The low-precision format (float16/bfloat16) whose rounding explains every difference, or None.
+
+    A deliberate conversion rounds each value once: |x - y| <= u * max(|x|, |y|) + smallest subnormal,
+    with u the unit roundoff of the format. Values beyond float16's range rule float16 out.
+    """
+    for fmt in ("float16", "bfloat16"):
+        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
+        ok = True
+        for xc, yc in chunk_pairs(target, ref, chunk):
+            x64 = as_real(np.asarray(xc)).astype(np.float64)
+            y64 = as_real(np.asarray(yc)).astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                d = np.abs(x64 - y64)
+                lim = np.maximum(np.abs(x64), np.abs(y64)) * u + tiny
+                bad = ~((d <= lim) | (x64 == y64) | (np.isnan(x64) & np.isnan(y64)))
+            if fmt == "float16" and (np.nanmax(np.abs(y64), initial=0.0) > 65504.0):
+                bad = np.ones(1, bool)
+            if bad.any():
+                ok = False
+                break
+        if ok:
+            return fmt
+    return None
+
+
+def stats_within_rounding(ref: dict, target: dict) -> str | None:
+    """For statistic-only records: the format (float16/bfloat16) whose rounding explains the differences of
+    max, min and L2 norm (each moves by at most one rounding), or None. The mean is left out: a mean near zero
+    moves by more than its own rounding."""
+    keys = [
+        k
+        for k in ("max", "min", "l2")
+        if isinstance(ref.get(k), (int, float)) and isinstance(target.get(k), (int, float))
+    ]
+    if not keys:
+        return None
+    for fmt in ("float16", "bfloat16"):
+        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
+        if all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):
+            return fmt
+    return None

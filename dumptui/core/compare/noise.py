@@ -1,0 +1,123 @@
+"""The noise model: how much two correct runs may differ, per dtype and along the compute path.
+
+Error of a tensor pair is measured on two scales, robustly (`TensorError`):
+- relative: the mean |target - ref| without the largest 1 % of elements (a few whole-step jumps of a
+  discontinuous op must not decide), divided by the RMS of the reference;
+- absolute: the same trimmed mean, undivided.
+The floor is the error a correct op may add in a dtype. Anchored on the Ascend operator precision standard
+(mean relative error below 2^-13 for fp32, 2^-10 for fp16, 2^-7 for bf16): a tensor pair within the floor
+of the less precise of its dtypes agrees; the compute path lowers the precision when the data went through
+fp16/bf16 on the way (a Cast inserted on one side, a network input rounded to bf16).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+from dumptui.core.compare.metrics import TRIM, PairStats
+from dumptui.core.io import dtypes
+
+FLOOR = {"float64": 2.0**-40, "float32": 2.0**-13, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")  # least precise first
+ELEMENT_FACTOR = 10  # one element may be off by 10x the floor (the standard's max relative error)
+
+
+def floor_of(dtype: str | None, floors: dict[str, float] | None = None, scale: float = 1.0) -> float:
+    """The floor of one dtype; integers and booleans are exact (0); unknown floats count as float32."""
+    if dtype is None:
+        return (floors or FLOOR).get("float32", FLOOR["float32"]) * scale
+    table = {**FLOOR, **(floors or {})}
+    if dtype in table:
+        return table[dtype] * scale
+    if dtypes.is_float(dtype) or dtypes.is_complex(dtype):
+        return table["float32"] * scale
+    return 0.0
+
+
+def least_precise(names: Iterable[str | None]) -> str | None:
+    """The least precise floating dtype among `names` (None when none is floating)."""
+    present = {n for n in names if n}
+    for d in PRECISION_ORDER:
+        if d in present:
+            return d
+    floats = [n for n in present if dtypes.is_float(n) or dtypes.is_complex(n)]
+    return "float32" if floats else None
+
+
+@dataclass(frozen=True, slots=True)  # one per compared pair in a scan: no __dict__ each
+class TensorError:
+    """One tensor pair's error on both scales. `rel`/`abs` are trimmed (robust to a few outliers);
+    `rel_l2`/`abs_rms` keep the outliers (what a consumer of the tensor may see of them)."""
+
+    rel: float
+    abs: float
+    rel_l2: float
+    abs_rms: float
+    nonfinite: int = 0  # positions where NaN/Inf differ
+    n: int = 0
+
+    @property
+    def worst_rel(self) -> float:
+        """The relative error with outliers kept, infinite when NaN/Inf positions differ."""
+        return math.inf if self.nonfinite else max(self.rel, self.rel_l2)
+
+    def describe(self) -> str:
+        if self.nonfinite:
+            return f"NaN/Inf differ at {self.nonfinite} positions"
+        return f"error {fmt_rel(self.rel)} of its RMS"
+
+
+ZERO_ERROR = TensorError(0.0, 0.0, 0.0, 0.0)
+
+
+def tensor_error(st: PairStats) -> TensorError | None:
+    """The error of a compared pair, or None when nothing could be compared."""
+    if st.bitwise_equal or st.values_equal:
+        return TensorError(0.0, 0.0, 0.0, 0.0, 0, st.n)
+    if st.compared == 0:
+        return (
+            TensorError(math.inf, math.inf, math.inf, math.inf, st.nonfinite_mismatch, st.n)
+            if st.nonfinite_mismatch
+            else None
+        )
+    trimmed = st.mean_abs_trimmed if st.mean_abs_trimmed is not None else (st.mean_abs or 0.0)
+    scale = st.rms_ref or 0.0
+    if scale == 0.0:
+        scale = _rms_target(st)
+    rmse = st.rmse or 0.0
+    if scale == 0.0:
+        rel = 0.0 if trimmed == 0 else math.inf
+        rel_l2 = 0.0 if rmse == 0 else math.inf
+    else:
+        rel, rel_l2 = trimmed / scale, rmse / scale
+    return TensorError(rel, trimmed, rel_l2, rmse, st.nonfinite_mismatch, st.n)
+
+
+def _rms_target(st: PairStats) -> float:
+    t = st.target
+    if t.l2 is None or not t.finite:
+        return 0.0
+    return t.l2 / math.sqrt(t.finite)
+
+
+def stats_error(rel: dict[str, float | None] | None) -> TensorError | None:
+    """A statistic-only pair's error: the largest relative difference of max/min/mean/L2 (a lower bound of
+    the tensor's error, and said so wherever it is shown)."""
+    if not rel:
+        return None
+    vals = [abs(v) for v in rel.values() if v is not None]
+    if not vals:
+        return None
+    worst = max(vals)
+    return TensorError(worst, worst, worst, worst)
+
+
+def fmt_rel(v: float) -> str:
+    if math.isinf(v):
+        return "inf"
+    return f"{v:.2e}" if v else "0"
+
+
+TRIM_PERCENT = f"{TRIM:.0%}"

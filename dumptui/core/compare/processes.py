@@ -1,0 +1,229 @@
+"""Full compares in worker processes, and what any executor of tensor-pair work is (`PairExecutor`).
+
+The statistics are many short numpy calls; in threads they queue on the GIL (two threads ran slower than one
+here), so a full compare spreads its tensor pairs over processes instead. Each job carries only what a
+worker needs to read the two payloads (path, dtype, shape, offset); the statistics come back, the verdicts
+are made in the parent. Workers are spawned, not forked: the caller may be a threaded UI.
+
+An executor takes the jobs (`PairJob`: both tensors' specs and the tolerance) and yields each job's statistics
+as they are done, in any order. `ProcessPool` is the local one; `daskexec.DaskExecutor` runs the same jobs as
+Dask distributed tasks. A session given an executor (`Session.executor`) sends every computed pair to it.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Protocol
+
+import numpy as np
+
+from dumptui.core.compare.metrics import ElementTolerance, PairStats, compare_tensors
+from dumptui.core.io.npy import Layout, shared_layout
+from dumptui.core.io.procs import single_threaded_blas, start_resource_tracker, worker_start
+from dumptui.core.model.dump import TensorRef
+
+MIN_BYTES_FOR_PROCESSES = 64 << 20  # below this, starting workers costs more than it saves
+
+
+TensorSpec = tuple  # what a worker needs to read one tensor (see tensor_spec)
+PairJob = tuple[int, TensorSpec, TensorSpec, tuple[float, float, float]]  # index, ref, target, (atol, rtol, rms)
+PairOutcome = tuple[int, "PairStats | None", "str | None"]  # index, statistics (None: failed), why it failed
+
+
+class PairExecutor(Protocol):
+    """Runs tensor-pair jobs somewhere (processes here, a cluster) and yields their outcomes as they finish."""
+
+    def run(
+        self, jobs: list[PairJob], kl: bool, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[PairOutcome]: ...
+
+
+def tensor_spec(t: TensorRef) -> TensorSpec:
+    lay = t.layout()
+    # callers pass readable tensors only (precheck: data, no problem); a Layout without storage has a problem
+    assert lay.storage is not None
+    return (
+        t.path,
+        t.io,
+        t.slot,
+        t.dtype,
+        tuple(lay.shape or ()),
+        lay.storage.str,
+        lay.offset,
+        lay.fortran,
+        lay.widen_bf16,
+        lay.decoder,
+    )
+
+
+def pair_job(index: int, ref: TensorRef, target: TensorRef, tol: ElementTolerance) -> PairJob:
+    return (index, tensor_spec(ref), tensor_spec(target), (tol.atol, tol.rtol, tol.rms_tol))
+
+
+def _from_spec(spec: TensorSpec) -> TensorRef:
+    path, io, slot, dtype, shape, storage, offset, fortran, widen, decoder = spec
+    layout = Layout(np.dtype(storage), shape, offset, fortran, widen_bf16=widen, decoder=decoder)
+    return TensorRef(path, io, slot, dtype=dtype, shape=shape, layout_fn=lambda: layout)
+
+
+def run_job(job: PairJob, kl: bool) -> PairOutcome:
+    """One job where it runs (a worker process, a Dask worker): read both tensors, compute the statistics."""
+    idx, ref_spec, tgt_spec, tol = job
+    try:
+        return idx, compare_tensors(_from_spec(ref_spec), _from_spec(tgt_spec), ElementTolerance(*tol), kl=kl), None
+    except (OSError, ValueError) as e:
+        return idx, None, f"read failed: {e}"
+
+
+def _run(job_kl: tuple[PairJob, bool]) -> PairOutcome:
+    return run_job(*job_kl)
+
+
+class ProcessPool:
+    """`workers` spawned processes on this machine, biggest tensors first."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+
+    def run(self, jobs: list[PairJob], kl: bool, cancelled: Callable[[], bool] | None = None) -> Iterator[PairOutcome]:
+        order = sorted(jobs, key=lambda job: -math.prod(job[1][4]))
+        single_threaded_blas()
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
+            futs = [ex.submit(_run, (job, kl)) for job in order]
+            try:
+                for f in as_completed(futs):
+                    if cancelled and cancelled():
+                        break
+                    yield f.result()
+            finally:
+                for f in futs:
+                    f.cancel()
+
+
+def _run_many(jobs: list[tuple[PairJob, bool]]) -> list[PairOutcome]:
+    return [run_job(job, kl) for job, kl in jobs]
+
+
+def _resolve_many(calls: list[Callable[[], Layout]]) -> list[Layout]:
+    return [call() for call in calls]
+
+
+POLL_SECONDS = 0.25  # how often a wait for the pool's results looks whether it was cancelled or closed
+
+
+class ComparePool:
+    """Long-lived spawned worker processes for many small compares (the app's statistics and scan), so the
+    numpy work leaves the process that draws the UI. Jobs go in chunks (one future per chunk: the parent's
+    share of the work stays small), results stream back as each chunk finishes. `nice`: how much lower the
+    workers run than their parent. `close(kill=True)` ends them at once (quitting never waits for them)."""
+
+    CHUNK_JOBS = 128
+    CHUNK_BYTES = 32 << 20
+
+    def __init__(self, workers: int | None = None, nice: int = 0):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.nice = nice
+        self._ex: ProcessPoolExecutor | None = None
+        self.closed = False
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self.closed:
+            raise RuntimeError("the compare pool is closed")
+        if self._ex is None:
+            single_threaded_blas()
+            start_resource_tracker()
+            self._ex = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=partial(worker_start, self.nice, os.getpid()),
+            )
+        return self._ex
+
+    def resolve_layouts(self, refs: list[TensorRef], cancelled: Callable[[], bool] | None = None) -> None:
+        """The header reads of `refs` made by the workers (`TensorRef.deferred_layout`); each layout is kept on
+        its ref, so what the caller decides next (shapes, dtypes, tolerances) reads no file here."""
+        calls = [(ref, call) for ref in refs if (call := ref.deferred_layout()) is not None]
+        if not calls:
+            return
+        ex = self._executor()
+        step = self.CHUNK_JOBS * 4  # a header read is far cheaper than a compare
+        chunks = [calls[i : i + step] for i in range(0, len(calls), step)]
+        futs = {ex.submit(_resolve_many, [call for _ref, call in chunk]): chunk for chunk in chunks}
+        try:
+            for f in self._finished(futs, cancelled):
+                for (ref, _call), layout in zip(futs[f], f.result()):
+                    ref.adopt_layout(shared_layout(layout))
+        finally:
+            for f in futs:
+                f.cancel()
+
+    def compare(
+        self,
+        jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]],
+        kl: bool,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[PairOutcome]:
+        """Yields (job index, stats or None, error or None) chunk by chunk as workers finish."""
+        yield from self.run([pair_job(i, ref, tgt, tol) for i, (ref, tgt, tol) in enumerate(jobs)], kl, cancelled)
+
+    def run(self, jobs: list[PairJob], kl: bool, cancelled: Callable[[], bool] | None = None) -> Iterator[PairOutcome]:
+        """The `PairExecutor` form: jobs in chunks of at most CHUNK_JOBS jobs or CHUNK_BYTES of payload."""
+        chunks: list[list[tuple[PairJob, bool]]] = [[]]
+        size = 0
+        for job in jobs:
+            if len(chunks[-1]) >= self.CHUNK_JOBS or size >= self.CHUNK_BYTES:
+                chunks.append([])
+                size = 0
+            chunks[-1].append((job, kl))
+            size += sum(math.prod(spec[4]) * np.dtype(spec[5]).itemsize for spec in (job[1], job[2]))
+        ex = self._executor()
+        futs = [ex.submit(_run_many, c) for c in chunks if c]
+        try:
+            for f in self._finished(futs, cancelled):
+                yield from f.result()
+        finally:
+            for f in futs:
+                f.cancel()
+
+    def _finished(self, futs: Iterable[Future[Any]], cancelled: Callable[[], bool] | None) -> Iterator[Future[Any]]:
+        """The futures as they finish, until the caller cancels. Never waits for good: when the pool is
+        closed meanwhile (`q` kills the workers), the futures of killed workers may never finish, and a
+        thread left waiting on them kept the app's process from ending; then RuntimeError."""
+        pending = set(futs)
+        while pending:
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            for f in done:
+                if cancelled and cancelled():
+                    return
+                yield f
+            if cancelled and cancelled():
+                return
+            if self.closed and pending:
+                raise RuntimeError("the compare pool was closed while it computed")
+
+    def close(self, kill: bool = False) -> None:
+        self.closed = True
+        ex, self._ex = self._ex, None
+        if ex is None:
+            return
+        procs = list((getattr(ex, "_processes", None) or {}).values())
+        ex.shutdown(wait=False, cancel_futures=True)
+        if kill:
+            for p in procs:
+                p.kill()
+
+
+def compare_in_processes(
+    jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]],
+    workers: int,
+    kl: bool,
+    cancelled: Callable[[], bool] | None = None,
+) -> Iterator[PairOutcome]:
+    """Yields (job index, stats or None, error or None) as workers finish, biggest tensors first."""
+    specs = [pair_job(i, ref, target, tol) for i, (ref, target, tol) in enumerate(jobs)]
+    yield from ProcessPool(workers).run(specs, kl, cancelled)

@@ -1,0 +1,61 @@
+"""What comparing produces: one `TensorResult` per tensor pair, one `OpResult` per op pair."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dumptui.core.compare.hints import Hint
+from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, worst
+from dumptui.core.graph.align import OpPair
+from dumptui.core.model.dump import TensorRef
+
+
+@dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
+class TensorResult:
+    io: str
+    slot: int
+    ref: TensorRef | None
+    target: TensorRef | None
+    verdict: str
+    reason: str = ""
+    stats: PairStats | None = None
+    tolerance: ElementTolerance | None = None
+    notes: Sequence[str] = ()  # kept as a tuple: no empty list per result
+    statistics_only: bool = False
+    stat_rel: dict[str, float | None] | None = None  # statistic-only comparisons: relative differences
+
+    def __post_init__(self) -> None:
+        if type(self.notes) is not tuple:
+            self.notes = tuple(self.notes)
+
+    @property
+    def label(self) -> str:
+        return f"{self.io}.{self.slot}"
+
+    @property
+    def bad(self) -> bool:
+        return self.verdict in BAD
+
+    @property
+    def good(self) -> bool:
+        return self.verdict in GOOD
+
+
+@dataclass
+class OpResult:
+    pair: OpPair
+    inputs: list[TensorResult]
+    outputs: list[TensorResult]
+    verdict: str  # from the outputs
+    input_verdict: str | None
+    hints: list[Hint] = field(default_factory=list)
+
+
+def op_verdict(results: list[TensorResult]) -> str | None:
+    """An op's verdict from its outputs: the worst that counts (ignored outputs do not)."""
+    counted = [r.verdict for r in results if r.verdict != IGNORED]
+    if not counted:
+        return IGNORED if results else None
+    return worst(counted)

@@ -1,0 +1,348 @@
+"""A comparison session: two dumps, their alignment, and the cached result of every tensor pair compared.
+
+Everything that reads tensor data goes through `Session.tensor_result` (or `identical`, a byte compare), which
+caches by tensor pair and books the read in the `ReadLedger`, so bisection can prove how little it read.
+Verdict rules live in `verdict.py`; running many compares at once (processes) in `batch.py`. Safe to call
+from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterable
+
+from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
+from dumptui.core.compare.ledger import ReadLedger
+from dumptui.core.compare.metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
+from dumptui.core.compare.processes import PairExecutor
+from dumptui.core.compare.results import OpResult, TensorResult, op_verdict
+from dumptui.core.compare.samefiles import SameFiles
+from dumptui.core.compare.verdict import (
+    BUILTIN_IGNORES,
+    DTYPE_MISMATCH,
+    EQUAL,
+    IGNORED,
+    NOT_COMPARABLE,
+    ONLY_REF,
+    ONLY_TARGET,
+    SHAPE_MISMATCH,
+    UNREADABLE,
+    IgnoreRule,
+    Thresholds,
+    compare_statistics,
+    ignore_reason,
+    judge,
+)
+from dumptui.core.graph.align import Alignment, OpPair, align
+from dumptui.core.graph.dataflow import unpaired_neighbour_types
+from dumptui.core.io import dtypes
+from dumptui.core.model.dump import Dump, TensorRef
+
+TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
+Prechecked = tuple[ElementTolerance, list[str], "str | None"]  # tolerance, notes, ignore reason
+
+
+def pair_key(ref: TensorRef | None, target: TensorRef | None) -> int:
+    """The cache key of a tensor pair: both objects' ids in one int (a tuple of two ints took three objects
+    per cached result)."""
+    return id(ref) << 64 | id(target)
+
+
+class Session:
+    def __init__(
+        self,
+        ref: Dump,
+        target: Dump,
+        thresholds: Thresholds | None = None,
+        ignores: Iterable[IgnoreRule] = (),
+        forced: list[tuple[str, str]] | None = None,
+        alignment: Alignment | None = None,
+        kl: bool = True,
+        remember_same_files: bool = False,
+    ):
+        self.ref = ref
+        self.target = target
+        self.thresholds = thresholds or Thresholds()
+        self.ignores = list(BUILTIN_IGNORES) + list(ignores)
+        self.alignment = alignment or align(ref, target, forced)
+        self.kl = kl
+        self.ledger = ReadLedger()
+        self.same_files = SameFiles(ref.root, target.root, remember=remember_same_files)
+        # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
+        self.executor: PairExecutor | None = None
+        self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
+        self._lock = threading.Lock()
+
+    @property
+    def tensors_read(self) -> int:
+        return self.ledger.count
+
+    # ------------------------------------------------------------------ tensors
+    @staticmethod
+    def tensor_pairs(pair: OpPair, io: str | None = None) -> list[TensorPair]:
+        out: list[TensorPair] = []
+        for side in ("input", "output"):
+            if io and side != io:
+                continue
+            r = (pair.ref.inputs if side == "input" else pair.ref.outputs) if pair.ref else {}
+            t = (pair.target.inputs if side == "input" else pair.target.outputs) if pair.target else {}
+            for slot in sorted(set(r) | set(t)):
+                out.append((side, slot, r.get(slot), t.get(slot)))
+        return out
+
+    def ignore_reason(self, pair: OpPair, io: str, slot: int) -> str | None:
+        op = pair.ref or pair.target
+        return ignore_reason(self.ignores, op, io, slot) if op is not None else None
+
+    def results(self) -> list[TensorResult]:
+        """Every tensor pair compared so far."""
+        with self._lock:
+            return list(self._cache.values())
+
+    def cached(self, ref: TensorRef | None, target: TensorRef | None) -> TensorResult | None:
+        return self._cache.get(pair_key(ref, target))
+
+    def tensor_result(
+        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+    ) -> TensorResult:
+        key = pair_key(ref, target)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        return self.store(pair, ref, target, self._evaluate(pair, io, slot, ref, target, purpose))
+
+    def store(self, pair: OpPair, ref: TensorRef | None, target: TensorRef | None, res: TensorResult) -> TensorResult:
+        """Cache a result (the first one stored for a tensor pair wins) and return the cached one."""
+        with self._lock:
+            return self._cache.setdefault(pair_key(ref, target), res)
+
+    def _evaluate(
+        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
+    ) -> TensorResult:
+        pre = self.precheck(pair, io, slot, ref, target, purpose)
+        if isinstance(pre, TensorResult):
+            return pre
+        assert ref is not None and target is not None  # precheck settles one-sided pairs
+        tol, notes, ignored = pre
+        try:
+            st = compare_tensors(ref, target, tol, kl=self.kl)
+        except (OSError, ValueError) as e:
+            return self.read_failed(io, slot, ref, target, f"read failed: {e}", notes)
+        return self.finish(pair, io, slot, ref, target, st, pre, purpose)
+
+    @staticmethod
+    def read_failed(
+        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[str]
+    ) -> TensorResult:
+        """A pair whose values could not be read although their headers could: the file that fails is found
+        and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
+        failed = []
+        for side, t in (("ref", ref), ("target", target)):
+            try:
+                next(iter(t.chunks(1 << 16)), None)
+            except (OSError, ValueError) as e:
+                t.refuse(f"read failed: {e}")
+                failed.append(f"{side}: read failed: {e}")
+        return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
+
+    def precheck(
+        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+    ) -> TensorResult | Prechecked:
+        """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
+        compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
+        be computed."""
+        if ref is None or target is None:
+            return TensorResult(
+                io,
+                slot,
+                ref,
+                target,
+                ONLY_TARGET if ref is None else ONLY_REF,
+                "no such tensor in the " + ("reference" if ref is None else "target"),
+            )
+        ignored = self.ignore_reason(pair, io, slot)
+        notes = [
+            f"{side}: repaired data, {t.repaired}"
+            for side, t in (("ref", ref), ("target", target))
+            if t.has_data and t.repaired
+        ]
+        problems = [
+            f"{side}: {t.problem}" for side, t in (("ref", ref), ("target", target)) if t.has_data and t.problem
+        ]
+        if problems:
+            return TensorResult(
+                io, slot, ref, target, IGNORED if ignored else UNREADABLE, ignored or "; ".join(problems), notes=notes
+            )
+        if not ref.has_data or not target.has_data:
+            return self._evaluate_statistics(pair, io, slot, ref, target, ignored, notes, purpose)
+        rs, ts = ref.shape or (), target.shape or ()
+        rn, tn = ref.size or 0, target.size or 0
+        if dtypes.is_complex(ref.dtype) != dtypes.is_complex(target.dtype):
+            return TensorResult(
+                io,
+                slot,
+                ref,
+                target,
+                IGNORED if ignored else DTYPE_MISMATCH,
+                ignored or f"dtypes {ref.dtype} vs {target.dtype} cannot be compared",
+                notes=notes,
+            )
+        if rn != tn:
+            return TensorResult(
+                io,
+                slot,
+                ref,
+                target,
+                IGNORED if ignored else SHAPE_MISMATCH,
+                ignored or f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)",
+                notes=notes,
+            )
+        if ref.dtype != target.dtype:
+            notes.append(f"dtypes differ: {ref.dtype} vs {target.dtype} (compared as values)")
+        return self.thresholds.tolerance(ref.dtype, target.dtype), notes, ignored
+
+    def finish(
+        self,
+        pair: OpPair,
+        io: str,
+        slot: int,
+        ref: TensorRef,
+        target: TensorRef,
+        st: PairStats,
+        pre: Prechecked,
+        purpose: str,
+    ) -> TensorResult:
+        """The verdict of computed statistics (here or in a worker process); books the read."""
+        tol, notes, ignored = pre
+        self.ledger.book(purpose, pair.key, io, slot)
+        tv = judge(st, self.thresholds, *self.thresholds.floor(ref.dtype, target.dtype))
+        verdict, reason = tv.verdict, tv.reason
+        rs, ts = ref.shape or (), target.shape or ()
+        if tuple(rs) != tuple(ts):
+            notes = notes + [f"shapes differ: {list(rs)} vs {list(ts)}, compared element by element"]
+            if verdict != EQUAL:
+                verdict, reason = SHAPE_MISMATCH, f"shapes {list(rs)} vs {list(ts)}; values: {reason}"
+        if ignored:
+            verdict, reason = IGNORED, ignored
+        return TensorResult(io, slot, ref, target, verdict, reason, st, tol, notes)
+
+    def _evaluate_statistics(
+        self,
+        pair: OpPair,
+        io: str,
+        slot: int,
+        ref: TensorRef,
+        target: TensorRef,
+        ignored: str | None,
+        notes: list[str],
+        purpose: str,
+    ) -> TensorResult:
+        """Statistic-only dumps: compare max/min/mean/L2 (a weaker check, and said so)."""
+        try:
+            rstat = ref.stats if not ref.has_data else _stats_dict(side_stats(ref))
+            tstat = target.stats if not target.has_data else _stats_dict(side_stats(target))
+        except (OSError, ValueError) as e:
+            return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
+        self.ledger.book(purpose, pair.key, io, slot)
+        verdict, reason, rel = compare_statistics(
+            rstat or {}, tstat or {}, self.thresholds.floor(ref.dtype, target.dtype)[0], ref.size
+        )
+        if ignored:
+            verdict, reason = IGNORED, ignored
+        notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
+        return TensorResult(
+            io,
+            slot,
+            ref,
+            target,
+            verdict,
+            "statistics only: " + reason,
+            notes=notes,
+            statistics_only=True,
+            stat_rel=rel,
+        )
+
+    def rejudge(self, res: TensorResult, verdict: str, reason: str) -> TensorResult:
+        """Replace a cached result's verdict (a verdict judged in context, after a scan); stats are kept."""
+        new = TensorResult(
+            res.io,
+            res.slot,
+            res.ref,
+            res.target,
+            verdict,
+            reason,
+            res.stats,
+            res.tolerance,
+            res.notes,
+            res.statistics_only,
+            res.stat_rel,
+        )
+        with self._lock:
+            self._cache[pair_key(res.ref, res.target)] = new
+        return new
+
+    def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
+        """A cheap check first: an `equal` result when both files are byte-identical, else None.
+
+        Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
+        cost one streamed read each, and none on the next run of the same pair (samefiles.py). Files that
+        differ anywhere (even only in the header) go the full way.
+        """
+        r = (pair.ref.inputs if io == "input" else pair.ref.outputs).get(slot) if pair.ref else None
+        t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
+        if r is None or t is None or not r.has_data or not t.has_data:
+            return None
+        if r.refused or t.refused:  # a tensor refused while indexing is never taken for equal
+            return None
+        if not self.same_files.identical(r.path, t.path):  # regular files only (samefiles reads through safeio)
+            return None
+        self.ledger.book(purpose, pair.key, io, slot)
+        return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)")
+
+    # ------------------------------------------------------------------ ops
+    def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:
+        ins: list[TensorResult] = []
+        outs: list[TensorResult] = []
+        for io, slot, r, t in self.tensor_pairs(pair):
+            if io == "input" and not inputs:
+                continue
+            res = self.tensor_result(pair, io, slot, r, t, purpose)
+            (ins if io == "input" else outs).append(res)
+        verdict: str
+        if not pair.paired:
+            verdict = ONLY_REF if pair.target is None else ONLY_TARGET
+        else:
+            verdict = op_verdict(outs) or NOT_COMPARABLE
+        return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, self.hints(pair))
+
+    def cached_verdict(self, pair: OpPair) -> str | None:
+        """The op's verdict if all its outputs were already compared, else None (never reads)."""
+        if not pair.paired:
+            return ONLY_REF if pair.target is None else ONLY_TARGET
+        res = []
+        for _io, _slot, r, t in self.tensor_pairs(pair, "output"):
+            c = self._cache.get(pair_key(r, t))
+            if c is None:
+                return None
+            res.append(c)
+        return op_verdict(res) or NOT_COMPARABLE
+
+    def hints(self, pair: OpPair) -> list[Hint]:
+        r, t = pair.ref, pair.target
+        dts_r = [x.dtype for x in (r.tensors() if r else ())]
+        dts_t = [x.dtype for x in (t.tensors() if t else ())]
+        attr = attribute_diff(r.attrs, t.attrs) if r is not None and t is not None else None
+        neigh = unpaired_neighbour_types(self.target, self.alignment, pair)
+        return hints_for(r.op_type if r else None, t.op_type if t else None, dts_r, dts_t, attr, neigh)
+
+
+def _stats_dict(s: SideStats) -> dict:
+    return {
+        "max": s.max,
+        "min": s.min,
+        "mean": s.mean,
+        "l2": s.l2,
+        "nan": s.nan,
+        "pos_inf": s.pos_inf,
+        "neg_inf": s.neg_inf,
+    }

@@ -1,0 +1,361 @@
+"""Every verdict rule: from statistics to `equal` / `close` / `diverged` and the other verdicts, ignore rules,
+statistic-only comparisons.
+
+A tensor pair is `equal` (bitwise), `close`, `diverged`, `shape mismatch`, `dtype mismatch`, `only in ref`,
+`only in target`, `not comparable`, `unreadable` or `ignored`. On pairs that are not equal:
+
+1. NaN/Inf at different positions -> diverged.
+2. The error (mean |target - ref| without the largest 1 % of elements, divided by the reference's RMS)
+   above the noise floor of the less precise dtype (noise.py: 2^-13 fp32, 2^-10 fp16, 2^-7 bf16) -> diverged.
+3. More than `max_off` (10 %) of the elements off by more than 10x the floor -> diverged.
+4. Otherwise close.
+
+Whether a divergence is *born* at an op or carried in is the local-error rule (localerror.py); in a noisy
+pair the floor follows the compute path, not only the tensor's own dtypes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import math
+import re
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Iterable
+
+from dumptui.core.compare.elements import stats_within_rounding, within_rounding
+from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
+from dumptui.core.io import dtypes
+from dumptui.core.model.dump import Op, TensorRef
+
+
+class Verdict(str, Enum):
+    """The verdict of a tensor pair (and of an op, from its outputs), with everything that shows it.
+
+    A `str` enum, so a verdict compares equal to its text ("diverged") and serialises as it. `severity` orders
+    them worst first (an op or a folder shows the worst verdict of what it holds); `mark` is one character,
+    distinct without colour (an SSH session through a jump host may have none); `role` is what a renderer
+    colours by (the app maps roles to theme variables, the headless report to rich styles).
+    """
+
+    mark: str
+    severity: int
+    role: str
+
+    # The defaults only let mypy type `Verdict(text)`, the lookup by value (Enum swaps this __new__ out once the
+    # class is built); every member gives all four.
+    def __new__(cls, text: str, mark: str = "", severity: int = 0, role: str = "") -> "Verdict":
+        obj = str.__new__(cls, text)
+        obj._value_ = text
+        obj.mark = mark
+        obj.severity = severity
+        obj.role = role
+        return obj
+
+    DIVERGED = ("diverged", "✗", 0, "bad")
+    SHAPE_MISMATCH = ("shape mismatch", "#", 1, "bad")
+    DTYPE_MISMATCH = ("dtype mismatch", "%", 2, "bad")
+    UNREADABLE = ("unreadable", "!", 3, "unreadable")
+    NOT_COMPARABLE = ("not comparable", "?", 4, "incomparable")
+    ONLY_REF = ("only in ref", "<", 5, "one-sided")
+    ONLY_TARGET = ("only in target", ">", 6, "one-sided")
+    PENDING = ("pending", "·", 7, "muted")  # not computed yet
+    CLOSE = ("close", "≈", 8, "close")
+    IGNORED = ("ignored", "-", 9, "muted")
+    EQUAL = ("equal", "=", 10, "ok")
+
+    __str__ = str.__str__  # "diverged", not "Verdict.DIVERGED", in f-strings and prints
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
+    @property
+    def bad(self) -> bool:
+        return self.role == "bad"
+
+    @property
+    def good(self) -> bool:
+        return self in (Verdict.EQUAL, Verdict.CLOSE)
+
+    @classmethod
+    def of(cls, text: "str | Verdict | None") -> "Verdict | None":
+        """The verdict named by `text` (None for None or an unknown text)."""
+        if text is None or isinstance(text, Verdict):
+            return text
+        try:
+            return cls(text)
+        except ValueError:
+            return None
+
+
+EQUAL, CLOSE, DIVERGED = Verdict.EQUAL, Verdict.CLOSE, Verdict.DIVERGED
+SHAPE_MISMATCH, DTYPE_MISMATCH = Verdict.SHAPE_MISMATCH, Verdict.DTYPE_MISMATCH
+ONLY_REF, ONLY_TARGET = Verdict.ONLY_REF, Verdict.ONLY_TARGET
+NOT_COMPARABLE, UNREADABLE, IGNORED = Verdict.NOT_COMPARABLE, Verdict.UNREADABLE, Verdict.IGNORED
+PENDING = Verdict.PENDING
+
+VERDICTS = tuple(v for v in Verdict if v is not PENDING)
+BAD = frozenset(v for v in Verdict if v.bad)
+GOOD = frozenset(v for v in Verdict if v.good)
+
+
+def severity(verdict: "str | None") -> int:
+    v = Verdict.of(verdict)
+    return v.severity if v is not None else 99
+
+
+def mark(verdict: "str | None") -> str:
+    """One character per verdict; not computed yet (None) is the neutral `·`, an unknown text `?`."""
+    if verdict is None:
+        return PENDING.mark
+    v = Verdict.of(verdict)
+    return v.mark if v is not None else "?"
+
+
+def role(verdict: "str | None") -> str:
+    v = Verdict.of(verdict)
+    return v.role if v is not None else "muted"
+
+
+def worst(verdicts: Iterable[str | None]) -> str | None:
+    vs = [v for v in verdicts if v]
+    return min(vs, key=severity) if vs else None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every number a verdict depends on; each has a flag.
+
+    `gain`: an op is a root when its output error is this many times what its data inputs carry.
+    `floor_scale`, `floors`: the noise floor per dtype (noise.FLOOR), scaled or overridden.
+    `max_off`: a pair within the floor still diverges when more than this share of its elements is off by more
+    than 10x the floor. `cos`: an extra alarm below this cosine (off unless given). `replay`: recompute ops
+    to prove roots (off: the gain rule decides alone).
+    """
+
+    gain: float = 10.0
+    floor_scale: float = 1.0
+    floors: tuple[tuple[str, float], ...] = ()
+    max_off: float = 0.10
+    cos: float | None = None
+    replay: bool = True  # prove roots by recomputing the op (localerror.py); off: the gain rule alone
+
+    def floor(self, *dtype_names: str | None) -> tuple[float, str | None]:
+        """(floor, dtype it comes from) for a pair of the given dtypes: the less precise one decides."""
+        dt = least_precise(dtype_names)
+        if dt is None and any(dtype_names):
+            return 0.0, next(d for d in dtype_names if d)  # integers, booleans: exact
+        return floor_of(dt, dict(self.floors), self.floor_scale), dt or "float32"
+
+    def tolerance(self, dtype_ref: str | None, dtype_target: str | None) -> ElementTolerance:
+        """Per element: off when |x-y| > 10 x floor x (|y| + rms(y)) (the standard's max relative error)."""
+        return _tolerance(self.floor(dtype_ref, dtype_target)[0] * ELEMENT_FACTOR)
+
+
+@functools.lru_cache(maxsize=256)
+def _tolerance(f: float) -> ElementTolerance:
+    """One (immutable) tolerance object per value: a session keeps one with each of its results."""
+    return ElementTolerance(atol=0.0, rtol=f, rms_tol=f)
+
+
+@dataclass
+class TensorVerdict:
+    verdict: str
+    reason: str = ""
+
+
+def judge(st: PairStats, th: Thresholds, floor: float, floor_dtype: str | None = None) -> TensorVerdict:
+    """The verdict of a compared pair (same element count, both readable), against the noise floor of its
+    dtypes: close when its trimmed mean error is within the floor (and few elements are far off)."""
+    if st.n == 0:
+        return TensorVerdict(EQUAL if st.values_equal else NOT_COMPARABLE, "empty tensor")
+    if st.bitwise_equal:
+        return TensorVerdict(EQUAL, "bitwise equal")
+    if st.values_equal:
+        return TensorVerdict(EQUAL, "values equal (dtypes or NaN payloads differ)")
+    if st.nonfinite_mismatch:
+        return TensorVerdict(DIVERGED, f"NaN/Inf at different positions ({st.nonfinite_mismatch} elements)")
+    if st.compared == 0:
+        return TensorVerdict(NOT_COMPARABLE, "no element is finite on both sides")
+    err = tensor_error(st)
+    assert err is not None
+    where = f"{floor_dtype} floor {fmt_rel(floor)}" if floor_dtype else f"floor {fmt_rel(floor)}"
+    if th.cos is not None and st.cos is not None and st.cos < th.cos:
+        return TensorVerdict(DIVERGED, f"cosine {st.cos:.6f} < {th.cos}")
+    if err.rel > floor:
+        zeros = st.undefined.get("cos", "")
+        return TensorVerdict(
+            DIVERGED, f"error {fmt_rel(err.rel)} of its RMS > {where}" + (f"; {zeros}" if zeros else "")
+        )
+    off_share = st.n_off / max(st.compared, 1)
+    if st.compared > 1 and off_share > th.max_off:
+        return TensorVerdict(
+            DIVERGED,
+            f"{off_share:.1%} of elements off by more than {ELEMENT_FACTOR}x the {where} (limit {th.max_off:.0%})",
+        )
+    return TensorVerdict(CLOSE, f"error {fmt_rel(err.rel)} of its RMS <= {where}")
+
+
+# ---------------------------------------------------------------------------------------------- ignore rules
+
+
+@dataclass(frozen=True)
+class IgnoreRule:
+    """Tensors whose difference means nothing. `pattern` is a glob on the op name, optionally `:io.slot`."""
+
+    pattern: str
+    reason: str
+    op_types: tuple[str, ...] = ()
+    io: str | None = None
+    slots: tuple[int, ...] | None = None
+
+    def matches(self, op_name: str, op_type: str, io: str, slot: int) -> bool:
+        if self.op_types and op_type not in self.op_types:
+            return False
+        if self.io and io != self.io:
+            return False
+        if self.slots is not None and slot not in self.slots:
+            return False
+        return fnmatch.fnmatchcase(op_name, self.pattern)
+
+
+BUILTIN_IGNORES = (
+    IgnoreRule(
+        "*",
+        "BatchNorm in inference: outputs 1-4 are uninitialised memory and differ run to run",
+        op_types=("BatchNorm", "FusedBatchNorm", "BatchNormInfer", "BNInfer", "FusedBatchNormEx"),
+        io="output",
+        slots=(1, 2, 3, 4),
+    ),
+)
+
+
+def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", io: str, slot: int) -> str | None:
+    """Why tensor `io.slot` of `op` means nothing (an ignore rule matches), or None.
+
+    BatchNorm's input 5 is is_training; its outputs 1-4 are results only when training, so the built-in rule
+    steps aside for a training BatchNorm."""
+    for rule in rules:
+        if rule.matches(op.name, op.op_type, io, slot):
+            if rule in BUILTIN_IGNORES and _batchnorm_training(op):
+                continue
+            return rule.reason
+    return None
+
+
+def _batchnorm_training(op: "Op") -> bool:
+    t = op.inputs.get(5)
+    if t is None or t.problem or (t.size or 0) != 1:
+        return False
+    try:
+        return bool(t.array().reshape(-1)[0])
+    except (OSError, ValueError):
+        return False
+
+
+def parse_user_ignore(spec: str) -> IgnoreRule:
+    """`GLOB` or `GLOB:output.1` / `GLOB:input.*` from --ignore or an ignore file line."""
+    m = re.match(r"^(.*?):(input|output)\.(\d+|\*)$", spec.strip())
+    if m:
+        slots = None if m.group(3) == "*" else (int(m.group(3)),)
+        return IgnoreRule(m.group(1), f"ignored by the user ({spec.strip()})", io=m.group(2), slots=slots)
+    return IgnoreRule(spec.strip(), f"ignored by the user ({spec.strip()})")
+
+
+def read_ignore_file(path: str) -> list[IgnoreRule]:
+    rules = []
+    with open(path, "r", encoding="utf-8") as fh:
+        for line in fh:
+            s = line.split("#", 1)[0].strip()
+            if s:
+                rules.append(parse_user_ignore(s))
+    return rules
+
+
+def parse_floors(specs: list[str]) -> tuple[tuple[str, float], ...]:
+    """`float16=1e-3` items of --floor as Thresholds.floors; ValueError names a bad item."""
+    out = []
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        try:
+            out.append((dtypes.canonical(name.strip()) or name.strip(), float(value)))
+        except ValueError:
+            raise ValueError(f"--floor {spec}: expected DTYPE=NUMBER, e.g. float16=1e-3") from None
+    return tuple(out)
+
+
+def with_overrides(th: Thresholds, **overrides: object) -> Thresholds:
+    """`th` with the given fields replaced (None values keep the default)."""
+    return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+
+
+def finite_or_none(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) else None
+
+
+# ---------------------------------------------------------------------------------------------- statistics only
+
+STAT_KEYS = ("max", "min", "mean", "l2")
+
+
+def compare_statistics(ref: dict, tgt: dict, floor: float, n: int | None) -> tuple[str, str, dict[str, float | None]]:
+    """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
+    of the reference (so a mean near zero is not blown up); the verdict uses the largest.
+
+    Close when every available statistic is within 10x the floor; equal when all are identical.
+    """
+    rel: dict[str, float | None] = {}
+    worst_key, worst_val = None, 0.0
+    equal = True
+    usable = 0
+    lim = ELEMENT_FACTOR * floor
+    l2 = ref.get("l2")
+    rms = abs(l2) / math.sqrt(n) if isinstance(l2, (int, float)) and math.isfinite(l2) and n else 0.0
+    for k in STAT_KEYS:
+        a, b = ref.get(k), tgt.get(k)
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+            rel[k] = None
+            continue
+        if not (math.isfinite(a) and math.isfinite(b)):
+            rel[k] = None
+            if (a != b) and not (math.isnan(a) and math.isnan(b)):
+                return DIVERGED, f"{k} {a} vs {b}", rel
+            continue
+        usable += 1
+        if a != b:
+            equal = False
+        scale = max(abs(a), rms)
+        r = (b - a) / scale if scale > 0 else (0.0 if b == a else math.inf)
+        rel[k] = r
+        if abs(r) > worst_val:
+            worst_key, worst_val = k, abs(r)
+    for k in ("nan", "pos_inf", "neg_inf"):
+        a, b = ref.get(k), tgt.get(k)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
+            return DIVERGED, f"{k} count {int(a)} vs {int(b)}", rel
+    if usable == 0:
+        return NOT_COMPARABLE, "no statistic available on both sides", rel
+    if equal:
+        return EQUAL, "all statistics identical", rel
+    if worst_val <= lim:
+        return CLOSE, f"largest relative difference {worst_val:.3g} ({worst_key}) <= {lim:.3g}", rel
+    return DIVERGED, f"{worst_key} differs by {worst_val:.3g} relative (limit {lim:.3g})", rel
+
+
+def rounding_explains(ref: TensorRef | None, target: TensorRef | None) -> str | None:
+    """For a differing unproduced input (weight, network input): the fp16/bf16 format whose rounding explains
+    the difference (as a deliberate conversion would give), or None."""
+    if ref is None or target is None:
+        return None
+    if not ref.has_data or not target.has_data:
+        if ref.stats is not None and target.stats is not None:
+            return stats_within_rounding(ref.stats, target.stats)
+        return None
+    if ref.problem or target.problem or (ref.size or 0) != (target.size or 0):
+        return None
+    try:
+        return within_rounding(ref, target)
+    except (OSError, ValueError):
+        return None

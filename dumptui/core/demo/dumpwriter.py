@@ -1,0 +1,142 @@
+"""Writes one side of a dump in the MindSpore 2.x layout: npy files named as MindSpore names them, the
+execution-order csv, `.dump_metadata/config.json` and a text IR with dataflow, attributes and shapes.
+
+Used by the generated demo networks (`residual.py`, `noisy.py`): the readers then see exactly what a real
+MindSpore dump gives them. Timestamps increase per file, as MindSpore's do.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+TS0 = 1796214300000000
+LABEL = {
+    "float32": "Float32",
+    "float16": "Float16",
+    "bfloat16": "BFloat16",
+    "int64": "Int64",
+    "int32": "Int32",
+    "bool": "Bool",
+    "float64": "Float64",
+}
+
+
+def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (dtype.str, repr(tuple(shape)))
+    pad = 64 - (10 + len(d) + 1) % 64
+    h = d + " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode("latin1")
+
+
+def ir_type(label: str, shape: tuple[int, ...]) -> str:
+    return f"<Tensor[{label}], ({', '.join(str(s) for s in shape)})>"
+
+
+def _device_type(label: str, shape: tuple[int, ...]) -> str:
+    return f"<{label}xDefaultFormat[const vector]{{{', '.join(str(s) for s in shape)}}}>"
+
+
+class DumpWriter:
+    """One side (`rank_dir` = .../rank_0) of a dump, graph 0, one iteration (0 unless given). Several writers
+    of one rank folder, one per iteration, write the same graph file and execution order."""
+
+    def __init__(self, rank_dir: str, device: str = "CPU", iteration: str = "0", ts0: int = TS0):
+        self.rank_dir = rank_dir
+        self.data_dir = os.path.join(rank_dir, "Net", "0", iteration)
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.device = device
+        self.ts = ts0
+        self.files = 0
+        self.ir_nodes: list[str] = []
+        self.order: list[str] = []
+        self.params: list[str] = []
+        self.param_values: list[tuple[str, np.ndarray, str]] = []
+        self._next_node = 0
+        self._headers: dict[tuple[str, tuple[int, ...]], bytes] = {}
+
+    # -------------------------------------------------------------------------------------- files
+    def tensor(self, op_type: str, full_name: str, io: str, slot: int, arr: np.ndarray, label: str) -> None:
+        """One tensor file. `label` is the dtype written in the name; bfloat16 values are stored widened to
+        float32 (as MindSpore stores them)."""
+        self.ts += 7
+        file_op = full_name.replace("/", "_").replace(".", "_")
+        name = f"{op_type}.{file_op}.0.0.{self.ts}.{io}.{slot}.DefaultFormat.{label}.npy"
+        arr = np.ascontiguousarray(arr)
+        key = (arr.dtype.str, arr.shape)
+        head = self._headers.get(key)
+        if head is None:
+            head = self._headers[key] = npy_header(arr.dtype, arr.shape)
+        with open(os.path.join(self.data_dir, name), "wb") as fh:
+            fh.write(head)
+            fh.write(arr.tobytes())
+        self.files += 1
+
+    # -------------------------------------------------------------------------------------- graph
+    def parameter(self, name: str, arr: np.ndarray, label: str, is_weight: bool = True) -> str:
+        """A graph parameter (weight or network input), dumped after every kernel; returns its IR name."""
+        ref = f"%para{len(self.params) + 1}_{name}"
+        shape = tuple(arr.shape)
+        if is_weight:
+            self.params.append(
+                f"{ref}: <Ref[Tensor[{label}]], ({', '.join(map(str, shape))}), ref_key={name}, "
+                f"is_parameter>  :  has_default  :  IsWeight: true"
+            )
+        else:
+            self.params.append(f"{ref}: {ir_type(label, shape)} : [{', '.join(map(str, shape))}]  :  IsWeight: false")
+        self.param_values.append((name, arr, label))
+        return ref
+
+    def node(
+        self,
+        op_type: str,
+        full_name: str,
+        args: list[str],
+        ins: list[tuple[str, tuple[int, ...]]],
+        outs: list[tuple[str, tuple[int, ...]]],
+        attrs: dict[str, str] | None = None,
+        code: str = "",
+        kernel: bool = True,
+    ) -> str:
+        """One IR node (a kernel in the execution order unless `kernel` is false); returns `%N`."""
+        n = self._next_node
+        self._next_node += 1
+        attr_text = ""
+        if attrs:
+            attr_text = " primitive_attrs: {" + ", ".join(f"{k}: {v}" for k, v in attrs.items()) + "}"
+        self.ir_nodes.append(
+            f"  %{n}(CNode_{n}) = {op_type}({', '.join(args)}){attr_text}\n"
+            f"      : ({', '.join(ir_type(dt, s) for dt, s in ins)}) -> ({', '.join(ir_type(dt, s) for dt, s in outs)})\n"
+            f"      : ({', '.join(_device_type(dt, s) for dt, s in ins)}) -> "
+            f"({', '.join(_device_type(dt, s) for dt, s in outs)})\n"
+            f"      # Fullname with scope: ({full_name})\n" + (f"      # In file demo_net.py:{code}\n" if code else "")
+        )
+        if kernel:
+            self.order.append(full_name)
+        return f"%{n}"
+
+    def finish(self) -> None:
+        """Parameters (after every kernel, as MindSpore dumps them), the csv, the IR, the metadata."""
+        for name, arr, label in self.param_values:
+            self.tensor("Parameter", name, "output", 0, arr, label)
+        meta = os.path.join(self.rank_dir, ".dump_metadata")
+        os.makedirs(meta, exist_ok=True)
+        with open(os.path.join(meta, "config.json"), "w") as fh:
+            fh.write('{"device_target":"%s","ms_version":"2.10.0"}' % self.device)
+        order_dir = os.path.join(self.rank_dir, "execution_order")
+        os.makedirs(order_dir, exist_ok=True)
+        with open(os.path.join(order_dir, "ms_execution_order_graph_0.csv"), "w") as fh:
+            fh.write("NodeExecutionOrder-FullNameWithScope\n")
+            fh.write("\n".join(self.order) + "\n")
+        with open(os.path.join(order_dir, "ms_global_execution_order_graph_0.csv"), "w") as fh:
+            fh.write("0\n")
+        graphs = os.path.join(self.rank_dir, "graphs")
+        os.makedirs(graphs, exist_ok=True)
+        with open(os.path.join(graphs, "ms_output_trace_code_graph_0.ir"), "w") as fh:
+            fh.write("# IR entry: @kernel_graph0\n# Total subgraphs: 1\n\n")
+            fh.write(f"# Total params: {len(self.params)}\n# Params:\n")
+            fh.write("\n".join(self.params) + "\n\n")
+            fh.write("subgraph @kernel_graph0() {\n")
+            fh.writelines(self.ir_nodes)
+            fh.write("}\n")

@@ -1,0 +1,1 @@
+"""Graphs across the two dumps: the dataflow built from graph files, where an op's inputs come from, ops paired across the dumps (align) and fused target ops against several reference ops (fusion)."""

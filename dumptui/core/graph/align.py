@@ -1,0 +1,364 @@
+"""Pairing the ops of two dumps.
+
+In order of trust: a mapping file (`--map`, CSV `ref_name,target_name`); a fused target op with the group of
+ref ops it replaced (fusion.py); the exact full name; a normalised
+name (case and `/ _ . \\` spellings ignored); the same scope and op type with a different `-opN` counter,
+matched in execution order; then, inside each gap between pairs already made, the position in execution
+order with the same op type and tensor shapes; last, an op renamed at the same position and scope with the
+same input/output shapes (FloorMod-op0 <-> Mod-op0). What is left stays unpaired (inserted Casts): it is
+listed, and it does not disturb the pairing of the rest. Every pairing says how it was made.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dumptui.core.graph.fusion import FUSED, fused_groups
+from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
+
+EXACT = "exact name"
+NORMALISED = "normalised name"
+COUNTER = "same scope and type, -opN differs"
+POSITION = "position in execution order, same type and shapes"
+RENAMED = "renamed at the same position and scope, same shapes"
+MAPPED = "map file"
+ONLY_REF = "only in ref"
+ONLY_TARGET = "only in target"
+
+
+@dataclass(eq=False, slots=True)  # one per aligned op, kept for the session: no __dict__ each
+class OpPair:
+    ref: Op | None
+    target: Op | None
+    how: str
+    index: int = -1  # position in the aligned order
+
+    def __repr__(self) -> str:
+        return f"OpPair({self.name!r}, {self.how})"
+
+    @property
+    def paired(self) -> bool:
+        return self.ref is not None and self.target is not None
+
+    @property
+    def op(self) -> Op:
+        """The op that names the pair: the reference's, or the target's for a target-only op."""
+        op = self.ref or self.target
+        assert op is not None, "an OpPair holds at least one op"
+        return op
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def key(self) -> str:
+        return self.ref.key if self.ref is not None else "target:" + self.op.key
+
+    @property
+    def kind(self) -> str:
+        return self.op.kind
+
+    @property
+    def op_type(self) -> str:
+        if self.ref is not None and self.target is not None and self.ref.op_type != self.target.op_type:
+            return f"{self.ref.op_type}/{self.target.op_type}"
+        return self.op.op_type
+
+    @property
+    def label(self) -> str:
+        """The name to show: both names when they differ."""
+        if self.ref is not None and self.target is not None and self.ref.name != self.target.name:
+            return f"{self.ref.name} <-> {self.target.name}"
+        return self.name
+
+
+@dataclass
+class Alignment:
+    pairs: list[OpPair] = field(default_factory=list)  # kernels in aligned execution order, then the rest
+    warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        for i, p in enumerate(self.pairs):
+            p.index = i
+        self._by_ref = {p.ref.key: p for p in self.pairs if p.ref is not None}
+        self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}
+
+    def for_ref(self, key: str) -> OpPair | None:
+        return self._by_ref.get(key)
+
+    def for_target(self, key: str) -> OpPair | None:
+        return self._by_target.get(key)
+
+    @property
+    def kernels(self) -> list[OpPair]:
+        return [p for p in self.pairs if p.kind == KERNEL]
+
+    def unpaired(self) -> list[OpPair]:
+        return [p for p in self.pairs if not p.paired]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.pairs:
+            out[p.how] = out.get(p.how, 0) + 1
+        return out
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[/\\. _]+", "_", name).lower()
+
+
+_OPN = re.compile(r"-op\d+$")
+
+
+def _counterless(op: Op) -> str:
+    return normalise(_OPN.sub("", op.name))  # spelling-insensitive: raw dumps write `/` as `_`
+
+
+def _shapes(op: Op) -> tuple:
+    return (
+        tuple((s, t.shape) for s, t in sorted(op.inputs.items())),
+        tuple((s, t.shape) for s, t in sorted(op.outputs.items())),
+    )
+
+
+def read_map_file(path: str) -> list[tuple[str, str]]:
+    pairs = []
+    with open(path, "r", encoding="utf-8", newline="") as fh:
+        for row in csv.reader(fh):
+            if not row or row[0].strip().startswith("#") or len(row) < 2:
+                continue
+            a, b = row[0].strip(), row[1].strip()
+            if (a, b) == ("ref_name", "target_name"):
+                continue
+            pairs.append((a, b))
+    return pairs
+
+
+def align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None = None) -> Alignment:
+    with no_cyclic_gc():
+        return _align(ref, target, forced)
+
+
+def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
+    warnings: list[str] = []
+    tgt_ops = target.ops
+    ref_ops, fused = fused_groups(ref.ops, tgt_ops)  # a fused target op's ref ops become one group op
+    r_of: dict[int, Op] = {}  # id(ref op) -> target op
+    how: dict[int, str] = {}
+    t_used: set[int] = set()
+
+    def pair(r: Op, t: Op, h: str) -> None:
+        r_of[id(r)] = t
+        how[id(r)] = h
+        t_used.add(id(t))
+
+    def free_ref(ops: list[Op]) -> list[Op]:
+        return [o for o in ops if id(o) not in r_of]
+
+    def free_tgt(ops: list[Op]) -> list[Op]:
+        return [o for o in ops if id(o) not in t_used]
+
+    if forced:
+        rk: dict[str, Op] = {}
+        for o in ref_ops:
+            rk.setdefault(o.key, o)
+            rk.setdefault(o.name, o)
+        tk: dict[str, Op] = {}
+        for o in tgt_ops:
+            tk.setdefault(o.key, o)
+            tk.setdefault(o.name, o)
+        for a, b in forced:
+            r, t = rk.get(a), tk.get(b)
+            if r is None or t is None:
+                warnings.append(f"map file: {'ref op ' + a if r is None else 'target op ' + b} not found")
+                continue
+            if id(r) in r_of or id(t) in t_used:
+                warnings.append(f"map file: {a} or {b} is already paired")
+                continue
+            pair(r, t, MAPPED)
+    for r, t in fused:
+        if id(r) not in r_of and id(t) not in t_used:
+            pair(r, t, FUSED)
+
+    for kind_ops in (
+        lambda ops: [o for o in ops if o.kind == KERNEL],
+        lambda ops: [o for o in ops if o.kind != KERNEL],
+    ):
+        R, T = kind_ops(ref_ops), kind_ops(tgt_ops)
+        # 1. exact name (key first: it separates graphs and repeated calls)
+        for keyf in (lambda o: o.key, lambda o: o.name):
+            idx: dict[str, list[Op]] = {}
+            for t in free_tgt(T):
+                idx.setdefault(keyf(t), []).append(t)
+            for r in free_ref(R):
+                c = [t for t in idx.get(keyf(r), ()) if id(t) not in t_used]
+                if c:
+                    same_graph = [t for t in c if t.graph == r.graph]
+                    pair(r, (same_graph or c)[0], EXACT)
+        # 2. normalised name, only where it is unambiguous on both sides
+        _unique_pairing(free_ref(R), free_tgt(T), lambda o: normalise(o.name), lambda r, t: pair(r, t, NORMALISED))
+        if R and R[0].kind != KERNEL:
+            continue
+        # 3. same scope and type, counters differ: k-th with k-th in execution order
+        groups_r: dict[str, list[Op]] = {}
+        groups_t: dict[str, list[Op]] = {}
+        for r in free_ref(R):
+            groups_r.setdefault(_counterless(r), []).append(r)
+        for t in free_tgt(T):
+            groups_t.setdefault(_counterless(t), []).append(t)
+        for g, rs in groups_r.items():
+            ts = groups_t.get(g)
+            if ts and len(ts) == len(rs):
+                for r, t in zip(sorted(rs, key=lambda o: o.order), sorted(ts, key=lambda o: o.order)):
+                    pair(r, t, COUNTER)
+        # 4./5. inside the gaps between pairs: position + type + shapes, then renamed in the same scope
+        _pair_gaps(R, T, r_of, t_used, pair)
+
+    pairs = _merge_order(ref_ops, tgt_ops, r_of, how)
+    al = Alignment(pairs=pairs, warnings=warnings)
+    return al
+
+
+def _unique_pairing(R: list[Op], T: list[Op], keyf: Callable[[Op], str], pair: Callable[[Op, Op], None]) -> None:
+    rk: dict[str, list[Op]] = {}
+    tk: dict[str, list[Op]] = {}
+    for r in R:
+        rk.setdefault(keyf(r), []).append(r)
+    for t in T:
+        tk.setdefault(keyf(t), []).append(t)
+    for k, rs in rk.items():
+        ts = tk.get(k)
+        if ts and len(rs) == 1 and len(ts) == 1:
+            pair(rs[0], ts[0])
+
+
+def _anchors(R: list[Op], r_of: dict[int, Op]) -> list[tuple[Op, Op]]:
+    """Pairs that keep execution order on both sides (longest increasing run of target positions)."""
+    seq = [(r, r_of[id(r)]) for r in sorted(R, key=lambda o: o.order) if id(r) in r_of]
+    if not seq:
+        return []
+    import bisect as _b
+
+    tails: list[int] = []
+    tails_idx: list[int] = []
+    prev = [-1] * len(seq)
+    for i, (_r, t) in enumerate(seq):
+        j = _b.bisect_left(tails, t.order)
+        if j == len(tails):
+            tails.append(t.order)
+            tails_idx.append(i)
+        else:
+            tails[j] = t.order
+            tails_idx[j] = i
+        prev[i] = tails_idx[j - 1] if j else -1
+    out = []
+    k = tails_idx[-1] if tails_idx else -1
+    while k >= 0:
+        out.append(seq[k])
+        k = prev[k]
+    return out[::-1]
+
+
+def _pair_gaps(
+    R: list[Op], T: list[Op], r_of: dict[int, Op], t_used: set[int], pair: Callable[[Op, Op, str], None]
+) -> None:
+    # Only the unpaired ops matter, and they are few: gaps are found by bisecting their positions.
+    import bisect as _b
+
+    free_r = sorted((r for r in R if id(r) not in r_of), key=lambda o: o.order)
+    free_t = sorted((t for t in T if id(t) not in t_used), key=lambda o: o.order)
+    if not free_r or not free_t:
+        return
+    r_orders = [r.order for r in free_r]
+    t_orders = [t.order for t in free_t]
+    anchors = _anchors(R, r_of)
+    bounds = [(-1, -1)] + [(r.order, t.order) for r, t in anchors] + [(1 << 60, 1 << 60)]
+    for (r_lo, t_lo), (r_hi, t_hi) in zip(bounds, bounds[1:]):
+        gr = free_r[_b.bisect_right(r_orders, r_lo) : _b.bisect_left(r_orders, r_hi)]
+        gt = free_t[_b.bisect_right(t_orders, t_lo) : _b.bisect_left(t_orders, t_hi)]
+        gr = [r for r in gr if id(r) not in r_of]
+        gt = [t for t in gt if id(t) not in t_used]
+        if not gr or not gt:
+            continue
+        # position + type + shapes: longest common subsequence on that signature
+        sig_r = [(r.op_type, _shapes(r)) for r in gr]
+        sig_t = [(t.op_type, _shapes(t)) for t in gt]
+        for i, j in _lcs(sig_r, sig_t):
+            pair(gr[i], gt[j], POSITION)
+        gr = [r for r in gr if id(r) not in r_of]
+        gt = [t for t in gt if id(t) not in t_used]
+        if not gr or not gt:
+            continue
+        # renamed: same scope and shapes, any type, in order
+        sig_r = [(r.scope, _shapes(r)) for r in gr]
+        sig_t = [(t.scope, _shapes(t)) for t in gt]
+        for i, j in _lcs(sig_r, sig_t):
+            pair(gr[i], gt[j], RENAMED)
+
+
+def _lcs(a: list, b: list) -> list[tuple[int, int]]:
+    """Index pairs of a longest common subsequence (dynamic programming; gaps are short)."""
+    n, m = len(a), len(b)
+    if n * m > 4_000_000:
+        # Very long gap: fall back to greedy in-order matching, linear in practice.
+        out, j = [], 0
+        pos: dict = {}
+        for jj, v in enumerate(b):
+            pos.setdefault(v, []).append(jj)
+        for i, v in enumerate(a):
+            for jj in pos.get(v, ()):
+                if jj >= j:
+                    out.append((i, jj))
+                    j = jj + 1
+                    break
+        return out
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, nxt = dp[i], dp[i + 1]
+        ai = a[i]
+        for j in range(m - 1, -1, -1):
+            row[j] = nxt[j + 1] + 1 if ai == b[j] else max(nxt[j], row[j + 1])
+    out = []
+    i = j = 0
+    while i < n and j < m:
+        if a[i] == b[j]:
+            out.append((i, j))
+            i += 1
+            j += 1
+        elif dp[i + 1][j] >= dp[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _merge_order(ref_ops: list[Op], tgt_ops: list[Op], r_of: dict[int, Op], how: dict[int, str]) -> list[OpPair]:
+    """Kernels in the reference's execution order, target-only kernels inserted where the target ran them."""
+    rk = [o for o in ref_ops if o.kind == KERNEL]
+    tk = sorted((o for o in tgt_ops if o.kind == KERNEL), key=lambda o: o.order)
+    paired_t = {id(t) for t in r_of.values()}
+    t_only = [t for t in tk if id(t) not in paired_t]
+    out: list[OpPair] = []
+    ti = 0
+    for r in rk:
+        t = r_of.get(id(r))
+        if t is not None:
+            while ti < len(t_only) and t_only[ti].order < t.order:
+                out.append(OpPair(None, t_only[ti], ONLY_TARGET))
+                ti += 1
+            out.append(OpPair(r, t, how[id(r)]))
+        else:
+            out.append(OpPair(r, None, ONLY_REF))
+    out.extend(OpPair(None, t, ONLY_TARGET) for t in t_only[ti:])
+    for r in (o for o in ref_ops if o.kind != KERNEL):
+        t = r_of.get(id(r))
+        out.append(OpPair(r, t, how[id(r)]) if t is not None else OpPair(r, None, ONLY_REF))
+    out.extend(OpPair(None, t, ONLY_TARGET) for t in tgt_ops if t.kind != KERNEL and id(t) not in paired_t)
+    return out

@@ -1,0 +1,179 @@
+"""A `Dump` as columns of plain values, and back: the form the index cache stores.
+
+Pickling the objects themselves costs a reduce call and a state dict per op and per tensor (a million-file
+dump took 5 s to load that way); columns of strings and small ints load in a fraction of that, and rebuilding
+the objects from them is one constructor call each. Repeated values (io, format, dtype, shape; op type,
+kind, graph; a tensor's folder) are stored once in a table and referenced by number; a tensor keeps its
+folder and its file name apart (model.TensorRef), so neither is copied or joined while loading. What is not a bulk column (the graph, problems, notes, an op's
+sources/attributes/code where a graph file gave them) is pickled as it is.
+
+Tensor layouts are not stored: they are read from the files on first need, as after a fresh index. A tensor
+refused while indexing (a bad dump.json record, a FIFO) keeps its refusal and reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.slotmap import EMPTY, SlotMap
+
+# 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
+FORMAT_VERSION = 7  # 7: the modules moved into core/ folders (pickled class paths changed)
+
+
+class _Table:
+    """Distinct values in first-seen order, each referenced by its number."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._index: dict[Any, int] = {}
+
+    def ref(self, value: Any) -> int:
+        i = self._index.get(value)
+        if i is None:
+            i = self._index[value] = len(self.values)
+            self.values.append(value)
+        return i
+
+
+def split_at_timestamp(name: str, timestamp: int | None) -> tuple[str, str | None]:
+    """A file name as (the text up to its timestamp, the text after it) when it spells the timestamp as
+    `.<timestamp>.` (MindSpore's `Add.Default_Add-op0.0.0.1796214303518360.input.0.DefaultFormat.Float32.npy`),
+    else (the name, None). `stem + str(timestamp) + tail` is the name again, exactly."""
+    if timestamp is not None:
+        mark = f".{timestamp}."
+        i = name.find(mark)
+        if i >= 0:
+            return name[: i + 1], name[i + len(mark) - 1 :]
+    return name, None
+
+
+def encode(dump: Dump) -> dict[str, Any]:
+    """The dump as columns (see the module docstring); `decode` gives an equal dump back."""
+    kinds, small = _Table(), _Table()  # kinds: (io, fmt, dtype, shape) of tensors; small: op strings
+    tensor_index: dict[int, int] = {}
+    t_kind: list[int] = []
+    folders = _Table()
+    t_folder: list[int] = []
+    stems, tails = _Table(), _Table()  # file names around their timestamp (see split_at_timestamp)
+    t_stem: list[int] = []
+    t_tail: list[int] = []  # -1: the stem is the whole name
+    t_slot: list[int] = []
+    t_ts: list[int | None] = []
+    t_extra: dict[int, tuple[Any, Any, Any]] = {}  # tensor -> (layout_fn, stats, size_on_disk) when any is set
+    t_refused: dict[int, str] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
+
+    def tensor(t: TensorRef) -> int:
+        i = tensor_index.get(id(t))
+        if i is not None:
+            return i
+        i = tensor_index[id(t)] = len(t_stem)
+        folder, name = t.folder_and_name
+        t_folder.append(folders.ref(folder))
+        stem, tail = split_at_timestamp(name, t.timestamp)
+        t_stem.append(stems.ref(stem))
+        t_tail.append(-1 if tail is None else tails.ref(tail))
+        t_kind.append(kinds.ref((t.io, t.fmt, t._dtype, t._shape)))
+        t_slot.append(t.slot)
+        t_ts.append(t.timestamp)
+        if t._layout_fn is not None or t.stats is not None or t.size_on_disk is not None:
+            t_extra[i] = (t._layout_fn, t.stats, t.size_on_disk)
+        if t.refused:
+            t_refused[i] = str(t.problem)
+        return i
+
+    o_kind: list[int] = []  # (op type, kind, graph, name source, inputs, outputs) by number
+    o_names: list[str] = []  # name, file name, key per op (the same string more often than not)
+    o_ints: list[int | None] = []  # order, timestamp, call per op
+    slots: list[int] = []  # per tensor of each op, inputs then outputs: its slot and its tensor
+    members: list[int] = []
+    o_extra: dict[int, tuple[Any, Any, Any, Any]] = {}  # op -> (sources, attrs, code, fused) when any is set
+    for i, op in enumerate(dump.ops):
+        o_kind.append(small.ref((op.op_type, op.kind, op.graph, op.name_source, len(op.inputs), len(op.outputs))))
+        o_names += (op.name, op.file_name, op.key)
+        o_ints += (op.order, op.timestamp, op.call)
+        for side in (op.inputs, op.outputs):
+            for slot, t in side.items():
+                slots.append(slot)
+                members.append(tensor(t))
+        if op.sources or op.attrs or op.code or op.fused:
+            o_extra[i] = (op.sources, op.attrs, op.code, op.fused)
+    return {
+        "version": FORMAT_VERSION,
+        "dump": replace(dump, ops=[], _by_key=None),
+        "t_kinds": kinds.values,
+        "t_kind": t_kind,
+        "t_folders": folders.values,
+        "t_folder": t_folder,
+        "t_stems": stems.values,
+        "t_stem": t_stem,
+        "t_tails": tails.values,
+        "t_tail": t_tail,
+        "t_slot": t_slot,
+        "t_ts": t_ts,
+        "t_extra": t_extra,
+        "t_refused": t_refused,
+        "o_kinds": small.values,
+        "o_kind": o_kind,
+        "o_names": o_names,
+        "o_ints": o_ints,
+        "slots": slots,
+        "members": members,
+        "o_extra": o_extra,
+    }
+
+
+def decode(cols: dict[str, Any]) -> Dump:
+    """The dump `encode` took apart. ValueError for columns of another format version."""
+    if cols.get("version") != FORMAT_VERSION:
+        raise ValueError(f"index columns of version {cols.get('version')!r}, not {FORMAT_VERSION}")
+    kinds, folders, in_folder = cols["t_kinds"], cols["t_folders"], TensorRef.in_folder
+    stems, tails = cols["t_stems"], cols["t_tails"]
+    tensors = []
+    for kind, folder, stem, tail, slot, ts in zip(
+        cols["t_kind"], cols["t_folder"], cols["t_stem"], cols["t_tail"], cols["t_slot"], cols["t_ts"]
+    ):
+        io, fmt, dtype, shape = kinds[kind]
+        name = stems[stem] if tail < 0 else (stems[stem], ts, tails[tail])
+        tensors.append(in_folder(folders[folder], name, io, slot, dtype, shape, fmt, ts))
+    for i, (layout_fn, stats, size_on_disk) in cols["t_extra"].items():
+        tensors[i].set_extra(layout_fn, stats, size_on_disk)
+    for i, reason in cols["t_refused"].items():
+        tensors[i].refuse(reason)
+    slots = cols["slots"]
+    members = [tensors[i] for i in cols["members"]]
+    o_names, o_ints, o_kinds = cols["o_names"], cols["o_ints"], cols["o_kinds"]
+    ops: list[Op] = []
+    pos = 0
+    for i, kind in enumerate(cols["o_kind"]):
+        typ, op_kind, graph, source, n_in, n_out = o_kinds[kind]
+        mid, end = pos + n_in, pos + n_in + n_out
+        j = 3 * i
+        ops.append(
+            Op(
+                o_names[j],
+                typ,
+                op_kind,
+                graph,
+                o_names[j + 1],
+                SlotMap.from_parts(tuple(slots[pos:mid]), tuple(members[pos:mid])),
+                SlotMap.from_parts(tuple(slots[mid:end]), tuple(members[mid:end])),
+                o_ints[j],
+                o_ints[j + 1],
+                source,
+                EMPTY,
+                EMPTY,
+                (),
+                o_names[j + 2],
+                o_ints[j + 2],
+            )
+        )
+        pos = end
+    for i, (sources, attrs, code, fused) in cols["o_extra"].items():
+        op = ops[i]
+        op.sources, op.attrs, op.code, op.fused = sources, attrs, code, fused
+    dump: Dump = cols["dump"]
+    dump.ops = ops
+    return dump

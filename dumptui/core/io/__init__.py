@@ -1,0 +1,1 @@
+"""Reading files of a dump safely: regular files only, bounded reads, checked values (limits), npy headers, dtype spellings, device layouts, the errors the tool reports, and the process helpers every worker uses."""

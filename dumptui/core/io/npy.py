@@ -1,0 +1,276 @@
+"""Reading `.npy` headers without numpy's pickling paths, and checking them against the payload size.
+
+Every value of a header is checked before use (limits.py): the header's length, its nesting, the dtype (a
+numeric one), the shape (non-negative integers, within MAX_DIMS and MAX_ELEMENTS) and the payload's size
+against the shape. A file that fails a check gets a Layout with `problem` set, and is never read. Files are
+opened through safeio: a FIFO or a device named like a tensor is refused, never waited on.
+
+A real MindSpore bug writes an npy header that declares float16 while the payload holds the full float32
+buffer (payload exactly twice the declared size); `np.load` then silently returns garbage. That one case,
+proven by the header and the size together, is read as float32 and clearly marked as repaired. Any other
+size mismatch (a float32 payload cut to half, say) is damage, never "repaired".
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+import struct
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterator, Protocol
+
+import numpy as np
+
+from dumptui.core.io import dtypes, limits
+from dumptui.core.io.limits import MAX_HEADER_NESTING, MAX_NPY_HEADER, BadValue
+from dumptui.core.io.safeio import open_regular, open_regular_fd
+
+MAGIC = b"\x93NUMPY"
+HEADER_PEEK = 512  # bytes read first: numpy writes headers of 128 bytes (more only for very long shapes)
+
+
+class PayloadDecoder(Protocol):
+    """Reads a payload that is not the plain C-order array at `offset`: a device layout (NC1HWC0, ...) to put
+    back into the original shape, or bytes inside a protobuf. Returns the values in the Layout's shape."""
+
+    def decode(self, path: str, storage: np.dtype, offset: int) -> np.ndarray: ...
+
+
+_STANDARD_HEADER = re.compile(
+    r"^\{'descr': '([<>|=][a-zA-Z]\d*)', 'fortran_order': (True|False), "
+    r"'shape': \(([\d, ]*)\), \}\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a tensor's bytes are and how to read them. `problem` set means: do not read."""
+
+    storage: np.dtype | None  # numpy dtype of the bytes on disk
+    shape: tuple[int, ...] | None
+    offset: int  # byte offset of the payload
+    fortran: bool = False
+    problem: str | None = None  # why the tensor cannot be read
+    repaired: str | None = None  # why the payload is read differently from what the header says
+    declared: str | None = None  # what the header declared, e.g. "float16[1, 8, 32, 32]"
+    widen_bf16: bool = False  # storage holds raw bfloat16 bits
+    decoder: PayloadDecoder | None = None  # set when the bytes are not the plain array (frozen, picklable)
+
+    @property
+    def size(self) -> int:
+        return 0 if self.shape is None else math.prod(self.shape)  # exact ints; np.prod costs 10x per call
+
+
+class NpyHeaderError(ValueError):
+    pass
+
+
+def _header_text(fd: int) -> tuple[str, int]:
+    """The header text of an open .npy file and the payload's offset, from one unbuffered read of its first
+    bytes (a scan reads tens of thousands of headers: a buffered file object costs more than the parsing)."""
+    head = os.read(fd, HEADER_PEEK)
+    if len(head) < 10 or not head.startswith(MAGIC):
+        raise NpyHeaderError("not an npy file (bad magic)")
+    major = head[6]
+    if major == 1:
+        hlen = struct.unpack("<H", head[8:10])[0]
+        start = 10
+    elif major in (2, 3):
+        if len(head) < 12:
+            raise NpyHeaderError("truncated npy header")
+        hlen = struct.unpack("<I", head[8:12])[0]
+        start = 12
+    else:
+        raise NpyHeaderError(f"unsupported npy version {major}")
+    if hlen > MAX_NPY_HEADER:
+        raise NpyHeaderError(f"npy header of {hlen} B (at most {MAX_NPY_HEADER} B are read)")
+    if start + hlen > len(head):  # a long header: the rest of it, never more than it declares
+        head += os.read(fd, start + hlen - len(head))
+    raw = head[start : start + hlen]
+    if len(raw) < hlen:
+        raise NpyHeaderError("truncated npy header")
+    return raw.decode("latin1"), start + hlen
+
+
+def _literal_header(header: str) -> tuple[Any, Any, Any]:
+    """(descr, fortran_order, shape) of a header numpy did not write in its standard form."""
+    if limits.bracket_depth(header) > MAX_HEADER_NESTING:
+        raise NpyHeaderError(f"npy header nested deeper than {MAX_HEADER_NESTING} brackets")
+    try:
+        with warnings.catch_warnings():  # a header's "\p" is damage to report, not a warning to print
+            warnings.simplefilter("ignore")
+            d = ast.literal_eval(header)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, Warning) as e:
+        raise NpyHeaderError(f"unreadable npy header ({e.__class__.__name__})") from None
+    if not isinstance(d, dict) or not {"descr", "fortran_order", "shape"} <= set(d):
+        raise NpyHeaderError("unreadable npy header (not a dict of descr, fortran_order and shape)")
+    return d["descr"], d["fortran_order"], d["shape"]
+
+
+def parse_header(header: str, offset: int) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran_order, payload offset) from an .npy header's text; NpyHeaderError says what is
+    wrong."""
+    m = _STANDARD_HEADER.match(header)
+    if m:  # what numpy writes; literal_eval is ten times slower and a dump has thousands of files
+        descr, fortran, shape = m.group(1), m.group(2) == "True", [int(s) for s in m.group(3).split(",") if s.strip()]
+    else:
+        descr, fortran, shape = _literal_header(header)
+    if not isinstance(descr, str):
+        raise NpyHeaderError("structured npy arrays are not tensors")
+    if not isinstance(fortran, bool):
+        raise NpyHeaderError(f"npy fortran_order is {limits.kind_of(fortran)}, not True or False")
+    try:
+        dims = limits.shape(shape, "npy shape")
+        dt = np.dtype(descr)
+        limits.numeric_dtype(dt, "npy dtype")
+    except BadValue as e:
+        raise NpyHeaderError(str(e)) from None
+    except (TypeError, ValueError, SyntaxError, SystemError):
+        raise NpyHeaderError(f"unknown npy dtype {limits.brief(descr)}") from None
+    return dt, dims, fortran, offset
+
+
+def _read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int, int]:
+    """read_header's answer and the file's size (from the fstat that proved it a regular file)."""
+    fd, size = open_regular_fd(path)
+    try:
+        header, offset = _header_text(fd)
+    finally:
+        os.close(fd)
+    return (*parse_header(header, offset), size)
+
+
+def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran_order, payload offset) from an .npy file; raises NpyHeaderError or OSError."""
+    return _read_header(path)[:4]
+
+
+def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
+    """Layout of an .npy file, with the header/payload size check."""
+    try:
+        dt, shape, fortran, offset, size = _read_header(path)
+        if size_on_disk is None:
+            size_on_disk = size
+    except (OSError, NpyHeaderError) as e:
+        return Layout(None, None, 0, problem=_reason(e))
+    n = limits.elements(shape)
+    payload = size_on_disk - offset
+    expected = n * dt.itemsize
+    if payload == expected:
+        return _plain_layout(dt, shape, offset, fortran)
+    declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
+    if n > 0 and dt.kind == "f" and dt.itemsize == 2 and payload == 2 * expected:
+        # MindSpore's float16-header-over-float32-payload bug: the header and the size prove it
+        implied = np.dtype(np.float32).newbyteorder(dt.byteorder) if dt.byteorder in "<>" else np.dtype(np.float32)
+        why = (
+            f"header declares {declared} ({expected} B) but the payload is {payload} B, twice that: "
+            "MindSpore's float16-header-over-float32-payload bug, read as float32"
+        )
+        return Layout(implied, shape, offset, fortran, repaired=why, declared=declared)
+    if payload < expected:
+        return Layout(
+            None,
+            shape,
+            offset,
+            fortran,
+            declared=declared,
+            problem=f"truncated: header declares {declared} = {expected} B, payload is {max(payload, 0)} B",
+        )
+    return Layout(
+        None,
+        shape,
+        offset,
+        fortran,
+        declared=declared,
+        problem=f"payload {payload} B does not match header {declared} = {expected} B",
+    )
+
+
+_PLAIN: dict[tuple[np.dtype, tuple[int, ...], int, bool], Layout] = {}
+
+
+def _plain_layout(dt: np.dtype, shape: tuple[int, ...], offset: int, fortran: bool) -> Layout:
+    """One shared (immutable) Layout per distinct well-formed header: a dump's tensors have a few dozen
+    shapes, and a Layout per tensor cost 300 bytes each once a 70,000-tensor compare had read them all."""
+    key = (dt, shape, offset, fortran)
+    layout = _PLAIN.get(key)
+    if layout is None:
+        declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
+        layout = _PLAIN.setdefault(key, Layout(dt, shape, offset, fortran, declared=declared))
+    return layout
+
+
+def shared_layout(layout: Layout) -> Layout:
+    """The shared instance of a well-formed layout made elsewhere (a worker process read the header and sent
+    a copy back): the memory saving of `_plain_layout` holds for the app's statistics too."""
+    if layout.storage is None or layout.shape is None or layout.problem or layout.repaired or layout.decoder:
+        return layout
+    plain = _plain_layout(layout.storage, tuple(layout.shape), layout.offset, layout.fortran)
+    return plain if plain == layout else layout
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    if isinstance(e, FileNotFoundError):
+        return "file not found"
+    if isinstance(e, IsADirectoryError):
+        return "is a directory"
+    if isinstance(e, OSError) and e.strerror:
+        return str(e.strerror)
+    return str(e) or e.__class__.__name__
+
+
+def _readable_storage(layout: Layout) -> np.dtype:
+    """The storage dtype of a layout that can be read; ValueError saying why not otherwise."""
+    if layout.problem:
+        raise ValueError(layout.problem)
+    if layout.storage is None:
+        raise ValueError("no storage dtype")
+    return layout.storage
+
+
+def open_array(path: str, layout: Layout) -> np.ndarray:
+    """A read-only view of the payload (memory-mapped when non-empty). Raises OSError/ValueError."""
+    storage = _readable_storage(layout)
+    if layout.decoder is not None:
+        return layout.decoder.decode(path, storage, layout.offset)
+    shape = layout.shape or ()
+    if layout.size == 0:
+        return np.zeros(shape, dtype=storage)
+    with open_regular(path) as fh:  # the map keeps its own reference to the file
+        return np.memmap(
+            fh, dtype=storage, mode="r", offset=layout.offset, shape=shape, order="F" if layout.fortran else "C"
+        )
+
+
+def read_small(path: str, layout: Layout) -> np.ndarray:
+    """The payload read into memory as a flat array in file order (for small C-order tensors)."""
+    storage = _readable_storage(layout)
+    if layout.decoder is not None:
+        return layout.decoder.decode(path, storage, layout.offset).reshape(-1)
+    n = layout.size
+    with open_regular(path) as fh:
+        fh.seek(layout.offset)
+        arr = np.fromfile(fh, dtype=storage, count=n)
+    if arr.size != n:
+        raise ValueError(f"short read: {arr.size} of {n} values")
+    return arr
+
+
+def logical_chunks(arr: np.ndarray, elems: int) -> Iterator[np.ndarray]:
+    """The values of `arr` in C (row-major) index order, `elems` at a time, whatever its memory order: a
+    Fortran-order payload compares element for element with the same values stored in C order."""
+    if arr.size == 0:
+        return
+    if arr.flags.c_contiguous:
+        flat = arr.reshape(-1)
+        for start in range(0, flat.size, elems):
+            yield flat[start : start + elems]
+        return
+    # buffered: at most `elems` values are copied at a time, so memory stays bounded for a large tensor
+    for chunk in np.nditer(arr, flags=["external_loop", "buffered", "zerosize_ok"], order="C", buffersize=elems):
+        yield np.array(chunk)  # a copy: the iterator reuses its buffer

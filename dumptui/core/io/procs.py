@@ -1,0 +1,51 @@
+"""What every process of ours that does numpy work needs: one BLAS thread, and (for pool workers) a lower
+priority and an end when the parent ends. Imports no numpy: `single_threaded_blas` must run before it is."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+PARENT_CHECK_SECONDS = 0.5
+
+
+def single_threaded_blas() -> None:
+    """One BLAS thread per process, unless the user chose a number: our dot products are on 64K-element chunks,
+    where BLAS threads only add synchronisation, and they oversubscribe the cores our worker processes use
+    (OpenBLAS threads spin). Must run before numpy is imported; spawned workers inherit it."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+def worker_start(nice: int, parent: int) -> None:
+    """A pool worker's initializer: below the UI process in the scheduler's eyes (keys first, statistics
+    after), and gone soon after its parent. A spawned worker holds both ends of its job queue, so it never
+    sees the parent's end as closed: when the parent ends without closing the pool (killed, `os._exit`),
+    only this watch ends the worker. `parent` comes from the parent itself: a worker that starts after its
+    parent has ended must see that too."""
+    try:
+        os.nice(nice)
+    except OSError:
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="dumptui-parent-watch", daemon=True).start()
+
+
+def start_resource_tracker() -> None:
+    """multiprocessing's resource tracker, started with the real stderr: a UI that captures sys.stderr (Textual
+    does) gives it a file number of -1, and spawning then fails with "bad value(s) in fds_to_keep"."""
+    from multiprocessing import resource_tracker
+
+    captured = sys.stderr
+    sys.stderr = sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured

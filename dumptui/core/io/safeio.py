@@ -1,0 +1,130 @@
+"""Opening files of a dump: regular files only, checked without ever blocking, and side files read whole
+within a limit.
+
+A FIFO named like a tensor blocks `open()` until someone writes to it; a symlink to /dev/zero never ends; a
+socket cannot be opened at all. Every file dumptui reads is opened here: `stat` first (never blocks), then
+`open` with O_NONBLOCK (should the file be swapped for a FIFO after the stat, the open still returns at
+once), then `fstat` of what was opened. Anything but a regular file is refused with an OSError that names
+what it is. Symlinks are followed, and a loop of them is named as one.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import stat
+from typing import Any, BinaryIO
+
+from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_TEXT_FILE, BadValue, json_depth_ok
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class RefusedFile(OSError):
+    """A path dumptui will not read: not a regular file, or a loop of symlinks. `strerror` says why."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(errno.EINVAL, reason, path)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def what_is(mode: int) -> str:
+    """What a file of this mode is, in words (for the message that refuses it)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _refuse(path: str, mode: int) -> RefusedFile:
+    return RefusedFile(path, f"not a regular file: {what_is(mode)}, not read")
+
+
+def check_regular(path: str) -> os.stat_result:
+    """The stat of `path` if it is a regular file (through symlinks); RefusedFile or OSError otherwise."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise RefusedFile(path, "a loop of symbolic links") from None
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(path, st.st_mode)
+    return st
+
+
+def open_regular_fd(path: str) -> tuple[int, int]:
+    """(file descriptor, size) of `path` opened for reading, if it is a regular file; RefusedFile or OSError
+    otherwise. The caller closes the descriptor (for unbuffered reads: see npy.py)."""
+    check_regular(path)
+    fd = os.open(path, _FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(path, st.st_mode)
+        return fd, st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: str) -> BinaryIO:
+    """`path` opened for binary reading, if it is a regular file; RefusedFile or OSError otherwise."""
+    fd, _size = open_regular_fd(path)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def regular_size(path: str) -> int:
+    """The size of a regular file (RefusedFile for anything else: the size of a FIFO or device says nothing)."""
+    return check_regular(path).st_size
+
+
+def read_bytes(path: str, limit: int = MAX_TEXT_FILE) -> bytes:
+    """A whole side file, at most `limit` bytes; OSError when it is larger (reading it would cost more memory
+    than a side file of a dump should), refused or unreadable."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"{size} B, more than the {limit} B a file of this kind may have", path)
+        # read(n) allocates n bytes before it reads: ask for what the file holds, never for the limit
+        return fh.read(size)
+
+
+def read_text(path: str, limit: int = MAX_TEXT_FILE) -> str:
+    """A whole text side file, decoded as UTF-8 with undecodable bytes replaced."""
+    return read_bytes(path, limit).decode("utf-8", errors="replace")
+
+
+def text_lines(path: str, limit: int = MAX_TEXT_FILE) -> io.StringIO:
+    """A text side file as a stream of lines (for csv readers), read within `limit`."""
+    return io.StringIO(read_text(path, limit), newline="")
+
+
+def read_json(path: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """A JSON document from a side file. OSError when it cannot be read; BadValue when it is not JSON or
+    nests deeper than `max_depth`."""
+    data = read_bytes(path)
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise BadValue(f"not read: JSON nested deeper than {max_depth} levels") from None
+    except (ValueError, MemoryError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise BadValue(f"not valid JSON: {e}") from None
+    if not json_depth_ok(doc, max_depth):
+        raise BadValue(f"not read: JSON nested deeper than {max_depth} levels")
+    return doc

@@ -1,0 +1,427 @@
+"""The objects every reader produces and every other layer consumes.
+
+A `Dump` is an index: ops in execution order, each with lazy `TensorRef`s. Building it reads file names
+(and small graph/order files), never tensor data; a tensor's header is read on first need, its payload is
+memory-mapped only while it is compared.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Iterator
+
+import numpy as np
+
+from dumptui.core.io import dtypes
+from dumptui.core.io.errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
+from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
+from dumptui.core.io.safeio import open_regular
+from dumptui.core.model.slotmap import EMPTY, SlotMap, V
+
+if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
+    import networkx as nx
+
+    from dumptui.core.model.flowgraph import FlowGraph
+
+SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
+
+KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+# A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
+WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
+INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Building an index creates hundreds of thousands of small objects and no garbage cycles; with a large
+    heap alive, the cyclic GC would rescan it again and again (it doubled the time of an alignment here)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file or folder that could not be used as expected, and why."""
+
+    path: str
+    reason: str
+    severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
+
+
+@dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each
+class InputSource:
+    """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
+
+    kind: str  # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
+    ref: str = ""  # op key, parameter name, or constant text
+    slot: int = 0  # output slot of the producing op
+
+    @property
+    def produced(self) -> bool:
+        return self.kind == "op"
+
+
+class TensorRef:
+    """One dumped tensor: where it is and what it should be; data read on demand.
+
+    `layout_fn` resolves the byte layout (reads an npy header at most); it is called once and cached.
+    Statistic-only dumps carry `stats` and no data.
+
+    An index holds one per dump file for the whole session, so it is kept small: the path as its folder (one
+    string shared by the folder's files) and its name, joined when asked for; what few tensors have (a layout
+    call, statistics, a size on disk) in one slot, None for the others.
+    """
+
+    __slots__ = ("_folder", "_name", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_extra")
+
+    def __init__(
+        self,
+        path: str,
+        io: str,
+        slot: int,
+        dtype: str | None = None,
+        shape: tuple[int, ...] | None = None,
+        fmt: str = "",
+        timestamp: int | None = None,
+        layout_fn: Callable[[], Layout] | None = None,
+        stats: dict | None = None,
+        size_on_disk: int | None = None,
+    ):
+        cut = path.rfind(os.sep) + 1
+        self._folder = sys.intern(path[:cut])
+        self._name: str | tuple[str, int, str] = path[cut:]
+        self.io = io
+        self.slot = slot
+        self._dtype = dtype  # logical dtype: what the framework computed in (file name, IR, header)
+        self._shape = shape
+        self.fmt = fmt
+        self.timestamp = timestamp
+        self._layout: Layout | None = None
+        self._extra: tuple[Callable[[], Layout] | None, dict | None, int | None] | None = None
+        if layout_fn is not None or stats is not None or size_on_disk is not None:
+            self._extra = (layout_fn, stats, size_on_disk)
+
+    @classmethod
+    def in_folder(
+        cls,
+        folder: str,
+        name: str | tuple[str, int, str],
+        io: str,
+        slot: int,
+        dtype: str | None,
+        shape: tuple[int, ...] | None,
+        fmt: str,
+        timestamp: int | None,
+    ) -> TensorRef:
+        """A tensor whose path is `folder` (ending in a separator, or empty) + `name`, without splitting it again
+        (the index cache stores paths so). `name` may come in three parts, the text before the file's
+        timestamp, the timestamp, the text after it (`Add.Default_Add-op0.0.0.`, 1796214303518360,
+        `.input.0.DefaultFormat.Float32.npy`): from the index cache, whose first and last parts are shared by
+        the files of an op and by all the files, so a name costs a small tuple instead of a string of its own
+        (~13 MB less for the 20,000-op demo pair's 140,000 files)."""
+        t = cls.__new__(cls)
+        t._folder, t._name = sys.intern(folder), name
+        t.io, t.slot, t._dtype, t._shape, t.fmt, t.timestamp = io, slot, dtype, shape, fmt, timestamp
+        t._layout, t._extra = None, None
+        return t
+
+    @property
+    def path(self) -> str:
+        return self._folder + self.file_name
+
+    @property
+    def file_name(self) -> str:
+        n = self._name
+        # (text before the timestamp, the timestamp, text after it): see `in_folder`
+        return n if n.__class__ is str else n[0] + str(n[1]) + n[2]
+
+    @property
+    def folder_and_name(self) -> tuple[str, str]:
+        return self._folder, self.file_name
+
+    @property
+    def _layout_fn(self) -> Callable[[], Layout] | None:
+        return None if self._extra is None else self._extra[0]
+
+    @property
+    def stats(self) -> dict | None:
+        return None if self._extra is None else self._extra[1]
+
+    @property
+    def size_on_disk(self) -> int | None:
+        return None if self._extra is None else self._extra[2]
+
+    def set_extra(self, layout_fn: Callable[[], Layout] | None, stats: dict | None, size_on_disk: int | None) -> None:
+        self._extra = (
+            None if layout_fn is None and stats is None and size_on_disk is None else (layout_fn, stats, size_on_disk)
+        )
+
+    def __repr__(self) -> str:
+        return f"TensorRef({self.io}.{self.slot} {self._dtype} {self._shape} {os.path.basename(self.path)})"
+
+    @property
+    def label(self) -> str:
+        return f"{self.io}.{self.slot}"
+
+    def relayout(self, shape: tuple[int, ...] | None, layout_fn: Callable[[], Layout]) -> TensorRef:
+        """This tensor read through another layout, e.g. a device layout put back into the graph's shape."""
+        return TensorRef(
+            self.path,
+            self.io,
+            self.slot,
+            self._dtype,
+            shape,
+            self.fmt,
+            self.timestamp,
+            layout_fn,
+            self.stats,
+            self.size_on_disk,
+        )
+
+    @property
+    def has_data(self) -> bool:
+        return self.stats is None
+
+    def refuse(self, reason: str) -> None:
+        """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
+        FIFO); it is then never opened."""
+        self._layout = Layout(None, self._shape, 0, problem=reason)
+        self.set_extra(None, self.stats, self.size_on_disk)
+
+    @property
+    def refused(self) -> bool:
+        """Known to be unreadable without reading anything (refused while indexing, or its layout read)."""
+        return self._layout is not None and self._layout.problem is not None
+
+    def layout(self) -> Layout:
+        if self._layout is None:
+            if self._layout_fn is not None:
+                self.adopt_layout(self._layout_fn())
+            elif self.stats is not None:
+                self.adopt_layout(Layout(None, self._shape, 0, problem="statistics only (no tensor data)"))
+            else:
+                self.adopt_layout(npy_layout(self.path, self.size_on_disk))
+        assert self._layout is not None
+        return self._layout
+
+    def deferred_layout(self) -> Callable[[], Layout] | None:
+        """The header read that resolves this tensor's layout as a picklable call, for a worker process to
+        make (the app's statistics: the UI process then reads no file); None when it is resolved already or
+        only this process can resolve it (a reader's own layout function)."""
+        if self._layout is not None or self._layout_fn is not None or self.stats is not None:
+            return None
+        return partial(npy_layout, self.path, self.size_on_disk)
+
+    def adopt_layout(self, layout: Layout) -> None:
+        """Keep a layout resolved here or by `deferred_layout` elsewhere (the first one kept wins)."""
+        if self._layout is None:
+            self._layout = layout
+            if self._dtype is None and layout.storage is not None:
+                self._dtype = dtypes.from_numpy(layout.storage)
+
+    @property
+    def dtype(self) -> str | None:
+        """The logical dtype (file name or graph first; the npy header, read on first need, otherwise)."""
+        if self._dtype is None and self.stats is None:
+            self.layout()
+        return self._dtype
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        if self._shape is None and self.stats is None:
+            self._shape = self.layout().shape
+        return self._shape
+
+    @property
+    def problem(self) -> str | None:
+        return self.layout().problem
+
+    @property
+    def repaired(self) -> str | None:
+        return self.layout().repaired
+
+    @property
+    def size(self) -> int | None:
+        s = self.shape
+        return None if s is None else math.prod(s)  # exact for any size; np.prod is ten times slower here
+
+    def array(self) -> np.ndarray:
+        """The values as a (memory-mapped) array in its storage dtype; bfloat16 bits are widened."""
+        lay = self.layout()
+        arr = open_array(self.path, lay)
+        if lay.widen_bf16:
+            arr = dtypes.bf16_bits_to_float32(np.asarray(arr))
+        if self._shape is not None and tuple(arr.shape) != tuple(self._shape) and arr.size == self.size:
+            arr = arr.reshape(self._shape)
+        return arr
+
+    def nbytes(self) -> int:
+        lay = self.layout()
+        return 0 if lay.storage is None else lay.size * lay.storage.itemsize
+
+    def chunks(self, elems: int) -> Iterator[np.ndarray]:
+        """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
+        lay = self.layout()
+        if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
+            parts = logical_chunks(read_small(self.path, lay), elems)  # one read() beats setting up a memory map
+        elif lay.storage is not None and lay.decoder is None and not lay.fortran and not lay.problem:
+            # Plain reads, not a memory map: the pages of a map stay in the process's resident set once
+            # touched, so a 4 GB tensor would make a 4 GB process; read() keeps it to one chunk.
+            yield from self._read_chunks(lay, lay.storage, elems)
+            return
+        else:
+            parts = logical_chunks(open_array(self.path, lay), elems)  # C index order, also for Fortran payloads
+        for part in parts:
+            yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
+    def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int) -> Iterator[np.ndarray]:
+        n = lay.size
+        with open_regular(self.path) as fh:  # swapped for a FIFO since its layout was read: refused, not waited on
+            fh.seek(lay.offset)
+            for start in range(0, n, elems):
+                want = min(elems, n - start)
+                part = np.fromfile(fh, dtype=storage, count=want)
+                if part.size != want:
+                    raise ValueError(f"short read: {start + part.size} of {n} values")
+                yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
+
+    def read(self) -> np.ndarray:
+        """All values in memory, flat in C index order, in their storage dtype (bfloat16 widened)."""
+        lay = self.layout()
+        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1)
+        return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
+
+
+@dataclass(eq=False, slots=True)  # a dump has up to hundreds of thousands: no __dict__ each
+class Op:
+    """One operator (kernel), parameter or constant of a dump."""
+
+    name: str  # full scope name, e.g. Default/conv2-ConvBlock/Conv2D-op0
+    op_type: str  # Conv2D
+    kind: str = KERNEL
+    graph: str = ""  # graph id within the dump
+    file_name: str = ""  # the op name as spelled in file names
+    # by slot: dicts while a reader builds the op, then frozen into compact SlotMaps (`freeze`)
+    inputs: Mapping[int, TensorRef] = field(default_factory=dict)
+    outputs: Mapping[int, TensorRef] = field(default_factory=dict)
+    order: int = -1  # position in the dump's execution order (kernels), -1 otherwise
+    timestamp: int | None = None  # earliest file timestamp
+    name_source: str = "file name"  # how `name` was recovered
+    sources: Mapping[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
+    attrs: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # primitive attributes (from the IR)
+    code: Sequence[str] = ()  # user source lines (from the IR)
+    key: str = ""  # unique within the dump (name, or graph:name when graphs collide)
+    call: int = 1  # 2, 3... when the same kernel ran more than once in one iteration
+    fused: tuple[str, ...] = ()  # the framework ops a fused op stands for, in order (GE graphs; fusion.py)
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.name
+
+    def __repr__(self) -> str:
+        return f"Op({self.key!r}, {self.op_type}, {self.kind}, in={sorted(self.inputs)}, out={sorted(self.outputs)})"
+
+    @property
+    def scope(self) -> str:
+        return self.name.rsplit("/", 1)[0] if "/" in self.name else ""
+
+    @property
+    def leaf(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+    def tensors(self) -> Iterator[TensorRef]:
+        for s in sorted(self.inputs):
+            yield self.inputs[s]
+        for s in sorted(self.outputs):
+            yield self.outputs[s]
+
+    def put(self, io: str, slot: int, tensor: TensorRef) -> None:
+        """A reader adds a tensor to the op it builds ("input" or "output")."""
+        _building(self, self.inputs if io == "input" else self.outputs)[slot] = tensor
+
+    def put_source(self, slot: int, source: InputSource) -> None:
+        """A reader says where input `slot` comes from."""
+        _building(self, self.sources)[slot] = source
+
+    def freeze(self) -> None:
+        """Once its dump is indexed: the op's mappings in compact form (slotmap.py); `put` is refused after."""
+        self.inputs = SlotMap.of(self.inputs)
+        self.outputs = SlotMap.of(self.outputs)
+        self.sources = SlotMap.of(self.sources)
+
+
+def _building(op: Op, side: Mapping[int, V]) -> dict[int, V]:
+    if not isinstance(side, dict):
+        raise TypeError(f"{op.key}: the op is frozen (its dump is indexed)")
+    return side
+
+
+@dataclass(eq=False)
+class Dump:
+    """An indexed dump: what was found, how it was read, and what could not be read."""
+
+    path: str  # as given by the user
+    root: str  # the folder the tensors were indexed from (rank level when known)
+    format: str  # e.g. "mindspore-npy"
+    variant: str = ""  # how this dump spells things, in words
+    version: str | None = None  # framework version when known
+    device: str | None = None  # device target when known
+    rank: str | None = None
+    graphs: list[str] = field(default_factory=list)
+    iterations: dict[str, str] = field(default_factory=dict)  # graph -> iteration used
+    ops: list[Op] = field(default_factory=list)  # kernels in execution order, then the rest
+    problems: list[Problem] = field(default_factory=list)
+    order_source: str = "file names"
+    statistics_only: bool = False
+    # dataflow over op keys, when a graph file was read (or inferred): a networkx graph while a reader builds
+    # it, frozen into a compact FlowGraph once the dump is indexed (formats.open_dump)
+    graph: nx.DiGraph | FlowGraph | None = None
+    graph_source: str | None = None
+    notes: list[str] = field(default_factory=list)
+    parameters: dict[str, bool] = field(default_factory=dict)  # graph parameter name -> is a weight (else an input)
+    _by_key: dict[str, Op] | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"Dump({self.root!r}, {self.format}, {len(self.ops)} ops)"
+
+    @property
+    def kernels(self) -> list[Op]:
+        return [op for op in self.ops if op.kind == KERNEL]
+
+    def op(self, key: str) -> Op | None:
+        if self._by_key is None:
+            self._by_key = {op.key: op for op in self.ops}
+        return self._by_key.get(key)
+
+    def freeze(self) -> None:
+        """Once indexed: every op's mappings and the dataflow graph in compact, read-only form (a session
+        keeps them for as long as it runs; slotmap.py, flowgraph.py)."""
+        from dumptui.core.model.flowgraph import FlowGraph
+
+        for op in self.ops:
+            op.freeze()
+        if self.graph is not None:
+            self.graph = FlowGraph.freeze(self.graph)
+
+    def tensor_count(self) -> int:
+        return sum(len(op.inputs) + len(op.outputs) for op in self.ops)
+
+    def bytes_on_disk(self) -> int:
+        total = 0
+        for op in self.ops:
+            for t in op.tensors():
+                if t.size_on_disk is not None:
+                    total += t.size_on_disk
+        return total

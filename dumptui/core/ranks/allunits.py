@@ -1,0 +1,129 @@
+"""Every rank and step of a pair of dumps in one run: each unit bisected (or compared) on its own, then the
+ranks ordered against each other by their communication ops (commorder.py) to name the rank, the step and
+the op where the divergence was born first.
+
+Steps run one after the other in training, so the first step with a divergence is the one that counts; within
+it, the ranks whose first root no other rank's divergence explains diverged first. Each unit's dumps are let
+go once its few numbers are taken, so the memory of a run is that of one unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dumptui.core.compare.session import Session
+from dumptui.core.io.errors import DumptuiError
+from dumptui.core.model.dump import Op
+from dumptui.core.ranks.commorder import CrossRank, RankEvents, first_divergence, rank_events
+from dumptui.core.ranks.units import Unit
+from dumptui.core.search.bisect import Root
+
+UnitRun = Callable[[Unit], tuple[Session, list[Root]]]  # open, align and search one unit: its roots, first first
+
+
+@dataclass(frozen=True)
+class UnitRoot:
+    """A root of one unit, placed in its rank's execution order (the reference's)."""
+
+    position: int
+    name: str
+    op_type: str
+    why: str
+
+
+@dataclass
+class UnitOutcome:
+    unit: Unit
+    rank_id: int  # the rank as a number (rank ids of communication ops are numbers)
+    roots: list[UnitRoot] = field(default_factory=list)
+    kernels: int = 0
+    error: str | None = None  # why the unit could not be searched (path: reason)
+
+    @property
+    def first(self) -> UnitRoot | None:
+        return min(self.roots, key=lambda r: r.position) if self.roots else None
+
+
+@dataclass
+class StepVerdict:
+    """The cross-rank order of one step's divergences (None when no rank of it diverged)."""
+
+    step: str | None
+    cross: CrossRank | None
+    first_roots: dict[int, UnitRoot]  # rank id -> its first root
+    units: dict[int, Unit]
+
+
+@dataclass
+class AllUnits:
+    outcomes: list[UnitOutcome]
+    steps: list[StepVerdict]
+    only_ref: list[Unit] = field(default_factory=list)
+    only_target: list[Unit] = field(default_factory=list)
+
+    @property
+    def first(self) -> StepVerdict | None:
+        """The first step in which some rank diverged (its `cross.first` names the rank or ranks)."""
+        return next((s for s in self.steps if s.cross is not None), None)
+
+    @property
+    def errors(self) -> list[UnitOutcome]:
+        return [o for o in self.outcomes if o.error is not None]
+
+
+def rank_number(unit: Unit, index: int) -> int:
+    return int(unit.rank) if unit.rank is not None and unit.rank.isdigit() else index
+
+
+def _kernels_in_order(session: Session) -> list[Op]:
+    return sorted(session.ref.kernels, key=lambda op: op.order)
+
+
+def run_units(
+    units: list[Unit],
+    run: UnitRun,
+    on_unit: Callable[[Unit, Session, list[Root]], None] | None = None,
+) -> AllUnits:
+    """Search every unit with `run`, in step then rank order; `on_unit` sees each unit's session and roots
+    before they are let go (to report them). A unit that cannot be opened is recorded with its reason."""
+    outcomes: list[UnitOutcome] = []
+    events: dict[str | None, RankEvents] = {}
+    ranks_seen: dict[str | None, int] = {}
+    for unit in sorted(units, key=Unit.sort_key):
+        rank_id = rank_number(unit, ranks_seen.setdefault(unit.rank, len(ranks_seen)))
+        outcome = UnitOutcome(unit, rank_id)
+        outcomes.append(outcome)
+        try:
+            session, roots = run(unit)
+        except DumptuiError as e:
+            outcome.error = str(e)
+            continue
+        kernels = _kernels_in_order(session)
+        outcome.kernels = len(kernels)
+        position = {op.key: i for i, op in enumerate(kernels)}
+        for root in roots:
+            op = root.pair.ref
+            if op is None or op.key not in position:
+                continue  # a target-only op has no place in the reference's order
+            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, root.why))
+        evs, unmatched = rank_events(rank_id, kernels)
+        events.setdefault(unit.step, RankEvents()).add(rank_id, evs, unmatched)
+        if on_unit is not None:
+            on_unit(unit, session, roots)
+    return AllUnits(outcomes, _order_steps(outcomes, events))
+
+
+def _order_steps(outcomes: list[UnitOutcome], events: dict[str | None, RankEvents]) -> list[StepVerdict]:
+    steps: list[StepVerdict] = []
+    for step in dict.fromkeys(o.unit.step for o in outcomes):
+        mine = [o for o in outcomes if o.unit.step == step]
+        first_roots = {o.rank_id: first for o in mine if (first := o.first) is not None}
+        units = {o.rank_id: o.unit for o in mine}
+        cross = None
+        if first_roots:
+            cross = first_divergence(
+                events.get(step, RankEvents()), {r: root.position for r, root in first_roots.items()}
+            )
+        steps.append(StepVerdict(step, cross, first_roots, units))
+    return steps

@@ -1,0 +1,408 @@
+"""`Bisection`: the facade over the pieces of a search to the first op whose inputs agree and whose outputs
+do not. It owns one immutable `SearchState` (undo pops the previous one) and delegates:
+
+- `strategy.py`: how probes narrow the candidates (linear interval, or the dataflow graph's ancestors);
+- `oracle.py`: what a probe says (by default the session's verdict on the op's outputs);
+- `culprit.py`: the culprit check at convergence, and other roots on parallel branches;
+- `preconditions.py`: network input and weights compared first;
+- `sessionfile.py`: marks saved and replayed by op key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import CLOSE, UNREADABLE
+from dumptui.core.graph.align import OpPair
+from dumptui.core.search.bisect.culprit import CulpritCheck
+from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
+from dumptui.core.search.bisect.preconditions import check_inputs, parameter_roots
+from dumptui.core.search.bisect.sessionfile import steps_json
+from dumptui.core.search.bisect.state import SearchState
+from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
+from dumptui.core.search.bisect.types import InputCheck, Mark, Root, Source, Step
+from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
+
+MAX_SINKS = 4  # graph outputs checked for divergence before giving up
+MAX_WALK_BACK = 32  # outputs read back from an unreadable graph output, looking for readable ones
+
+
+class Bisection:
+    def __init__(
+        self,
+        session: Session,
+        use_graph: bool = True,
+        oracle: Oracle | None = None,
+        workers: int | ComparePool | None = None,
+    ):
+        self.session = session
+        self.order: list[OpPair] = kernel_order(session)
+        self.position = {p.index: i for i, p in enumerate(self.order)}
+        self.key_position = {p.key: i for i, p in enumerate(self.order)}
+        self.strategy, self.notes = choose_strategy(session, self.order, use_graph)
+        self.oracle = oracle or ComputedOracle(session, self.order)
+        self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle)
+        self.checks: list[InputCheck] | None = None
+        self.parameter_roots: list[Root] = []
+        self.workers = workers
+        self.search = "bisection"  # or "scan": every op read and judged by its local error
+        self.search_reason = ""
+        self.scan_result: ScanResult | None = None
+        # why the search could not decide, when damage hides the answer (an unreadable graph output whose
+        # readable inputs agree, nothing paired): then there is no "no divergence", and the CLI exits 2
+        self.undecided: list[str] = []
+        self._prepared = False
+        self.reset()
+
+    # ---------------------------------------------------------------------------- state, read-only views
+    def reset(self) -> None:
+        self.state = SearchState.initial(len(self.order))
+        self._undo: list[SearchState] = []
+
+    @property
+    def mode(self) -> str:
+        return self.strategy.name
+
+    @property
+    def dag(self) -> PairDag | None:
+        return self.strategy.dag if isinstance(self.strategy, GraphStrategy) else None
+
+    candidates = property(lambda self: self.state.candidates)
+    lo = property(lambda self: self.state.lo)
+    hi = property(lambda self: self.state.hi)
+    good = property(lambda self: self.state.good)
+    bad = property(lambda self: self.state.bad)
+    started = property(lambda self: self.state.started)
+    finished = property(lambda self: self.state.finished)
+    no_divergence = property(lambda self: self.state.no_divergence)
+    culprit = property(lambda self: self.state.culprit)
+
+    @property
+    def history(self) -> list[Step]:
+        return list(self.state.history)
+
+    @property
+    def other_roots(self) -> list[Root]:
+        return list(self.state.other_roots)
+
+    @property
+    def steps_left(self) -> int:
+        if self.finished:
+            return 0
+        n = len(self.candidates) if self.started else len(self.order)
+        return max(0, math.ceil(math.log2(n))) if n > 1 else 0
+
+    @property
+    def interval(self) -> tuple[int, int] | None:
+        """(first, last) candidate position, for drawing."""
+        if not self.candidates:
+            return None
+        return min(self.candidates), max(self.candidates)
+
+    def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+        """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
+        return self.oracle.verdict(pos, purpose)
+
+    def cached_mark(self, pos: int) -> Mark | None:
+        return self.oracle.known(pos)
+
+    # ---------------------------------------------------------------------------- the search
+    def prepare(
+        self, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> None:
+        """Preconditions, then the kind of search: bisection (O(log n) reads) where the pair is clean, a
+        local-error scan of every op where it is noisy (there a threshold crossed says nothing about where
+        error is born)."""
+        if self._prepared:
+            return
+        self._prepared = True
+        self.check_inputs()
+        for c in self.checks or []:
+            if c.status == "benign":  # rounding explains it: the input agrees as far as precision allows
+                self.session.rejudge(c.result, CLOSE, c.detail)
+        noise = describe_noise(self.session)
+        rounded = [c.name for c in self.checks or [] if c.status == "benign"]
+        if rounded:
+            named = ", ".join(rounded[:3]) + (f" and {len(rounded) - 3} more" if len(rounded) > 3 else "")
+            noise = "; ".join(filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({named})"]))
+        if noise:
+            self.use_scan(f"noisy pair: {noise}", progress, cancelled)
+        else:
+            self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
+
+    def use_scan(
+        self,
+        reason: str,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
+        """Read and judge every op now; the bisection then answers from the judged verdicts."""
+        position = self.position
+        fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
+        self.scan_result = scan(
+            self.session, self.order, self.strategy.predecessors, fed, self.workers, progress, cancelled
+        )
+        self.search, self.search_reason = "scan", reason
+        self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
+
+    def start(self) -> None:
+        """Find the first known bad op (a graph output) and set the candidates. Not undoable."""
+        if self.started:
+            return
+        self.prepare()
+        st = self.state.evolve(started=True)
+        if not self.order:
+            self.notes.append("no op is dumped on both sides: nothing to bisect")
+            self.undecided.append("nothing to bisect: no op is dumped with outputs on both sides")
+            self.state = st.evolve(finished=True, no_divergence=False)
+            return
+        sinks = self.strategy.sinks()
+        for s in sinks[:MAX_SINKS]:
+            mark, detail = self.oracle.verdict(s, "graph output")
+            st = st.with_step(
+                Step(self.order[s].key, s, mark, Source.START, "graph output: " + detail, len(st.candidates))
+            )
+            bad: int | None = s if mark == Mark.BAD else None
+            if mark == Mark.SKIP and self.session.cached_verdict(self.order[s]) == UNREADABLE:
+                # damage is never taken for agreement: search from the outputs that can be read
+                st, bad = self._last_readable(st, s, detail)
+            if bad is not None:
+                st = self._narrow(st, bad, Mark.BAD)
+                break
+            if mark == Mark.GOOD:
+                st = st.evolve(good=st.good | {s})
+        else:
+            st = st.evolve(finished=True, no_divergence=not self.undecided, candidates=frozenset())
+            if len(sinks) > MAX_SINKS:
+                self.notes.append(f"{len(sinks) - MAX_SINKS} other graph outputs not checked (use `compare`)")
+        self.state = self._maybe_converged(st)
+
+    def _last_readable(self, st: SearchState, sink: int, why: str) -> tuple[SearchState, int | None]:
+        """A graph output that cannot be read: read the last readable outputs that feed it instead (walking
+        back through unreadable ones). Returns the state and the first bad one found; when all agree, whether
+        the unreadable output diverges is unknown, and `undecided` says so."""
+        queue, seen, read = [sink], {sink}, 0
+        agree: list[int] = []
+        while queue and read < MAX_WALK_BACK:
+            for p in sorted(self.strategy.predecessors(queue.pop(0)), reverse=True):
+                if p in seen:
+                    continue
+                seen.add(p)
+                read += 1
+                mark, detail = self.oracle.verdict(p, "graph output")
+                where = f"last readable output before {self.order[sink].name}: {detail}"
+                st = st.with_step(Step(self.order[p].key, p, mark, Source.START, where, len(st.candidates)))
+                if mark == Mark.BAD:
+                    self.notes.append(
+                        f"graph output {self.order[sink].name} unreadable ({why}): searched from {self.order[p].name}"
+                    )
+                    return st, p
+                if mark == Mark.GOOD:
+                    agree.append(p)
+                    st = st.evolve(good=st.good | {p})
+                else:
+                    queue.append(p)
+        checked = f"the {len(agree)} last readable outputs before it agree" if agree else "no readable output before it"
+        self.undecided.append(
+            f"graph output {self.order[sink].name} cannot be read ({why}) and {checked}: "
+            "whether the network diverges is unknown"
+        )
+        return st, None
+
+    def next_probe(self) -> int | None:
+        """The position to probe next, or None when converged/finished."""
+        st = self.state
+        if not st.started or st.finished or st.hi is None:
+            return None
+        return self.culprit_check.choose(st.candidates, st.hi, st.lo)
+
+    def mark(self, pos: int, mark: str, source: str = Source.USER, detail: str = "") -> None:
+        """Record a verdict for the op at `pos` (good/bad/skip) and narrow the candidates."""
+        if not self.started:
+            self.start()
+        if self.finished:
+            return
+        mark, source = Mark(mark), Source(source)
+        self._undo.append(self.state)
+        st = self.state
+        before = len(st.candidates)
+        if mark == Mark.SKIP:
+            self.oracle.set(pos, Mark.SKIP, detail or "not comparable")
+            st = st.evolve(candidates=st.candidates - {pos})
+        else:
+            st = self._narrow(st, pos, mark)
+            if source == Source.USER:
+                self.oracle.forget(pos)  # the user overrules: the computed verdict is not reused
+        st = st.with_step(Step(self.order[pos].key, pos, mark, source, detail, before))
+        self.state = self._maybe_converged(st)
+
+    def step(self) -> Step | None:
+        """Probe once with the computed verdict. Returns the step made, or None when finished."""
+        if not self.started:
+            self.start()
+            return self.state.history[-1] if self.state.history else None
+        pos = self.next_probe()
+        if pos is None:
+            self.state = self._maybe_converged(self.state)
+            return None
+        mark, detail = self.oracle.verdict(pos)
+        self.mark(pos, mark, Source.COMPUTED, detail)
+        return self.state.history[-1]
+
+    def run(self, max_steps: int = 100000) -> Root | None:
+        self.start()
+        for _ in range(max_steps):
+            if self.finished:
+                break
+            if self.step() is None and not self.finished:
+                self.state = self._maybe_converged(self.state, force=True)
+                break
+        return self.culprit
+
+    def undo(self) -> bool:
+        """Take back the last mark (computed or the user's), with the steps it triggered."""
+        if not self._undo:
+            return False
+        self.state = self._undo.pop()
+        return True
+
+    # ---------------------------------------------------------------------------- narrowing, convergence
+    def _narrow(self, st: SearchState, pos: int, mark: Mark) -> SearchState:
+        ancestors = self.strategy.ancestors(pos, st.candidates)
+        if mark == Mark.BAD:
+            return st.evolve(bad=st.bad | {pos}, hi=pos, candidates=frozenset((ancestors | {pos}) - st.good))
+        return st.evolve(good=st.good | {pos}, lo=max(st.lo, pos), candidates=st.candidates - ancestors - {pos})
+
+    def _maybe_converged(self, st: SearchState, force: bool = False) -> SearchState:
+        """Run the culprit check once nothing but the known bad op is left to probe."""
+        for _ in range(len(self.order) + 1):  # each continuation moves to a new producer
+            if st.finished or st.hi is None:
+                return st
+            if not force and self.culprit_check.choose(st.candidates, st.hi, st.lo) is not None:
+                return st
+            out = self.culprit_check.check(st.hi, st.good)
+            if out.continue_from is None:
+                root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats, out.local)
+                others = self.culprit_check.other_roots(st.hi, st.good, self.notes)
+                return st.evolve(culprit=root, finished=True, candidates=frozenset({st.hi}), other_roots=tuple(others))
+            # A bad input: the source is upstream (a good output can hide a bad input). Continue there.
+            p = out.continue_from
+            st = st.with_step(
+                Step(
+                    self.order[p].key,
+                    p,
+                    Mark.BAD,
+                    Source.CHECK,
+                    out.why + ": continuing from its producer",
+                    len(st.candidates),
+                )
+            )
+            candidates, lo = self.strategy.restart(p, st.good)
+            st = st.evolve(bad=st.bad | {p}, hi=p, candidates=candidates, lo=lo)
+            force = False
+        return st
+
+    # ---------------------------------------------------------------------------- preconditions, result
+    def check_inputs(self) -> list[InputCheck]:
+        """The field guide's preconditions: same network input, same weights (where both dumps hold them)."""
+        if self.checks is None:
+            self.checks = check_inputs(self.session)
+            self.parameter_roots = parameter_roots(self.checks)
+        return self.checks
+
+    def roots(self) -> list[Root]:
+        """Every root found, first in execution order first."""
+        found: dict[str, Root] = {}
+        for r in (
+            ([self.culprit] if self.culprit else []) + self.other_roots + self._scan_roots() + self.parameter_roots
+        ):
+            if r.pair.key not in found:
+                found[r.pair.key] = r
+            elif r.kind != "outputs":
+                found[r.pair.key].caveats.append(r.why)
+        return sorted(found.values(), key=lambda r: r.pair.index)
+
+    def _scan_roots(self) -> list[Root]:
+        """Every root the scan found (bisection reaches the first; compare reports them all: they agree)."""
+        if self.scan_result is None:
+            return []
+        out = []
+        for le in self.scan_result.roots:
+            pos = self.position[le.pair.index]
+            chk = self.culprit_check.check(pos, frozenset())
+            out.append(Root(le.pair, "outputs", chk.why, chk.result, chk.caveats, le))
+        return out
+
+    def first_root(self) -> Root | None:
+        rs = self.roots()
+        if not rs:
+            return None
+        r = rs[0]
+        if r.result is None:
+            r.result = self.session.op_result(r.pair, inputs=True, purpose="culprit check")
+        if r.local is None and r.pair.index in self.position:
+            r.local = self.culprit_check.local(self.position[r.pair.index], r.result)
+        return r
+
+    def error_sources(self, k: int = 3) -> list[LocalError]:
+        """The ops that grow error most (finite relative gain above 1, output beyond its floor), largest first:
+        where to look when nothing is a root but the output still moved."""
+        if self.scan_result is None:
+            return []
+        grown = [
+            le
+            for le in self.scan_result.locals
+            if le.kind in ("carries", "root") and le.gain_rel is not None and 1 < le.gain_rel < float("inf")
+        ]
+        return sorted(grown, key=lambda le: -(le.gain_rel or 0))[:k]
+
+    def benign_evidence(self) -> list[str]:
+        """Why a pair with differences and no root is benign, in words (empty when it is bitwise clean)."""
+        if self.first_root() is not None:
+            return []
+        out = []
+        if self.search == "scan":
+            out.append(self.search_reason)
+        for c in self.checks or []:
+            if c.status == "benign":
+                out.append(f"{c.kind} {c.name}: {c.detail}")
+        if self.scan_result is not None:
+            worst = max(
+                (le for le in self.scan_result.locals if le.out is not None),
+                key=lambda le: le.out_rel or 0.0,
+                default=None,
+            )
+            if worst is not None and worst.out_rel:
+                out.append(
+                    f"largest output error {fmt_rel(worst.out_rel)} of its RMS at {worst.pair.name}, "
+                    "carried from precision noise (no op creates error beyond its inputs' noise)"
+                )
+        return out
+
+    # ---------------------------------------------------------------------------- save / resume
+    def to_json(self) -> dict:
+        return steps_json(self.mode, self.state.history)
+
+    def replay(self, data: dict) -> list[str]:
+        """Re-apply saved marks by op key; returns the keys that no longer exist."""
+        self.reset()
+        self.start()
+        missing = []
+        for s in data.get("steps", []):
+            pos = self.key_position.get(s.get("key"))
+            if pos is None:
+                missing.append(str(s.get("key")))
+                continue
+            if self.finished:
+                break
+            if s.get("source") == Source.COMPUTED:
+                mark, detail = self.oracle.verdict(pos)
+                self.mark(pos, mark, Source.COMPUTED, detail)
+            else:
+                self.mark(pos, s.get("mark", Mark.GOOD), Source.USER, s.get("detail", "marked by the user"))
+        return missing

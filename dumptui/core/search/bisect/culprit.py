@@ -1,0 +1,177 @@
+"""The culprit check and the search for other roots.
+
+When the candidates shrink to one op, its inputs are read: if an input produced by another op diverges, the
+search continues from that producer (a good output can hide a bad input); otherwise the op is a root of
+divergence. Other roots: side inputs that feed the diverged region from outside the culprit's ancestry are
+probed, and each bad one is bisected on its own (graph strategy only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET
+from dumptui.core.graph.align import OpPair
+from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
+from dumptui.core.search.bisect.oracle import Oracle
+from dumptui.core.search.bisect.strategy import Strategy
+from dumptui.core.search.bisect.types import Mark, Root
+from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.scan import analyse, input_roles
+
+MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
+
+
+@dataclass
+class CheckOutcome:
+    result: OpResult
+    continue_from: int | None  # the producer to continue from, when an input it produces carries the error
+    why: str
+    caveats: list[str]
+    local: LocalError | None = None
+
+
+class CulpritCheck:
+    def __init__(self, session: Session, order: list[OpPair], strategy: Strategy, oracle: Oracle):
+        self.session = session
+        self.order = order
+        self.position = {p.index: i for i, p in enumerate(order)}
+        self.strategy = strategy
+        self.oracle = oracle
+        self.locals: dict[int, LocalError] = {}  # filled by a scan; computed here otherwise
+
+    def local(self, pos: int, res: OpResult) -> LocalError:
+        if pos not in self.locals:
+            self.locals[pos] = analyse(self.session, res)
+        return self.locals[pos]
+
+    def check(self, pos: int, good: frozenset[int]) -> CheckOutcome:
+        """Read the inputs of the op at `pos` and say whether it is a root or where to continue.
+
+        A root: the local-error rule says error is born here (localerror.py). Otherwise the error came in
+        through an input: continue from the producer of the input that carries the most."""
+        pair = self.order[pos]
+        res = self.session.op_result(pair, inputs=True, purpose="culprit check")
+        le = self.local(pos, res)
+        roles = input_roles(pair)
+        caveats: list[str] = []
+        carriers: list[TensorResult] = []
+        unproduced_bad: list[tuple[TensorResult, str]] = []
+        for r in res.inputs:
+            if r.verdict == IGNORED:
+                continue
+            origin = unproduced(pair, r.slot)
+            bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
+            if origin is not None or roles.get(r.slot) == "constant":
+                if bad:
+                    unproduced_bad.append((r, origin or "constant"))
+            elif bad:
+                carriers.append(r)
+            elif r.verdict not in GOOD:
+                caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
+        if le.kind == "carries" and le.in_slot is not None:
+            worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
+            if worst is not None and worst not in carriers and unproduced(pair, worst.slot) is None:
+                carriers.insert(0, worst)
+        if le.kind != "root":
+            for r in carriers:
+                step = self._producer_step(pair, pos, r, good, caveats)
+                if step is not None:
+                    why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
+                    return CheckOutcome(res, step, why, [], le)
+        why = (
+            "inputs agree, outputs diverge"
+            if not carriers
+            else "its outputs diverge, and so do inputs it does not produce (see caveats)"
+            if le.kind != "root"
+            else "error is born here: " + le.why
+        )
+        if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
+            why = "outputs diverge"
+        for r, origin in unproduced_bad:
+            names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
+            what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
+            why += f"; {what} differs ({r.reason})"
+        if unproduced_bad and not carriers:
+            why += "; its other inputs agree"
+        return CheckOutcome(res, None, why, caveats, le)
+
+    def _producer_step(
+        self, pair: OpPair, pos: int, r: TensorResult, good: frozenset[int], caveats: list[str]
+    ) -> int | None:
+        """The producer's position to continue from, or None (with a caveat saying why not)."""
+        prod = producer_pair(self.session.alignment, pair, r.slot)
+        ppos = self.position.get(prod.index) if prod is not None else None
+        if ppos is not None and ppos != pos and ppos not in good:
+            return ppos
+        if prod is not None and ppos is not None and ppos in good:
+            caveats.append(
+                f"input.{r.slot} diverges, yet its producer {prod.name} was marked good: check that mark (u undoes it)"
+            )
+        elif prod is not None and ppos is None:
+            side = "target-only" if prod.ref is None else ("reference-only" if prod.target is None else "unprobed")
+            caveats.append(
+                f"input.{r.slot} diverges; it is produced by {side} op {prod.name}: that op is the likely cause"
+            )
+        elif prod is None:
+            caveats.append(
+                f"input.{r.slot} diverges ({r.reason}) and its producer is unknown"
+                + ("" if self.strategy.finds_other_roots else " (no graph)")
+            )
+        return None
+
+    # ---------------------------------------------------------------------------- other roots
+    def other_roots(self, root: int, good: frozenset[int], notes: list[str]) -> list[Root]:
+        """Other roots: side inputs feeding the diverged region from outside the culprit's ancestry."""
+        if not self.strategy.finds_other_roots:
+            return []
+        st = self.strategy
+        found: list[Root] = []
+        explained = st.descendants(root) | {root} | st.ancestors(root)
+        frontier = {p for b in st.descendants(root) for p in st.predecessors(b) if p not in explained}
+        for checked, f in enumerate(sorted(frontier, reverse=True)):
+            if checked >= MAX_FRONTIER:
+                notes.append(f"{len(frontier) - checked} more side inputs of the diverged region not checked")
+                break
+            if f in explained or self.oracle.verdict(f, "other roots")[0] != Mark.BAD:
+                continue
+            allowed = set(range(len(self.order))) - explained
+            other = self._auto_root(f, allowed | {f}, good)
+            if other is not None and other.pair.key != self.order[root].key:
+                found.append(other)
+                pos = self.position[other.pair.index]
+                explained |= st.descendants(pos) | {pos} | st.ancestors(pos)
+        return found
+
+    def _auto_root(self, bad: int, allowed: set[int], good: frozenset[int]) -> Root | None:
+        """Bisect automatically, within `allowed`, to the root below the bad op `bad`."""
+        st = self.strategy
+        cands = (st.ancestors(bad, allowed) | {bad}) - good
+        hi = bad
+        for _ in range(4 * len(self.order) + 8):
+            probe = self.choose(frozenset(cands), hi, -1)
+            if probe is None:
+                out = self.check(hi, good)
+                if out.continue_from is None or out.continue_from not in allowed:
+                    return Root(self.order[hi], "outputs", out.why, out.result, out.caveats, out.local)
+                hi = out.continue_from
+                cands = (st.ancestors(hi, allowed) | {hi}) - good
+                continue
+            mark, _ = self.oracle.verdict(probe, "other roots")
+            if mark == Mark.BAD:
+                hi = probe
+                cands = st.ancestors(probe, cands) | {probe}
+            elif mark == Mark.GOOD:
+                cands -= st.ancestors(probe, cands) | {probe}
+            else:
+                cands.discard(probe)
+        return None
+
+    def choose(self, candidates: frozenset[int], hi: int, lo: int) -> int | None:
+        """The next probe among `candidates` (never the known bad `hi`, never an op that cannot be probed)."""
+        cands = sorted(c for c in candidates - {hi} if self.oracle.known(c) != Mark.SKIP)
+        if not cands:
+            return None
+        return self.strategy.choose(cands, candidates, hi, lo)

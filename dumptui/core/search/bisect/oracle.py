@@ -1,0 +1,80 @@
+"""The oracle: what a probe says about an op (fx_minifier's `module_fails`, injected into the bisection).
+
+`ComputedOracle` reads the op's outputs through the session and turns their verdict into a mark; tests and
+other front ends may pass any object with the same methods. After a local-error scan the session's verdicts
+are judged in context (a divergence only downstream of a root), and the same oracle answers from them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.results import OpResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import BAD, GOOD, IGNORED
+from dumptui.core.graph.align import OpPair
+from dumptui.core.search.bisect.types import Mark
+
+
+class Oracle(Protocol):
+    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+        """(mark, detail) for the op at `pos` of the bisection order."""
+        ...
+
+    def known(self, pos: int) -> Mark | None:
+        """The mark already computed or set for `pos` (never reads)."""
+        ...
+
+    def set(self, pos: int, mark: Mark, detail: str) -> None: ...
+
+    def forget(self, pos: int) -> None: ...
+
+
+class ComputedOracle:
+    """Marks from the session's verdicts on the op's outputs; each op is read once."""
+
+    def __init__(self, session: Session, order: list[OpPair]):
+        self.session = session
+        self.order = order
+        self._cache: dict[int, tuple[Mark, str]] = {}
+
+    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+        if pos not in self._cache:
+            res = self.session.op_result(self.order[pos], inputs=False, purpose=purpose)
+            self._cache[pos] = (mark_of(res.verdict), brief(res))
+        return self._cache[pos]
+
+    def known(self, pos: int) -> Mark | None:
+        """The mark computed (or set) for `pos`, without reading."""
+        hit = self._cache.get(pos)
+        return hit[0] if hit else None
+
+    def set(self, pos: int, mark: Mark, detail: str) -> None:
+        self._cache[pos] = (mark, detail)
+
+    def forget(self, pos: int) -> None:
+        self._cache.pop(pos, None)
+
+
+def mark_of(verdict: str) -> Mark:
+    if verdict in BAD:
+        return Mark.BAD
+    if verdict in GOOD:
+        return Mark.GOOD
+    return Mark.SKIP
+
+
+def brief(res: OpResult) -> str:
+    """`output.0 diverged (cos 0.548305, max abs 8.03)`: the outputs of a probe in one line."""
+    parts = []
+    for r in res.outputs:
+        if r.verdict == IGNORED:
+            continue
+        st = r.stats
+        if st is not None and st.cos is not None and r.verdict != "equal":
+            max_abs = f"{st.max_abs:.3g}" if st.max_abs is not None else "undefined"
+            parts.append(f"{r.label} {r.verdict} (cos {format_cos(st.cos)}, max abs {max_abs})")
+        else:
+            parts.append(f"{r.label} {r.verdict}" + (f" ({r.reason})" if r.verdict not in ("equal", "close") else ""))
+    return "; ".join(parts) or res.verdict

@@ -1,0 +1,186 @@
+"""The field guide's preconditions: the same network input and the same weights on both sides.
+
+Inputs no op produces (weights, the network input, inputs computed outside a filtered dump) are compared
+before bisecting. One that differs by more than fp16/bf16 rounding would explain makes its consumers roots,
+and is named; one that differs only by such rounding is `benign` (a deliberate conversion gives that).
+"""
+
+from __future__ import annotations
+
+from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.noise import floor_of, fmt_rel, least_precise
+from dumptui.core.compare.results import TensorResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import EQUAL, IGNORED, NOT_COMPARABLE, UNREADABLE, rounding_explains
+from dumptui.core.graph.align import OpPair
+from dumptui.core.graph.dataflow import consumers, input_source
+from dumptui.core.model.dump import PARAMETER
+from dumptui.core.search.bisect.types import InputCheck, Root
+
+ADVICE = {
+    "network input": "check the preprocessing (the field guide's first precondition)",
+    "parameter": "check the checkpoint and its conversion",
+}
+
+
+def check_inputs(session: Session) -> list[InputCheck]:
+    """Every parameter / network input dumped as such, then those only seen as their consumers' inputs (all of
+    them when one side dumps no parameters at all, as CANN raw dumps do: its ops' inputs hold them)."""
+    one_sided = not all(any(op.kind == PARAMETER for op in d.ops) for d in (session.ref, session.target))
+    found = [
+        _check_parameter(session, p)
+        for p in session.alignment.pairs
+        if p.kind == PARAMETER and (p.paired or not one_sided)
+    ]
+    checks = [c for c in found if c is not None]
+    checks += _check_consumed_only(session, {c.name for c in checks})
+    session.same_files.save()  # the equal weights are not read again on the next run of this pair
+    return checks
+
+
+def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
+    op = p.ref or p.target
+    assert op is not None
+    kind = "network input" if op.attrs.get("is_weight") == "false" else "parameter"
+    users = consumers(session.ref, session.target, session.alignment, p)
+    r: TensorResult | None
+    if not p.paired:
+        r = TensorResult(
+            "output",
+            0,
+            p.ref.outputs.get(0) if p.ref else None,
+            p.target.outputs.get(0) if p.target else None,
+            p.how,
+            "dumped on one side only",
+        )
+        return InputCheck(op.name, kind, r, "unpaired", p.how, users)
+    r = session.identical(p, "output", 0, "precondition")
+    if r is None:
+        res = session.op_result(p, inputs=False, purpose="precondition")
+        r = res.outputs[0] if res.outputs else None
+    return judge_input(op.name, kind, r, users) if r is not None else None
+
+
+def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck]:
+    """Parameters not dumped as such (a kernel-filtered dump): their consumers' input files hold them."""
+    by_param: dict[str, list[tuple[OpPair, int]]] = {}
+    for p in session.alignment.kernels:
+        if not p.paired:
+            continue
+        assert p.ref is not None and p.target is not None
+        for slot in sorted(set(p.ref.inputs) & set(p.target.inputs)):
+            name = next(
+                (src.ref for src in input_source(p, slot) if src is not None and src.kind in ("parameter", "input")),
+                None,
+            )
+            if name is not None and name not in checked:
+                by_param.setdefault(name, []).append((p, slot))
+    out = []
+    for name, uses in by_param.items():
+        p, slot = uses[0]
+        assert p.ref is not None and p.target is not None
+        r = session.identical(p, "input", slot, "precondition")
+        if r is None:
+            r = session.tensor_result(p, "input", slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
+        is_weight = session.ref.parameters.get(name)
+        kind = "unproduced input" if is_weight is None else {False: "network input", True: "parameter"}[is_weight]
+        out.append(judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses))))
+    return out
+
+
+def _statistics_agree(r: TensorResult) -> str | None:
+    """Why a statistics-only pair shows no difference, or None. Statistics recorded by the dumping tool and
+    statistics computed from a tensor differ by their own rounding (msprobe sums in float32): within the
+    dtype's noise floor they cannot tell a difference, and "the input differs" would be an answer made by a
+    record that lacks its data file."""
+    if not r.statistics_only or not r.stat_rel or r.verdict == EQUAL:
+        return None
+    rel = [v for v in r.stat_rel.values() if v is not None]
+    dtype = least_precise(t.dtype for t in (r.ref, r.target) if t is not None)
+    floor = floor_of(dtype)
+    if not rel or max(rel) > floor:
+        return None
+    return (
+        f"statistics agree within the {dtype or 'float32'} noise floor ({fmt_rel(max(rel))} <= {fmt_rel(floor)}); "
+        "statistics only, a weaker check than tensors"
+    )
+
+
+def judge_input(name: str, kind: str, r: TensorResult, users: list[OpPair]) -> InputCheck:
+    """equal / benign (within fp16 or bf16 rounding) / differs / unreadable, for an unproduced input."""
+    if r.verdict == EQUAL:
+        return InputCheck(name, kind, r, "equal", r.reason, users)
+    if r.verdict in (UNREADABLE, NOT_COMPARABLE, IGNORED):
+        return InputCheck(name, kind, r, "ignored" if r.verdict == IGNORED else "unreadable", r.reason, users)
+    agreeing = _statistics_agree(r)
+    if agreeing is not None:
+        return InputCheck(name, kind, r, "benign", agreeing, users)
+    fmt = rounding_explains(r.ref, r.target)
+    low = {"float16", "bfloat16"} & {t.dtype for t in (r.ref, r.target) if t is not None}
+    if (
+        fmt is None
+        and kind == "unproduced input"
+        and low
+        and r.verdict == "close"
+        and r.ref is not None
+        and r.target is not None
+        and r.ref.dtype != r.target.dtype
+    ):
+        # computed (not stored) upstream in a lower precision: more than one rounding, and still close
+        return InputCheck(
+            name,
+            kind,
+            r,
+            "benign",
+            f"close; computed in {'/'.join(sorted(low))} on one side (a precision change upstream); {numbers(r)}",
+            users,
+        )
+    if fmt is not None:
+        return InputCheck(
+            name,
+            kind,
+            r,
+            "benign",
+            f"differs only by {fmt} rounding (as a deliberate {fmt} conversion would give); {numbers(r)}",
+            users,
+        )
+    advice = ADVICE.get(
+        kind, "no dumped op produces it: a weight (check the checkpoint) or an input from outside the dump"
+    )
+    return InputCheck(
+        name,
+        kind,
+        r,
+        "differs",
+        f"differs by more than fp16/bf16 rounding would explain; {numbers(r)}: {advice}",
+        users,
+    )
+
+
+def parameter_roots(checks: list[InputCheck]) -> list[Root]:
+    """The consumers of every input that differs, as roots (each consumer once)."""
+    roots: list[Root] = []
+    seen: set[str] = set()
+    for c in checks:
+        if c.status != "differs":
+            continue
+        for cons in c.consumers:
+            if cons.key in seen:
+                continue
+            seen.add(cons.key)
+            why = {
+                "network input": f"the network input {c.name} differs: check the preprocessing",
+                "parameter": f"parameter {c.name} differs: check the checkpoint and its conversion",
+            }.get(
+                c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside the dump)"
+            )
+            roots.append(Root(cons, "parameter" if c.kind == "parameter" else "input", why, None, [c.detail]))
+    return roots
+
+
+def numbers(r: TensorResult) -> str:
+    st = r.stats
+    if st is None:
+        return r.reason
+    cos = format_cos(st.cos)
+    return f"cos {cos}, max abs {st.max_abs:.3g}" if st.max_abs is not None else f"cos {cos}"

@@ -1,0 +1,44 @@
+"""`compare`: every tensor pair of the two dumps, judged in context, with the same roots as `bisect`.
+
+Every op is read and judged by its local error (scan.py), so a tensor that differs only by the precision
+noise carried to it is `close` and says so, and the roots are exactly those a bisection reports (it uses the
+same preconditions and the same scan). Parameters, constants and one-sided ops are compared too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.results import OpResult
+from dumptui.core.compare.session import Session
+from dumptui.core.search.bisect import Bisection, Root
+from dumptui.core.search.localerror import LocalError
+
+
+@dataclass
+class Comparison:
+    results: list[OpResult]  # every op pair, in alignment order
+    bisection: Bisection  # preconditions, the scan, the roots
+    locals: dict[int, LocalError]  # pair index -> local error (kernels paired on both sides)
+
+    @property
+    def roots(self) -> list[Root]:
+        return self.bisection.roots()
+
+
+def compare_pair(
+    session: Session,
+    workers: int | None = None,
+    use_graph: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Comparison:
+    bi = Bisection(session, use_graph=use_graph, workers=workers)
+    bi.prepare(progress, cancelled)
+    if bi.scan_result is None:
+        bi.use_scan("compare reads every op", progress, cancelled)
+    results = evaluate_all(session, workers=workers, cancelled=cancelled)
+    assert bi.scan_result is not None
+    return Comparison(results, bi, {le.pair.index: le for le in bi.scan_result.locals})

@@ -1,0 +1,152 @@
+"""Where error is born: the local-error rule for one op pair, from its tensors' errors (no I/O here).
+
+An op *creates* error when its output error exceeds what its inputs carry in by a large factor:
+
+    gain (relative) = output error / input error      both trimmed means over |target - ref|, relative to the
+    gain (absolute) = output |error| / input |error|  reference's RMS or absolute; the input side keeps its
+                                                      outliers (a jump upstream reaches every consumer)
+
+It is a root of divergence when its output error is above the noise floor of its dtypes AND both gains are
+at least `gain` (10). Constants and attributes (0-d inputs such as epsilon, graph attributes, the op type)
+are not inputs that carry error: when they differ, that is named as the reason. Weights are inputs here;
+weights that differ beyond fp16/bf16 rounding are roots through the preconditions.
+
+Where the op can be replayed (core/replay), the replay decides instead: the reference op's definition (its
+type, attributes and constants) recomputed in float64 from each side's own dumped inputs. A target output that
+departs from that recomputation far more than the reference output does is broken on the target (a root);
+one that matches it only carries error in, whatever its gain (Exp of a larger input, a Floor that jumps).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dumptui.core.compare.noise import TensorError, fmt_rel
+from dumptui.core.graph.align import OpPair
+
+
+@dataclass(frozen=True)
+class ReplayProof:
+    """How far each side's output is from the reference op recomputed on that side's own inputs."""
+
+    dev_ref: float  # relative error (trimmed mean over the RMS) of the reference output
+    dev_target: float
+    floor_ref: float
+    floor_target: float
+    slot: int = 0
+    note: str = ""
+
+    def conclusive(self, gain: float) -> bool:
+        """The recomputation models the reference op (else we know too little about its semantics)."""
+        return self.dev_ref <= gain * self.floor_ref
+
+    def broken(self, gain: float) -> bool:
+        return self.dev_target > max(gain * self.dev_ref, self.floor_target)
+
+    def sentence(self, ref_name: str = "reference", target_name: str = "target") -> str:
+        return (
+            f"given its own inputs, the {target_name} output is off by {fmt_rel(self.dev_target)} (of its RMS) "
+            f"from what the op computes; the {ref_name}'s by {fmt_rel(self.dev_ref)}"
+        )
+
+
+@dataclass(slots=True)  # one per op pair in a scan: no __dict__ each
+class LocalError:
+    """The local-error analysis of one op pair."""
+
+    pair: OpPair
+    out: TensorError | None  # the worst counted output
+    out_slot: int | None
+    data_in: TensorError | None  # the worst input that carries error (not constants)
+    in_slot: int | None
+    floor: float
+    floor_dtype: str | None
+    differs: list[str] = field(default_factory=list)  # constants / attributes / op type that differ
+    replay: ReplayProof | None = None
+    replay_note: str = ""  # why there is no replay, when there is none
+    kind: str = "unknown"  # "root" | "carries" | "clean" | "unknown"
+    why: str = ""
+
+    @property
+    def gain_rel(self) -> float | None:
+        return _gain(self.out, self.data_in, rel=True)
+
+    @property
+    def gain_abs(self) -> float | None:
+        return _gain(self.out, self.data_in, rel=False)
+
+    @property
+    def is_root(self) -> bool:
+        return self.kind == "root"
+
+    @property
+    def out_rel(self) -> float | None:
+        if self.out is None:
+            return None
+        return math.inf if self.out.nonfinite else self.out.rel
+
+
+def _gain(out: TensorError | None, data_in: TensorError | None, rel: bool) -> float | None:
+    if out is None:
+        return None
+    if out.nonfinite and (data_in is None or not data_in.nonfinite):
+        return math.inf
+    o = out.rel if rel else out.abs
+    if data_in is None:
+        return math.inf if o > 0 else 0.0
+    if data_in.nonfinite:
+        return 0.0  # NaN/Inf came in: whatever comes out is carried
+    i = data_in.rel_l2 if rel else data_in.abs_rms
+    if o == 0:
+        return 0.0
+    return math.inf if i == 0 else o / i
+
+
+def classify(le: LocalError, gain: float) -> LocalError:
+    """Fill `kind` and `why` of an analysis whose errors are known."""
+    if le.out is None:
+        le.kind, le.why = "unknown", "its outputs could not be compared"
+        return le
+    out_rel = le.out_rel or 0.0
+    floor_words = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
+    if out_rel <= le.floor:
+        le.kind, le.why = "clean", f"output within the {floor_words}"
+        return le
+    reasons = ("; ".join(le.differs)) if le.differs else ""
+    if le.replay is not None and le.replay.conclusive(gain):
+        if le.replay.broken(gain):
+            le.kind = "root"
+            le.why = le.replay.sentence() + (f"; {reasons}" if reasons else "")
+        else:
+            le.kind = "carries"
+            le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence()
+        return le
+    g_rel, g_abs = le.gain_rel or 0.0, le.gain_abs or 0.0
+    if g_rel >= gain and g_abs >= gain:
+        le.kind = "root"
+        src = (
+            "inputs agree"
+            if le.data_in is None or le.data_in.worst_rel == 0
+            else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
+        )
+        le.why = (
+            f"{src}, output error {fmt_rel(out_rel)} > {floor_words}: error grows x{_fmt_gain(g_rel)} "
+            f"here (x{_fmt_gain(g_abs)} in absolute terms)"
+        ) + (f"; {reasons}" if reasons else "")
+        if le.replay is not None:
+            le.why += f" (replay inconclusive: the reference deviates {fmt_rel(le.replay.dev_ref)} from it)"
+        elif le.replay_note:
+            le.why += f" ({le.replay_note})"
+    else:
+        le.kind = "carries"
+        le.why = (
+            f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
+        ) + (f"; note: {reasons}" if reasons else "")
+    return le
+
+
+def _fmt_gain(g: float) -> str:
+    if math.isinf(g):
+        return "inf"
+    return f"{g:.3g}"

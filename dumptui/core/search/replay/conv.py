@@ -1,0 +1,192 @@
+"""Conv2D, MaxPool and AvgPool on NCHW tensors, in float64.
+
+Padding: Conv2D uses its `pad_list` (top, bottom, left, right) when the IR has it, since MindSpore's shape
+inference writes the padding the kernel really applies there for every pad mode; otherwise it derives the
+padding from `pad_mode` ("pad" with `pad`, "same", "valid"). Pooling supports VALID and SAME.
+SAME puts the odd pixel at the bottom/right (pad_before = total // 2), as MindSpore and TensorFlow do.
+AvgPool with SAME padding divides by the number of real (unpadded) elements in each window.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dumptui.core.search.replay.args import Kernel, OpArgs
+from dumptui.core.search.replay.spec import ReplayUnsupported
+
+_PAD_MODES = {0: "pad", 1: "same", 2: "valid"}  # MindSpore's PadMode enum, when 2.x passes it as an int
+
+
+def _pad_mode(args: OpArgs, default: str) -> str:
+    mode = args.option(None, ("pad_mode", "padding"), default)
+    if isinstance(mode, (int, np.integer)) and not isinstance(mode, bool) and int(mode) in _PAD_MODES:
+        return _PAD_MODES[int(mode)]
+    if isinstance(mode, str) and mode.lower() in ("pad", "same", "valid"):
+        return mode.lower()
+    raise ReplayUnsupported(f"{args.op_type} pad_mode {mode!r} is not replayed")
+
+
+def _hw_pair(values: tuple[int, ...], what: str, op_type: str) -> tuple[int, int]:
+    """(h, w) from an NCHW 4-tuple `(1, 1, h, w)`, a pair `(h, w)` or a single int."""
+    if len(values) == 4:
+        return values[2], values[3]
+    if len(values) == 2:
+        return values[0], values[1]
+    if len(values) == 1:
+        return values[0], values[0]
+    raise ReplayUnsupported(f"{op_type} {what} {values} is not (h, w) or (1, 1, h, w)")
+
+
+def _require_nchw(args: OpArgs, x: np.ndarray) -> None:
+    fmt = args.option(None, ("format", "data_format"), "NCHW")
+    if fmt not in ("NCHW", 0):
+        raise ReplayUnsupported(f"{args.op_type} in format {fmt!r}: only NCHW is replayed")
+    if x.ndim != 4:
+        raise ReplayUnsupported(f"{args.op_type} input of rank {x.ndim}: expected NCHW (rank 4)")
+
+
+def same_padding(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """(before, after) padding so that the output has ceil(size / stride) positions."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def _out_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int, op_type: str) -> int:
+    span = (kernel - 1) * dilation + 1
+    out = (size + before + after - span) // stride + 1
+    if out <= 0:
+        raise ReplayUnsupported(
+            f"{op_type} window of {span} does not fit an input of {size} padded by {before}+{after}"
+        )
+    return out
+
+
+def _windows(
+    xp: np.ndarray, i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int], out_hw: tuple[int, int]
+) -> np.ndarray:
+    """The input element under kernel tap (i, j) for every output position: shape (..., out_h, out_w)."""
+    (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_hw
+    return xp[..., i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
+
+
+def conv2d_nchw(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    groups: int,
+) -> np.ndarray:
+    """Cross-correlation of x (N, C, H, W) with w (O, C/groups, kh, kw), one kernel tap at a time."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ReplayUnsupported(f"Conv2D input {x.shape} and weight {w.shape} do not fit group = {groups}")
+    top, bottom, left, right = pads
+    ho = _out_size(h, kh, stride[0], dilation[0], top, bottom, "Conv2D")
+    wo = _out_size(wd, kw, stride[1], dilation[1], left, right, "Conv2D")
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    xg = xp.reshape(n, groups, cg, xp.shape[2], xp.shape[3])
+    wg = w.reshape(groups, o // groups, cg, kh, kw)
+    out = np.zeros((n, groups, o // groups, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            patch = _windows(xg, i, j, stride, dilation, (ho, wo))  # n, g, cg, ho, wo
+            out += np.einsum("ngchw,goc->ngohw", patch, wg[:, :, :, i, j])
+    return out.reshape(n, o, ho, wo)
+
+
+def conv2d(args: OpArgs) -> dict[int, np.ndarray]:
+    """Conv2D(x, w) in NCHW with stride, dilation, group and padding from the attributes."""
+    x, w = args.float64(0), args.float64(1)
+    _require_nchw(args, x)
+    if w.ndim != 4:
+        raise ReplayUnsupported(f"Conv2D weight of rank {w.ndim}: expected (O, C/group, kh, kw)")
+    mode = args.option(None, ("mode",), 1)
+    if mode != 1:
+        raise ReplayUnsupported(f"Conv2D mode {mode!r}: only 1 (cross-correlation) is replayed")
+    stride = _hw_pair(args.ints(None, ("stride", "strides"), (1,)), "stride", "Conv2D")
+    dilation = _hw_pair(args.ints(None, ("dilation", "dilations"), (1,)), "dilation", "Conv2D")
+    groups = args.integer(None, ("group", "groups"), 1)
+    kh, kw = w.shape[2], w.shape[3]
+    pad_list = args.attr("pad_list")
+    if pad_list is not None:
+        pads = args.ints(None, ("pad_list",))
+    else:
+        mode_name = _pad_mode(args, "valid")
+        if mode_name == "pad":
+            pads = args.ints(None, ("pad",), (0,))
+            pads = pads * 4 if len(pads) == 1 else pads
+        elif mode_name == "same":
+            pads = same_padding(x.shape[2], kh, stride[0], dilation[0]) + same_padding(
+                x.shape[3], kw, stride[1], dilation[1]
+            )
+        else:
+            pads = (0, 0, 0, 0)
+    if len(pads) != 4 or min(pads) < 0:
+        raise ReplayUnsupported(f"Conv2D padding {pads} is not (top, bottom, left, right) >= 0")
+    if min(stride) < 1 or min(dilation) < 1:
+        raise ReplayUnsupported(f"Conv2D stride {stride} / dilation {dilation} must be positive")
+    return {0: conv2d_nchw(x, w, stride, dilation, (pads[0], pads[1], pads[2], pads[3]), groups)}
+
+
+def _pool_geometry(args: OpArgs, x: np.ndarray) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
+    _require_nchw(args, x)
+    kernel = _hw_pair(args.ints(None, ("kernel_size", "ksize")), "kernel_size", args.op_type)
+    stride = _hw_pair(args.ints(None, ("strides", "stride"), (1,)), "strides", args.op_type)
+    if min(kernel) < 1 or min(stride) < 1:
+        raise ReplayUnsupported(f"{args.op_type} kernel {kernel} / strides {stride} must be positive")
+    mode = _pad_mode(args, "valid")
+    if mode == "pad":
+        raise ReplayUnsupported(f"{args.op_type} with explicit padding is not replayed (VALID and SAME are)")
+    if mode == "same":
+        pads = same_padding(x.shape[2], kernel[0], stride[0]) + same_padding(x.shape[3], kernel[1], stride[1])
+    else:
+        pads = (0, 0, 0, 0)
+    return kernel, stride, pads
+
+
+def _pool(
+    x: np.ndarray,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    fill: float,
+    combine: np.ufunc,
+    op_type: str,
+) -> np.ndarray:
+    """Fold `combine` over every kernel tap, the padding filled with `fill`."""
+    top, bottom, left, right = pads
+    ho = _out_size(x.shape[2], kernel[0], stride[0], 1, top, bottom, op_type)
+    wo = _out_size(x.shape[3], kernel[1], stride[1], 1, left, right, op_type)
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+    out: np.ndarray | None = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            tap = _windows(xp, i, j, stride, (1, 1), (ho, wo))
+            out = tap.copy() if out is None else combine(out, tap)
+    assert out is not None  # kernel sizes are >= 1
+    return out
+
+
+def max_pool(args: OpArgs) -> dict[int, np.ndarray]:
+    """MaxPool over NCHW windows (padding never wins: it is -inf). NaN propagates, as in numpy."""
+    x = args.float64(0)
+    kernel, stride, pads = _pool_geometry(args, x)
+    return {0: _pool(x, kernel, stride, pads, -np.inf, np.maximum, "MaxPool")}
+
+
+def avg_pool(args: OpArgs) -> dict[int, np.ndarray]:
+    """AvgPool over NCHW windows; with SAME padding each window is divided by its count of real elements."""
+    x = args.float64(0)
+    kernel, stride, pads = _pool_geometry(args, x)
+    total = _pool(x, kernel, stride, pads, 0.0, np.add, "AvgPool")
+    ones = np.ones((1, 1, x.shape[2], x.shape[3]))
+    count = _pool(ones, kernel, stride, pads, 0.0, np.add, "AvgPool")
+    return {0: total / count}
+
+
+def kernels() -> dict[str, Kernel]:
+    """Every kernel of this module, by op type."""
+    return {"Conv2D": conv2d, "MaxPool": max_pool, "AvgPool": avg_pool}

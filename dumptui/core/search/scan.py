@@ -1,0 +1,323 @@
+"""The local-error scan: every paired op's inputs and outputs compared, each op's local error judged
+(localerror.py), replayed where the op type allows, and every root of divergence found, first one first.
+
+Used when a pair is noisy (one side in fp16/bf16, inserted Casts, rounded inputs), where "inputs close,
+output over a threshold" would blame whichever op crosses it first; and by `compare`, which reads everything
+anyway. After the scan, tensor verdicts are judged in context: a tensor beyond its dtype's floor with no root
+upstream carries precision noise (`close`, and said so); one downstream of a root carries its divergence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import AbstractSet, Callable
+
+import numpy as np
+
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.hints import attribute_diff
+from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.noise import TensorError, fmt_rel, least_precise, stats_error, tensor_error
+from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED
+from dumptui.core.graph.align import OpPair
+from dumptui.core.graph.dataflow import input_source
+from dumptui.core.model.dump import KERNEL, TensorRef
+from dumptui.core.search import replay
+from dumptui.core.search.localerror import LocalError, ReplayProof, classify
+
+REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
+
+
+def input_roles(pair: OpPair) -> dict[int, str]:
+    """slot -> "data" (produced by an op, the network input), "weight" (a parameter) or "constant"
+    (graph constants: epsilon, axes, flags). Without a graph, 0-d inputs count as constants."""
+    slots: set[int] = set()
+    for op in (pair.ref, pair.target):
+        if op is not None:
+            slots |= set(op.inputs) | set(op.sources)
+    roles = {}
+    for slot in sorted(slots):
+        kinds = {s.kind for s in input_source(pair, slot) if s is not None}
+        if "constant" in kinds:
+            roles[slot] = "constant"
+        elif "parameter" in kinds:
+            roles[slot] = "weight"
+        elif kinds:
+            roles[slot] = "data"
+        else:
+            t = (pair.ref.inputs.get(slot) if pair.ref else None) or (
+                pair.target.inputs.get(slot) if pair.target else None
+            )
+            roles[slot] = "constant" if t is not None and t.shape == () else "data"
+    return roles
+
+
+def result_error(r: TensorResult) -> TensorError | None:
+    if r.verdict == IGNORED:
+        return None
+    if r.statistics_only:
+        return stats_error(r.stat_rel)
+    if r.stats is None:
+        return None
+    return tensor_error(r.stats)
+
+
+def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None, int | None]:
+    """The worst of several tensors' errors, scale by scale (the slot is the worst on the relative scale)."""
+    if not errors:
+        return None, None
+    slot, worst = max(errors, key=lambda se: se[1].worst_rel)
+    return TensorError(
+        rel=max(e.rel for _, e in errors),
+        abs=max(e.abs for _, e in errors),
+        rel_l2=max(e.rel_l2 for _, e in errors),
+        abs_rms=max(e.abs_rms for _, e in errors),
+        nonfinite=max(e.nonfinite for _, e in errors),
+        n=worst.n,
+    ), slot
+
+
+def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalError:
+    """The local error of one op pair from its compared tensors (reads them again only to replay)."""
+    pair = res.pair
+    roles = input_roles(pair)
+    outs = [(r.slot, e) for r in res.outputs if (e := result_error(r)) is not None]
+    ins = [(r.slot, e) for r in res.inputs if roles.get(r.slot) != "constant" and (e := result_error(r)) is not None]
+    out, out_slot = _combine(outs)
+    data_in, in_slot = _combine(ins)
+    names = [t.dtype for op in (pair.ref, pair.target) if op is not None for t in op.tensors()]
+    floor, floor_dtype = session.thresholds.floor(*names)
+    le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
+    if with_replay and session.thresholds.replay and out is not None and (out.rel > floor or out.nonfinite):
+        le.replay, le.replay_note = replay_proof(session, pair, roles, out_slot if out_slot is not None else 0)
+    return classify(le, session.thresholds.gain)
+
+
+def _differences(res: OpResult, roles: dict[int, str]) -> list[str]:
+    """What differs in the op's definition: its type, a graph attribute, a constant input."""
+    pair = res.pair
+    out = []
+    if pair.ref is not None and pair.target is not None:
+        if pair.ref.op_type != pair.target.op_type:
+            out.append(f"op type {pair.ref.op_type} vs {pair.target.op_type}")
+        for k, (a, b) in attribute_diff(pair.ref.attrs, pair.target.attrs).items():
+            out.append(f"attribute {k}: {a} vs {b}")
+    for r in res.inputs:
+        if (
+            roles.get(r.slot) == "constant"
+            and r.verdict not in (EQUAL, IGNORED)
+            and r.ref is not None
+            and r.target is not None
+        ):
+            out.append(f"constant input.{r.slot}: {_value(r.ref)} vs {_value(r.target)}")
+    for slot, role in roles.items():
+        if role == "constant" and slot not in {r.slot for r in res.inputs}:
+            texts = [s.ref if s is not None else None for s in input_source(pair, slot)]
+            if texts[0] is not None and texts[1] is not None and texts[0] != texts[1]:
+                out.append(f"constant input.{slot}: {texts[0]} vs {texts[1]}")
+    return out
+
+
+def _value(t: TensorRef) -> str:
+    try:
+        a = np.asarray(t.read())
+    except (OSError, ValueError):
+        return "unreadable"
+    if a.size == 1:
+        return f"{a.reshape(-1)[0]:.6g}" if a.dtype.kind == "f" else str(a.reshape(-1)[0])
+    return f"{a.size} values"
+
+
+# ------------------------------------------------------------------------------------------------ replay
+
+
+def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
+    """Recompute the reference op's definition on each side's own inputs; (proof, or None and why not)."""
+    ref, tgt = pair.ref, pair.target
+    if ref is None or tgt is None:
+        return None, "dumped on one side only"
+    if not replay.supported(ref.op_type):
+        return None, f"no replay for {ref.op_type}"
+    if slot not in ref.outputs or slot not in tgt.outputs:
+        return None, f"output.{slot} is not dumped on both sides"
+    n = sum(t.size or 0 for t in list(ref.inputs.values()) + list(tgt.inputs.values()))
+    if n > REPLAY_MAX_ELEMENTS:
+        return None, f"not replayed: {n} input elements (limit {REPLAY_MAX_ELEMENTS})"
+    try:
+        ref_in = {s: _read(t) for s, t in ref.inputs.items()}
+        tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
+        for s, role in roles.items():
+            if role == "constant" and s in ref_in:
+                tgt_in[s] = ref_in[s]  # the op's definition is the reference's (epsilon, axes, scales)
+        constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+        dev = []
+        for op, inputs in ((ref, ref_in), (tgt, tgt_in)):
+            spec = replay.ReplayInputs(
+                op_type=ref.op_type,
+                inputs=inputs,
+                attrs=dict(ref.attrs),
+                constants=constants,
+                out_shapes={s: tuple(t.shape or ()) for s, t in op.outputs.items()},
+            )
+            want = replay.replay(spec)
+            if slot not in want:
+                return None, f"the replay of {ref.op_type} gives no output.{slot}"
+            out_t = op.outputs[slot]
+            dev.append(_deviation(want[slot], _read(out_t), out_t.dtype))
+    except replay.ReplayUnsupported as e:
+        return None, f"no replay: {e}"
+    except (OSError, ValueError, FloatingPointError) as e:
+        return None, f"replay failed: {e}"
+    floors = [session.thresholds.floor(t.dtype)[0] for t in (ref.outputs[slot], tgt.outputs[slot])]
+    return ReplayProof(dev[0], dev[1], floors[0], floors[1], slot), ""
+
+
+def _read(t: TensorRef) -> np.ndarray:
+    a = np.asarray(t.read())
+    return a.reshape(t.shape) if t.shape is not None and a.size == int(np.prod(t.shape)) else a
+
+
+def _deviation(expected: np.ndarray, got: np.ndarray, dtype: str | None) -> float:
+    """Relative error of a dumped output against the recomputation rounded to the output's own dtype."""
+    want = _round_to(
+        np.asarray(expected, dtype=np.float64) if np.asarray(expected).dtype.kind == "f" else np.asarray(expected),
+        dtype,
+    )
+    if want.size != got.size:
+        raise ValueError(f"replay gives {want.size} elements, the dump holds {got.size}")
+    err = tensor_error(compare_arrays(want.reshape(-1), np.asarray(got).reshape(-1), kl=False))
+    if err is None:
+        return math.inf
+    return math.inf if err.nonfinite else err.rel
+
+
+def _round_to(a: np.ndarray, dtype: str | None) -> np.ndarray:
+    """float64 values as the device would store them in `dtype` (overflow to Inf included)."""
+    if a.dtype.kind != "f":
+        return a
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "float16":
+            return a.astype(np.float16).astype(np.float64)
+        if dtype == "float32":
+            return a.astype(np.float32).astype(np.float64)
+        if dtype == "bfloat16":
+            bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16  # round to nearest even
+            return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+    return a
+
+
+# ------------------------------------------------------------------------------------------------ the scan
+
+
+@dataclass
+class ScanResult:
+    order: list[OpPair]
+    locals: list[LocalError]  # one per op of `order`
+    tainted: list[bool]  # a root at or above the op (its error may be carried here)
+    roots: list[LocalError] = field(default_factory=list)
+
+    def local_of(self, pair: OpPair) -> LocalError | None:
+        for le in self.locals:
+            if le.pair.index == pair.index:
+                return le
+        return None
+
+
+def scan(
+    session: Session,
+    order: list[OpPair],
+    predecessors: Callable[[int], set[int]],
+    tainted_by_inputs: AbstractSet[int] = frozenset(),
+    workers: int | ComparePool | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> ScanResult:
+    """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
+    the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
+    results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled, purpose="scan")
+    locals_ = [analyse(session, res) for res in results]
+    tainted: list[bool] = []
+    for pos, le in enumerate(locals_):
+        upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
+        tainted.append(le.is_root or pos in tainted_by_inputs or upstream)
+    out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root])
+    rejudge(session, out, predecessors)
+    return out
+
+
+def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[int]]) -> None:
+    """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
+    precision noise, said so in the reason)."""
+    for pos, le in enumerate(sr.locals):
+        into = any(sr.tainted[p] for p in predecessors(pos))
+        res = session.op_result(le.pair, purpose="scan")
+        roles = input_roles(le.pair)
+        for r in res.inputs:
+            if roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
+                _carried(session, le.pair, r, into)
+        for r in res.outputs:
+            _carried(session, le.pair, r, sr.tainted[pos])
+
+
+def _carried(session: Session, pair: OpPair, r: TensorResult, tainted: bool) -> None:
+    if r.verdict != DIVERGED or tainted or r.statistics_only:
+        return
+    err = result_error(r)
+    why = (
+        f"{err.describe()}, carried precision noise (no root of divergence upstream)"
+        if err
+        else "carried precision noise (no root of divergence upstream)"
+    )
+    if err is not None and err.nonfinite:
+        return  # NaN/Inf differences are never noise
+    session.rejudge(r, CLOSE, why)
+
+
+def kernel_order(session: Session) -> list[OpPair]:
+    return [
+        p
+        for p in session.alignment.pairs
+        if p.kind == KERNEL
+        and p.paired
+        and p.ref is not None
+        and p.target is not None
+        and p.ref.outputs
+        and p.target.outputs
+    ]
+
+
+def describe_noise(session: Session) -> str:
+    """Why a pair counts as noisy, in words (empty when it is clean)."""
+    reasons = []
+    casts = [p for p in session.alignment.unpaired() if p.kind == KERNEL]
+    if casts:
+        types = sorted({p.op_type for p in casts})  # one-sided: the op type of the side present
+        reasons.append(f"{len(casts)} ops on one side only ({', '.join(types[:4])})")
+    mixed = 0
+    for p in kernel_order(session):
+        assert p.ref is not None and p.target is not None  # kernel_order keeps paired ops only
+        for s, t in p.target.outputs.items():
+            r = p.ref.outputs.get(s)
+            if r is not None and r.dtype != t.dtype:
+                mixed += 1
+    if mixed:
+        reasons.append(f"{mixed} outputs in another dtype on the target")
+    low = least_precise(
+        [
+            t.dtype
+            for p in kernel_order(session)
+            if p.target is not None  # always: paired ops
+            for t in p.target.outputs.values()
+        ]
+    )
+    if low in ("float16", "bfloat16") and not mixed:
+        reasons.append(f"the target computes in {low}")
+    return "; ".join(reasons)
+
+
+__all__ = ["scan", "analyse", "input_roles", "replay_proof", "ScanResult", "describe_noise", "fmt_rel"]

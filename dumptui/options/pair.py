@@ -1,0 +1,207 @@
+"""Which two dumps to compare and how: the options both the command line and the terminal app open a pair
+with, and the two calls that do it (`open_pair`, `make_session`).
+
+It sits between the engine and its two front ends: it imports the engine only (never the CLI, textual or
+rich), so the app can open dumps without importing the CLI that starts it.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from dumptui.core.io.errors import DumptuiError
+
+if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is opened, not before
+    from dumptui.core.compare.session import Session
+    from dumptui.core.model.dump import Dump
+
+SIDES = ("ref", "target")
+ALL = "all"  # --rank all: every rank
+T = TypeVar("T")
+
+
+class OptionFileError(DumptuiError):
+    """A file given with an option (`--map`, `--ignore-file`) that cannot be read: its path and why."""
+
+
+@dataclass(frozen=True)
+class DumpSelection:
+    """Which part of a dump to read when it holds several (None: the only one there is)."""
+
+    rank: str | None = None
+    graph: str | None = None
+    iteration: str | None = None
+
+
+@dataclass
+class PairOptions:
+    """The two dumps and every option that changes how they are read, paired and judged. The field names
+    are the command line's option names (`--ref-rank` -> `ref_rank`), which saved sessions record."""
+
+    ref: str
+    target: str
+    # dump selection: for both sides, or one side (`ref_*`, `target_*` win over the shared value)
+    rank: str | None = None
+    graph: str | None = None
+    iteration: str | None = None
+    ref_rank: str | None = None
+    ref_graph: str | None = None
+    ref_iteration: str | None = None
+    target_rank: str | None = None
+    target_graph: str | None = None
+    target_iteration: str | None = None
+    # verdicts (None: the engine's default)
+    gain: float | None = None
+    floor: list[str] = field(default_factory=list)  # DTYPE=E items
+    floor_scale: float | None = None
+    max_off: float | None = None
+    cos: float | None = None
+    no_replay: bool = False
+    ignore: list[str] = field(default_factory=list)
+    ignore_file: str | None = None
+    # pairing
+    map: str | None = None  # CSV ref_name,target_name, or an msprobe mapping yaml (options/mapfiles.py)
+
+    @classmethod
+    def from_namespace(cls, namespace: object) -> "PairOptions":
+        """From parsed command-line arguments (an `argparse.Namespace`); options it lacks keep their default."""
+        given = {f.name: getattr(namespace, f.name) for f in fields(cls) if hasattr(namespace, f.name)}
+        given["ref"], given["target"] = str(given["ref"]), str(given["target"])
+        given["ignore"] = list(given.get("ignore") or [])
+        given["floor"] = list(given.get("floor") or [])
+        return cls(**given)
+
+    def selection(self, side: str) -> DumpSelection:
+        """The rank, graph and iteration to read on one side."""
+
+        def pick(opt: str) -> str | None:
+            own = getattr(self, f"{side}_{opt}")
+            return own if own is not None else getattr(self, opt)
+
+        return DumpSelection(pick("rank"), pick("graph"), pick("iteration"))
+
+    def path(self, side: str) -> str:
+        return self.ref if side == "ref" else self.target
+
+
+def open_pair(options: PairOptions, cache: bool = True, in_processes: bool = False) -> tuple["Dump", "Dump"]:
+    """Index both dumps (file names only), one after the other; from the index cache when `cache` and the
+    dump is unchanged. `--rank all`: every rank of both, each side merged into one dump (core/ranks/merge.py).
+    Raises DumpError with the path and the reason.
+
+    `in_processes` (the app on big dumps): a dump missing from the cache is first indexed into it by a
+    process of its own, both at once (core/formats/indexproc.py), so this process's heap never holds the transient
+    structures of indexing; any failure there only means it is indexed here as usual.
+
+    Not in two threads: parsing takes turns on the GIL, so two threads were no faster (20,000-op demo pair:
+    1.1 s from the cache, 4.6-5.2 s without, either way; a 3,000-kernel pair with its pages dropped: 0.4-0.6 s
+    either way), but both sides' transient indexing structures were alive at once: the peak was 64 MB
+    higher from the cache and 105 MB higher without it."""
+    from dumptui.core.formats import open_dump
+    from dumptui.core.model.dump import no_cyclic_gc
+
+    if ALL in (options.rank, options.iteration):
+        return _open_every_rank(options, cache)
+
+    def one(side: str) -> "Dump":
+        chosen = options.selection(side)
+        return open_dump(
+            options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache
+        )
+
+    if in_processes and cache:
+        from dumptui.core.formats.indexproc import index_into_cache
+
+        index_into_cache(
+            [(options.path(s), c.rank, c.graph, c.iteration, None) for s in SIDES for c in [options.selection(s)]]
+        )
+    with no_cyclic_gc():
+        dumps = one("ref"), one("target")
+    # The indexes live as long as the process: out of the cyclic GC's sight, its first collection does not
+    # walk their hundreds of thousands of objects (that alone took 0.4 s after a 13,000-file pair).
+    gc.freeze()
+    return dumps
+
+
+def _open_every_rank(options: PairOptions, cache: bool) -> tuple["Dump", "Dump"]:
+    """Every rank of one step of both dumps, each side as one dump whose ops are named `rank_R/...`."""
+    from dumptui.core.formats import open_dump
+    from dumptui.core.io.errors import DumpError
+    from dumptui.core.ranks.merge import merge_ranks
+    from dumptui.core.ranks.units import pair_units, units
+
+    if options.iteration == ALL:
+        raise DumpError(options.ref, "one step at a time here: choose it with --step N (bisect and compare take all)")
+    common, only_ref, only_target = pair_units(
+        units(options.ref, ALL, options.iteration), units(options.target, ALL, options.iteration)
+    )
+    if not common:
+        raise DumpError(options.target, "no rank is in both dumps")
+    merged = []
+    for side in SIDES:
+        graph = options.selection(side).graph
+        dumps = {u.rank or "0": open_dump(options.path(side), u.rank, graph, u.step, cache=cache) for u in common}
+        merged.append(merge_ranks(dumps, options.path(side)))
+    for side, missing in (("reference", only_ref), ("target", only_target)):
+        if missing:
+            merged[0].notes.append(f"only in the {side}, not shown: " + "; ".join(u.label for u in missing))
+    return merged[0], merged[1]
+
+
+def _read_option_file(path: str, read: Callable[[str], T]) -> T:
+    try:
+        return read(path)
+    except OSError as e:
+        raise OptionFileError(path, e.strerror or str(e)) from None
+    except ValueError as e:  # undecodable text, a malformed line
+        raise OptionFileError(path, str(e)) from None
+
+
+def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = True) -> "Session":
+    """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`."""
+    from dumptui.core.compare.session import Session
+    from dumptui.core.compare.verdict import (
+        Thresholds,
+        parse_floors,
+        parse_user_ignore,
+        read_ignore_file,
+        with_overrides,
+    )
+    from dumptui.options.mapfiles import read_pairs
+
+    th = with_overrides(
+        Thresholds(),
+        cos=options.cos,
+        gain=options.gain,
+        max_off=options.max_off,
+        floor_scale=options.floor_scale,
+        floors=parse_floors(options.floor) or None,
+        replay=False if options.no_replay else None,
+    )
+    ignores = [parse_user_ignore(s) for s in options.ignore]
+    if options.ignore_file:
+        ignores += _read_option_file(options.ignore_file, read_ignore_file)
+    forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
+    session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    require_pairs(session)
+    return session
+
+
+def require_pairs(session: "Session") -> None:
+    """DumpError "nothing to compare" when no op of one dump pairs with an op of the other: then there is no
+    verdict to give, and "no divergence" would be a wrong answer."""
+    if any(p.paired for p in session.alignment.pairs):
+        return
+    from dumptui.core.io.errors import DumpError
+
+    def holds(side: str, dump: "Dump") -> str:
+        return f"the {side} ({dump.format}) holds {len(dump.ops)} op{'s' if len(dump.ops) != 1 else ''}"
+
+    ref, target = session.ref, session.target
+    raise DumpError(
+        f"{ref.path} vs {target.path}",
+        f"nothing to compare: no op of one dump pairs with an op of the other; "
+        f"{holds('reference', ref)}, {holds('target', target)}",
+    )

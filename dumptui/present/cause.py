@@ -1,0 +1,199 @@
+"""A root of divergence in words that agree with its numbers: what the app's culprit view shows.
+
+One sentence per kind of cause, chosen from the facts rather than from how the search reached the op:
+
+- `constant`: the op's definition differs (its type, a graph attribute, a constant input such as epsilon);
+- `weight`: a weight it reads differs by more than fp16/bf16 rounding (the precondition that failed);
+- `input`: the network input (or an input no dumped op produces) differs;
+- `data`: error is born in the op itself: its output is off by far more than its data inputs carry.
+
+Then the numbers of the local-error rule, the replay proof (or why there is none), and the hints, the
+discontinuity hint reworded for a root (core/compare/hints.py `for_root`): a culprit is never "benign noise".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from dumptui.core.compare.hints import Hint, for_root
+from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.verdict import BAD
+from dumptui.core.graph.dataflow import input_source
+from dumptui.core.search.localerror import LocalError
+from dumptui.present.words import nonfinite_words
+
+if TYPE_CHECKING:
+    from dumptui.core.search.bisect import InputCheck, Root
+
+CAUSES = ("constant", "weight", "input", "data")
+
+
+@dataclass(frozen=True)
+class RootView:
+    """One root of divergence, as the app shows it (an immutable snapshot: the UI thread renders it)."""
+
+    index: int
+    position: int | None
+    label: str
+    op_type: str
+    kind: str  # the engine's kind: outputs | parameter | input
+    why: str  # the one sentence of its cause
+    how: str
+    caveats: tuple[str, ...] = ()
+    hints: tuple[tuple[str, str], ...] = ()  # (kind, text), reworded for a root
+    proof: str | None = None  # its tensors: inputs -> outputs, with verdicts
+    ref_name: str = ""
+    target_name: str = ""
+    cause: str = "data"  # one of CAUSES
+    numbers: str = ""  # the local-error rule's numbers
+    replay: str = ""  # the replay proof in a sentence, or why there is none
+    differs: tuple[str, ...] = ()
+
+    @property
+    def renamed(self) -> bool:
+        return bool(self.ref_name and self.target_name and self.ref_name != self.target_name)
+
+
+def fmt_gain(g: float | None) -> str:
+    if g is None:
+        return "-"
+    return "inf" if g == float("inf") else f"{g:.3g}"
+
+
+def local_numbers(le: LocalError) -> str:
+    """`output 9.92e-01 of its RMS (float32 floor 1.22e-04); inputs carry 4.62e-05: gain x2.15e+04 (x2.45e+04
+    absolute)`: the numbers the rule decides by (README, "Where the error is born")."""
+    if le.out is None:
+        return "outputs not compared"
+    ins = (
+        "inputs agree exactly"
+        if le.data_in is None or le.data_in.worst_rel == 0
+        else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
+    )
+    floor = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
+    return (
+        f"output {fmt_rel(le.out_rel or 0.0)} of its RMS ({floor}); {ins}: "
+        f"gain x{fmt_gain(le.gain_rel)} (x{fmt_gain(le.gain_abs)} absolute)"
+    )
+
+
+def replay_words(le: LocalError | None) -> str:
+    if le is None:
+        return ""
+    if le.replay is not None:
+        return le.replay.sentence()
+    if le.replay_note:
+        return f"{le.replay_note}: the gain rule decides"
+    return ""
+
+
+def differing_inputs(pair_key: str, checks: Sequence[InputCheck]) -> list[InputCheck]:
+    """The preconditions that failed for this op: weights or network inputs it reads that differ."""
+    return [c for c in checks if c.status == "differs" and any(u.key == pair_key for u in c.consumers)]
+
+
+def _output_words(le: LocalError | None, res: OpResult | None) -> str:
+    if le is not None and le.out is not None:
+        if le.out.nonfinite:
+            return f"NaN/Inf differ at {le.out.nonfinite} output positions"
+        return f"its output is off by {fmt_rel(le.out_rel or 0.0)} of its RMS"
+    bad = [r for r in (res.outputs if res is not None else []) if r.verdict in BAD]
+    return f"{bad[0].label} {bad[0].verdict}" if bad else "its outputs agree"
+
+
+def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
+    """(cause, sentence): one sentence per kind of cause, from the facts."""
+    le = root.local
+    out = _output_words(le, root.result)
+    failed = differing_inputs(root.pair.key, checks)
+    if le is not None and le.differs:
+        return "constant", f"its definition differs ({'; '.join(le.differs)}), and {out}"
+    weights = [c for c in failed if c.kind == "parameter"]
+    if weights:
+        names = ", ".join(c.name for c in weights)
+        computes = (
+            "; the op itself computes correctly on what it is given (replay)"
+            if le is not None and le.replay is not None and not le.replay.broken(10.0)
+            else ""
+        )
+        return (
+            "weight",
+            f"its weight {names} differs by more than fp16/bf16 rounding{computes}: check the checkpoint and "
+            "its conversion",
+        )
+    if failed or root.kind == "input":
+        names = ", ".join(c.name for c in failed) or "its input"
+        return "input", f"{names}, which no op in the dump computes, differs: check the preprocessing"
+    if le is None or le.out is None:
+        return "data", root.why
+    ins = (
+        "its inputs agree exactly"
+        if le.data_in is None or le.data_in.worst_rel == 0
+        else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
+    )
+    if le.is_root and le.replay is not None and le.replay.broken(10.0):
+        return "data", f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees"
+    if le.is_root:
+        return "data", f"error is born here: {ins}, {out} (x{fmt_gain(le.gain_rel)} what came in)"
+    return "data", f"{ins}; {out}"
+
+
+def tensors_line(res: OpResult, failed: Sequence[InputCheck] = (), differs: Sequence[str] = ()) -> str:
+    """Inputs vs outputs in one line: `input.0 close, input.1 equal → output.0 diverged (cos 0.466451)`; a
+    weight whose precondition failed, or a constant input that differs, says so whatever its verdict as a
+    tensor (it is the cause)."""
+    failed_names = {c.name for c in failed}
+
+    def one(r: TensorResult) -> str:
+        if r.io == "input" and any(d.startswith(f"constant input.{r.slot}:") for d in differs):
+            return f"{r.label} differs (constant)"
+        sources = {s.ref for s in input_source(res.pair, r.slot) if s is not None} if r.io == "input" else set()
+        if sources & failed_names:
+            return f"{r.label} differs ({', '.join(sorted(sources & failed_names))})"
+        s = f"{r.label} {r.verdict}"
+        if r.stats is not None and r.verdict in BAD:
+            bad = nonfinite_words(r.stats)
+            s += f" ({bad})" if bad else f" (cos {format_cos(r.stats.cos)})"
+        return s
+
+    ins = ", ".join(one(r) for r in res.inputs) or "no inputs dumped"
+    outs = ", ".join(one(r) for r in res.outputs) or "no outputs dumped"
+    return f"{ins} → {outs}"
+
+
+def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hints: Sequence[Hint]) -> RootView:
+    p = root.pair
+    cause, sentence = cause_sentence(root, checks)
+    le = root.local
+    failed = differing_inputs(p.key, checks)
+    return RootView(
+        index=p.index,
+        position=position,
+        label=p.label,
+        op_type=p.op_type,
+        kind=root.kind,
+        why=sentence,
+        how=p.how,
+        caveats=tuple(
+            dict.fromkeys(c for c in root.caveats if c not in sentence and not any(f.name in c for f in failed))
+        ),
+        hints=tuple(
+            (h.kind, h.text)
+            # a known cause first: at 60x18 the first hint is what stays above the fold
+            for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != "known cause")
+            # the sentence of a definition that differs already names the attributes
+            if not (h.kind == "attributes" and cause == "constant")
+        ),
+        proof=tensors_line(root.result, failed, le.differs if le is not None else ())
+        if root.result is not None
+        else None,
+        ref_name=p.ref.name if p.ref is not None else "",
+        target_name=p.target.name if p.target is not None else "",
+        cause=cause,
+        numbers=local_numbers(le) if le is not None else "",
+        replay=replay_words(le),
+        differs=tuple(le.differs) if le is not None else (),
+    )

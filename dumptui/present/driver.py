@@ -1,0 +1,300 @@
+"""The app's handle on a bisection.
+
+- `BisectDriver`: the probe offered to the user and what the engine computed for it; undo that also removes
+  the culprit-check steps a mark triggered. Owned by one worker thread at a time.
+- `BisectState`: an immutable snapshot of it, which the UI thread renders while a worker owns the bisection.
+- `redump_kernels` / `redump_plan`: what a re-dump config for the current interval holds, and says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+from dumptui.core.compare.session import Session
+from dumptui.core.graph.align import OpPair
+from dumptui.core.model.dump import KERNEL
+from dumptui.present.cause import RootView, root_view
+from dumptui.present.errorplot import PlotPoint, compared_points, known_points
+
+if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
+    from dumptui.core.search.bisect import Bisection, Root, Step
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    number: int
+    position: int
+    index: int  # pair index
+    name: str
+    mark: str
+    source: str
+    detail: str
+    candidates_before: int
+
+
+@dataclass(frozen=True)
+class BisectState:
+    """An immutable snapshot of a bisection, for the UI thread (the Bisection itself is owned by a worker)."""
+
+    n: int = 0
+    mode: str = ""
+    started: bool = False
+    finished: bool = False
+    no_divergence: bool = False
+    undecided: tuple[str, ...] = ()  # why damage hides the answer (finished with no culprit, and no verdict)
+    candidates: frozenset[int] = frozenset()
+    good: frozenset[int] = frozenset()
+    bad: frozenset[int] = frozenset()
+    hi: int | None = None
+    steps_left: int = 0
+    probe: int | None = None  # position in the bisection order
+    probe_index: int | None = None  # pair index
+    probe_name: str = ""
+    probe_mark: str | None = None  # what the engine computed: good | bad | skip
+    probe_detail: str = ""
+    history: tuple[HistoryRow, ...] = ()
+    culprit: RootView | None = None
+    others: tuple[RootView, ...] = ()
+    checks: str = ""
+    check_problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    can_undo: bool = False
+    search: str = ""  # "bisection" (O(log n) reads: a clean pair) | "scan" (every op judged: a noisy pair)
+    search_reason: str = ""
+    benign: tuple[str, ...] = ()  # why a pair that differs has no root (empty otherwise)
+    points: Mapping[int, PlotPoint] = field(default_factory=dict)  # position -> numbers known (errorplot.py)
+
+    @property
+    def interval(self) -> tuple[int, int] | None:
+        if not self.candidates:
+            return None
+        return min(self.candidates), max(self.candidates)
+
+    @property
+    def can_mark(self) -> bool:
+        return self.probe is not None and not self.finished
+
+
+def is_mark_step(step: "Step") -> bool:
+    """A step the user (or `space`/`a`) made, as opposed to the graph-output check of `start()` or the
+    culprit check's continuation; the same rule `Bisection.to_json` saves by."""
+    return step.source in ("user", "computed")
+
+
+class BisectDriver:
+    """The app's handle on a Bisection: the probe offered to the user and the engine's verdict for it.
+
+    Not thread-safe: the app calls it from one worker at a time and renders `state()` snapshots. Methods
+    that compute a verdict read tensors (the probe's outputs, the culprit's inputs).
+    """
+
+    def __init__(self, bisection: "Bisection"):
+        self.bi = bisection
+        self.probe: int | None = None
+        self.probe_verdict: tuple[str, str] | None = None
+        self._scan_points: dict[int, PlotPoint] | None = None  # a scan's numbers do not change: built once
+        self._compared: dict[int, PlotPoint] = {}  # a clean pair's outputs compared by the statistics
+
+    @property
+    def session(self) -> Session:
+        return self.bi.session
+
+    def start(self) -> None:
+        self.bi.check_inputs()
+        self.bi.start()
+        self._advance()
+
+    def _advance(self) -> None:
+        """Choose the next probe and compute its verdict; converge when nothing is left to probe."""
+        bi = self.bi
+        self.probe, self.probe_verdict = None, None
+        if not bi.started or bi.finished:
+            return
+        pos = bi.next_probe()
+        if pos is None:
+            # Nothing left that can be probed: `run` forces the culprit check on the first known bad op.
+            bi.run(max_steps=1)
+            return
+        self.probe = pos
+        self.probe_verdict = bi.computed_verdict(pos)
+
+    def accept(self) -> None:
+        """Apply the engine's verdict for the probe (`space`); starts the bisection if needed."""
+        if not self.bi.started:
+            self.start()
+            return
+        if self.probe is None or self.probe_verdict is None:
+            self._advance()
+            return
+        mark, detail = self.probe_verdict
+        self.bi.mark(self.probe, mark, "computed", detail)
+        self._advance()
+
+    def overrule(self, mark: str) -> None:
+        """The user's verdict for the probe (`g` / `b`), whatever the engine computed."""
+        if self.probe is None:
+            return
+        computed = self.probe_verdict[0] if self.probe_verdict else None
+        detail = "marked by the user" + (f" (computed: {computed})" if computed and computed != mark else "")
+        self.bi.mark(self.probe, mark, "user", detail)
+        self._advance()
+
+    def step(self) -> bool:
+        """One step with the computed verdict (`a` repeats it). False once finished."""
+        if self.bi.finished:
+            return False
+        self.accept()
+        return not self.bi.finished
+
+    def undo(self) -> bool:
+        """Undo the last mark, with the culprit-check steps it triggered; the start is not undone."""
+        if not self.bi.undo():
+            return False
+        self._advance()
+        return True
+
+    def reset(self) -> None:
+        self.bi.reset()
+        self.start()
+
+    def replay(self, data: dict[str, object]) -> list[str]:
+        """Resume a saved session (its marks re-applied by op key); returns the keys no longer found."""
+        self.bi.check_inputs()
+        missing = self.bi.replay(data)
+        self._advance()
+        return missing
+
+    def to_json(self) -> dict[str, object]:
+        return self.bi.to_json()
+
+    def state(self) -> BisectState:
+        """A snapshot for the UI. At convergence it reads the culprit's inputs if not read yet."""
+        bi = self.bi
+        order = bi.order
+        history = tuple(
+            HistoryRow(
+                i + 1,
+                s.position,
+                order[s.position].index,
+                order[s.position].name,
+                s.mark,
+                s.source,
+                s.detail,
+                s.candidates_before,
+            )
+            for i, s in enumerate(bi.history)
+        )
+        culprit = others = None
+        if bi.finished:
+            first = bi.first_root()
+            culprit = self._root_view(first) if first is not None else None
+            others = tuple(self._root_view(r) for r in bi.roots() if first is None or r.pair.key != first.pair.key)
+        checks, problems = _checks_summary(bi)
+        probe_pair = order[self.probe] if self.probe is not None else None
+        benign = tuple(bi.benign_evidence()) if bi.finished and culprit is None else ()
+        return BisectState(
+            n=len(order),
+            mode=bi.mode,
+            started=bi.started,
+            finished=bi.finished,
+            no_divergence=bi.no_divergence,
+            undecided=tuple(bi.undecided),
+            candidates=frozenset(bi.candidates),
+            good=frozenset(bi.good),
+            bad=frozenset(bi.bad),
+            hi=bi.hi,
+            steps_left=bi.steps_left,
+            probe=self.probe,
+            probe_index=probe_pair.index if probe_pair is not None else None,
+            probe_name=probe_pair.label if probe_pair is not None else "",
+            probe_mark=self.probe_verdict[0] if self.probe_verdict else None,
+            probe_detail=self.probe_verdict[1] if self.probe_verdict else "",
+            history=history,
+            culprit=culprit,
+            others=others or (),
+            checks=checks,
+            check_problems=problems,
+            notes=tuple(bi.notes),
+            can_undo=any(is_mark_step(s) for s in bi.history),
+            search=bi.search if bi.started else "",
+            search_reason=bi.search_reason,
+            benign=benign,
+            points=self._points(),
+        )
+
+    def note_compared(self) -> None:
+        """Take the outputs compared so far into the plot (the app calls it when its statistics are done)."""
+        if self.bi.scan_result is None:
+            self._compared = compared_points(self.bi)
+
+    def _points(self) -> dict[int, PlotPoint]:
+        if self.bi.scan_result is None:
+            return {**self._compared, **known_points(self.bi)}
+        if self._scan_points is None:
+            self._scan_points = known_points(self.bi)
+        return self._scan_points
+
+    def _root_view(self, r: "Root") -> RootView:
+        res = r.result
+        hints = res.hints if res is not None else self.session.hints(r.pair)
+        return root_view(r, self.bi.position.get(r.pair.index), self.bi.checks or [], hints)
+
+
+def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
+    """`network input equal, 22 weights equal` and one line per input or weight that is not equal."""
+    if bi.checks is None:
+        return "", ()
+    if not bi.checks:
+        return "no parameters or network inputs dumped on both sides (not checked)", ()
+    parts, problems = [], []
+    for kind, label in (("network input", "network input"), ("parameter", "weights")):
+        cs = [c for c in bi.checks if c.kind == kind]
+        if not cs:
+            continue
+        counts: dict[str, int] = {}
+        for c in cs:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        parts.append(f"{label}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        problems += [f"{c.status}: {c.name}: {c.detail}" for c in cs if c.status != "equal"]
+    return "; ".join(parts), tuple(problems)
+
+
+def redump_kernels(order: Sequence[OpPair], pairs: Sequence[OpPair], candidates: Iterable[int]) -> list[str]:
+    """Kernel names (both sides' spellings) for a re-dump of the interval: the suspects, plus the kernels
+    dumped on one side only that ran inside the interval (an inserted Cast cannot be probed, yet may be the
+    cause). In execution order."""
+    cands = sorted(candidates)
+    if not cands:
+        return []
+    suspects = {order[c].index for c in cands}
+    lo, hi = min(suspects), max(suspects)
+    names: list[str] = []
+    for p in pairs:
+        if p.kind != KERNEL:
+            continue
+        if p.index in suspects or (not p.paired and lo <= p.index <= hi):
+            names += [op.name for op in (p.ref, p.target) if op is not None]
+    return list(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class RedumpPlan:
+    """What `e` exports: the kernel names for the next run to dump, and one line that says what they are."""
+
+    kernels: tuple[str, ...]
+    summary: str
+
+
+def redump_plan(order: Sequence[OpPair], pairs: Sequence[OpPair], state: BisectState) -> RedumpPlan:
+    """The re-dump of the current interval (`state.candidates` must not be empty)."""
+    kernels = tuple(redump_kernels(order, pairs, state.candidates))
+    lo, hi = min(state.candidates), max(state.candidates)
+    span = f"#{order[lo].index + 1}" + (f"..#{order[hi].index + 1}" if hi != lo else "")
+    n, k = len(kernels), len(state.candidates)
+    return RedumpPlan(
+        kernels,
+        f"{n} kernel name{'s' if n != 1 else ''} (both sides' spellings): the {k} "
+        f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only "
+        "between them",
+    )
