@@ -91,6 +91,7 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     data_in, in_slot = _combine(ins)
     names = [t.dtype for op in (pair.ref, pair.target) if op is not None for t in op.tensors()]
     floor, floor_dtype = session.thresholds.floor(*names)
+    floor, floor_dtype = max((floor, floor_dtype), session.op_floors.get(pair.key, (0.0, "")), key=lambda f: f[0])
     le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
     if with_replay and session.thresholds.replay and out is not None and (out.rel > floor or out.nonfinite):
         le.replay, le.replay_note = replay_proof(session, pair, roles, out_slot if out_slot is not None else 0)

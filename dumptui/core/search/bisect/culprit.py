@@ -60,7 +60,7 @@ class CulpritCheck:
         carriers: list[TensorResult] = []
         unproduced_bad: list[tuple[TensorResult, str]] = []
         for r in res.inputs:
-            if r.verdict == IGNORED:
+            if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
                 continue
             origin = unproduced(pair, r.slot)
             bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
@@ -73,7 +73,12 @@ class CulpritCheck:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
         if le.kind == "carries" and le.in_slot is not None:
             worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
-            if worst is not None and worst not in carriers and unproduced(pair, worst.slot) is None:
+            if (
+                worst is not None
+                and worst not in carriers
+                and unproduced(pair, worst.slot) is None
+                and not self.session.is_final(worst)
+            ):
                 carriers.insert(0, worst)
         if le.kind != "root":
             for r in carriers:
