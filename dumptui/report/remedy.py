@@ -14,8 +14,9 @@ from dumptui.report.tables import name
 
 
 def remedies(session: Session, roots: list[Root]) -> list[Remedy]:
-    """One remedy per root, first in execution order first."""
-    return [remedy_for(session, r.pair) for r in roots]
+    """One remedy per root, first in execution order first; a root made by a weight or an input that
+    differs is remedied there (the preconditions' sentence), not by the op's precision."""
+    return [remedy_for(session, r.pair, r.why if r.kind != "outputs" else "") for r in roots]
 
 
 def _num(v: float) -> float | None:

@@ -22,7 +22,9 @@ sparse error is more than that: the **tail rule** counts the elements far off (b
 its inputs have at most a tenth (1/gain) of that share is a root too (a saturating fp16 Softmax wrong on 3 %
 of its elements); the replay, where it exists, counts them the same way against the recomputation. Ops
 that jump on noise by definition (Floor, ArgMax, TopK, comparisons) are left to their replay. With `--cos C`
-an op whose output's cosine drops below C while its data inputs' do not is a root: the user's own alarm.
+an op whose output's cosine drops below C while its data inputs' do not is a root: the user's own alarm,
+even where the replay says the op only amplifies what comes in (cancellation); but not for an op that jumps
+by definition and whose replay shows it jumps only as its inputs make it.
 """
 
 from __future__ import annotations
@@ -143,6 +145,9 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
     floor_words = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
     tail_limit = min(max_off, TAIL_SHARE)
     alarm = _cos_alarm(le, cos)
+    jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
+    if alarm and jumps and le.replay is not None and le.replay.conclusive(gain) and not le.replay.broken(gain):
+        alarm = ""  # an op that jumps by definition, and jumps here only as its inputs make it: carried
     if alarm:
         le.kind, le.why = "root", alarm
         return le
@@ -159,7 +164,7 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
             le.kind = "carries"
             le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence()
         return le
-    if sparse and le.pair_types().isdisjoint(DISCONTINUOUS):
+    if sparse and not jumps:
         le.kind = "root"
         src = "inputs agree" if le.in_tail == 0 else f"its inputs have {le.in_tail:.1%}"
         le.why = (

@@ -54,9 +54,16 @@ class Remedy:
         return self.finding.sentence() + (f"; {self.change}" if self.change else "")
 
 
-def remedy_for(session: Session, pair: OpPair) -> Remedy:
-    """The cause of one culprit and its remedy (reads the reference's inputs and the target's output)."""
+def remedy_for(session: Session, pair: OpPair, differs: str = "") -> Remedy:
+    """The cause of one culprit and its remedy (reads the reference's inputs and the target's output).
+    `differs`: the root is a weight or network input that differs (the preconditions' sentence): the remedy
+    is that input, not the op."""
     ref, tgt = pair.ref, pair.target
+    if differs:
+        finding = PrecisionFinding("input", note=differs)
+        r_name, t_name = (pair.ref or pair.op).name, (pair.target or pair.op).name
+        r_type, t_type = (pair.ref or pair.op).op_type, (pair.target or pair.op).op_type
+        return Remedy(r_name, t_name, r_type, t_type, finding, cell=cell_path(t_name))
     if ref is None or tgt is None:
         finding = PrecisionFinding("unknown", note="dumped on one side only")
         return Remedy(pair.name, pair.name, pair.op_type, pair.op_type, finding)

@@ -98,7 +98,8 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
     th = session.thresholds
     sparse = le.out_tail > min(th.max_off, TAIL_SHARE)
-    if with_replay and th.replay and out is not None and (out.rel > floor or out.nonfinite or sparse):
+    alarm = th.cos is not None and le.out_cos is not None and le.out_cos < th.cos
+    if with_replay and th.replay and out is not None and (out.rel > floor or out.nonfinite or sparse or alarm):
         le.replay, le.replay_note = replay_proof(session, pair, roles, out_slot if out_slot is not None else 0)
     return classify(le, th.gain, th.max_off, th.cos)
 

@@ -268,7 +268,7 @@ def _folded_batchnorm(session: Session, ref_consumer: Op, tgt_consumer: Op) -> _
             )
         )
         gamma, beta, mean, var = (args.float64(s).reshape(-1) for s in (1, 2, 3, 4))
-        eps = args.number(6, ("epsilon",), 1e-5)
+        eps = _epsilon(args)
     except (OSError, ValueError, ReplayUnsupported):
         return None
     names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == "parameter"]
@@ -284,6 +284,11 @@ def _folded_batchnorm(session: Session, ref_consumer: Op, tgt_consumer: Op) -> _
             src = add.sources.get(1)
             bias_name = _parameter_behind(session.target, src.ref) if src is not None else ""
     return _BatchNorm(gamma, beta, mean, var, eps, names, bias, bias_name)
+
+
+def _epsilon(args: OpArgs) -> float:
+    """BatchNorm's epsilon: input 6 (0-d, or a one-element array as some dumps hold it) or the attribute."""
+    return args.number(6, ("epsilon",), 1e-5)
 
 
 @dataclass

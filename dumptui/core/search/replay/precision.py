@@ -119,7 +119,7 @@ VARIANTS = (
 class PrecisionFinding:
     """What a device-precision replay says about a culprit."""
 
-    cause: str  # "precision" | "semantics" | "unknown"
+    cause: str  # "precision" | "semantics" | "input" (a weight or input differs: `note`) | "unknown"
     dtype: str = ""
     variant: str = ""  # words of the variant that explains it
     dev_device: float = math.nan  # target vs the device replay, relative error of the RMS
@@ -148,6 +148,8 @@ class PrecisionFinding:
                 f"{_f(self.dev_replay)} of its RMS, the target by {_f(self.dev_exact)}; the target computes "
                 "another function (its implementation or definition differs): the remedy is the op"
             )
+        if self.cause == "input":
+            return f"not the op: {self.note}"
         return f"precision or semantics not decided: {self.note}"
 
 
