@@ -52,7 +52,7 @@ BUG_CHANNEL = 12
 F16_MAX = 65504.0
 
 # where each variant's culprit is (reference name, target name), None for the benign ones
-_DOWN = "Default/down-Down/conv-Conv2d/Conv2D-op0"
+_DOWN = "Default/down-Down/conv-Conv2d/Conv2D-op0"  # scopes are MindSpore's: `attribute-CellClass` per level
 _CULPRITS: dict[str, tuple[str, str] | None] = {
     "fp16": None,
     "fold": None,
@@ -153,6 +153,8 @@ class _Net:
 
     # -------------------------------------------------------------------------------- convolutions
     def conv_bn(self, scope: str, h: dict, c_in: int, c_out: int, bug: bool) -> dict:
+        """`scope` is the cell's (`Default/down-Down`); its parameters are named `down.conv.weight` ..."""
+        prefix = scope.split("/")[-1].split("-")[0]
         """Conv2D 1x1 + BatchNorm (+ the target's transformation of them), then ReLU; returns (bn, relu)."""
         rng = self.rng
         w = (rng.standard_normal((c_out, c_in, 1, 1)) / math.sqrt(c_in)).astype(np.float32)
@@ -166,11 +168,11 @@ class _Net:
         out: dict = {}
         # the reference: Conv2D, BatchNorm, float32
         x, xa = h["ref"]
-        wa = self.io.param("ref", f"{scope[8:]}.conv.weight", w)
+        wa = self.io.param("ref", f"{prefix}.conv.weight", w)
         y, ya = self.io.op(
             "ref", "Conv2D", f"{conv_name}/Conv2D-op0", [(x, xa), (w, wa)], _conv(x, w).astype(np.float32), attrs
         )
-        out["ref"] = self._batchnorm("ref", bn_scope, scope, (y, ya), (gamma, beta, mean, var), eps)
+        out["ref"] = self._batchnorm("ref", bn_scope, prefix, (y, ya), (gamma, beta, mean, var), eps)
         # the target
         x, xa = h["target"]
         folded = self.v in ("fold", "fold-var")
@@ -191,8 +193,8 @@ class _Net:
                 stored[BUG_CHANNEL] *= 1.25
             q = q.reshape(w.shape)
             stored_t = stored.astype(np.float32).reshape(c_out, 1, 1, 1)
-            qa = self.io.param("target", f"{scope[8:]}.conv.weight", q)
-            sa = self.io.param("target", f"{scope[8:]}.conv.wscale", stored_t)
+            qa = self.io.param("target", f"{prefix}.conv.weight", q)
+            sa = self.io.param("target", f"{prefix}.conv.wscale", stored_t)
             qc, qca = self.io.op(
                 "target", "Cast", f"{conv_name}/Cast-op1", [(q, qa)], q.astype(np.float16), {"dst_type": "F16"}
             )
@@ -205,18 +207,18 @@ class _Net:
             )
         else:
             wv = f16(w_t)
-            wva = self.io.param("target", f"{scope[8:]}.conv.weight", wv)
+            wva = self.io.param("target", f"{prefix}.conv.weight", wv)
         y = f16(_conv(x, wv))
         y, ya = self.io.op("target", "Conv2D", f"{conv_name}/Conv2D-op0", [(x, xa), (wv, wva)], y, attrs)
         if folded:
             bias = f16(beta.astype(np.float64) - mean.astype(np.float64) * s_bug)
-            ba = self.io.param("target", f"{scope[8:]}.conv.bias", bias)
+            ba = self.io.param("target", f"{prefix}.conv.bias", bias)
             fmt = (np.array(0, dtype=np.int64), "I64(0)")
             b = f16(y.astype(np.float64) + bias.astype(np.float64)[None, :, None, None])
             out["target"] = self.io.op("target", "BiasAdd", f"{conv_name}/BiasAdd-op0", [(y, ya), (bias, ba), fmt], b)
         else:
             params = tuple(f16(p) for p in (gamma, beta, mean, var))
-            out["target"] = self._batchnorm("target", bn_scope, scope, (y, ya), params, eps)
+            out["target"] = self._batchnorm("target", bn_scope, prefix, (y, ya), params, eps)
         relu = {
             side: self.io.op(
                 side, "ReLU", f"{scope}/ReLU-op0", [out[side]], self._store(side, np.maximum(out[side][0], 0))
@@ -225,10 +227,10 @@ class _Net:
         }
         return {"bn": out, "relu": relu}
 
-    def _batchnorm(self, side: str, bn_scope: str, scope: str, y: tuple, params: tuple, eps: float) -> tuple:
+    def _batchnorm(self, side: str, bn_scope: str, prefix: str, y: tuple, params: tuple, eps: float) -> tuple:
         gamma, beta, mean, var = params
         names = ("gamma", "beta", "moving_mean", "moving_variance")
-        ins = [y] + [(p, self.io.param(side, f"{scope[8:]}.bn.{n}", p)) for p, n in zip(params, names)]
+        ins = [y] + [(p, self.io.param(side, f"{prefix}.bn.{n}", p)) for p, n in zip(params, names)]
         ins += [(np.array(False), "Bool(0)"), _scalar(eps)]
         g, b, m, v = (np.asarray(p, dtype=np.float64)[None, :, None, None] for p in params)
         z = (y[0].astype(np.float64) - m) / np.sqrt(v + eps) * g + b
@@ -322,10 +324,10 @@ def write_quantised_demo(root: str, variant: str = "fp16", seed: int = 20261204)
             )
         else:
             h[side], pr[side] = (x, xa), (priors, pa)
-    stem = net.conv_bn("Default/stem", h, 8, 8, bug=False)
+    stem = net.conv_bn("Default/stem-Stem", h, 8, 8, bug=False)
     _frac(net, stem)
     _centred(net, stem["relu"])
-    down = net.conv_bn("Default/down", stem["relu"], 8, 16, bug=variant in ("fold-var", "int8-scale"))
+    down = net.conv_bn("Default/down-Down", stem["relu"], 8, 16, bug=variant in ("fold-var", "int8-scale"))
     _embedding(net, down["relu"])
     _scores(net, pr)
     io.finish()
