@@ -238,3 +238,13 @@ def test_fixture_saturating_reducesum_is_precision(capsys, tmp_path):
     assert doc["culprit"]["ref"] == "Default/head-DetHead/l2-L2Norm/ReduceSum-op0"
     (c,) = doc["remedy"]["culprits"]
     assert c["cause"] == "precision" and "keep it in float32" in c["sentence"]
+
+
+def test_remedy_sections_validate_against_the_schemas(pairs, capsys):
+    from test_headless import _validator
+
+    demo = pairs["precision"]
+    for command in ("remedy", "bisect", "compare"):
+        code, doc = run(capsys, command, demo.ref, demo.target)
+        assert code == 1 and doc["remedy"]["culprits"][0]["cause"] == "precision"
+        _validator(command).validate(doc)

@@ -111,7 +111,9 @@ class LocalError:
         return self.kind == "root"
 
     def pair_types(self) -> set[str]:
-        return {op.op_type for op in (self.pair.ref, self.pair.target) if op is not None}
+        """The op types of both sides (none when the analysis stands alone, as in a unit test)."""
+        ops = (getattr(self.pair, "ref", None), getattr(self.pair, "target", None))
+        return {t for op in ops if isinstance(t := getattr(op, "op_type", None), str)}
 
     @property
     def out_rel(self) -> float | None:
