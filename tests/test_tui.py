@@ -767,6 +767,8 @@ def test_remedy_key_writes_the_files_for_the_culprit(tmp_path, monkeypatch):
             await pilot.press("R")
             assert isinstance(app.screen, SaveScreen)
             dlg = app.screen
+            await pilot.pause()
+            assert dlg.query_one("#dialog").border_title == "remedy"  # not the session dialog's title
             dlg.query_one("#save-path").value = os.path.join(demo.target, "fixes")
             await pilot.press("enter")
             assert isinstance(app.screen, SaveScreen) and "inside the dump" in plain(dlg.query_one("#dialog-error"))
