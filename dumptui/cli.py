@@ -46,6 +46,7 @@ SUBCOMMANDS = (
     "open-result",
     "completion",
     "serve",
+    "remedy",
 )
 SHELLS = ("bash", "zsh", "tcsh")
 EXIT_OK, EXIT_DIVERGED = 0, 1
@@ -131,7 +132,8 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             prog="dumptui",
             description="Find the first operator where two tensor dumps diverge "
             "(e.g. Ascend910 vs Ascend310). Opens the terminal app; see the subcommands for headless use.",
-            epilog="subcommands: bisect, compare, info, inspect, demo, convert, config, open-result, completion, serve "
+            epilog="subcommands: bisect, compare, remedy, info, inspect, demo, convert, config, open-result, completion, "
+            "serve "
             "(dumptui SUBCOMMAND --help)",
         )
         p.add_argument("ref", nargs="?", help="reference dump (e.g. the Ascend910 run)")
@@ -189,6 +191,17 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
             help="with --dask: files under LOCAL here are under REMOTE on the workers (repeatable)",
         )
         _compare_options(p, every=True)
+    elif sub == "remedy":
+        p.description = (
+            "For each culprit: precision (the op at the device's precision, from the reference's inputs, gives the "
+            "target's output) or semantics (another function), and the files that keep it in float32: ATC "
+            "--keep_dtype, the MindSpore Lite converter's [ascend_context], MindSpore's to_float."
+        )
+        p.add_argument("ref")
+        p.add_argument("target")
+        p.add_argument("-o", "--out", metavar="DIR", help="write the remedy files into DIR (not inside a dump)")
+        _output_options(p)
+        _compare_options(p)
     elif sub == "info":
         p.description = "What a dump holds: format, version, ranks/graphs/iterations, counts, unreadable files."
         p.add_argument("dump")
@@ -302,7 +315,14 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     culprit = bi.first_root()
     code = EXIT_DIVERGED if culprit is not None else EXIT_USAGE if bi.undecided else EXIT_OK
     if args.json is not None:
-        body = {**bisect_report(bi), "undecided": list(bi.undecided), "skipped": skipped(bi.session)}
+        from dumptui.report.remedy import remedies, remedy_section
+
+        body = {
+            **bisect_report(bi),
+            "undecided": list(bi.undecided),
+            "skipped": skipped(bi.session),
+            "remedy": remedy_section(remedies(session, bi.roots()[:1])),
+        }
         jsonout.write(jsonout.document("bisect", body, code), args.json)
     if args.json == jsonout.STDOUT:
         return code
@@ -321,6 +341,29 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         from dumptui.report.tables import print_bisect
 
         print_bisect(con, bi)
+    return code
+
+
+def cmd_remedy(args: argparse.Namespace) -> int:
+    from dumptui.core.search.bisect import Bisection
+    from dumptui.report import jsonout
+    from dumptui.report.remedy import print_remedies, remedies, remedy_section, write_files
+
+    ref, target, session = open_session(args, kl=False)
+    for path in (args.out, args.json):
+        if path not in (None, jsonout.STDOUT):
+            _refuse_inside(path, (ref, target))
+    bi = Bisection(session)
+    bi.run()
+    found = remedies(session, bi.roots())
+    written = write_files(args.out, found) if args.out else []
+    code = EXIT_DIVERGED if found else EXIT_USAGE if bi.undecided else EXIT_OK
+    if args.json is not None:
+        jsonout.write(
+            jsonout.document("remedy", {"remedy": remedy_section(found), "written": written}, code), args.json
+        )
+    if args.json != jsonout.STDOUT:
+        print_remedies(_console(), found, written)
     return code
 
 
@@ -350,6 +393,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     from dumptui.core.search.compare_all import compare_pair
     from dumptui.report import data, jsonout
     from dumptui.report.console import detail, note, progress_bar
+    from dumptui.report.remedy import remedies, remedy_section
 
     verbosity = verbosity_of(args)
     if args.csv == jsonout.STDOUT and args.json == jsonout.STDOUT:
@@ -403,6 +447,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
                 for r in shown
             ],
             "roots": [data.root(r, session) for r in comparison.roots],
+            "remedy": remedy_section(remedies(session, comparison.roots)),
             "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
             "benign": comparison.bisection.benign_evidence(),
             "damaged_tensors": data.damaged_tensors(session),
@@ -802,7 +847,7 @@ def main(argv: list[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         parser = build_parser(sub)
-        if sub in (None, "bisect", "compare") and "--no-config" not in rest:
+        if sub in (None, "bisect", "compare", "remedy") and "--no-config" not in rest:
             from dumptui.options import config
 
             parser.set_defaults(**config.load())  # flags given on the command line win
@@ -819,6 +864,7 @@ def main(argv: list[str] | None = None) -> int:
             "open-result": cmd_open_result,
             "completion": cmd_completion,
             "serve": cmd_serve,
+            "remedy": cmd_remedy,
             None: cmd_app,
         }[sub]
         return handler(args)

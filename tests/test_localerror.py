@@ -11,7 +11,7 @@ import pytest
 from conftest import SHARED
 
 from dumptui.core.compare.metrics import compare_arrays
-from dumptui.core.compare.noise import TensorError, tensor_error
+from dumptui.core.compare.noise import TensorError, fmt_rel, tensor_error
 from dumptui.core.compare.session import Session
 from dumptui.core.demo.noisy import BUGS, bf16_round, write_noisy_demo
 from dumptui.core.formats import open_dump
@@ -231,7 +231,13 @@ def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
     constant = next(r for r in bi.session.op_result(root.pair, purpose="view").inputs if r.slot == slot)
     assert constant.verdict == "diverged" and "carried" not in constant.reason
     assert root.why.startswith(f"outputs diverge; constant input.{slot} differs (")
-    assert root.why.endswith("; its other inputs agree") and "inputs agree, outputs" not in root.why
+    assert "inputs agree, outputs" not in root.why
+    # the other inputs carry fp16 noise beyond this op's float32 floor: said with its number, never "agree"
+    le = root.local
+    assert le is not None and le.data_in is not None and le.data_in.worst_rel > le.floor
+    assert root.why.endswith(
+        f"; its other inputs carry {fmt_rel(le.data_in.worst_rel)} (noise carried in, no root upstream)"
+    )
 
 
 def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):

@@ -748,3 +748,35 @@ def test_a_burst_of_progress_is_handled_once(demo_pair):
             assert "statistics 50%" in plain(scr.query_one("#status"))
 
     run(go())
+
+
+def test_remedy_key_writes_the_files_for_the_culprit(tmp_path, monkeypatch):
+    """R (once a culprit is found): the remedy of a precision culprit, written into a folder the dialog asks for
+    (never inside a dump)."""
+    from dumptui.core.demo.quantised import write_quantised_demo
+
+    demo = write_quantised_demo(str(tmp_path / "pair"), "precision")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "fixes"
+
+    async def go():
+        async with opened(demo.ref, demo.target) as (app, pilot, scr):
+            await pilot.press("a")
+            await idle(scr, pilot)
+            await wait_until(lambda: scr.bstate.culprit is not None, what="the culprit")
+            await pilot.press("R")
+            assert isinstance(app.screen, SaveScreen)
+            dlg = app.screen
+            await pilot.pause()
+            assert dlg.query_one("#dialog").border_title == "remedy"  # not the session dialog's title
+            dlg.query_one("#save-path").value = os.path.join(demo.target, "fixes")
+            await pilot.press("enter")
+            assert isinstance(app.screen, SaveScreen) and "inside the dump" in plain(dlg.query_one("#dialog-error"))
+            dlg.query_one("#save-path").value = str(out)
+            await pilot.press("enter")
+            await wait_until(lambda: scr.remedy_path == str(out), what="the remedy files")
+
+    run(go())
+    assert (out / "keep_dtype.cfg").read_text() == demo.culprit[1] + "\n"
+    assert "precision" in (out / "REMEDY.txt").read_text()
+    assert not os.path.exists(os.path.join(demo.target, "fixes"))

@@ -204,6 +204,16 @@ ACTIONS: tuple[Action, ...] = (
         when=_can_export,
     ),
     Action(
+        "export.remedy",
+        "export_remedy",
+        "R",
+        "Remedy",
+        "Write the remedy of the culprits: precision (keep_dtype.cfg, converter_ascend.cfg, to_float32.py) or the op",
+        BISECTION,
+        palette="Export the remedy of the culprits (keep fp32, or the op)",
+        when=_has_culprit,
+    ),
+    Action(
         "export.csv",
         "export_csv",
         "x",

@@ -142,6 +142,23 @@ def print_root(console: Console, r: Root, session: Session, heading: str) -> Non
         console.print(f"  source: {name(op.code[-1])}")
 
 
+def print_cause(console: Console, session: Session, r: Root) -> None:
+    """Precision or semantics (the op at the device's precision from the reference's inputs), when known;
+    `dumptui remedy` writes the files."""
+    from dumptui.core.search.remedy import remedy_for
+
+    if r.kind != "outputs":
+        return  # an input or weight that differs: the preconditions say what
+    rem = remedy_for(session, r.pair)
+    if rem.cause == "unknown":
+        return
+    console.print(f"  [bold yellow]cause:[/bold yellow] {name(rem.sentence())}")
+    if rem.cause == "precision":
+        console.print(
+            "  remedy: `dumptui remedy REF TARGET -o DIR` writes keep_dtype.cfg, converter_ascend.cfg, to_float32.py"
+        )
+
+
 def print_local(console: Console, le: LocalError | None) -> None:
     """The local error of a root: the numbers of the rule, and the replay proof where there is one."""
     if le is None or le.out is None:
@@ -245,6 +262,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
         )
     else:
         print_root(console, culprit, s, "Culprit")
+        print_cause(console, s, culprit)
         others = [r for r in bi.roots() if r.pair.key != culprit.pair.key]
         if others:
             console.print("[bold]Other roots of divergence[/bold] (in execution order):")

@@ -8,6 +8,13 @@ The floor is the error a correct op may add in a dtype. Anchored on the Ascend o
 (mean relative error below 2^-13 for fp32, 2^-10 for fp16, 2^-7 for bf16): a tensor pair within the floor
 of the less precise of its dtypes agrees; the compute path lowers the precision when the data went through
 fp16/bf16 on the way (a Cast inserted on one side, a network input rounded to bf16).
+
+Precision kinds: fp32, fp16 and bf16 have the floors above; int8 has none of its own dtype, since a
+quantised value is dequantised before it is compared: its floor comes from its scales. Rounding to a step s
+adds an error uniform in ±s/2, whose RMS is s/√12; relative to the RMS of the values quantised, and with the
+same head room the fp16 floor leaves over fp16's own rounding (x2), that is the floor of the op that uses an
+int8 weight (`quantisation_floor`, per channel or per tensor), propagated to its consumers as the fp16 floor
+is: a tensor beyond it with no root upstream carries noise.
 """
 
 from __future__ import annotations
@@ -16,12 +23,16 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
+import numpy as np
+
 from dumptui.core.compare.metrics import TRIM, PairStats
 from dumptui.core.io import dtypes
 
 FLOOR = {"float64": 2.0**-40, "float32": 2.0**-13, "float16": 2.0**-10, "bfloat16": 2.0**-7}
 PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")  # least precise first
 ELEMENT_FACTOR = 10  # one element may be off by 10x the floor (the standard's max relative error)
+QUANT_HEADROOM = 2.0  # an int8 floor is twice the RMS rounding error its scales give (as fp16's is)
+PRECISION_KINDS = ("float32", "float16", "bfloat16", "int8")
 
 
 def floor_of(dtype: str | None, floors: dict[str, float] | None = None, scale: float = 1.0) -> float:
@@ -34,6 +45,18 @@ def floor_of(dtype: str | None, floors: dict[str, float] | None = None, scale: f
     if dtypes.is_float(dtype) or dtypes.is_complex(dtype):
         return table["float32"] * scale
     return 0.0
+
+
+def quantisation_floor(scales: Iterable[float] | "np.ndarray", values: "np.ndarray") -> float:
+    """The relative error quantising `values` with these steps adds (one step per channel, or one for all):
+    step/√12 (the RMS of a rounding error uniform in ±step/2), as an RMS over the channels, divided by the
+    RMS of the values, times QUANT_HEADROOM. 0 when the values are all zero."""
+    s = np.abs(np.asarray(list(scales) if not isinstance(scales, np.ndarray) else scales, dtype=np.float64))
+    v = np.asarray(values, dtype=np.float64)
+    rms = float(np.sqrt(np.mean(v * v))) if v.size else 0.0
+    if rms == 0.0 or s.size == 0:
+        return 0.0
+    return QUANT_HEADROOM * float(np.sqrt(np.mean(s * s) / 12.0)) / rms
 
 
 def least_precise(names: Iterable[str | None]) -> str | None:

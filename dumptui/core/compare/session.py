@@ -72,6 +72,12 @@ class Session:
         self.executor: PairExecutor | None = None
         self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
         self._lock = threading.Lock()
+        # op pair key -> (floor, precision kind) where a precision kind without a dtype of its own sets an op's
+        # floor: an op that uses an int8 weight (noise.quantisation_floor), found by the preconditions
+        self.op_floors: dict[str, tuple[float, str]] = {}
+        # tensor pairs compared against a transformed reference whose verdict is final: a wrongly folded or
+        # quantised weight stays diverged (no "carried precision noise" in context), and is the preconditions'
+        self.final: set[int] = set()
 
     @property
     def tensors_read(self) -> int:
@@ -263,7 +269,10 @@ class Session:
         )
 
     def rejudge(self, res: TensorResult, verdict: str, reason: str) -> TensorResult:
-        """Replace a cached result's verdict (a verdict judged in context, after a scan); stats are kept."""
+        """Replace a cached result's verdict (a verdict judged in context, after a scan); stats are kept.
+        A final result (`substitute`) keeps its own."""
+        if self.is_final(res):
+            return res
         new = TensorResult(
             res.io,
             res.slot,
@@ -280,6 +289,20 @@ class Session:
         with self._lock:
             self._cache[pair_key(res.ref, res.target)] = new
         return new
+
+    def substitute(self, res: TensorResult, final: bool = False) -> TensorResult:
+        """Put a result computed elsewhere in place of the cached one (a tensor compared with the reference
+        transformed as the target's compiler transformed it: a folded or quantised weight, a folded output).
+        `final`: no verdict in context replaces it."""
+        key = pair_key(res.ref, res.target)
+        with self._lock:
+            self._cache[key] = res
+            if final:
+                self.final.add(key)
+        return res
+
+    def is_final(self, res: TensorResult) -> bool:
+        return pair_key(res.ref, res.target) in self.final
 
     def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.

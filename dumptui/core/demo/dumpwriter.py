@@ -18,6 +18,7 @@ LABEL = {
     "bfloat16": "BFloat16",
     "int64": "Int64",
     "int32": "Int32",
+    "int8": "Int8",
     "bool": "Bool",
     "float64": "Float64",
 }

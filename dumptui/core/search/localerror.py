@@ -15,6 +15,16 @@ Where the op can be replayed (core/replay), the replay decides instead: the refe
 type, attributes and constants) recomputed in float64 from each side's own dumped inputs. A target output that
 departs from that recomputation far more than the reference output does is broken on the target (a root);
 one that matches it only carries error in, whatever its gain (Exp of a larger input, a Floor that jumps).
+
+The trimmed mean leaves out the largest 1 % of elements, so that a few whole-step jumps do not decide. A
+sparse error is more than that: the **tail rule** counts the elements far off (beyond 10x the floor, as
+`--max-off` does): an op whose output has more than TAIL_SHARE of them (or `--max-off`, when smaller) while
+its inputs have at most a tenth (1/gain) of that share is a root too (a saturating fp16 Softmax wrong on 3 %
+of its elements); the replay, where it exists, counts them the same way against the recomputation. Ops
+that jump on noise by definition (Floor, ArgMax, TopK, comparisons) are left to their replay. With `--cos C`
+an op whose output's cosine drops below C while its data inputs' do not is a root: the user's own alarm,
+even where the replay says the op only amplifies what comes in (cancellation); but not for an op that jumps
+by definition and whose replay shows it jumps only as its inputs make it.
 """
 
 from __future__ import annotations
@@ -22,8 +32,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from dumptui.core.compare.hints import DISCONTINUOUS
 from dumptui.core.compare.noise import TensorError, fmt_rel
 from dumptui.core.graph.align import OpPair
+
+TAIL_SHARE = 0.01  # a share of elements far off that is a sparse error, not a few jumps (the trim is 1 %)
+SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
 
 @dataclass(frozen=True)
@@ -36,19 +50,31 @@ class ReplayProof:
     floor_target: float
     slot: int = 0
     note: str = ""
+    tail_ref: float = 0.0  # share of elements far off (10x the floor) from the recomputation
+    tail_target: float = 0.0
 
     def conclusive(self, gain: float) -> bool:
         """The recomputation models the reference op (else we know too little about its semantics)."""
-        return self.dev_ref <= gain * self.floor_ref
+        return self.dev_ref <= gain * self.floor_ref and self.tail_ref <= TAIL_SHARE
 
-    def broken(self, gain: float) -> bool:
-        return self.dev_target > max(gain * self.dev_ref, self.floor_target)
+    def broken(self, gain: float, tail_limit: float = TAIL_SHARE) -> bool:
+        return self.dev_target > max(gain * self.dev_ref, self.floor_target) or self.sparse(gain, tail_limit)
+
+    def sparse(self, gain: float, tail_limit: float = TAIL_SHARE) -> bool:
+        """Broken on a share of elements the trimmed mean does not see."""
+        return self.tail_target > max(tail_limit, gain * self.tail_ref)
 
     def sentence(self, ref_name: str = "reference", target_name: str = "target") -> str:
-        return (
+        text = (
             f"given its own inputs, the {target_name} output is off by {fmt_rel(self.dev_target)} (of its RMS) "
             f"from what the op computes; the {ref_name}'s by {fmt_rel(self.dev_ref)}"
         )
+        if 0 < self.tail_target <= SPARSE or 0 < self.tail_ref <= SPARSE:  # a sparse error: its share says it
+            text += (
+                f"; elements far off: {self.tail_target:.1%} of the {target_name}'s, "
+                f"{self.tail_ref:.1%} of the {ref_name}'s"
+            )
+        return text
 
 
 @dataclass(slots=True)  # one per op pair in a scan: no __dict__ each
@@ -67,6 +93,10 @@ class LocalError:
     replay_note: str = ""  # why there is no replay, when there is none
     kind: str = "unknown"  # "root" | "carries" | "clean" | "unknown"
     why: str = ""
+    out_tail: float = 0.0  # share of output elements far off (beyond 10x the floor; the worst output)
+    in_tail: float = 0.0  # the same, the largest of its data inputs
+    out_cos: float | None = None  # the lowest cosine of its outputs, of its data inputs
+    in_cos: float | None = None
 
     @property
     def gain_rel(self) -> float | None:
@@ -79,6 +109,11 @@ class LocalError:
     @property
     def is_root(self) -> bool:
         return self.kind == "root"
+
+    def pair_types(self) -> set[str]:
+        """The op types of both sides (none when the analysis stands alone, as in a unit test)."""
+        ops = (getattr(self.pair, "ref", None), getattr(self.pair, "target", None))
+        return {t for op in ops if isinstance(t := getattr(op, "op_type", None), str)}
 
     @property
     def out_rel(self) -> float | None:
@@ -103,24 +138,47 @@ def _gain(out: TensorError | None, data_in: TensorError | None, rel: bool) -> fl
     return math.inf if i == 0 else o / i
 
 
-def classify(le: LocalError, gain: float) -> LocalError:
-    """Fill `kind` and `why` of an analysis whose errors are known."""
+def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | None = None) -> LocalError:
+    """Fill `kind` and `why` of an analysis whose errors are known. `max_off` and `cos` are the thresholds'
+    (`--max-off`, `--cos`): the tail rule counts from the smaller of `max_off` and TAIL_SHARE."""
     if le.out is None:
         le.kind, le.why = "unknown", "its outputs could not be compared"
         return le
     out_rel = le.out_rel or 0.0
     floor_words = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
-    if out_rel <= le.floor:
+    tail_limit = min(max_off, TAIL_SHARE)
+    alarm = _cos_alarm(le, cos)
+    jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
+    if alarm and jumps and le.replay is not None and le.replay.conclusive(gain) and not le.replay.broken(gain):
+        alarm = ""  # an op that jumps by definition, and jumps here only as its inputs make it: carried
+    if alarm:
+        le.kind, le.why = "root", alarm
+        return le
+    sparse = _sparse(le, gain, tail_limit)
+    if out_rel <= le.floor and not sparse:
         le.kind, le.why = "clean", f"output within the {floor_words}"
         return le
     reasons = ("; ".join(le.differs)) if le.differs else ""
     if le.replay is not None and le.replay.conclusive(gain):
-        if le.replay.broken(gain):
+        if le.replay.broken(gain, tail_limit):
             le.kind = "root"
             le.why = le.replay.sentence() + (f"; {reasons}" if reasons else "")
         else:
             le.kind = "carries"
             le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence()
+        return le
+    if sparse and not jumps:
+        le.kind = "root"
+        src = "inputs agree" if le.in_tail == 0 else f"its inputs have {le.in_tail:.1%}"
+        le.why = (
+            f"a sparse error: {le.out_tail:.1%} of its output elements are off by more than 10x the "
+            f"{floor_words} ({src}); the trimmed mean error is {fmt_rel(out_rel)}"
+        ) + (f"; {reasons}" if reasons else "")
+        if le.replay_note:
+            le.why += f" ({le.replay_note})"
+        return le
+    if out_rel <= le.floor:
+        le.kind, le.why = "clean", f"output within the {floor_words}"
         return le
     g_rel, g_abs = le.gain_rel or 0.0, le.gain_abs or 0.0
     if g_rel >= gain and g_abs >= gain:
@@ -144,6 +202,36 @@ def classify(le: LocalError, gain: float) -> LocalError:
             f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
         ) + (f"; note: {reasons}" if reasons else "")
     return le
+
+
+def _sparse(le: LocalError, gain: float, tail_limit: float) -> bool:
+    """More of the output's elements far off than a few jumps, and `gain` times its inputs' share."""
+    return le.out_tail > max(tail_limit, gain * le.in_tail) and (le.out is None or le.out.n * le.out_tail >= 2)
+
+
+def _cos_alarm(le: LocalError, cos: float | None) -> str:
+    """`--cos C`: the cosine of the output drops below C here while every data input's is at least C."""
+    if cos is None or le.out_cos is None or le.out_cos >= cos:
+        return ""
+    if le.in_cos is not None and le.in_cos < cos:
+        return ""
+    ins = "its inputs agree exactly" if le.in_cos is None else f"its data inputs' lowest is {le.in_cos:.6f}"
+    return f"cosine {le.out_cos:.6f} < --cos {cos} here, {ins}: the cosine alarm given"
+
+
+def shape_of_error(outs: list, ins: list) -> tuple[float, float, float | None, float | None]:
+    """(output tail share, input tail share, lowest output cosine, lowest input cosine) from the compared
+    tensors' statistics (TensorResult-like: `.stats` with n_off, compared, cos; None when not compared)."""
+
+    def tail(rs: list) -> float:
+        shares = [r.stats.n_off / r.stats.compared for r in rs if r.stats is not None and r.stats.compared]
+        return max(shares, default=0.0)
+
+    def low_cos(rs: list) -> float | None:
+        cs = [r.stats.cos for r in rs if r.stats is not None and r.stats.cos is not None]
+        return min(cs, default=None)
+
+    return tail(outs), tail(ins), low_cos(outs), low_cos(ins)
 
 
 def _fmt_gain(g: float) -> str:

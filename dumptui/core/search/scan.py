@@ -17,7 +17,7 @@ import numpy as np
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.hints import attribute_diff
-from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.metrics import ElementTolerance, compare_arrays
 from dumptui.core.compare.noise import TensorError, fmt_rel, least_precise, stats_error, tensor_error
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
@@ -27,7 +27,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source
 from dumptui.core.model.dump import KERNEL, TensorRef
 from dumptui.core.search import replay
-from dumptui.core.search.localerror import LocalError, ReplayProof, classify
+from dumptui.core.search.localerror import TAIL_SHARE, LocalError, ReplayProof, classify, shape_of_error
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 
@@ -91,10 +91,17 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     data_in, in_slot = _combine(ins)
     names = [t.dtype for op in (pair.ref, pair.target) if op is not None for t in op.tensors()]
     floor, floor_dtype = session.thresholds.floor(*names)
+    floor, floor_dtype = max((floor, floor_dtype), session.op_floors.get(pair.key, (0.0, "")), key=lambda f: f[0])
     le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
-    if with_replay and session.thresholds.replay and out is not None and (out.rel > floor or out.nonfinite):
+    counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
+    counted_out = [r for r in res.outputs if r.verdict != IGNORED]
+    le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
+    th = session.thresholds
+    sparse = le.out_tail > min(th.max_off, TAIL_SHARE)
+    alarm = th.cos is not None and le.out_cos is not None and le.out_cos < th.cos
+    if with_replay and th.replay and out is not None and (out.rel > floor or out.nonfinite or sparse or alarm):
         le.replay, le.replay_note = replay_proof(session, pair, roles, out_slot if out_slot is not None else 0)
-    return classify(le, session.thresholds.gain)
+    return classify(le, th.gain, th.max_off, th.cos)
 
 
 def _differences(res: OpResult, roles: dict[int, str]) -> list[str]:
@@ -167,13 +174,15 @@ def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: in
             if slot not in want:
                 return None, f"the replay of {ref.op_type} gives no output.{slot}"
             out_t = op.outputs[slot]
-            dev.append(_deviation(want[slot], _read(out_t), out_t.dtype))
+            dev.append(
+                _deviation(want[slot], _read(out_t), out_t.dtype, session.thresholds.tolerance(out_t.dtype, None))
+            )
     except replay.ReplayUnsupported as e:
         return None, f"no replay: {e}"
     except (OSError, ValueError, FloatingPointError) as e:
         return None, f"replay failed: {e}"
     floors = [session.thresholds.floor(t.dtype)[0] for t in (ref.outputs[slot], tgt.outputs[slot])]
-    return ReplayProof(dev[0], dev[1], floors[0], floors[1], slot), ""
+    return ReplayProof(dev[0][0], dev[1][0], floors[0], floors[1], slot, tail_ref=dev[0][1], tail_target=dev[1][1]), ""
 
 
 def _read(t: TensorRef) -> np.ndarray:
@@ -181,18 +190,21 @@ def _read(t: TensorRef) -> np.ndarray:
     return a.reshape(t.shape) if t.shape is not None and a.size == int(np.prod(t.shape)) else a
 
 
-def _deviation(expected: np.ndarray, got: np.ndarray, dtype: str | None) -> float:
-    """Relative error of a dumped output against the recomputation rounded to the output's own dtype."""
+def _deviation(expected: np.ndarray, got: np.ndarray, dtype: str | None, tol: ElementTolerance) -> tuple[float, float]:
+    """Relative error of a dumped output against the recomputation rounded to the output's own dtype, and
+    the share of its elements off by more than `tol` (the tail rule's count)."""
     want = _round_to(
         np.asarray(expected, dtype=np.float64) if np.asarray(expected).dtype.kind == "f" else np.asarray(expected),
         dtype,
     )
     if want.size != got.size:
         raise ValueError(f"replay gives {want.size} elements, the dump holds {got.size}")
-    err = tensor_error(compare_arrays(want.reshape(-1), np.asarray(got).reshape(-1), kl=False))
+    st = compare_arrays(want.reshape(-1), np.asarray(got).reshape(-1), tol, kl=False)
+    err = tensor_error(st)
+    tail = st.n_off / st.compared if st.compared else 0.0
     if err is None:
-        return math.inf
-    return math.inf if err.nonfinite else err.rel
+        return math.inf, tail
+    return (math.inf if err.nonfinite else err.rel), tail
 
 
 def _round_to(a: np.ndarray, dtype: str | None) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""The main screen's exports: the session (`S`), a re-dump config for the interval (`e`) and the comparison as
-CSV (`x`). In a terminal each is written to a path the user confirms (never inside a dump); in a browser
+"""The main screen's exports: the session (`S`), a re-dump config for the interval (`e`), the remedy of the
+culprits (`R`: precision or the op, and the files that keep an op in float32) and the comparison as CSV (`x`). In a terminal each is written to a path the user confirms (never inside a dump); in a browser
 (`dumptui serve`) each reaches the user as a download (`deliver_text`), never only the server's disk. A mixin
 of MainScreen."""
 
@@ -51,6 +51,7 @@ class ExportActions(Screen):
     saved_path: str | None = None
     exported_path: str | None = None
     csv_path: str | None = None
+    remedy_path: str | None = None
     delivered: list[str]  # file names handed to the browser, in order (for tests and the notification)
 
     def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
@@ -148,6 +149,58 @@ class ExportActions(Screen):
         self.exported_path = out
         self.notify(
             f"wrote {out}: {len(plan.kernels)} kernels, dump_mode 1, dumping into {dump_dir}", markup=False, timeout=10
+        )
+
+    # ------------------------------------------------------------------ R: the remedy of the culprits
+    def action_export_remedy(self) -> None:
+        if self.driver is None:
+            return
+        if self.web:
+            dialog = SaveScreen(
+                "REMEDY.txt", refuse_file_name, "Download the remedy as (the files follow):", "", "remedy"
+            )
+        else:
+            default = os.path.join(os.path.dirname(default_export_path(self._dumps())), "dumptui-remedy")
+            dialog = SaveScreen(
+                default,
+                lambda p: refuse_output(p, self._dumps()),
+                "Write the remedy files into the folder:",
+                "keep_dtype.cfg (ATC), converter_ascend.cfg (MindSpore Lite), to_float32.py (MindSpore), REMEDY.txt",
+                "remedy",
+            )
+        self.app.push_screen(dialog, self._remedy_to)
+
+    def _remedy_to(self, path: str | None) -> None:
+        if path:
+            self.write_remedy(path)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def write_remedy(self, path: str) -> None:
+        """Off the UI thread: each culprit's op is replayed at the device's precision (reads its tensors)."""
+        from dumptui.core.search.remedy import remedy_files
+        from dumptui.report.remedy import remedies, write_files
+
+        if self.driver is None:
+            return
+        with self._bisect_lock:
+            roots = self.driver.bi.roots()
+        found = remedies(self.session, roots)
+        causes = ", ".join(f"{r.target_name.rsplit('/', 1)[-1]}: {r.cause}" for r in found)
+        if get_current_worker().is_cancelled:
+            return
+        if self.web:
+            for name, text in remedy_files(found).items():
+                self.app.call_from_thread(self._deliver, text, name if name != "REMEDY.txt" else path, causes)
+            return
+        full = os.path.abspath(os.path.expanduser(path))
+        try:
+            written = write_files(full, found)
+        except OSError as e:
+            self.app.call_from_thread(self.show_failure, "remedy", e, full)
+            return
+        self.remedy_path = full
+        self.app.call_from_thread(
+            self.notify, f"wrote {len(written)} files to {full} ({causes})", markup=False, timeout=10
         )
 
     # ------------------------------------------------------------------ x: the comparison as CSV

@@ -67,6 +67,8 @@ class SaveScreen(PathDialog[str]):
         self.default = default
         self.refuse = refuse
         self.label, self.note, self.title = label, note, title
+        # the border's title: Textual runs PathDialog.on_mount after a subclass's own, so it is read from here
+        self.DIALOG_TITLE = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -74,10 +76,6 @@ class SaveScreen(PathDialog[str]):
             yield Input(self.default, id="save-path")
             yield Static("", id="dialog-error")
             yield Static(Text(self.note, style="dim"))
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#dialog").border_title = self.title
 
     def answer(self) -> tuple[str, str | None]:
         path = self.value("save-path")

@@ -126,10 +126,13 @@ class Bisection:
             if c.status == "benign":  # rounding explains it: the input agrees as far as precision allows
                 self.session.rejudge(c.result, CLOSE, c.detail)
         noise = describe_noise(self.session)
-        rounded = [c.name for c in self.checks or [] if c.status == "benign"]
-        if rounded:
-            named = ", ".join(rounded[:3]) + (f" and {len(rounded) - 3} more" if len(rounded) > 3 else "")
-            noise = "; ".join(filter(None, [noise, f"{len(rounded)} inputs/weights rounded ({named})"]))
+        for words, names in (
+            ("rounded", [c.name for c in self.checks or [] if c.status == "benign" and not c.transform]),
+            ("transformed", [c.name for c in self.checks or [] if c.status == "benign" and c.transform]),
+        ):
+            if names:
+                named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+                noise = "; ".join(filter(None, [noise, f"{len(names)} inputs/weights {words} ({named})"]))
         if noise:
             self.use_scan(f"noisy pair: {noise}", progress, cancelled)
         else:
@@ -324,7 +327,12 @@ class Bisection:
             if r.pair.key not in found:
                 found[r.pair.key] = r
             elif r.kind != "outputs":
-                found[r.pair.key].caveats.append(r.why)
+                first = found[r.pair.key]
+                if first.kind == "outputs" and (first.local is None or not first.local.is_root):
+                    # its outputs only carry what its inputs bring: the input or weight that differs is the cause
+                    first.kind, first.why = r.kind, r.why
+                elif r.why not in first.caveats and r.why != first.why:
+                    first.caveats.append(r.why)
         return sorted(found.values(), key=lambda r: r.pair.index)
 
     def _scan_roots(self) -> list[Root]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET
@@ -31,6 +32,15 @@ class CheckOutcome:
     why: str
     caveats: list[str]
     local: LocalError | None = None
+
+
+def inputs_words(le: LocalError) -> str:
+    """What the inputs carry, in words that agree with the numbers shown beside them: "agree" when they are
+    within the noise floor; beyond it, the error they carry (noise carried in: no root upstream)."""
+    worst = le.data_in.worst_rel if le.data_in is not None else 0.0
+    if worst <= le.floor:
+        return "inputs agree"
+    return f"inputs carry {fmt_rel(worst)} (noise carried in, no root upstream)"
 
 
 class CulpritCheck:
@@ -60,7 +70,7 @@ class CulpritCheck:
         carriers: list[TensorResult] = []
         unproduced_bad: list[tuple[TensorResult, str]] = []
         for r in res.inputs:
-            if r.verdict == IGNORED:
+            if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
                 continue
             origin = unproduced(pair, r.slot)
             bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
@@ -73,7 +83,12 @@ class CulpritCheck:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
         if le.kind == "carries" and le.in_slot is not None:
             worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
-            if worst is not None and worst not in carriers and unproduced(pair, worst.slot) is None:
+            if (
+                worst is not None
+                and worst not in carriers
+                and unproduced(pair, worst.slot) is None
+                and not self.session.is_final(worst)
+            ):
                 carriers.insert(0, worst)
         if le.kind != "root":
             for r in carriers:
@@ -82,7 +97,7 @@ class CulpritCheck:
                     why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
                     return CheckOutcome(res, step, why, [], le)
         why = (
-            "inputs agree, outputs diverge"
+            f"{inputs_words(le)}, outputs diverge"
             if not carriers
             else "its outputs diverge, and so do inputs it does not produce (see caveats)"
             if le.kind != "root"
@@ -95,7 +110,7 @@ class CulpritCheck:
             what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
             why += f"; {what} differs ({r.reason})"
         if unproduced_bad and not carriers:
-            why += "; its other inputs agree"
+            why += f"; its other {inputs_words(le)}"
         return CheckOutcome(res, None, why, caveats, le)
 
     def _producer_step(

@@ -2,7 +2,11 @@
 
 Inputs no op produces (weights, the network input, inputs computed outside a filtered dump) are compared
 before bisecting. One that differs by more than fp16/bf16 rounding would explain makes its consumers roots,
-and is named; one that differs only by such rounding is `benign` (a deliberate conversion gives that).
+and is named; one that differs only by such rounding is `benign` (a deliberate conversion gives that). A
+weight the target transformed on purpose (BatchNorm folded into it, int8 with scales: transformed.py) is
+verified per output channel against the transformation recomputed from the reference's parameters: `benign`
+when every channel agrees, and when one does not, that channel is named with its numbers. The parameters a
+transformation accounts for (a folded BatchNorm's, an int8 weight's scales, the new bias) are `benign` too.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dumptui.core.compare.verdict import EQUAL, IGNORED, NOT_COMPARABLE, UNREADA
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
 from dumptui.core.model.dump import PARAMETER
+from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import InputCheck, Root
 
 ADVICE = {
@@ -33,6 +38,7 @@ def check_inputs(session: Session) -> list[InputCheck]:
         if p.kind == PARAMETER and (p.paired or not one_sided)
     ]
     checks = [c for c in found if c is not None]
+    _explained_by_transforms(checks)
     checks += _check_consumed_only(session, {c.name for c in checks})
     session.same_files.save()  # the equal weights are not read again on the next run of this pair
     return checks
@@ -58,7 +64,40 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
     if r is None:
         res = session.op_result(p, inputs=False, purpose="precondition")
         r = res.outputs[0] if res.outputs else None
-    return judge_input(op.name, kind, r, users) if r is not None else None
+    if r is None:
+        return None
+    check = judge_input(op.name, kind, r, users)
+    if check.status == "differs" and kind == "parameter":
+        found = verify(session, p)
+        if found is not None:
+            compare_consumer(session, found)
+            return transformed_input(check, found)
+    return check
+
+
+def transformed_input(check: InputCheck, found: TransformCheck) -> InputCheck:
+    """A weight that differs, seen through the transformation that explains it (or names what does not)."""
+    check.transform = found.transform
+    check.channels = list(found.bad_channels)
+    if found.ok:
+        check.status = "benign"
+        check.detail = f"{found.detail}; {numbers(check.result)} against the untransformed weight"
+    else:
+        check.detail = f"{found.detail}: check the conversion ({found.transform})"
+    check.explains = dict(found.explains)
+    return check
+
+
+def _explained_by_transforms(checks: list[InputCheck]) -> None:
+    """Parameters on one side only that a verified transformation accounts for: benign, and said why."""
+    explains: dict[str, str] = {}
+    for c in checks:
+        if c.transform:
+            for name, why in c.explains.items():
+                explains.setdefault(name, why if c.status == "benign" else "")
+    for c in checks:
+        if c.status == "unpaired" and explains.get(c.name):
+            c.status, c.detail = "benign", explains[c.name]
 
 
 def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck]:
@@ -170,7 +209,9 @@ def parameter_roots(checks: list[InputCheck]) -> list[Root]:
             seen.add(cons.key)
             why = {
                 "network input": f"the network input {c.name} differs: check the preprocessing",
-                "parameter": f"parameter {c.name} differs: check the checkpoint and its conversion",
+                "parameter": f"parameter {c.name}: {c.detail}"
+                if c.transform
+                else f"parameter {c.name} differs: check the checkpoint and its conversion",
             }.get(
                 c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside the dump)"
             )

@@ -74,3 +74,6 @@ class InputCheck:
     status: str  # "equal" | "benign" | "differs" | "unpaired" | "unreadable" | "ignored"
     detail: str = ""
     consumers: list[OpPair] = field(default_factory=list)
+    transform: str = ""  # a transformation the target applied on purpose, verified (transformed.py): its name
+    channels: list[int] = field(default_factory=list)  # output channels the transformation does not explain
+    explains: dict[str, str] = field(default_factory=dict)  # other parameters the transformation accounts for

@@ -96,7 +96,7 @@ class OpArgs:
         return default
 
     def flag(self, slot: int | None, names: tuple[str, ...], default: bool = False) -> bool:
-        value = self.option(slot, names, default)
+        value = _one(self.option(slot, names, default))
         if not isinstance(value, (bool, int, np.bool_, np.integer)):
             raise ReplayUnsupported(f"{self.op_type} {' / '.join(names)} = {value!r} is not a boolean")
         return bool(value)
@@ -110,7 +110,7 @@ class OpArgs:
         return int(value)
 
     def number(self, slot: int | None, names: tuple[str, ...], default: object = REQUIRED) -> float:
-        value = self.option(slot, names, default)
+        value = _one(self.option(slot, names, default))
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ReplayUnsupported(f"{self.op_type} {' / '.join(names)} = {value!r} is not a number")
         return float(value)
@@ -129,6 +129,11 @@ class OpArgs:
     # --- outputs ------------------------------------------------------------------------------------
     def out_shape(self, slot: int = 0) -> tuple[int, ...] | None:
         return self.spec.out_shapes.get(slot)
+
+
+def _one(value: object) -> object:
+    """A setting dumped as a one-element array (some dumps hold 0-d inputs so) as its one value."""
+    return value[0] if isinstance(value, tuple) and len(value) == 1 else value
 
 
 def normalise_axes(axes: tuple[int, ...], ndim: int, what: str) -> tuple[int, ...]:

@@ -1,0 +1,201 @@
+"""What to change on the device for a culprit: precision (keep the op in float32) or the op itself.
+
+For each root, the reference op is replayed on the *reference's* inputs at the device's precision
+(replay/precision.py). When that reproduces the target's output, the cause is precision and the remedy is to
+keep the op in float32, written three ways:
+
+- ATC (`atc --keep_dtype=keep_dtype.cfg`): one op name per line (or `OpType::ReduceSum` for every op of a
+  type); ATC ignores it under `--precision_mode=must_keep_origin_dtype`, which already keeps everything;
+- the MindSpore Lite converter (`converter_lite --configFile=...`): its `[ascend_context]` section takes a
+  `precision_mode` for the whole model (`preferred_fp32`: float32 wherever the op supports it), not per op;
+- MindSpore itself: the cell that holds the op, `to_float(mstype.float32)` (its scope names the cell path).
+
+When the replay does not reproduce it, the op computes another function on the device (FloorMod vs Mod, a
+kernel with a bug): the remedy is the op, and the text names what differs. After a re-dump with the remedy,
+comparing again says whether the culprit is gone (`still_there`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
+from dumptui.core.compare.session import Session
+from dumptui.core.graph.align import OpPair
+from dumptui.core.model.dump import TensorRef
+from dumptui.core.search.replay import ReplayInputs, supported
+from dumptui.core.search.replay.precision import LOW, PrecisionFinding, judge_precision
+
+REMEDY_MAX_ELEMENTS = 1 << 24
+
+
+@dataclass
+class Remedy:
+    """One culprit's cause (precision or semantics) and what to change."""
+
+    ref_name: str
+    target_name: str
+    ref_type: str
+    target_type: str
+    finding: PrecisionFinding
+    cell: str = ""  # the MindSpore cell path that holds the op ("head.l2"), '' at the top level
+    change: str = ""  # what to change, in words
+    notes: list[str] = field(default_factory=list)
+    attributes: str = ""  # graph attributes that differ, in words
+
+    @property
+    def cause(self) -> str:
+        return self.finding.cause
+
+    def sentence(self) -> str:
+        return self.finding.sentence() + (f"; {self.change}" if self.change else "")
+
+
+def remedy_for(session: Session, pair: OpPair, differs: str = "") -> Remedy:
+    """The cause of one culprit and its remedy (reads the reference's inputs and the target's output).
+    `differs`: the root is a weight or network input that differs (the preconditions' sentence): the remedy
+    is that input, not the op."""
+    ref, tgt = pair.ref, pair.target
+    if differs:
+        finding = PrecisionFinding("input", note=differs)
+        r_name, t_name = (pair.ref or pair.op).name, (pair.target or pair.op).name
+        r_type, t_type = (pair.ref or pair.op).op_type, (pair.target or pair.op).op_type
+        return Remedy(r_name, t_name, r_type, t_type, finding, cell=cell_path(t_name))
+    if ref is None or tgt is None:
+        finding = PrecisionFinding("unknown", note="dumped on one side only")
+        return Remedy(pair.name, pair.name, pair.op_type, pair.op_type, finding)
+    base = Remedy(ref.name, tgt.name, ref.op_type, tgt.op_type, PrecisionFinding("unknown"), cell=cell_path(tgt.name))
+    out_r, out_t = ref.outputs.get(0), tgt.outputs.get(0)
+    if not supported(ref.op_type):
+        base.finding = PrecisionFinding("unknown", note=f"no replay for {ref.op_type}")
+    elif out_r is None or out_t is None or not out_t.has_data:
+        base.finding = PrecisionFinding("unknown", note="output.0 is not dumped on both sides")
+    elif sum(t.size or 0 for t in ref.inputs.values()) > REMEDY_MAX_ELEMENTS:
+        base.finding = PrecisionFinding("unknown", note="too large to replay here")
+    else:
+        try:
+            inputs = {s: _read(t) for s, t in ref.inputs.items()}
+            constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in inputs}
+            spec = ReplayInputs(
+                ref.op_type,
+                inputs,
+                dict(ref.attrs),
+                constants,
+                {s: tuple(t.shape or ()) for s, t in tgt.outputs.items()},
+            )
+            base.finding = judge_precision(spec, _read(out_t), _device_dtypes(pair))
+        except (OSError, ValueError) as e:
+            base.finding = PrecisionFinding("unknown", note=f"could not read: {e}")
+    diff = attribute_diff(ref.attrs, tgt.attrs)
+    base.attributes = "; ".join(f"{k}: {a} vs {b}" for k, (a, b) in diff.items())
+    base.change = _change(base)
+    return base
+
+
+def _device_dtypes(pair: OpPair) -> list[str]:
+    """The device precisions to try: the target's own low-precision dtypes, else fp16 then bf16."""
+    assert pair.target is not None
+    low = [d for d in LOW if any(t.dtype == d for t in pair.target.tensors())]
+    return low or list(LOW)
+
+
+def _change(r: Remedy) -> str:
+    if r.cause == "precision":
+        return ""  # the finding's sentence says it: keep it in float32
+    if r.cause == "semantics":
+        if r.attributes:
+            return f"the target's op is defined with other graph attributes ({r.attributes}): fix its definition"
+        if r.ref_type != r.target_type:
+            if {"Mod", "FloorMod"} >= {r.ref_type, r.target_type}:
+                return (
+                    f"the target runs {r.target_type} where the reference runs {r.ref_type}; use ops.FloorMod "
+                    "(ops.Mod differs between Ascend310 and Ascend910)"
+                )
+            return f"the target runs {r.target_type} where the reference runs {r.ref_type}: use the reference's op"
+        if r.ref_type in DISCONTINUOUS:
+            return f"check how the device's {r.target_type} is defined (a discontinuous op)"
+        return f"the device's {r.target_type} kernel computes another function: report it, or replace the op"
+    return ""
+
+
+def cell_path(name: str) -> str:
+    """`Default/head-DetHead/l2-L2Norm/ReduceSum-op0` -> `head.l2`: the attribute path of the cell that holds
+    the op (MindSpore scopes are `attr-CellClass` per level under Default)."""
+    parts = [p for p in name.split("/") if p]
+    if parts and parts[0] in ("Default", "Gradients"):
+        parts = parts[1:]
+    cells = [re.sub(r"-[A-Za-z_][\w]*$", "", p) for p in parts[:-1] if "-" in p]
+    return ".".join(c for c in cells if c)
+
+
+def still_there(remedies: list[Remedy], roots: list[OpPair]) -> dict[str, bool]:
+    """After a re-dump with the remedy: for each remedied op (by target name), whether it is a root again."""
+    now = {p.target.name for p in roots if p.target is not None} | {p.ref.name for p in roots if p.ref is not None}
+    return {r.target_name: (r.target_name in now or r.ref_name in now) for r in remedies}
+
+
+# ------------------------------------------------------------------------------------------- the files
+
+
+def keep_dtype_file(remedies: list[Remedy]) -> str:
+    """ATC's --keep_dtype file: one op name per line (the ops whose cause is precision)."""
+    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == "precision"))
+    return "".join(f"{n}\n" for n in names)
+
+
+def lite_config(remedies: list[Remedy]) -> str:
+    """The MindSpore Lite converter's config (--configFile): [ascend_context] precision_mode, for the model."""
+    if not any(r.cause == "precision" for r in remedies):
+        return ""
+    return "[ascend_context]\nprecision_mode=preferred_fp32\n"
+
+
+def mindspore_snippet(remedies: list[Remedy]) -> str:
+    """MindSpore: the cells holding the ops to keep in float32, `to_float(mstype.float32)` each."""
+    cells = list(dict.fromkeys(r.cell for r in remedies if r.cause == "precision"))
+    if not cells:
+        return ""
+    lines = ["import mindspore as ms", "from mindspore import dtype as mstype", ""]
+    lines.append("# `net` is the network as built for export; each line keeps one cell's ops in float32")
+    for c in cells:
+        lines.append(f"net{'.' + c if c else ''}.to_float(mstype.float32)")
+    return "\n".join(lines) + "\n"
+
+
+def remedy_files(remedies: list[Remedy]) -> dict[str, str]:
+    """File name -> text, for the files that have something to say."""
+    files = {
+        "keep_dtype.cfg": keep_dtype_file(remedies),
+        "converter_ascend.cfg": lite_config(remedies),
+        "to_float32.py": mindspore_snippet(remedies),
+    }
+    files["REMEDY.txt"] = summary(remedies)
+    return {k: v for k, v in files.items() if v}
+
+
+def summary(remedies: list[Remedy]) -> str:
+    if not remedies:
+        return "No culprit: nothing to remedy.\n"
+    lines = []
+    for r in remedies:
+        lines.append(f"{r.target_name} ({r.target_type}): {r.sentence()}")
+    if any(r.cause == "precision" for r in remedies):
+        lines += [
+            "",
+            "keep_dtype.cfg: atc ... --keep_dtype=keep_dtype.cfg (one op per line; `OpType::<type>` keeps every op "
+            "of a type; not applied under --precision_mode=must_keep_origin_dtype, which keeps all anyway)",
+            "converter_ascend.cfg: converter_lite ... --configFile=converter_ascend.cfg (the whole model: float32 "
+            "wherever the op supports it)",
+            "to_float32.py: MindSpore, before export: the cells holding these ops kept in float32",
+        ]
+    lines += ["", "Re-dump the target with the remedy and compare again: the culprit should be gone."]
+    return "\n".join(lines) + "\n"
+
+
+def _read(t: TensorRef) -> np.ndarray:
+    a = np.asarray(t.read())
+    shape = t.shape
+    return a.reshape(shape) if shape is not None and a.size == int(np.prod(shape)) else a

@@ -1,0 +1,77 @@
+"""The remedy of each culprit (core/search/remedy.py) as JSON data, as text, and as files in a folder."""
+
+from __future__ import annotations
+
+import math
+import os
+
+from rich.console import Console
+
+from dumptui.core.compare.session import Session
+from dumptui.core.search.bisect.types import Root
+from dumptui.core.search.remedy import Remedy, remedy_files, remedy_for
+from dumptui.report.tables import name
+
+
+def remedies(session: Session, roots: list[Root]) -> list[Remedy]:
+    """One remedy per root, first in execution order first; a root made by a weight or an input that
+    differs is remedied there (the preconditions' sentence), not by the op's precision."""
+    return [remedy_for(session, r.pair, r.why if r.kind != "outputs" else "") for r in roots]
+
+
+def _num(v: float) -> float | None:
+    return v if isinstance(v, float) and math.isfinite(v) else None
+
+
+def remedy_section(found: list[Remedy]) -> dict:
+    """The `remedy` section of bisect/compare --json: each culprit's cause and the files' texts."""
+    return {
+        "culprits": [
+            {
+                "ref": r.ref_name,
+                "target": r.target_name,
+                "cause": r.cause,
+                "sentence": r.sentence(),
+                "device_dtype": r.finding.dtype or None,
+                "variant": r.finding.variant or None,
+                "how": r.finding.how or None,
+                "target_vs_device_replay": _num(r.finding.dev_device),
+                "target_vs_exact": _num(r.finding.dev_exact),
+                "device_replay_vs_exact": _num(r.finding.dev_replay),
+                "floor": _num(r.finding.floor),
+                "cell": r.cell,
+                "change": r.change,
+            }
+            for r in found
+        ],
+        "files": remedy_files(found),
+    }
+
+
+def write_files(folder: str, found: list[Remedy]) -> list[str]:
+    """Write the remedy files into `folder` (created); returns the paths written."""
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for fname, text in remedy_files(found).items():
+        path = os.path.join(folder, fname)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        written.append(path)
+    return written
+
+
+def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> None:
+    if not found:
+        con.print("[bold green]No culprit[/bold green]: nothing to remedy")
+    for r in found:
+        style = {"precision": "bold yellow", "semantics": "bold red"}.get(r.cause, "bold")
+        con.print(f"[{style}]{r.cause}[/] {name(r.target_name)} ({name(r.target_type)})")
+        con.print(f"  {name(r.sentence())}")
+    for path in written:
+        con.print(f"wrote {name(path)}")
+    files = remedy_files(found)
+    if not written:
+        for fname in ("keep_dtype.cfg", "converter_ascend.cfg", "to_float32.py"):
+            if fname in files:
+                con.print(f"[bold]{fname}[/bold]")
+                con.print(name(files[fname].rstrip("\n")), highlight=False)
