@@ -4,16 +4,10 @@ everything else generates what it needs."""
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO / ".." / "shared" / "fixtures"
-MS = SHARED / "mindspore-2.10-cpu"
-MS_DUMPS = MS / "dumps"
+from helpers.common import need_shared, renamed_copy
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -31,12 +25,6 @@ def own_state_and_config(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     return home
-
-
-def need_shared():
-    if not MS_DUMPS.is_dir():
-        pytest.skip(f"shared fixtures absent ({MS_DUMPS} not found): real-dump test skipped")
-    return MS_DUMPS
 
 
 @pytest.fixture
@@ -60,56 +48,6 @@ def clean_demo_pair(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("clean_demo")
     return write_demo(str(root), n_ops=60, size=512, fp16_region=None)
-
-
-def write_npy(path: str | os.PathLike, arr: np.ndarray) -> str:
-    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
-    np.save(str(path), arr, allow_pickle=False)
-    return str(path)
-
-
-def run_cli(*args, cwd=None):
-    """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr)."""
-    import subprocess
-
-    # no user config file reaches the tests (DUMPTUI_CONFIG unset, XDG_CONFIG_HOME at a folder that does not exist)
-    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
-    env.pop("DUMPTUI_CONFIG", None)
-    p = subprocess.run(
-        [sys.executable, "-m", "dumptui", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
-    return p.returncode, p.stdout, p.stderr
-
-
-def renamed_copy(target: str, out: str, scope: str, old: str, new: str) -> str:
-    """A copy of a MindSpore target dump where the op `{scope}/{old}-op0` is `{new}-op0` of type `new`: its
-    files, the execution-order csv and the graph say so (what a converter that swaps an op type gives)."""
-    import shutil
-
-    shutil.copytree(target, out)
-    file_old = f"{old}.{scope.replace('/', '_')}_{old}-op0."
-    file_new = f"{new}.{scope.replace('/', '_')}_{new}-op0."
-    for root, _dirs, files in os.walk(out):
-        for f in files:
-            path = os.path.join(root, f)
-            if f.startswith(file_old):
-                os.rename(path, os.path.join(root, file_new + f[len(file_old) :]))
-            elif f.endswith((".csv", ".ir")):
-                text = Path(path).read_text()
-                lines = text.split("\n")
-                full_old, full_new = f"{scope}/{old}-op0", f"{scope}/{new}-op0"
-                for k, line in enumerate(lines):
-                    if f"({full_old})" in line:  # the IR's scope comment: the node line above it names the type
-                        node = max(j for j in range(k) if lines[j].startswith("  %"))
-                        lines[node] = lines[node].replace(f" = {old}(", f" = {new}(")
-                    lines[k] = lines[k].replace(full_old, full_new)
-                Path(path).write_text("\n".join(lines))
-    return out
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import networkx as nx
-from conftest import REPO
+from helpers.common import REPO
 
 PACKAGE = REPO / "dumptui"
 
@@ -198,3 +198,36 @@ def test_a_module_outside_the_layers_is_found():
     assert _in_layer("dumptui.core.io.npy", layers)
     assert not _in_layer("dumptui.msprobe_layers", layers)
     assert not _in_layer("dumptui.clix", layers)
+
+
+def test_no_test_module_imports_another_test_module_or_conftest():
+    """Shared test code lives in tests/helpers/; a test module importing another runs that module's tests'
+    imports and fixtures twice under two names, and hides where the shared code is."""
+    tests = REPO / "tests"
+    wrong = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            leaves = [n.rsplit(".", 1)[-1] for n in names]
+            wrong += [
+                f"{path.relative_to(tests)} imports {n}" for n in leaves if n.startswith("test_") or n == "conftest"
+            ]
+    assert not wrong, "; ".join(wrong)
+
+
+def test_tests_mirror_the_package():
+    """A test folder names a folder or module of the package (tests/core/compare/ tests dumptui/core/compare/)."""
+    tests = REPO / "tests"
+    own = {"helpers", "fuzz", "__snapshots__", "__pycache__"}
+    for folder in sorted(p for p in tests.rglob("*") if p.is_dir()):
+        rel = folder.relative_to(tests)
+        if own & set(rel.parts):
+            continue
+        mirrored = PACKAGE / rel
+        assert mirrored.is_dir() or mirrored.with_suffix(".py").is_file(), f"tests/{rel} mirrors nothing of dumptui/"

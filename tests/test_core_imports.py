@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO
+from helpers.common import REPO
 
 BLOCKER = """
 import sys

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from conftest import REPO
+from helpers.common import REPO
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,7 +9,7 @@ import json
 import struct
 
 import numpy as np
-from damage import (
+from helpers.damage import (
     _global,
     _pickled,
     marker_pickle,

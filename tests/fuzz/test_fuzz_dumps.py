@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from damage import msprobe_dump, run_main, snapshot
+from helpers.damage import msprobe_dump, run_main, snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -244,7 +244,7 @@ _BASE: list[Path] = []  # a valid MindSpore dump (rank tree, graphs, execution o
 
 def base_dump() -> Path:
     if not _BASE:
-        from damage import same_pair
+        from helpers.damage import same_pair
 
         ref, _copy = same_pair(WORK / "base", n_ops=6)
         _BASE.append(Path(ref))

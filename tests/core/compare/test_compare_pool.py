@@ -1,0 +1,196 @@
+"""The app's statistics run in long-lived worker processes (core/compare/processes.py `ComparePool`): the headers and
+the payloads are read there, the UI process only judges. Same numbers as a compare in one process, checked
+against numpy; layouts resolved there equal the ones read here, problems included; and the workers never
+outlive their parent, whether it closes the pool or ends without a word."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from helpers.common import REPO as REPO_PATH
+from helpers.procs import alive
+
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.processes import ComparePool
+from dumptui.core.model.dump import TensorRef
+from dumptui.options.pair import PairOptions, make_session, open_pair
+
+REPO = str(REPO_PATH)
+
+
+def session_of(pair):
+    options = PairOptions(pair.ref, pair.target)
+    ref, target = open_pair(options)
+    return make_session(options, ref, target)
+
+
+@pytest.fixture
+def pool():
+    p = ComparePool(2, nice=5)
+    yield p
+    p.close(kill=True)
+
+
+def test_pool_gives_the_numbers_of_one_process_and_of_numpy(demo_pair, pool):
+    in_pool, alone = session_of(demo_pair), session_of(demo_pair)
+    pooled = {r.pair.index: r for r in evaluate_all(in_pool, workers=pool, purpose="stats")}
+    single = {r.pair.index: r for r in evaluate_all(alone, workers=1)}
+    assert pooled.keys() == single.keys() and len(pooled) > 50
+    checked = 0
+    for index, res in pooled.items():
+        assert res.verdict == single[index].verdict, res.pair.name
+        for t, u in zip(res.inputs + res.outputs, single[index].inputs + single[index].outputs):
+            assert (t.verdict, t.label) == (u.verdict, u.label)
+            if t.stats is None:
+                continue
+            x = np.load(t.ref.path).astype(np.float64).ravel()
+            y = np.load(t.target.path).astype(np.float64).ravel()
+            assert t.stats.max_abs == pytest.approx(float(np.max(np.abs(x - y))), rel=1e-12, abs=1e-300)
+            cos = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y))) if x.any() and y.any() else None
+            if cos is not None and t.stats.cos is not None:
+                assert t.stats.cos == pytest.approx(cos, rel=1e-9)
+            checked += 1
+    assert checked > 100
+    assert in_pool.ledger.count == alone.ledger.count  # every read booked in the parent, once
+
+
+def test_layouts_resolved_in_the_workers_equal_the_ones_read_here(tmp_path, pool):
+    good = tmp_path / "good.npy"
+    np.save(good, np.arange(24, dtype=np.float16).reshape(2, 3, 4))
+    cut = tmp_path / "cut.npy"
+    np.save(cut, np.arange(100, dtype=np.float32))
+    with open(cut, "r+b") as fh:
+        fh.truncate(os.path.getsize(cut) - 7)
+    for path in (good, cut):
+        remote, local = TensorRef(str(path), "output", 0), TensorRef(str(path), "output", 0)
+        assert remote.deferred_layout() is not None
+        pool.resolve_layouts([remote])
+        assert remote.deferred_layout() is None  # kept: no second read
+        assert remote.layout() == local.layout()
+        assert (remote.dtype, remote.shape, remote.problem) == (local.dtype, local.shape, local.problem)
+    assert TensorRef(str(good), "output", 0).layout().problem is None
+    assert "payload" in (TensorRef(str(cut), "output", 0).problem or "")
+
+
+def test_layouts_from_the_workers_are_the_shared_instances(tmp_path, pool):
+    """Tensors with the same header share one Layout (npy.py): copies sent back by a worker too."""
+    paths = []
+    for name in ("a", "b"):
+        paths.append(tmp_path / f"{name}.npy")
+        np.save(paths[-1], np.zeros((3, 5), dtype=np.float32))
+    refs = [TensorRef(str(p), "output", 0) for p in paths]
+    pool.resolve_layouts(refs)
+    local = TensorRef(str(paths[0]), "output", 0).layout()
+    assert refs[0].layout() is refs[1].layout() is local
+
+
+def test_a_reader_s_own_layout_function_stays_in_this_process(tmp_path):
+    ref = TensorRef(str(tmp_path / "x.bin"), "output", 0, layout_fn=lambda: None)  # type: ignore[arg-type]
+    assert ref.deferred_layout() is None
+
+
+def test_close_kill_ends_the_workers(demo_pair):
+    pool = ComparePool(2)
+    evaluate_all(session_of(demo_pair), workers=pool)
+    assert pool._ex is not None
+    pids = list(pool._ex._processes)
+    assert pids and all(alive(pid) for pid in pids)
+    pool.close(kill=True)
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in pids)
+    with pytest.raises(RuntimeError, match="closed"):
+        evaluate_all(session_of(demo_pair), workers=pool)
+
+
+def test_a_run_in_progress_ends_when_the_pool_is_closed(tmp_path):
+    """`q` closes the pool (killing its workers) while the statistics thread waits for results: that wait
+    ends, with RuntimeError, instead of waiting for good on futures whose workers are gone (the thread was
+    then joined at the interpreter's exit and the process never ended)."""
+    import threading
+
+    from dumptui.core.compare.metrics import ElementTolerance
+    from dumptui.core.compare.processes import pair_job
+
+    a = np.arange(4 << 20, dtype=np.float32)  # 16 MB a side: each job a chunk of its own, a good fraction of a second
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", a + 1)
+    ref, target = TensorRef(str(tmp_path / "a.npy"), "output", 0), TensorRef(str(tmp_path / "b.npy"), "output", 0)
+    jobs = [pair_job(i, ref, target, ElementTolerance(1e-5, 1e-5, 1e-5)) for i in range(200)]
+    pool = ComparePool(2)
+    got: list = []
+    ended: list = []
+
+    def consume():
+        try:
+            for outcome in pool.run(jobs, kl=False):
+                got.append(outcome)
+        except RuntimeError as e:
+            ended.append(str(e))
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 60
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert got, "no result came back"
+    pool.close(kill=True)
+    t.join(10)
+    assert not t.is_alive(), "the run still waits for the killed workers' results"
+    assert ended and len(got) < len(jobs)  # "closed", or the executor's own "terminated abruptly"
+
+
+def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair):
+    """`q` ends the app with os._exit (tui/app.py `end_process`); a crash does not close the pool either."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {REPO!r})
+        from dumptui.core.compare.batch import evaluate_all
+        from dumptui.core.compare.processes import ComparePool
+        from dumptui.options.pair import PairOptions, make_session, open_pair
+        if __name__ == "__main__":
+            options = PairOptions({demo_pair.ref!r}, {demo_pair.target!r})
+            pool = ComparePool(2)
+            evaluate_all(make_session(options, *open_pair(options)), workers=pool)
+            print(" ".join(str(pid) for pid in pool._ex._processes), flush=True)
+            os._exit(0)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in pids), "worker processes outlived their parent"
+
+
+def test_a_pool_gets_the_pairs_slice_by_slice_with_the_same_results(demo_pair, pool, monkeypatch):
+    """evaluate_all hands a long-lived pool POOL_SLICE_JOBS tensor pairs at a time (their specs stay small):
+    with slices of 7, every pair is still computed once, progress reaches the total, and the verdicts and
+    numbers are those of one process."""
+    from dumptui.core.compare import batch
+
+    monkeypatch.setattr(batch, "POOL_SLICE_JOBS", 7)
+    sliced, alone = session_of(demo_pair), session_of(demo_pair)
+    seen = []
+    got = evaluate_all(sliced, workers=pool, progress=lambda done, total: seen.append((done, total)))
+    want = evaluate_all(alone, workers=1)
+    total = seen[-1][1]
+    assert total > 7 * 10 and seen[-1][0] == total and [d for d, _t in seen] == list(range(1, total + 1))
+    assert [r.verdict for r in got] == [r.verdict for r in want]
+    for r, s in zip(got, want):
+        for t, u in zip(r.inputs + r.outputs, s.inputs + s.outputs):
+            assert (t.stats is None) == (u.stats is None)
+            if t.stats is not None:
+                assert (t.stats.max_abs, t.stats.cos, t.stats.n_diff) == (u.stats.max_abs, u.stats.cos, u.stats.n_diff)
+    assert sliced.ledger.count == alone.ledger.count

@@ -1,0 +1,85 @@
+"""The app as `dumptui ARGV` starts it, driven by Pilot: open, wait until ready, accept verdicts, read widgets."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import asynccontextmanager
+
+from dumptui import cli
+from dumptui.options import pair as pairing
+from dumptui.tui.app import DumpTuiApp
+from dumptui.tui.screens.main import MainScreen
+
+SIZE = (100, 32)
+
+
+def make_app(*argv) -> DumpTuiApp:
+    """The app as `dumptui ARGV` starts it (the command line's own parsing of the options)."""
+    args = cli.build_parser(None).parse_args([str(a) for a in argv])
+    return DumpTuiApp(pairing.PairOptions.from_namespace(args), args.session)
+
+
+async def wait_until(pred, timeout: float = 60.0, what: str = "condition") -> None:
+    t0 = time.monotonic()
+    while not pred():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def ready(app, pilot, stats: bool = False) -> MainScreen:
+    """The dumps are open, the bisection started (probe computed), and, if asked, all statistics done."""
+    await wait_until(
+        lambda: app.main is not None and app.main.bstate is not None and not app.main.bisect_task,
+        what="the bisection to start",
+    )
+    scr = app.main
+    if stats:
+        await wait_until(lambda: scr.stats_state == "done", what="the statistics")
+    await pilot.pause()
+    return scr
+
+
+@asynccontextmanager
+async def opened(*argv, size=SIZE, stats: bool = False, message_hook=None):
+    """The app on `dumptui ARGV`, driven by Pilot, once `ready`: yields (app, pilot, main screen)."""
+    app = make_app(*argv)
+    async with app.run_test(size=size, message_hook=message_hook) as pilot:
+        yield app, pilot, await ready(app, pilot, stats)
+
+
+async def space_until_converged(scr: MainScreen, pilot, max_steps: int = 30) -> None:
+    """Accept the computed verdict (space) until the bisection converges."""
+    for _ in range(max_steps):
+        if scr.bstate.finished:
+            return
+        await pilot.press("space")
+        await idle(scr, pilot)
+
+
+async def idle(scr: MainScreen, pilot) -> None:
+    await pilot.pause()
+    await wait_until(lambda: not scr.bisect_task, what="the bisection worker")
+    await pilot.pause()
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def plain(widget) -> str:
+    """The text a Static shows (Text, str, or a Group of them)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    def walk(x) -> str:
+        if isinstance(x, Text):
+            return x.plain
+        if isinstance(x, str):
+            return x
+        if isinstance(x, Group):
+            return "\n".join(walk(r) for r in x.renderables)
+        return ""
+
+    return walk(widget.content)
