@@ -136,7 +136,7 @@ async def main():
     sys.stdout.flush()
 
 asyncio.run(main())
-end_process(0)   # as `dumptui` ends (cli.cmd_app): the quit time includes it
+end_process(0)   # as `dumptui` ends (cli/app.py): the quit time includes it
 '''
 
 

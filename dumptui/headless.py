@@ -1,6 +1,6 @@
-"""The pieces the headless commands share (cli.py wires them): opening a pair with a spinner and -v timings,
-writing `--csv` (either profile, `-` = stdout), the compare text report, and the one way a command fails
-(exit 2, the message on stderr, and an error document when JSON was asked for)."""
+"""What the headless commands of cli/ share: the exit codes and their one rule, opening a pair with a spinner
+and -v timings, writing `--csv` (either profile, `-` = stdout), the compare text report, and the one way a
+command fails (exit 2, the message on stderr, and an error document when JSON was asked for)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from dumptui.core.search.compare_all import Comparison
     from dumptui.report.msprobe_csv import MsprobeTable
 
-EXIT_USAGE = 2
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe
+
+
+def exit_code(found: bool, incomplete: bool) -> int:
+    """The one exit-code rule of every command that looks for roots: 1 when a root of divergence was found,
+    else 2 when the answer is incomplete (something on the way could not be read or judged: "no root" would be
+    a claim the run cannot make), else 0."""
+    return EXIT_DIVERGED if found else EXIT_USAGE if incomplete else EXIT_OK
 
 
 def verbosity_of(args: argparse.Namespace) -> Verbosity:

@@ -113,7 +113,7 @@ def test_the_import_graph_is_read():
     graph = import_graph()
     assert graph.has_edge("dumptui.core.formats", "dumptui.core.formats.mindspore")
     assert graph.has_edge("dumptui.core.model.dump", "dumptui.core.io.dtypes")
-    assert graph.has_edge("dumptui.cli", "dumptui.core.formats")
+    assert graph.has_edge("dumptui.cli.info", "dumptui.core.formats")
 
 
 def test_a_circle_through_a_package_init_is_found(tmp_path):

@@ -1,4 +1,4 @@
-"""`dumptui REF TARGET`: a thin App that pushes the main screen. Launched by `cli.cmd_app` via `run_app`."""
+"""`dumptui REF TARGET`: a thin App that pushes the main screen. Launched by `cli/app.py` via `run_app`."""
 
 from __future__ import annotations
 

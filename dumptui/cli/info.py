@@ -1,0 +1,127 @@
+"""`dumptui info`: what a dump holds."""
+
+from __future__ import annotations
+
+import argparse
+
+from dumptui.cli.common import console
+from dumptui.cli.options import dump_options, output_options
+from dumptui.headless import (
+    EXIT_OK,
+)
+
+NAME = "info"
+DESCRIPTION = "What a dump holds: format, version, ranks/graphs/iterations, counts, unreadable files."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dump")
+    output_options(p)
+    dump_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dumptui.core.formats import detect, open_dump
+    from dumptui.core.formats.survey import survey
+    from dumptui.core.io.safeio import regular_size
+    from dumptui.core.model.dump import DumpError
+    from dumptui.report import data, fmt
+
+    fmt_name = detect(args.dump)
+    layout = survey(args.dump) if fmt_name in ("mindspore-npy", "mindspore-statistic") else None
+    chosen_note = None
+    try:
+        dump = open_dump(args.dump, rank=args.rank, graph=args.graph, iteration=args.iteration, fmt=fmt_name)
+    except DumpError as e:
+        if not layout:
+            raise
+        # Several ranks/iterations: show them all, and count the first choice (saying so).
+        rank = args.rank or next(iter(layout))
+        graphs = layout.get(rank, {})
+        its = sorted({it for g in graphs.values() for it in g}, key=lambda v: (len(v), v))
+        iteration = args.iteration or (its[0] if its else None)
+        dump = open_dump(
+            args.dump, rank=None if rank == "-" else rank, graph=args.graph, iteration=iteration, fmt=fmt_name
+        )
+        chosen_note = f"{e.reason}; counts below are for rank {rank}, iteration {iteration}"
+    unreadable, repaired, total = [], [], 0
+    for op in dump.ops:
+        for t in op.tensors():
+            if not t.has_data:
+                continue
+            lay = t.layout()
+            try:
+                total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
+            except OSError:
+                pass
+            if lay.problem:
+                unreadable.append((t.path, lay.problem))
+            elif lay.repaired:
+                repaired.append((t.path, lay.repaired))
+    unreadable = list(dict.fromkeys(unreadable))  # several tensors of one raw file share its problem
+    repaired = list(dict.fromkeys(repaired))
+    kinds: dict[str, int] = {}
+    for op in dump.ops:
+        kinds[op.kind] = kinds.get(op.kind, 0) + 1
+    if args.json is not None:
+        from dumptui.report import jsonout
+
+        out = data.dump_summary(dump)
+        out.update(
+            {
+                "bytes": total,
+                "layout": layout,
+                "choice": chosen_note,
+                "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+                "repaired": [{"path": p, "reason": r} for p, r in repaired],
+            }
+        )
+        jsonout.write(jsonout.document("info", out, EXIT_OK), args.json)
+        return EXIT_OK
+    from dumptui.report.tables import name
+
+    con = console()
+    con.print(f"[bold]{name(dump.path)}[/bold]")
+    con.print(f"  format:      {dump.format} ({name(dump.variant)})")
+    con.print(
+        f"  version:     {name('MindSpore ' + dump.version) if dump.version else 'unknown'}"
+        f"{'  device: ' + name(dump.device) if dump.device else ''}"
+    )
+    if layout:
+        for rank, graphs in layout.items():
+            parts = []
+            for g, its in graphs.items():
+                parts.append(
+                    f"graph {name(g)}: iteration{'s' if len(its) > 1 else ''} "
+                    + ", ".join(f"{name(it)} ({n} files)" for it, n in its.items())
+                )
+            con.print(
+                f"  rank {name(rank)}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)
+                if parts
+                else f"  rank {name(rank)}: no data"
+            )
+    if chosen_note:
+        con.print(f"  [yellow]choose:[/yellow]      {name(chosen_note)}")
+    con.print(
+        f"  read:        rank {name(dump.rank or '-')}, graphs {name(', '.join(dump.graphs) or '-')}, "
+        f"iterations {name(', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-')}"
+    )
+    con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
+    con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
+    con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")
+    for n in dump.notes:
+        con.print(f"  note:        {name(n)}")
+    problems = list(dict.fromkeys([(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable))
+    for path, reason in problems:
+        con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
+    for path, reason in repaired:
+        con.print(f"  [yellow]damaged[/yellow] {name(path)}: {name(reason)}")
+    for p in dump.problems:
+        if p.severity != "error":
+            con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(p.reason)}")
+    if problems:
+        files = len({path for path, _reason in problems})
+        con.print(f"  [magenta]{files} file{'s' if files != 1 else ''} unreadable[/magenta] (listed above)")
+    elif not repaired:
+        con.print("  every tensor file is readable")
+    return EXIT_OK

@@ -1,0 +1,71 @@
+"""`dumptui [SUBCOMMAND] ...`: parse, run the command, and turn every failure into exit 2 with the path and
+the reason (never 1, which scripts read as "divergence found")."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from dumptui.cli import app
+from dumptui.cli.parser import COMMANDS, SUBCOMMANDS, build_parser, completion_parser
+from dumptui.core.io.errors import DumptuiError
+from dumptui.core.io.procs import single_threaded_blas
+from dumptui.headless import EXIT_BROKEN_PIPE, fail
+
+
+def tolerant_output() -> None:
+    """Text that still holds bytes a stream's encoding cannot write (a path that is not UTF-8 under a strict
+    UTF-8 stdout) is written with backslash escapes, never aborts a command."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream already written to in another mode: left as it is
+                pass
+
+
+def _json_before_dumps(rest: list[str]) -> list[str]:
+    """`--json` takes an optional FILE; written before the dumps (`bisect --json REF TARGET`) it would swallow
+    REF. A folder there is a dump, not an output file: read it as `--json -` followed by that dump."""
+    out = list(rest)
+    for i, a in enumerate(out[:-1]):
+        if a == "--json" and os.path.isdir(out[i + 1]):
+            out[i] = "--json=-"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    single_threaded_blas()
+    tolerant_output()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    rest = _json_before_dumps(argv[1:] if sub else argv)
+    args: argparse.Namespace | None = None
+    try:
+        parser = build_parser(sub)
+        if sub in (None, "bisect", "compare", "remedy") and "--no-config" not in rest:
+            from dumptui.options import config
+
+            parser.set_defaults(**config.load())  # flags given on the command line win
+        args = parser.parse_args(rest)
+        args.argv = rest  # `serve` passes the options on to the app it runs
+        args.every_parser = completion_parser  # what `completion` completes
+        return (COMMANDS[sub] if sub else app).run(args)
+    except DumptuiError as e:
+        return fail(sub, args, rest, e.path, e.reason, str(e))
+    except BrokenPipeError:
+        # the reader went away (`| head`): like any Unix tool, stop quietly; stdout to /dev/null so the
+        # interpreter's final flush does not complain again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except (OSError, ValueError) as e:
+        path = getattr(e, "filename", None) or ""
+        reason = getattr(e, "strerror", None) or str(e)
+        return fail(sub, args, rest, str(path), reason, f"{path}: {reason}" if path else str(e))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"
+        reason = f"internal error ({type(e).__name__}: {e}); please report it (the dumps were not changed)"
+        return fail(sub, args, rest, "", reason, reason)

@@ -1,0 +1,26 @@
+"""`dumptui serve`: the app in a browser."""
+
+from __future__ import annotations
+
+import argparse
+
+from dumptui.cli.options import compare_options
+
+NAME = "serve"
+DESCRIPTION = "The app in a browser (textual-serve): each tab runs the app on REF and TARGET."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ref")
+    p.add_argument("target")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--public-url", dest="public_url", help="the URL browsers reach the server by, if not host:port")
+    p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
+    compare_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dumptui.tui.web import serve
+
+    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url)

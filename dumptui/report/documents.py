@@ -1,0 +1,60 @@
+"""The JSON documents of the headless commands that look for roots, each built in one place: a rank-and-step
+document is the same whether it is the whole answer (`bisect --json`) or one unit of `--rank all --step all`."""
+
+from __future__ import annotations
+
+from dumptui.core.compare.results import OpResult
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import BAD
+from dumptui.core.search.bisect import Bisection
+from dumptui.core.search.compare_all import Comparison
+from dumptui.report import data
+from dumptui.report.remedy import remedies, remedy_section
+
+
+def left_unread(skipped: dict) -> bool:
+    """Whether a run left tensor pairs or files unread (`data.skipped`): with no root among what could be read,
+    the answer is then unknown, not "none" (the incomplete of the exit-code rule, headless.exit_code)."""
+    return bool(skipped["tensor_pairs"] or any(skipped["files"].values()))
+
+
+def bisect_document(bi: Bisection) -> dict:
+    """`bisect --json`: the bisection, what it could not decide or read, and the remedy of its culprit."""
+    return {
+        **data.bisect_report(bi),
+        "undecided": list(bi.undecided),
+        "skipped": data.skipped(bi.session),
+        "remedy": remedy_section(remedies(bi.session, bi.roots()[:1])),
+    }
+
+
+def compare_skipped(session: Session, comparison: Comparison) -> dict:
+    return data.skipped(session, [t for r in comparison.results for t in r.inputs + r.outputs])
+
+
+def compare_document(session: Session, comparison: Comparison, only_diverged: bool = False) -> dict:
+    """`compare --json`: every op compared (or only the diverged ones), the roots, the remedy, and whether the
+    answer is incomplete."""
+    skipped = compare_skipped(session, comparison)
+
+    def shown(r: OpResult) -> bool:
+        return not only_diverged or any(t.verdict in BAD for t in r.inputs + r.outputs)
+
+    return {
+        "ref": data.dump_summary(session.ref),
+        "target": data.dump_summary(session.target),
+        "alignment": session.alignment.counts(),
+        "ops": [
+            {**data.op_result(r), "local_error": data.local_error(comparison.locals.get(r.pair.index))}
+            for r in comparison.results
+            if shown(r)
+        ],
+        "roots": [data.root(r, session) for r in comparison.roots],
+        "remedy": remedy_section(remedies(session, comparison.roots)),
+        "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
+        "benign": comparison.bisection.benign_evidence(),
+        "damaged_tensors": data.damaged_tensors(session),
+        "skipped": skipped,
+        "incomplete": not comparison.roots and left_unread(skipped),
+        "tensors_read": session.tensors_read,
+    }
