@@ -61,6 +61,7 @@ class StatisticsProgress(Message, bubble=False):
     done: int  # tensor pairs compared
     total: int
     state: str = "running"  # running | done | cancelled
+    run: int = 0  # which run of the statistics (a cancelled run's late messages are not the current run's)
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, StatisticsProgress)

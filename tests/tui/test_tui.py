@@ -704,3 +704,23 @@ def test_remedy_key_writes_the_files_for_the_culprit(tmp_path, monkeypatch):
     assert (out / "keep_dtype.cfg").read_text() == demo.culprit[1] + "\n"
     assert "precision" in (out / "REMEDY.txt").read_text()
     assert not os.path.exists(os.path.join(demo.target, "fixes"))
+
+
+def test_a_cancel_is_not_undone_by_the_cancelled_runs_last_messages(demo_pair):
+    """`esc` cancels the statistics; a progress message the cancelled run had queued (running, or done: the
+    worker finished its batch meanwhile) arrives after it and must not turn the state back."""
+    from dumptui.tui.messages import StatisticsProgress
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, stats=True) as (app, pilot, scr):
+            scr.stats_state = "running"  # as while a run is under way (a real one ends too soon on this demo)
+            cancelled_run = scr.stats_run
+            await pilot.press("escape")
+            assert scr.stats_state == "cancelled"
+            for state in ("running", "done"):
+                scr.post_message(StatisticsProgress(10, 10, state, cancelled_run))
+                await pilot.pause()
+                assert scr.stats_state == "cancelled"
+            assert scr.check_action("compute_statistics", ()) is True
+
+    run(go())

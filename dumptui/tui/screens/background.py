@@ -125,8 +125,9 @@ class BackgroundWork(Screen):
         self.post_message(BisectionReady(BisectDriver(bisection), resume, note, offer))
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
-    def compute_statistics(self) -> None:
-        """Every tensor pair, batch by batch; the verdicts of each finished batch go to the tree."""
+    def compute_statistics(self, run: int) -> None:
+        """Every tensor pair, batch by batch; the verdicts of each finished batch go to the tree. `run`: the
+        screen's number for this run, on every progress message (a cancelled run's last ones are ignored)."""
         worker = get_current_worker()
         session = self.session
         pairs = session.alignment.pairs
@@ -135,14 +136,14 @@ class BackgroundWork(Screen):
         done = 0
         pending: dict[int, str | None] = {}
         last_post = 0.0
-        self.post_message(StatisticsProgress(0, total, RUNNING))
+        self.post_message(StatisticsProgress(0, total, RUNNING, run))
 
         def flush(force: bool = False) -> None:
             nonlocal last_post, pending
             now = time.monotonic()
             if pending and (force or now - last_post >= VERDICT_BATCH_SECONDS):
                 self.post_message(VerdictsKnown(pending))
-                self.post_message(StatisticsProgress(done, total, RUNNING))
+                self.post_message(StatisticsProgress(done, total, RUNNING, run))
                 pending = {}
                 last_post = now
 
@@ -167,10 +168,10 @@ class BackgroundWork(Screen):
         try:
             wait_abandonable(compare_all, worker, "dumptui-statistics", nice=STATISTICS_THREAD_NICE)
         except Abandoned:
-            self.post_message(StatisticsProgress(min(done, total), total, CANCELLED))
+            self.post_message(StatisticsProgress(min(done, total), total, CANCELLED, run))
             return
         flush(force=True)
-        self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE))
+        self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE, run))
 
     @work(thread=True, group="bisect", exit_on_error=False)
     def bisect_work(self, task: str, args: tuple[Any, ...]) -> None:

@@ -92,6 +92,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     only_diverged = var(False, init=False)  # both lists show the diverged ops only
     bisect_task = var("", init=False)  # what the bisection worker does ("run" while `a` steps); "" idle
     stats_state = var(WAITING, init=False)  # the full compare: waiting | running | done | cancelled | failed
+    stats_run = 0  # the current run of the statistics (each cancel or new run counts one)
     available: var[frozenset[str]] = var(frozenset(), init=False)  # ids of the commands available now
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
@@ -341,6 +342,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     # ------------------------------------------------------------------ statistics
 
     def on_statistics_progress(self, msg: StatisticsProgress) -> None:
+        if msg.run != self.stats_run:
+            return  # a run the user cancelled: its last messages must not undo the cancel
         self.stats_done, self.stats_total = msg.done, msg.total
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
@@ -379,7 +382,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         (what the user acts on) get the CPU and the disk first, not a share of them."""
         if self.stats_state == WAITING and self.session is not None:
             self.stats_state = RUNNING
-            self.compute_statistics()
+            self.compute_statistics(self.stats_run)
 
     # ------------------------------------------------------------------ bisection
     def _run_bisect(self, task: str, *args: Any) -> None:
@@ -570,6 +573,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     def action_cancel(self) -> None:
         if self.stats_state == RUNNING:
             self.workers.cancel_group(self, "stats")
+            self.stats_run += 1  # what the cancelled run still sends is not this screen's state any more
             self.stats_state = CANCELLED
         if self.bisect_task == "run":
             self._stop_run.set()
@@ -578,7 +582,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._retry("stats")
         self.stats_failure = ""
         self.stats_state = RUNNING
-        self.compute_statistics()
+        self.stats_run += 1
+        self.compute_statistics(self.stats_run)
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
