@@ -92,7 +92,7 @@ def print_compare(
     incomplete: bool = False,
 ) -> None:
     """The compare text report; with -q only its last line (the roots, or why there are none). `incomplete`:
-    no root among what could be read, but not everything could be read (Undecided, exit 2)."""
+    no root among what could be read, but not everything could be read or judged (Undecided, exit 2)."""
     from dumptui.report import data
     from dumptui.report.tables import compare_summary, compare_table, dump_line, name, print_skipped
 
@@ -103,10 +103,10 @@ def print_compare(
             f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots
         )
     elif incomplete:
-        conclusion = (
-            "[bold magenta]Undecided[/bold magenta]: no root of divergence among what could be read, "
-            "but not everything could be read (exit code 2)"
+        why = "; ".join(comparison.bisection.undecided) or (
+            "no root of divergence among what could be read, but not everything could be read"
         )
+        conclusion = f"[bold magenta]Undecided[/bold magenta] (exit code 2): {name(why)}"
     else:
         conclusion = "[bold green]No root of divergence[/bold green]" + (
             ": " + name("; ".join(benign)) if benign else ""

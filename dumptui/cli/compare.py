@@ -80,7 +80,8 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     from dumptui.core.search.compare_all import compare_pair
     from dumptui.report import jsonout
     from dumptui.report.console import detail, note, progress_bar
-    from dumptui.report.documents import compare_document, compare_skipped, left_unread
+    from dumptui.report.documents import compare_document, compare_skipped
+    from dumptui.report.documents import incomplete as compare_incomplete
 
     verbosity = verbosity_of(args)
     if args.csv == jsonout.STDOUT and args.json == jsonout.STDOUT:
@@ -100,7 +101,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     detail(f"compared in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     results = comparison.results
     diverged = bool(comparison.roots)
-    incomplete = not diverged and left_unread(compare_skipped(session, comparison))
+    incomplete = compare_incomplete(comparison, compare_skipped(session, comparison))
     code = exit_code(diverged, incomplete)
     table = None
     if args.csv or args.xlsx:

@@ -24,7 +24,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     from dumptui.core.search.bisect import Bisection, Root
     from dumptui.options.pair import make_session, open_pair
     from dumptui.report import jsonout
-    from dumptui.report.documents import bisect_document, compare_document, compare_skipped, left_unread
+    from dumptui.report.documents import bisect_document, compare_document, compare_skipped, incomplete
     from dumptui.report.ranks import allranks_json, print_allranks
 
     if getattr(args, "csv", None) or getattr(args, "xlsx", None):
@@ -55,7 +55,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
 
             comparison = compare_pair(session, workers=args.workers)
             roots = comparison.roots
-            if not roots and left_unread(compare_skipped(session, comparison)):
+            if incomplete(comparison, compare_skipped(session, comparison)):
                 undecided.add(unit)
             reports[unit] = compare_document(session, comparison)
         return session, roots

@@ -172,7 +172,7 @@ def panel_lines(
         else:
             out.append((("other roots of divergence: none found", "muted"),))
     elif state.finished and state.undecided:
-        out.append((("Undecided: damage hides the answer", "error"),))
+        out.append((("Undecided: what could not be read or judged hides the answer", "error"),))
         for why in state.undecided:
             out += wrap((("  - ", "bold"), (why, "")), width, 4)
         out += search_line(state, width)

@@ -18,6 +18,11 @@ def left_unread(skipped: dict) -> bool:
     return bool(skipped["tensor_pairs"] or any(skipped["files"].values()))
 
 
+def incomplete(comparison: Comparison, skipped: dict) -> bool:
+    """No root found, and something on the way could not be read or judged: the answer is unknown."""
+    return not comparison.roots and (left_unread(skipped) or bool(comparison.bisection.undecided))
+
+
 def bisect_document(bi: Bisection) -> dict:
     """`bisect --json`: the bisection, what it could not decide or read, and the remedy of its culprit."""
     return {
@@ -55,6 +60,7 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
         "benign": comparison.bisection.benign_evidence(),
         "damaged_tensors": data.damaged_tensors(session),
         "skipped": skipped,
-        "incomplete": not comparison.roots and left_unread(skipped),
+        "undecided": list(comparison.bisection.undecided),
+        "incomplete": incomplete(comparison, skipped),
         "tensors_read": session.tensors_read,
     }

@@ -9,14 +9,14 @@ from rich.console import Console
 
 from dumptui.core.compare.session import Session
 from dumptui.core.search.bisect.types import Root
-from dumptui.core.search.remedy import Remedy, remedy_files, remedy_for
+from dumptui.core.search.remedy import Remedy, remedy_files, remedy_of_root
 from dumptui.report.tables import name
 
 
 def remedies(session: Session, roots: list[Root]) -> list[Remedy]:
     """One remedy per root, first in execution order first; a root made by a weight or an input that
     differs is remedied there (the preconditions' sentence), not by the op's precision."""
-    return [remedy_for(session, r.pair, r.why if r.kind != "outputs" else "") for r in roots]
+    return [remedy_of_root(session, r) for r in roots]
 
 
 def _num(v: float) -> float | None:

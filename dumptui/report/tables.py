@@ -145,11 +145,11 @@ def print_root(console: Console, r: Root, session: Session, heading: str) -> Non
 def print_cause(console: Console, session: Session, r: Root) -> None:
     """Precision or semantics (the op at the device's precision from the reference's inputs), when known;
     `dumptui remedy` writes the files."""
-    from dumptui.core.search.remedy import remedy_for
+    from dumptui.core.search.remedy import remedy_of_root
 
     if r.kind != "outputs":
         return  # an input or weight that differs: the preconditions say what
-    rem = remedy_for(session, r.pair)
+    rem = remedy_of_root(session, r)
     if rem.cause == "unknown":
         return
     console.print(f"  [bold yellow]cause:[/bold yellow] {name(rem.sentence())}")
@@ -248,7 +248,9 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     culprit = bi.first_root()
     benign = bi.benign_evidence() if culprit is None else []
     if culprit is None and bi.undecided:
-        console.print("[bold magenta]Undecided[/bold magenta]: damage hides the answer (exit code 2):")
+        console.print(
+            "[bold magenta]Undecided[/bold magenta] (exit code 2): what could not be read or judged hides the answer:"
+        )
         for line in bi.undecided:
             console.print(f"  - {name(line)}")
     elif culprit is None and benign:

@@ -11,7 +11,7 @@ from helpers.common import MS, run_cli
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
-from dumptui.core.graph.align import RENAMED
+from dumptui.core.graph.byflow import DATAFLOW_RETYPED
 from dumptui.core.model.dump import DumpError
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
@@ -113,7 +113,7 @@ def test_b_mod_pairs_floormod_with_mod_and_hints(fixtures):
     s, bi, culprit = bisect(fixtures, "B_mod")
     p = culprit.pair
     assert (p.ref.name, p.target.name) == ("Default/branch-ModBranch/FloorMod-op0", "Default/branch-ModBranch/Mod-op0")
-    assert p.how == RENAMED
+    assert p.how == DATAFLOW_RETYPED  # between the same paired producers and consumers
     out = culprit.result.outputs[0]
     assert out.stats.cos == pytest.approx(-0.047755, abs=1e-6)
     assert out.stats.max_abs == pytest.approx(0.75, abs=1e-6)

@@ -154,10 +154,15 @@ def _calls(ops) -> dict:
 
 def test_the_cli_pairs_cells_with_modules_by_the_layer_mapping(tmp_path):
     ref, target = write_pair(tmp_path)
-    # the premise: dumptui's own rules pair the swapped projections by position (PyTorch's down_proj with
-    # MindSpore's w3, up_proj with the adapter), which only the cell names can set right
-    down_with_w3 = ("Functional.linear.7.forward", "Functional.dense.7.forward")
-    assert down_with_w3 in _calls(_compare(ref, target)["ops"]) and down_with_w3 not in EXPECTED
+    # without the map, positions would pair the swapped projections wrongly (PyTorch's down_proj with
+    # MindSpore's w3); the dataflow places them (their producers and consumers pair), all but the first call,
+    # whose producer is outside the dump; the map names every one
+    plain = _calls(_compare(ref, target)["ops"])
+    assert ("Functional.linear.7.forward", "Functional.dense.7.forward") not in plain
+    assert {k for k in plain if k not in EXPECTED} == {
+        (None, "Mint.rms_norm.0.forward"),
+        ("NPU.npu_rms_norm.0.forward", None),
+    }
     f = tmp_path / "layer_mapping.yaml"
     f.write_text(LAYER_MAPPING)
     assert _calls(_compare(ref, target, "--map", f)["ops"]) == EXPECTED

@@ -141,3 +141,55 @@ class DumpWriter:
             fh.write("subgraph @kernel_graph0() {\n")
             fh.writelines(self.ir_nodes)
             fh.write("}\n")
+
+
+SIDES = ("ref", "target")
+F16_MAX = 65504.0
+
+
+def f16(a: np.ndarray) -> np.ndarray:
+    """float values stored in float16, saturating at 65504 (Ascend's default overflow mode)."""
+    return np.clip(np.asarray(a, dtype=np.float64), -F16_MAX, F16_MAX).astype(np.float16)
+
+
+class PairWriter:
+    """Both sides' dump writers of a generated pair (`root/ref`, `root/target`); one call writes an op on one side."""
+
+    def __init__(self, root: str):
+        self.w = {s: DumpWriter(os.path.join(root, s, "rank_0")) for s in SIDES}
+        self.params: dict[str, dict[str, str]] = {s: {} for s in SIDES}
+
+    def param(self, side: str, name: str, value: np.ndarray, is_weight: bool = True) -> str:
+        if name not in self.params[side]:
+            label = LABEL[str(value.dtype)]
+            self.params[side][name] = self.w[side].parameter(name, value, label, is_weight)
+        return self.params[side][name]
+
+    def op(
+        self,
+        side: str,
+        op_type: str,
+        full: str,
+        ins: list[tuple[np.ndarray, str]],
+        out: np.ndarray,
+        attrs: dict[str, str] | None = None,
+    ) -> tuple[np.ndarray, str]:
+        """One kernel: its inputs (value, IR argument) dumped, its output dumped; returns (output, %N)."""
+        w = self.w[side]
+        for slot, (v, _a) in enumerate(ins):
+            w.tensor(op_type, full, "input", slot, np.asarray(v), LABEL[str(np.asarray(v).dtype)])
+        out = np.asarray(out)
+        w.tensor(op_type, full, "output", 0, out, LABEL[str(out.dtype)])
+        ir_ins = [(LABEL[str(np.asarray(v).dtype)], tuple(np.shape(v))) for v, _a in ins]
+        ref = w.node(op_type, full, [a for _v, a in ins], ir_ins, [(LABEL[str(out.dtype)], tuple(out.shape))], attrs)
+        return out, ref
+
+    def finish(self) -> None:
+        for w in self.w.values():
+            w.finish()
+
+
+def scalar(v: float, dtype: type = np.float32) -> tuple[np.ndarray, str]:
+    """A 0-d constant input and its IR argument text."""
+    label = "F32" if dtype is np.float32 else "F16"
+    return np.array(v, dtype=dtype), f"{label}({v:g})"

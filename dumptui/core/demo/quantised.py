@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from dumptui.core.demo.dumpwriter import LABEL, DumpWriter
+from dumptui.core.demo.dumpwriter import SIDES, PairWriter, f16, scalar
 
 VARIANTS = (
     "fp16",
@@ -47,9 +47,7 @@ VARIANTS = (
     "precision-fixed",
     "mod",
 )
-SIDES = ("ref", "target")
 BUG_CHANNEL = 12
-F16_MAX = 65504.0
 
 # where each variant's culprit is (reference name, target name), None for the benign ones
 _DOWN = "Default/down-Down/conv-Conv2d/Conv2D-op0"  # scopes are MindSpore's: `attribute-CellClass` per level
@@ -78,48 +76,6 @@ class QuantisedDemo:
     cause: str | None  # "precision" | "semantics" for a culprit the remedy can name, else None
 
 
-def f16(a: np.ndarray) -> np.ndarray:
-    """float values stored in float16, saturating at 65504 (Ascend's default overflow mode)."""
-    return np.clip(np.asarray(a, dtype=np.float64), -F16_MAX, F16_MAX).astype(np.float16)
-
-
-class _Writer:
-    """Both sides' dump writers; one call writes an op on the sides given."""
-
-    def __init__(self, root: str):
-        self.w = {s: DumpWriter(os.path.join(root, s, "rank_0")) for s in SIDES}
-        self.params: dict[str, dict[str, str]] = {s: {} for s in SIDES}
-
-    def param(self, side: str, name: str, value: np.ndarray, is_weight: bool = True) -> str:
-        if name not in self.params[side]:
-            label = LABEL[str(value.dtype)]
-            self.params[side][name] = self.w[side].parameter(name, value, label, is_weight)
-        return self.params[side][name]
-
-    def op(
-        self,
-        side: str,
-        op_type: str,
-        full: str,
-        ins: list[tuple[np.ndarray, str]],
-        out: np.ndarray,
-        attrs: dict[str, str] | None = None,
-    ) -> tuple[np.ndarray, str]:
-        """One kernel: its inputs (value, IR argument) dumped, its output dumped; returns (output, %N)."""
-        w = self.w[side]
-        for slot, (v, _a) in enumerate(ins):
-            w.tensor(op_type, full, "input", slot, np.asarray(v), LABEL[str(np.asarray(v).dtype)])
-        out = np.asarray(out)
-        w.tensor(op_type, full, "output", 0, out, LABEL[str(out.dtype)])
-        ir_ins = [(LABEL[str(np.asarray(v).dtype)], tuple(np.shape(v))) for v, _a in ins]
-        ref = w.node(op_type, full, [a for _v, a in ins], ir_ins, [(LABEL[str(out.dtype)], tuple(out.shape))], attrs)
-        return out, ref
-
-    def finish(self) -> None:
-        for w in self.w.values():
-            w.finish()
-
-
 CONV_ATTRS = {
     "kernel_size": "(1, 1)",
     "mode": "I64(1)",
@@ -134,11 +90,6 @@ CONV_ATTRS = {
 }
 
 
-def _scalar(v: float, dtype: type = np.float32) -> tuple[np.ndarray, str]:
-    label = "F32" if dtype is np.float32 else "F16"
-    return np.array(v, dtype=dtype), f"{label}({v:g})"
-
-
 def _conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
 
@@ -147,7 +98,7 @@ class _Net:
     """The network on both sides; the target transformed as the variant says."""
 
     def __init__(self, root: str, variant: str, rng: np.random.Generator):
-        self.io = _Writer(root)
+        self.io = PairWriter(root)
         self.v = variant
         self.rng = rng
 
@@ -231,7 +182,7 @@ class _Net:
         gamma, beta, mean, var = params
         names = ("gamma", "beta", "moving_mean", "moving_variance")
         ins = [y] + [(p, self.io.param(side, f"{prefix}.bn.{n}", p)) for p, n in zip(params, names)]
-        ins += [(np.array(False), "Bool(0)"), _scalar(eps)]
+        ins += [(np.array(False), "Bool(0)"), scalar(eps)]
         g, b, m, v = (np.asarray(p, dtype=np.float64)[None, :, None, None] for p in params)
         z = (y[0].astype(np.float64) - m) / np.sqrt(v + eps) * g + b
         return self.io.op(side, "BatchNorm", f"{bn_scope}/BatchNorm-op0", ins, self._store(side, z))
@@ -242,28 +193,28 @@ class _Net:
         s = float(np.abs(xv.astype(np.float64)).max() / 127.0) or 1.0
         name = f"{scope}/conv-Conv2d"
         a = self.io.op(
-            "target", "Mul", f"{name}/Mul-op0", [x, _scalar(1.0 / s, np.float16)], f16(xv * np.float16(1.0 / s))
+            "target", "Mul", f"{name}/Mul-op0", [x, scalar(1.0 / s, np.float16)], f16(xv * np.float16(1.0 / s))
         )
         r = self.io.op("target", "Round", f"{name}/Round-op0", [a], np.round(a[0]).astype(np.float16))
         lo = self.io.op(
             "target",
             "Maximum",
             f"{name}/Maximum-op0",
-            [r, _scalar(-128.0, np.float16)],
+            [r, scalar(-128.0, np.float16)],
             np.maximum(r[0], np.float16(-128)),
         )
         hi = self.io.op(
             "target",
             "Minimum",
             f"{name}/Minimum-op0",
-            [lo, _scalar(127.0, np.float16)],
+            [lo, scalar(127.0, np.float16)],
             np.minimum(lo[0], np.float16(127)),
         )
         return self.io.op(
             "target",
             "Mul",
             f"{name}/Mul-op1",
-            [hi, _scalar(s, np.float16)],
+            [hi, scalar(s, np.float16)],
             f16(hi[0].astype(np.float64) * np.float16(s)),
         )
 
@@ -339,15 +290,15 @@ def write_quantised_demo(root: str, variant: str = "fp16", seed: int = 20261204)
 def _frac(net: _Net, stem: dict) -> None:
     """frac = ReLU + 0.01 * FloorMod(BatchNorm, 1): the target's `mod` variant runs Mod (truncated) instead."""
     scope = "Default/frac-Frac"
-    one = _scalar(1.0)
+    one = scalar(1.0)
     out = {}
     for side in SIDES:
         kind = "Mod" if side == "target" and net.v == "mod" else "FloorMod"
         v, a = stem["bn"][side]
-        one_s = one if side == "ref" else _scalar(1.0, np.float16)
+        one_s = one if side == "ref" else scalar(1.0, np.float16)
         val = np.fmod(v.astype(np.float64), 1.0) if kind == "Mod" else np.mod(v.astype(np.float64), 1.0)
         out[side] = net.io.op(side, kind, f"{scope}/{kind}-op0", [(v, a), one_s], net._store(side, val))
-    small = {s: [out[s], _scalar(0.01) if s == "ref" else _scalar(0.01, np.float16)] for s in SIDES}
+    small = {s: [out[s], scalar(0.01) if s == "ref" else scalar(0.01, np.float16)] for s in SIDES}
     m = net.both("Mul", f"{scope}/Mul-op0", small, lambda s, v: v[0] * v[1])
     net.both("Add", f"{scope}/Add-op0", {s: [stem["relu"][s], m[s]] for s in SIDES}, lambda s, v: v[0] + v[1])
 
@@ -355,8 +306,8 @@ def _frac(net: _Net, stem: dict) -> None:
 def _centred(net: _Net, h: dict) -> None:
     """(0.17 h + 100) - 100: in fp16 the offset takes the low bits (cos about 0.997); exact on the reference."""
     scope = "Default/centre-Centre"
-    k = {s: _scalar(0.17) if s == "ref" else _scalar(0.17, np.float16) for s in SIDES}
-    c = {s: _scalar(100.0) if s == "ref" else _scalar(100.0, np.float16) for s in SIDES}
+    k = {s: scalar(0.17) if s == "ref" else scalar(0.17, np.float16) for s in SIDES}
+    c = {s: scalar(100.0) if s == "ref" else scalar(100.0, np.float16) for s in SIDES}
     m = net.both("Mul", f"{scope}/Mul-op0", {s: [h[s], k[s]] for s in SIDES}, lambda s, v: v[0] * v[1])
     a = net.both("Add", f"{scope}/Add-op0", {s: [m[s], c[s]] for s in SIDES}, lambda s, v: v[0] + v[1])
     net.both("Sub", f"{scope}/Sub-op0", {s: [a[s], c[s]] for s in SIDES}, lambda s, v: v[0] - v[1])

@@ -1,12 +1,16 @@
 """Pairing the ops of two dumps.
 
 In order of trust: a mapping file (`--map`, CSV `ref_name,target_name`); a fused target op with the group of
-ref ops it replaced (fusion.py); the exact full name; a normalised
-name (case and `/ _ . \\` spellings ignored); the same scope and op type with a different `-opN` counter,
-matched in execution order; then, inside each gap between pairs already made, the position in execution
-order with the same op type and tensor shapes; last, an op renamed at the same position and scope with the
-same input/output shapes (FloorMod-op0 <-> Mod-op0). What is left stays unpaired (inserted Casts): it is
-listed, and it does not disturb the pairing of the rest. Every pairing says how it was made.
+ref ops it replaced (fusion.py, from a GE graph's names); the exact full name; a normalised name (case and
+`/ _ . \\` spellings ignored); the same scope and op type with a different `-opN` counter, matched in execution
+order; then, where both dumps have a graph, the dataflow (byflow.py): an op between the same paired producers
+and consumers (a renamed vendor kernel, a branch run elsewhere, FloorMod-op0 <-> Mod-op0), and groups of ops
+between the same paired neighbours (a fused chain, a folded BatchNorm); inside each gap between pairs already
+made, the position in execution order with the same op type and tensor shapes, and the dataflow again. Without
+graphs, last, an op renamed at the same position and scope with the same shapes, only when its input values
+agree: two ops of different kinds are never paired on shape and scope alone. What is left stays unpaired
+(inserted Casts): it is listed, and it does not disturb the pairing of the rest. Every pairing says how it was
+made.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
+from dumptui.core.graph.byflow import GROUPED, Flow, as_one, pair_groups, pair_ops
 from dumptui.core.graph.fusion import FUSED, fused_groups
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
 
@@ -23,7 +30,8 @@ EXACT = "exact name"
 NORMALISED = "normalised name"
 COUNTER = "same scope and type, -opN differs"
 POSITION = "position in execution order, same type and shapes"
-RENAMED = "renamed at the same position and scope, same shapes"
+RENAMED = "renamed at the same position and scope, same shapes and input values"
+RENAMED_AGREE = 0.05  # inputs of a rename "agree" within 5 % (relative L2): noise, not another value
 MAPPED = "map file"
 ONLY_REF = "only in ref"
 ONLY_TARGET = "only in target"
@@ -153,11 +161,30 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
     r_of: dict[int, Op] = {}  # id(ref op) -> target op
     how: dict[int, str] = {}
     t_used: set[int] = set()
+    r_of_t: dict[int, Op] = {}  # id(target op) -> ref op
 
     def pair(r: Op, t: Op, h: str) -> None:
         r_of[id(r)] = t
         how[id(r)] = h
         t_used.add(id(t))
+        r_of_t[id(t)] = r
+
+    ref_flow, tgt_flow = Flow(ref_ops, ref.graph), Flow(tgt_ops, target.graph)
+    graphs = ref_flow.usable and tgt_flow.usable
+
+    def by_flow(R: list[Op], T: list[Op]) -> None:
+        if graphs:
+            pair_ops(
+                R,
+                T,
+                ref_flow,
+                tgt_flow,
+                lambda o: id(o) if id(o) in r_of else None,
+                lambda o: id(r_of_t[id(o)]) if id(o) in r_of_t else None,
+                lambda o: id(o) not in r_of,
+                lambda o: id(o) not in t_used,
+                pair,
+            )
 
     def free_ref(ops: list[Op]) -> list[Op]:
         return [o for o in ops if id(o) not in r_of]
@@ -218,12 +245,81 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
             if ts and len(ts) == len(rs):
                 for r, t in zip(sorted(rs, key=lambda o: o.order), sorted(ts, key=lambda o: o.order)):
                     pair(r, t, COUNTER)
-        # 4./5. inside the gaps between pairs: position + type + shapes, then renamed in the same scope
-        _pair_gaps(R, T, r_of, t_used, pair)
+        # 4. the dataflow: same paired producers and consumers
+        by_flow(R, T)
+        # 5./6. inside the gaps between pairs: position + type + shapes, then (no graphs) renamed in the same
+        # scope with the same input values; then the dataflow again from the pairs made
+        _pair_gaps(R, T, r_of, t_used, pair, renames=not graphs)
+        by_flow(R, T)
+    if graphs:  # 7. groups between the same paired neighbours: each group one op
+        ref_ops, tgt_ops = _pair_groups(ref_ops, tgt_ops, ref_flow, tgt_flow, r_of, r_of_t, t_used, pair)
 
     pairs = _merge_order(ref_ops, tgt_ops, r_of, how)
     al = Alignment(pairs=pairs, warnings=warnings)
     return al
+
+
+def _pair_groups(
+    ref_ops: list[Op],
+    tgt_ops: list[Op],
+    ref_flow: Flow,
+    tgt_flow: Flow,
+    r_of: dict[int, Op],
+    r_of_t: dict[int, Op],
+    t_used: set[int],
+    pair: Callable[[Op, Op, str], None],
+) -> tuple[list[Op], list[Op]]:
+    """Groups of unpaired ops between the same paired neighbours, each side's group one op (fusion.group_op);
+    the op lists with each group standing where its last member ran."""
+    found = pair_groups(
+        ref_ops,
+        tgt_ops,
+        ref_flow,
+        tgt_flow,
+        lambda o: id(o) if id(o) in r_of else None,
+        lambda o: id(r_of_t[id(o)]) if id(o) in r_of_t else None,
+        lambda o: id(o) not in r_of,
+        lambda o: id(o) not in t_used,
+    )
+    if not found:
+        return ref_ops, tgt_ops
+    replace: dict[int, Op | None] = {}
+    for rg, tg in found:
+        r, t = as_one(rg), as_one(tg)
+        for members, one in ((rg, r), (tg, t)):
+            for m in members[:-1]:
+                replace[id(m)] = None
+            replace[id(members[-1])] = one
+        pair(r, t, GROUPED)
+
+    def rebuilt(ops: list[Op]) -> list[Op]:
+        return [kept for o in ops if (kept := replace.get(id(o), o)) is not None]
+
+    return rebuilt(ref_ops), rebuilt(tgt_ops)
+
+
+def _inputs_agree(r: Op, t: Op) -> bool:
+    """Whether the two ops read the same values (within RENAMED_AGREE) on every input slot both have with one
+    shape: what justifies a rename where no graph says where the inputs come from. Unreadable: no."""
+    compared = 0
+    for slot, a in r.inputs.items():
+        b = t.inputs.get(slot)
+        if b is None or a.shape is None or a.shape != b.shape or not a.has_data or not b.has_data:
+            continue
+        try:
+            x = np.asarray(a.read(), dtype=np.float64).reshape(-1)
+            y = np.asarray(b.read(), dtype=np.float64).reshape(-1)
+        except (OSError, ValueError, TypeError):
+            return False
+        if x.size != y.size:
+            return False
+        with np.errstate(invalid="ignore", over="ignore"):
+            scale = float(np.linalg.norm(x))
+            off = float(np.linalg.norm(np.nan_to_num(x - y, nan=np.inf)))
+        if not off <= RENAMED_AGREE * max(scale, 1e-30):
+            return False
+        compared += 1
+    return compared > 0
 
 
 def _unique_pairing(R: list[Op], T: list[Op], keyf: Callable[[Op], str], pair: Callable[[Op, Op], None]) -> None:
@@ -267,7 +363,12 @@ def _anchors(R: list[Op], r_of: dict[int, Op]) -> list[tuple[Op, Op]]:
 
 
 def _pair_gaps(
-    R: list[Op], T: list[Op], r_of: dict[int, Op], t_used: set[int], pair: Callable[[Op, Op, str], None]
+    R: list[Op],
+    T: list[Op],
+    r_of: dict[int, Op],
+    t_used: set[int],
+    pair: Callable[[Op, Op, str], None],
+    renames: bool = True,
 ) -> None:
     # Only the unpaired ops matter, and they are few: gaps are found by bisecting their positions.
     import bisect as _b
@@ -294,13 +395,14 @@ def _pair_gaps(
             pair(gr[i], gt[j], POSITION)
         gr = [r for r in gr if id(r) not in r_of]
         gt = [t for t in gt if id(t) not in t_used]
-        if not gr or not gt:
+        if not renames or not gr or not gt:
             continue
-        # renamed: same scope and shapes, any type, in order
+        # renamed: same scope and shapes, any type, in order, and the same input values
         sig_r = [(r.scope, _shapes(r)) for r in gr]
         sig_t = [(t.scope, _shapes(t)) for t in gt]
         for i, j in _lcs(sig_r, sig_t):
-            pair(gr[i], gt[j], RENAMED)
+            if _inputs_agree(gr[i], gt[j]):
+                pair(gr[i], gt[j], RENAMED)
 
 
 def _lcs(a: list, b: list) -> list[tuple[int, int]]:

@@ -1,9 +1,14 @@
-"""Where an op pair's inputs come from, across both dumps' graphs: another op pair, a parameter, a constant."""
+"""Where an op pair's inputs come from, across both dumps' graphs: another op pair, a parameter, a constant;
+whether the target wires them as the reference does; and the ops on one side only that an input went through."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from dumptui.core.graph.align import Alignment, OpPair
-from dumptui.core.model.dump import Dump, InputSource
+from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH
+from dumptui.core.model.dump import Dump, InputSource, Op
 
 
 def input_source(pair: OpPair, slot: int) -> tuple[InputSource | None, InputSource | None]:
@@ -65,3 +70,64 @@ def unpaired_neighbour_types(target: Dump, alignment: Alignment, pair: OpPair) -
         if o is not None and p is not None and not p.paired:
             out.add(o.op_type)
     return out
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an input's value comes from, looking through ops that only move or round data on one side."""
+
+    kind: str  # "pair" (an op pair's output), "one-sided" (an op on one side only that computes), "other"
+    pair: OpPair | None = None
+    out_slot: int = 0
+    op: Op | None = None  # the one-sided op
+
+
+def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int) -> Origin:
+    """The origin of input `slot` of `op` (one side's op) in that side's graph."""
+    src = op.sources.get(slot)
+    for _ in range(MAX_DEPTH + 1):
+        if src is None or src.kind != "op":
+            return Origin("other")
+        p = lookup(src.ref)
+        if p is not None and p.paired:
+            return Origin("pair", p, src.slot)
+        prod = dump.op(src.ref)
+        if prod is None:
+            return Origin("other")
+        if prod.op_type not in PASS_THROUGH:
+            return Origin("one-sided", op=prod)
+        src = min(((s, v) for s, v in prod.sources.items() if v.kind == "op"), default=(0, None))[1]
+    return Origin("other")
+
+
+def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> tuple[Origin, Origin]:
+    r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin("other")
+    t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin("other")
+    return r, t
+
+
+def wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: list[int]) -> list[tuple[int, int]]:
+    """(k, j) for each data input k of the target that carries what the reference's input j != k carries (their
+    producers pair): the op gets its inputs in another order, or another value in place of one."""
+    if pair.ref is None or pair.target is None:
+        return []
+    found = {s: origins(ref, target, alignment, pair, s) for s in slots}
+    by_value = {
+        (r.pair.index, r.out_slot): s for s, (r, _t) in found.items() if r.kind == "pair" and r.pair is not None
+    }
+    out = []
+    for k, (r, t) in found.items():
+        if t.kind != "pair" or t.pair is None or r.kind != "pair" or r.pair is None:
+            continue
+        mine, theirs = (t.pair.index, t.out_slot), (r.pair.index, r.out_slot)
+        j = by_value.get(mine)
+        if mine != theirs and j is not None and j != k:
+            out.append((k, j))
+    return out
+
+
+def one_sided_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> list[tuple[str, Op]]:
+    """The ops on one side only that compute input `slot` ("reference"/"target", op): what an error carried in
+    there went through without being judged."""
+    r, t = origins(ref, target, alignment, pair, slot)
+    return [(side, o.op) for side, o in (("reference", r), ("target", t)) if o.kind == "one-sided" and o.op is not None]

@@ -97,6 +97,9 @@ class LocalError:
     in_tail: float = 0.0  # the same, the largest of its data inputs
     out_cos: float | None = None  # the lowest cosine of its outputs, of its data inputs
     in_cos: float | None = None
+    wiring: str = ""  # how the target's inputs are wired otherwise than the reference's ("inputs 0 and 1 swapped")
+    unjudged: str = ""  # the op on one side only that its worst data input comes from (it could not be judged)
+    unjudged_flow: bool = False  # that input carries error far above the floor: the answer cannot be "noise"
 
     @property
     def gain_rel(self) -> float | None:
@@ -147,6 +150,13 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
     out_rel = le.out_rel or 0.0
     floor_words = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
     tail_limit = min(max_off, TAIL_SHARE)
+    if le.wiring and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
+        # it computes what it should from what it gets, but it gets another value: the root is the wiring
+        le.kind = "root"
+        le.why = f"its inputs are wired otherwise than the reference's: {le.wiring}; output error {fmt_rel(out_rel)}"
+        return le
+    worst_in = le.data_in.worst_rel if le.data_in is not None else 0.0
+    le.unjudged_flow = bool(le.unjudged) and worst_in > gain * le.floor
     alarm = _cos_alarm(le, cos)
     jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
     if alarm and jumps and le.replay is not None and le.replay.conclusive(gain) and not le.replay.broken(gain):
@@ -165,7 +175,7 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
             le.why = le.replay.sentence() + (f"; {reasons}" if reasons else "")
         else:
             le.kind = "carries"
-            le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence()
+            le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence() + _unjudged_words(le)
         return le
     if sparse and not jumps:
         le.kind = "root"
@@ -201,7 +211,26 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         le.why = (
             f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
         ) + (f"; note: {reasons}" if reasons else "")
+        le.why += _unjudged_words(le)
     return le
+
+
+def _unjudged_words(le: LocalError) -> str:
+    """Where error carried in comes from an op that exists on one side only: said, and never called noise."""
+    if not le.unjudged_flow:
+        return ""
+    worst = le.data_in.worst_rel if le.data_in is not None else 0.0
+    return f"; the error carried in ({fmt_rel(worst)}) comes {le.unjudged}, which could not be judged"
+
+
+def unjudged_reason(le: LocalError) -> str:
+    """Why no root can be named for an error that came through an op on one side only (the answer's
+    "undecided"): the same sentence from the scan and from the culprit check."""
+    worst = le.data_in.worst_rel if le.data_in is not None else 0.0
+    return (
+        f"{le.pair.name} carries {fmt_rel(worst)} of error that came {le.unjudged}: "
+        "an op on one side only cannot be judged (pair it with --map, or dump it on both sides)"
+    )
 
 
 def _sparse(le: LocalError, gain: float, tail_limit: float) -> bool:

@@ -26,6 +26,7 @@ from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import TensorRef
+from dumptui.core.search.bisect.types import Root
 from dumptui.core.search.replay import ReplayInputs, supported
 from dumptui.core.search.replay.precision import LOW, PrecisionFinding, judge_precision
 
@@ -54,11 +55,15 @@ class Remedy:
         return self.finding.sentence() + (f"; {self.change}" if self.change else "")
 
 
-def remedy_for(session: Session, pair: OpPair, differs: str = "") -> Remedy:
+def remedy_for(session: Session, pair: OpPair, differs: str = "", wiring: str = "") -> Remedy:
     """The cause of one culprit and its remedy (reads the reference's inputs and the target's output).
     `differs`: the root is a weight or network input that differs (the preconditions' sentence): the remedy
-    is that input, not the op."""
+    is that input, not the op. `wiring`: the op gets other inputs than the reference's (localerror's
+    words): the remedy is the graph."""
     ref, tgt = pair.ref, pair.target
+    if wiring and ref is not None and tgt is not None:
+        finding = PrecisionFinding("wiring", note=wiring)
+        return Remedy(ref.name, tgt.name, ref.op_type, tgt.op_type, finding, cell=cell_path(tgt.name))
     if differs:
         finding = PrecisionFinding("input", note=differs)
         r_name, t_name = (pair.ref or pair.op).name, (pair.target or pair.op).name
@@ -93,6 +98,15 @@ def remedy_for(session: Session, pair: OpPair, differs: str = "") -> Remedy:
     base.attributes = "; ".join(f"{k}: {a} vs {b}" for k, (a, b) in diff.items())
     base.change = _change(base)
     return base
+
+
+def remedy_of_root(session: Session, root: Root) -> Remedy:
+    """A root's remedy, the one rule every report uses: a root made by a weight or an input that differs is
+    remedied there (the preconditions' sentence), one whose inputs are wired otherwise by the graph, else by
+    the op's precision or definition."""
+    return remedy_for(
+        session, root.pair, root.why if root.kind != "outputs" else "", root.local.wiring if root.local else ""
+    )
 
 
 def _device_dtypes(pair: OpPair) -> list[str]:

@@ -24,7 +24,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED
 from dumptui.core.graph.align import OpPair
-from dumptui.core.graph.dataflow import input_source
+from dumptui.core.graph.dataflow import input_source, one_sided_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
 from dumptui.core.search import replay
 from dumptui.core.search.localerror import TAIL_SHARE, LocalError, ReplayProof, classify, shape_of_error
@@ -93,6 +93,16 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     floor, floor_dtype = session.thresholds.floor(*names)
     floor, floor_dtype = max((floor, floor_dtype), session.op_floors.get(pair.key, (0.0, "")), key=lambda f: f[0])
     le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
+    data_slots = sorted(s for s, role in roles.items() if role == "data")
+    le.wiring = "; ".join(
+        f"input.{k} carries the reference's input.{j}"
+        for k, j in wiring(session.ref, session.target, session.alignment, pair, data_slots)
+    )
+    if in_slot is not None:
+        one_sided = one_sided_origins(session.ref, session.target, session.alignment, pair, in_slot)
+        le.unjudged = " and ".join(
+            f"into input.{in_slot} through the {side}-only op {op.name}" for side, op in one_sided
+        )
     counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
     le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
@@ -256,7 +266,8 @@ def scan(
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
-        tainted.append(le.is_root or pos in tainted_by_inputs or upstream)
+        # error from an op that could not be judged taints as a root does: what it carries is never "noise"
+        tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root])
     rejudge(session, out, predecessors)
     return out
@@ -269,11 +280,26 @@ def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
         roles = input_roles(le.pair)
+        swapped = {k: j for k, j in wiring(session.ref, session.target, session.alignment, le.pair, list(roles))}
         for r in res.inputs:
-            if roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
-                _carried(session, le.pair, r, into)
+            if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
+                session.rejudge(r, DIVERGED, f"carries the reference's input.{swapped[r.slot]}: wired otherwise")
+            elif roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
+                through = _one_sided(session, le.pair, r.slot)
+                if through and r.verdict == DIVERGED and not r.statistics_only:
+                    err = result_error(r)
+                    said = f"{err.describe()}; " if err is not None else ""
+                    session.rejudge(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
+                else:
+                    _carried(session, le.pair, r, into)
         for r in res.outputs:
             _carried(session, le.pair, r, sr.tainted[pos])
+
+
+def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
+    """The ops on one side only the input went through, in words (what it carries is not known to be noise)."""
+    found = one_sided_origins(session.ref, session.target, session.alignment, pair, slot)
+    return " and ".join(f"through the {side}-only op {op.name}" for side, op in found)
 
 
 def _carried(session: Session, pair: OpPair, r: TensorResult, tainted: bool) -> None:

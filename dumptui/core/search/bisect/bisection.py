@@ -25,7 +25,7 @@ from dumptui.core.search.bisect.sessionfile import steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
 from dumptui.core.search.bisect.types import InputCheck, Mark, Root, Source, Step
-from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.localerror import LocalError, unjudged_reason
 from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
 
 MAX_SINKS = 4  # graph outputs checked for divergence before giving up
@@ -152,6 +152,10 @@ class Bisection:
         )
         self.search, self.search_reason = "scan", reason
         self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
+        if not self.scan_result.roots:  # error through an op on one side only, and no root: no "noise" either
+            for le in self.scan_result.locals:
+                if le.unjudged_flow and (why := unjudged_reason(le)) not in self.undecided:
+                    self.undecided.append(why)
 
     def start(self) -> None:
         """Find the first known bad op (a graph output) and set the candidates. Not undoable."""
@@ -289,6 +293,10 @@ class Bisection:
             if not force and self.culprit_check.choose(st.candidates, st.hi, st.lo) is not None:
                 return st
             out = self.culprit_check.check(st.hi, st.good)
+            if out.undecided:  # the error came through an op on one side only: no root can be named
+                if out.undecided not in self.undecided:
+                    self.undecided.append(out.undecided)
+                return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
             if out.continue_from is None:
                 root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats, out.local)
                 others = self.culprit_check.other_roots(st.hi, st.good, self.notes)

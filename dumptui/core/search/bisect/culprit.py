@@ -19,7 +19,7 @@ from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root
-from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.localerror import LocalError, unjudged_reason
 from dumptui.core.search.scan import analyse, input_roles
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
@@ -32,6 +32,7 @@ class CheckOutcome:
     why: str
     caveats: list[str]
     local: LocalError | None = None
+    undecided: str = ""  # why no root can be named here (the error came through an op that could not be judged)
 
 
 def inputs_words(le: LocalError) -> str:
@@ -69,9 +70,12 @@ class CulpritCheck:
         caveats: list[str] = []
         carriers: list[TensorResult] = []
         unproduced_bad: list[tuple[TensorResult, str]] = []
+        retyped = pair.ref is not None and pair.target is not None and pair.ref.op_type != pair.target.op_type
         for r in res.inputs:
             if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
                 continue
+            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == "constant":
+                continue  # ops of two definitions (a group and its fused kernel) take their own constants
             origin = unproduced(pair, r.slot)
             bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
             if origin is not None or roles.get(r.slot) == "constant":
@@ -96,6 +100,9 @@ class CulpritCheck:
                 if step is not None:
                     why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
                     return CheckOutcome(res, step, why, [], le)
+        if le.kind != "root" and le.unjudged_flow:
+            # neither this op (it only carries the error) nor the op the error came through (one side only)
+            return CheckOutcome(res, None, le.why, caveats, le, undecided=unjudged_reason(le))
         why = (
             f"{inputs_words(le)}, outputs diverge"
             if not carriers

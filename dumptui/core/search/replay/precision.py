@@ -119,7 +119,7 @@ VARIANTS = (
 class PrecisionFinding:
     """What a device-precision replay says about a culprit."""
 
-    cause: str  # "precision" | "semantics" | "input" (a weight or input differs: `note`) | "unknown"
+    cause: str  # "precision" | "semantics" | "input" (a weight or input differs: `note`) | "wiring" | "unknown"
     dtype: str = ""
     variant: str = ""  # words of the variant that explains it
     dev_device: float = math.nan  # target vs the device replay, relative error of the RMS
@@ -150,6 +150,12 @@ class PrecisionFinding:
             )
         if self.cause == "input":
             return f"not the op: {self.note}"
+        if self.cause == "wiring":
+            return (
+                f"not the op: it computes what it should from what it gets, but the target's graph feeds it "
+                f"other inputs ({self.note}): the remedy is the graph (the converter, or the model code that "
+                "builds it)"
+            )
         return f"precision or semantics not decided: {self.note}"
 
 
