@@ -11,6 +11,8 @@ import pytest
 from helpers.common import SHARED
 
 from dumptui import cli
+from dumptui.core.demo.compiled import VARIANTS as COMPILED
+from dumptui.core.demo.compiled import write_compiled_demo
 from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.demo.quantised import VARIANTS, write_quantised_demo
 
@@ -106,6 +108,7 @@ def generated(tmp_path_factory):
     pairs = [(f"quantised {v}", write_quantised_demo(str(root / v), v)) for v in VARIANTS]
     for bug in ("main", "branch", "discontinuous"):
         pairs.append((f"noisy fp16 {bug}", write_noisy_demo(str(root / f"noisy-{bug}"), "fp16", bug, blocks=12)))
+    pairs += [(f"compiled {v}", write_compiled_demo(str(root / f"compiled-{v}"), v)) for v in COMPILED]
     return pairs
 
 
@@ -117,7 +120,7 @@ def test_generated_culprits_say_what_their_numbers_say(generated, capsys):
             doc = _bisect(capsys, demo.ref, demo.target, *extra)
             culprits += doc["culprit"] is not None
             problems += _check(doc, f"{label} {' '.join(extra)}")
-    assert culprits >= 10  # the rules were applied to real culprits, not to none
+    assert culprits >= 13  # the rules were applied to real culprits, not to none
     assert not problems, "\n".join(problems)
 
 

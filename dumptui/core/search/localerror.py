@@ -179,9 +179,10 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         return le
     if sparse and not jumps:
         le.kind = "root"
-        src = "inputs agree" if le.in_tail == 0 else f"its inputs have {le.in_tail:.1%}"
+        src = "none of its inputs' elements are" if le.in_tail == 0 else f"{le.in_tail:.1%} of its inputs' are"
+        extent = "a sparse error" if le.out_tail <= SPARSE else "an error"
         le.why = (
-            f"a sparse error: {le.out_tail:.1%} of its output elements are off by more than 10x the "
+            f"{extent}: {le.out_tail:.1%} of its output elements are off by more than 10x the "
             f"{floor_words} ({src}); the trimmed mean error is {fmt_rel(out_rel)}"
         ) + (f"; {reasons}" if reasons else "")
         if le.replay_note:
