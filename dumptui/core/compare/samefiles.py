@@ -5,17 +5,23 @@ The preconditions compare every weight and input pair of the two dumps before bi
 are all equal, and a model's weights are most of its bytes. Sampling finds a differing pair after a few
 blocks; an equal pair must be read whole once, in blocks (memory stays bounded), and is then remembered in
 the user's cache folder by both files' path, size, modification time and inode, so the next run of the same
-pair reads none of them. Only equal pairs are remembered, and only files unchanged for RACY_SECONDS.
+pair reads little of them. Only equal pairs are remembered, and only files unchanged for RACY_SECONDS.
 
-A pair is remembered as a 16-byte digest of its two paths and 48 bytes of their sizes, times and inodes (the
-app keeps them for the session: a model's 8,000 weight pairs took 6.6 MB as tuples of paths, 1.4 MB so).
+What the memory trusts: a file with the same size, modification time and inode, and the same sampled blocks
+(the first, middle and last 4 KiB, hashed: `sample_hash`), is taken to hold the same bytes. Sizes, times and
+inodes can be kept by a program that rewrites a file in place (or sets its time back): the sampled blocks,
+read again on every use (12 KiB a file), catch such a change unless it lies only between the samples.
+
+A pair is remembered as a 16-byte digest of its two paths, 48 bytes of their sizes, times and inodes and 32
+of their sampled blocks (the app keeps them for the session: a model's 8,000 weight pairs took 6.6 MB as tuples
+of paths, under 1 MB so). The file is data, never code: a magic number, a count, fixed-size records; one that
+is not the user's own, or that others may write, is not read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import struct
 import tempfile
 import threading
@@ -26,11 +32,14 @@ from dumptui.core.io.safeio import check_regular, open_regular
 
 BLOCK = 1 << 20  # bytes per read when streaming two files side by side
 SAMPLE = 1 << 16  # bytes of each sampled block
+CHECKED = 1 << 12  # bytes of each block hashed to check a remembered pair (3 a file: cheap on every use)
 SAMPLED_FROM = 4 * BLOCK  # files at least this large are sampled before being streamed
 
 FileKey = tuple[str, int, int, int]  # path, size, mtime_ns, inode
-FORMAT = 2  # of the remembered pairs' file: {"format": FORMAT, "pairs": {pair digest: stat bytes}}
+MAGIC = b"DTUI-SF3"  # the remembered pairs' file: MAGIC, a count, then the records
 _STATS = struct.Struct("<6q")
+RECORD = 16 + _STATS.size + 32  # pair digest, both files' stats, both files' sampled blocks
+MAX_PAIRS = 10_000_000
 
 
 def _key(path: str) -> FileKey | None:
@@ -52,6 +61,16 @@ def _stat_bytes(ka: FileKey, kb: FileKey) -> bytes | None:
         return _STATS.pack(*ka[1:], *kb[1:])
     except struct.error:  # a number beyond 64 bits: such a pair is not remembered
         return None
+
+
+def sample_hash(path: str, size: int) -> bytes:
+    """16 bytes of the file's first, middle and last CHECKED bytes (all of a small file)."""
+    h = hashlib.blake2b(digest_size=16)
+    with open_regular(path) as fh:
+        for start in sorted({0, max(0, size // 2 - CHECKED // 2), max(0, size - CHECKED)}):
+            fh.seek(start)
+            h.update(fh.read(min(CHECKED, size)))
+    return h.digest()
 
 
 def _blocks_equal(a: str, b: str, size: int) -> bool:
@@ -93,11 +112,8 @@ class SameFiles:
             known: dict[bytes, bytes] = {}
             if self.remember:
                 try:
-                    with open(self.path, "rb") as fh:
-                        loaded = pickle.load(fh)
-                    if isinstance(loaded, dict) and loaded.get("format") == FORMAT:
-                        known = loaded["pairs"]
-                except Exception:  # missing, damaged or of another version: nothing is known yet
+                    known = _read_pairs(self.path)
+                except (OSError, ValueError):  # missing, damaged, foreign or of another version: nothing known
                     known = {}
             self._known = known
         return self._known
@@ -111,17 +127,20 @@ class SameFiles:
             return False
         digest, stats = _pair_digest(a, b), _stat_bytes(ka, kb)
         with self._lock:
-            if stats is not None and self._load().get(digest) == stats:
-                return True
+            known = self._load().get(digest) if stats is not None else None
         try:
+            if known is not None and known[: _STATS.size] == stats:
+                if known[_STATS.size :] == sample_hash(a, ka[1]) + sample_hash(b, kb[1]):
+                    return True  # and when a sample changed, the files are read again: they may differ now
             same = _blocks_equal(a, b, ka[1])
+            racy = time.time_ns() - int(RACY_SECONDS * 1e9)
+            if same and self.remember and stats is not None and ka[2] < racy and kb[2] < racy:
+                samples = sample_hash(a, ka[1]) + sample_hash(b, kb[1])
+                with self._lock:
+                    self._load()[digest] = stats + samples
+                    self._new += 1
         except OSError:
             return None
-        racy = time.time_ns() - int(RACY_SECONDS * 1e9)
-        if same and self.remember and stats is not None and ka[2] < racy and kb[2] < racy:
-            with self._lock:
-                self._load()[digest] = stats
-                self._new += 1
         return same
 
     def save(self) -> None:
@@ -132,11 +151,13 @@ class SameFiles:
         if any(inside(folder, root) for root in self.roots):
             return
         try:
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600: the user's own
             try:
                 with os.fdopen(fd, "wb") as fh, self._lock:
-                    pickle.dump({"format": FORMAT, "pairs": self._known}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                    known = self._known or {}
+                    fh.write(MAGIC + struct.pack("<Q", len(known)))
+                    fh.write(b"".join(k + v for k, v in known.items()))
                 os.replace(tmp, self.path)
             finally:
                 if os.path.exists(tmp):
@@ -144,3 +165,18 @@ class SameFiles:
             self._new = 0
         except OSError:
             pass
+
+
+def _read_pairs(path: str) -> dict[bytes, bytes]:
+    """The remembered pairs (ValueError when the file is not one of ours, or not the user's own)."""
+    with open_regular(path) as fh:
+        st = os.fstat(fh.fileno())
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise ValueError("a remembered-pairs file that is not the user's own, or that others may write")
+        if fh.read(len(MAGIC)) != MAGIC:
+            raise ValueError("not a remembered-pairs file of this version")
+        (count,) = struct.unpack("<Q", fh.read(8))
+        if count > MAX_PAIRS or st.st_size != len(MAGIC) + 8 + count * RECORD:
+            raise ValueError("a damaged remembered-pairs file")
+        data = fh.read(count * RECORD)
+    return {data[i : i + 16]: data[i + 16 : i + RECORD] for i in range(0, len(data), RECORD)}

@@ -21,13 +21,21 @@ file dropped beside a raw dump in that very tick would go unnoticed.)
 
 Tensor files are not dependencies one by one: a tensor is found by its name (its folder's time covers that)
 and its data and header are read when compared, never from the cache.
+
+An entry is data, never code: a magic number, its header as JSON, then the columns, whose few objects are
+rebuilt from an allowed list of dumptui's own classes (restricted.py), so a file planted in the cache folder
+runs nothing. An entry that is not the user's own, or that others may write, is not read. The walk that
+records dependencies never follows a symbolic link to a folder (a link to `/` inside a dump must not make it
+walk the file system).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
+import struct
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,9 +43,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from dumptui.core.index import codec as indexcodec
+from dumptui.core.index import restricted
 from dumptui.core.model.dump import Dump
 
-SCHEMA = 1
+SCHEMA = 2  # 2: a magic number and a JSON header before the columns
+MAGIC = b"DTUI-IDX"
+MAX_HEADER = 1 << 30  # a header lists the dependencies: ~100 bytes each
 SMALL_FOLDER = 64  # folders with at most this many entries have every file recorded
 SIDE_SUFFIXES = (".ir", ".pb", ".pbtxt", ".csv", ".json", ".dat", ".txt", ".yaml", ".yml")
 RACY_SECONDS = 2.0
@@ -145,7 +156,7 @@ def _record_folder(folder: str, found: dict[str, Dependency], wanted: Callable[[
     subfolders = []
     for e in entries:
         try:
-            is_dir = e.is_dir()
+            is_dir = e.is_dir(follow_symlinks=False)  # a link to a folder is not walked (it may lead anywhere)
         except OSError:
             continue
         if is_dir:
@@ -176,12 +187,39 @@ class CacheResult:
     why_not_stored: str = ""
 
 
+def _read_header(fh: Any) -> dict[str, Any]:
+    """The entry's header (ValueError when the file is not a current entry of ours, or not the user's own)."""
+    st = os.fstat(fh.fileno())
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise ValueError("a cache entry that is not the user's own, or that others may write, is not read")
+    if fh.read(len(MAGIC)) != MAGIC:
+        raise ValueError("not an index cache entry")
+    (length,) = struct.unpack("<Q", fh.read(8))
+    if length > MAX_HEADER:
+        raise ValueError("index cache header too large")
+    header = json.loads(fh.read(length))
+    if not isinstance(header, dict) or header.get("schema") != SCHEMA or not isinstance(header.get("deps"), list):
+        raise ValueError("index cache entry of another schema")
+    header["deps"] = [_dependency(d) for d in header["deps"]]
+    return header
+
+
+def _dependency(value: Any) -> Dependency:
+    if not (
+        isinstance(value, list)
+        and len(value) == 4
+        and isinstance(value[0], str)
+        and all(type(v) is int for v in value[1:])
+    ):
+        raise ValueError("a damaged dependency in an index cache entry")
+    return (value[0], value[1], value[2], value[3])
+
+
 def current(entry: str) -> bool:
     """Whether the entry exists and its dependencies are unchanged (its header only is read)."""
     try:
         with open(entry, "rb") as fh:
-            header = pickle.load(fh)
-        return header.get("schema") == SCHEMA and _unchanged(header["deps"])
+            return _unchanged(_read_header(fh)["deps"])
     except Exception:  # missing, damaged or foreign: not current (`load` removes a damaged one)
         return False
 
@@ -190,10 +228,9 @@ def load(entry: str) -> Dump | None:
     """The dump of a cache entry whose dependencies are unchanged, else None (a damaged entry is removed)."""
     try:
         with open(entry, "rb") as fh:
-            header = pickle.load(fh)
-            if header.get("schema") != SCHEMA or not _unchanged(header["deps"]):
+            if not _unchanged(_read_header(fh)["deps"]):
                 return None
-            cols = pickle.load(fh)
+            cols = restricted.load(fh)
         return indexcodec.decode(cols)
     except FileNotFoundError:
         return None
@@ -219,11 +256,12 @@ def store(entry: str, dump: Dump, path: str) -> str:
             return f"the dump changed less than {RACY_SECONDS:g} s ago"
         header: dict[str, Any] = {"schema": SCHEMA, "path": os.path.abspath(path), "deps": deps}
         cols = indexcodec.encode(dump)
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600: the user's own
         try:
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                text = json.dumps(header, separators=(",", ":")).encode()
+                fh.write(MAGIC + struct.pack("<Q", len(text)) + text)
                 pickle.dump(cols, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, entry)
         except BaseException:

@@ -51,7 +51,7 @@ class SlotMap(Mapping[int, V], Generic[V]):
         return m
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (SlotMap.from_parts, (self._slots, self._values))
+        return (slot_map, (self._slots, self._values))  # a module function: the index cache allows it by name
 
     def __getitem__(self, slot: int) -> V:
         values = self._values
@@ -90,3 +90,8 @@ class SlotMap(Mapping[int, V], Generic[V]):
 
 
 EMPTY: Any = SlotMap()  # the empty read-only mapping (of slots, or of anything: it has no keys)
+
+
+def slot_map(slots: tuple[int, ...] | None, values: tuple[Any, ...]) -> SlotMap[Any]:
+    """`SlotMap.from_parts`, as a module function (how a SlotMap is pickled)."""
+    return SlotMap.from_parts(slots, values)
