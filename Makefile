@@ -28,7 +28,7 @@ FUZZ_EXAMPLES ?= 5000
 fuzz: $(STAMP)
 	DUMPTUI_FUZZ=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
-## format and import order, lint, mypy on the engine and the presenter, the import-layer contracts
+## format and import order, lint, mypy on the whole package, the import-layer contracts
 check: lint typecheck imports
 
 ## benchmarks with figures (see bench/README.md)
@@ -41,9 +41,9 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check dumptui tests bench tools
 	$(VENV)/bin/ruff check dumptui tests bench tools
 
-## the engine, the presentation model and the pairing options: no untyped def, no unchecked None
+## the whole package: no untyped def, no unchecked None
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy dumptui/core dumptui/present dumptui/options
+	$(VENV)/bin/mypy dumptui
 
 ## the layer contracts of pyproject.toml ([tool.importlinter])
 imports: $(STAMP)

@@ -20,7 +20,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
 
     from dumptui.core.compare.session import Session
     from dumptui.core.ranks.allunits import run_units
-    from dumptui.core.ranks.units import pair_units, units
+    from dumptui.core.ranks.units import Unit, pair_units, units
     from dumptui.core.search.bisect import Bisection, Root
     from dumptui.options.pair import make_session, open_pair
     from dumptui.report import jsonout
@@ -36,7 +36,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     reads: dict = {}
     undecided: set = set()  # units where damage hides the answer: exit 2 unless another unit diverged
 
-    def run(unit):
+    def run(unit: Unit) -> tuple[Session, list[Root]]:
         chosen = replace(options, rank=unit.rank, iteration=unit.step)
         ref, target = open_pair(chosen)
         session = make_session(chosen, ref, target, kl=getattr(args, "kl", False))
@@ -60,7 +60,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
             reports[unit] = compare_document(session, comparison)
         return session, roots
 
-    def seen(unit, session: Session, roots: list[Root]) -> None:
+    def seen(unit: Unit, session: Session, roots: list[Root]) -> None:
         reads[unit] = session.tensors_read
 
     result = run_units(common, run, seen)

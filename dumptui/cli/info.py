@@ -90,10 +90,10 @@ def run(args: argparse.Namespace) -> int:
     if layout:
         for rank, graphs in layout.items():
             parts = []
-            for g, its in graphs.items():
+            for g, files_by_iteration in graphs.items():
                 parts.append(
-                    f"graph {name(g)}: iteration{'s' if len(its) > 1 else ''} "
-                    + ", ".join(f"{name(it)} ({n} files)" for it, n in its.items())
+                    f"graph {name(g)}: iteration{'s' if len(files_by_iteration) > 1 else ''} "
+                    + ", ".join(f"{name(it)} ({n} files)" for it, n in files_by_iteration.items())
                 )
             con.print(
                 f"  rank {name(rank)}:" + ("\n    " if len(parts) > 1 else " ") + "\n    ".join(parts)

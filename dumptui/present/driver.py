@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
@@ -165,7 +165,7 @@ class BisectDriver:
         self._advance()
         return missing
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return self.bi.to_json()
 
     def state(self) -> BisectState:

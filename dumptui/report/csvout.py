@@ -83,7 +83,7 @@ _METRIC_COLS = [
 ]
 
 
-def _v(x) -> str:
+def _v(x: object) -> str:
     """A number as text; empty when undefined or NaN (the reason is in Err_message), `inf`/`-inf` as such."""
     if x is None:
         return ""
@@ -95,7 +95,7 @@ def _v(x) -> str:
 def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None) -> dict:
     p = res.pair
     st = r.stats
-    d = {h: "" for h in HEADER}
+    d: dict[str, object] = {h: "" for h in HEADER}
     d.update(
         {
             "Index": index,

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import UNREADABLE
-from dumptui.core.model.dump import Dump, Problem, TensorRef
+from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
 from dumptui.core.search.bisect import Bisection, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
 
 
-def num(v):
+def num(v: Any) -> Any:
     """A JSON number, or None (null) when undefined or not finite: JSON has no NaN or infinity, and a script
     reading a number column must never meet a word in it (report/jsonout.py)."""
     if v is None:
@@ -195,6 +196,10 @@ def damaged_tensors(session: Session, results: list[TensorResult] | None = None)
     return out
 
 
+def _name(op: Op | None) -> str | None:
+    return op.name if op is not None else None
+
+
 def bisect_report(bi: Bisection) -> dict:
     s = bi.session
     culprit = bi.first_root()
@@ -203,7 +208,7 @@ def bisect_report(bi: Bisection) -> dict:
     return {
         "culprit": None
         if culprit is None
-        else {**root(culprit, s), "ref": culprit.pair.ref.name, "target": culprit.pair.target.name},
+        else {**root(culprit, s), "ref": _name(culprit.pair.ref), "target": _name(culprit.pair.target)},
         "roots": [
             {
                 "ref": r.pair.ref.name if r.pair.ref else None,
@@ -243,7 +248,7 @@ def bisect_report(bi: Bisection) -> dict:
             for p in s.alignment.unpaired()
         ],
         "paired_not_by_name": [
-            {"ref": p.ref.name, "target": p.target.name, "how": p.how}
+            {"ref": _name(p.ref), "target": _name(p.target), "how": p.how}
             for p in s.alignment.pairs
             if p.paired and p.how != "exact name"
         ],

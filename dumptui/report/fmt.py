@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.pairstats import SideStats
 
 # Characters a name from a file must not bring to a terminal: C0 controls (newline and tab included: a name is
 # one line, and a newline in it could forge a line of the report), DEL, C1 controls (ESC and CSI start
@@ -54,7 +56,7 @@ def markup(text: object) -> str:
     return out
 
 
-def g(v, digits: int = 4) -> str:
+def g(v: object, digits: int = 4) -> str:
     if v is None:
         return "undefined"
     if isinstance(v, float):
@@ -70,21 +72,17 @@ def g(v, digits: int = 4) -> str:
     return str(v)
 
 
-def cos(v) -> str:
+def cos(v: float | None) -> str:
     return format_cos(v)
 
 
-def shape(s) -> str:
+def shape(s: Iterable[int] | None) -> str:
     if s is None:
         return "?"
     return "(" + ",".join(str(x) for x in s) + ")"
 
 
-def pct(v) -> str:
-    return "undefined" if v is None else f"{v:.1%}"
-
-
-def nbytes(n: int) -> str:
+def nbytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if n < 1024 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -92,7 +90,7 @@ def nbytes(n: int) -> str:
     return f"{n} B"
 
 
-def nonfinite(side) -> str:
+def nonfinite(side: SideStats) -> str:
     """'-' or e.g. 'nan 3, inf 1'."""
     parts = []
     if side.nan:

@@ -51,7 +51,3 @@ def write(doc: dict[str, Any], target: str | None) -> None:
     assert target is not None
     with open(target, "w", encoding="utf-8") as fh:
         fh.write(text)
-
-
-def schema_path(command: str) -> str:
-    return os.path.join(SCHEMA_DIR, f"{command}.schema.json")

@@ -10,8 +10,8 @@ from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import BAD, EQUAL, GOOD, role
-from dumptui.core.model.dump import Dump
+from dumptui.core.compare.verdict import BAD, EQUAL, role
+from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.search.bisect import Bisection, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
 from dumptui.report import fmt
@@ -55,7 +55,7 @@ def dump_line(d: Dump) -> str:
 
 
 def _shape_dtype(r: TensorResult) -> Text:
-    def side(t):
+    def side(t: TensorRef | None) -> str:
         return "-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"
 
     a, b = side(r.ref), side(r.target)
@@ -137,7 +137,7 @@ def print_root(console: Console, r: Root, session: Session, heading: str) -> Non
         console.print(f"  [yellow]caveat:[/yellow] {name(c)}")
     for h in for_root(res.hints, r.local is not None and r.local.is_root, p.op_type):
         console.print(f"  [bold yellow]hint ({name(h.kind)}):[/bold yellow] {name(h.text)}")
-    op = p.ref or p.target
+    op = p.op
     if op.code:
         console.print(f"  source: {name(op.code[-1])}")
 
@@ -216,7 +216,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     counts = s.alignment.counts()
     console.print("alignment: " + ", ".join(f"{n} {name(k)}" for k, n in counts.items()))
     for p in s.alignment.pairs:
-        if p.paired and p.how != "exact name":
+        if p.ref is not None and p.target is not None and p.how != "exact name":
             console.print(f"  {name(p.ref.name)} <-> {name(p.target.name)}: {name(p.how)}")
     unpaired = s.alignment.unpaired()
     if unpaired:
@@ -224,9 +224,9 @@ def print_bisect(console: Console, bi: Bisection) -> None:
         more = f" and {len(unpaired) - 6} more" if len(unpaired) > 6 else ""
         console.print(f"  unpaired: {shown}{more}")
     for d in (s.ref, s.target):
-        for p in d.problems:
-            if p.severity == "error":
-                console.print(f"  [magenta]unreadable[/magenta] {name(p.path)}: {name(p.reason)}")
+        for problem in d.problems:
+            if problem.severity == "error":
+                console.print(f"  [magenta]unreadable[/magenta] {name(problem.path)}: {name(problem.reason)}")
     print_checks(console, bi.checks or [])
     if bi.search == "scan":
         console.print(
@@ -360,6 +360,7 @@ def compare_table(
         for r in rows:
             st = r.stats
             t = r.ref or r.target
+            assert t is not None  # a result has a tensor on one side at least
             sh = fmt.shape(t.shape)
             if r.ref is not None and r.target is not None and r.ref.shape != r.target.shape:
                 sh = f"{fmt.shape(r.ref.shape)}|{fmt.shape(r.target.shape)}"
@@ -393,7 +394,3 @@ def compare_summary(results: list[OpResult]) -> Group:
             line.append(", ")
         line.append(f"{n} {k}", style=verdict_style(k))
     return Group(line)
-
-
-def good_or_bad(v: str) -> str:
-    return "good" if v in GOOD else ("bad" if v in BAD else "unknown")

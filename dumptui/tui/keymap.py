@@ -68,8 +68,10 @@ def widget_sections(app: App, keyed: Iterable[type]) -> list[HelpSection]:
     classes naming the same section share it."""
     out: dict[str, list[HelpRow]] = {}
     for cls in keyed:
-        rows = out.setdefault(cls.HELP_SECTION, [])
-        for row in binding_rows(app, cls.BINDINGS):
+        section: str = getattr(cls, "HELP_SECTION")  # noqa: B009 (any class: typed by what it must name)
+        bindings: list[Binding] = getattr(cls, "BINDINGS")  # noqa: B009 (Binding objects only, in ours)
+        rows = out.setdefault(section, [])
+        for row in binding_rows(app, bindings):
             if not any(row[:2] == seen[:2] for seen in rows):  # the dialogs share `esc Cancel`: listed once
                 rows.append(row)
     return list(out.items())

@@ -50,11 +50,11 @@ class ResultApp(App[None]):
         self.call_after_refresh(self.action_first_failing)
 
     @property
-    def tree(self) -> Tree[ResultRow]:
+    def rows_tree(self) -> Tree[ResultRow]:
         return self.query_one("#rows", Tree)
 
     def rebuild(self) -> None:
-        tree = self.tree
+        tree = self.rows_tree
         tree.clear()
         tree.root.set_label(f"{len(self.result.rows)} rows by op, sorted by {self.sort.label}")
         tree.root.expand()
@@ -77,8 +77,8 @@ class ResultApp(App[None]):
         self.call_after_refresh(self._move_to, node)
 
     def _move_to(self, node: TreeNode[ResultRow]) -> None:
-        self.tree.move_cursor(node)
-        self.tree.scroll_to_node(node)
+        self.rows_tree.move_cursor(node)
+        self.rows_tree.scroll_to_node(node)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[ResultRow]) -> None:
         row = event.node.data
@@ -103,12 +103,12 @@ class ResultApp(App[None]):
         failing = sorted((r for r in self.result.rows if r.failing), key=lambda r: r.order)
         if not failing:
             return
-        current = self.tree.cursor_node.data if self.tree.cursor_node is not None else None
+        current = self.rows_tree.cursor_node.data if self.rows_tree.cursor_node is not None else None
         after = [r for r in failing if current is None or r.order > current.order]
         self.show(after[0] if after else failing[0])
 
     def action_sort(self) -> None:
-        current = self.tree.cursor_node.data if self.tree.cursor_node is not None else None
+        current = self.rows_tree.cursor_node.data if self.rows_tree.cursor_node is not None else None
         self.sort = pm.next_sort(self.sort)
         self.rebuild()
         if current is not None:

@@ -93,16 +93,16 @@ def test_open_result_app_tree_sort_and_jump(msprobe_result):
         app = ResultApp(res)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
-            assert app.tree.cursor_node.data.op == "Conv2D.Default_conv2-ConvBlock_Conv2D-op0"
-            ops = [str(n.label) for n in app.tree.root.children]
+            assert app.rows_tree.cursor_node.data.op == "Conv2D.Default_conv2-ConvBlock_Conv2D-op0"
+            ops = [str(n.label) for n in app.rows_tree.root.children]
             assert len(ops) == len({r.op for r in res.rows})
             await pilot.press("s")  # sort by name
             await pilot.pause()
             assert app.sort.key == "name"
-            assert [str(n.label) for n in app.tree.root.children] == sorted({r.op for r in res.rows})
+            assert [str(n.label) for n in app.rows_tree.root.children] == sorted({r.op for r in res.rows})
             await pilot.press("n")
             await pilot.pause()
-            nxt = app.tree.cursor_node.data
+            nxt = app.rows_tree.cursor_node.data
             assert nxt.failing and nxt.order > res.first_failing().order
             detail = str(app.query_one("#detail").render())
             assert "Cosine" in detail

@@ -100,14 +100,14 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
             await pilot.press("escape")
             # the tree is browsable already: the op names come from the execution-order csv
             await wait_until(lambda: scr.preview_model is not None, what="the preview tree")
-            assert scr.tree.model is scr.preview_model
+            assert scr.op_tree.model is scr.preview_model
             first = scr.preview_model.pairs[0].name
             assert first == "Default/stage0-Stage/block0-ResidualBlock/conv-Conv1x1/Conv2D-op0"
             await pilot.press("down")
             gate.set()
             await ready(app, pilot)
             assert scr.session is not None and scr.model is not None
-            assert scr.preview_model is None and scr.tree.model is scr.model
+            assert scr.preview_model is None and scr.op_tree.model is scr.model
 
     run(go())
 
@@ -119,8 +119,8 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             assert st.started and st.probe is not None and st.probe_mark in ("good", "bad")
             # the probe is selected in the tree and shown in the centre
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.probe_index)
-            assert scr.tree.selected_index == st.probe_index
-            assert scr.tree.tags == {st.probe_index: "probe"}
+            assert scr.op_tree.selected_index == st.probe_index
+            assert scr.op_tree.tags == {st.probe_index: "probe"}
             await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
@@ -132,7 +132,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.culprit.index)
             res = scr.detail.result
             assert all(r.good for r in res.inputs) and res.verdict == "diverged"
-            assert scr.tree.tags[st.culprit.index] == "culprit"
+            assert scr.op_tree.tags[st.culprit.index] == "culprit"
             # marks make no sense any more: disabled
             assert scr.check_action("mark", ("good",)) is None and scr.check_action("accept", ()) is None
             assert scr.check_action("undo", ()) is True
@@ -194,9 +194,9 @@ def test_search_moves_to_matching_ops(demo_pair):
             await pilot.pause()
             pairs = scr.session.alignment.pairs
             assert "Sigmoid" in pairs[scr.current].name
-            assert scr.tree.selected_index == scr.current
+            assert scr.op_tree.selected_index == scr.current
             await pilot.press("escape")
-            assert not bar.display and scr.tree.has_focus
+            assert not bar.display and scr.op_tree.has_focus
             # enter goes to the next match, wrapping
             await pilot.press("slash", *"relu-op0")
             first = scr.current
@@ -224,14 +224,14 @@ def test_only_diverged_filter_and_next_diverged(demo_pair):
             # folder counts in the tree labels
             default = model.by_path["Default"]
             assert default.diverged == len(bad)
-            assert f"{len(bad)}✗" in str(scr.tree.folder_label("Default"))
+            assert f"{len(bad)}✗" in str(scr.op_tree.folder_label("Default"))
             await pilot.press("t")  # flat list
             assert scr.flat_mode and scr.flat.has_focus
             await pilot.press("f")
             assert scr.only_diverged and scr.flat.rows == bad
             await pilot.press("t")  # tree: only folders that hold a diverged op
             assert not scr.flat_mode
-            top = [n.data.path for n in scr.tree.root.children]
+            top = [n.data.path for n in scr.op_tree.root.children]
             assert top == ["Default"]
             await pilot.press("f")
             assert not scr.only_diverged and len(scr.flat.rows) == len(model.pairs)
@@ -243,7 +243,7 @@ def test_only_diverged_filter_and_next_diverged(demo_pair):
             assert scr.current == bad[1]
             await pilot.press("N", "N")
             assert scr.current == bad[-1]
-            assert scr.tree.selected_index == bad[-1]
+            assert scr.op_tree.selected_index == bad[-1]
 
     run(go())
 
@@ -469,10 +469,10 @@ def test_names_from_files_are_escaped_and_cleaned(tmp_path):
     async def go():
         async with opened(tmp_path / "ref", tmp_path / "target", stats=True) as (app, pilot, scr):
             await wait_until(lambda: scr.detail.result is not None)
-            assert "blk[bold red]X[b]" in str(scr.tree.folder_label("Default/blk[bold red]X[b]"))
-            scr.tree.reveal(0)
+            assert "blk[bold red]X[b]" in str(scr.op_tree.folder_label("Default/blk[bold red]X[b]"))
+            scr.op_tree.reveal(0)
             await pilot.pause()
-            label = str(scr.tree.op_label(0))
+            label = str(scr.op_tree.op_label(0))
             assert "\x1b" not in label and "Mul\\x1b[2J-op0" in label
             title = plain(scr.query_one("#op-title"))
             assert "\x1b" not in title and "blk[bold red]X[b]" in title
@@ -492,11 +492,11 @@ def test_layout_at_80x24_reaches_every_pane_by_keyboard(demo_pair):
                 seen.append(app.focused.id if app.focused else None)
             for pane in ("tree", "detail", "tensors", "relations", "bisect"):
                 assert pane in seen, (pane, seen)
-            for w in (scr.tree, scr.detail, scr.panel):
+            for w in (scr.op_tree, scr.detail, scr.panel):
                 assert w.region.width > 0 and w.region.height > 2
             # enter on the probe in the tree moves into its tensor table
-            scr.tree.focus()
-            scr.tree.reveal(scr.bstate.probe_index)
+            scr.op_tree.focus()
+            scr.op_tree.reveal(scr.bstate.probe_index)
             await pilot.press("enter")
             assert scr.query_one("#tensors").has_focus
 
@@ -515,10 +515,10 @@ def test_tree_is_lazy_on_a_large_demo(tmp_path):
             scr = app.main
             await pilot.pause()
             n_pairs = len(scr.model.pairs)
-            assert scr.tree.op_nodes_built < 50 < n_pairs  # only what is expanded has nodes
+            assert scr.op_tree.op_nodes_built < 50 < n_pairs  # only what is expanded has nodes
             await wait_until(lambda: scr.bstate is not None and not scr.bisect_task, what="the bisection")
             await pilot.pause()
-            assert scr.tree.op_nodes_built < 100
+            assert scr.op_tree.op_nodes_built < 100
             # escape cancels the statistics; the palette command computes them again
             if scr.stats_state == "running":
                 await pilot.press("escape")
@@ -558,11 +558,11 @@ def test_theme_change_recolours_the_marks(demo_pair):
 
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, stats=True) as (app, pilot, scr):
-            before = scr.tree.folder_label("Default").spans[0].style
+            before = scr.op_tree.folder_label("Default").spans[0].style
             app.theme = "nord"  # its error colour differs from textual-dark's
             await pilot.pause()
             await pilot.pause()
-            after = scr.tree.folder_label("Default").spans[0].style
+            after = scr.op_tree.folder_label("Default").spans[0].style
             assert str(before) != str(after)
             assert scr.theme_styles.verdict("diverged").color is not None
 
@@ -646,8 +646,8 @@ def test_enter_on_a_producer_goes_to_it(demo_pair):
             )
             await pilot.press("enter")
             await pilot.pause()
-            assert scr.current == producer.index and scr.tree.selected_index == producer.index
-            assert scr.tree.has_focus
+            assert scr.current == producer.index and scr.op_tree.selected_index == producer.index
+            assert scr.op_tree.has_focus
 
     run(go())
 

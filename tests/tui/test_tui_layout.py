@@ -56,7 +56,7 @@ def assert_culprit_above_the_fold(scr, ref_name: str, target_name: str) -> None:
 
 async def assert_list_cursor_in_view(scr) -> None:
     """The list's cursor is on the culprit and in sight (after the layout of the folders just expanded)."""
-    tree = scr.tree
+    tree = scr.op_tree
     await wait_until(lambda: tree.selected_index == scr.bstate.culprit.index, 10, "the cursor on the culprit")
     await wait_until(tree.cursor_in_view, 5, f"line {tree.cursor_line} in view")
 
@@ -159,7 +159,7 @@ def test_jumps_zoom_copy_and_search_by_type(demo_pair):
             await pilot.pause()
             assert scr.current == scr.bstate.culprit.index
             # zoom: the focused pane (the op list) gets the whole screen, z again gives the others back
-            scr.tree.focus()
+            scr.op_tree.focus()
             await pilot.press("z")
             await pilot.pause()
             assert scr.zoomed_pane() == "left" and not scr.panel.display and not scr.detail.display
@@ -241,7 +241,7 @@ def test_a_filter_that_empties_the_list_says_so(demo_pair):
             assert "opening" not in plain(scr.query_one("#op-title"))
             await pilot.press("f")
             await pilot.pause()
-            assert [str(n.label) for n in scr.tree.root.children] == ["no diverged op: every compared op agrees"]
+            assert [str(n.label) for n in scr.op_tree.root.children] == ["no diverged op: every compared op agrees"]
             await pilot.press("t")
             await pilot.pause()
             assert scr.flat.empty_text == "no diverged op: every compared op agrees"

@@ -33,7 +33,7 @@ async def settled(app, pilot) -> None:
     await wait_until(lambda: not any(w.group == "bisect" and w.is_running for w in scr.workers))
     await pilot.pause()  # ...and what it posted handled
     await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current)
-    await wait_until(scr.tree.cursor_in_view)
+    await wait_until(scr.op_tree.cursor_in_view)
     await wait_until(
         lambda: scr.detail.tensor_shown is not None and scr.detail.tensor_shown == scr.detail.highlighted_label
     )

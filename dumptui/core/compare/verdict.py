@@ -291,10 +291,6 @@ def with_overrides(th: Thresholds, **overrides: object) -> Thresholds:
     return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
 
 
-def finite_or_none(v: float | None) -> float | None:
-    return v if v is not None and math.isfinite(v) else None
-
-
 # ---------------------------------------------------------------------------------------------- statistics only
 
 STAT_KEYS = ("max", "min", "mean", "l2")

@@ -16,7 +16,7 @@ from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
 from dumptui.core.model.ir import IRArg, IRGraph, IRNode
 
 if TYPE_CHECKING:  # imported where a graph is built: an index loaded from the cache needs no networkx
-    import networkx as nx
+    pass
 
 # IR parameter name -> the key of the dumped parameter op, or None
 ParamKey = Callable[[str], str | None]
@@ -153,15 +153,6 @@ def dataflow_graph(dump: Dump, irs: Mapping[str, IRGraph], param_key: Callable[[
     for graph_id, ir in irs.items():
         attach_ir(dump, ir, graph_id, g, partial(param_key, graph_id))
     return g.freeze()
-
-
-def topological_order(g: nx.DiGraph) -> list[str]:
-    import networkx as nx
-
-    try:
-        return list(nx.lexicographical_topological_sort(g))
-    except nx.NetworkXUnfeasible:
-        return list(g.nodes)
 
 
 def consumers(dump: Dump, key: str) -> list[str]:

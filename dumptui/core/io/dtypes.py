@@ -101,27 +101,12 @@ def itemsize(name: str) -> int | None:
     return None if dt is None else dt.itemsize
 
 
-def looser(a: str | None, b: str | None) -> str | None:
-    """The dtype of a pair whose precision limits the comparison (fp16/bf16 beat fp32 beat fp64)."""
-    rank = {"bfloat16": 0, "float16": 1, "float32": 2, "float64": 3}
-    fa, fb = rank.get(a or ""), rank.get(b or "")
-    if fa is None:
-        return b if fb is not None else (a or b)
-    if fb is None:
-        return a
-    return a if fa <= fb else b
-
-
 def bf16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
     """Widen raw bfloat16 bit patterns (uint16) to float32 exactly."""
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 _FLOAT_BY_ITEMSIZE: dict[int, np.dtype] = {2: np.dtype(np.float16), 4: np.dtype(np.float32), 8: np.dtype(np.float64)}
-
-
-def float_for_itemsize(size: int) -> np.dtype | None:
-    return _FLOAT_BY_ITEMSIZE.get(size)
 
 
 # Unit roundoff of the low-precision formats a deliberate conversion would round to (half an ulp, relative).

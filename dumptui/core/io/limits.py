@@ -97,15 +97,6 @@ def elements(dims: tuple[int, ...]) -> int:
     return math.prod(dims)
 
 
-def fits(dims: tuple[int, ...], itemsize: int, available: int, what: str) -> int:
-    """The bytes a tensor of `dims` needs; BadValue when that is more than the `available` bytes the file has
-    for it (reading never allocates more than what the file can hold)."""
-    need = elements(dims) * itemsize
-    if need > available:
-        raise BadValue(f"{what} needs {need} B, the file holds {max(available, 0)} B for it")
-    return need
-
-
 def finite_number(value: Any) -> float | None:
     """A statistic from a file: a float (NaN and Inf included), or None when it is absent or not a number
     (a string, a list, an integer too large for a float)."""

@@ -417,11 +417,3 @@ class Dump:
 
     def tensor_count(self) -> int:
         return sum(len(op.inputs) + len(op.outputs) for op in self.ops)
-
-    def bytes_on_disk(self) -> int:
-        total = 0
-        for op in self.ops:
-            for t in op.tensors():
-                if t.size_on_disk is not None:
-                    total += t.size_on_disk
-        return total

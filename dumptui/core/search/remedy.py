@@ -12,7 +12,7 @@ keep the op in float32, written three ways:
 
 When the replay does not reproduce it, the op computes another function on the device (FloorMod vs Mod, a
 kernel with a bug): the remedy is the op, and the text names what differs. After a re-dump with the remedy,
-comparing again says whether the culprit is gone (`still_there`).
+comparing again says whether the culprit is gone (the remedied target's bisection; a test does it).
 """
 
 from __future__ import annotations
@@ -143,12 +143,6 @@ def cell_path(name: str) -> str:
         parts = parts[1:]
     cells = [re.sub(r"-[A-Za-z_][\w]*$", "", p) for p in parts[:-1] if "-" in p]
     return ".".join(c for c in cells if c)
-
-
-def still_there(remedies: list[Remedy], roots: list[OpPair]) -> dict[str, bool]:
-    """After a re-dump with the remedy: for each remedied op (by target name), whether it is a root again."""
-    now = {p.target.name for p in roots if p.target is not None} | {p.ref.name for p in roots if p.ref is not None}
-    return {r.target_name: (r.target_name in now or r.ref_name in now) for r in remedies}
 
 
 # ------------------------------------------------------------------------------------------- the files

@@ -243,12 +243,6 @@ class ScanResult:
     tainted: list[bool]  # a root at or above the op (its error may be carried here)
     roots: list[LocalError] = field(default_factory=list)
 
-    def local_of(self, pair: OpPair) -> LocalError | None:
-        for le in self.locals:
-            if le.pair.index == pair.index:
-                return le
-        return None
-
 
 def scan(
     session: Session,

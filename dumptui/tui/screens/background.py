@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import work
 from textual.screen import Screen
@@ -45,10 +45,8 @@ from dumptui.tui.messages import (
     TensorLoaded,
     VerdictsKnown,
 )
+from dumptui.tui.widgets.opdetail import OpDetail
 from dumptui.tui.workers import Abandoned, wait_abandonable
-
-if TYPE_CHECKING:
-    from dumptui.tui.widgets.opdetail import OpDetail
 
 VERDICT_BATCH_SECONDS = 0.3  # the statistics worker posts verdicts at most this often (each is a repaint)
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
@@ -82,7 +80,6 @@ class BackgroundWork(Screen):
     driver: BisectDriver | None
     _bisect_lock: threading.Lock
     _stop_run: threading.Event
-    detail: OpDetail
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def open_dumps(self) -> None:
@@ -177,6 +174,7 @@ class BackgroundWork(Screen):
     def bisect_work(self, task: str, args: tuple[Any, ...]) -> None:
         worker = get_current_worker()
         driver = self.driver
+        assert driver is not None  # bisection work is started once the bisection is ready
 
         def call() -> tuple[BisectState, str, dict]:
             with self._bisect_lock:
@@ -222,6 +220,7 @@ class BackgroundWork(Screen):
         """`a`: step with the computed verdicts until converged; escape stops after the current step."""
         worker = get_current_worker()
         driver = self.driver
+        assert driver is not None  # bisection work is started once the bisection is ready
         self._stop_run.clear()
         last = 0.0
 
@@ -270,13 +269,13 @@ class BackgroundWork(Screen):
     @work(thread=True, exclusive=True, group="tensor", exit_on_error=False)
     def load_tensor(self, index: int, label: str) -> None:
         worker = get_current_worker()
-        r = self.detail.tensor_result(label)
+        r = self.query_one(OpDetail).tensor_result(label)
         if r is None:
             return
         problem = element_detail_problem(r)
         worst = hist = None
-        if problem is None:
-            ref, target = r.ref, r.target
+        ref, target = r.ref, r.target
+        if problem is None and ref is not None and target is not None:  # (the problem says when either is not)
             try:
                 worst, hist = wait_abandonable(
                     lambda: (

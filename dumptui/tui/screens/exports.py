@@ -10,7 +10,7 @@ import json
 import os
 import threading
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 from textual import work
 from textual.screen import Screen
@@ -119,6 +119,7 @@ class ExportActions(Screen):
         if self.driver is None or self.bstate is None:
             return
         plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
+        refuse: Callable[[str], str | None]
         if self.web:
             out, refuse, label = "data_dump.json", refuse_file_name, "download the MindSpore config (dump_mode 1) as:"
         else:

@@ -140,8 +140,14 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         yield KeysFooter()
 
     @property
-    def tree(self) -> OpTree:
+    def op_tree(self) -> OpTree:
         return self.query_one(OpTree)
+
+    @property
+    def tree_model(self) -> OpTreeModel:
+        """The op tree's model; the views that use it exist only once the dumps are open."""
+        assert self.model is not None
+        return self.model
 
     @property
     def flat(self) -> FlatOpList:
@@ -158,7 +164,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     @property
     def op_list(self) -> OpTree | FlatOpList:
         """The list on show: the tree or the flat list."""
-        return self.flat if self.flat_mode else self.tree
+        return self.flat if self.flat_mode else self.op_tree
 
     def on_unmount(self) -> None:
         self.pool.close(kill=True)
@@ -182,16 +188,16 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme(relabel=True))
         self.set_interval(0.5, self._draw_status)
         self.set_interval(0.5, self._refresh_filter)
-        self.tree.focus()
+        self.op_tree.focus()
         self._draw_status()
         self.open_dumps()
 
     def _apply_theme(self, relabel: bool = False) -> None:
         self.theme_styles = ThemeStyles(self.app.get_css_variables())
-        for w in (self.tree, self.flat, self.detail, self.panel):
+        for w in (self.op_tree, self.flat, self.detail, self.panel):
             w.theme_styles = self.theme_styles
         if relabel and self.model is not None:
-            self.tree.relabel_all()
+            self.op_tree.relabel_all()
             self.flat.refresh()
             self.panel.show(self.bstate, busy=task_words(self.bisect_task))
 
@@ -279,7 +285,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         """Names only: browse and expand now; numbers, marks and selection come with the index."""
         if self.model is None:
             self.preview_model = msg.model
-            self.tree.load(msg.model)
+            self.op_tree.load(msg.model)
 
     def on_session_ready(self, msg: SessionReady) -> None:
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
@@ -296,11 +302,11 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         # what the user opened and where the cursor was in the preview tree carry over to the real one
         expanded, cursor = set(), None
         if self.preview_model is not None:
-            expanded = self.tree.expanded_paths()
-            at = self.tree.selected_index
+            expanded = self.op_tree.expanded_paths()
+            at = self.op_tree.selected_index
             cursor = model.index_named(self.preview_model.pairs[at].name) if at is not None else None
         self.preview_model = None
-        self.tree.load(model, keep_expanded=expanded, cursor=cursor)
+        self.op_tree.load(model, keep_expanded=expanded, cursor=cursor)
         self.flat.set_rows(model, model.rows())
         # the dumps are open: "opening the dumps…" would stay while the cursor rests on a folder
         self.detail.show_no_op("no op selected yet: move the cursor to an op (enter opens a folder)")
@@ -362,7 +368,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         ops, folders = self.model.set_verdicts(verdicts)
         if not ops:
             return
-        self.tree.relabel(ops, folders)
+        self.op_tree.relabel(ops, folders)
         self.flat.refresh()
         self.detail.refresh_relations(ops)
         if self.bstate is not None and self.bstate.probe_index in ops:
@@ -403,7 +409,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
                 tags.setdefault(o.index, "root")
         elif state.probe_index is not None:
             tags[state.probe_index] = "probe"
-        self.tree.set_tags(tags)
+        self.op_tree.set_tags(tags)
         self.flat.set_tags(tags)
         if self.detail.result is not None and msg.event != "running":  # its hints follow the roots found
             self.detail.show_result(self.detail.result, self.detail.relations, self.kernel_count)
@@ -422,8 +428,9 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._update_available()
 
     def _is_root(self, index: int) -> bool:
-        c = self.bstate.culprit if self.bstate is not None else None
-        return c is not None and (c.index == index or any(o.index == index for o in self.bstate.others))
+        state = self.bstate
+        c = state.culprit if state is not None else None
+        return c is not None and state is not None and (c.index == index or any(o.index == index for o in state.others))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -473,7 +480,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         if self.flat_mode:
             self.flat.select_index(index)
         else:
-            self.tree.reveal(index)
+            self.op_tree.reveal(index)
         self._show_op(index)
         if focus_list:
             self.op_list.focus()
@@ -496,7 +503,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.workers.cancel_group(self, "detail")
             self.call_after_refresh(self._show_cached, index)
             return
-        self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
+        self.detail.show_pending(pair, self.tree_model.verdict(index), self.kernel_count)
         self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
 
     def _show_cached(self, index: int) -> None:
@@ -507,7 +514,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         try:
             res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
         except Exception:
-            self.detail.show_pending(pair, self.model.verdict(index), self.kernel_count)
+            self.detail.show_pending(pair, self.tree_model.verdict(index), self.kernel_count)
             self.load_op(index)
             return
         self.detail.show_result(res, rel, self.kernel_count)
@@ -587,7 +594,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
-        return self.model.rows(self.only_diverged)
+        return self.tree_model.rows(self.only_diverged)
 
     def action_next_diverged(self) -> None:
         self._goto_diverged(True)
@@ -596,7 +603,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._goto_diverged(False)
 
     def _goto_diverged(self, forward: bool) -> None:
-        index = next_diverged(self.model.rows(), self.model.verdict, self.current, forward)
+        index = next_diverged(self.tree_model.rows(), self.tree_model.verdict, self.current, forward)
         if index is None:
             self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total), timeout=4)
             return
@@ -607,16 +614,18 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     def watch_only_diverged(self, only: bool) -> None:
         self._reload_lists()
-        if only and not self.model.diverged:
+        if only and not self.tree_model.diverged:
             self.notify(no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True), timeout=5)
 
     def _reload_lists(self) -> None:
         self._filter_dirty = False
         keep = self.current
         empty = no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True)
-        self.tree.load(self.model, self.only_diverged, self.tree.expanded_paths(), cursor=keep, empty_text=empty)
+        self.op_tree.load(
+            self.tree_model, self.only_diverged, self.op_tree.expanded_paths(), cursor=keep, empty_text=empty
+        )
         self.flat.empty_text = empty
-        self.flat.set_rows(self.model, self._rows(), keep=keep)
+        self.flat.set_rows(self.tree_model, self._rows(), keep=keep)
         self._draw_left_title()
 
     def _refresh_filter(self) -> None:
@@ -634,7 +643,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     def watch_flat_mode(self, flat: bool) -> None:
         self.query_one(ContentSwitcher).current = "flat" if flat else "tree"
         if self.current is not None:
-            (self.flat.select_index if flat else self.tree.reveal)(self.current)
+            (self.flat.select_index if flat else self.op_tree.reveal)(self.current)
         self.op_list.focus()
         self._draw_left_title()
 

@@ -22,11 +22,12 @@ class PathDialog(ModalScreen[Answer | None], Generic[Answer]):
     and the dialog stays); escape closes it with None."""
 
     HELP_SECTION = "Dialogs"
-    DIALOG_TITLE: ClassVar[str]
+    DIALOG_TITLE: ClassVar[str]  # the border's title (a dialog given a title of its own shows that)
     FIRST_INPUT: ClassVar[str]  # the id of the input focused on opening
+    dialog_title: str | None = None
 
     def on_mount(self) -> None:
-        self.query_one("#dialog").border_title = self.DIALOG_TITLE
+        self.query_one("#dialog").border_title = self.dialog_title or self.DIALOG_TITLE
         self.query_one(f"#{self.FIRST_INPUT}", Input).focus()
 
     def value(self, input_id: str) -> str:
@@ -68,7 +69,7 @@ class SaveScreen(PathDialog[str]):
         self.refuse = refuse
         self.label, self.note, self.title = label, note, title
         # the border's title: Textual runs PathDialog.on_mount after a subclass's own, so it is read from here
-        self.DIALOG_TITLE = title
+        self.dialog_title = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):

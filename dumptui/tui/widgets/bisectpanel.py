@@ -110,14 +110,15 @@ class BisectPanel(VerticalScroll):
             return st.verdict(arg or None)
         if kind == "bar":
             return st.bar(arg)
-        return {
+        fixed: dict[str, Style | str] = {
             "bold": "bold",
             "muted": st.muted,
             "error": st.error,
             "warning": st.variable("warning", True),
             "success": st.variable("success", True),
             "accent": st.accent,
-        }.get(kind, "")
+        }
+        return fixed.get(kind, "")
 
     def on_resize(self) -> None:
         if self.state is not None:

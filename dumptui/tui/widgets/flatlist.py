@@ -85,6 +85,7 @@ class FlatOpList(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ rendering
     def _row_text(self, index: int, width: int) -> Text:
         model = self.model
+        assert model is not None  # rows exist only once a model is loaded
         st = self.theme_styles
         pair = model.pairs[index]
         tag = self.tags.get(index)

@@ -231,7 +231,7 @@ class OpDetail(VerticalScroll):
                 Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))
             )
         self.query_one("#op-info", Static).update(lines_text(info))
-        op = pair.ref or pair.target
+        op = pair.op
         source = self.query_one("#op-source", Static)
         source.update(labelled("source: ", "bold", op.code[-1].strip()) if op.code else "")
         self._fill_table(res, keep=same_op)

@@ -72,6 +72,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
 
     def _op_label(self, index: int) -> Text:
         model = self.model
+        assert model is not None  # rows and labels exist only once a model is loaded
         pair = model.pairs[index]
         st = self.theme_styles
         tag = self.tags.get(index)
@@ -113,7 +114,8 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
 
     def relabel_all(self) -> None:
         """Every existing node (after a theme change)."""
-        self.relabel(list(self._op_nodes), [self.model.by_path[p] for p in self._folder_nodes])
+        if self.model is not None:
+            self.relabel(list(self._op_nodes), [self.model.by_path[p] for p in self._folder_nodes])
 
     def set_tags(self, tags: dict[int, str]) -> None:
         changed = set(self.tags) | set(tags)

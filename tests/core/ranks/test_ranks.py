@@ -245,7 +245,7 @@ def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
 
     async def go():
         async with opened(d.ref, d.target, "--rank", "all", "--step", str(d.bug_step)) as (app, pilot, scr):
-            top = [n.data.path for n in scr.tree.root.children]
+            top = [n.data.path for n in scr.op_tree.root.children]
             assert top[: d.ranks] == [f"rank_{r}" for r in range(d.ranks)]
             await pilot.press("a")
             await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")

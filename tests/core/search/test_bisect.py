@@ -256,3 +256,29 @@ def test_user_marked_good_producer_is_named_in_the_caveat(clean_demo_pair, demo_
     bi.mark(next(i for i, p in enumerate(bi.order) if p.name == demo_pair.planted), "good", "user")
     bi.run()
     assert bi.search == "scan" and bi.first_root().pair.name == demo_pair.planted
+
+
+def test_reset_and_start_again_say_what_the_first_start_said(tmp_path):
+    """A reset goes back to before the start: the notes and the undecided reasons of the search are said
+    again by the next start, not added to each time (they grew on every reset + start)."""
+    import numpy as np
+
+    from dumptui.core.demo.dumpwriter import PairWriter
+    from dumptui.core.search.bisect import Bisection
+    from dumptui.options.pair import PairOptions, make_session, open_pair
+
+    io = PairWriter(str(tmp_path))  # no op on both sides: the start says so, in its notes and undecided
+    x = np.ones((4,), dtype=np.float32)
+    io.op("ref", "Exp", "Default/a-A/Exp-op0", [(x, io.param("ref", "x", x, is_weight=False))], np.exp(x))
+    io.op("target", "Log", "Default/b-B/Log-op0", [(x, io.param("target", "x", x, is_weight=False))], np.log(x))
+    io.finish()
+    options = PairOptions(str(tmp_path / "ref"), str(tmp_path / "target"))
+    bi = Bisection(make_session(options, *open_pair(options)))
+    bi.run()
+    first = (list(bi.notes), list(bi.undecided), bi.state.finished)
+    assert first[1]  # the search said why it could not decide
+    for _ in range(3):
+        bi.reset()
+        assert not bi.state.started and not bi.history
+        bi.run()
+        assert (list(bi.notes), list(bi.undecided), bi.state.finished) == first

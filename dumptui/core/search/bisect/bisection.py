@@ -57,12 +57,20 @@ class Bisection:
         # readable inputs agree, nothing paired): then there is no "no divergence", and the CLI exits 2
         self.undecided: list[str] = []
         self._prepared = False
+        # what the search itself said (notes, undecided) is said again by the next start: a reset goes back
+        # to what the preparations said, so nothing grows with each reset and start
+        self._prepared_notes: list[str] = list(self.notes)
+        self._prepared_undecided: list[str] = []
         self.reset()
 
     # ---------------------------------------------------------------------------- state, read-only views
     def reset(self) -> None:
+        """Back to before the start: no marks, no probe, no culprit; the preparations (the preconditions, the
+        scan) are facts about the dumps and are kept."""
         self.state = SearchState.initial(len(self.order))
         self._undo: list[SearchState] = []
+        self.notes[:] = self._prepared_notes
+        self.undecided[:] = self._prepared_undecided
 
     @property
     def mode(self) -> str:
@@ -108,9 +116,6 @@ class Bisection:
         """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
         return self.oracle.verdict(pos, purpose)
 
-    def cached_mark(self, pos: int) -> Mark | None:
-        return self.oracle.known(pos)
-
     # ---------------------------------------------------------------------------- the search
     def prepare(
         self, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
@@ -137,6 +142,7 @@ class Bisection:
             self.use_scan(f"noisy pair: {noise}", progress, cancelled)
         else:
             self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
+        self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
 
     def use_scan(
         self,
@@ -156,6 +162,7 @@ class Bisection:
             for le in self.scan_result.locals:
                 if le.unjudged_flow and (why := unjudged_reason(le)) not in self.undecided:
                     self.undecided.append(why)
+        self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
 
     def start(self) -> None:
         """Find the first known bad op (a graph output) and set the candidates. Not undoable."""

@@ -95,10 +95,6 @@ def dtype_name(value: object) -> str:
     raise ReplayUnsupported(f"{value!r} is not a known MindSpore number type")
 
 
-def is_float_dtype(a: np.ndarray) -> bool:
-    return bool(np.issubdtype(a.dtype, np.floating))
-
-
 def is_integral(a: np.ndarray) -> bool:
     """Integers or booleans: values that float64 arithmetic need not touch."""
     return bool(np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_)
