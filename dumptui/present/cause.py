@@ -22,6 +22,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
+from dumptui.core.search.bisect import CheckKind, CheckStatus, RootKind
 from dumptui.core.search.localerror import LocalError
 from dumptui.present.words import nonfinite_words
 
@@ -92,7 +93,7 @@ def replay_words(le: LocalError | None) -> str:
 
 def differing_inputs(pair_key: str, checks: Sequence[InputCheck]) -> list[InputCheck]:
     """The preconditions that failed for this op: weights or network inputs it reads that differ."""
-    return [c for c in checks if c.status == "differs" and any(u.key == pair_key for u in c.consumers)]
+    return [c for c in checks if c.status == CheckStatus.DIFFERS and any(u.key == pair_key for u in c.consumers)]
 
 
 def _output_words(le: LocalError | None, res: OpResult | None) -> str:
@@ -111,7 +112,7 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
     failed = differing_inputs(root.pair.key, checks)
     if le is not None and le.differs:
         return "constant", f"its definition differs ({'; '.join(le.differs)}), and {out}"
-    weights = [c for c in failed if c.kind == "parameter"]
+    weights = [c for c in failed if c.kind == CheckKind.PARAMETER]
     if weights:
         names = ", ".join(c.name for c in weights)
         computes = (
@@ -124,7 +125,7 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
             f"its weight {names} differs by more than fp16/bf16 rounding{computes}: check the checkpoint and "
             "its conversion",
         )
-    if failed or root.kind == "input":
+    if failed or root.kind == RootKind.INPUT:
         names = ", ".join(c.name for c in failed) or "its input"
         return "input", f"{names}, which no op in the dump computes, differs: check the preprocessing"
     if le is None or le.out is None:

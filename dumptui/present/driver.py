@@ -3,22 +3,40 @@
 - `BisectDriver`: the probe offered to the user and what the engine computed for it; undo that also removes
   the culprit-check steps a mark triggered. Owned by one worker thread at a time.
 - `BisectState`: an immutable snapshot of it, which the UI thread renders while a worker owns the bisection.
+- `BisectCommand`: what the app asks of the driver (`BisectDriver.apply`), one word each.
 - `redump_kernels` / `redump_plan`: what a re-dump config for the current interval holds, and says.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
+from dumptui.core.search.bisect import CheckKind, CheckStatus
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from dumptui.core.search.bisect import Bisection, Root, Step
+
+
+class BisectCommand(str, Enum):
+    """A task of the app's bisection worker; `RUN` steps until converged (the app's `a`)."""
+
+    START = "start"
+    REPLAY = "replay"  # a saved session's marks
+    ACCEPT = "accept"  # the computed verdict of the probe
+    OVERRULE = "overrule"  # the user's own mark of the probe
+    UNDO = "undo"
+    RESET = "reset"
+    POINTS = "points"  # the error plot again, once every op is compared
+    RUN = "run"
+
+    __str__ = str.__str__
 
 
 @dataclass(frozen=True)
@@ -158,6 +176,31 @@ class BisectDriver:
         self.bi.reset()
         self.start()
 
+    def apply(self, command: BisectCommand, *args: Any) -> str:
+        """Carry out one command (not RUN: that is `step` until done); returns a note for the user, or ''."""
+        if command == BisectCommand.START:
+            self.start()
+        elif command == BisectCommand.REPLAY:
+            missing = self.replay(args[0])
+            steps = len([s for s in self.bi.history if is_mark_step(s)])
+            return f"resumed: {steps} steps re-applied" + (
+                f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else ""
+            )
+        elif command == BisectCommand.ACCEPT:
+            self.accept()
+        elif command == BisectCommand.OVERRULE:
+            self.overrule(args[0])
+        elif command == BisectCommand.UNDO:
+            if not self.undo():
+                return "nothing to undo"
+        elif command == BisectCommand.RESET:
+            self.reset()
+        elif command == BisectCommand.POINTS:
+            self.note_compared()
+        else:
+            raise ValueError(f"{command} is not one command")
+        return ""
+
     def replay(self, data: dict[str, object]) -> list[str]:
         """Resume a saved session (its marks re-applied by op key); returns the keys no longer found."""
         self.bi.check_inputs()
@@ -248,7 +291,7 @@ def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
     if not bi.checks:
         return "no parameters or network inputs dumped on both sides (not checked)", ()
     parts, problems = [], []
-    for kind, label in (("network input", "network input"), ("parameter", "weights")):
+    for kind, label in ((CheckKind.NETWORK_INPUT, "network input"), (CheckKind.PARAMETER, "weights")):
         cs = [c for c in bi.checks if c.kind == kind]
         if not cs:
             continue
@@ -256,7 +299,7 @@ def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
         for c in cs:
             counts[c.status] = counts.get(c.status, 0) + 1
         parts.append(f"{label}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-        problems += [f"{c.status}: {c.name}: {c.detail}" for c in cs if c.status != "equal"]
+        problems += [f"{c.status}: {c.name}: {c.detail}" for c in cs if c.status != CheckStatus.EQUAL]
     return "; ".join(parts), tuple(problems)
 
 

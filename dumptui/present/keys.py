@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from dumptui.present.driver import BisectState
+from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING
 
 SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
@@ -82,7 +82,7 @@ def _statistics_done(c: KeyContext) -> bool:
 
 
 def _can_cancel(c: KeyContext) -> bool:
-    return c.statistics == RUNNING or c.bisect_task == "run"
+    return c.statistics == RUNNING or c.bisect_task == BisectCommand.RUN
 
 
 def _can_compute_statistics(c: KeyContext) -> bool:

@@ -10,7 +10,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import UNREADABLE
 from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
-from dumptui.core.search.bisect import Bisection, InputCheck, Root
+from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
 
 
@@ -164,7 +164,7 @@ def preconditions(checks: list[InputCheck]) -> dict:
     return {
         "checked": len(checks),
         "by_status": by_status,
-        "not_equal": [input_check(c) for c in checks if c.status != "equal"],
+        "not_equal": [input_check(c) for c in checks if c.status != CheckStatus.EQUAL],
     }
 
 

@@ -12,8 +12,8 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, EQUAL, role
 from dumptui.core.model.dump import Dump, TensorRef
-from dumptui.core.search.bisect import Bisection, InputCheck, Root
-from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
+from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -147,7 +147,7 @@ def print_cause(console: Console, session: Session, r: Root) -> None:
     `dumptui remedy` writes the files."""
     from dumptui.core.search.remedy import remedy_of_root
 
-    if r.kind != "outputs":
+    if r.kind != RootKind.OUTPUTS:
         return  # an input or weight that differs: the preconditions say what
     rem = remedy_of_root(session, r)
     if rem.cause == "unknown":
@@ -191,19 +191,19 @@ def print_checks(console: Console, checks: list[InputCheck]) -> None:
         console.print("Preconditions: no parameters or network inputs dumped on both sides (not checked)")
         return
     console.print("[bold]Preconditions[/bold] (the field guide: same network input, same weights):")
-    for kind in ("network input", "parameter"):
+    for kind in (CheckKind.NETWORK_INPUT, CheckKind.PARAMETER):
         cs = [c for c in checks if c.kind == kind]
         if not cs:
             continue
-        label = "network input" if kind == "network input" else "weights"
+        label = "network input" if kind == CheckKind.NETWORK_INPUT else "weights"
         counts: dict[str, int] = {}
         for c in cs:
             counts[c.status] = counts.get(c.status, 0) + 1
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        ok = all(c.status == "equal" for c in cs)
+        ok = all(c.status == CheckStatus.EQUAL for c in cs)
         console.print(f"  {label}: {len(cs)} checked: [{'green' if ok else 'yellow'}]{summary}[/]")
         for c in cs:
-            if c.status == "equal":
+            if c.status == CheckStatus.EQUAL:
                 continue
             style = {"differs": "bold red", "benign": "cyan"}.get(c.status, "yellow")
             console.print(f"    [{style}]{c.status}[/] {name(c.name)}: {name(c.detail)}")
@@ -349,7 +349,7 @@ def compare_table(
         if p.how != "exact name":
             title.append(f"  paired by {fmt.clean(p.how)}", style="dim")
         le = (locals_ or {}).get(p.index)
-        if le is not None and le.out is not None and le.kind != "clean":
+        if le is not None and le.out is not None and le.kind != LocalKind.CLEAN:
             title.append(
                 f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
                 style="bold red" if le.is_root else "dim",

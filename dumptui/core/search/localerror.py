@@ -31,10 +31,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 from dumptui.core.compare.hints import DISCONTINUOUS
 from dumptui.core.compare.noise import TensorError, fmt_rel
 from dumptui.core.graph.align import OpPair
+
+
+class LocalKind(str, Enum):
+    """What the local-error rule says of an op: error is born there (root), its error came in (carries), its
+    output is within the floor (clean), or its outputs could not be compared (unknown)."""
+
+    ROOT = "root"
+    CARRIES = "carries"
+    CLEAN = "clean"
+    UNKNOWN = "unknown"
+
+    __str__ = str.__str__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
 
 TAIL_SHARE = 0.01  # a share of elements far off that is a sparse error, not a few jumps (the trim is 1 %)
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
@@ -91,7 +108,7 @@ class LocalError:
     differs: list[str] = field(default_factory=list)  # constants / attributes / op type that differ
     replay: ReplayProof | None = None
     replay_note: str = ""  # why there is no replay, when there is none
-    kind: str = "unknown"  # "root" | "carries" | "clean" | "unknown"
+    kind: LocalKind = LocalKind.UNKNOWN
     why: str = ""
     out_tail: float = 0.0  # share of output elements far off (beyond 10x the floor; the worst output)
     in_tail: float = 0.0  # the same, the largest of its data inputs
@@ -111,7 +128,7 @@ class LocalError:
 
     @property
     def is_root(self) -> bool:
-        return self.kind == "root"
+        return self.kind == LocalKind.ROOT
 
     def pair_types(self) -> set[str]:
         """The op types of both sides (none when the analysis stands alone, as in a unit test)."""
@@ -145,14 +162,14 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
     """Fill `kind` and `why` of an analysis whose errors are known. `max_off` and `cos` are the thresholds'
     (`--max-off`, `--cos`): the tail rule counts from the smaller of `max_off` and TAIL_SHARE."""
     if le.out is None:
-        le.kind, le.why = "unknown", "its outputs could not be compared"
+        le.kind, le.why = LocalKind.UNKNOWN, "its outputs could not be compared"
         return le
     out_rel = le.out_rel or 0.0
     floor_words = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
     tail_limit = min(max_off, TAIL_SHARE)
     if le.wiring and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
         # it computes what it should from what it gets, but it gets another value: the root is the wiring
-        le.kind = "root"
+        le.kind = LocalKind.ROOT
         le.why = f"its inputs are wired otherwise than the reference's: {le.wiring}; output error {fmt_rel(out_rel)}"
         return le
     worst_in = le.data_in.worst_rel if le.data_in is not None else 0.0
@@ -162,23 +179,23 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
     if alarm and jumps and le.replay is not None and le.replay.conclusive(gain) and not le.replay.broken(gain):
         alarm = ""  # an op that jumps by definition, and jumps here only as its inputs make it: carried
     if alarm:
-        le.kind, le.why = "root", alarm
+        le.kind, le.why = LocalKind.ROOT, alarm
         return le
     sparse = _sparse(le, gain, tail_limit)
     if out_rel <= le.floor and not sparse:
-        le.kind, le.why = "clean", f"output within the {floor_words}"
+        le.kind, le.why = LocalKind.CLEAN, f"output within the {floor_words}"
         return le
     reasons = ("; ".join(le.differs)) if le.differs else ""
     if le.replay is not None and le.replay.conclusive(gain):
         if le.replay.broken(gain, tail_limit):
-            le.kind = "root"
+            le.kind = LocalKind.ROOT
             le.why = le.replay.sentence() + (f"; {reasons}" if reasons else "")
         else:
-            le.kind = "carries"
+            le.kind = LocalKind.CARRIES
             le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence() + _unjudged_words(le)
         return le
     if sparse and not jumps:
-        le.kind = "root"
+        le.kind = LocalKind.ROOT
         src = "none of its inputs' elements are" if le.in_tail == 0 else f"{le.in_tail:.1%} of its inputs' are"
         extent = "a sparse error" if le.out_tail <= SPARSE else "an error"
         le.why = (
@@ -189,11 +206,11 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
             le.why += f" ({le.replay_note})"
         return le
     if out_rel <= le.floor:
-        le.kind, le.why = "clean", f"output within the {floor_words}"
+        le.kind, le.why = LocalKind.CLEAN, f"output within the {floor_words}"
         return le
     g_rel, g_abs = le.gain_rel or 0.0, le.gain_abs or 0.0
     if g_rel >= gain and g_abs >= gain:
-        le.kind = "root"
+        le.kind = LocalKind.ROOT
         src = (
             "inputs agree"
             if le.data_in is None or le.data_in.worst_rel == 0
@@ -208,7 +225,7 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         elif le.replay_note:
             le.why += f" ({le.replay_note})"
     else:
-        le.kind = "carries"
+        le.kind = LocalKind.CARRIES
         le.why = (
             f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
         ) + (f"; note: {reasons}" if reasons else "")

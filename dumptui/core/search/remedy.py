@@ -26,7 +26,7 @@ from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import TensorRef
-from dumptui.core.search.bisect.types import Root
+from dumptui.core.search.bisect.types import Root, RootKind
 from dumptui.core.search.replay import ReplayInputs, supported
 from dumptui.core.search.replay.precision import LOW, PrecisionFinding, judge_precision
 
@@ -105,7 +105,7 @@ def remedy_of_root(session: Session, root: Root) -> Remedy:
     remedied there (the preconditions' sentence), one whose inputs are wired otherwise by the graph, else by
     the op's precision or definition."""
     return remedy_for(
-        session, root.pair, root.why if root.kind != "outputs" else "", root.local.wiring if root.local else ""
+        session, root.pair, root.why if root.kind != RootKind.OUTPUTS else "", root.local.wiring if root.local else ""
     )
 
 

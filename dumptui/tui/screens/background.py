@@ -31,7 +31,7 @@ from dumptui.options import pair as pairing
 from dumptui.present import autosave as saved
 from dumptui.present import relations
 from dumptui.present.detail import element_detail_problem
-from dumptui.present.driver import BisectDriver, BisectState, is_mark_step
+from dumptui.present.driver import BisectCommand, BisectDriver, BisectState
 from dumptui.present.progress import CANCELLED, DONE, RUNNING, compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.tui.messages import (
@@ -171,40 +171,21 @@ class BackgroundWork(Screen):
         self.post_message(StatisticsProgress(min(done, total), total, CANCELLED if worker.is_cancelled else DONE, run))
 
     @work(thread=True, group="bisect", exit_on_error=False)
-    def bisect_work(self, task: str, args: tuple[Any, ...]) -> None:
+    def bisect_work(self, task: BisectCommand, args: tuple[Any, ...]) -> None:
         worker = get_current_worker()
         driver = self.driver
         assert driver is not None  # bisection work is started once the bisection is ready
 
         def call() -> tuple[BisectState, str, dict]:
             with self._bisect_lock:
-                note = ""
-                if task == "start":
-                    driver.start()
-                elif task == "replay":
-                    missing = driver.replay(args[0])
-                    steps = len([s for s in driver.bi.history if is_mark_step(s)])
-                    note = f"resumed: {steps} steps re-applied" + (
-                        f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else ""
-                    )
-                elif task == "accept":
-                    driver.accept()
-                elif task == "overrule":
-                    driver.overrule(args[0])
-                elif task == "undo":
-                    if not driver.undo():
-                        note = "nothing to undo"
-                elif task == "reset":
-                    driver.reset()
-                elif task == "points":
-                    driver.note_compared()
+                note = driver.apply(task, *args)
                 return driver.state(), note, driver.to_json()
 
         try:
             state, note, marks = wait_abandonable(call, worker, f"dumptui-bisect-{task}")
         except Abandoned:
             return
-        note = "; ".join(filter(None, [note, self._autosave(marks) if task != "points" else ""]))
+        note = "; ".join(filter(None, [note, self._autosave(marks) if task != BisectCommand.POINTS else ""]))
         self.post_message(BisectionChanged(state, task, note))
 
     def _autosave(self, marks: dict) -> str:

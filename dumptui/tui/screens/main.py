@@ -32,7 +32,7 @@ from dumptui.options import pair as pairing
 from dumptui.present import relations
 from dumptui.present.autosave import autosave_path, resume_question
 from dumptui.present.columns import elide_left
-from dumptui.present.driver import BisectDriver, BisectState
+from dumptui.present.driver import BisectCommand, BisectDriver, BisectState
 from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now
 from dumptui.present.labels import legend_lines
@@ -335,15 +335,17 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         if msg.resume_note:
             self.notify(msg.resume_note, severity="warning", timeout=8, markup=False)
         if msg.resume is not None:
-            self._run_bisect("replay", msg.resume)
+            self._run_bisect(BisectCommand.REPLAY, msg.resume)
         elif msg.offer is not None:
             offer = msg.offer
             self.app.push_screen(
                 ResumeScreen(resume_question(offer)),
-                lambda yes: self._run_bisect("replay", offer) if yes else self._run_bisect("start"),
+                lambda yes: (
+                    self._run_bisect(BisectCommand.REPLAY, offer) if yes else self._run_bisect(BisectCommand.START)
+                ),
             )
         else:
-            self._run_bisect("start")
+            self._run_bisect(BisectCommand.START)
 
     # ------------------------------------------------------------------ statistics
 
@@ -354,7 +356,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
         if msg.state == DONE and self.driver is not None and self.bstate is not None:
-            self.bisect_work("points", ())  # a clean pair's plot: every op compared now, none "not read"
+            self.bisect_work(BisectCommand.POINTS, ())  # a clean pair's plot: every op compared now, none "not read"
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
@@ -391,7 +393,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.compute_statistics(self.stats_run)
 
     # ------------------------------------------------------------------ bisection
-    def _run_bisect(self, task: str, *args: Any) -> None:
+    def _run_bisect(self, task: BisectCommand, *args: Any) -> None:
         self._retry("bisect")
         self.bisect_task = task
         self.bisect_work(task, args)
@@ -562,19 +564,19 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     # ------------------------------------------------------------------ actions: bisection
     def action_accept(self) -> None:
-        self._run_bisect("accept")
+        self._run_bisect(BisectCommand.ACCEPT)
 
     def action_mark(self, mark: str) -> None:
-        self._run_bisect("overrule", mark)
+        self._run_bisect(BisectCommand.OVERRULE, mark)
 
     def action_undo(self) -> None:
-        self._run_bisect("undo")
+        self._run_bisect(BisectCommand.UNDO)
 
     def action_reset(self) -> None:
-        self._run_bisect("reset")
+        self._run_bisect(BisectCommand.RESET)
 
     def action_run_all(self) -> None:
-        self.bisect_task = "run"
+        self.bisect_task = BisectCommand.RUN
         self.run_bisection()
 
     def action_cancel(self) -> None:
@@ -582,7 +584,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.workers.cancel_group(self, "stats")
             self.stats_run += 1  # what the cancelled run still sends is not this screen's state any more
             self.stats_state = CANCELLED
-        if self.bisect_task == "run":
+        if self.bisect_task == BisectCommand.RUN:
             self._stop_run.set()
 
     def action_compute_statistics(self) -> None:

@@ -2,8 +2,20 @@
 `bisection.py` for the facade and how the pieces fit."""
 
 from dumptui.core.search.bisect.bisection import Bisection
-from dumptui.core.search.bisect.types import InputCheck, Mark, Root, Source, Step
+from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
 
 GOOD_MARK, BAD_MARK = Mark.GOOD, Mark.BAD
 
-__all__ = ["Bisection", "InputCheck", "Mark", "Root", "Source", "Step", "GOOD_MARK", "BAD_MARK"]
+__all__ = [
+    "Bisection",
+    "CheckKind",
+    "CheckStatus",
+    "InputCheck",
+    "Mark",
+    "Root",
+    "RootKind",
+    "Source",
+    "Step",
+    "GOOD_MARK",
+    "BAD_MARK",
+]

@@ -24,8 +24,8 @@ from dumptui.core.search.bisect.preconditions import check_inputs, parameter_roo
 from dumptui.core.search.bisect.sessionfile import steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
-from dumptui.core.search.bisect.types import InputCheck, Mark, Root, Source, Step
-from dumptui.core.search.localerror import LocalError, unjudged_reason
+from dumptui.core.search.bisect.types import CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
+from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
 
 MAX_SINKS = 4  # graph outputs checked for divergence before giving up
@@ -128,12 +128,12 @@ class Bisection:
         self._prepared = True
         self.check_inputs()
         for c in self.checks or []:
-            if c.status == "benign":  # rounding explains it: the input agrees as far as precision allows
+            if c.status == CheckStatus.BENIGN:  # rounding explains it: the input agrees as far as precision allows
                 self.session.rejudge(c.result, CLOSE, c.detail)
         noise = describe_noise(self.session)
         for words, names in (
-            ("rounded", [c.name for c in self.checks or [] if c.status == "benign" and not c.transform]),
-            ("transformed", [c.name for c in self.checks or [] if c.status == "benign" and c.transform]),
+            ("rounded", [c.name for c in self.checks or [] if c.status == CheckStatus.BENIGN and not c.transform]),
+            ("transformed", [c.name for c in self.checks or [] if c.status == CheckStatus.BENIGN and c.transform]),
         ):
             if names:
                 named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -305,7 +305,7 @@ class Bisection:
                     self.undecided.append(out.undecided)
                 return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
             if out.continue_from is None:
-                root = Root(self.order[st.hi], "outputs", out.why, out.result, out.caveats, out.local)
+                root = Root(self.order[st.hi], RootKind.OUTPUTS, out.why, out.result, out.caveats, out.local)
                 others = self.culprit_check.other_roots(st.hi, st.good, self.notes)
                 return st.evolve(culprit=root, finished=True, candidates=frozenset({st.hi}), other_roots=tuple(others))
             # A bad input: the source is upstream (a good output can hide a bad input). Continue there.
@@ -341,7 +341,7 @@ class Bisection:
         ):
             if r.pair.key not in found:
                 found[r.pair.key] = r
-            elif r.kind != "outputs":
+            elif r.kind != RootKind.OUTPUTS:
                 first = found[r.pair.key]
                 if first.kind == "outputs" and (first.local is None or not first.local.is_root):
                     # its outputs only carry what its inputs bring: the input or weight that differs is the cause
@@ -358,7 +358,7 @@ class Bisection:
         for le in self.scan_result.roots:
             pos = self.position[le.pair.index]
             chk = self.culprit_check.check(pos, frozenset())
-            out.append(Root(le.pair, "outputs", chk.why, chk.result, chk.caveats, le))
+            out.append(Root(le.pair, RootKind.OUTPUTS, chk.why, chk.result, chk.caveats, le))
         return out
 
     def first_root(self) -> Root | None:
@@ -380,7 +380,9 @@ class Bisection:
         grown = [
             le
             for le in self.scan_result.locals
-            if le.kind in ("carries", "root") and le.gain_rel is not None and 1 < le.gain_rel < float("inf")
+            if le.kind in (LocalKind.CARRIES, LocalKind.ROOT)
+            and le.gain_rel is not None
+            and 1 < le.gain_rel < float("inf")
         ]
         return sorted(grown, key=lambda le: -(le.gain_rel or 0))[:k]
 
@@ -392,7 +394,7 @@ class Bisection:
         if self.search == "scan":
             out.append(self.search_reason)
         for c in self.checks or []:
-            if c.status == "benign":
+            if c.status == CheckStatus.BENIGN:
                 out.append(f"{c.kind} {c.name}: {c.detail}")
         if self.scan_result is not None:
             worst = max(

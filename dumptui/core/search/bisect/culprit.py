@@ -18,8 +18,8 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
-from dumptui.core.search.bisect.types import Mark, Root
-from dumptui.core.search.localerror import LocalError, unjudged_reason
+from dumptui.core.search.bisect.types import Mark, Root, RootKind
+from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import analyse, input_roles
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
@@ -85,7 +85,7 @@ class CulpritCheck:
                 carriers.append(r)
             elif r.verdict not in GOOD:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
-        if le.kind == "carries" and le.in_slot is not None:
+        if le.kind == LocalKind.CARRIES and le.in_slot is not None:
             worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
             if (
                 worst is not None
@@ -94,20 +94,20 @@ class CulpritCheck:
                 and not self.session.is_final(worst)
             ):
                 carriers.insert(0, worst)
-        if le.kind != "root":
+        if le.kind != LocalKind.ROOT:
             for r in carriers:
                 step = self._producer_step(pair, pos, r, good, caveats)
                 if step is not None:
                     why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
                     return CheckOutcome(res, step, why, [], le)
-        if le.kind != "root" and le.unjudged_flow:
+        if le.kind != LocalKind.ROOT and le.unjudged_flow:
             # neither this op (it only carries the error) nor the op the error came through (one side only)
             return CheckOutcome(res, None, le.why, caveats, le, undecided=unjudged_reason(le))
         why = (
             f"{inputs_words(le)}, outputs diverge"
             if not carriers
             else "its outputs diverge, and so do inputs it does not produce (see caveats)"
-            if le.kind != "root"
+            if le.kind != LocalKind.ROOT
             else "error is born here: " + le.why
         )
         if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
@@ -177,7 +177,7 @@ class CulpritCheck:
             if probe is None:
                 out = self.check(hi, good)
                 if out.continue_from is None or out.continue_from not in allowed:
-                    return Root(self.order[hi], "outputs", out.why, out.result, out.caveats, out.local)
+                    return Root(self.order[hi], RootKind.OUTPUTS, out.why, out.result, out.caveats, out.local)
                 hi = out.continue_from
                 cands = (st.ancestors(hi, allowed) | {hi}) - good
                 continue

@@ -20,10 +20,10 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
 from dumptui.core.model.dump import PARAMETER
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
-from dumptui.core.search.bisect.types import InputCheck, Root
+from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
 
 ADVICE = {
-    "network input": "check the preprocessing (the field guide's first precondition)",
+    CheckKind.NETWORK_INPUT: "check the preprocessing (the field guide's first precondition)",
     "parameter": "check the checkpoint and its conversion",
 }
 
@@ -47,7 +47,7 @@ def check_inputs(session: Session) -> list[InputCheck]:
 def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
     op = p.ref or p.target
     assert op is not None
-    kind = "network input" if op.attrs.get("is_weight") == "false" else "parameter"
+    kind = CheckKind.NETWORK_INPUT if op.attrs.get("is_weight") == "false" else CheckKind.PARAMETER
     users = consumers(session.ref, session.target, session.alignment, p)
     r: TensorResult | None
     if not p.paired:
@@ -59,7 +59,7 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
             p.how,
             "dumped on one side only",
         )
-        return InputCheck(op.name, kind, r, "unpaired", p.how, users)
+        return InputCheck(op.name, kind, r, CheckStatus.UNPAIRED, p.how, users)
     r = session.identical(p, "output", 0, "precondition")
     if r is None:
         res = session.op_result(p, inputs=False, purpose="precondition")
@@ -67,7 +67,7 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
     if r is None:
         return None
     check = judge_input(op.name, kind, r, users)
-    if check.status == "differs" and kind == "parameter":
+    if check.status == CheckStatus.DIFFERS and kind == "parameter":
         found = verify(session, p)
         if found is not None:
             compare_consumer(session, found)
@@ -80,7 +80,7 @@ def transformed_input(check: InputCheck, found: TransformCheck) -> InputCheck:
     check.transform = found.transform
     check.channels = list(found.bad_channels)
     if found.ok:
-        check.status = "benign"
+        check.status = CheckStatus.BENIGN
         check.detail = f"{found.detail}; {numbers(check.result)} against the untransformed weight"
     else:
         check.detail = f"{found.detail}: check the conversion ({found.transform})"
@@ -94,10 +94,10 @@ def _explained_by_transforms(checks: list[InputCheck]) -> None:
     for c in checks:
         if c.transform:
             for name, why in c.explains.items():
-                explains.setdefault(name, why if c.status == "benign" else "")
+                explains.setdefault(name, why if c.status == CheckStatus.BENIGN else "")
     for c in checks:
-        if c.status == "unpaired" and explains.get(c.name):
-            c.status, c.detail = "benign", explains[c.name]
+        if c.status == CheckStatus.UNPAIRED and explains.get(c.name):
+            c.status, c.detail = CheckStatus.BENIGN, explains[c.name]
 
 
 def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck]:
@@ -122,7 +122,11 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
         if r is None:
             r = session.tensor_result(p, "input", slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
         is_weight = session.ref.parameters.get(name)
-        kind = "unproduced input" if is_weight is None else {False: "network input", True: "parameter"}[is_weight]
+        kind = (
+            CheckKind.UNPRODUCED
+            if is_weight is None
+            else {False: CheckKind.NETWORK_INPUT, True: CheckKind.PARAMETER}[is_weight]
+        )
         out.append(judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses))))
     return out
 
@@ -145,20 +149,22 @@ def _statistics_agree(r: TensorResult) -> str | None:
     )
 
 
-def judge_input(name: str, kind: str, r: TensorResult, users: list[OpPair]) -> InputCheck:
+def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]) -> InputCheck:
     """equal / benign (within fp16 or bf16 rounding) / differs / unreadable, for an unproduced input."""
     if r.verdict == EQUAL:
-        return InputCheck(name, kind, r, "equal", r.reason, users)
+        return InputCheck(name, kind, r, CheckStatus.EQUAL, r.reason, users)
     if r.verdict in (UNREADABLE, NOT_COMPARABLE, IGNORED):
-        return InputCheck(name, kind, r, "ignored" if r.verdict == IGNORED else "unreadable", r.reason, users)
+        return InputCheck(
+            name, kind, r, CheckStatus.IGNORED if r.verdict == IGNORED else CheckStatus.UNREADABLE, r.reason, users
+        )
     agreeing = _statistics_agree(r)
     if agreeing is not None:
-        return InputCheck(name, kind, r, "benign", agreeing, users)
+        return InputCheck(name, kind, r, CheckStatus.BENIGN, agreeing, users)
     fmt = rounding_explains(r.ref, r.target)
     low = {"float16", "bfloat16"} & {t.dtype for t in (r.ref, r.target) if t is not None}
     if (
         fmt is None
-        and kind == "unproduced input"
+        and kind == CheckKind.UNPRODUCED
         and low
         and r.verdict == "close"
         and r.ref is not None
@@ -170,7 +176,7 @@ def judge_input(name: str, kind: str, r: TensorResult, users: list[OpPair]) -> I
             name,
             kind,
             r,
-            "benign",
+            CheckStatus.BENIGN,
             f"close; computed in {'/'.join(sorted(low))} on one side (a precision change upstream); {numbers(r)}",
             users,
         )
@@ -179,7 +185,7 @@ def judge_input(name: str, kind: str, r: TensorResult, users: list[OpPair]) -> I
             name,
             kind,
             r,
-            "benign",
+            CheckStatus.BENIGN,
             f"differs only by {fmt} rounding (as a deliberate {fmt} conversion would give); {numbers(r)}",
             users,
         )
@@ -190,7 +196,7 @@ def judge_input(name: str, kind: str, r: TensorResult, users: list[OpPair]) -> I
         name,
         kind,
         r,
-        "differs",
+        CheckStatus.DIFFERS,
         f"differs by more than fp16/bf16 rounding would explain; {numbers(r)}: {advice}",
         users,
     )
@@ -201,21 +207,25 @@ def parameter_roots(checks: list[InputCheck]) -> list[Root]:
     roots: list[Root] = []
     seen: set[str] = set()
     for c in checks:
-        if c.status != "differs":
+        if c.status != CheckStatus.DIFFERS:
             continue
         for cons in c.consumers:
             if cons.key in seen:
                 continue
             seen.add(cons.key)
             why = {
-                "network input": f"the network input {c.name} differs: check the preprocessing",
+                CheckKind.NETWORK_INPUT: f"the network input {c.name} differs: check the preprocessing",
                 "parameter": f"parameter {c.name}: {c.detail}"
                 if c.transform
                 else f"parameter {c.name} differs: check the checkpoint and its conversion",
             }.get(
                 c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside the dump)"
             )
-            roots.append(Root(cons, "parameter" if c.kind == "parameter" else "input", why, None, [c.detail]))
+            roots.append(
+                Root(
+                    cons, RootKind.PARAMETER if c.kind == CheckKind.PARAMETER else RootKind.INPUT, why, None, [c.detail]
+                )
+            )
     return roots
 
 

@@ -42,12 +42,49 @@ class Source(str, Enum):
         return self in (Source.USER, Source.COMPUTED)
 
 
+class _Word(str, Enum):
+    """A word of the vocabulary: equal to its text (JSON, session files and literals in old files agree)."""
+
+    __str__ = str.__str__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
+
+class RootKind(_Word):
+    """Why an op is a root: its outputs diverge from inputs that agree, a parameter it reads differs, or the
+    network input (an input no dumped op produces) differs."""
+
+    OUTPUTS = "outputs"
+    PARAMETER = "parameter"
+    INPUT = "input"
+
+
+class CheckKind(_Word):
+    """What a precondition compares: the network input, a parameter, or an input no dumped op produces."""
+
+    NETWORK_INPUT = "network input"
+    PARAMETER = "parameter"
+    UNPRODUCED = "unproduced input"
+
+
+class CheckStatus(_Word):
+    """What a precondition found."""
+
+    EQUAL = "equal"
+    BENIGN = "benign"  # differs by rounding, or by a transformation verified (folded BatchNorm, int8)
+    DIFFERS = "differs"
+    UNPAIRED = "unpaired"
+    UNREADABLE = "unreadable"
+    IGNORED = "ignored"
+
+
 @dataclass(frozen=True)
 class Step:
     key: str  # pair key of the probed op (stable across runs: used by save/load)
     position: int  # position in the candidate order
-    mark: str  # a Mark
-    source: str  # a Source
+    mark: Mark
+    source: Source
     detail: str = ""
     candidates_before: int = 0
 
@@ -57,7 +94,7 @@ class Root:
     """An op where divergence is born, and why we say so."""
 
     pair: OpPair
-    kind: str  # "outputs" (inputs agree, outputs diverge) | "parameter" | "input"
+    kind: RootKind
     why: str
     result: OpResult | None = None
     caveats: list[str] = field(default_factory=list)
@@ -69,9 +106,9 @@ class InputCheck:
     """A precondition: an input no op produces (network input, weight) compared across the dumps."""
 
     name: str  # parameter / input name
-    kind: str  # "network input" | "parameter" | "unproduced input"
+    kind: CheckKind
     result: TensorResult
-    status: str  # "equal" | "benign" | "differs" | "unpaired" | "unreadable" | "ignored"
+    status: CheckStatus
     detail: str = ""
     consumers: list[OpPair] = field(default_factory=list)
     transform: str = ""  # a transformation the target applied on purpose, verified (transformed.py): its name
