@@ -36,11 +36,12 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     reads: dict = {}
     undecided: set = set()  # units where damage hides the answer: exit 2 unless another unit diverged
 
-    def run(unit: Unit) -> tuple[Session, list[Root]]:
+    def run(unit: Unit, carried_from_step: tuple[str, float] | None) -> tuple[Session, list[Root]]:
         chosen = replace(options, rank=unit.rank, iteration=unit.step)
         ref, target = open_pair(chosen)
         session = make_session(chosen, ref, target, kl=getattr(args, "kl", False))
         session.executor = executor
+        session.carried_from_step = carried_from_step
         if command == "bisect":
             bi = Bisection(session, use_graph=not args.no_graph)
             bi.prepare()

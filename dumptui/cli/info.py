@@ -25,10 +25,14 @@ def run(args: argparse.Namespace) -> int:
     from dumptui.core.formats.survey import survey
     from dumptui.core.io.safeio import regular_size
     from dumptui.core.model.dump import DumpError
+    from dumptui.core.ranks.units import layout as rank_steps
     from dumptui.report import data, fmt
 
     fmt_name = detect(args.dump)
     layout = survey(args.dump) if fmt_name in ("mindspore-npy", "mindspore-statistic") else None
+    if fmt_name is not None and fmt_name.startswith("msprobe"):
+        # step{S}/rank{R}/: the same shape as MindSpore's (rank -> graph -> step -> files); msprobe has no graphs
+        layout = {rank: {"-": dict.fromkeys(steps, 1)} for rank, steps in rank_steps(args.dump).items()} or None
     chosen_note = None
     try:
         dump = open_dump(args.dump, rank=args.rank, graph=args.graph, iteration=args.iteration, fmt=fmt_name)
@@ -43,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         dump = open_dump(
             args.dump, rank=None if rank == "-" else rank, graph=args.graph, iteration=iteration, fmt=fmt_name
         )
-        chosen_note = f"{e.reason}; counts below are for rank {rank}, iteration {iteration}"
+        chosen_note = f"{e.reason}; counts below are for rank {rank}, step {iteration}"
     unreadable, repaired, total = [], [], 0
     for op in dump.ops:
         for t in op.tensors():
@@ -90,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     if layout:
         for rank, graphs in layout.items():
             parts = []
+            if list(graphs) == ["-"]:  # msprobe: steps, no graphs and no file counts per step
+                listed = [s for s in graphs["-"] if s]
+                word = "steps" if len(listed) > 1 else "step"
+                con.print(f"  rank {name(rank)}: {word} {name(', '.join(listed) or '-')}")
+                continue
             for g, files_by_iteration in graphs.items():
                 parts.append(
                     f"graph {name(g)}: iteration{'s' if len(files_by_iteration) > 1 else ''} "
@@ -102,10 +111,14 @@ def run(args: argparse.Namespace) -> int:
             )
     if chosen_note:
         con.print(f"  [yellow]choose:[/yellow]      {name(chosen_note)}")
-    con.print(
-        f"  read:        rank {name(dump.rank or '-')}, graphs {name(', '.join(dump.graphs) or '-')}, "
-        f"iterations {name(', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-')}"
-    )
+    if dump.graphs:
+        con.print(
+            f"  read:        rank {name(dump.rank or '-')}, graphs {name(', '.join(dump.graphs))}, "
+            f"iterations {name(', '.join(f'{g}:{i}' for g, i in dump.iterations.items()) or '-')}"
+        )
+    else:  # msprobe: a rank folder (rank0, proc12) and a step, no graphs
+        read_steps = ", ".join(dict.fromkeys(i for i in dump.iterations.values() if i))
+        con.print(f"  read:        {name(dump.rank or 'rank -')}, step {name(read_steps or '-')}")
     con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
     con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
     con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")

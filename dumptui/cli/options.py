@@ -10,8 +10,12 @@ def dump_options(p: argparse.ArgumentParser, every: bool = False) -> None:
     """`every`: the command takes `all` for --rank and --step (every rank, every step, in one report)."""
     g = p.add_argument_group("dump selection (both sides; --ref-*/--target-* for one side)")
     for opt in ("rank", "graph", "iteration"):
-        names = [f"--{opt}"] + (["--step"] if opt == "iteration" else [])
-        text = f"{opt} to read when the dump holds several" + ("; --step is the same" if opt == "iteration" else "")
+        # --step first (what usage shows): the one word for msprobe steps and MindSpore iterations alike
+        names = ["--step", "--iteration"] if opt == "iteration" else [f"--{opt}"]
+        noun = "step (iteration)" if opt == "iteration" else opt
+        text = f"{noun} to read when the dump holds several" + (
+            "; --iteration is the same" if opt == "iteration" else ""
+        )
         if every and opt != "graph":
             text += "; 'all': every one, in one report"
         g.add_argument(*names, dest=opt, metavar="N", help=text)

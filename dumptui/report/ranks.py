@@ -4,6 +4,8 @@ plain data for `--json` (each unit's own report inside)."""
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.table import Table
 
@@ -38,7 +40,7 @@ def first_divergence(result: AllUnits) -> dict | None:
             "rank": verdict.units[r].rank,
             "op": verdict.first_roots[r].name,
             "reached_at": reach.via,
-            "position": reach.position + 1,
+            "position": math.ceil(reach.position) + 1,
             "from_rank": verdict.units[reach.from_rank].rank if reach.from_rank in verdict.units else reach.from_rank,
         }
         for r, reach in sorted(cross.explained.items())
@@ -122,7 +124,7 @@ def _print_first(console: Console, verdict: StepVerdict) -> None:
         if reach.position == root.position:
             how = f"brings in {origin}"
         else:
-            how = f"after {origin} came in by {name(reach.via)} (position {reach.position + 1})"
+            how = f"after {origin} came in by {name(reach.via)} (position {math.ceil(reach.position) + 1})"
         console.print(f"  rank {verdict.units[r].rank}: {name(root.name)} (position {root.position + 1}) {how}")
     for note in cross.notes:
         console.print(f"  note: {name(note)}")

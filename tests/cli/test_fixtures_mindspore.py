@@ -135,7 +135,7 @@ def test_c_fp16_alignment_keeps_extra_casts_unpaired(fixtures):
 def test_cli_info_lists_iterations_to_choose(fixtures):
     rc, out, err = run_cli("info", MS / "extras" / "A_3iters")
     assert rc == 0, err
-    assert "iterations 0 (80 files), 1 (80 files), 2 (80 files)" in out and "--iteration" in out
+    assert "iterations 0 (80 files), 1 (80 files), 2 (80 files)" in out and "--step" in out
 
 
 def test_compare_shows_small_differences_of_benign_pairs(fixtures):
@@ -165,16 +165,31 @@ def test_c_wround_weights_benign_rounding_said_so(fixtures):
 
 
 def test_weights_that_differ_make_their_consumer_the_culprit(fixtures, tmp_path):
-    """A copy of A with conv2.weight scaled by 1.01: the consumer is named, with the weight, at a high cosine."""
+    """A copy of A with conv2.weight scaled by 1.01 (the Parameter, the conv's weight input and so its output,
+    linear in its weight): the consumer is named, with the weight, at a high cosine. Only the Parameter file
+    scaled, the conv computing exactly what it did: the weight it read is not that file (a training dump's
+    Parameter written after the optimizer's update), and nothing is a root."""
     import shutil
 
-    tgt = tmp_path / "A_w"
-    shutil.copytree(fixtures / "A", tgt)
-    for f in (tgt / "rank_0" / "Net" / "0" / "0").iterdir():
-        if f.name.startswith("Parameter.conv2_weight"):
-            f.chmod(0o600)
-            w = np.load(f)
-            np.save(f, (w * np.float32(1.01)).astype(np.float32))
+    def scaled(name: str, conv_too: bool):
+        tgt = tmp_path / name
+        shutil.copytree(fixtures / "A", tgt)
+        for f in (tgt / "rank_0" / "Net" / "0" / "0").iterdir():
+            conv = f.name.startswith("Conv2D.Default_conv2-ConvBlock_Conv2D-op0") and ".input.0." not in f.name
+            if f.name.startswith("Parameter.conv2_weight") or (conv_too and conv):
+                f.chmod(0o600)
+                np.save(f, (np.load(f) * np.float32(1.01)).astype(np.float32))
+        return tgt
+
+    s = Session(open_dump(str(fixtures / "A")), open_dump(str(scaled("A_param_only", conv_too=False))))
+    bi = Bisection(s)
+    bi.check_inputs()
+    bi.run()
+    assert bi.first_root() is None
+    assert next(c for c in bi.checks if c.name == "conv2.weight").detail.endswith(
+        f"it goes no further: every output of {CONV2} is equal"
+    )
+    tgt = scaled("A_w", conv_too=True)
     s = Session(open_dump(str(fixtures / "A")), open_dump(str(tgt)))
     bi = Bisection(s)
     checks = bi.check_inputs()
@@ -197,7 +212,7 @@ def test_extras_multigraph_iterations_and_filter():
     assert d.op("4:Expand/_Muls/Mul-op0").name == "Expand/_Muls/Mul-op0"  # '__' mapped back through the csv
     with pytest.raises(DumpError) as e:
         open_dump(str(ex / "A_3iters"))
-    assert "--iteration" in e.value.reason and "0, 1, 2" in e.value.reason
+    assert "--step N" in e.value.reason and "0, 1, 2" in e.value.reason
     d1 = open_dump(str(ex / "A_3iters"), iteration="1")
     assert d1.iterations == {"0": "1"} and len(d1.kernels) == 19
     d2 = open_dump(str(ex / "A_3iters" / "rank_0" / "Net" / "0" / "2"))
@@ -264,7 +279,10 @@ def test_filtered_dump_checks_weights_through_consumer_inputs(fixtures, tmp_path
     shutil.copytree(ex, tgt)
     d = tgt / "rank_0" / "Net" / "0" / "0"
     for f in d.iterdir():
-        if f.name.startswith("Conv2D.Default_conv3-ConvBlock_Conv2D-op0") and ".input.1." in f.name:
+        # the weight the conv reads, and so what it computes (a conv without bias is linear in its weight)
+        if f.name.startswith("Conv2D.Default_conv3-ConvBlock_Conv2D-op0") and (
+            ".input.1." in f.name or ".output.0." in f.name
+        ):
             f.chmod(0o600)
             np.save(f, (np.load(f) * np.float32(1.02)).astype(np.float32))
     s = Session(open_dump(str(ex)), open_dump(str(tgt)))

@@ -51,6 +51,12 @@ def batches(jobs: list[PairJob]) -> list[list[PairJob]]:
     return out
 
 
+def _absolute(spec: TensorSpec) -> TensorSpec:
+    """A worker runs in a folder of its own (often on another host): a path relative to here means
+    nothing there, and would read nothing or another file of the same name."""
+    return (os.path.abspath(spec[0]),) + tuple(spec[1:])
+
+
 def _mapped(spec: TensorSpec, path_map: list[tuple[str, str]]) -> TensorSpec:
     path = spec[0]
     for local, remote in path_map:
@@ -119,6 +125,7 @@ class DaskExecutor:
     def run(self, jobs: list[PairJob], kl: bool, cancelled: Callable[[], bool] | None = None) -> Iterator[PairOutcome]:
         from distributed import as_completed
 
+        jobs = [(i, _absolute(r), _absolute(t), tol) for i, r, t, tol in jobs]
         if self.path_map:
             jobs = [(i, _mapped(r, self.path_map), _mapped(t, self.path_map), tol) for i, r, t, tol in jobs]
         futures = [

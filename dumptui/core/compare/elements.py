@@ -3,6 +3,7 @@ histogram of the errors, and whether a single fp16/bf16 rounding explains every 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -113,10 +114,15 @@ def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> st
     return None
 
 
-def stats_within_rounding(ref: dict, target: dict) -> str | None:
-    """For statistic-only records: the format (float16/bfloat16) whose rounding explains the differences of
-    max, min and L2 norm (each moves by at most one rounding), or None. The mean is left out: a mean near zero
-    moves by more than its own rounding."""
+MEAN_SIGMAS = 6.0  # a mean moved by rounding: within this many standard deviations of the rounding's mean
+
+
+def stats_within_rounding(ref: dict, target: dict, n: int | None = None) -> str | None:
+    """For statistic-only records: the format (float16/bfloat16) whose rounding explains the difference of
+    every statistic, or None. Rounding each element moves max and min by one rounding at most and the L2 norm
+    by at most u x itself; the mean moves by the mean of n independent roundings, whose standard deviation is
+    u x RMS / sqrt(3n): beyond MEAN_SIGMAS of those, a shifted mean is not rounding (a network input whose mean
+    moved 7 % is not bf16). Without the element count the mean cannot be judged and is left out."""
     keys = [
         k
         for k in ("max", "min", "l2")
@@ -124,6 +130,26 @@ def stats_within_rounding(ref: dict, target: dict) -> str | None:
     ]
     if not keys:
         return None
+    means = [d.get("mean") for d in (ref, target)]
+    mean_ref, mean_target = means
+    judge_mean = (
+        n is not None
+        and n > 0
+        and "l2" in keys
+        and isinstance(mean_ref, (int, float))
+        and isinstance(mean_target, (int, float))
+    )
+    for fmt in ("float16", "bfloat16"):
+        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
+        if not all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):
+            continue
+        if judge_mean:
+            assert n is not None and isinstance(mean_ref, (int, float)) and isinstance(mean_target, (int, float))
+            rms = max(abs(ref["l2"]), abs(target["l2"])) / math.sqrt(n)
+            if abs(mean_ref - mean_target) > MEAN_SIGMAS * u * rms / math.sqrt(3 * n) + tiny:
+                continue
+        return fmt
+    return None
     for fmt in ("float16", "bfloat16"):
         u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
         if all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):

@@ -78,6 +78,9 @@ class Session:
         # tensor pairs compared against a transformed reference whose verdict is final: a wrongly folded or
         # quantised weight stays diverged (no "carried precision noise" in context), and is the preconditions'
         self.final: set[int] = set()
+        # training dumps: (the earlier step, the largest relative error seen in it) when this rank already
+        # differed one step before: its optimizer updated these weights with that error (ranks/allunits.py)
+        self.carried_from_step: tuple[str, float] | None = None
 
     @property
     def tensors_read(self) -> int:

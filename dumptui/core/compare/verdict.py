@@ -347,7 +347,7 @@ def rounding_explains(ref: TensorRef | None, target: TensorRef | None) -> str | 
         return None
     if not ref.has_data or not target.has_data:
         if ref.stats is not None and target.stats is not None:
-            return stats_within_rounding(ref.stats, target.stats)
+            return stats_within_rounding(ref.stats, target.stats, ref.size if ref.size == target.size else None)
         return None
     if ref.problem or target.problem or (ref.size or 0) != (target.size or 0):
         return None

@@ -151,6 +151,6 @@ def locate(path: str, selection: Selection) -> StepFolder:
         raise DumpError(
             path,
             f"{len(chosen)} dump folders ({shown}): choose with --rank (device), --graph (model "
-            "name or id) and --iteration (step), or give the folder of one",
+            "name or id) and --step (iteration), or give the folder of one",
         )
     return chosen[0]

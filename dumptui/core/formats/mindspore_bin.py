@@ -165,7 +165,7 @@ def _locate(path: str, selection: Selection) -> _Location:
     its = _iteration_dirs(device_dir)
     if not its:
         raise DumpError(path, "no iteration_N folders with .bin files found")
-    iteration, data_dir = choose_one(path, its, selection.iteration, "iteration", "--iteration N")
+    iteration, data_dir = choose_one(path, its, selection.iteration, "iteration", "--step N")
     return _Location(device_dir, device, iteration, data_dir)
 
 

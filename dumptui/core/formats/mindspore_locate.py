@@ -131,7 +131,7 @@ def _choose_iterations(data: dict[str, dict[str, str]], selection: Selection, pa
     if several:
         raise DumpError(
             path,
-            f"several iterations ({_iterations_listing(several)}): choose one with --iteration N"
+            f"several iterations ({_iterations_listing(several)}): choose one with --step N"
             + (" (and --graph G)" if len(data) > 1 else ""),
         )
     return {g: next(iter(its.items())) for g, its in data.items() if its}

@@ -15,6 +15,7 @@ parameter; anything else is an input no op produced (the network input, a weight
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -38,7 +39,7 @@ DUMP_JSON = "dump.json"
 
 Record = dict[str, Any]  # a tensor record of dump.json
 # (dtype, shape, max, min, mean, norm) of a record: equal signatures are taken for the same tensor
-Signature = tuple[str, tuple[Any, ...], float, float, float, float]
+Signature = tuple[str, int, float, float, float, float]  # dtype, elements, max, min, mean, L2 norm
 
 
 def looks_like(path: str) -> bool:
@@ -61,7 +62,7 @@ def _choose_dir(path: str, rank: str | None, iteration: str | None) -> str:
     steps = numbered_subdirs(path, STEP_DIR)
     if steps:
         steps = {n: steps[n] for n in sorted(steps, key=int)}
-        _step, base = choose_one(path, steps, iteration, "step", "--iteration N")
+        _step, base = choose_one(path, steps, iteration, "step", "--step N")
     ranks = sorted(s for s in list_dir(base) if RANK_DIR.match(s) and os.path.isfile(os.path.join(base, s, DUMP_JSON)))
     if not ranks:
         raise DumpError(path, "no msprobe dump.json found")
@@ -93,11 +94,12 @@ def _is_tensor(rec: Record) -> bool:
 
 
 def call_tensors(entry: Record) -> tuple[list[tuple[str, Record]], list[tuple[str, Record]]]:
-    """An API call's tensor records, inputs (args then kwargs) and outputs, each with msprobe's suffix of
-    the tensor name (`input.0`, `input.3.1`, `input.bias`, `output.0`): slot N is the Nth in these lists."""
+    """An API call's tensor records, inputs (args then kwargs; a backward call's `input`, the gradients it
+    receives) and outputs, each with msprobe's suffix of the tensor name (`input.0`, `input.3.1`, `input.bias`,
+    `output.0`): slot N is the Nth in these lists."""
     ins = [
         (f"input.{label}", rec)
-        for value in (entry.get("input_args") or [], entry.get("input_kwargs") or {})
+        for value in (entry.get("input_args") or [], entry.get("input_kwargs") or {}, entry.get("input") or [])
         for label, rec in _tensor_records(value, "")
         if _is_tensor(rec)
     ]
@@ -105,6 +107,52 @@ def call_tensors(entry: Record) -> tuple[list[tuple[str, Record]], list[tuple[st
         (f"output.{label}", rec) for label, rec in _tensor_records(entry.get("output") or [], "") if _is_tensor(rec)
     ]
     return ins, outs
+
+
+MAX_ATTR_TEXT = 200  # a scalar argument's text kept for comparison (longer ones are cut, and say so)
+
+
+def call_attrs(entry: Record) -> dict[str, str]:
+    """The arguments of a call that are not tensors, as attributes compared across the dumps: positional
+    scalars as `scalar input N` (N the argument's position), keyword ones by name (`op`: SUM, MAX...), a
+    collective's process group as `group` (its ranks, `0,1`; `world` for the default group)."""
+    out: dict[str, str] = {}
+    args = entry.get("input_args")
+    if isinstance(args, list):
+        for i, rec in enumerate(args):
+            text = _scalar_text(rec)
+            if text is not None:
+                out[f"scalar input {i}"] = text
+    kwargs = entry.get("input_kwargs")
+    if isinstance(kwargs, dict):
+        for name, rec in kwargs.items():
+            if isinstance(rec, dict) and "ProcessGroup" in str(rec.get("type", "")):
+                ranks = rec.get("group_ranks")
+                if isinstance(ranks, list) and all(type(r) is int for r in ranks):
+                    out["group"] = ",".join(str(r) for r in sorted(ranks))
+            elif name == "group" and rec is None:
+                out["group"] = "world"
+            else:
+                text = _scalar_text(rec)
+                if text is not None:
+                    out[str(name)[:MAX_ATTR_TEXT]] = text
+    return out
+
+
+def _scalar_text(rec: Any) -> str | None:
+    """A non-tensor record's value as text (`0.5`, `SUM`, `(16)`), or None for a tensor or nothing."""
+    if isinstance(rec, list):
+        parts = [_scalar_text(r) for r in rec]
+        return None if not parts or any(p is None for p in parts) else "(" + ", ".join(p or "" for p in parts) + ")"
+    if not isinstance(rec, dict) or _is_tensor(rec) or "value" not in rec:
+        return None
+    value = rec["value"]
+    if not isinstance(value, (int, float, str, bool)) and value is not None:
+        return None
+    text = str(value)
+    if text.startswith("RedOpType.") or text.startswith("ReduceOp."):  # torch.distributed.ReduceOp
+        text = text.split(".", 1)[1]
+    return text if len(text) <= MAX_ATTR_TEXT else text[:MAX_ATTR_TEXT] + "…"
 
 
 def _stats(rec: Record) -> dict[str, float | None]:
@@ -127,7 +175,38 @@ def _signature(rec: Record) -> Signature | None:
         shape = _record_shape(rec)
     except limits.BadValue:
         return None
-    return (str(rec.get("dtype")), shape, mx, mn, mean, l2)
+    # the number of elements, not the shape: a view, reshape, flatten or transpose msprobe does not record
+    # keeps every value, and its consumer's input is still the producer's output
+    return (str(rec.get("dtype")), int(math.prod(shape)), mx, mn, mean, l2)
+
+
+# significant bits (with the implicit one) of the float dtypes a cast can move a tensor between
+_SIGNIFICANT_BITS = {"torch.bfloat16": 8, "torch.float16": 11, "torch.float32": 24, "torch.float64": 53}
+
+
+def _rounded(x: float, bits: int) -> float:
+    """x rounded to nearest (ties to even) with `bits` significant bits: what a cast to that dtype keeps."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    mantissa, exponent = math.frexp(x)
+    return math.ldexp(round(mantissa * (1 << bits)), exponent - bits)
+
+
+def _same_after_cast(produced: Signature, consumed: Signature) -> bool:
+    """Whether `consumed` is `produced` moved to another float dtype by a cast msprobe did not record
+    (`.to(bfloat16)`, `.float()`): the same number of elements, the same max and min once rounded to the
+    narrower dtype, and mean and L2 norm within what that rounding (and msprobe computing them in the narrow
+    dtype) can change."""
+    bits_p, bits_c = _SIGNIFICANT_BITS.get(produced[0]), _SIGNIFICANT_BITS.get(consumed[0])
+    if bits_p is None or bits_c is None or produced[0] == consumed[0] or produced[1] != consumed[1]:
+        return False
+    bits = min(bits_p, bits_c)
+    if any(_rounded(a, bits) != _rounded(b, bits) for a, b in zip(produced[2:4], consumed[2:4])):
+        return False
+    tolerance = 2.0 ** -(bits - 3)
+    l2_p, l2_c = produced[5], consumed[5]
+    rms = max(l2_p, l2_c) / math.sqrt(max(produced[1], 1))
+    return abs(l2_p - l2_c) <= tolerance * max(l2_p, l2_c) and abs(produced[4] - consumed[4]) <= tolerance * rms
 
 
 def _pt_file_layout(path: str) -> Layout:
@@ -181,6 +260,7 @@ class _Calls:
     params: dict[str, Op] = field(default_factory=dict)
     param_of: dict[Signature, str] = field(default_factory=dict)  # signature -> parameter name
     record_of: dict[int, Record] = field(default_factory=dict)  # id(TensorRef) -> its dump.json record
+    forward: dict[str, Op] = field(default_factory=dict)  # `Functional.linear.0.` -> its forward call
 
     def add_module(self, name: str, entry: Record, problems: list[Problem]) -> None:
         """A module call is a container: its parameters are the network's weights, named by the module's
@@ -221,10 +301,22 @@ class _Calls:
             name_source="dump.json",
         )
         ins, outs = call_tensors(entry)
+        attrs = call_attrs(entry)
+        if attrs:
+            op.attrs = attrs
         for slot, (_label, rec) in enumerate(ins):
             op.put("input", slot, self._tensor(rec, "input", slot, name))
         for slot, (_label, rec) in enumerate(outs):
             op.put("output", slot, self._tensor(rec, "output", slot, name))
+        if name.endswith(".forward"):
+            self.forward[name[: -len("forward")]] = op
+        elif name.endswith(".backward"):
+            # a backward call also reads what its forward call saved (its inputs): those are inputs of it
+            # too, or its error would seem born from gradients that agree
+            fwd = self.forward.get(name[: -len("backward")])
+            if fwd is not None:
+                for t in fwd.inputs.values():
+                    op.put("input", len(op.inputs), t)
         op.order = len(self.ops)
         self.ops.append(op)
 
@@ -250,6 +342,11 @@ def _input_source(
     if sig is not None and sig in produced:
         src_key, src_slot = produced[sig]
         return InputSource("op", src_key, src_slot), (src_key, src_slot)
+    if sig is not None and sig[0] in _SIGNIFICANT_BITS:
+        # the latest output this input is after a cast (bf16 autocast, `.to(float32)`)
+        for out_sig, (src_key, src_slot) in reversed(produced.items()):
+            if _same_after_cast(out_sig, sig):
+                return InputSource("op", src_key, src_slot), (src_key, src_slot)
     if sig is not None and sig in calls.param_of:
         return InputSource("parameter", calls.param_of[sig]), (calls.param_of[sig], 0)
     if first and slot == 0:
@@ -260,8 +357,8 @@ def _input_source(
 
 
 def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
-    """Edges from matching records: an input equal (dtype, shape, statistics) to an earlier output or to a
-    module parameter was produced by it. Fills the ops' `sources`; names the network input in `parameters`."""
+    """Edges from matching records: an input equal (dtype, element count, statistics) to an earlier output,
+    or equal to it after a cast between float dtypes, or to a module parameter, was produced by it. Fills the ops' `sources`; names the network input in `parameters`."""
     g = FlowGraphBuilder()
     for op in calls.ops:
         g.add_node(op.key, dumped=True, op_type=op.op_type, kind=KERNEL)
@@ -280,6 +377,7 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
         for slot, t in op.outputs.items():
             out_sig = _signature(calls.record_of[id(t)])
             if out_sig is not None:
+                produced.pop(out_sig, None)  # insertion order is production order: the latest is last
                 produced[out_sig] = (op.key, slot)
     return g.freeze()
 

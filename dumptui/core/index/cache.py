@@ -71,11 +71,14 @@ def enabled() -> bool:
     return not os.environ.get(DISABLE_ENV)
 
 
+CORE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _code_fingerprint() -> str:
-    """Modification times of the engine's modules: an index made by other code is not reused."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    """Modification times of the engine's modules (every folder of core/: the readers that make an index
+    live in core/formats, its model in core/model): an index made by other code is not reused."""
     parts = []
-    for folder, _dirs, files in os.walk(here):
+    for folder, _dirs, files in os.walk(CORE_FOLDER):
         for name in sorted(files):
             if name.endswith(".py"):
                 st = os.stat(os.path.join(folder, name))

@@ -18,8 +18,12 @@ from dumptui.core.model.dump import Op
 from dumptui.core.ranks.commorder import CrossRank, RankEvents, first_divergence, rank_events
 from dumptui.core.ranks.units import Unit
 from dumptui.core.search.bisect import Root
+from dumptui.core.search.bisect.types import RootKind
+from dumptui.core.search.scan import result_error
 
-UnitRun = Callable[[Unit], tuple[Session, list[Root]]]  # open, align and search one unit: its roots, first first
+# open, align and search one unit (told the step before it on its rank that already differed, and the largest
+# error it saw): its session and roots, first first
+UnitRun = Callable[[Unit, "tuple[str, float] | None"], tuple[Session, list[Root]]]
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class UnitRoot:
     name: str
     op_type: str
     why: str
+    at_inputs: bool = False  # an input or parameter of the op differs: the divergence is there before it runs
 
 
 @dataclass
@@ -90,15 +95,20 @@ def run_units(
     outcomes: list[UnitOutcome] = []
     events: dict[str | None, RankEvents] = {}
     ranks_seen: dict[str | None, int] = {}
+    # rank -> (its step before, the largest relative error seen there) when that step differed at all
+    differed: dict[str | None, tuple[str, float] | None] = {}
     for unit in sorted(units, key=Unit.sort_key):
         rank_id = rank_number(unit, ranks_seen.setdefault(unit.rank, len(ranks_seen)))
         outcome = UnitOutcome(unit, rank_id)
         outcomes.append(outcome)
         try:
-            session, roots = run(unit)
+            session, roots = run(unit, differed.get(unit.rank))
         except DumptuiError as e:
             outcome.error = str(e)
+            differed[unit.rank] = None
             continue
+        level = largest_error(session)
+        differed[unit.rank] = (unit.step or "", level) if level > 0 else None
         kernels = _kernels_in_order(session)
         outcome.kernels = len(kernels)
         position = {op.key: i for i, op in enumerate(kernels)}
@@ -106,12 +116,34 @@ def run_units(
             op = root.pair.ref
             if op is None or op.key not in position:
                 continue  # a target-only op has no place in the reference's order
-            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, root.why))
+            at_inputs = root.kind != RootKind.OUTPUTS
+            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, root.why, at_inputs))
         evs, unmatched = rank_events(rank_id, kernels)
         events.setdefault(unit.step, RankEvents()).add(rank_id, evs, unmatched)
         if on_unit is not None:
             on_unit(unit, session, roots)
     return AllUnits(outcomes, _order_steps(outcomes, events))
+
+
+def largest_error(session: Session) -> float:
+    """The largest relative error of any tensor pair the search compared (0 when all were equal). A tensor
+    held in a less precise dtype on one side carries at least that dtype's rounding in each element, though
+    statistics average it away: its floor counts then."""
+    level = 0.0
+    for r in session.results():
+        e = result_error(r)
+        if e is None or e.nonfinite:
+            continue
+        level = max(level, e.rel)
+        if (
+            r.statistics_only
+            and r.ref is not None
+            and r.target is not None
+            and r.ref.dtype != r.target.dtype
+            and e.rel > 0
+        ):
+            level = max(level, session.thresholds.floor(r.ref.dtype, r.target.dtype)[0])
+    return level
 
 
 def _order_steps(outcomes: list[UnitOutcome], events: dict[str | None, RankEvents]) -> list[StepVerdict]:
@@ -122,8 +154,12 @@ def _order_steps(outcomes: list[UnitOutcome], events: dict[str | None, RankEvent
         units = {o.rank_id: o.unit for o in mine}
         cross = None
         if first_roots:
+            # a divergence in an op's inputs is there before the op runs: a collective it feeds carries it to
+            # the other ranks (a broadcast from a rank whose weight differs); one born in the op's output is
+            # not carried by that same op (an all_reduce with another reduction, on every rank: concurrent)
             cross = first_divergence(
-                events.get(step, RankEvents()), {r: root.position for r, root in first_roots.items()}
+                events.get(step, RankEvents()),
+                {r: root.position - (0.5 if root.at_inputs else 0) for r, root in first_roots.items()},
             )
         steps.append(StepVerdict(step, cross, first_roots, units))
     return steps

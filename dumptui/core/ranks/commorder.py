@@ -144,12 +144,12 @@ def comm_events(ops_by_rank: Mapping[int, Sequence[OpLike]]) -> RankEvents:
 class Reach:
     """Where a divergence reaches a rank: the first position there, and the communication op it came by."""
 
-    position: int
+    position: float  # (x.5 when the divergence is in an op's inputs: there before the op at x runs)
     via: str  # the op name on the reached rank ("" on the rank it started on)
     from_rank: int
 
 
-def reach(events: RankEvents, rank: int, position: int) -> dict[int, Reach]:
+def reach(events: RankEvents, rank: int, position: float) -> dict[int, Reach]:
     """Every rank a divergence born on `rank` at `position` reaches, and where first."""
     groups: dict[tuple[object, ...], list[CommEvent]] = {}
     for evs in events.events.values():
@@ -188,8 +188,9 @@ class CrossRank:
         return len(self.first) > 1
 
 
-def first_divergence(events: RankEvents, roots: Mapping[int, int]) -> CrossRank:
-    """`roots`: rank -> position of its first root (ranks without a divergence left out)."""
+def first_divergence(events: RankEvents, roots: Mapping[int, float]) -> CrossRank:
+    """`roots`: rank -> position of its first root (ranks without a divergence left out), less a half when
+    the divergence is in the op's inputs (there before the op runs)."""
     reaches = {r: reach(events, r, pos) for r, pos in roots.items()}
     explained: dict[int, Reach] = {}
     for r, pos in roots.items():

@@ -2,7 +2,7 @@
 
 A training dump is several ranks (MindSpore's `rank_N/`, msprobe's `step{S}/rank{R}/`) and several steps
 (MindSpore's iteration folders, msprobe's `step{S}/`). Each (rank, step) is one `Unit`, opened like a dump of
-its own with `--rank R --iteration S`. Here: listing them without indexing anything (folder names only), and
+its own with `--rank R --step S`. Here: listing them without indexing anything (folder names only), and
 pairing the two dumps' units.
 """
 
@@ -38,7 +38,8 @@ class Unit:
 
 
 def _msprobe_layout(path: str) -> dict[str, dict[str, int]]:
-    """{rank: {step: 1}} of an msprobe dump root (step{S}/rank{R}/dump.json), {} when it is not one."""
+    """{rank: {step: 1}} of an msprobe dump root (step{S}/rank{R}/dump.json), or of one step's folder
+    (rank{R}/dump.json: the form msprobe's own compare takes; its steps are ""); {} when it is neither."""
     out: dict[str, dict[str, int]] = {}
     for step in list_dir(path):
         m = _MSPROBE_STEP.match(step)
@@ -48,6 +49,11 @@ def _msprobe_layout(path: str) -> dict[str, dict[str, int]]:
             r = _MSPROBE_RANK.match(rank)
             if r and os.path.isfile(os.path.join(path, step, rank, "dump.json")):
                 out.setdefault(r.group(1) or "0", {})[m.group(1)] = 1
+    if not out:
+        for rank in list_dir(path):
+            r = _MSPROBE_RANK.match(rank)
+            if r and os.path.isfile(os.path.join(path, rank, "dump.json")):
+                out.setdefault(r.group(1) or "0", {})[""] = 1
     return out
 
 
@@ -67,7 +73,13 @@ def units(path: str, rank: str | None, step: str | None) -> list[Unit]:
     only one (the reader asks to choose when there are several)."""
     found = layout(path)
     if rank == ALL and not found:
-        raise DumpError(path, "--rank all: no rank folders found (rank_N/ or step*/rank*/)")
+        raise DumpError(path, "--rank all: no rank folders found (rank_N/, step*/rank*/ or rank*/)")
+    # one level `all` and the other not given: every one of the other too, when there are several (the only
+    # other answer would be "choose one" for each unit)
+    if rank == ALL and step is None and any(len(steps) > 1 for steps in found.values()):
+        step = ALL
+    if step == ALL and rank is None and len(found) > 1:
+        rank = ALL
     ranks = list(found) if rank == ALL else [rank]
     out = []
     for r in ranks:
@@ -75,7 +87,7 @@ def units(path: str, rank: str | None, step: str | None) -> list[Unit]:
             steps = found.get(r if r is not None else next(iter(found), ""), [])
             if not steps:
                 raise DumpError(path, f"--step all: no steps (iteration folders) found for rank {r or '-'}")
-            out += [Unit(r, s) for s in steps]
+            out += [Unit(r, s or None) for s in steps]
         else:
             out.append(Unit(r, step))
     return out

@@ -66,6 +66,33 @@ def result_error(r: TensorResult) -> TensorError | None:
     return tensor_error(r.stats)
 
 
+def _rounding_seen(session: Session, pair: OpPair, r: TensorResult, err: TensorError) -> TensorError:
+    """A statistics-only input's error, at least what rounding to a less precise dtype on one side only does
+    to each element (its own dtype, or its producer's output one: an unrecorded cast). Statistics average that
+    rounding away (the mean of bf16 rounding errors is near 0), so compared with an output's statistics they
+    would make a carried error look grown. Tensors show the rounding themselves: kept as they are."""
+    if not r.statistics_only:
+        return err
+    seen: dict[str, set[str | None]] = {"ref": set(), "target": set()}
+    for side, t in (("ref", r.ref), ("target", r.target)):
+        if t is not None:
+            seen[side].add(t.dtype)
+    dump = {"ref": session.ref, "target": session.target}
+    for side, src in zip(("ref", "target"), input_source(pair, r.slot)):
+        if src is not None and src.kind == "op":
+            producer = dump[side].op(src.ref)
+            out = producer.outputs.get(src.slot) if producer is not None else None
+            if out is not None:
+                seen[side].add(out.dtype)
+    low_ref, low_target = least_precise(seen["ref"]), least_precise(seen["target"])
+    if low_ref == low_target:
+        return err
+    floor, _ = session.thresholds.floor(low_ref, low_target)
+    if floor <= err.rel:
+        return err
+    return TensorError(floor, err.abs, max(err.rel_l2, floor), err.abs_rms, err.nonfinite, err.n)
+
+
 def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None, int | None]:
     """The worst of several tensors' errors, scale by scale (the slot is the worst on the relative scale)."""
     if not errors:
@@ -86,7 +113,11 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     pair = res.pair
     roles = input_roles(pair)
     outs = [(r.slot, e) for r in res.outputs if (e := result_error(r)) is not None]
-    ins = [(r.slot, e) for r in res.inputs if roles.get(r.slot) != "constant" and (e := result_error(r)) is not None]
+    ins = [
+        (r.slot, _rounding_seen(session, pair, r, e))
+        for r in res.inputs
+        if roles.get(r.slot) != "constant" and (e := result_error(r)) is not None
+    ]
     out, out_slot = _combine(outs)
     data_in, in_slot = _combine(ins)
     names = [t.dtype for op in (pair.ref, pair.target) if op is not None for t in op.tensors()]
@@ -297,7 +328,7 @@ def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
 
 
 def _carried(session: Session, pair: OpPair, r: TensorResult, tainted: bool) -> None:
-    if r.verdict != DIVERGED or tainted or r.statistics_only:
+    if r.verdict != DIVERGED or tainted:
         return
     err = result_error(r)
     why = (

@@ -123,3 +123,51 @@ def test_batches_and_path_map(tmp_path):
     assert daskexec._mapped(jobs[0][1], parse_path_map([f"{tmp_path}=/mnt/dumps"]))[0] == "/mnt/dumps/t0.npy"
     with pytest.raises(UsageError, match="LOCAL=REMOTE"):
         parse_path_map(["nothing"])
+
+
+def test_relative_paths_with_a_scheduler_and_workers_started_elsewhere(ranks_pair, tmp_path):
+    """`dask scheduler` and `dask worker` started on their own, the worker in another folder (as on another
+    host): dumps given as paths relative to where dumptui runs give the same answer, byte for byte, as the
+    local run (each tensor is sent to the worker by its absolute path)."""
+    import shutil
+    import subprocess
+    import sys
+
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable))
+    if dask is None:
+        pytest.skip("the `dask` command is not installed beside this Python")
+    scheduler_file = tmp_path / "scheduler.json"
+    elsewhere = tmp_path / "worker-home"
+    elsewhere.mkdir()
+    procs = [
+        subprocess.Popen(
+            [dask, "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0", "--dashboard-address", ":0"],
+            cwd=elsewhere,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        procs.append(
+            subprocess.Popen(
+                [dask, "worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1", "--no-dashboard"],
+                cwd=elsewhere,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        # wait on the scheduler's own event: a client connects once the file exists, then waits for the worker
+        with distributed.Client(scheduler_file=str(scheduler_file), timeout="120s") as client:
+            client.wait_for_workers(1, timeout=120)
+            address = client.scheduler.address
+        base = os.path.dirname(ranks_pair.ref)
+        ref, target = os.path.relpath(ranks_pair.ref, base), os.path.relpath(ranks_pair.target, base)
+        args = ("compare", ref, target, "--rank", "2", "--json")
+        local = run_cli(*args, cwd=base)
+        on_dask = run_cli(*args, "--dask", address, cwd=base)
+        assert local[0] == 1 and on_dask[:2] == local[:2], on_dask[2][-2000:]
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=60)

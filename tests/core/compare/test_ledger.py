@@ -39,4 +39,11 @@ def test_read_count_is_right_on_statistics_only_and_md5_dumps(tmp_path):
         assert d["culprit"] is not None and d["culprit"]["ref"] == "Functional.linear.1.forward"
         assert d["tensors_read"] > 0
         assert d["tensors_read"] == sum(d["reads_by_purpose"].values())
-        assert set(d["reads_by_purpose"]) <= {"precondition", "graph output", "probe", "culprit check", "other roots"}
+        assert set(d["reads_by_purpose"]) <= {
+            "precondition",
+            "graph output",
+            "probe",
+            "culprit check",
+            "other roots",
+            "scan",
+        }

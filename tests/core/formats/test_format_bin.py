@@ -164,7 +164,7 @@ def test_several_iterations_need_iteration(tmp_path):
     make_dump(tmp_path / "Net" / "device_0", iterations=("0", "5"))
     with pytest.raises(DumpError) as err:
         open_dump(str(tmp_path))
-    assert "0, 5" in err.value.reason and "choose one with --iteration N" in err.value.reason
+    assert "0, 5" in err.value.reason and "choose one with --step N" in err.value.reason
     dump = open_dump(str(tmp_path), iteration="5")
     assert dump.iterations == {"0": "5"}
     assert all(t.path.split(os.sep)[-2] == "iteration_5" for op in dump.ops for t in op.tensors())

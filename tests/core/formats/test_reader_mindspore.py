@@ -71,7 +71,7 @@ def test_several_ranks_and_iterations_need_a_choice(tmp_path):
     small_dump(root, rank="0", iteration="3")
     with pytest.raises(DumpError) as e:
         open_dump(root, rank="0")
-    assert "--iteration" in e.value.reason and "0, 3" in e.value.reason
+    assert "--step N" in e.value.reason and "0, 3" in e.value.reason
     assert open_dump(root, rank="0", iteration="3").iterations == {"0": "3"}
 
 

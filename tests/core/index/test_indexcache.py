@@ -279,3 +279,20 @@ def test_indexing_in_processes_leaves_errors_to_the_caller(tmp_path, cache_home,
     before = sorted(os.listdir(indexcache.cache_folder()))
     assert indexproc.index_into_cache([(info.target, None, None, None, None)]) == {}
     assert sorted(os.listdir(indexcache.cache_folder())) == before
+
+
+def test_the_code_fingerprint_covers_every_folder_of_the_engine(tmp_path, monkeypatch):
+    """An index made by other reader code is not reused: the fingerprint changes when a module of
+    core/formats (where the readers that build an index live) changes, not only one of core/index."""
+    import shutil
+
+    from dumptui.core.index import cache as index_cache
+
+    copy = tmp_path / "core"
+    shutil.copytree(index_cache.CORE_FOLDER, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(index_cache, "CORE_FOLDER", str(copy))
+    before = index_cache._code_fingerprint()
+    reader = copy / "formats" / "msprobe.py"
+    st = reader.stat()
+    os.utime(reader, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert index_cache._code_fingerprint() != before

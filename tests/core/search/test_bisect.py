@@ -27,7 +27,8 @@ def test_demo_planted_culprit_found_graph_mode(demo_pair):
     bi.run()
     r = bi.first_root()
     assert r.pair.name == demo_pair.planted and r.kind == "outputs"
-    assert r.why == "inputs agree, outputs diverge"
+    # the planted bug is a layout attribute: said, as the app's culprit panel says it
+    assert r.why == 'inputs agree, outputs diverge; its definition differs (attribute format: "NCHW" vs "NHWC")'
     assert all(t.verdict in ("equal", "close") for t in r.result.inputs)
     assert r.result.outputs[0].verdict == "diverged"
     assert any("format" in h.text and "NHWC" in h.text for h in r.result.hints)

@@ -20,7 +20,7 @@ from dumptui.core.compare.verdict import CLOSE, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.search.bisect.culprit import CulpritCheck
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
-from dumptui.core.search.bisect.preconditions import check_inputs, parameter_roots
+from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, parameter_roots
 from dumptui.core.search.bisect.sessionfile import steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
@@ -29,6 +29,8 @@ from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reaso
 from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
 
 MAX_SINKS = 4  # graph outputs checked for divergence before giving up
+
+
 MAX_WALK_BACK = 32  # outputs read back from an unreadable graph output, looking for readable ones
 
 
@@ -138,8 +140,15 @@ class Bisection:
             if names:
                 named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
                 noise = "; ".join(filter(None, [noise, f"{len(names)} inputs/weights {words} ({named})"]))
+        inferred = [d.path for d in (self.session.ref, self.session.target) if is_inferred(d.graph_source)]
         if noise:
             self.use_scan(f"noisy pair: {noise}", progress, cancelled)
+        elif inferred:
+            # a chain rebuilt from matching values can break (a view nobody recorded, a value seen twice): the
+            # search does not trust it to skip ops, and judges every op as compare does (the same roots)
+            self.use_scan(
+                "the dataflow is inferred from the records, not read from a graph: every op judged", progress, cancelled
+            )
         else:
             self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
@@ -330,7 +339,7 @@ class Bisection:
         """The field guide's preconditions: same network input, same weights (where both dumps hold them)."""
         if self.checks is None:
             self.checks = check_inputs(self.session)
-            self.parameter_roots = parameter_roots(self.checks)
+            self.parameter_roots = parameter_roots(self.checks, self.session)
         return self.checks
 
     def roots(self) -> list[Root]:

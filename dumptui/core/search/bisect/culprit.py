@@ -118,6 +118,11 @@ class CulpritCheck:
             why += f"; {what} differs ({r.reason})"
         if unproduced_bad and not carriers:
             why += f"; its other {inputs_words(le)}"
+        # what the app's culprit panel says of such an op: a scalar argument, an attribute, a reduce op (a
+        # constant input that differs is said above, with its numbers)
+        definition = [d for d in le.differs if not d.startswith("constant input")]
+        if definition and le.kind == LocalKind.ROOT and "definition differs" not in why:
+            why += f"; its definition differs ({'; '.join(definition)})"
         return CheckOutcome(res, None, why, caveats, le)
 
     def _producer_step(

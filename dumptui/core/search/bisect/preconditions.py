@@ -21,6 +21,7 @@ from dumptui.core.graph.dataflow import consumers, input_source
 from dumptui.core.model.dump import PARAMETER
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
+from dumptui.core.search.scan import result_error
 
 ADVICE = {
     CheckKind.NETWORK_INPUT: "check the preprocessing (the field guide's first precondition)",
@@ -67,12 +68,34 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
     if r is None:
         return None
     check = judge_input(op.name, kind, r, users)
-    if check.status == CheckStatus.DIFFERS and kind == "parameter":
+    if check.status == CheckStatus.DIFFERS and kind == CheckKind.PARAMETER:
         found = verify(session, p)
         if found is not None:
             compare_consumer(session, found)
             return transformed_input(check, found)
+        _carried_from_step(session, check)
     return check
+
+
+CARRIED_WEIGHT = 2.0  # a weight updated with an earlier step's error: at most this many times that error
+
+
+def _carried_from_step(session: Session, check: InputCheck) -> None:
+    """A weight of a training step that differs when this rank already differed one step before: the
+    optimizer updated it with that step's error (a weight moves by lr x its gradient, an update smaller than
+    the weight, so its error relative to itself stays below the largest error that step saw; CARRIED_WEIGHT
+    times that allows for the statistics' own rounding). Beyond that level it is a root of its own."""
+    if session.carried_from_step is None:
+        return
+    step, level = session.carried_from_step
+    err = result_error(check.result)
+    if err is None or err.nonfinite or err.rel > CARRIED_WEIGHT * level:
+        return
+    check.status = CheckStatus.BENIGN
+    check.detail = (
+        f"carried from step {step}: this rank already differed there (up to {fmt_rel(level)}), and the optimizer "
+        f"updated the weights with it; its error {fmt_rel(err.rel)}; {numbers(check.result)}"
+    )
 
 
 def transformed_input(check: InputCheck, found: TransformCheck) -> InputCheck:
@@ -127,8 +150,49 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
             if is_weight is None
             else {False: CheckKind.NETWORK_INPUT, True: CheckKind.PARAMETER}[is_weight]
         )
-        out.append(judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses))))
+        check = judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses)))
+        if check.status == CheckStatus.DIFFERS and kind == CheckKind.UNPRODUCED and _inferred(session):
+            _carried_if_flowing(session, check)
+        out.append(check)
     return out
+
+
+def is_inferred(graph_source: str | None) -> bool:
+    """A dataflow rebuilt from the records (msprobe: matching statistics), not read from a graph file."""
+    return bool(graph_source) and str(graph_source).startswith("inferred")
+
+
+def _inferred(session: Session) -> bool:
+    """Whether a dump's dataflow was rebuilt from its records (msprobe: no graph): there, an input no dumped op
+    produces is most often a view or split of an earlier output; with a graph it is a weight or an input."""
+    return any(is_inferred(d.graph_source) for d in (session.ref, session.target))
+
+
+def _carried_if_flowing(session: Session, check: InputCheck) -> None:
+    """An input no dumped op produces, computed outside the dump from what the network already carries (a
+    view, a split, an unrecorded cast of an earlier output), is carried error when its error is at the level of
+    the error already flowing out of the ops that ran before it: not a root. The same rule as the local error:
+    it is a root only when it exceeds that level by the gain threshold."""
+    err = result_error(check.result)
+    if err is None or err.nonfinite or not check.consumers:
+        return
+    first = min(c.index for c in check.consumers)
+    level, source = 0.0, ""
+    for p in session.alignment.kernels:
+        if not p.paired or p.index >= first:
+            continue
+        for r in session.op_result(p, inputs=False, purpose="precondition").outputs:
+            e = result_error(r)
+            if e is not None and not e.nonfinite and e.rel > level:
+                level, source = e.rel, f"{p.name} {r.label}"
+    gain = session.thresholds.gain
+    if level > 0 and err.rel <= gain * level:
+        check.status = CheckStatus.BENIGN
+        check.detail = (
+            f"carried: its error {fmt_rel(err.rel)} is at the level of the error already flowing "
+            f"({fmt_rel(level)} at {source}, x{gain:g} allowed): computed outside the dump from what the network "
+            f"carries (a view, a split, a cast msprobe does not record); {numbers(check.result)}"
+        )
 
 
 def _statistics_agree(r: TensorResult) -> str | None:
@@ -202,8 +266,10 @@ def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]
     )
 
 
-def parameter_roots(checks: list[InputCheck]) -> list[Root]:
-    """The consumers of every input that differs, as roots (each consumer once)."""
+def parameter_roots(checks: list[InputCheck], session: Session | None = None) -> list[Root]:
+    """The consumers of every input that differs, as roots (each consumer once). A consumer whose every
+    output is bitwise equal (a broadcast that overwrites a rank's own copy, a weight the op does not read) is
+    none: the difference goes no further; it is said in the check's detail."""
     roots: list[Root] = []
     seen: set[str] = set()
     for c in checks:
@@ -213,9 +279,12 @@ def parameter_roots(checks: list[InputCheck]) -> list[Root]:
             if cons.key in seen:
                 continue
             seen.add(cons.key)
+            if session is not None and _outputs_equal(session, cons):
+                c.detail += f"; it goes no further: every output of {cons.name} is equal"
+                continue
             why = {
                 CheckKind.NETWORK_INPUT: f"the network input {c.name} differs: check the preprocessing",
-                "parameter": f"parameter {c.name}: {c.detail}"
+                CheckKind.PARAMETER: f"parameter {c.name}: {c.detail}"
                 if c.transform
                 else f"parameter {c.name} differs: check the checkpoint and its conversion",
             }.get(
@@ -227,6 +296,13 @@ def parameter_roots(checks: list[InputCheck]) -> list[Root]:
                 )
             )
     return roots
+
+
+def _outputs_equal(session: Session, pair: OpPair) -> bool:
+    if not pair.paired:
+        return False
+    outs = session.op_result(pair, purpose="precondition").outputs
+    return bool(outs) and all(r.verdict == EQUAL for r in outs)
 
 
 def numbers(r: TensorResult) -> str:
