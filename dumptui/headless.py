@@ -5,6 +5,7 @@ command fails (exit 2, the message on stderr, and an error document when JSON wa
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import IO, TYPE_CHECKING
@@ -77,7 +78,9 @@ def write_csv_output(
         n = write(sys.stdout)
         sys.stdout.flush()
         return n
-    with open(target, "w", encoding="utf-8", newline="") as fh:
+    from dumptui.core.io.safeio import open_output
+
+    with open_output(target, newline="") as fh:
         return write(fh)
 
 
@@ -143,6 +146,8 @@ def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path
 
     print(f"dumptui: {clean(text)}", file=sys.stderr)  # the JSON error document keeps path and reason raw
     target = getattr(args, "json", None) if args is not None else ("-" if "--json" in rest else None)
+    if target is not None and target != jsonout.STDOUT and _inside_given_dumps(target, args):
+        target = jsonout.STDOUT  # the refusal itself is not written where it refused to write
     if target is not None:
         doc = jsonout.error_document(sub or "app", path, reason, EXIT_USAGE)
         try:
@@ -150,3 +155,16 @@ def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path
         except OSError:
             jsonout.write(doc, jsonout.STDOUT)
     return EXIT_USAGE
+
+
+def _inside_given_dumps(path: str, args: argparse.Namespace | None) -> bool:
+    """Whether `path` is inside a dump folder named on the command line (the dumps may not have opened)."""
+    out = os.path.realpath(os.path.abspath(path))
+    for given in (getattr(args, name, None) for name in ("ref", "target", "dump")):
+        if not isinstance(given, str) or not given:
+            continue
+        root = os.path.realpath(os.path.abspath(given))
+        root = root if os.path.isdir(root) else os.path.dirname(root)
+        if out == root or out.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dumptui.core.io.errors import UsageError
-from dumptui.options.pair import PairOptions
+from dumptui.options.pair import PairOptions, validate_thresholds
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,6 +20,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
     from dumptui.tui.app import end_process, run_app
 
+    # a threshold out of range is a usage error before the screen opens (exit 2), not a panel after
+    validate_thresholds(PairOptions.from_namespace(args))
     if not args.demo:
         end_process(run_app(PairOptions.from_namespace(args), session_file=args.session))
     import shutil

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dumptui.core.io.errors import DumptuiError
+from dumptui.core.io.limits import MAX_OPTION_FILE
+from dumptui.core.io.safeio import read_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -72,8 +74,9 @@ def load(path: str | None = None, env: Mapping[str, str] | None = None) -> dict[
             raise ConfigError(path, "config file not found")
         return {}
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+        doc = tomllib.loads(read_text(path, MAX_OPTION_FILE))  # regular, bounded: never a FIFO or /dev/zero
+    except RecursionError:
+        raise ConfigError(path, "not valid TOML: nested too deep") from None
     except OSError as e:
         raise ConfigError(path, e.strerror or str(e)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

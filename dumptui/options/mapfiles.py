@@ -25,6 +25,8 @@ import re
 from typing import Any
 
 from dumptui.core.graph.align import read_map_file
+from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_OPTION_FILE, json_depth_ok
+from dumptui.core.io.safeio import read_text
 from dumptui.core.model.dump import Dump
 from dumptui.options.layermap import layer_pairs
 
@@ -41,11 +43,15 @@ def read_pairs(path: str, ref: Dump, target: Dump) -> list[tuple[str, str]]:
         return read_map_file(path)
     import yaml
 
-    with open(path, "r", encoding="utf-8") as fh:
-        try:
-            doc = yaml.safe_load(fh)
-        except yaml.YAMLError as e:
-            raise ValueError(f"not valid YAML: {e}") from None
+    text = read_text(path, MAX_OPTION_FILE)  # regular, bounded: never a FIFO or /dev/zero
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"not valid YAML: {e}") from None
+    except RecursionError:
+        raise ValueError("not a mapping: nested too deep to read") from None
+    if not json_depth_ok(doc):
+        raise ValueError(f"not a mapping: nested deeper than {MAX_JSON_DEPTH} levels")
     kind = mapping_kind(doc)
     if kind == "api":
         return api_pairs(doc, ref, target)

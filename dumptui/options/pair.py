@@ -100,8 +100,10 @@ def open_pair(options: PairOptions, cache: bool = True, in_processes: bool = Fal
     either way), but both sides' transient indexing structures were alive at once: the peak was 64 MB
     higher from the cache and 105 MB higher without it."""
     from dumptui.core.formats import open_dump
+    from dumptui.core.index.cache import protect
     from dumptui.core.model.dump import no_cyclic_gc
 
+    protect(options.path("ref"), options.path("target"))  # no cache entry of either is written inside the other
     if ALL in (options.rank, options.iteration):
         return _open_every_rank(options, cache)
 
@@ -171,6 +173,7 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     )
     from dumptui.options.mapfiles import read_pairs
 
+    validate_thresholds(options)
     th = with_overrides(
         Thresholds(),
         cos=options.cos,
@@ -187,6 +190,44 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
     session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
     require_pairs(session)
     return session
+
+
+# (option, lowest, highest, whether the lowest itself is allowed): beyond these a verdict means nothing (a gain of
+# 0 or less makes every op a root, NaN compares false with everything; a floor of 1 calls any tensor close)
+LIMITS = {
+    "gain": (0.0, 1e6, False),
+    "floor_scale": (0.0, 1e3, False),
+    "max_off": (0.0, 1.0, False),
+    "cos": (-1.0, 1.0, True),
+}
+FLOOR_LIMITS = (0.0, 1.0)  # a dtype's floor: error over the tensor's RMS, above 0 and below 1
+
+
+def validate_thresholds(options: PairOptions) -> None:
+    """UsageError (exit 2) for a threshold that is not a finite number in its range, from the flags or the
+    config file alike: NaN compares false with everything and would silently turn verdicts around."""
+    import math
+
+    from dumptui.core.compare.verdict import parse_floors
+    from dumptui.core.io.errors import UsageError
+
+    for name, (low, high, low_ok) in LIMITS.items():
+        value = getattr(options, name)
+        if value is None:
+            continue
+        ok = math.isfinite(value) and (low <= value if low_ok else low < value) and value <= high
+        if not ok:
+            lower = "at least" if low_ok else "above"
+            raise UsageError(
+                f"--{name.replace('_', '-')} {value!r}: must be a finite number {lower} {low:g} and at most {high:g}"
+            )
+    try:
+        floors = parse_floors(options.floor)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    for dtype, value in floors:
+        if not (math.isfinite(value) and FLOOR_LIMITS[0] < value < FLOOR_LIMITS[1]):
+            raise UsageError(f"--floor {dtype}={value!r}: a floor must be a finite number above 0 and below 1")
 
 
 def require_pairs(session: "Session") -> None:

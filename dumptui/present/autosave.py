@@ -8,12 +8,15 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import time
 from typing import Mapping
 
+from dumptui.core.index.cache import protected
+from dumptui.core.io.safeio import write_text
 from dumptui.core.search.bisect.sessionfile import SESSION_OPTIONS, read_session, session_payload
 
 SETTINGS = ("theme",)
@@ -49,6 +52,8 @@ def autosave(path: str, bisection_json: dict, ref: str, target: str, options: Ma
     if not bisection_json.get("steps"):
         forget(path)
         return
+    if protected(os.path.dirname(path)):
+        return  # a state folder inside a dump (XDG_STATE_HOME set there): nothing is written in a dump
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -92,9 +97,10 @@ def read_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def write_settings(settings: Mapping[str, str], env: Mapping[str, str] | None = None) -> str:
     path = os.path.join(config_dir(env), "settings.json")
+    if protected(os.path.dirname(path)):
+        raise OSError(errno.EACCES, "the settings folder is inside a dump folder: not written", path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     merged = {**read_settings(env), **{k: v for k, v in settings.items() if k in SETTINGS}}
     merged["saved_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(merged, fh, indent=1)
+    write_text(path, json.dumps(merged, indent=1))
     return path

@@ -17,6 +17,7 @@ from typing import IO
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.localerror import LocalError
+from dumptui.report.cells import csv_safe_row
 
 HEADER = [
     "Index",
@@ -147,7 +148,7 @@ def write_csv(
             if only_bad and r.verdict not in BAD:
                 continue
             n += 1
-            w.writerow(row(n, res, r, (locals_ or {}).get(res.pair.index)))
+            w.writerow(csv_safe_row(row(n, res, r, (locals_ or {}).get(res.pair.index))))
     return n
 
 

@@ -18,6 +18,8 @@ import os
 import sys
 from typing import Any
 
+from dumptui.core.io.safeio import write_text
+
 SCHEMA_VERSION = 1
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
 STDOUT = "-"
@@ -49,5 +51,4 @@ def write(doc: dict[str, Any], target: str | None) -> None:
         sys.stdout.flush()
         return
     assert target is not None
-    with open(target, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text(target, text)

@@ -31,6 +31,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.formats.msprobe_records import MsprobeRecords, TensorRecord, read_records
 from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.search.localerror import LocalError
+from dumptui.report.cells import csv_safe_row
 
 NAMES = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape"]
 REQ_GRAD = ["NPU Requires_grad", "Bench Requires_grad"]
@@ -371,5 +372,5 @@ def write_table(table: MsprobeTable, fh: IO[str]) -> int:
     w = csv.DictWriter(fh, fieldnames=table.header, lineterminator="\n")
     w.writeheader()
     for row in table.rows:
-        w.writerow(row)
+        w.writerow(csv_safe_row(row))  # an op name beginning with "=" is shown, never run (cells.py)
     return len(table.rows)

@@ -52,6 +52,10 @@ def write_xlsx(table: MsprobeTable, path: str) -> mh.Highlights:
     ws.append(table.header)
     for row in rows:
         ws.append([_cell(col, row.get(col, "")) for col in table.header])
+        for c in ws[ws.max_row]:
+            # openpyxl stores a text beginning with "=" as a formula: an op name would run when opened
+            if isinstance(c.value, str) and c.value.startswith("="):
+                c.data_type = "s"
     fills = {
         colour: PatternFill(start_color=colour, end_color=colour, fill_type="solid") for colour in (mh.RED, mh.YELLOW)
     }

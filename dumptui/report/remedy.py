@@ -8,6 +8,7 @@ import os
 from rich.console import Console
 
 from dumptui.core.compare.session import Session
+from dumptui.core.io.safeio import write_text
 from dumptui.core.search.bisect.types import Root
 from dumptui.core.search.remedy import Remedy, remedy_files, remedy_of_root
 from dumptui.report.tables import name
@@ -54,8 +55,7 @@ def write_files(folder: str, found: list[Remedy]) -> list[str]:
     written = []
     for fname, text in remedy_files(found).items():
         path = os.path.join(folder, fname)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_text(path, text)
         written.append(path)
     return written
 

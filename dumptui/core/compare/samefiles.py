@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 
-from dumptui.core.index.cache import RACY_SECONDS, cache_folder, enabled, inside
+from dumptui.core.index.cache import RACY_SECONDS, cache_folder, enabled, inside, protected
 from dumptui.core.io.safeio import check_regular, open_regular
 
 BLOCK = 1 << 20  # bytes per read when streaming two files side by side
@@ -148,7 +148,7 @@ class SameFiles:
         if not self.remember or not self._new:
             return
         folder = os.path.dirname(self.path)
-        if any(inside(folder, root) for root in self.roots):
+        if any(inside(folder, root) for root in self.roots) or protected(folder):
             return
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)

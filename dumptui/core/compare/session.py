@@ -27,10 +27,10 @@ from dumptui.core.compare.verdict import (
     ONLY_TARGET,
     SHAPE_MISMATCH,
     UNREADABLE,
+    IgnoreMatcher,
     IgnoreRule,
     Thresholds,
     compare_statistics,
-    ignore_reason,
     judge,
 )
 from dumptui.core.graph.align import Alignment, OpPair, align
@@ -64,6 +64,7 @@ class Session:
         self.target = target
         self.thresholds = thresholds or Thresholds()
         self.ignores = list(BUILTIN_IGNORES) + list(ignores)
+        self._ignore_matcher = IgnoreMatcher(self.ignores)
         self.alignment = alignment or align(ref, target, forced)
         self.kl = kl
         self.ledger = ReadLedger()
@@ -101,7 +102,7 @@ class Session:
 
     def ignore_reason(self, pair: OpPair, io: str, slot: int) -> str | None:
         op = pair.ref or pair.target
-        return ignore_reason(self.ignores, op, io, slot) if op is not None else None
+        return self._ignore_matcher.reason(op, io, slot) if op is not None else None
 
     def results(self) -> list[TensorResult]:
         """Every tensor pair compared so far."""

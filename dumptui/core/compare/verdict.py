@@ -28,6 +28,8 @@ from dumptui.core.compare.elements import stats_within_rounding, within_rounding
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
 from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
 from dumptui.core.io import dtypes
+from dumptui.core.io.limits import MAX_OPTION_FILE
+from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import Op, TensorRef
 
 
@@ -232,6 +234,39 @@ BUILTIN_IGNORES = (
 )
 
 
+_GLOB_CHARS = re.compile(r"[*?\[\]\0]")
+_BRACKET_SET = re.compile(r"\[!?\]?[^\]]*\]")  # fnmatch's [abc], [!abc], []x]: one character, not literal
+
+
+def _literal_chunk(pattern: str) -> str:
+    """The longest run of the glob that must appear as written in every name it matches ("" when none).
+    Splitting at more places than needed only shortens the run (still in every match): safe."""
+    if not pattern:
+        return ""
+    return max(_GLOB_CHARS.split(_BRACKET_SET.sub("\0", pattern)), key=len)
+
+
+class IgnoreMatcher:
+    """The ignore rules, matched fast when there are many (an ignore file of 100k patterns): a rule can match
+    a name only when the name holds its longest literal run, so per op name only those rules are tried, in
+    their order (the first that matches gives the reason, as a plain loop over every rule would)."""
+
+    def __init__(self, rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]"):
+        self.rules = list(rules)
+        self._chunks = [_literal_chunk(r.pattern) for r in self.rules]
+        self._by_name: dict[str, list[IgnoreRule]] = {}
+
+    def candidates(self, op_name: str) -> "list[IgnoreRule]":
+        found = self._by_name.get(op_name)
+        if found is None:
+            found = [r for r, chunk in zip(self.rules, self._chunks) if chunk in op_name]
+            self._by_name[op_name] = found
+        return found
+
+    def reason(self, op: "Op", io: str, slot: int) -> str | None:
+        return ignore_reason(self.candidates(op.name), op, io, slot)
+
+
 def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", io: str, slot: int) -> str | None:
     """Why tensor `io.slot` of `op` means nothing (an ignore rule matches), or None.
 
@@ -266,7 +301,7 @@ def parse_user_ignore(spec: str) -> IgnoreRule:
 
 def read_ignore_file(path: str) -> list[IgnoreRule]:
     rules = []
-    with open(path, "r", encoding="utf-8") as fh:
+    with text_lines(path, MAX_OPTION_FILE) as fh:  # regular, bounded: never a FIFO or /dev/zero
         for line in fh:
             s = line.split("#", 1)[0].strip()
             if s:

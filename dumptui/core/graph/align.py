@@ -24,6 +24,8 @@ import numpy as np
 
 from dumptui.core.graph.byflow import GROUPED, Flow, as_one, pair_groups, pair_ops
 from dumptui.core.graph.fusion import FUSED, fused_groups
+from dumptui.core.io.limits import MAX_OPTION_FILE
+from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
 
 EXACT = "exact name"
@@ -138,7 +140,8 @@ def _shapes(op: Op) -> tuple:
 
 def read_map_file(path: str) -> list[tuple[str, str]]:
     pairs = []
-    with open(path, "r", encoding="utf-8", newline="") as fh:
+    # a regular file within its limit (safeio): a FIFO or /dev/zero named as a map file is refused, not read
+    with text_lines(path, MAX_OPTION_FILE) as fh:
         for row in csv.reader(fh):
             if not row or row[0].strip().startswith("#") or len(row) < 2:
                 continue

@@ -245,10 +245,25 @@ def load(entry: str) -> Dump | None:
         return None
 
 
+# every dump folder of this run: a cache folder inside any of them (XDG_CACHE_HOME set inside the target)
+# is never written, whichever dump's entry it would hold
+_PROTECTED: set[str] = set()
+
+
+def protect(*paths: str) -> None:
+    """The dump folders this run opens: nothing is written inside them (see store)."""
+    _PROTECTED.update(os.path.abspath(p) for p in paths if p)
+
+
+def protected(folder: str) -> bool:
+    """Whether `folder` lies inside a dump folder this run opens."""
+    return any(inside(folder, p) for p in _PROTECTED)
+
+
 def store(entry: str, dump: Dump, path: str) -> str:
     """Write the entry; returns "" when written, else why not (it never raises: a cache is optional)."""
     folder = os.path.dirname(entry)
-    for dumped in (path, dump.root):
+    for dumped in (path, dump.root, *sorted(_PROTECTED)):
         if dumped and inside(folder, dumped):
             return f"the cache folder {folder} is inside the dump"
     try:

@@ -15,7 +15,9 @@ import io
 import json
 import os
 import stat
-from typing import Any, BinaryIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO, TextIO
 
 from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_TEXT_FILE, BadValue, json_depth_ok
 
@@ -128,3 +130,40 @@ def read_json(path: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if not json_depth_ok(doc, max_depth):
         raise BadValue(f"not read: JSON nested deeper than {max_depth} levels")
     return doc
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@contextmanager
+def open_output(path: str, newline: str | None = None) -> Iterator[TextIO]:
+    """`path` opened for writing text, never blocking: a FIFO nobody reads is refused at once (opening it
+    would wait for a reader forever), one that is read (`--json >(jq .)`) is written; a regular file is
+    created or truncated; devices (/dev/null) are written. Every failure, also one at the last write or the
+    close (/dev/full: no space left), is an OSError naming the path."""
+    try:
+        fd = os.open(path, _WRITE_FLAGS, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "a FIFO (named pipe) that nothing reads: not written", path) from None
+        raise OSError(e.errno, e.strerror, path) from None
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a pipe with a reader: wait for it to drain, as any writer does
+        fh = os.fdopen(fd, "w", encoding="utf-8", newline=newline)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        with fh:
+            yield fh
+    except OSError as e:
+        if e.filename:
+            raise
+        raise OSError(e.errno, e.strerror, path) from None
+
+
+def write_text(path: str, text: str) -> None:
+    """`text` written to `path` (see open_output)."""
+    with open_output(path) as fh:
+        fh.write(text)

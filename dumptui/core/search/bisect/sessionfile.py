@@ -8,6 +8,7 @@ import os
 import time
 from typing import Mapping
 
+from dumptui.core.io.safeio import write_text
 from dumptui.core.search.bisect.types import Source, Step
 
 VERSION = 1
@@ -57,8 +58,7 @@ def session_payload(bisection_json: dict, ref_path: str, target_path: str, optio
 
 
 def write_session(path: str, payload: dict) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=1)
+    write_text(path, json.dumps(payload, indent=1))
 
 
 def read_session(path: str) -> dict:

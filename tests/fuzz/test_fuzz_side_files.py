@@ -1,0 +1,154 @@
+"""Every side input dumptui reads or writes, tried as what it must never wait on or swallow (issue 23.2-23.3):
+a FIFO nobody writes (or reads), a link to /dev/zero, a loop of symlinks, a huge file, YAML nested beyond any
+mapping; and output to /dev/full. Each answers at once with exit 2 and a message naming the path; nothing is
+read into memory beyond the side-file limit (the subprocess's memory is capped well below what /dev/zero
+would take). Also: 100k ignore patterns are matched as a plain loop would, by the fast matcher."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import subprocess
+import sys
+
+import pytest
+from helpers.common import REPO
+
+from dumptui.core.compare.verdict import IgnoreMatcher, ignore_reason, parse_user_ignore
+from dumptui.core.demo.residual import write_demo
+from dumptui.core.io.limits import MAX_OPTION_FILE
+
+MEMORY_CAP = 1 << 30  # address space of the dumptui process: /dev/zero read whole would pass it in a second
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    d = write_demo(str(tmp_path_factory.mktemp("demo")))
+    return d.ref, d.target
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    root = tmp_path_factory.mktemp("side")
+    os.mkfifo(root / "fifo")
+    os.mkfifo(root / "fifo.yaml")
+    os.symlink("/dev/zero", root / "zero")
+    os.symlink("/dev/zero", root / "zero.yaml")
+    os.symlink(root / "loop_b", root / "loop_a")
+    os.symlink(root / "loop_a", root / "loop_b")
+    with open(root / "huge.csv", "wb") as fh:  # sparse: no disk used
+        fh.truncate(MAX_OPTION_FILE + 1)
+    (root / "deep.yaml").write_text("[" * 50_000 + "]" * 50_000)
+    return root
+
+
+def _cap_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run(*args, env_extra=None):
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
+    env.pop("DUMPTUI_CONFIG", None)
+    env.update(env_extra or {})
+    p = subprocess.run(
+        [sys.executable, "-m", "dumptui", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,  # a safety net only: a hang would otherwise stall the suite
+        preexec_fn=_cap_memory,
+    )
+    return p.returncode, p.stdout, p.stderr
+
+
+SIDE_INPUTS = ["--map", "--ignore-file", "DUMPTUI_CONFIG"]
+BAD_FILES = ["fifo", "zero", "loop_a", "huge.csv", "fifo.yaml", "zero.yaml", "deep.yaml"]
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+@pytest.mark.parametrize("where", SIDE_INPUTS)
+def test_a_side_input_that_is_no_regular_file_is_refused_at_once(pair, hostile, where, bad):
+    path = hostile / bad
+    if where == "DUMPTUI_CONFIG":
+        code, out, err = run("bisect", *pair, env_extra={"DUMPTUI_CONFIG": str(path)})
+    else:
+        code, out, err = run("bisect", *pair, where, path)
+    if where == "--ignore-file" and bad == "deep.yaml":
+        # one line of brackets is one (odd) glob, not nesting: a valid ignore file that matches nothing
+        assert code == 1 and "Culprit" in out, err
+        return
+    assert code == 2, (code, err)
+    assert str(path) in err and "Traceback" not in err
+    assert "culprit" not in out
+
+
+@pytest.mark.parametrize("bad", ["fifo", "loop_a"])
+@pytest.mark.parametrize("where", ["--json", "--csv"])
+def test_an_output_nobody_reads_is_refused_at_once(pair, hostile, where, bad):
+    command = "compare" if where == "--csv" else "bisect"
+    code, out, err = run(command, *pair, where, hostile / bad)
+    assert code == 2 and str(hostile / bad) in (err + out), (code, err)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("where", ["--json", "--csv"])
+def test_a_full_device_is_an_error_naming_it(pair, where):
+    command = "compare" if where == "--csv" else "bisect"
+    code, out, err = run(command, *pair, where, "/dev/full")
+    assert code == 2 and "/dev/full" in (err + out) and "No space left" in (err + out)
+
+
+def test_a_fifo_that_is_read_is_written(pair, hostile, tmp_path):
+    """`--json >(jq .)` is a pipe with a reader: written as a file would be."""
+    fifo = tmp_path / "read_fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    try:
+        code, _out, err = run("bisect", *pair, "--json", fifo, "-q")
+        text, _ = reader.communicate(timeout=120)
+    finally:
+        reader.kill()
+    assert code == 1, err
+    assert '"culprit"' in text and '"exit": 1' in text
+
+
+def test_many_ignore_patterns_match_as_a_plain_loop_would():
+    rng = random.Random(5)
+    alphabet = "ab/-_Conv2D"
+    names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(300)]
+    specs = []
+    for _ in range(400):
+        parts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))) for _ in range(3)]
+        glob = rng.choice(["*", "?", "[ab]", ""]).join(parts)
+        specs.append(glob + rng.choice(["", ":output.0", ":input.*"]))
+    rules = [parse_user_ignore(s) for s in specs if s.strip()]
+
+    class Op:
+        def __init__(self, name):
+            self.name, self.op_type, self.inputs = name, "X", {}
+
+    matcher = IgnoreMatcher(rules)
+    for name in names:
+        for io, slot in (("input", 0), ("output", 0), ("output", 1)):
+            assert matcher.reason(Op(name), io, slot) == ignore_reason(rules, Op(name), io, slot), (name, io, slot)
+
+
+def _files_under(root) -> set[str]:
+    return {os.path.join(folder, name) for folder, _dirs, files in os.walk(root) for name in files + _dirs}
+
+
+def test_nothing_is_written_inside_a_dump(tmp_path):
+    """--json or --csv aimed inside the target dump: refused, and the refusal's own error document goes to
+    stdout, not there; a cache or state folder set inside the target dump (XDG_*_HOME) is not written."""
+    d = write_demo(str(tmp_path / "demo"))
+    before = _files_under(d.target)
+    code, out, err = run("bisect", d.ref, d.target, "--json", os.path.join(d.target, "out.json"))
+    assert code == 2 and "refusing to write inside the dump folder" in err and '"error"' in out
+    code, out, err = run("compare", d.ref, d.target, "--csv", os.path.join(d.target, "out.csv"))
+    assert code == 2 and "refusing to write inside the dump folder" in err
+    inside = {name: os.path.join(d.target, name) for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME")}
+    for command in ("bisect", "compare"):
+        code, _out, err = run(command, d.ref, d.target, env_extra=inside)
+        assert code == 1, err
+    assert _files_under(d.target) == before
