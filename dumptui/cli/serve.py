@@ -16,6 +16,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--public-url", dest="public_url", help="the URL browsers reach the server by, if not host:port")
+    p.add_argument(
+        "--allow-origin",
+        dest="allow_origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="also let pages from this origin open the app (e.g. a proxy's https://host); repeatable",
+    )
     p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
     compare_options(p)
 
@@ -23,4 +31,4 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dumptui.tui.web import serve
 
-    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url)
+    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url, args.allow_origin)

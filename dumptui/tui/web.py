@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from typing import Any
 
 from dumptui.core.io.errors import UsageError
 
-SERVE_ONLY = ("--host", "--port", "--public-url")  # options of `serve` itself, not of the app it runs
+SERVE_ONLY = ("--host", "--port", "--public-url", "--allow-origin")  # options of `serve` itself, not of the app it runs
 
 
 def app_command(ref: str, target: str, argv: list[str]) -> str:
@@ -31,16 +32,126 @@ def app_command(ref: str, target: str, argv: list[str]) -> str:
     return shlex.join([sys.executable, "-m", "dumptui", os.path.abspath(ref), os.path.abspath(target), *rest])
 
 
-def serve(ref: str, target: str, argv: list[str], host: str, port: int, public_url: str | None) -> int:
+TOKEN_COOKIE = "dumptui_token"
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: list[str]) -> bool:
+    """Whether a websocket from a page at `origin` may drive the app: the page this server served (same
+    host and port as the request's Host), or an origin named with --allow-origin. A browser always sends
+    Origin with a websocket; a client without one (a script, no browser) is let through to the token check."""
+    if origin is None:
+        return True
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(origin)
+    if host is not None and parts.netloc == host and parts.scheme in ("http", "https"):
+        return True
+    return origin.rstrip("/") in {a.rstrip("/") for a in allowed}
+
+
+def guarded_server(command: str, host: str, port: int, public_url: str | None, allowed: list[str], token: str) -> Any:
+    """textual-serve's Server with the doors closed: every page, websocket and download needs the token
+    (from the URL printed at start, then a same-site cookie), a websocket from another origin is refused, and
+    /static/ lists no folder."""
+    import secrets
+
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    @web.middleware
+    async def guard(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        if request.path.startswith("/static/") and not request.path.endswith("/"):
+            return await handler(request)  # the page's own scripts and fonts: nothing of the dumps
+        given = request.query.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
+        if not secrets.compare_digest(given, token):
+            raise web.HTTPForbidden(
+                text="dumptui serve: open the URL printed when the server started (it holds the token)"
+            )
+        if request.path == "/ws" and not origin_allowed(request.headers.get("Origin"), request.host, allowed):
+            raise web.HTTPForbidden(
+                text="dumptui serve: a page from another origin may not open the app (--allow-origin)"
+            )
+        response = await handler(request)
+        if request.path == "/" and request.query.get("token"):
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict")
+        return response
+
+    class GuardedServer(Server):
+        async def _make_app(self) -> web.Application:
+            import aiohttp_jinja2
+            import jinja2
+
+            app = web.Application(middlewares=[guard])
+            aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+            app.add_routes(
+                [
+                    web.get("/", self.handle_index, name="index"),
+                    web.get("/ws", self.handle_websocket, name="websocket"),
+                    web.get("/download/{key}", self.handle_download, name="download"),
+                    web.static("/static", self.statics_path, show_index=False, name="static"),
+                ]
+            )
+            app.on_startup.append(self.on_startup)
+            app.on_shutdown.append(self.on_shutdown)
+            return app
+
+        async def on_startup(self, app: web.Application) -> None:
+            pass  # the URL with its token is said once the server listens (announce)
+
+        def serve(self, debug: bool = False) -> None:
+            import asyncio
+            import signal
+
+            self.debug = debug
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            try:
+                loop.add_signal_handler(signal.SIGINT, self.request_exit)
+                loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            except NotImplementedError:
+                pass
+            web.run_app(
+                self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop, print=announce
+            )
+
+    def announce(*_args: object) -> None:
+        # printed after the socket listens: a script (or a test) waiting for this line can open it at once
+        print(f"dumptui serve: open {server.public_url}/?token={token}", flush=True)
+        print("  (the token keeps other local users and web pages out; Ctrl+C stops the server)", flush=True)
+
+    server = GuardedServer(command, host=host, port=port, title="dumptui", public_url=public_url)
+    return server
+
+
+def serve(
+    ref: str,
+    target: str,
+    argv: list[str],
+    host: str,
+    port: int,
+    public_url: str | None,
+    allow_origin: list[str] | None = None,
+) -> int:
+    import secrets
+
     for path in (ref, target):
         if not os.path.exists(path):
             raise UsageError(f"{path}: no such dump folder")
     try:
-        from textual_serve.server import Server
+        import textual_serve.server  # noqa: F401
     except ImportError:
         raise UsageError(
             "dumptui serve needs textual-serve: pip install 'dumptui[serve]' (or pip install textual-serve)"
         ) from None
-    server = Server(app_command(ref, target, argv), host=host, port=port, title="dumptui", public_url=public_url)
+    if host not in LOOPBACK:
+        print(
+            f"dumptui serve: WARNING: listening on {host}, not only this machine: anyone who can reach it and has "
+            "the URL with its token can read these dumps' names and values",
+            file=sys.stderr,
+            flush=True,
+        )
+    token = secrets.token_urlsafe(24)
+    server = guarded_server(app_command(ref, target, argv), host, port, public_url, list(allow_origin or []), token)
     server.serve()
     return 0

@@ -12,7 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
-import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -34,10 +34,10 @@ def test_app_command_passes_the_options_on():
 
 
 @pytest.fixture
-def server(demo_pair, tmp_path):
+def serving(demo_pair, tmp_path):
+    """`dumptui serve` on a free loopback port: (the URL it printed, with its token; the base URL). Waits on
+    the line the server prints once its socket listens, never on polling."""
     pytest.importorskip("textual_serve", reason="textual-serve not installed (pip install 'dumptui[serve]')")
-    if chromium_path() is None:
-        pytest.skip("no Chromium on this machine (apt-get install chromium): the browser test is skipped")
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
@@ -46,26 +46,96 @@ def server(demo_pair, tmp_path):
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        text=True,
         start_new_session=True,  # its app processes end with it
     )
-    url = f"http://127.0.0.1:{port}/"
-    t0 = time.monotonic()
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:  # blocks until the server says where it is, or ends
+        lines.append(line)
+        if line.startswith("dumptui serve: open "):
             break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() - t0 > 30:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                proc.kill()
-                raise AssertionError(f"dumptui serve did not start: {out[-2000:]}") from None
-            time.sleep(0.2)
-    yield url
+    else:
+        proc.wait(15)
+        raise AssertionError(f"dumptui serve did not start: {''.join(lines)[-2000:]}")
+    url = line.split("open ", 1)[1].strip()
+    yield url, f"http://127.0.0.1:{port}"
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(15)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def server(serving):
+    if chromium_path() is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium): the browser test is skipped")
+    return serving[0]
+
+
+def http_status(url: str, headers: dict | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.status, r.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def websocket_handshake(base: str, query: str, origin: str | None, cookie: str | None = None) -> int:
+    """The status of a websocket upgrade request to /ws (101: the app would start), as a browser sends it."""
+    import base64
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    headers = {
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+        "Sec-WebSocket-Version": "13",
+    }
+    if origin is not None:
+        headers["Origin"] = origin
+    if cookie is not None:
+        headers["Cookie"] = cookie
+    conn.request("GET", "/ws" + query, headers=headers)
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_serve_lets_only_the_token_holder_and_its_own_page_in(serving):
+    """Every page and the websocket need the token printed at start; a websocket from a page of another
+    origin is refused even with it; /static/ lists no folder; the page sets the token as a same-site cookie."""
+    url, base = serving
+    token = url.split("token=", 1)[1]
+    assert http_status(base + "/")[0] == 403
+    assert http_status(base + "/?token=wrong")[0] == 403
+    status, page = http_status(url)
+    assert status == 200 and "/ws" in page
+    with urllib.request.urlopen(url, timeout=30) as r:
+        cookie = r.headers.get("Set-Cookie", "")
+    assert f"dumptui_token={token}" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert http_status(base + "/static/")[0] in (403, 404)
+    assert http_status(base + f"/static/?token={token}")[0] in (403, 404)  # no listing, token or not
+    assert http_status(base + "/download/anything")[0] == 403
+    assert websocket_handshake(base, "", origin=base) == 403  # no token
+    assert websocket_handshake(base, f"?token={token}", origin="http://evil.example") == 403
+    assert websocket_handshake(base, "", origin="http://evil.example", cookie=f"dumptui_token={token}") == 403
+    assert websocket_handshake(base, "", origin=base, cookie=f"dumptui_token={token}") == 101
+
+
+def test_origins_allowed():
+    from dumptui.tui.web import origin_allowed
+
+    assert origin_allowed("http://127.0.0.1:8000", "127.0.0.1:8000", [])
+    assert not origin_allowed("http://127.0.0.1:8001", "127.0.0.1:8000", [])
+    assert not origin_allowed("https://evil.example", "127.0.0.1:8000", [])
+    assert origin_allowed("https://proxy.example", "127.0.0.1:8000", ["https://proxy.example/"])
+    assert origin_allowed(None, "127.0.0.1:8000", [])  # no browser: the token decides
 
 
 async def download(b: Browser, keys: tuple[str, ...], name: str, tries: int = 8):
