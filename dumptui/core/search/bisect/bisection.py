@@ -171,7 +171,31 @@ class Bisection:
             for le in self.scan_result.locals:
                 if le.unjudged_flow and (why := unjudged_reason(le)) not in self.undecided:
                     self.undecided.append(why)
+            unread = self._unread_after_scan()
+            if unread and unread not in self.undecided:
+                self.undecided.append(unread)
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
+
+    def _unread_after_scan(self) -> str:
+        """Why "no root" is no answer when the scan could not read everything: a damaged tensor or a file that
+        could not be placed may hold the root (the same rule as compare's, report/documents.incomplete)."""
+        ops = [
+            (p.label, r)
+            for p in self.order
+            for r in self.session.op_result(p, purpose="scan").outputs
+            if r.verdict == UNREADABLE
+        ]
+        files = sum(1 for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error")
+        if not ops and not files:
+            return ""
+        parts = []
+        if ops:
+            name, r = ops[0]
+            more = f" and {len(ops) - 1} more" if len(ops) > 1 else ""
+            parts.append(f"{name} {r.label} could not be read ({r.reason}){more}")
+        if files:
+            parts.append(f"{files} file{'s' if files != 1 else ''} could not be placed or opened")
+        return "; ".join(parts) + ": no root among what could be read, and those ops could not be judged"
 
     def start(self) -> None:
         """Find the first known bad op (a graph output) and set the candidates. Not undoable."""

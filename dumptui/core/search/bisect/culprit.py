@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET
+from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
 from dumptui.core.search.bisect.oracle import Oracle
@@ -85,6 +85,15 @@ class CulpritCheck:
                 carriers.append(r)
             elif r.verdict not in GOOD:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
+        counted = [r for r in res.outputs if r.verdict != IGNORED]
+        if not carriers and not unproduced_bad and counted and all(r.verdict == UNREADABLE for r in counted):
+            # damage at the op itself: its inputs agree and what reads it diverges, but whether its own output
+            # does cannot be seen; naming it (or its consumer) would be a guess the numbers do not back
+            why = (
+                f"{pair.label} could not be judged: its output is unreadable ({counted[0].reason}); its inputs "
+                "agree and the op that reads it diverges, so the divergence is born there or just after it"
+            )
+            return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if le.kind == LocalKind.CARRIES and le.in_slot is not None:
             worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
             if (
