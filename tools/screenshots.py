@@ -7,8 +7,9 @@ glitches of an SVG converter).
 Pairs, all generated here except the last: the demo pair (`dumptui demo`); a real-layout MindSpore pair with
 fp16 noise and a planted bug (core/demo/noisy.py: the error plot and the replay proof); and, when
 ../shared/fixtures is present, the real MindSpore 2.10 dumps A vs B_mod (ops.Mod renamed from FloorMod). Sizes
-80x24 and 160x48; plus the help with the marks legend, and the headless `dumptui bisect` output (A vs B_mod,
-or the noisy pair without the fixtures).
+80x24 and 160x48; plus the help with the marks legend, the cross-rank story of a generated 4-rank pair
+(`--rank all --step 1`, 100x30), and the headless `dumptui bisect` output (A vs B_mod, or the noisy pair
+without the fixtures).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ sys.path.insert(0, REPO)
 from textual.pilot import Pilot  # noqa: E402
 
 from dumptui.core.demo.noisy import write_noisy_demo  # noqa: E402
+from dumptui.core.demo.ranks import write_ranks_demo  # noqa: E402
 from dumptui.core.demo.residual import write_demo  # noqa: E402
 from dumptui.options.pair import PairOptions  # noqa: E402
 from dumptui.tui.app import DumpTuiApp  # noqa: E402
@@ -75,9 +77,11 @@ def fresh_state() -> None:
     os.environ["XDG_CONFIG_HOME"] = os.path.join(root, "config")
 
 
-async def shoot(ref: str, target: str, size: tuple[int, int], out: str, name: str, converge: bool = True) -> str:
+async def shoot(
+    ref: str, target: str, size: tuple[int, int], out: str, name: str, converge: bool = True, **selection: str
+) -> str:
     fresh_state()
-    app = DumpTuiApp(PairOptions(ref, target))
+    app = DumpTuiApp(PairOptions(ref, target, **selection))
     async with app.run_test(size=size) as pilot:
         await settled(app, pilot)
         if converge:
@@ -172,12 +176,19 @@ def main() -> int:
         SCRATCH[:] = [tmp]
         write_demo(os.path.join(tmp, "demo"))
         write_noisy_demo(os.path.join(tmp, "noisy"), "fp16", "main")
+        ranks = write_ranks_demo(os.path.join(tmp, "ranks"))
         os.chdir(tmp)  # the screen shows demo/ref and noisy/ref, not a temporary path
         try:
             written.append(asyncio.run(shoot("demo/ref", "demo/target", (80, 24), out, "probe-80x24", converge=False)))
             written.append(asyncio.run(shoot("noisy/ref", "noisy/target", (80, 24), out, "noisy-culprit-80x24")))
             written.append(asyncio.run(shoot("noisy/ref", "noisy/target", (160, 48), out, "noisy-culprit-160x48")))
             written.append(asyncio.run(shoot_help("demo/ref", "demo/target", out)))
+            # every rank of one step: the rank that diverged first and the ranks its divergence reached
+            step = str(ranks.bug_step)
+            shot = shoot(
+                "ranks/ref", "ranks/target", (100, 30), out, "ranks-culprit-100x30", rank="all", iteration=step
+            )
+            written.append(asyncio.run(shot))
             if os.path.isdir(MOD_FIXTURE):
                 os.chdir(MOD_FIXTURE)  # A and B_mod as the user types them
                 written.append(asyncio.run(shoot("A", "B_mod", (80, 24), out, "mod-culprit-80x24")))

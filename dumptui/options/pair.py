@@ -8,7 +8,7 @@ rich), so the app can open dumps without importing the CLI that starts it.
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from dumptui.core.io.errors import DumptuiError
@@ -86,7 +86,12 @@ class PairOptions:
         return self.ref if side == "ref" else self.target
 
 
-def open_pair(options: PairOptions, cache: bool = True, in_processes: bool = False) -> tuple["Dump", "Dump"]:
+def open_pair(
+    options: PairOptions,
+    cache: bool = True,
+    in_processes: bool = False,
+    progress: Callable[[str], object] | None = None,
+) -> tuple["Dump", "Dump"]:
     """Index both dumps (file names only), one after the other; from the index cache when `cache` and the
     dump is unchanged. `--rank all`: every rank of both, each side merged into one dump (core/ranks/merge.py).
     Raises DumpError with the path and the reason.
@@ -105,7 +110,7 @@ def open_pair(options: PairOptions, cache: bool = True, in_processes: bool = Fal
 
     protect(options.path("ref"), options.path("target"))  # no cache entry of either is written inside the other
     if ALL in (options.rank, options.iteration):
-        return _open_every_rank(options, cache)
+        return _open_every_rank(options, cache, progress)
 
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
@@ -127,15 +132,64 @@ def open_pair(options: PairOptions, cache: bool = True, in_processes: bool = Fal
     return dumps
 
 
-def _open_every_rank(options: PairOptions, cache: bool) -> tuple["Dump", "Dump"]:
+def first_diverged_step(
+    options: PairOptions, cache: bool, progress: Callable[[str], object] | None = None
+) -> tuple[str | None, str]:
+    """The app's `--rank all --step all`: every rank of every step searched as `bisect --rank all --step all`
+    does (core/ranks/allunits.py, each step's weights judged against the step before), and the first step in
+    which a rank diverged opened; (that step, the sentence that says why). None diverged: the last step."""
+    from dumptui.core.ranks.allunits import run_units
+    from dumptui.core.ranks.units import pair_units, units
+    from dumptui.core.search.bisect import Bisection
+
+    common, _only_ref, _only_target = pair_units(units(options.ref, ALL, ALL), units(options.target, ALL, ALL))
+    if not common:
+        from dumptui.core.io.errors import DumpError
+
+        raise DumpError(options.target, "no rank and step is in both dumps")
+
+    def run(unit, carried):  # type: ignore[no-untyped-def]
+        chosen = replace(options, rank=unit.rank, iteration=unit.step)
+        session = make_session(chosen, *open_pair(chosen, cache), kl=False)
+        session.carried_from_step = carried
+        bi = Bisection(session)
+        bi.run()
+        return session, bi.roots()
+
+    done = [0]
+
+    def counted(unit, _session, _roots) -> None:  # type: ignore[no-untyped-def]
+        done[0] += 1
+        if progress is not None:
+            progress(f"searching every rank and step: {done[0]} of {len(common)} ({unit.label})")
+
+    result = run_units(common, run, counted)
+    steps = list(dict.fromkeys(u.step for u in common))
+    first = result.first
+    if first is not None:
+        ranks = ", ".join(str(r) for r in first.cross.first) if first.cross is not None else "?"
+        before = (
+            f"; steps {', '.join(s or '-' for s in steps[: steps.index(first.step)])} had none"
+            if steps.index(first.step)
+            else ""
+        )
+        return first.step, f"--step all: step {first.step} is the first with a divergence (rank {ranks}){before}"
+    return steps[-1], f"--step all: no step has a divergence on any rank; showing the last step, {steps[-1]}"
+
+
+def _open_every_rank(
+    options: PairOptions, cache: bool, progress: Callable[[str], object] | None = None
+) -> tuple["Dump", "Dump"]:
     """Every rank of one step of both dumps, each side as one dump whose ops are named `rank_R/...`."""
     from dumptui.core.formats import open_dump
     from dumptui.core.io.errors import DumpError
     from dumptui.core.ranks.merge import merge_ranks
     from dumptui.core.ranks.units import pair_units, units
 
+    note = ""
     if options.iteration == ALL:
-        raise DumpError(options.ref, "one step at a time here: choose it with --step N (bisect and compare take all)")
+        step, note = first_diverged_step(options, cache, progress)
+        options = replace(options, iteration=step)
     common, only_ref, only_target = pair_units(
         units(options.ref, ALL, options.iteration), units(options.target, ALL, options.iteration)
     )
@@ -146,6 +200,7 @@ def _open_every_rank(options: PairOptions, cache: bool) -> tuple["Dump", "Dump"]
         graph = options.selection(side).graph
         dumps = {u.rank or "0": open_dump(options.path(side), u.rank, graph, u.step, cache=cache) for u in common}
         merged.append(merge_ranks(dumps, options.path(side)))
+        merged[-1].selection_note = note
     for side, missing in (("reference", only_ref), ("target", only_target)):
         if missing:
             merged[0].notes.append(f"only in the {side}, not shown: " + "; ".join(u.label for u in missing))

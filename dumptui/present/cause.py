@@ -52,6 +52,10 @@ class RootView:
     numbers: str = ""  # the local-error rule's numbers
     replay: str = ""  # the replay proof in a sentence, or why there is none
     differs: tuple[str, ...] = ()
+    # every rank at once (--rank all): the rank it runs on, and each other rank it reaches with the
+    # communication op it arrives by (the cross-rank story of the headless every-rank report)
+    rank: str = ""
+    reaches: tuple[tuple[str, str], ...] = ()
 
     @property
     def renamed(self) -> bool:

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -258,7 +258,9 @@ class BisectDriver:
             others=others or (),
             checks=checks,
             check_problems=problems,
-            notes=tuple(bi.notes),
+            notes=tuple(
+                ([self.session.ref.selection_note] if self.session.ref.selection_note else []) + list(bi.notes)
+            ),
             can_undo=any(is_mark_step(s) for s in bi.history),
             search=bi.search if bi.started else "",
             search_reason=bi.search_reason,
@@ -281,7 +283,15 @@ class BisectDriver:
     def _root_view(self, r: "Root") -> RootView:
         res = r.result
         hints = res.hints if res is not None else self.session.hints(r.pair)
-        return root_view(r, self.bi.position.get(r.pair.index), self.bi.checks or [], hints)
+        view = root_view(r, self.bi.position.get(r.pair.index), self.bi.checks or [], hints)
+        if r.pair.ref is not None and "," in (self.session.ref.rank or ""):  # ranks merged: say where it goes
+            from dumptui.core.ranks.merge import reached_ranks
+            from dumptui.core.search.bisect.types import RootKind
+
+            story = reached_ranks(self.session.ref, r.pair.ref.key, at_inputs=r.kind != RootKind.OUTPUTS)
+            if story is not None:
+                view = replace(view, rank=story[0], reaches=tuple(story[1]))
+        return view
 
 
 def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:

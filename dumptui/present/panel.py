@@ -111,6 +111,15 @@ def culprit_lines(c: RootView, width: int) -> list[Line]:
     else:
         out.append(((elide_middle(c.label, width), "muted"),))
     out += wrap((("why: ", "bold"), (c.why, "")), width)
+    if c.rank:
+        story = (
+            "; ".join(
+                f"rank {r} by {via.split('/', 1)[-1] if via.startswith('rank_') else via}" for r, via in c.reaches
+            )
+            if c.reaches
+            else "no other rank (no communication op carries it)"
+        )
+        out += wrap(((f"rank {c.rank} first; reaches: ", "bold"), (story, "")), width)
     for kind, text in c.hints[:1]:  # the first (a known cause when there is one); the rest after the plot
         out += wrap(((f"hint ({kind}): ", "warning"), (text, "")), width)
     return out

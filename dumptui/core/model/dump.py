@@ -390,6 +390,8 @@ class Dump:
     graph: nx.DiGraph | FlowGraph | None = None
     graph_source: str | None = None
     notes: list[str] = field(default_factory=list)
+    # why this part of the dump was opened when the user let dumptui choose it (`--step all` in the app)
+    selection_note: str = ""
     parameters: dict[str, bool] = field(default_factory=dict)  # graph parameter name -> is a weight (else an input)
     _by_key: dict[str, Op] | None = field(default=None, repr=False)
 

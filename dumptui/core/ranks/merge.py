@@ -11,13 +11,14 @@ communication op come before any rank's ops after it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op
 from dumptui.core.model.flowgraph import as_networkx
-from dumptui.core.ranks.commorder import CommEvent, RankEvents, comm_events
+from dumptui.core.ranks.commorder import CommEvent, RankEvents, comm_events, rank_events, reach
 
 if TYPE_CHECKING:  # imported where ranks are merged: a module that only needs PREFIX does not load networkx
     import networkx as nx
@@ -123,3 +124,32 @@ def _interleaved(kernels: Mapping[int, list[Op]], comm_positions: Mapping[int, l
             if is_comm:
                 epoch += 1
     return [op for _key, op in sorted(keyed, key=lambda item: item[0])]
+
+
+_RANK_OF = re.compile(r"^rank_([^/]+)/")
+
+
+def reached_ranks(merged: Dump, op_key: str, at_inputs: bool) -> tuple[str, list[tuple[str, str]]] | None:
+    """Where a divergence born at `op_key` of a merged dump goes: (its rank, [(another rank, the
+    communication op of that rank it arrives by)]), in rank order; None when the op is of no rank. The same
+    order of ranks by their communication ops as the headless every-rank report (commorder.reach)."""
+    m = _RANK_OF.match(op_key)
+    if m is None:
+        return None
+    per_rank: dict[str, list[Op]] = {}
+    for op in sorted(merged.kernels, key=lambda o: o.order):
+        found = _RANK_OF.match(op.key)
+        if found is not None:
+            per_rank.setdefault(found.group(1), []).append(op)
+    ids = {r: int(r) if r.isdigit() else i for i, r in enumerate(per_rank)}
+    names = {i: r for r, i in ids.items()}
+    events = RankEvents()
+    for r, ops in per_rank.items():
+        evs, unmatched = rank_events(ids[r], ops)
+        events.add(ids[r], evs, unmatched)
+    rank = m.group(1)
+    position = next((i for i, op in enumerate(per_rank.get(rank, [])) if op.key == op_key), None)
+    if position is None:
+        return None
+    got = reach(events, ids[rank], position - (0.5 if at_inputs else 0))
+    return rank, [(names[r], got[r].via) for r in sorted(got) if r != ids[rank]]

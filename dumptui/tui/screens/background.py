@@ -93,7 +93,11 @@ class BackgroundWork(Screen):
         try:
             big = len(preview) >= INDEX_IN_PROCESSES_FROM_OPS
             ref, target = wait_abandonable(
-                lambda: pairing.open_pair(options, in_processes=big), worker, "dumptui-index"
+                lambda: pairing.open_pair(
+                    options, in_processes=big, progress=lambda text: self.post_message(OpenProgress("steps", text))
+                ),
+                worker,
+                "dumptui-index",
             )
             self.post_message(OpenProgress("aligning", "aligning the ops of both dumps"))
             session = wait_abandonable(

@@ -232,8 +232,17 @@ def test_every_rank_merged_bisects_to_the_first_rank_and_the_tree_starts_with_ra
         "rank_0/Default/layer0-Dense/BiasAdd-op0",
     ]
     assert len(preview) == d.ranks * d.n_kernels
-    with pytest.raises(DumpError, match="one step at a time"):
-        open_pair(PairOptions(d.ref, d.target, rank="all", iteration="all"))
+    # every step: the first step with a divergence is opened, and the note says why (the same search as
+    # `bisect --rank all --step all`)
+    said: list[str] = []
+    ref, _target = open_pair(PairOptions(d.ref, d.target, rank="all", iteration="all"), progress=said.append)
+    n = d.ranks * d.steps  # the search is counted, one line per unit
+    assert said == [f"searching every rank and step: {k} of {n} ({u})" for k, u in enumerate(_unit_labels(d), 1)]
+    assert ref.selection_note.startswith(
+        f"--step all: step {d.bug_step} is the first with a divergence (rank {d.bug_rank})"
+    )
+    assert all(op.name.startswith("rank_") for op in ref.kernels)
+    assert ref.iterations == open_pair(options)[0].iterations
 
 
 def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
@@ -249,7 +258,18 @@ def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
             assert top[: d.ranks] == [f"rank_{r}" for r in range(d.ranks)]
             await pilot.press("a")
             await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
-            assert scr.session.alignment.pairs[scr.bstate.culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
+            culprit = scr.bstate.culprit
+            assert scr.session.alignment.pairs[culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
+            # the cross-rank story, as the headless every-rank report tells it: every other rank reached by
+            # its AllGather
+            others = [str(r) for r in range(d.ranks) if r != d.bug_rank]
+            assert culprit.rank == str(d.bug_rank)
+            assert [r for r, _via in culprit.reaches] == others
+            assert all(via == f"rank_{r}/{d.carried_at}" for r, via in culprit.reaches)
+            from dumptui.present.panel import culprit_lines, plain
+
+            text = " ".join(plain(line) for line in culprit_lines(culprit, 200))
+            assert f"rank {d.bug_rank} first; reaches: rank {others[0]} by {d.carried_at}" in text
 
     asyncio.run(go())
 
@@ -277,3 +297,26 @@ def test_the_report_says_how_a_divergence_came_in():
         "rank 1: Default/Tanh-op3 (position 10) after rank 0's divergence came in by Default/AllReduce-op0 (position 5)"
         in text
     )
+
+
+def test_the_app_takes_every_step_and_opens_the_first_that_diverged(ranks_pair):
+    import asyncio
+
+    from helpers.app import opened, wait_until
+
+    d = ranks_pair
+
+    async def go():
+        async with opened(d.ref, d.target, "--rank", "all", "--step", "all") as (app, pilot, scr):
+            await pilot.press("a")
+            await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
+            culprit = scr.bstate.culprit
+            assert scr.session.alignment.pairs[culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
+            assert scr.bstate.notes[0].startswith(f"--step all: step {d.bug_step} is the first with a divergence")
+            assert culprit.rank == str(d.bug_rank) and culprit.reaches
+
+    asyncio.run(go())
+
+
+def _unit_labels(d) -> list[str]:
+    return [f"rank {r}, step {s}" for s in range(d.steps) for r in range(d.ranks)]
