@@ -10,6 +10,7 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING
 
+from dumptui.core.io.errors import UsageError
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report import jsonout
 from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, spinner
@@ -36,6 +37,8 @@ def exit_code(found: bool, incomplete: bool) -> int:
 
 def verbosity_of(args: argparse.Namespace) -> Verbosity:
     quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
+    if quiet and verbose:
+        raise UsageError("-q (only the answer) and -v (more detail) ask for opposite things: give one of them")
     return Verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
 
 
@@ -47,7 +50,8 @@ def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Sessio
     with spinner("indexing the dumps", verbosity):
         ref, target = open_pair(options)
         session = make_session(options, ref, target, kl=kl)
-    detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {session.alignment.counts()}", verbosity)
+    counts = ", ".join(f"{n} {how}" for how, n in session.alignment.counts().items())
+    detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)
     for d in (ref, target):
         for n in d.notes:
             detail(f"{d.path}: {n}", verbosity)

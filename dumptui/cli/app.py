@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from dumptui.core.io.errors import UsageError
 from dumptui.options.pair import PairOptions, validate_thresholds
@@ -18,10 +20,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.demo and (not args.ref or not args.target):
         raise UsageError("give REF and TARGET dumps (or --demo); headless: dumptui bisect|compare|info|inspect|demo")
-    from dumptui.tui.app import end_process, run_app
-
+    if not args.demo:
+        for path in (args.ref, args.target):
+            if not os.path.exists(path):
+                raise UsageError(f"{path}: no such file or folder")
     # a threshold out of range is a usage error before the screen opens (exit 2), not a panel after
     validate_thresholds(PairOptions.from_namespace(args))
+    if not sys.stdout.isatty() and not os.environ.get("TEXTUAL_DRIVER"):  # textual-serve's browser is one
+        # escape codes into a pipe or a file, and a screen nobody sees waiting for keys
+        raise UsageError("the app needs a terminal and stdout is not one: for scripts use dumptui bisect REF TARGET")
+    from dumptui.tui.app import end_process, run_app
+
     if not args.demo:
         end_process(run_app(PairOptions.from_namespace(args), session_file=args.session))
     import shutil

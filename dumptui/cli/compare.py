@@ -86,6 +86,8 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     verbosity = verbosity_of(args)
     if args.csv == jsonout.STDOUT and args.json == jsonout.STDOUT:
         raise UsageError("--csv - and --json - both want stdout: send one of them to a file")
+    if args.xlsx == jsonout.STDOUT:
+        raise UsageError("--xlsx writes a file: give its name (a spreadsheet is binary; --csv - writes to stdout)")
     if args.xlsx:
         from dumptui.report.msprobe_xlsx import require_openpyxl
 

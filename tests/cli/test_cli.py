@@ -221,3 +221,19 @@ def test_bisect_history_numbers_ops_as_everywhere_else(demo_pair):
         assert pairs[int(number) - 1].name == name, (number, name)
     position = re.search(r"position (\d+) of \d+ in execution order", out)
     assert position and pairs[int(position.group(1)) - 1].name == demo_pair.planted
+
+
+def test_stdout_discipline(demo_pair, tmp_path):
+    """(issue 21.6) --xlsx - is refused (a spreadsheet is binary; no file named '-'); -q with -v is refused,
+    not one of them dropped; -v says the alignment in words, not as a Python dict; the app checks its paths
+    and refuses a stdout that is no terminal (it would write escape codes into the pipe and wait for keys)."""
+    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--xlsx", "-", cwd=tmp_path)
+    assert rc == 2 and "--xlsx writes a file" in err and not (tmp_path / "-").exists()
+    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "-q", "-v")
+    assert rc == 2 and "-q (only the answer) and -v" in err and not out
+    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "-v")
+    assert rc == 1 and "indexed and aligned in" in err and "{" not in err and " exact name" in err
+    rc, out, err = run_cli("/nonexistent", demo_pair.target)
+    assert rc == 2 and "/nonexistent: no such file or folder" in err and "\x1b[" not in out
+    rc, out, err = run_cli(demo_pair.ref, demo_pair.target)
+    assert rc == 2 and "needs a terminal" in err and "dumptui bisect" in err and "\x1b[" not in out
