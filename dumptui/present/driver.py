@@ -194,7 +194,9 @@ class BisectDriver:
             if not self.undo():
                 return "nothing to undo"
         elif command == BisectCommand.RESET:
+            had_marks = bool(self.bi.history)
             self.reset()
+            return "reset: u brings the marks back" if had_marks else ""
         elif command == BisectCommand.POINTS:
             self.note_compared()
         else:
@@ -261,7 +263,7 @@ class BisectDriver:
             notes=tuple(
                 ([self.session.ref.selection_note] if self.session.ref.selection_note else []) + list(bi.notes)
             ),
-            can_undo=any(is_mark_step(s) for s in bi.history),
+            can_undo=bi.can_undo,
             search=bi.search if bi.started else "",
             search_reason=bi.search_reason,
             benign=benign,

@@ -178,7 +178,7 @@ ACTIONS: tuple[Action, ...] = (
         "reset",
         "r",
         "Reset",
-        "Start the bisection over",
+        "Start the bisection over (u brings the marks back)",
         BISECTION,
         palette="Bisection: start over",
         when=_started_and_idle,

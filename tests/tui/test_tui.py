@@ -177,9 +177,15 @@ def test_overrule_undo_and_reset(demo_pair):
             assert len(scr.bstate.history) == len(first.history) and not scr.bstate.can_undo
             await pilot.press("space", "space")
             await idle(scr, pilot)
+            marked = scr.bstate
             await pilot.press("r")
             await idle(scr, pilot)
             assert scr.bstate.candidates == first.candidates and scr.bstate.probe == first.probe
+            # the reset is undoable: u brings the two accepted marks back (issue 21.4)
+            assert scr.bstate.can_undo
+            await pilot.press("u")
+            await idle(scr, pilot)
+            assert scr.bstate.history == marked.history and scr.bstate.candidates == marked.candidates
 
     run(go())
 

@@ -97,6 +97,9 @@ def test_user_marks_undo_reset_and_replay(demo_pair, tmp_path):
     assert bi2.first_root().pair.key == culprit
     bi.reset()
     assert not bi.started and bi.history == [] and len(bi.candidates) == len(bi.order)
+    # a reset is undoable (issue 21.4): the marks and the culprit come back
+    assert bi.undo()
+    assert bi.finished and bi.first_root().pair.key == culprit and bi.history
 
 
 def test_wrong_user_mark_is_caught_by_the_culprit_check(demo_pair):

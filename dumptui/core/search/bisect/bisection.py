@@ -68,9 +68,10 @@ class Bisection:
     # ---------------------------------------------------------------------------- state, read-only views
     def reset(self) -> None:
         """Back to before the start: no marks, no probe, no culprit; the preparations (the preconditions, the
-        scan) are facts about the dumps and are kept."""
+        scan) are facts about the dumps and are kept. Undoable: `undo` brings back the search as it was."""
+        before: SearchState | None = getattr(self, "state", None)
         self.state = SearchState.initial(len(self.order))
-        self._undo: list[SearchState] = []
+        self._undo: list[SearchState] = [*getattr(self, "_undo", []), before] if before and before.history else []
         self.notes[:] = self._prepared_notes
         self.undecided[:] = self._prepared_undecided
 
@@ -310,6 +311,11 @@ class Bisection:
                 self.state = self._maybe_converged(self.state, force=True)
                 break
         return self.culprit
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether `undo` has something to take back (a mark, or a reset of a search with marks)."""
+        return bool(self._undo)
 
     def undo(self) -> bool:
         """Take back the last mark (computed or the user's), with the steps it triggered."""
