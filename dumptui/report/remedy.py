@@ -74,4 +74,5 @@ def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> Non
         for fname in ("keep_dtype.cfg", "converter_ascend.cfg", "to_float32.py"):
             if fname in files:
                 con.print(f"[bold]{fname}[/bold]")
-                con.print(name(files[fname].rstrip("\n")), highlight=False)
+                for line in files[fname].rstrip("\n").split("\n"):  # line by line: a newline is not escaped
+                    con.print(name(line), highlight=False)

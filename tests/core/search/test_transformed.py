@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers.common import SHARED
+from helpers.common import SHARED, run_cli
 
 from dumptui import cli
 from dumptui.core.compare.noise import QUANT_HEADROOM, quantisation_floor
@@ -182,6 +182,10 @@ def test_precision_culprits_and_their_remedy_files(pairs, capsys, tmp_path):
         cell = {"softmax-sat": "head", "precision": "emb"}[variant]
         assert f"net.{cell}.to_float(mstype.float32)" in (out / "to_float32.py").read_text()
         assert "keep it in float32" in c["sentence"]
+        # without -o the files are printed as they would be written, line by line (no escaped newlines)
+        code, text, err = run_cli("remedy", demo.ref, demo.target)
+        assert code == 1 and "\\x0a" not in text, err
+        assert "\n[ascend_context]\nprecision_mode=" in text and f"\n{op}\n" in text
 
 
 def test_semantic_culprit_remedy_is_the_op(pairs, capsys):
