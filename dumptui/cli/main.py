@@ -66,6 +66,14 @@ def main(argv: list[str] | None = None) -> int:
         return fail(sub, args, rest, str(path), reason, f"{path}: {reason}" if path else str(e))
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        # a dump or side file larger than this machine's memory allows: exit 2 with what to do, no traceback
+        reason = (
+            "out of memory: the dumps (or a side file) need more memory than this process may use; choose one "
+            "rank and step (--rank N --step N), filter with --ignore, or run on a machine with more memory "
+            "(README: Limits)"
+        )
+        return fail(sub, args, rest, "", reason, reason)
     except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"
         reason = f"internal error ({type(e).__name__}: {e}); please report it (the dumps were not changed)"
         return fail(sub, args, rest, "", reason, reason)

@@ -152,3 +152,21 @@ def test_nothing_is_written_inside_a_dump(tmp_path):
         code, _out, err = run(command, d.ref, d.target, env_extra=inside)
         assert code == 1, err
     assert _files_under(d.target) == before
+
+
+def test_out_of_memory_is_exit_2_with_what_to_do(pair, tmp_path):
+    """A dump too large for the memory the process may use (here: indexing raises MemoryError, as it does
+    under a memory cap) ends with exit 2 and advice, never a traceback or exit 1."""
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import importlib, sys\n"
+        "def boom(*a, **k):\n"
+        "    raise MemoryError()\n"
+        "import dumptui.headless as h\n"
+        "h.open_pair = boom  # where indexing a huge dump would run out\n"
+        "m = importlib.import_module('dumptui.cli.main')\n"
+        "sys.exit(m.main(['bisect', sys.argv[1], sys.argv[2]]))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, str(script), *pair], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and "out of memory" in done.stderr and "Traceback" not in done.stderr
