@@ -12,7 +12,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-SHARED = REPO / ".." / "shared" / "fixtures"
+# the shared fixtures: DUMPTUI_FIXTURES=DIR points the suite at them from anywhere (a clone elsewhere, CI);
+# by default ../shared/fixtures beside the clone
+SHARED = (
+    Path(os.environ["DUMPTUI_FIXTURES"]) if os.environ.get("DUMPTUI_FIXTURES") else REPO / ".." / "shared" / "fixtures"
+)
 
 
 MS = SHARED / "mindspore-2.10-cpu"
@@ -23,7 +27,9 @@ MS_DUMPS = MS / "dumps"
 
 def need_shared():
     if not MS_DUMPS.is_dir():
-        pytest.skip(f"shared fixtures absent ({MS_DUMPS} not found): real-dump test skipped")
+        pytest.skip(
+            f"shared fixtures absent ({MS_DUMPS} not found; DUMPTUI_FIXTURES=DIR names them): real-dump test skipped"
+        )
     return MS_DUMPS
 
 

@@ -9,11 +9,11 @@ import os
 import numpy as np
 import pytest
 from helpers.cann_encode import RawOp, Tensor, encode, file_name, ops_for_dtypes, ops_for_layouts, step_folder, write
-from helpers.common import REPO, run_cli
+from helpers.common import SHARED, run_cli
 
 from dumptui.core.formats.mindir import ModelProto
 
-MINDIR = REPO / ".." / "shared" / "fixtures" / "mindir" / "tiny_mlp.mindir"
+MINDIR = SHARED / "mindir" / "tiny_mlp.mindir"
 
 
 def expected_files(ops: list[RawOp]) -> dict[str, np.ndarray]:
