@@ -237,3 +237,25 @@ def test_stdout_discipline(demo_pair, tmp_path):
     assert rc == 2 and "/nonexistent: no such file or folder" in err and "\x1b[" not in out
     rc, out, err = run_cli(demo_pair.ref, demo_pair.target)
     assert rc == 2 and "needs a terminal" in err and "dumptui bisect" in err and "\x1b[" not in out
+
+
+def test_demo_says_how_much_it_writes_and_refuses_what_does_not_fit(tmp_path, monkeypatch, capsys):
+    """(issue 21.11) `demo --ops N` says about how much it will write before writing (--ops 20000 is
+    gigabytes), within 25 % of what it then writes; a pair larger than the free space is refused, exit 2."""
+    import shutil
+    from collections import namedtuple
+
+    from dumptui.cli import demo as demo_cmd
+
+    for ops, size in ((60, 4096), (300, 1000)):
+        out = tmp_path / f"d{ops}"
+        rc, _out, err = run_cli("demo", out, "--ops", ops, "--size", size)
+        assert rc == 0 and "writing about" in err
+        written = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+        assert 0.75 * written <= demo_cmd.estimated_bytes(ops, size) <= 1.25 * written, (ops, size, written)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9, 10**6))
+    from dumptui.cli.main import main
+
+    assert main(["demo", str(tmp_path / "big"), "--ops", "20000"]) == 2
+    assert "needs about" in capsys.readouterr().err and not (tmp_path / "big").exists()
