@@ -163,12 +163,11 @@ def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path
 
 def _inside_given_dumps(path: str, args: argparse.Namespace | None) -> bool:
     """Whether `path` is inside a dump folder named on the command line (the dumps may not have opened)."""
-    out = os.path.realpath(os.path.abspath(path))
+    from dumptui.core.index.cache import inside
+
     for given in (getattr(args, name, None) for name in ("ref", "target", "dump")):
-        if not isinstance(given, str) or not given:
-            continue
-        root = os.path.realpath(os.path.abspath(given))
-        root = root if os.path.isdir(root) else os.path.dirname(root)
-        if out == root or out.startswith(root.rstrip(os.sep) + os.sep):
-            return True
+        if isinstance(given, str) and given:
+            root = given if os.path.isdir(given) else os.path.dirname(os.path.abspath(given))
+            if inside(path, root):
+                return True
     return False

@@ -11,6 +11,8 @@ transformation accounts for (a folded BatchNorm's, an int8 weight's scales, the 
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import floor_of, fmt_rel, least_precise
 from dumptui.core.compare.results import TensorResult
@@ -138,6 +140,7 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
             if name is not None and name not in checked:
                 by_param.setdefault(name, []).append((p, slot))
     out = []
+    flowing: _FlowingError | None = None
     for name, uses in by_param.items():
         p, slot = uses[0]
         assert p.ref is not None and p.target is not None
@@ -152,7 +155,9 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
         )
         check = judge_input(name, kind, r, list(dict.fromkeys(q for q, _ in uses)))
         if check.status == CheckStatus.DIFFERS and kind == CheckKind.UNPRODUCED and _inferred(session):
-            _carried_if_flowing(session, check)
+            if flowing is None:
+                flowing = _FlowingError(session)  # read once, for every such input
+            _carried_if_flowing(session, check, flowing)
         out.append(check)
     return out
 
@@ -168,7 +173,26 @@ def _inferred(session: Session) -> bool:
     return any(is_inferred(d.graph_source) for d in (session.ref, session.target))
 
 
-def _carried_if_flowing(session: Session, check: InputCheck) -> None:
+class _FlowingError:
+    """The largest error out of the paired kernels that ran before a given position: each kernel's outputs
+    compared once, then a running maximum in aligned order (not one pass over the kernels per input)."""
+
+    def __init__(self, session: Session):
+        self._running: list[tuple[int, float, str]] = []  # (index, largest so far, where it is)
+        level, source = 0.0, ""
+        for p in sorted((p for p in session.alignment.kernels if p.paired), key=lambda p: p.index):
+            for r in session.op_result(p, inputs=False, purpose="precondition").outputs:
+                e = result_error(r)
+                if e is not None and not e.nonfinite and e.rel > level:
+                    level, source = e.rel, f"{p.name} {r.label}"
+            self._running.append((p.index, level, source))
+
+    def before(self, index: int) -> tuple[float, str]:
+        at = bisect_left(self._running, index, key=lambda t: t[0])
+        return self._running[at - 1][1:] if at else (0.0, "")
+
+
+def _carried_if_flowing(session: Session, check: InputCheck, flowing: _FlowingError) -> None:
     """An input no dumped op produces, computed outside the dump from what the network already carries (a
     view, a split, an unrecorded cast of an earlier output), is carried error when its error is at the level of
     the error already flowing out of the ops that ran before it: not a root. The same rule as the local error:
@@ -176,15 +200,7 @@ def _carried_if_flowing(session: Session, check: InputCheck) -> None:
     err = result_error(check.result)
     if err is None or err.nonfinite or not check.consumers:
         return
-    first = min(c.index for c in check.consumers)
-    level, source = 0.0, ""
-    for p in session.alignment.kernels:
-        if not p.paired or p.index >= first:
-            continue
-        for r in session.op_result(p, inputs=False, purpose="precondition").outputs:
-            e = result_error(r)
-            if e is not None and not e.nonfinite and e.rel > level:
-                level, source = e.rel, f"{p.name} {r.label}"
+    level, source = flowing.before(min(c.index for c in check.consumers))
     gain = session.thresholds.gain
     if level > 0 and err.rel <= gain * level:
         check.status = CheckStatus.BENIGN
