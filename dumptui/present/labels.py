@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dumptui.core.compare.verdict import Verdict
 from dumptui.present.bars import BAR_CHAR
 from dumptui.present.columns import elide_left
+from dumptui.report.looks import MARKS
 
 TAG_WORDS = {"probe": "probe", "culprit": "culprit", "root": "other root"}
 TAG_CHAR = {"probe": BAR_CHAR["probe"], "culprit": BAR_CHAR["culprit"], "root": BAR_CHAR["root"]}
@@ -52,9 +53,9 @@ LEGEND_ORDER = (  # what a user looks for first: a divergence, then agreement, t
 
 
 def marks_legend() -> list[tuple[str, str]]:
-    """(mark, meaning) for every mark an op or folder can show, from the verdicts themselves (core/compare/verdict.py);
-    every verdict is listed (a test holds the order to the enum)."""
-    return [(v.mark, "not computed yet" if v is Verdict.PENDING else str(v)) for v in LEGEND_ORDER]
+    """(mark, meaning) for every mark an op or folder can show (report/looks.py); every verdict is listed (a test
+    holds the order to the enum)."""
+    return [(MARKS[v], "not computed yet" if v is Verdict.PENDING else str(v)) for v in LEGEND_ORDER]
 
 
 SHORT = {

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from dumptui.core.compare.verdict import mark as verdict_mark
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
 from dumptui.present.driver import BisectState
 from dumptui.present.errorplot import PLOT_LEGEND, error_plot
 from dumptui.present.words import elide_middle, plural
+from dumptui.report.looks import mark as verdict_mark
 
 Span = tuple[str, str]
 Line = tuple[Span, ...]

@@ -10,11 +10,12 @@ from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import BAD, EQUAL, role
+from dumptui.core.compare.verdict import BAD, EQUAL
 from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
+from dumptui.report.looks import role
 
 # verdict role (core/compare/verdict.py) -> rich style
 ROLE_STYLE = {

@@ -7,9 +7,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
-from dumptui.core.compare.verdict import mark as verdict_mark
-from dumptui.core.compare.verdict import role
 from dumptui.report import fmt
+from dumptui.report.looks import mark as verdict_mark
+from dumptui.report.looks import role
 
 # verdict role (core/compare/verdict.py) -> (theme variable, bold); "muted" is dim
 ROLE_VARIABLE = {

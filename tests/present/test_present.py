@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import PENDING, mark
+from dumptui.core.compare.verdict import PENDING
 from dumptui.core.formats import open_dump
 from dumptui.core.graph.align import ONLY_TARGET, OpPair
 from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op
@@ -18,6 +18,7 @@ from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.bisect import sessionfile as session_file
 from dumptui.present import bars, columns, keys, paths, relations, search, tree
 from dumptui.present import driver as bisection
+from dumptui.report.looks import mark
 
 
 def pairs_of(names, kinds=None):
@@ -101,7 +102,7 @@ def test_leaf_names_show_both_sides_when_renamed():
 def test_marks_are_distinct_without_colour():
     from dumptui.core.compare.verdict import Verdict
 
-    marks = [v.mark for v in Verdict]
+    marks = [mark(v) for v in Verdict]
     assert len(set(marks)) == len(marks) == 11
     assert mark(None) == "·" and mark("diverged") == "✗"
 

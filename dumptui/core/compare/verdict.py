@@ -34,39 +34,34 @@ from dumptui.core.model.dump import Op, TensorRef
 
 
 class Verdict(str, Enum):
-    """The verdict of a tensor pair (and of an op, from its outputs), with everything that shows it.
+    """The verdict of a tensor pair (and of an op, from its outputs).
 
     A `str` enum, so a verdict compares equal to its text ("diverged") and serialises as it. `severity` orders
-    them worst first (an op or a folder shows the worst verdict of what it holds); `mark` is one character,
-    distinct without colour (an SSH session through a jump host may have none); `role` is what a renderer
-    colours by (the app maps roles to theme variables, the headless report to rich styles).
+    them worst first (an op or a folder shows the worst verdict of what it holds). How a verdict looks (its one-
+    character mark, the colour role) is the renderers' business: report/looks.py.
     """
 
-    mark: str
     severity: int
-    role: str
 
-    # The defaults only let mypy type `Verdict(text)`, the lookup by value (Enum swaps this __new__ out once the
-    # class is built); every member gives all four.
-    def __new__(cls, text: str, mark: str = "", severity: int = 0, role: str = "") -> "Verdict":
+    # The default only lets mypy type `Verdict(text)`, the lookup by value (Enum swaps this __new__ out once the
+    # class is built); every member gives both.
+    def __new__(cls, text: str, severity: int = 0) -> "Verdict":
         obj = str.__new__(cls, text)
         obj._value_ = text
-        obj.mark = mark
         obj.severity = severity
-        obj.role = role
         return obj
 
-    DIVERGED = ("diverged", "✗", 0, "bad")
-    SHAPE_MISMATCH = ("shape mismatch", "#", 1, "bad")
-    DTYPE_MISMATCH = ("dtype mismatch", "%", 2, "bad")
-    UNREADABLE = ("unreadable", "!", 3, "unreadable")
-    NOT_COMPARABLE = ("not comparable", "?", 4, "incomparable")
-    ONLY_REF = ("only in ref", "<", 5, "one-sided")
-    ONLY_TARGET = ("only in target", ">", 6, "one-sided")
-    PENDING = ("pending", "·", 7, "muted")  # not computed yet
-    CLOSE = ("close", "≈", 8, "close")
-    IGNORED = ("ignored", "-", 9, "muted")
-    EQUAL = ("equal", "=", 10, "ok")
+    DIVERGED = ("diverged", 0)
+    SHAPE_MISMATCH = ("shape mismatch", 1)
+    DTYPE_MISMATCH = ("dtype mismatch", 2)
+    UNREADABLE = ("unreadable", 3)
+    NOT_COMPARABLE = ("not comparable", 4)
+    ONLY_REF = ("only in ref", 5)
+    ONLY_TARGET = ("only in target", 6)
+    PENDING = ("pending", 7)  # not computed yet
+    CLOSE = ("close", 8)
+    IGNORED = ("ignored", 9)
+    EQUAL = ("equal", 10)
 
     __str__ = str.__str__  # "diverged", not "Verdict.DIVERGED", in f-strings and prints
 
@@ -75,7 +70,8 @@ class Verdict(str, Enum):
 
     @property
     def bad(self) -> bool:
-        return self.role == "bad"
+        """A divergence a user must look at: the values, the shape or the dtype differ."""
+        return self in (Verdict.DIVERGED, Verdict.SHAPE_MISMATCH, Verdict.DTYPE_MISMATCH)
 
     @property
     def good(self) -> bool:
@@ -106,19 +102,6 @@ GOOD = frozenset(v for v in Verdict if v.good)
 def severity(verdict: "str | None") -> int:
     v = Verdict.of(verdict)
     return v.severity if v is not None else 99
-
-
-def mark(verdict: "str | None") -> str:
-    """One character per verdict; not computed yet (None) is the neutral `·`, an unknown text `?`."""
-    if verdict is None:
-        return PENDING.mark
-    v = Verdict.of(verdict)
-    return v.mark if v is not None else "?"
-
-
-def role(verdict: "str | None") -> str:
-    v = Verdict.of(verdict)
-    return v.role if v is not None else "muted"
 
 
 def worst(verdicts: Iterable[str | None]) -> str | None:
