@@ -120,7 +120,7 @@ async def main():
             out["tree_usable_s"] = marks["tree_usable"] - T_SPAWN  # the index cache the first run wrote
             print("BENCH " + json.dumps(out))
             sys.stdout.flush()
-            scr.pool.close(kill=True)
+            scr.controller.pool.close(kill=True)
             os._exit(0)
         out["quit_while"] = f"statistics {scr.stats_state}, {scr.stats_done}/{scr.stats_total}"
         out["quit_sent"] = time.time()

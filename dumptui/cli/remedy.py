@@ -29,8 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dumptui.core.search.bisect import Bisection
+    from dumptui.core.search.remedy import remedies, write_files
     from dumptui.report import jsonout
-    from dumptui.report.remedy import print_remedies, remedies, remedy_section, write_files
+    from dumptui.report.remedy import print_remedies, remedy_section
 
     ref, target, session = open_session(args, kl=False)
     for path in (args.out, args.json):

@@ -8,8 +8,9 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import Comparison
+from dumptui.core.search.remedy import remedies
 from dumptui.report import data
-from dumptui.report.remedy import remedies, remedy_section
+from dumptui.report.remedy import remedy_section
 
 
 def left_unread(skipped: dict) -> bool:

@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
 
 from rich.console import Console
 
-from dumptui.core.compare.session import Session
-from dumptui.core.io.safeio import write_text
-from dumptui.core.search.bisect.types import Root
-from dumptui.core.search.remedy import Remedy, remedy_files, remedy_of_root
+from dumptui.core.search.remedy import Remedy, remedy_files
 from dumptui.report.tables import name
-
-
-def remedies(session: Session, roots: list[Root]) -> list[Remedy]:
-    """One remedy per root, first in execution order first; a root made by a weight or an input that
-    differs is remedied there (the preconditions' sentence), not by the op's precision."""
-    return [remedy_of_root(session, r) for r in roots]
 
 
 def _num(v: float) -> float | None:
@@ -47,17 +37,6 @@ def remedy_section(found: list[Remedy]) -> dict:
         ],
         "files": remedy_files(found),
     }
-
-
-def write_files(folder: str, found: list[Remedy]) -> list[str]:
-    """Write the remedy files into `folder` (created); returns the paths written."""
-    os.makedirs(folder, exist_ok=True)
-    written = []
-    for fname, text in remedy_files(found).items():
-        path = os.path.join(folder, fname)
-        write_text(path, text)
-        written.append(path)
-    return written
 
 
 def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> None:

@@ -83,7 +83,7 @@ class DumpTuiApp(App[None]):
         bisection is autosaved after every mark)."""
         main = self.main
         if main is not None:
-            main.pool.close(kill=True)
+            main.controller.close()
         self.exit()
 
     def action_help(self) -> None:

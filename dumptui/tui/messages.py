@@ -1,5 +1,6 @@
 """The messages the main screen's thread workers post to it: small dataclasses, so tests can assert on them.
-Payloads are engine or presentation objects (Session, OpResult, BisectState...) or plain data.
+Payloads are presentation objects (OpTreeModel, OpResult, BisectState...) or plain data; the engine state stays in
+the controller (present/controller.py).
 
 They go to the screen only (no bubbling to the app). Progress messages coalesce (`can_replace`): a burst of
 them waiting in the queue is handled, and repainted, once, with the latest numbers. Widgets own their
@@ -11,12 +12,10 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from dumptui.core.compare.elements import WorstElement
-from dumptui.core.compare.results import OpResult
-from dumptui.core.compare.session import Session
 from dumptui.present.driver import BisectDriver, BisectState
 from dumptui.present.relations import Relation
 from dumptui.present.tree import OpTreeModel
+from dumptui.present.types import OpResult, WorstElement
 
 
 @dataclass
@@ -41,7 +40,6 @@ class PreviewReady(Message, bubble=False):
 class SessionReady(Message, bubble=False):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
-    session: Session
     model: OpTreeModel
     seconds: float
 

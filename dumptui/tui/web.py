@@ -9,7 +9,7 @@ import shlex
 import sys
 from typing import Any
 
-from dumptui.core.io.errors import UsageError
+from dumptui.present.types import UsageError
 
 SERVE_ONLY = ("--host", "--port", "--public-url", "--allow-origin")  # options of `serve` itself, not of the app it runs
 

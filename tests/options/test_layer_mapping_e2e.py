@@ -195,7 +195,7 @@ def test_the_app_pairs_by_the_layer_mapping_and_finds_the_planted_call(tmp_path)
         app = make_app(ref, target, "--map", f)
         async with app.run_test(size=(120, 36)) as pilot:
             scr = await ready(app, pilot)
-            pairs = scr.session.alignment.pairs
+            pairs = scr.controller.session.alignment.pairs
             named = {(p.ref and p.ref.name, p.target and p.target.name): p.how for p in pairs}
             assert {k: how for k, how in named.items() if "forward" in (k[0] or k[1])} == EXPECTED
             await space_until_converged(scr, pilot)

@@ -60,12 +60,12 @@ def test_a_dump_with_a_fifo_and_a_stdin_link_opens_and_quits(tmp_path):
 
 def test_a_failed_worker_is_an_error_state_and_the_app_stays_usable(tmp_path, monkeypatch):
     ref, target = same_pair(tmp_path)
-    from dumptui.tui.screens import background
+    from dumptui.present import controller
 
     def broken(*_args, **_kwargs):
         raise OSError(5, "Input/output error", str(graph_output(target)))
 
-    monkeypatch.setattr(background, "evaluate_all", broken)
+    monkeypatch.setattr(controller, "evaluate_all", broken)
 
     async def go():
         app = make_app(ref, target)

@@ -59,7 +59,9 @@ def test_the_op_pane_stops_saying_opening_once_the_dumps_are_open(demo_pair, mon
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(lambda: app.main is not None and app.main.session is not None, what="the session")
+            await wait_until(
+                lambda: app.main is not None and app.main.controller.session is not None, what="the session"
+            )
             scr = app.main
             await pilot.pause()
             title = plain(scr.detail.query_one("#op-title"))
@@ -88,13 +90,13 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
             await wait_until(lambda: app.main is not None)
             scr = app.main
             await pilot.pause()
-            assert scr.session is None
+            assert scr.controller.session is None
             status = plain(scr.query_one("#status"))
             assert "indexing the dumps" in status
             # keys that need the dumps are disabled, not crashing
             assert scr.check_action("accept", ()) is None and scr.check_action("search", ()) is None
             await pilot.press("space", "n", "slash", "f")
-            assert scr.session is None
+            assert scr.controller.session is None
             await pilot.press("question_mark")
             assert isinstance(app.screen, HelpScreen)
             await pilot.press("escape")
@@ -106,7 +108,7 @@ def test_first_paint_before_any_indexing(demo_pair, monkeypatch):
             await pilot.press("down")
             gate.set()
             await ready(app, pilot)
-            assert scr.session is not None and scr.model is not None
+            assert scr.controller.session is not None and scr.model is not None
             assert scr.preview_model is None and scr.op_tree.model is scr.model
 
     run(go())
@@ -124,7 +126,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
-            pairs = scr.session.alignment.pairs
+            pairs = scr.controller.session.alignment.pairs
             assert pairs[st.culprit.index].name == demo_pair.planted
             assert st.culprit.why.startswith('its definition differs (attribute format: "NCHW" vs "NHWC")')
             assert "→ output.0 diverged" in st.culprit.proof
@@ -146,7 +148,7 @@ def test_run_all_with_a_and_culprit_report(demo_pair):
             await pilot.press("a")
             await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
             await pilot.pause()
-            assert scr.session.alignment.pairs[scr.bstate.culprit.index].name == demo_pair.planted
+            assert scr.controller.session.alignment.pairs[scr.bstate.culprit.index].name == demo_pair.planted
             panel = plain(scr.query_one("#bisect-status"))
             assert "CULPRIT" in panel and "proof:" in panel and "other roots of divergence" in panel
             assert "search: local-error scan" in panel and "err  " in panel and "gain " in panel
@@ -198,7 +200,7 @@ def test_search_moves_to_matching_ops(demo_pair):
             assert bar.display and bar.has_focus
             await pilot.press(*"sigmoid")
             await pilot.pause()
-            pairs = scr.session.alignment.pairs
+            pairs = scr.controller.session.alignment.pairs
             assert "Sigmoid" in pairs[scr.current].name
             assert scr.op_tree.selected_index == scr.current
             await pilot.press("escape")
@@ -327,7 +329,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
             await pilot.press("enter")
             await pilot.pause()
             assert isinstance(app.screen, MainScreen) and scr.exported_path == str(out)
-            order = scr.driver.bi.order
+            order = scr.controller.driver.bi.order
             suspects = sorted(st.candidates)
             return [order[c].name for c in suspects]
 
@@ -550,7 +552,7 @@ def test_bisection_by_keys_on_the_fixtures(fixtures, variant, culprit_ref, culpr
             await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
-            pair = scr.session.alignment.pairs[st.culprit.index]
+            pair = scr.controller.session.alignment.pairs[st.culprit.index]
             assert (pair.ref.name, pair.target.name) == (culprit_ref, culprit_target)
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.culprit.index)
             if variant == "B_mod":
@@ -587,7 +589,7 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
         async with opened(demo_pair.ref, demo_pair.target, message_hook=notifications.hook) as (app, pilot, scr):
             await wait_until(lambda: notifications.saying("graph walk failed"), what="the error notification")
             # what failed, the op it was reading and the reason; no traceback
-            shown = scr.session.alignment.pairs[scr.current].label
+            shown = scr.controller.session.alignment.pairs[scr.current].label
             assert notifications.saying(f"cannot show the op: {shown}: RuntimeError: graph walk failed")
             assert not notifications.saying("Traceback")
             assert app.is_running and isinstance(app.screen, MainScreen)
@@ -600,12 +602,12 @@ def test_a_worker_error_becomes_a_notification(demo_pair, monkeypatch):
 
 def test_a_statistics_failure_says_why_not_cancelled(demo_pair, monkeypatch):
     from dumptui.core.io.errors import DumpError
-    from dumptui.tui.screens import background
+    from dumptui.present import controller
 
     def broken(*args, **kwargs):
         raise DumpError("/dumps/target/rank_0/x.npy", "truncated payload")
 
-    monkeypatch.setattr(background, "compare_batches", broken)  # the statistics worker fails on its first batch
+    monkeypatch.setattr(controller, "compare_batches", broken)  # the statistics worker fails on its first batch
 
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, message_hook=notifications.hook) as (app, pilot, scr):

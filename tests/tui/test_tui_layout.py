@@ -173,12 +173,12 @@ def test_jumps_zoom_copy_and_search_by_type(demo_pair):
             assert [c.label for c in app.screen.choices][0] == "op name"
             await pilot.press("enter")
             await pilot.pause()
-            assert app.clipboard == scr.session.alignment.pairs[scr.current].name
+            assert app.clipboard == scr.controller.session.alignment.pairs[scr.current].name
             # search by type: the next Conv2D, and nothing else
             await pilot.press("slash")
             await pilot.press(*"type:conv2d")
             await pilot.pause()
-            assert scr.session.alignment.pairs[scr.current].op_type == "Conv2D"
+            assert scr.controller.session.alignment.pairs[scr.current].op_type == "Conv2D"
             # while typing, q and ? are letters of the query: the footer says how to move and leave instead
             footer = {k.key for k in app.screen.query(KeysFooter).first().query("FooterKey") if k.region.width}
             assert {"escape", "down", "up"} <= footer, footer
@@ -261,11 +261,17 @@ def test_statistics_run_in_worker_processes_that_q_ends(demo_pair):
 
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, size=(80, 24), stats=True) as (app, pilot, scr):
-            pids = list(scr.pool._ex._processes)
+            pids = list(scr.controller.pool._ex._processes)
             assert pids and all(alive(pid) for pid in pids)
-            tensors = [t for p in scr.session.alignment.pairs for op in (p.ref, p.target) if op for t in op.tensors()]
+            tensors = [
+                t
+                for p in scr.controller.session.alignment.pairs
+                for op in (p.ref, p.target)
+                if op
+                for t in op.tensors()
+            ]
             assert tensors and all(t.deferred_layout() is None for t in tensors)
-            assert sum(1 for r in scr.session.results() if r.stats is not None) > 100
+            assert sum(1 for r in scr.controller.session.results() if r.stats is not None) > 100
             await pilot.press("q")
             await wait_until(lambda: not app.is_running, what="the app to quit")
         return pids

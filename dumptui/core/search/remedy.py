@@ -17,6 +17,7 @@ comparing again says whether the culprit is gone (the remedied target's bisectio
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ import numpy as np
 from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import TensorRef
 from dumptui.core.search.bisect.types import Root, RootKind
 from dumptui.core.search.replay import ReplayInputs, supported
@@ -207,3 +209,20 @@ def _read(t: TensorRef) -> np.ndarray:
     a = np.asarray(t.read())
     shape = t.shape
     return a.reshape(shape) if shape is not None and a.size == int(np.prod(shape)) else a
+
+
+def write_files(folder: str, found: list[Remedy]) -> list[str]:
+    """Write the remedy files into `folder` (created); returns the paths written."""
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for fname, text in remedy_files(found).items():
+        path = os.path.join(folder, fname)
+        write_text(path, text)
+        written.append(path)
+    return written
+
+
+def remedies(session: Session, roots: list[Root]) -> list[Remedy]:
+    """One remedy per root, first in execution order first; a root made by a weight or an input that
+    differs is remedied there (the preconditions' sentence), not by the op's precision."""
+    return [remedy_of_root(session, r) for r in roots]

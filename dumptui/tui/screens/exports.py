@@ -8,19 +8,15 @@ from __future__ import annotations
 import io
 import json
 import os
-import threading
 from functools import partial
-from typing import Any, Callable
+from typing import Callable
 
 from textual import work
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from dumptui.core.model.dump import Dump
-from dumptui.core.search.bisect.sessionfile import session_payload
-from dumptui.core.tools import redump
-from dumptui.options.pair import PairOptions
-from dumptui.present.driver import BisectDriver, BisectState, RedumpPlan, redump_plan
+from dumptui.present.controller import PairController
+from dumptui.present.driver import BisectState, RedumpPlan
 from dumptui.present.paths import (
     default_export_path,
     default_redump_dir,
@@ -28,7 +24,6 @@ from dumptui.present.paths import (
     refuse_dump_dir,
     refuse_output,
 )
-from dumptui.report.csvout import csv_text
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
 
 
@@ -42,11 +37,8 @@ def refuse_file_name(name: str) -> str | None:
 
 
 class ExportActions(Screen):
-    options: PairOptions
-    session: Any
-    driver: BisectDriver | None
+    controller: PairController
     bstate: BisectState | None
-    _bisect_lock: threading.Lock
 
     saved_path: str | None = None
     exported_path: str | None = None
@@ -64,9 +56,6 @@ class ExportActions(Screen):
     def web(self) -> bool:
         return self.app.is_web
 
-    def _dumps(self) -> list[Dump]:
-        return [self.session.ref, self.session.target]
-
     def _deliver(self, text: str, name: str, what: str) -> None:
         """A download for the browser user (`dumptui serve`)."""
         self.app.deliver_text(io.StringIO(text), save_filename=name)
@@ -83,21 +72,20 @@ class ExportActions(Screen):
                 note="resume later with: dumptui REF TARGET --session FILE",
             )
         else:
-            dialog = SaveScreen(default_session_path(self._dumps()), lambda p: refuse_output(p, self._dumps()))
+            dialog = SaveScreen(
+                default_session_path(self.controller.dumps()), lambda p: refuse_output(p, self.controller.dumps())
+            )
         self.app.push_screen(dialog, self._save_to)
 
     def _save_to(self, path: str | None) -> None:
-        if not path or self.driver is None:
+        if not path or self.controller.driver is None:
             return
         self._retry("save")
-        if not self._bisect_lock.acquire(timeout=2):
+        data = self.controller.marks(timeout=2)
+        if data is None:
             self.notify("the bisection is busy: try again", severity="warning")
             return
-        try:
-            data = self.driver.to_json()
-        finally:
-            self._bisect_lock.release()
-        payload = session_payload(data, self.options.ref, self.options.target, vars(self.options))
+        payload = self.controller.session_payload(data)
         if self.web:
             self._deliver(json.dumps(payload, indent=1), path, f"session of {len(data['steps'])} steps")
             return
@@ -116,16 +104,21 @@ class ExportActions(Screen):
 
     # ------------------------------------------------------------------ e: the re-dump config
     def action_export(self) -> None:
-        if self.driver is None or self.bstate is None:
+        if self.controller.driver is None or self.bstate is None:
             return
-        plan = redump_plan(self.driver.bi.order, self.session.alignment.pairs, self.bstate)
+        plan = self.controller.redump_plan(self.bstate)
         refuse: Callable[[str], str | None]
         if self.web:
             out, refuse, label = "data_dump.json", refuse_file_name, "download the MindSpore config (dump_mode 1) as:"
         else:
-            out, refuse = default_export_path(self._dumps()), (lambda p: refuse_output(p, self._dumps()))
+            out, refuse = (
+                default_export_path(self.controller.dumps()),
+                (lambda p: refuse_output(p, self.controller.dumps())),
+            )
             label = "write the MindSpore config (data_dump.json, dump_mode 1) to:"
-        dialog = ExportScreen(out, default_redump_dir(self._dumps()), plan.summary, refuse, refuse_dump_dir, label)
+        dialog = ExportScreen(
+            out, default_redump_dir(self.controller.dumps()), plan.summary, refuse, refuse_dump_dir, label
+        )
         self.app.push_screen(dialog, partial(self._export_to, plan))
 
     def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
@@ -134,7 +127,7 @@ class ExportActions(Screen):
         self._retry("export")
         out, dump_dir = answer
         try:
-            config = redump.mindspore_config(list(plan.kernels), os.path.expanduser(dump_dir), like=self.session.target)
+            config = self.controller.redump_config(plan, os.path.expanduser(dump_dir))
         except ValueError as e:
             self.show_failure("export", e, out)
             return
@@ -143,7 +136,7 @@ class ExportActions(Screen):
             return
         out = os.path.abspath(os.path.expanduser(out))
         try:
-            redump.write_config(out, config, self._dumps())
+            self.controller.write_redump(out, config)
         except (OSError, ValueError) as e:
             self.show_failure("export", e, out)
             return
@@ -154,17 +147,17 @@ class ExportActions(Screen):
 
     # ------------------------------------------------------------------ R: the remedy of the culprits
     def action_export_remedy(self) -> None:
-        if self.driver is None:
+        if self.controller.driver is None:
             return
         if self.web:
             dialog = SaveScreen(
                 "REMEDY.txt", refuse_file_name, "Download the remedy as (the files follow):", "", "remedy"
             )
         else:
-            default = os.path.join(os.path.dirname(default_export_path(self._dumps())), "dumptui-remedy")
+            default = os.path.join(os.path.dirname(default_export_path(self.controller.dumps())), "dumptui-remedy")
             dialog = SaveScreen(
                 default,
-                lambda p: refuse_output(p, self._dumps()),
+                lambda p: refuse_output(p, self.controller.dumps()),
                 "Write the remedy files into the folder:",
                 "keep_dtype.cfg (ATC), converter_ascend.cfg (MindSpore Lite), to_float32.py (MindSpore), REMEDY.txt",
                 "remedy",
@@ -178,24 +171,19 @@ class ExportActions(Screen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def write_remedy(self, path: str) -> None:
         """Off the UI thread: each culprit's op is replayed at the device's precision (reads its tensors)."""
-        from dumptui.core.search.remedy import remedy_files
-        from dumptui.report.remedy import remedies, write_files
-
-        if self.driver is None:
+        if self.controller.driver is None:
             return
-        with self._bisect_lock:
-            roots = self.driver.bi.roots()
-        found = remedies(self.session, roots)
+        found = self.controller.remedies()
         causes = ", ".join(f"{r.target_name.rsplit('/', 1)[-1]}: {r.cause}" for r in found)
         if get_current_worker().is_cancelled:
             return
         if self.web:
-            for name, text in remedy_files(found).items():
+            for name, text in self.controller.remedy_files(found).items():
                 self.app.call_from_thread(self._deliver, text, name if name != "REMEDY.txt" else path, causes)
             return
         full = os.path.abspath(os.path.expanduser(path))
         try:
-            written = write_files(full, found)
+            written = self.controller.write_remedy(full, found)
         except OSError as e:
             self.app.call_from_thread(self.show_failure, "remedy", e, full)
             return
@@ -211,10 +199,10 @@ class ExportActions(Screen):
                 "dumptui-compare.csv", refuse_file_name, "Download the comparison (CSV) as:", "", "export CSV"
             )
         else:
-            default = os.path.join(os.path.dirname(default_export_path(self._dumps())), "dumptui-compare.csv")
+            default = os.path.join(os.path.dirname(default_export_path(self.controller.dumps())), "dumptui-compare.csv")
             dialog = SaveScreen(
                 default,
-                lambda p: refuse_output(p, self._dumps()),
+                lambda p: refuse_output(p, self.controller.dumps()),
                 "Write every compared tensor pair as CSV to:",
                 "the columns of the Ascend tools, with the local error and gain",
                 "export CSV",
@@ -228,11 +216,7 @@ class ExportActions(Screen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def write_csv(self, path: str) -> None:
         """Off the UI thread: 20,000 ops' results are gathered (all cached: statistics are done) and written."""
-        session = self.session
-        bi = self.driver.bi if self.driver is not None else None
-        locals_ = {le.pair.index: le for le in bi.scan_result.locals} if bi is not None and bi.scan_result else None
-        results = [session.op_result(p, purpose="view") for p in session.alignment.pairs]
-        text, rows = csv_text(results, locals_=locals_)
+        text, rows = self.controller.comparison_csv()
         if get_current_worker().is_cancelled:
             return
         if self.web:

@@ -14,7 +14,6 @@ what could leave it has: the workers (background.py), the view and export action
 from __future__ import annotations
 
 import gc
-import threading
 import time
 from typing import Any
 
@@ -27,12 +26,11 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
-from dumptui.core.compare.processes import ComparePool
 from dumptui.options import pair as pairing
-from dumptui.present import relations
-from dumptui.present.autosave import autosave_path, resume_question
+from dumptui.present.autosave import resume_question
 from dumptui.present.columns import elide_left
-from dumptui.present.driver import BisectCommand, BisectDriver, BisectState
+from dumptui.present.controller import PairController
+from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now
 from dumptui.present.labels import legend_lines
@@ -86,6 +84,11 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     BINDINGS = keymap.bindings(SCREEN)
 
+    # Worker processes for the statistics and the scan (None: one per CPU), `WORKER_NICE` below the UI's
+    # priority, so keys are answered first even when every core is busy (tests and benches set fewer).
+    STATISTICS_WORKERS: int | None = None
+    WORKER_NICE = 10
+
     # The state the action table and the lists read; each watcher redraws what depends on it. `var`: the
     # screen itself does not repaint on a change, only the widgets the watcher touches.
     flat_mode = var(False, init=False)  # the flat execution-order list is shown, not the tree
@@ -98,13 +101,10 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
         self.options = options
-        self.session_file = session_file  # a saved session to resume
-        self.autosave_to = autosave_path(options.ref, options.target, vars(options))
-        self.pool = ComparePool(self.STATISTICS_WORKERS, nice=self.WORKER_NICE)
-        self.session: Any = None  # core Session, once both dumps are indexed and aligned
+        # the engine's state for the pair and the work on it (present/controller.py): the workers call it
+        self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
         self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
-        self.driver: BisectDriver | None = None
         self.bstate: BisectState | None = None
         self.stats_done = 0
         self.stats_total = 0
@@ -118,8 +118,6 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.search_matches = 0
         self.kernel_count = 0
         self.theme_styles = ThemeStyles({})
-        self._bisect_lock = threading.Lock()
-        self._stop_run = threading.Event()
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
@@ -167,7 +165,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         return self.flat if self.flat_mode else self.op_tree
 
     def on_unmount(self) -> None:
-        self.pool.close(kill=True)
+        self.controller.close()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._draw_legend)  # after the layout: the legend's own width
@@ -205,7 +203,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     def key_context(self) -> KeyContext:
         return KeyContext(
             indexed=self.model is not None,
-            bisection_ready=self.driver is not None,
+            bisection_ready=self.controller.driver is not None,
             bisect_task=self.bisect_task,
             bisection=self.bstate,
             statistics=self.stats_state,
@@ -255,11 +253,11 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
                 shown = elide_left(fmt.clean(self.stats_failure), max(10, width - line.cell_len))
                 line.append(shown, style=self.theme_styles.error)
             else:
-                if self.session is not None:
+                if self.controller.session is not None:
                     line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
                 shown = elide_left(self.failure[1], max(10, width - line.cell_len))
                 line.append(shown, style=self.theme_styles.error)
-        elif self.session is None:
+        elif self.controller.session is None:
             parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
         else:
             words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
@@ -267,7 +265,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
                 parts.append(Text(words, style=self.theme_styles.error if self.stats_state == FAILED else ""))
             if self.model is not None and self.model.diverged:
                 parts.append(Text(f"{self.model.diverged} ✗", style=self.theme_styles.verdict("diverged")))
-            if self.driver is None and not self.bisect_task:
+            if self.controller.driver is None and not self.bisect_task:
                 parts.append(Text(f"{self.open_stage}…"))
         for part in parts:  # only segments with something in them: never an empty "│  │"
             line.append(" │ ")
@@ -291,14 +289,13 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
         # of frozen UI on a 20,000-op dump (and quitting stops waiting for it).
         gc.freeze()
-        self.session = msg.session
-        self.kernel_count = len(self.session.alignment.kernels)
+        self.kernel_count = self.controller.kernel_count()
         model = self.model = msg.model
         self.opened_seconds = msg.seconds
         for w in (self.detail, self.panel):
             w.verdict_of = model.verdict
         self.detail.is_root = self._is_root
-        model.set_verdicts({p.index: self.session.cached_verdict(p) for p in self.session.alignment.unpaired()})
+        model.set_verdicts(self.controller.one_sided_verdicts())
         # what the user opened and where the cursor was in the preview tree carry over to the real one
         expanded, cursor = set(), None
         if self.preview_model is not None:
@@ -316,22 +313,21 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._update_available()
 
     def _report_problems(self) -> None:
-        s = self.session
-        for side, d in (("ref", s.ref), ("target", s.target)):
-            errors = [p for p in d.problems if p.severity == "error"]
+        unreadable, warnings = self.controller.open_problems()
+        for side, errors in unreadable:
             if errors:
-                shown = "; ".join(f"{fmt.clean(p.path)}: {fmt.clean(p.reason)}" for p in errors[:3])
+                shown = "; ".join(f"{fmt.clean(path)}: {fmt.clean(reason)}" for path, reason in errors[:3])
                 more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
                 self.notify(
                     f"{side}: {len(errors)} unreadable: {shown}{more}", severity="warning", timeout=10, markup=False
                 )
-        for w in s.alignment.warnings:
+        for w in warnings:
             self.notify(fmt.clean(w), severity="warning", markup=False)
 
     def on_bisection_ready(self, msg: BisectionReady) -> None:
         gc.freeze()  # the bisection's graph over the pairs is long-lived too
-        self.driver = msg.driver
-        self.panel.show(None, order=self.driver.bi.order)
+        self.controller.adopt(msg.driver)
+        self.panel.show(None, order=msg.driver.bi.order)
         if msg.resume_note:
             self.notify(msg.resume_note, severity="warning", timeout=8, markup=False)
         if msg.resume is not None:
@@ -355,7 +351,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.stats_done, self.stats_total = msg.done, msg.total
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
-        if msg.state == DONE and self.driver is not None and self.bstate is not None:
+        if msg.state == DONE and self.controller.driver is not None and self.bstate is not None:
             self.bisect_work(BisectCommand.POINTS, ())  # a clean pair's plot: every op compared now, none "not read"
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
@@ -380,15 +376,14 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     def _refresh_verdicts_of(self, indices: list[int | None]) -> None:
         """Verdicts the bisection or the detail view just computed (cached lookups, no read)."""
-        if self.session is None:
+        if self.controller.session is None:
             return
-        pairs = self.session.alignment.pairs
-        self._apply_verdicts({i: self.session.cached_verdict(pairs[i]) for i in indices if i is not None})
+        self._apply_verdicts(self.controller.verdicts_of(i for i in indices if i is not None))
 
     def _start_statistics_once(self) -> None:
         """The full compare starts once the bisection has its probe: the preconditions and the first probe
         (what the user acts on) get the CPU and the disk first, not a share of them."""
-        if self.stats_state == WAITING and self.session is not None:
+        if self.stats_state == WAITING and self.controller.session is not None:
             self.stats_state = RUNNING
             self.compute_statistics(self.stats_run)
 
@@ -470,8 +465,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     def _failure_subject(self, work: str) -> str:
         """What a failed worker was working on, when its error names no file: the op (and tensor) shown."""
-        if work in ("detail", "tensor") and self.session is not None and self.current is not None:
-            op = self.session.alignment.pairs[self.current].label
+        if work in ("detail", "tensor") and self.controller.session is not None and self.current is not None:
+            op = self.controller.pairs[self.current].label
             label = self.detail.highlighted_label if work == "tensor" else None
             return f"{op} {label}" if label else op
         return ""
@@ -488,17 +483,16 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.op_list.focus()
 
     def _show_op(self, index: int) -> None:
-        if self.session is None or (index == self.current and self.detail.index == index):
+        if self.controller.session is None or (index == self.current and self.detail.index == index):
             return
         self.current = index
         self._retry("detail")
         self._retry("tensor")
-        pair = self.session.alignment.pairs[index]
+        pair = self.controller.pairs[index]
         if self._load_timer is not None:
             self._load_timer.stop()
             self._load_timer = None
-        session = self.session
-        if all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair)):
+        if self.controller.all_compared(index):
             # Every tensor pair already compared: nothing to read, shown in one update, right after the
             # cursor's own repaint (the detail's new layout repaints the whole screen: the key is answered
             # first). Should the engine fail here, the worker below repeats the call and reports the error.
@@ -511,12 +505,10 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     def _show_cached(self, index: int) -> None:
         if index != self.current or self.detail.index == index and self.detail.result is not None:
             return  # the cursor moved on (or it is shown already): keys pressed quickly skip the ops between
-        session = self.session
-        pair = session.alignment.pairs[index]
         try:
-            res, rel = session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
+            res, rel = self.controller.op_detail(index)
         except Exception:
-            self.detail.show_pending(pair, self.tree_model.verdict(index), self.kernel_count)
+            self.detail.show_pending(self.controller.pairs[index], self.tree_model.verdict(index), self.kernel_count)
             self.load_op(index)
             return
         self.detail.show_result(res, rel, self.kernel_count)
@@ -585,7 +577,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.stats_run += 1  # what the cancelled run still sends is not this screen's state any more
             self.stats_state = CANCELLED
         if self.bisect_task == BisectCommand.RUN:
-            self._stop_run.set()
+            self.controller.stop_run.set()
 
     def action_compute_statistics(self) -> None:
         self._retry("stats")
@@ -675,7 +667,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         if self.model is None:
             return
         rows = self._rows()
-        pairs = self.session.alignment.pairs
+        pairs = self.controller.pairs
         left = self.query_one("#left")
         if not query.strip():
             left.border_subtitle = ""

@@ -4,11 +4,10 @@ the screen keeps)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.screen import Screen
 from textual.widget import Widget
 
+from dumptui.present.controller import PairController
 from dumptui.present.copy import CopyChoice, copy_choices
 from dumptui.present.driver import BisectState
 from dumptui.report import fmt
@@ -18,8 +17,8 @@ ZOOM_PANES = ("left", "detail", "bisect")  # the ids of the panes `z` can give t
 
 
 class ViewActions(Screen):
+    controller: PairController
     bstate: BisectState | None
-    session: Any
     current: int | None
 
     def select_op(self, index: int, focus_list: bool = False) -> None:
@@ -67,11 +66,8 @@ class ViewActions(Screen):
 
     # ------------------------------------------------------------------ copy
     def copy_choices(self) -> list[CopyChoice]:
-        pair = (
-            self.session.alignment.pairs[self.current]
-            if self.session is not None and self.current is not None
-            else None
-        )
+        opened = self.controller.session is not None and self.current is not None
+        pair = self.controller.pairs[self.current] if opened and self.current is not None else None
         detail = self.query_one("#detail")
         label = getattr(detail, "highlighted_label", None)
         tensor = detail.tensor_result(label) if label is not None else None  # type: ignore[attr-defined]

@@ -11,11 +11,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from dumptui.core.graph.align import OpPair
 from dumptui.present.bars import BAR_LEGEND
 from dumptui.present.columns import elide_left
 from dumptui.present.driver import BisectState
 from dumptui.present.panel import Line, panel_lines, plain
+from dumptui.present.types import OpPair
 from dumptui.present.words import plural
 from dumptui.report import fmt
 from dumptui.tui.styles import ThemeStyles

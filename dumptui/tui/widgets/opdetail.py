@@ -12,15 +12,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
-from dumptui.core.compare.elements import WorstElement
-from dumptui.core.compare.hints import for_root
-from dumptui.core.compare.results import OpResult, TensorResult
-from dumptui.core.graph.align import EXACT, OpPair
-from dumptui.core.model.dump import KERNEL
 from dumptui.present.bars import histogram_bar
 from dumptui.present.columns import elide_left, format_columns
 from dumptui.present.detail import STATS_COLUMNS, TENSOR_COLUMNS, default_row, stats_columns, tensor_columns, tensor_row
 from dumptui.present.relations import Relation
+from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import elide_middle, kl_words, paired_words
 from dumptui.report import fmt
 from dumptui.tui.messages import OpMessage

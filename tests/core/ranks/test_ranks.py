@@ -259,7 +259,7 @@ def test_the_app_shows_ranks_at_the_top_and_finds_the_first_rank(ranks_pair):
             await pilot.press("a")
             await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
             culprit = scr.bstate.culprit
-            assert scr.session.alignment.pairs[culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
+            assert scr.controller.session.alignment.pairs[culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
             # the cross-rank story, as the headless every-rank report tells it: every other rank reached by
             # its AllGather
             others = [str(r) for r in range(d.ranks) if r != d.bug_rank]
@@ -311,7 +311,7 @@ def test_the_app_takes_every_step_and_opens_the_first_that_diverged(ranks_pair):
             await pilot.press("a")
             await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="run to the end")
             culprit = scr.bstate.culprit
-            assert scr.session.alignment.pairs[culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
+            assert scr.controller.session.alignment.pairs[culprit.index].name == f"rank_{d.bug_rank}/{d.planted}"
             assert scr.bstate.notes[0].startswith(f"--step all: step {d.bug_step} is the first with a divergence")
             assert culprit.rank == str(d.bug_rank) and culprit.reaches
 

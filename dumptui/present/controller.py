@@ -1,0 +1,311 @@
+"""What the app does with one pair of dumps, without Textual: the controller the main screen drives.
+
+It owns the engine's state for the pair (the options, the worker processes, the Session, the bisection's
+driver and its lock, the autosave file) and offers each piece of work the app runs off its UI thread as one
+blocking call: open (preview, index, align, bisection order, resume), the statistics of every tensor pair,
+the bisection's commands and its run to the end, one op's and one tensor's numbers, the exports. The screen
+runs these calls in its thread workers (tui/screens/background.py), posts what they return as messages and
+draws it; it reaches the engine only through here and the rest of present/ (an import contract).
+
+Plain Python: the tests drive it directly, no app needed (tests/present/test_controller.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Iterable
+
+from dumptui.core.compare import elements
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.elements import WorstElement
+from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.session import Session
+from dumptui.core.graph.align import OpPair
+from dumptui.core.model.dump import Dump
+from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
+from dumptui.core.search.remedy import Remedy, remedies, remedy_files, write_files
+from dumptui.core.tools import redump
+from dumptui.options import pair as pairing
+from dumptui.present import autosave as saved
+from dumptui.present import relations
+from dumptui.present.detail import element_detail_problem
+from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RedumpPlan, redump_plan
+from dumptui.present.progress import compare_batches
+from dumptui.present.tree import OpTreeModel, preview_pairs
+from dumptui.report.csvout import csv_text
+
+VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
+JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
+BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
+WORST_ELEMENTS = 8
+# A dump listing this many ops (its execution-order csv) is indexed, when not in the index cache, by processes
+# of their own (pairing.open_pair): both dumps at once, and none of indexing's transient structures in the UI
+# process's heap. Below it, starting the processes would cost more than the indexing.
+INDEX_IN_PROCESSES_FROM_OPS = 2000
+
+Progress = Callable[[str], object]
+Histogram = tuple[list[int], int, int]  # counts per power of two of |diff|, first exponent, zeros
+
+
+class PairController:
+    """The engine's state for one pair and the work on it; see the module's docstring.
+
+    Threads: `session` and `driver` are set once (by `align` and `adopt`) and read by any thread; the
+    bisection is used by one thread at a time (`bisect_lock`), the UI thread renders the `BisectState`
+    snapshots the calls return.
+    """
+
+    def __init__(
+        self, options: pairing.PairOptions, session_file: str | None = None, workers: int | None = None, nice: int = 10
+    ):
+        self.options = options
+        self.session_file = session_file  # a saved session to resume
+        self.autosave_to = saved.autosave_path(options.ref, options.target, vars(options))
+        # Worker processes for the statistics and the scan (None: one per CPU), started once and reused; they
+        # run `nice` below the UI process's priority, so keys are answered first even when every core is busy.
+        self.pool = ComparePool(workers, nice=nice)
+        self.session: Session | None = None
+        self.driver: BisectDriver | None = None
+        self.bisect_lock = threading.Lock()
+        self.stop_run = threading.Event()  # `a`'s run stops after its current step
+        self._preview_count = 0
+
+    def close(self) -> None:
+        self.pool.close(kill=True)
+
+    def dumps(self) -> list[Dump]:
+        return [self.opened.ref, self.opened.target]
+
+    @property
+    def opened(self) -> Session:
+        """The Session; only asked for once the dumps are open."""
+        assert self.session is not None
+        return self.session
+
+    # ------------------------------------------------------------------ what the screen reads (UI thread)
+    @property
+    def pairs(self) -> list[OpPair]:
+        return self.opened.alignment.pairs
+
+    def kernel_count(self) -> int:
+        return len(self.opened.alignment.kernels)
+
+    def verdicts_of(self, indices: Iterable[int]) -> dict[int, str | None]:
+        """The verdicts computed so far (cached lookups, no read)."""
+        session, pairs = self.opened, self.opened.alignment.pairs
+        return {i: session.cached_verdict(pairs[i]) for i in indices}
+
+    def one_sided_verdicts(self) -> dict[int, str | None]:
+        """The ops in one dump only: their verdict is known without reading anything."""
+        session = self.opened
+        return {p.index: session.cached_verdict(p) for p in session.alignment.unpaired()}
+
+    def open_problems(self) -> tuple[list[tuple[str, list[tuple[str, str]]]], list[str]]:
+        """What opening found: per side the (path, reason) of each file it could not read, and the alignment's
+        warnings."""
+        session = self.opened
+        unreadable = [
+            (side, [(p.path, p.reason) for p in d.problems if p.severity == "error"])
+            for side, d in (("ref", session.ref), ("target", session.target))
+        ]
+        return unreadable, list(session.alignment.warnings)
+
+    # ------------------------------------------------------------------ opening
+    def preview(self) -> OpTreeModel | None:
+        """The reference's op names from its execution-order files, before anything is indexed."""
+        pairs = preview_pairs(self.options.ref, self.options.selection("ref").rank)
+        self._preview_count = len(pairs)
+        return OpTreeModel(pairs) if pairs else None
+
+    def index(self, progress: Progress) -> tuple[Dump, Dump]:
+        """Both dumps indexed (file names only); a dump or option file that cannot be read raises its error."""
+        big = self._preview_count >= INDEX_IN_PROCESSES_FROM_OPS
+        return pairing.open_pair(self.options, in_processes=big, progress=progress)
+
+    def align(self, ref: Dump, target: Dump) -> OpTreeModel:
+        """The ops of both dumps paired: the Session, and the tree's model of it."""
+        self.session = pairing.make_session(self.options, ref, target, kl=True)
+        return OpTreeModel(self.session.alignment.pairs)
+
+    def build_bisection(self) -> BisectDriver:
+        """The bisection order and the dataflow graph over the pairs (networkx: imported after the first paint)."""
+        from dumptui.core.search.bisect import Bisection
+
+        return BisectDriver(Bisection(self.opened, workers=self.pool))
+
+    def adopt(self, driver: BisectDriver) -> None:
+        """The bisection is ready for the user's commands (on the UI thread, once it has shown it)."""
+        self.driver = driver
+
+    def resume_choice(self) -> tuple[dict | None, str, Any]:
+        """(the saved session given with --session, a note why it is not resumed, the autosave to offer)."""
+        if self.session_file:
+            try:
+                resume = read_session(self.session_file)
+            except ValueError as e:
+                return None, f"session not resumed: {e}", None
+            return resume, session_mismatch(resume, self.options.ref, self.options.target) or "", None
+        return None, "", saved.resumable(self.autosave_to)  # the same pair left with marks: the user is asked
+
+    # ------------------------------------------------------------------ the statistics of every tensor pair
+    def statistics_total(self) -> int:
+        session = self.opened
+        return sum(len(session.tensor_pairs(p)) for p in session.alignment.pairs)
+
+    def run_statistics(
+        self, cancelled: Callable[[], bool], report: Callable[[int, int, dict[int, str | None]], None]
+    ) -> int:
+        """Every tensor pair, batch by batch in the worker processes; `report(done, total, verdicts)` with the
+        verdicts of the ops finished since the last report, at most every VERDICT_BATCH_SECONDS (and once at
+        the end). Returns how many tensor pairs were compared."""
+        session = self.opened
+        pairs = session.alignment.pairs
+        jobs = [len(session.tensor_pairs(p)) for p in pairs]  # tensor pairs per op pair, by pair index
+        total = sum(jobs)
+        done = 0
+        pending: dict[int, str | None] = {}
+        last = 0.0
+
+        def size_on_disk(p: OpPair) -> int:
+            return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
+
+        for batch, batch_jobs in compare_batches(
+            pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH, BYTES_PER_BATCH
+        ):
+            if cancelled():
+                break
+            evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
+            done += batch_jobs
+            for q in batch:
+                pending[q.index] = session.cached_verdict(q)
+            now = time.monotonic()
+            if now - last >= VERDICT_BATCH_SECONDS:
+                report(min(done, total), total, pending)
+                pending, last = {}, now
+        if pending:
+            report(min(done, total), total, pending)
+        return min(done, total)
+
+    # ------------------------------------------------------------------ the bisection
+    def _driver(self) -> BisectDriver:
+        assert self.driver is not None, "bisection work is started once the bisection is ready"
+        return self.driver
+
+    def bisect(self, task: BisectCommand, *args: Any) -> tuple[BisectState, str]:
+        """One command of the user's; the marks autosaved after it. (state, note to show)."""
+        driver = self._driver()
+        with self.bisect_lock:
+            note = driver.apply(task, *args)
+            state, marks = driver.state(), driver.to_json()
+        if task != BisectCommand.POINTS:
+            note = "; ".join(filter(None, [note, self.autosave(marks)]))
+        return state, note
+
+    def run_to_end(
+        self, cancelled: Callable[[], bool], report: Callable[[BisectState], object]
+    ) -> tuple[BisectState, str, str]:
+        """`a`: step with the computed verdicts until converged, reporting the state at most every
+        VERDICT_BATCH_SECONDS; `stop_run` (escape) or `cancelled` stop it after the current step.
+        (final state, "converged" | "stopped", note)."""
+        driver = self._driver()
+        self.stop_run.clear()
+        last = 0.0
+        while True:
+            with self.bisect_lock:
+                if not driver.bi.started:
+                    driver.start()
+                    more = not driver.bi.finished
+                else:
+                    more = driver.step()
+                state, marks = driver.state(), driver.to_json()
+            if not more:
+                return state, "converged", self.autosave(marks)
+            if self.stop_run.is_set() or cancelled():
+                return state, "stopped", "; ".join(filter(None, ["bisection stopped", self.autosave(marks)]))
+            now = time.monotonic()
+            if now - last >= VERDICT_BATCH_SECONDS:
+                report(state)
+                last = now
+
+    def autosave(self, marks: dict) -> str:
+        """The marks saved for the next launch of this pair (`q` never loses a bisection); a note if not."""
+        try:
+            saved.autosave(self.autosave_to, marks, self.options.ref, self.options.target, vars(self.options))
+        except OSError as e:
+            return f"bisection not autosaved: {self.autosave_to}: {e.strerror or e}"
+        return ""
+
+    def marks(self, timeout: float) -> dict | None:
+        """The bisection's marks as saved; None when no bisection, or it stays busy for `timeout` seconds."""
+        if self.driver is None or not self.bisect_lock.acquire(timeout=timeout):
+            return None
+        try:
+            return self.driver.to_json()
+        finally:
+            self.bisect_lock.release()
+
+    def is_busy(self) -> bool:
+        return self.bisect_lock.locked()
+
+    # ------------------------------------------------------------------ one op, one tensor
+    def op_detail(self, index: int) -> tuple[OpResult, list[relations.Relation]]:
+        """The op's numbers (its tensor pairs read and compared when not yet) and where its inputs come from."""
+        session = self.opened
+        pair = session.alignment.pairs[index]
+        return session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
+
+    def all_compared(self, index: int) -> bool:
+        """Every tensor pair of the op is compared already: its detail needs no read (cached lookups)."""
+        session = self.opened
+        pair = session.alignment.pairs[index]
+        return all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair))
+
+    def tensor_detail(self, r: TensorResult) -> tuple[list[WorstElement] | None, Histogram | None, str | None]:
+        """One tensor pair's worst elements and error histogram, or the problem that stops them."""
+        problem = element_detail_problem(r)
+        ref, target = r.ref, r.target
+        if problem is not None or ref is None or target is None:  # (the problem says when either is not)
+            return None, None, problem
+        try:
+            return elements.worst_elements(ref, target, WORST_ELEMENTS), elements.error_histogram(ref, target), None
+        except (OSError, ValueError) as e:
+            return None, None, f"read failed: {e}"
+
+    # ------------------------------------------------------------------ exports
+    def session_payload(self, marks: dict) -> dict:
+        return session_payload(marks, self.options.ref, self.options.target, vars(self.options))
+
+    def redump_plan(self, state: BisectState) -> RedumpPlan:
+        return redump_plan(self._driver().bi.order, self.opened.alignment.pairs, state)
+
+    def redump_config(self, plan: RedumpPlan, dump_dir: str) -> dict:
+        """The MindSpore dump config (dump_mode 1) for the plan's kernels; ValueError when it cannot be made."""
+        return redump.mindspore_config(list(plan.kernels), dump_dir, like=self.opened.target)
+
+    def write_redump(self, out: str, config: dict) -> None:
+        redump.write_config(out, config, self.dumps())
+
+    def remedies(self) -> list[Remedy]:
+        """Each culprit's remedy (its op replayed at the device's precision: reads its tensors)."""
+        with self.bisect_lock:
+            roots = self._driver().bi.roots()
+        return remedies(self.opened, roots)
+
+    @staticmethod
+    def remedy_files(found: list[Remedy]) -> dict[str, str]:
+        """The remedy files by name (keep_dtype.cfg, converter_ascend.cfg, to_float32.py, REMEDY.txt)."""
+        return remedy_files(found)
+
+    @staticmethod
+    def write_remedy(folder: str, found: list[Remedy]) -> list[str]:
+        return write_files(folder, found)
+
+    def comparison_csv(self) -> tuple[str, int]:
+        """Every compared tensor pair as CSV (text, rows), with the local error where the scan computed it."""
+        session = self.opened
+        bi = self.driver.bi if self.driver is not None else None
+        locals_ = {le.pair.index: le for le in bi.scan_result.locals} if bi is not None and bi.scan_result else None
+        results = [session.op_result(p, purpose="view") for p in session.alignment.pairs]
+        return csv_text(results, locals_=locals_)
