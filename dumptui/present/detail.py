@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from dumptui.core.compare.metrictable import SIDE_VALUES
+from dumptui.core.compare.pairstats import SideStats
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.model.dump import TensorRef
 from dumptui.present.words import cos_words, nonfinite_words
+from dumptui.report import fmt
 
 
 def default_row(res: OpResult) -> int:
@@ -107,17 +110,22 @@ def tensor_columns(rows: Sequence[dict[str, str]], room: int, pad: int = 2) -> l
     return [(cols[i][0], cols[i][1], widths[i]) for i in chosen]
 
 
-# the statistics of one tensor pair per side: (label, priority, right-aligned)
+# which side statistics stay when the pane is narrow (1 first); the numbers themselves are the metric table's
+_SIDE_PRIORITY = {"min": 1, "max": 2, "mean": 3, "std": 5, "l2": 6}
+# the statistics of one tensor pair per side: (label, priority, right-aligned); `side_stats_cells` fills a row
 STATS_COLUMNS: tuple[tuple[str, int, bool], ...] = (
     ("", 0, False),
     ("shape dtype", 7, False),
-    ("min", 1, True),
-    ("max", 2, True),
-    ("mean", 3, True),
-    ("std", 5, True),
-    ("L2", 6, True),
+    *((m.heading, _SIDE_PRIORITY[m.name], True) for m in SIDE_VALUES),
     ("nan/inf", 4, False),
 )
+
+
+def side_stats_cells(ss: SideStats | None) -> list[str]:
+    """One side's cells of the statistics table after its label and shape columns."""
+    if ss is None:
+        return ["-"] * (len(SIDE_VALUES) + 1)
+    return [fmt.g(getattr(ss, m.name)) for m in SIDE_VALUES] + [fmt.nonfinite(ss)]
 
 
 def stats_columns(rows: Sequence[Sequence[str]], room: int, gap: int = 2) -> list[int]:

@@ -14,6 +14,7 @@ import io
 import math
 from typing import IO
 
+from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.localerror import LocalError
@@ -69,19 +70,9 @@ HEADER = [
     "Root",
 ]
 
-_METRIC_COLS = [
-    ("Cosine", "cos"),
-    ("MaxAbsErr", "max_abs"),
-    ("MeanAbsErr", "mean_abs"),
-    ("RMSE", "rmse"),
-    ("RelEucDist", "rel_euclid"),
-    ("MaxRelativeErr", "max_rel"),
-    ("MeanRelativeErr", "mean_rel"),
-    ("AccumulatedRelativeError", "acc_rel"),
-    ("One Thousandth Err Ratio", "thousandth"),
-    ("Five Thousandths Err Ratio", "five_thousandths"),
-    ("KullbackLeiblerDivergence", "kl"),
-]
+# (column, PairStats field) of every number with a column of its own, from the one metric table
+_METRIC_COLS = [(m.column, m.name) for m in PAIR_METRICS if m.column and m.kind in (Kind.VALUE, Kind.COUNT)]
+_SIDE_COLS = [(m.column, m.name) for m in SIDE_METRICS if m.column and m.kind == Kind.VALUE]
 
 
 def _v(x: object) -> str:
@@ -120,13 +111,11 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
         for col, attr in _METRIC_COLS:
             d[col] = _v(getattr(st, attr))
         d["MaxAbsErr Index"] = list(st.max_abs_index) if st.max_abs_index is not None else ""
-        d["Diff Count"] = st.n_diff
-        d["Element Count"] = st.n
         for side, pre in ((st.target, "NPU"), (st.ref, "Bench")):
             d[f"{pre} NaN"] = side.nan
             d[f"{pre} Inf"] = side.pos_inf + side.neg_inf
-            d[f"{pre} max"], d[f"{pre} min"] = _v(side.max), _v(side.min)
-            d[f"{pre} mean"], d[f"{pre} std"], d[f"{pre} l2norm"] = _v(side.mean), _v(side.std), _v(side.l2)
+            for col, attr in _SIDE_COLS:
+                d[f"{pre} {col}"] = _v(getattr(side, attr))
         messages += [f"{k}: {why}" for k, why in st.undefined.items()]
     d["Err_message"] = "; ".join(m for m in messages if m)
     if le is not None and r.io == "output" and r.slot == le.out_slot:

@@ -18,53 +18,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
-SIDE_INTS = ("count", "finite", "nan", "pos_inf", "neg_inf", "zeros")
-SIDE_FLOATS = ("min", "max", "mean", "std", "l2")
-PAIR_INTS = ("n", "compared", "nonfinite_mismatch", "n_diff", "n_off")
-PAIR_FLAGS = ("bitwise_equal", "values_equal")
-PAIR_FLOATS = (
-    "cos",
-    "max_abs",
-    "max_abs_ref",
-    "max_abs_target",
-    "mean_abs",
-    "mean_abs_trimmed",
-    "rms_ref",
-    "rmse",
-    "rel_euclid",
-    "max_rel",
-    "mean_rel",
-    "acc_rel",
-    "thousandth",
-    "five_thousandths",
-    "kl",
-)
-# the order of `to_dict` (and of the dataclass this replaced)
-PAIR_ORDER = (
-    "n",
-    "bitwise_equal",
-    "values_equal",
-    "compared",
-    "nonfinite_mismatch",
-    "n_diff",
-    "n_off",
-    "cos",
-    "max_abs",
-    "max_abs_index",
-    "max_abs_ref",
-    "max_abs_target",
-    "mean_abs",
-    "mean_abs_trimmed",
-    "rms_ref",
-    "rmse",
-    "rel_euclid",
-    "max_rel",
-    "mean_rel",
-    "acc_rel",
-    "thousandth",
-    "five_thousandths",
-    "kl",
-)
+from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind, names
+
+# The fields, from the one metric table (metrictable.py); the record's layout follows their order.
+SIDE_INTS = names(SIDE_METRICS, Kind.COUNT)
+SIDE_FLOATS = names(SIDE_METRICS, Kind.VALUE)
+PAIR_INTS = names(PAIR_METRICS, Kind.COUNT)
+PAIR_FLAGS = names(PAIR_METRICS, Kind.FLAG)
+PAIR_FLOATS = names(PAIR_METRICS, Kind.VALUE)
+PAIR_ORDER = tuple(m.name for m in PAIR_METRICS)  # the order of `to_dict`
 SIDE_ORDER = SIDE_INTS + SIDE_FLOATS
 assert sorted(PAIR_ORDER) == sorted((*PAIR_INTS, *PAIR_FLAGS, *PAIR_FLOATS, "max_abs_index")), (
     "a field in one list only"

@@ -14,7 +14,15 @@ from textual.widgets.option_list import Option
 
 from dumptui.present.bars import histogram_bar
 from dumptui.present.columns import elide_left, format_columns
-from dumptui.present.detail import STATS_COLUMNS, TENSOR_COLUMNS, default_row, stats_columns, tensor_columns, tensor_row
+from dumptui.present.detail import (
+    STATS_COLUMNS,
+    TENSOR_COLUMNS,
+    default_row,
+    side_stats_cells,
+    stats_columns,
+    tensor_columns,
+    tensor_row,
+)
 from dumptui.present.relations import Relation
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import elide_middle, kl_words, paired_words
@@ -74,12 +82,8 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     s = r.stats
     rows = []
     for side, t, ss in (("ref", r.ref, s.ref if s else None), ("target", r.target, s.target if s else None)):
-        nums = (
-            [fmt.g(ss.min), fmt.g(ss.max), fmt.g(ss.mean), fmt.g(ss.std), fmt.g(ss.l2), fmt.nonfinite(ss)]
-            if ss is not None
-            else ["-"] * 6
-        )
-        rows.append([side, fmt.clean("-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}"), *nums])
+        shape = fmt.clean("-" if t is None else f"{fmt.shape(t.shape)} {t.dtype or '?'}")
+        rows.append([side, shape, *side_stats_cells(ss)])
     cols = stats_columns(rows, width - 2)
     table = format_columns(
         [[STATS_COLUMNS[i][0] for i in cols]] + [[row[i] for i in cols] for row in rows],
