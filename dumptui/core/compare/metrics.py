@@ -36,6 +36,8 @@ CHUNK = 1 << 16  # elements per chunk: 512 KB per float64 buffer, the working se
 KL_SMOOTHING = 1e-12
 TRIM = 0.01  # the trimmed mean drops the largest 1 % of |x-y|: a few jumps of a discontinuous op
 SAMPLE_MAX = 1 << 20  # above this many elements, the trimmed mean is taken over an evenly strided sample
+TRIM_SAMPLED_FROM = 1 << 14  # from this many values, the trimmed mean's cut is found from a sample first
+TRIM_SAMPLE = 4096  # ...of about this many values
 
 
 def format_cos(v: float | None) -> str:
@@ -458,15 +460,35 @@ _ELEMENT_METRICS = (
 
 
 def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
-    """Mean of `values` without the largest `trim` share of them (none dropped below 1/trim values)."""
+    """Mean of `values` without the largest `trim` share of them (none dropped below 1/trim values).
+
+    The kept values are summed themselves (not the total less the cut ones: one huge value would take every
+    digit of the rest with it). Without partitioning every value (that took a third of a noisy scan, and
+    np.partition degrades on ties: 80 ms for 512k mostly-zero values): a strided sample gives a threshold `t`
+    a little below the cut; the values up to `t` are all kept, and of those above it the smallest, or, when
+    fewer than k are above it, copies of `t` make up the rest. Only when the sample misleads (fewer than k
+    values reach `t`, or far more than k exceed it) is every value partitioned."""
     n = values.size
     if n == 0:
         return 0.0
     k = int(n * trim)
     if k == 0:
         return float(values.mean())
-    top = np.partition(values, n - k)[n - k :]
-    return float((values.sum() - top.sum()) / (n - k))
+    if n >= TRIM_SAMPLED_FROM:
+        sample = values[:: max(1, n // TRIM_SAMPLE)]
+        j = int(sample.size * (1 - 2 * trim))  # twice the share cut: the sample's error stays well inside
+        t = np.partition(sample, j)[j]
+        high = values > t
+        above = values[high]
+        if k <= above.size <= 8 * k + 64:
+            rest = above.size - k  # of the values above t, the smallest `rest` are kept
+            kept = float(values[~high].sum()) + float(np.partition(above, rest)[:rest].sum())
+            return kept / (n - k)
+        if above.size < k:
+            low = values[values < t]
+            if low.size <= n - k:  # the cut falls among the values equal to t
+                return (float(low.sum()) + (n - k - low.size) * float(t)) / (n - k)
+    return float(np.partition(values, n - k)[: n - k].sum()) / (n - k)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

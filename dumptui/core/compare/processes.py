@@ -64,7 +64,7 @@ def pair_job(index: int, ref: TensorRef, target: TensorRef, tol: ElementToleranc
     return (index, tensor_spec(ref), tensor_spec(target), (tol.atol, tol.rtol, tol.rms_tol))
 
 
-def _from_spec(spec: TensorSpec) -> TensorRef:
+def from_spec(spec: TensorSpec) -> TensorRef:
     path, io, slot, dtype, shape, storage, offset, fortran, widen, decoder = spec
     layout = Layout(np.dtype(storage), shape, offset, fortran, widen_bf16=widen, decoder=decoder)
     return TensorRef(path, io, slot, dtype=dtype, shape=shape, layout_fn=lambda: layout)
@@ -74,7 +74,7 @@ def run_job(job: PairJob, kl: bool) -> PairOutcome:
     """One job where it runs (a worker process, a Dask worker): read both tensors, compute the statistics."""
     idx, ref_spec, tgt_spec, tol = job
     try:
-        return idx, compare_tensors(_from_spec(ref_spec), _from_spec(tgt_spec), ElementTolerance(*tol), kl=kl), None
+        return idx, compare_tensors(from_spec(ref_spec), from_spec(tgt_spec), ElementTolerance(*tol), kl=kl), None
     except (OSError, ValueError) as e:
         return idx, None, f"read failed: {e}"
 
@@ -190,6 +190,20 @@ class ComparePool:
             for f in futs:
                 f.cancel()
 
+    def map(
+        self, fn: Callable[[Any], Any], items: list[Any], cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[int, Any]]:
+        """(index, fn(item)) as the workers finish, one item per task (`fn` a module-level function, each item
+        a few MB at most: the replays of a scan)."""
+        ex = self._executor()
+        futs = {ex.submit(fn, item): i for i, item in enumerate(items)}
+        try:
+            for f in self._finished(futs, cancelled):
+                yield futs[f], f.result()
+        finally:
+            for f in futs:
+                f.cancel()
+
     def _finished(self, futs: Iterable[Future[Any]], cancelled: Callable[[], bool] | None) -> Iterator[Future[Any]]:
         """The futures as they finish, until the caller cancels. Never waits for good: when the pool is
         closed meanwhile (`q` kills the workers), the futures of killed workers may never finish, and a
@@ -227,3 +241,21 @@ def compare_in_processes(
     """Yields (job index, stats or None, error or None) as workers finish, biggest tensors first."""
     specs = [pair_job(i, ref, target, tol) for i, (ref, target, tol) in enumerate(jobs)]
     yield from ProcessPool(workers).run(specs, kl, cancelled)
+
+
+def map_in_processes(
+    fn: Callable[[Any], Any], items: list[Any], workers: int, cancelled: Callable[[], bool] | None = None
+) -> Iterator[tuple[int, Any]]:
+    """(index, fn(item)) from `workers` spawned processes, started for this call and ended after it."""
+    single_threaded_blas()
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+        futs = {ex.submit(fn, item): i for i, item in enumerate(items)}
+        try:
+            for f in as_completed(futs):
+                if cancelled and cancelled():
+                    break
+                yield futs[f], f.result()
+        finally:
+            for f in futs:
+                f.cancel()

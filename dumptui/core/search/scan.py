@@ -10,8 +10,9 @@ upstream carries precision noise (`close`, and said so); one downstream of a roo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import AbstractSet, Callable
+import os
+from dataclasses import dataclass, field, replace
+from typing import AbstractSet, Callable, Iterator
 
 import numpy as np
 
@@ -19,7 +20,13 @@ from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.hints import attribute_diff
 from dumptui.core.compare.metrics import ElementTolerance, compare_arrays
 from dumptui.core.compare.noise import TensorError, fmt_rel, least_precise, stats_error, tensor_error
-from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.processes import (
+    MIN_BYTES_FOR_PROCESSES,
+    ComparePool,
+    from_spec,
+    map_in_processes,
+    tensor_spec,
+)
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED
@@ -110,6 +117,14 @@ def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None,
 
 def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalError:
     """The local error of one op pair from its compared tensors (reads them again only to replay)."""
+    le = measured(session, res)
+    if with_replay and needs_replay(session, le):
+        le.replay, le.replay_note = replay_proof(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+    return judged(session, le)
+
+
+def measured(session: Session, res: OpResult) -> LocalError:
+    """The op's local error before its verdict: errors in and out, its floor, the shape of its error."""
     pair = res.pair
     roles = input_roles(pair)
     outs = [(r.slot, e) for r in res.outputs if (e := result_error(r)) is not None]
@@ -137,11 +152,19 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
     le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
+    return le
+
+
+def needs_replay(session: Session, le: LocalError) -> bool:
+    """The replay decides where the op's output is beyond its floor (or sparse, or under --cos)."""
     th = session.thresholds
     sparse = le.out_tail > min(th.max_off, TAIL_SHARE)
     alarm = th.cos is not None and le.out_cos is not None and le.out_cos < th.cos
-    if with_replay and th.replay and out is not None and (out.rel > floor or out.nonfinite or sparse or alarm):
-        le.replay, le.replay_note = replay_proof(session, pair, roles, out_slot if out_slot is not None else 0)
+    return th.replay and le.out is not None and (le.out.rel > le.floor or bool(le.out.nonfinite) or sparse or alarm)
+
+
+def judged(session: Session, le: LocalError) -> LocalError:
+    th = session.thresholds
     return classify(le, th.gain, th.max_off, th.cos)
 
 
@@ -183,8 +206,25 @@ def _value(t: TensorRef) -> str:
 # ------------------------------------------------------------------------------------------------ replay
 
 
-def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
-    """Recompute the reference op's definition on each side's own inputs; (proof, or None and why not)."""
+@dataclass
+class ReplayPlan:
+    """What one replay reads and computes, as plain data: it runs here or in a worker process alike.
+    Tensors are `(TensorRef, TensorSpec | None)`: the spec (processes.tensor_spec) when the layout is known."""
+
+    op_type: str
+    attrs: dict
+    constants: dict
+    inputs: tuple[dict[int, TensorRef], dict[int, TensorRef]]  # the reference's, the target's
+    from_ref: tuple[int, ...]  # constant slots the target takes from the reference (the op's definition)
+    outputs: tuple[TensorRef, TensorRef]  # the output compared, each side
+    out_shapes: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
+    tolerances: tuple[ElementTolerance, ElementTolerance]
+    floors: tuple[float, float]
+    slot: int
+
+
+def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, str]:
+    """The replay of the op's output `slot`, or None and why there is none."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
         return None, "dumped on one side only"
@@ -195,35 +235,107 @@ def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: in
     n = sum(t.size or 0 for t in list(ref.inputs.values()) + list(tgt.inputs.values()))
     if n > REPLAY_MAX_ELEMENTS:
         return None, f"not replayed: {n} input elements (limit {REPLAY_MAX_ELEMENTS})"
+    outs = (ref.outputs[slot], tgt.outputs[slot])
+    return ReplayPlan(
+        op_type=ref.op_type,
+        attrs=dict(ref.attrs),
+        constants={s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs},
+        inputs=(dict(ref.inputs), dict(tgt.inputs)),
+        from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
+        outputs=outs,
+        out_shapes=tuple({s: tuple(t.shape or ()) for s, t in op.outputs.items()} for op in (ref, tgt)),  # type: ignore[arg-type]
+        tolerances=tuple(session.thresholds.tolerance(t.dtype, None) for t in outs),  # type: ignore[arg-type]
+        floors=tuple(session.thresholds.floor(t.dtype)[0] for t in outs),  # type: ignore[arg-type]
+        slot=slot,
+    ), ""
+
+
+def run_replay(plan: ReplayPlan) -> tuple[ReplayProof | None, str]:
+    """Recompute the reference op's definition on each side's own inputs; (proof, or None and why not)."""
+    slot = plan.slot
     try:
-        ref_in = {s: _read(t) for s, t in ref.inputs.items()}
-        tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
-        for s, role in roles.items():
-            if role == "constant" and s in ref_in:
-                tgt_in[s] = ref_in[s]  # the op's definition is the reference's (epsilon, axes, scales)
-        constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+        ref_in = {s: _read(t) for s, t in plan.inputs[0].items()}
+        tgt_in = {s: _read(t) for s, t in plan.inputs[1].items()}
+        for s in plan.from_ref:
+            tgt_in[s] = ref_in[s]  # the op's definition is the reference's (epsilon, axes, scales)
         dev = []
-        for op, inputs in ((ref, ref_in), (tgt, tgt_in)):
+        for side, inputs in enumerate((ref_in, tgt_in)):
             spec = replay.ReplayInputs(
-                op_type=ref.op_type,
+                op_type=plan.op_type,
                 inputs=inputs,
-                attrs=dict(ref.attrs),
-                constants=constants,
-                out_shapes={s: tuple(t.shape or ()) for s, t in op.outputs.items()},
+                attrs=dict(plan.attrs),
+                constants=plan.constants,
+                out_shapes=plan.out_shapes[side],
             )
             want = replay.replay(spec)
             if slot not in want:
-                return None, f"the replay of {ref.op_type} gives no output.{slot}"
-            out_t = op.outputs[slot]
-            dev.append(
-                _deviation(want[slot], _read(out_t), out_t.dtype, session.thresholds.tolerance(out_t.dtype, None))
-            )
+                return None, f"the replay of {plan.op_type} gives no output.{slot}"
+            out_t = plan.outputs[side]
+            dev.append(_deviation(want[slot], _read(out_t), out_t.dtype, plan.tolerances[side]))
     except replay.ReplayUnsupported as e:
         return None, f"no replay: {e}"
     except (OSError, ValueError, FloatingPointError) as e:
         return None, f"replay failed: {e}"
-    floors = [session.thresholds.floor(t.dtype)[0] for t in (ref.outputs[slot], tgt.outputs[slot])]
-    return ReplayProof(dev[0][0], dev[1][0], floors[0], floors[1], slot, tail_ref=dev[0][1], tail_target=dev[1][1]), ""
+    floor_ref, floor_target = plan.floors
+    return ReplayProof(
+        dev[0][0], dev[1][0], floor_ref, floor_target, slot, tail_ref=dev[0][1], tail_target=dev[1][1]
+    ), ""
+
+
+def _shipped(plan: ReplayPlan) -> ReplayPlan | None:
+    """The plan with its tensors as specs a worker process reads (None when a layout is not known)."""
+    try:
+        specs = {id(t): tensor_spec(t) for t in (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)}
+    except (AssertionError, OSError, ValueError):
+        return None
+    return replace(
+        plan,
+        inputs=tuple({s: specs[id(t)] for s, t in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
+        outputs=tuple(specs[id(t)] for t in plan.outputs),  # type: ignore[arg-type]
+    )
+
+
+def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, str]:
+    """In a worker process: the tensors back from their specs, then the replay."""
+    return run_replay(
+        replace(
+            plan,
+            inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
+            outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
+        )
+    )
+
+
+def run_replays(
+    plans: list[ReplayPlan], workers: int | ComparePool | None = None, cancelled: Callable[[], bool] | None = None
+) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
+    """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
+    started for them when there are enough bytes to read (both cores: the replays were half a noisy scan),
+    else here. A plan whose tensors cannot be described to a worker runs here."""
+    shipped = [_shipped(p) for p in plans]
+    remote = [i for i, sp in enumerate(shipped) if sp is not None]
+    nbytes = sum(t.nbytes() for p in plans for t in (*p.inputs[0].values(), *p.inputs[1].values(), *p.outputs))
+    count = workers.workers if isinstance(workers, ComparePool) else (workers or os.cpu_count() or 1)
+    local = set(range(len(plans)))
+    if remote and count > 1 and (isinstance(workers, ComparePool) or nbytes >= MIN_BYTES_FOR_PROCESSES):
+        jobs = [shipped[i] for i in remote]
+        if isinstance(workers, ComparePool):
+            done = workers.map(_run_shipped, jobs, cancelled)
+        else:
+            done = map_in_processes(_run_shipped, jobs, count, cancelled)
+        for k, outcome in done:
+            local.discard(remote[k])
+            yield remote[k], outcome
+    for i in sorted(local):
+        if cancelled and cancelled():
+            return
+        yield i, run_replay(plans[i])
+
+
+def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
+    """The replay of one op here and now (the bisection's probes, the culprit checks)."""
+    plan, why = replay_plan(session, pair, roles, slot)
+    return run_replay(plan) if plan is not None else (None, why)
 
 
 def _read(t: TensorRef) -> np.ndarray:
@@ -287,7 +399,19 @@ def scan(
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
     the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
     results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled, purpose="scan")
-    locals_ = [analyse(session, res) for res in results]
+    locals_ = [measured(session, res) for res in results]
+    plans: list[tuple[int, ReplayPlan]] = []
+    for i, le in enumerate(locals_):
+        if needs_replay(session, le):
+            plan, why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+            if plan is None:
+                le.replay_note = why
+            else:
+                plans.append((i, plan))
+    for i, (proof, why) in run_replays([plan for _i, plan in plans], workers, cancelled):
+        le = locals_[plans[i][0]]
+        le.replay, le.replay_note = proof, why
+    locals_ = [judged(session, le) for le in locals_]
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
@@ -383,4 +507,14 @@ def describe_noise(session: Session) -> str:
     return "; ".join(reasons)
 
 
-__all__ = ["scan", "analyse", "input_roles", "replay_proof", "ScanResult", "describe_noise", "fmt_rel"]
+__all__ = [
+    "scan",
+    "analyse",
+    "input_roles",
+    "replay_proof",
+    "replay_plan",
+    "run_replay",
+    "ScanResult",
+    "describe_noise",
+    "fmt_rel",
+]

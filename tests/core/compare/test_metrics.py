@@ -246,3 +246,47 @@ def test_within_rounding_fp16_and_bf16():
     bf = ((y.view(np.uint32) + 0x8000) & 0xFFFF0000).view(np.float32)  # round to bfloat16
     assert within_rounding(Arr(y), Arr(bf)) == "bfloat16"
     assert within_rounding(Arr(y), Arr(y * np.float32(1.01))) is None
+
+
+def _trimmed_by_sorting(values: np.ndarray, trim: float = 0.01) -> float:
+    """The definition, by a full sort: the mean without the largest int(n * trim) values."""
+    v = np.sort(values.astype(np.float64))
+    k = int(v.size * trim)
+    return float(v[: v.size - k].mean()) if v.size else 0.0
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "normal",
+        "fp16 noise",
+        "all zeros",
+        "sparse ones",
+        "half zeros",
+        "ties at the cut",
+        "periodic",
+        "sorted",
+        "reversed",
+        "one huge",
+        "small",
+    ],
+)
+def test_trimmed_mean_is_exact_on_every_shape_of_data(name):
+    from dumptui.core.compare.metrics import trimmed_mean
+
+    rng = np.random.default_rng(7)
+    n = 1 << 17
+    values = {
+        "normal": np.abs(rng.standard_normal(n)),
+        "fp16 noise": np.abs(rng.standard_normal(n).astype(np.float16).astype(np.float64) - rng.standard_normal(n)),
+        "all zeros": np.zeros(n),
+        "sparse ones": np.where(rng.random(n) < 0.005, 1.0, 0.0),  # fewer ones than are cut
+        "half zeros": np.where(rng.random(n) < 0.5, rng.random(n), 0.0),
+        "ties at the cut": np.repeat(np.arange(64.0), n // 64),  # many equal values straddle the cut
+        "periodic": np.tile(np.arange(4096.0), n // 4096),  # period = the sample's stride: a misleading sample
+        "sorted": np.sort(rng.random(n)),
+        "reversed": np.sort(rng.random(n))[::-1].copy(),
+        "one huge": np.concatenate([rng.random(n - 1), [1e300]]),
+        "small": rng.random(500),
+    }[name]
+    assert trimmed_mean(values) == pytest.approx(_trimmed_by_sorting(values), rel=1e-12, abs=1e-300)

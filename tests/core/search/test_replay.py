@@ -771,3 +771,43 @@ def test_real_float16_sigmoid_underflows_where_the_replay_does_not() -> None:
     underflowed = x < -11.09
     assert int(np.sum(exact.astype(np.float16)[underflowed] > 0)) == 19 == int(np.sum(underflowed)) - 8
     assert exact[underflowed].max() == pytest.approx(1.26e-5, rel=0.01)
+
+
+def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> None:
+    """The scan's replays run on the worker processes (both cores); each proof is the one made in this
+    process, number for number, and a plan a worker cannot be told about runs here."""
+    from dumptui.core.compare.batch import evaluate_all
+    from dumptui.core.compare.processes import ComparePool
+    from dumptui.core.compare.session import Session
+    from dumptui.core.formats import open_dump
+    from dumptui.core.search.scan import input_roles, kernel_order, measured, needs_replay, replay_plan, run_replays
+
+    session = Session(open_dump(demo_pair.ref), open_dump(demo_pair.target))
+    results = evaluate_all(session, kernel_order(session), workers=1)
+    plans = []
+    for res in results:
+        le = measured(session, res)
+        if needs_replay(session, le):
+            plan, _why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+            if plan is not None:
+                plans.append(plan)
+    assert len(plans) >= 3, "the demo's fp16 region and planted bug give ops to replay"
+    here = dict(run_replays(plans, workers=1))
+    pool = ComparePool(2)
+    try:
+        there = dict(run_replays(plans, workers=pool))
+    finally:
+        pool.close(kill=True)
+    assert set(here) == set(there) == set(range(len(plans)))
+    for i in here:
+        (a, why_a), (b, why_b) = here[i], there[i]
+        assert why_a == why_b
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            assert (a.dev_ref, a.dev_target, a.tail_ref, a.tail_target) == (
+                b.dev_ref,
+                b.dev_target,
+                b.tail_ref,
+                b.tail_target,
+            )
+    assert any(p is not None for p, _w in here.values())
