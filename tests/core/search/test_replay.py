@@ -447,6 +447,24 @@ def test_conv2d_against_naive_loops(
     assert np.array_equal(run("Conv2D", [x, w], attrs=short)[0], got)
 
 
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_conv2d_by_matrix_products_with_groups_against_naive_loops(groups: int) -> None:
+    """Four or more input channels per group: each tap is one BLAS product (conv.MATMUL_FROM_CHANNELS)."""
+    x = RNG.standard_normal((2, 16, 9, 10))
+    w = RNG.standard_normal((8, 16 // groups, 3, 2))
+    attrs = {
+        "stride": "(1, 1, 2, 1)",
+        "dilation": "(1, 1, 1, 2)",
+        "pad_list": "(1, 0, 2, 1)",
+        "group": f"I64({groups})",
+        "pad_mode": '"pad"',
+        "format": '"NCHW"',
+        "mode": "I64(1)",
+    }
+    got = run("Conv2D", [x, w], attrs=attrs)[0]
+    assert np.allclose(got, naive.conv2d(x, w, (2, 1), (1, 2), (1, 0, 2, 1), groups), rtol=1e-12, atol=1e-12)
+
+
 def test_conv2d_same_and_valid_padding_without_pad_list() -> None:
     x, w = RNG.standard_normal((1, 2, 7, 6)), RNG.standard_normal((3, 2, 3, 2))
     same = run("Conv2D", [x, w], attrs={"stride": "(2, 2)", "pad_mode": '"same"', "kernel_size": "(3, 2)"})[0]
@@ -811,3 +829,19 @@ def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> Non
                 b.tail_target,
             )
     assert any(p is not None for p, _w in here.values())
+
+
+def test_an_absurd_padding_is_refused_over_budget_not_allocated() -> None:
+    """A pad_list of 10^6 (a damaged graph) would ask for terabytes: refused with the reason, at once."""
+    x = RNG.standard_normal((1, 4, 8, 8))
+    w = RNG.standard_normal((4, 4, 3, 3))
+    attrs = {"pad_list": "(1000000, 1000000, 1000000, 1000000)", "pad_mode": '"pad"', "mode": "I64(1)"}
+    with pytest.raises(ReplayUnsupported, match="over the replay budget: Conv2D needs .* padded input elements"):
+        run("Conv2D", [x, w], attrs=attrs)
+    big_kernel = RNG.standard_normal((4096, 4, 3, 3))
+    with pytest.raises(ReplayUnsupported, match="over the replay budget"):
+        run(
+            "Conv2D",
+            [RNG.standard_normal((8, 4, 2000, 100)), big_kernel],
+            attrs={"pad_list": "(1, 1, 1, 1)", "mode": "I64(1)"},
+        )
