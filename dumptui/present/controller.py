@@ -193,11 +193,14 @@ class PairController:
         assert self.driver is not None, "bisection work is started once the bisection is ready"
         return self.driver
 
-    def bisect(self, task: BisectCommand, *args: Any) -> tuple[BisectState, str]:
-        """One command of the user's; the marks autosaved after it. (state, note to show)."""
+    def bisect(
+        self, task: BisectCommand, *args: Any, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[BisectState, str]:
+        """One command of the user's; the marks autosaved after it. (state, note to show). `progress(done,
+        total)`: the scan's count when the command starts the search (a noisy pair judges every op first)."""
         driver = self._driver()
         with self.bisect_lock:
-            note = driver.apply(task, *args)
+            note = driver.apply(task, *args, progress=progress)
             state, marks = driver.state(), driver.to_json()
         if task != BisectCommand.POINTS:
             note = "; ".join(filter(None, [note, self.autosave(marks)]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
@@ -22,6 +22,9 @@ from dumptui.present.errorplot import PlotPoint, compared_points, known_points
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from dumptui.core.search.bisect import Bisection, Root, Step
+
+
+Progress = Callable[[int, int], None]
 
 
 class BisectCommand(str, Enum):
@@ -118,8 +121,9 @@ class BisectDriver:
     def session(self) -> Session:
         return self.bi.session
 
-    def start(self) -> None:
+    def start(self, progress: Progress | None = None) -> None:
         self.bi.check_inputs()
+        self.bi.prepare(progress)  # a noisy pair's scan judges every op: its count is what the user waits for
         self.bi.start()
         self._advance()
 
@@ -176,12 +180,13 @@ class BisectDriver:
         self.bi.reset()
         self.start()
 
-    def apply(self, command: BisectCommand, *args: Any) -> str:
-        """Carry out one command (not RUN: that is `step` until done); returns a note for the user, or ''."""
+    def apply(self, command: BisectCommand, *args: Any, progress: Progress | None = None) -> str:
+        """Carry out one command (not RUN: that is `step` until done); returns a note for the user, or ''.
+        `progress(done, total)`: the count of the search's preparation, for the commands that start it."""
         if command == BisectCommand.START:
-            self.start()
+            self.start(progress)
         elif command == BisectCommand.REPLAY:
-            missing = self.replay(args[0])
+            missing = self.replay(args[0], progress)
             steps = len([s for s in self.bi.history if is_mark_step(s)])
             return f"resumed: {steps} steps re-applied" + (
                 f"; {len(missing)} ops no longer found: {', '.join(missing[:3])}" if missing else ""
@@ -203,9 +208,10 @@ class BisectDriver:
             raise ValueError(f"{command} is not one command")
         return ""
 
-    def replay(self, data: dict[str, object]) -> list[str]:
+    def replay(self, data: dict[str, object], progress: Progress | None = None) -> list[str]:
         """Resume a saved session (its marks re-applied by op key); returns the keys no longer found."""
         self.bi.check_inputs()
+        self.bi.prepare(progress)
         missing = self.bi.replay(data)
         self._advance()
         return missing

@@ -30,6 +30,11 @@ def task_words(task: str) -> str:
     return TASK_WORDS.get(task, task)
 
 
+def search_words(task: str, done: int, total: int) -> str:
+    """The bisection worker's words while its search is prepared (a noisy pair: every op judged first)."""
+    return f"{task_words(task)}: judging every op, {done:,} of {total:,} ({percent(done, total)})"
+
+
 def percent(done: int, total: int) -> str:
     return f"{100 * done / total:.0f}%" if total else "0%"
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 # Wide enough that no table or line is ever folded when the output is not a terminal (rich pads nothing:
 # tables here are not expanded and text is not justified, so this costs no trailing spaces).
@@ -71,13 +72,29 @@ def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None
     if verbosity.quiet or not is_terminal(sys.stderr):
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
 
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        Rate(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
     ) as bar:

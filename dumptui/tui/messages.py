@@ -30,6 +30,17 @@ class OpenProgress(Message, bubble=False):
 
 
 @dataclass
+class SearchProgress(Message, bubble=False):
+    """The bisection's preparation: on a noisy pair, every op judged (compares, then replays)."""
+
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SearchProgress)
+
+
+@dataclass
 class PreviewReady(Message, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 

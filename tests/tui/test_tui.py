@@ -732,3 +732,33 @@ def test_a_cancel_is_not_undone_by_the_cancelled_runs_last_messages(demo_pair):
             assert scr.check_action("compute_statistics", ()) is True
 
     run(go())
+
+
+def test_the_search_shows_its_count_while_a_noisy_pair_is_judged(demo_pair):
+    """A noisy pair's bisection starts by judging every op: the panel counts it (compares, then replays), up
+    to the total, and the words go once the probe is ready."""
+    from dumptui.tui.messages import SearchProgress
+
+    counts: list[tuple[int, int]] = []
+    shown: list[str] = []
+
+    def hook(message) -> None:
+        if isinstance(message, SearchProgress):
+            counts.append((message.done, message.total))
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, message_hook=hook) as (app, pilot, scr):
+            shown.append(scr.panel.busy)
+            assert scr.bstate is not None and scr.bstate.started
+
+    run(go())
+    assert counts, "no count while every op was judged"
+    done, total = counts[-1]
+    assert done == total > 0 and all(d <= t for d, t in counts)
+    assert shown == [""]  # idle once the probe is ready: no stale "judging every op"
+
+
+def test_search_words_say_the_count():
+    from dumptui.present.progress import search_words
+
+    assert search_words("start", 120, 347) == "checking inputs and the graph output: judging every op, 120 of 347 (35%)"

@@ -398,7 +398,14 @@ def scan(
 ) -> ScanResult:
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
     the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
-    results = evaluate_all(session, order, workers=workers, progress=progress, cancelled=cancelled, purpose="scan")
+    compared = [0]
+
+    def counted(done: int, total: int) -> None:
+        compared[0] = total
+        if progress is not None:
+            progress(done, total)
+
+    results = evaluate_all(session, order, workers=workers, progress=counted, cancelled=cancelled, purpose="scan")
     locals_ = [measured(session, res) for res in results]
     plans: list[tuple[int, ReplayPlan]] = []
     for i, le in enumerate(locals_):
@@ -408,9 +415,12 @@ def scan(
                 le.replay_note = why
             else:
                 plans.append((i, plan))
-    for i, (proof, why) in run_replays([plan for _i, plan in plans], workers, cancelled):
+    # the replays continue the count of the compares: one bar that never runs backwards
+    for k, (i, (proof, why)) in enumerate(run_replays([plan for _i, plan in plans], workers, cancelled), 1):
         le = locals_[plans[i][0]]
         le.replay, le.replay_note = proof, why
+        if progress is not None:
+            progress(compared[0] + k, compared[0] + len(plans))
     locals_ = [judged(session, le) for le in locals_]
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):

@@ -29,6 +29,7 @@ from dumptui.tui.messages import (
     OpenProgress,
     OpLoaded,
     PreviewReady,
+    SearchProgress,
     SessionReady,
     StatisticsProgress,
     TensorLoaded,
@@ -109,9 +110,15 @@ class BackgroundWork(Screen):
     @work(thread=True, group="bisect", exit_on_error=False)
     def bisect_work(self, task: BisectCommand, args: tuple[Any, ...]) -> None:
         worker = get_current_worker()
+
+        def counted(done: int, total: int) -> None:
+            self.post_message(SearchProgress(done, total))
+
         try:
             state, note = wait_abandonable(
-                lambda: self.controller.bisect(task, *args), worker, f"dumptui-bisect-{task}"
+                lambda: self.controller.bisect(task, *args, progress=counted),
+                worker,
+                f"dumptui-bisect-{task}",
             )
         except Abandoned:
             return

@@ -41,6 +41,7 @@ from dumptui.present.progress import (
     RUNNING,
     WAITING,
     no_diverged_yet,
+    search_words,
     statistics_words,
     task_words,
 )
@@ -55,6 +56,7 @@ from dumptui.tui.messages import (
     OpLoaded,
     OpMessage,
     PreviewReady,
+    SearchProgress,
     SessionReady,
     StatisticsProgress,
     TensorLoaded,
@@ -392,6 +394,10 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._retry("bisect")
         self.bisect_task = task
         self.bisect_work(task, args)
+
+    def on_search_progress(self, msg: SearchProgress) -> None:
+        if self.bisect_task:  # (a count that arrives after its command ended says nothing)
+            self.panel.set_busy(search_words(self.bisect_task, msg.done, msg.total))
 
     def on_bisection_changed(self, msg: BisectionChanged) -> None:
         state = msg.state

@@ -845,3 +845,20 @@ def test_an_absurd_padding_is_refused_over_budget_not_allocated() -> None:
             [RNG.standard_normal((8, 4, 2000, 100)), big_kernel],
             attrs={"pad_list": "(1, 1, 1, 1)", "mode": "I64(1)"},
         )
+
+
+def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
+    """One progress count for the whole scan: the compares, then the replays, never backwards, ending full."""
+    from dumptui.core.compare.session import Session
+    from dumptui.core.formats import open_dump
+    from dumptui.core.search.bisect import Bisection
+
+    seen: list[tuple[int, int]] = []
+    bi = Bisection(Session(open_dump(demo_pair.ref), open_dump(demo_pair.target)), workers=1)
+    bi.prepare(lambda done, total: seen.append((done, total)))
+    assert bi.search == "scan" and bi.scan_result is not None
+    replayed = sum(1 for le in bi.scan_result.locals if le.replay is not None)
+    assert replayed >= 1
+    assert all(b[0] >= a[0] and b[1] >= a[1] for a, b in zip(seen, seen[1:]))
+    assert seen[-1][0] == seen[-1][1] and all(done <= total for done, total in seen)
+    assert seen[-1][1] - max(total for _d, total in seen if total < seen[-1][1]) >= replayed
