@@ -2,7 +2,8 @@
 
 A label keeps, in this order, the verdict mark, the tag (the probe, the culprit, another root: the characters
 of the bisection bar), the op's number and the count of diverged ops inside a folder; the name gives way,
-elided on the left so that the op's own end (`…lock/Add-op0`) stays. Nothing is cut at the right edge.
+cut in the middle so that what tells rows apart stays (`block12-…alBlock`; in the flat list the op's name and
+its nearest scopes' own names, `…/block5/conv/Conv2D-op0`). Nothing is cut at the right edge.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from dumptui.core.compare.verdict import Verdict
 from dumptui.present.bars import BAR_CHAR
-from dumptui.present.columns import elide_left
+from dumptui.present.columns import elide_name, elide_path
 from dumptui.report.looks import MARKS
 
 TAG_WORDS = {"probe": "probe", "culprit": "culprit", "root": "other root"}
@@ -25,8 +26,10 @@ class LabelParts:
     tag: str  # " ◀ culprit", or " ◀!" when there is no room for the word; "" without a tag
 
 
-def fit_label(name: str, number: str, tag: str | None, room: int) -> LabelParts:
-    """The parts of a label after the mark and its space (`room` characters for them)."""
+def fit_label(name: str, number: str, tag: str | None, room: int, path: bool = False) -> LabelParts:
+    """The parts of a label after the mark and its space (`room` characters for them). `path`: the name is a
+    whole scope path (the flat list), elided keeping each row's distinguishing scopes; else one name (the
+    tree's), cut in the middle."""
     tag_text = f" ◀ {TAG_WORDS[tag]}" if tag else ""
     if tag and len(name) + len(number) + len(tag_text) > room:
         tag_text = f" ◀{TAG_CHAR[tag]}"
@@ -34,7 +37,8 @@ def fit_label(name: str, number: str, tag: str | None, room: int) -> LabelParts:
     if left < min(len(name), 6):  # too narrow for the number as well: the name keeps a few characters
         number = ""
         left = room - len(tag_text)
-    return LabelParts(elide_left(name, max(1, left)), number, tag_text)
+    fit = elide_path if path else elide_name
+    return LabelParts(fit(name, max(1, left)), number, tag_text)
 
 
 LEGEND_ORDER = (  # what a user looks for first: a divergence, then agreement, then the rarer states

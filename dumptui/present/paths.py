@@ -74,3 +74,16 @@ def refuse_dump_dir(path: str) -> str | None:
     if not os.path.isabs(os.path.expanduser(path.strip())):
         return f"{path.strip()}: MindSpore needs an absolute dump path"
     return None
+
+
+def shown_pair(ref: str, target: str) -> tuple[str, str]:
+    """The two dumps as the title shows them: what they share left out but its last folder (`demo0/ref`,
+    `demo0/target` for two folders deep in /tmp/...), so the part that differs stays in sight."""
+    a, b = os.path.abspath(ref).rstrip("/"), os.path.abspath(target).rstrip("/")
+    if a == b:
+        return os.path.basename(a) or a, os.path.basename(b) or b
+    common = os.path.commonpath([a, b])
+    if common == os.path.dirname(common):  # nothing shared but the root: the whole paths
+        return a, b
+    base = os.path.dirname(common)  # the shared folder itself stays, for context
+    return os.path.relpath(a, base), os.path.relpath(b, base)

@@ -506,3 +506,44 @@ def test_failures_name_the_path_and_the_reason():
         failures.failure_line("save", failures.Failure("/x/s.json", "Permission denied"))
         == "cannot save the session: /x/s.json: Permission denied"
     )
+
+
+@pytest.mark.parametrize(
+    "name,width,shown",
+    [
+        ("block0-ResidualBlock", 30, "block0-ResidualBlock"),  # fits: whole
+        ("block12-ResidualBlock", 14, "block12…lBlock"),  # the sibling's own name stays whole
+        ("block0-ResidualBlock", 18, "block0-…idualBlock"),
+        ("FloorMod-op0 ↔ Mod-op0", 16, "FloorMod ↔ Mod"),  # a rename: the op types tell the sides apart
+        ("Add-op0 ↔ AddV2-op0", 12, "Add ↔ AddV2"),
+        ("FloorMod-op0 ↔ Mod-op0", 12, "Fl…Mod ↔ Mod"),  # each side keeps a share
+        ("Trunc-op0", 7, "Trunc…0"),
+        ("abcdefghijklmnop", 7, "abc…nop"),
+    ],
+)
+def test_a_name_is_cut_in_the_middle_keeping_what_tells_siblings_apart(name, width, shown):
+    from dumptui.present.columns import elide_name
+
+    assert elide_name(name, width) == shown and len(shown) <= width
+
+
+def test_a_path_keeps_the_op_and_its_nearest_scopes_names():
+    from dumptui.present.columns import elide_path
+
+    path = "Default/stage0-Stage/block5-ResidualBlock/conv-Conv1x1/Conv2D-op0"
+    assert elide_path(path, 80) == path
+    assert elide_path(path, 40) == "Default/stage0/block5/conv/Conv2D-op0"
+    assert elide_path(path, 24) == "…/block5/conv/Conv2D-op0"
+    assert elide_path(path, 20) == "…ck5/conv/Conv2D-op0"  # which block, even at 20 columns
+    rows = [path.replace("block5", f"block{i}") for i in range(4, 8)]
+    assert len({elide_path(r, 20) for r in rows}) == 4  # rows of a flat list stay distinct
+    for w in range(1, 70):
+        assert len(elide_path(path, w)) <= w
+
+
+def test_the_title_shows_the_dumps_without_what_they_share():
+    from dumptui.present.paths import shown_pair
+
+    assert shown_pair("/tmp/pytest/x/demo0/ref", "/tmp/pytest/x/demo0/target/") == ("demo0/ref", "demo0/target")
+    assert shown_pair("/data/910/run1", "/mnt/310/run1") == ("/data/910/run1", "/mnt/310/run1")
+    assert shown_pair("/data/x", "/data/x/y") == ("x", "x/y")  # one inside the other

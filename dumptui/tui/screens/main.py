@@ -34,6 +34,7 @@ from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now
 from dumptui.present.labels import legend_lines
+from dumptui.present.paths import shown_pair
 from dumptui.present.progress import (
     CANCELLED,
     DONE,
@@ -237,7 +238,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
         width = max(20, self.size.width)
-        ref, target = fmt.clean(self.options.ref), fmt.clean(self.options.target)
+        ref, target = (fmt.clean(p) for p in shown_pair(self.options.ref, self.options.target))
         room = max(8, (width - 46) // 2)
         line = Text.assemble(
             ("dumptui ", "bold"),

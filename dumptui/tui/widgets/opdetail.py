@@ -13,7 +13,7 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dumptui.present.bars import histogram_bar
-from dumptui.present.columns import elide_left, format_columns
+from dumptui.present.columns import elide_left, elide_path, format_columns
 from dumptui.present.detail import (
     STATS_COLUMNS,
     TENSOR_COLUMNS,
@@ -25,7 +25,7 @@ from dumptui.present.detail import (
 )
 from dumptui.present.relations import Relation
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
-from dumptui.present.words import elide_middle, kl_words, paired_words
+from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
 from dumptui.tui.messages import OpMessage
 from dumptui.tui.styles import ThemeStyles, labelled, name_text
@@ -182,10 +182,10 @@ class OpDetail(VerticalScroll):
         if pair.ref is not None and pair.target is not None and pair.ref.name != pair.target.name:
             for side, name in (("ref    ", pair.ref.name), ("target ", pair.target.name)):
                 lines.append(
-                    Text.assemble((side, st.muted), fmt.clean(elide_middle(name, width - len(side))), no_wrap=True)
+                    Text.assemble((side, st.muted), fmt.clean(elide_path(name, width - len(side))), no_wrap=True)
                 )
         else:
-            lines.append(Text(fmt.clean(elide_middle(pair.name, width)), style=st.muted, no_wrap=True))
+            lines.append(Text(fmt.clean(elide_path(pair.name, width)), style=st.muted, no_wrap=True))
         return lines_text(lines)
 
     def show_no_op(self, text: str) -> None:
