@@ -36,6 +36,21 @@ def _json_before_dumps(rest: list[str]) -> list[str]:
     return out
 
 
+def _read_config(parser: argparse.ArgumentParser, skip: bool) -> str:
+    """The user's config file as the parser's defaults (flags given on the command line win); what was read,
+    in words, for -v."""
+    from dumptui.options import config
+
+    path = config.config_path()
+    if skip:
+        return f"config: not read (--no-config; {path})"
+    values = config.load()
+    parser.set_defaults(**values)
+    if not os.path.exists(path):
+        return f"config: none ({path} does not exist)"
+    return f"config: read {path}: " + (", ".join(f"{k} = {values[k]!r}" for k in sorted(values)) or "no settings")
+
+
 def main(argv: list[str] | None = None) -> int:
     single_threaded_blas()
     tolerant_output()
@@ -45,11 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         parser = build_parser(sub)
-        if sub in (None, "bisect", "compare", "remedy") and "--no-config" not in rest:
-            from dumptui.options import config
-
-            parser.set_defaults(**config.load())  # flags given on the command line win
+        config_note = ""
+        if sub in (None, "bisect", "compare", "remedy"):
+            config_note = _read_config(parser, "--no-config" in rest)
         args = parser.parse_args(rest)
+        if config_note and getattr(args, "verbose", False) and not getattr(args, "quiet", False):
+            print(config_note, file=sys.stderr)  # -v: which settings came from a file
         args.argv = rest  # `serve` passes the options on to the app it runs
         args.every_parser = completion_parser  # what `completion` completes
         return (COMMANDS[sub] if sub else app).run(args)

@@ -39,13 +39,15 @@ def write_npy(path: str | os.PathLike, arr: np.ndarray) -> str:
     return str(path)
 
 
-def run_cli(*args, cwd=None):
-    """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr)."""
+def run_cli(*args, cwd=None, env_extra=None):
+    """Run `python -m dumptui ARGS` in a subprocess: (returncode, stdout, stderr). `env_extra`: variables set
+    for this run (a test's own DUMPTUI_CONFIG)."""
     import subprocess
 
     # no user config file reaches the tests (DUMPTUI_CONFIG unset, XDG_CONFIG_HOME at a folder that does not exist)
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
     env.pop("DUMPTUI_CONFIG", None)
+    env.update(env_extra or {})
     p = subprocess.run(
         [sys.executable, "-m", "dumptui", *map(str, args)],
         capture_output=True,

@@ -4,6 +4,9 @@ the app before its screen opens. Values in range keep working."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 from helpers.common import run_cli
 
@@ -73,3 +76,49 @@ def _with_config(cfg, *args):
 def test_values_in_range_work(pair):
     code, out, err = run_cli("bisect", *pair, "--gain", "5", "--floor", "float32=1e-4", "--cos", "0.99", "-q")
     assert code == 1 and "culprit" in out, err
+
+
+@pytest.fixture(scope="module")
+def cos_pair(tmp_path_factory):
+    """One op whose target output is off by about 7.7 % of its RMS everywhere (cosine about 0.997), its input
+    the same on both sides: within a floor of 10 %, diverged below a cosine of 0.999."""
+    from helpers.msdumps import ms_file
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(4096).astype(np.float32)
+    y = np.abs(x)
+    noise = rng.standard_normal(4096).astype(np.float32)
+    off = (y + 0.077 * np.sqrt(np.mean(y * y)) * noise / np.sqrt(np.mean(noise * noise))).astype(np.float32)
+    root = tmp_path_factory.mktemp("cos")
+    for side, out in (("ref", y), ("target", off)):
+        d = root / side / "rank_0" / "Net" / "0" / "0"
+        d.mkdir(parents=True)
+        ms_file(str(d), "Abs", "Default_Abs-op0", 100, "input", 0, x)
+        ms_file(str(d), "Abs", "Default_Abs-op0", 101, "output", 0, out)
+    cos = float(np.dot(y.astype(np.float64), off) / np.linalg.norm(y.astype(np.float64)) / np.linalg.norm(off))
+    assert 0.996 < cos < 0.998
+    return str(root / "ref"), str(root / "target"), cos
+
+
+def _op_verdict(out: str) -> tuple[str, str]:
+    doc = json.loads(out)
+    op = next(o for o in doc["ops"] if (o["ref"] or "").endswith("Abs-op0"))
+    return op["verdict"], op["outputs"][0]["reason"]
+
+
+def test_cos_below_the_threshold_diverges_from_the_flag_and_the_config(cos_pair, tmp_path):
+    ref, target, cos = cos_pair
+    code, out, err = run_cli("compare", ref, target, "--floor", "float32=0.1", "--json", "-")
+    assert code == 0 and _op_verdict(out)[0] == "close", err  # 7.7 % is within a floor of 10 %
+    code, out, err = run_cli("compare", ref, target, "--floor", "float32=0.1", "--cos", "0.999", "--json", "-")
+    verdict, reason = _op_verdict(out)
+    assert code == 1 and verdict == "diverged" and f"cosine {cos:.6f} < 0.999" in reason, err
+    config = tmp_path / "config.toml"
+    config.write_text('cos = 0.999\nfloor = ["float32=0.1"]\n')
+    code, out, err = run_cli("compare", ref, target, "--json", "-", "-v", env_extra={"DUMPTUI_CONFIG": str(config)})
+    assert code == 1 and _op_verdict(out)[0] == "diverged", err
+    assert f"config: read {config}: cos = 0.999" in err  # -v says which file was read and what it set
+    code, out, err = run_cli(
+        "compare", ref, target, "--json", "-", "--cos", "0.99", env_extra={"DUMPTUI_CONFIG": str(config)}
+    )
+    assert code == 0 and _op_verdict(out)[0] == "close", err  # the flag wins over the file
