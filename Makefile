@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test fuzz check bench lint typecheck imports screenshots demo clean install-check test-matrix
+.PHONY: setup run test fuzz check bench lint typecheck imports screenshots demo clean install-check test-matrix docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,9 @@ fuzz: $(STAMP)
 ## format and import order, lint, mypy on the whole package, the import-layer contracts
 check: lint typecheck imports
 
-## benchmarks with figures (see bench/README.md)
+## the speed goals against their numpy floors (docs/speed.md), then the detailed benchmarks
 bench: $(STAMP)
+	$(PY) bench/speed.py
 	$(PY) bench/bench.py
 	$(PY) bench/bench_tui.py
 	$(PY) bench/bench_scale.py
@@ -67,3 +68,8 @@ demo: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .venv-py3.* demo bench/out .pytest_cache
+
+## what is written from the code: the man page (from the parsers), the JSON schema's metrics (from the table)
+docs: $(STAMP)
+	$(PY) -m dumptui.cli.manpage > docs/dumptui.1
+	$(PY) -m dumptui.report.schemagen

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         reason = (
             "out of memory: the dumps (or a side file) need more memory than this process may use; choose one "
             "rank and step (--rank N --step N), filter with --ignore, or run on a machine with more memory "
-            "(README: Limits)"
+            "(docs/formats.md: Limits)"
         )
         return fail(sub, args, rest, "", reason, reason)
     except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"

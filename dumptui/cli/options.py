@@ -25,7 +25,7 @@ def dump_options(p: argparse.ArgumentParser, every: bool = False) -> None:
 
 def compare_options(p: argparse.ArgumentParser, every: bool = False) -> None:
     dump_options(p, every)
-    g = p.add_argument_group("verdicts (see README: where the error is born)")
+    g = p.add_argument_group("verdicts (see docs/workflow.md: where the error is born)")
     g.add_argument(
         "--gain", type=float, metavar="G", help="a root creates G times the error its inputs carry (default 10)"
     )

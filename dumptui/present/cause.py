@@ -70,7 +70,7 @@ def fmt_gain(g: float | None) -> str:
 
 def local_numbers(le: LocalError) -> str:
     """`output 9.92e-01 of its RMS (float32 floor 1.22e-04); inputs carry 4.62e-05: gain x2.15e+04 (x2.45e+04
-    absolute)`: the numbers the rule decides by (README, "Where the error is born")."""
+    absolute)`: the numbers the rule decides by (docs/workflow.md, "Where the error is born")."""
     if le.out is None:
         return "outputs not compared"
     ins = (

@@ -3,7 +3,7 @@
 A dump is evidence copied between machines, half-written by crashed jobs or edited by hand: a header, a file
 name, a JSON document or a pickle may hold any value. Readers check each value here for type and range; a bad
 one raises `BadValue` (a ValueError) saying what is wrong, and the reader turns it into a problem of that one
-file, with its path, while the rest of the dump loads. The README's "Damaged dumps" section lists these limits.
+file, with its path, while the rest of the dump loads. docs/formats.md ("Damaged dumps") lists these limits.
 """
 
 from __future__ import annotations
