@@ -131,3 +131,26 @@ def one_sided_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPai
     there went through without being judged."""
     r, t = origins(ref, target, alignment, pair, slot)
     return [(side, o.op) for side, o in (("reference", r), ("target", t)) if o.kind == "one-sided" and o.op is not None]
+
+
+def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> list[str]:
+    """Where input `slot` comes from without having been judged, in words: an op on one side only that
+    computes it, or an op pair whose output it is, that output missing on one side (not dumped, or a file
+    that could not be read or placed). What such an input carries is never known to be noise."""
+    out = [
+        f"through the {side}-only op {op.name}" for side, op in one_sided_origins(ref, target, alignment, pair, slot)
+    ]
+    seen: set[tuple[int, int]] = set()
+    for o in origins(ref, target, alignment, pair, slot):
+        p = o.pair
+        if o.kind != "pair" or p is None or (p.index, o.out_slot) in seen:
+            continue
+        seen.add((p.index, o.out_slot))
+        missing = [
+            side
+            for side, op in (("reference", p.ref), ("target", p.target))
+            if op is None or o.out_slot not in op.outputs
+        ]
+        if missing:
+            out.append(f"from {p.name}, whose output.{o.out_slot} the {' and '.join(missing)} dump does not hold")
+    return out

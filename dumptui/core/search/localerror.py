@@ -247,7 +247,8 @@ def unjudged_reason(le: LocalError) -> str:
     worst = le.data_in.worst_rel if le.data_in is not None else 0.0
     return (
         f"{le.pair.name} carries {fmt_rel(worst)} of error that came {le.unjudged}: "
-        "an op on one side only cannot be judged (pair it with --map, or dump it on both sides)"
+        "an op on one side only, or one whose output one dump does not hold, cannot be judged (pair it with "
+        "--map, dump it on both sides, or see the files that could not be read or placed)"
     )
 
 

@@ -31,7 +31,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED
 from dumptui.core.graph.align import OpPair
-from dumptui.core.graph.dataflow import input_source, one_sided_origins, wiring
+from dumptui.core.graph.dataflow import input_source, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
 from dumptui.core.search import replay
 from dumptui.core.search.localerror import TAIL_SHARE, LocalError, ReplayProof, classify, shape_of_error
@@ -145,10 +145,8 @@ def measured(session: Session, res: OpResult) -> LocalError:
         for k, j in wiring(session.ref, session.target, session.alignment, pair, data_slots)
     )
     if in_slot is not None:
-        one_sided = one_sided_origins(session.ref, session.target, session.alignment, pair, in_slot)
-        le.unjudged = " and ".join(
-            f"into input.{in_slot} through the {side}-only op {op.name}" for side, op in one_sided
-        )
+        unjudged = unjudged_origins(session.ref, session.target, session.alignment, pair, in_slot)
+        le.unjudged = " and ".join(f"into input.{in_slot} {words}" for words in unjudged)
     counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
     le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
@@ -456,9 +454,8 @@ def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[
 
 
 def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
-    """The ops on one side only the input went through, in words (what it carries is not known to be noise)."""
-    found = one_sided_origins(session.ref, session.target, session.alignment, pair, slot)
-    return " and ".join(f"through the {side}-only op {op.name}" for side, op in found)
+    """Where the input comes from without being judged, in words (what it carries is not known to be noise)."""
+    return " and ".join(unjudged_origins(session.ref, session.target, session.alignment, pair, slot))
 
 
 def _carried(session: Session, pair: OpPair, r: TensorResult, tainted: bool) -> None:

@@ -109,6 +109,21 @@ class CulpritCheck:
                 if step is not None:
                     why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
                     return CheckOutcome(res, step, why, [], le)
+        if (
+            le.kind != LocalKind.ROOT
+            and not carriers
+            and not unproduced_bad
+            and counted
+            and not any(r.bad for r in counted)
+        ):
+            # the search came here through a tensor that differs where it is read but not where it is made (a
+            # file missing, renamed or unreadable on one side): this op agrees, so it is no root either
+            why = (
+                f"{pair.label} agrees ({', '.join(sorted({str(r.verdict) for r in counted}))} outputs), yet the op "
+                "that reads it saw a differing input: that input is missing or unreadable in one dump, so where the "
+                "divergence is born cannot be told"
+            )
+            return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if le.kind != LocalKind.ROOT and le.unjudged_flow:
             # neither this op (it only carries the error) nor the op the error came through (one side only)
             return CheckOutcome(res, None, le.why, caveats, le, undecided=unjudged_reason(le))
