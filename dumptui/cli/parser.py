@@ -60,12 +60,31 @@ def build_parser(sub: str | None) -> argparse.ArgumentParser:
     return p
 
 
+# What each positional argument names, for shell completion: dump folders complete as folders, files as files.
+FOLDERS = ("ref", "target", "dump", "dir")
+FILES = ("file", "raw", "result")
+
+
 def completion_parser() -> argparse.ArgumentParser:
     """One parser with every subcommand, for shtab: the real parsers are built one at a time (`build_parser`),
-    so `dumptui REF TARGET` needs no subcommand; completion sees them all."""
+    so `dumptui REF TARGET` needs no subcommand. For completion the first word is a subcommand or the reference
+    dump (folders complete beside the subcommands), and each command's positionals complete as what they name."""
+    import shtab
+
     p = build_parser(None)
+    for action in [a for a in p._actions if not a.option_strings]:  # REF TARGET: the first word completes below
+        p._remove_action(action)
+        p._positionals._group_actions.remove(action)
+    # the first word: a subcommand; when none matches, the shell's own completion offers the folders of
+    # `dumptui REF TARGET` (bash: -o bashdefault). shtab does not descend into subcommands whose action has a
+    # completion of its own, so none is set here.
     subs = p.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
     for sub in SUBCOMMANDS:
         one = build_parser(sub)
-        subs.add_parser(sub, help=one.description, parents=[one], add_help=False, conflict_handler="resolve")
+        child = subs.add_parser(sub, help=one.description, parents=[one], add_help=False, conflict_handler="resolve")
+        for action in child._actions:
+            if not action.option_strings and action.dest in FOLDERS:
+                action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
+            elif not action.option_strings and action.dest in FILES:
+                action.complete = shtab.FILE  # type: ignore[attr-defined]
     return p

@@ -195,3 +195,34 @@ def test_completion_scripts():
             assert word in out, (shell, word)
     rc, out, err = run_cli("completion", "fish")
     assert rc == 2
+
+
+def test_bash_completes_subcommands_dump_folders_and_files(tmp_path):
+    """The completion script run by bash itself: the first word completes to a subcommand, a dump argument
+    to folders only, a file argument to files, options to option names."""
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash on this machine")
+    rc, script, err = run_cli("completion", "bash")
+    assert rc == 0, err
+    (tmp_path / "dumpA").mkdir()
+    (tmp_path / "dumpB").mkdir()
+    (tmp_path / "dump.npy").write_bytes(b"")
+    (tmp_path / "comp.bash").write_text(script)
+    probe = (
+        "source comp.bash\n"
+        't() { COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=();\n'
+        '  _shtab_dumptui dumptui "${@: -1}" "${@: -2:1}"; echo "$*|$(printf "%s\\n" "${COMPREPLY[@]}" | sort | xargs)"; }\n'
+        "t dumptui bi\nt dumptui bisect du\nt dumptui bisect dumpA du\nt dumptui inspect du\nt dumptui info du\n"
+        "t dumptui compare --onl\n"
+    )
+    out = subprocess.run(["bash", "--norc", "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    got = dict(line.split("|", 1) for line in out.stdout.splitlines())
+    assert got["dumptui bi"] == "bisect"
+    assert got["dumptui bisect du"] == "dumpA dumpB"  # folders only: never dump.npy
+    assert got["dumptui bisect dumpA du"] == "dumpA dumpB"
+    assert got["dumptui inspect du"] == "dump.npy dumpA dumpB"  # a file (folders to walk into)
+    assert got["dumptui info du"] == "dumpA dumpB"
+    assert got["dumptui compare --onl"] == "--only-diverged"
