@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import weakref
 from contextlib import asynccontextmanager
+
+from textual.message_pump import MessagePump
 
 from dumptui import cli
 from dumptui.options import pair as pairing
@@ -20,12 +22,44 @@ def make_app(*argv) -> DumpTuiApp:
     return DumpTuiApp(pairing.PairOptions.from_namespace(args), args.session)
 
 
+# Waiting on events, not polling: every message or event any widget, screen or app of a running app has
+# finished handling wakes the waits of its event loop, which then look at the state again. A state the app
+# reaches is reached by handling a message (a worker's result, a key, a timer), so a wait wakes exactly when
+# it may have come true; the timeout is only how long a broken app is given. Textual has no public hook that
+# runs *after* a handler (run_test's message_hook runs before it), hence the wrapper.
+_handled: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event]" = weakref.WeakKeyDictionary()
+assert hasattr(MessagePump, "_dispatch_message"), "Textual renamed MessagePump._dispatch_message: update this"
+_dispatch = MessagePump._dispatch_message
+
+
+async def _dispatch_then_wake(self, message) -> None:  # noqa: ANN001 (Textual's own signature)
+    try:
+        await _dispatch(self, message)
+    finally:
+        event = _handled.get(asyncio.get_running_loop())
+        if event is not None:
+            event.set()
+
+
+MessagePump._dispatch_message = _dispatch_then_wake  # type: ignore[method-assign]
+
+
 async def wait_until(pred, timeout: float = 60.0, what: str = "condition") -> None:
-    t0 = time.monotonic()
+    """Until `pred()` holds, looking again each time the app has handled a message (never on a timer)."""
+    loop = asyncio.get_running_loop()
+    event = _handled.setdefault(loop, asyncio.Event())
+    deadline = loop.time() + timeout
     while not pred():
-        if time.monotonic() - t0 > timeout:
+        event.clear()
+        left = deadline - loop.time()
+        if left <= 0:
             raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
+        try:
+            await asyncio.wait_for(event.wait(), left)
+        except asyncio.TimeoutError:
+            if not pred():
+                raise AssertionError(f"timed out waiting for {what}") from None
+            return
 
 
 async def ready(app, pilot, stats: bool = False) -> MainScreen:

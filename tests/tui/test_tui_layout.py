@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 from helpers.app import idle, make_app, opened, plain, run, wait_until
@@ -257,7 +256,7 @@ def test_a_filter_that_empties_the_list_says_so(demo_pair):
 def test_statistics_run_in_worker_processes_that_q_ends(demo_pair):
     """The numbers of the whole tree come from the screen's worker processes (the headers are read there
     too; each layout is kept on its tensor); `q` ends those processes at once."""
-    from helpers.procs import alive
+    from helpers.procs import alive, wait_gone
 
     async def go():
         async with opened(demo_pair.ref, demo_pair.target, size=(80, 24), stats=True) as (app, pilot, scr):
@@ -277,7 +276,4 @@ def test_statistics_run_in_worker_processes_that_q_ends(demo_pair):
         return pids
 
     pids = run(go())
-    deadline = time.monotonic() + 20
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(alive(pid) for pid in pids)
+    assert not wait_gone(pids, 20)

@@ -9,12 +9,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
 from helpers.common import REPO as REPO_PATH
-from helpers.procs import alive
+from helpers.procs import alive, wait_gone
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.processes import ComparePool
@@ -102,10 +101,7 @@ def test_close_kill_ends_the_workers(demo_pair):
     pids = list(pool._ex._processes)
     assert pids and all(alive(pid) for pid in pids)
     pool.close(kill=True)
-    deadline = time.monotonic() + 20
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(alive(pid) for pid in pids)
+    assert not wait_gone(pids, 20)
     with pytest.raises(RuntimeError, match="closed"):
         evaluate_all(session_of(demo_pair), workers=pool)
 
@@ -127,20 +123,19 @@ def test_a_run_in_progress_ends_when_the_pool_is_closed(tmp_path):
     pool = ComparePool(2)
     got: list = []
     ended: list = []
+    first = threading.Event()
 
     def consume():
         try:
             for outcome in pool.run(jobs, kl=False):
                 got.append(outcome)
+                first.set()
         except RuntimeError as e:
             ended.append(str(e))
 
     t = threading.Thread(target=consume, daemon=True)
     t.start()
-    deadline = time.monotonic() + 60
-    while not got and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert got, "no result came back"
+    assert first.wait(60), "no result came back"
     pool.close(kill=True)
     t.join(10)
     assert not t.is_alive(), "the run still waits for the killed workers' results"
@@ -168,10 +163,7 @@ def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair)
     assert done.returncode == 0, done.stderr
     pids = [int(p) for p in done.stdout.split()]
     assert len(pids) == 2
-    deadline = time.monotonic() + 30
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(alive(pid) for pid in pids), "worker processes outlived their parent"
+    assert not wait_gone(pids, 30), "worker processes outlived their parent"
 
 
 def test_a_pool_gets_the_pairs_slice_by_slice_with_the_same_results(demo_pair, pool, monkeypatch):
