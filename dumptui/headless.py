@@ -68,15 +68,11 @@ def write_csv_output(
 ) -> int:
     """`--csv FILE|-` in the chosen profile; the number of rows written."""
 
+    from dumptui.report.csvprofiles import write_profile
+
     def write(fh: IO[str]) -> int:
-        if profile == "full":
-            from dumptui.report.csvout import write_csv
-
-            return write_csv(fh, results, only_bad=only_bad, locals_=comparison.locals)
-        from dumptui.report.msprobe_csv import write_table
-
-        assert table is not None
-        return write_table(table, fh)
+        session = comparison.bisection.session
+        return write_profile(fh, profile, session.ref, session.target, results, comparison.locals, only_bad, table)
 
     if target == jsonout.STDOUT:
         n = write(sys.stdout)

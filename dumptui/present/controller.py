@@ -12,6 +12,7 @@ Plain Python: the tests drive it directly, no app needed (tests/present/test_con
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from typing import Any, Callable, Iterable
@@ -34,7 +35,7 @@ from dumptui.present.detail import element_detail_problem
 from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RedumpPlan, redump_plan
 from dumptui.present.progress import compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
-from dumptui.report.csvout import csv_text
+from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
 
 VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
@@ -305,10 +306,13 @@ class PairController:
     def write_remedy(folder: str, found: list[Remedy]) -> list[str]:
         return write_files(folder, found)
 
-    def comparison_csv(self) -> tuple[str, int]:
-        """Every compared tensor pair as CSV (text, rows), with the local error where the scan computed it."""
+    def comparison_csv(self, profile: str = DEFAULT_PROFILE) -> tuple[str, int]:
+        """Every compared tensor pair as CSV in `profile` (text, rows), the same table as `compare --csv`, with
+        the local error where the scan computed it."""
         session = self.opened
         bi = self.driver.bi if self.driver is not None else None
         locals_ = {le.pair.index: le for le in bi.scan_result.locals} if bi is not None and bi.scan_result else None
         results = [session.op_result(p, purpose="view") for p in session.alignment.pairs]
-        return csv_text(results, locals_=locals_)
+        out = io.StringIO()
+        rows = write_profile(out, profile, session.ref, session.target, results, locals_)
+        return out.getvalue(), rows

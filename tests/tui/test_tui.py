@@ -762,3 +762,41 @@ def test_search_words_say_the_count():
     from dumptui.present.progress import search_words
 
     assert search_words("start", 120, 347) == "checking inputs and the graph output: judging every op, 120 of 347 (35%)"
+
+
+@pytest.mark.parametrize("profile", ["msprobe", "full"])
+def test_x_writes_the_same_table_as_compare_csv(demo_pair, tmp_path, profile):
+    """`x` asks for a path and a profile and writes what `compare --csv FILE --csv-profile P` writes."""
+    import csv
+
+    from helpers.common import run_cli
+
+    from dumptui.tui.screens.paths import CsvExportScreen
+
+    ours = tmp_path / f"app-{profile}.csv"
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, stats=True) as (app, pilot, scr):
+            await pilot.press("x")
+            await wait_until(lambda: isinstance(app.screen, CsvExportScreen), what="the CSV dialog")
+            dialog = app.screen
+            assert dialog.query_one("#dialog").border_title == "export CSV"
+            dialog.query_one("#csv-profile").value = "both"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "profile 'both': one of msprobe, full" in plain(dialog.query_one("#dialog-error"))
+            dialog.query_one("#csv-path").value = str(ours)
+            dialog.query_one("#csv-profile").value = profile
+            await pilot.press("enter")
+            await wait_until(lambda: getattr(scr, "csv_path", None) == str(ours), what="the CSV written")
+
+    run(go())
+    theirs = tmp_path / f"cli-{profile}.csv"
+    code, _out, err = run_cli(  # with --kl: the app computes the KL divergence too
+        "compare", demo_pair.ref, demo_pair.target, "--kl", "--csv", theirs, "--csv-profile", profile, "-q"
+    )
+    assert code == 1, err
+    a = list(csv.reader(ours.open(encoding="utf-8")))
+    b = list(csv.reader(theirs.open(encoding="utf-8")))
+    assert a[0] == b[0] and len(a) == len(b) > 10
+    assert sorted(map(tuple, a[1:])) == sorted(map(tuple, b[1:]))

@@ -24,7 +24,8 @@ from dumptui.present.paths import (
     refuse_dump_dir,
     refuse_output,
 )
-from dumptui.tui.screens.paths import ExportScreen, SaveScreen
+from dumptui.report.csvprofiles import DEFAULT_PROFILE, PROFILE_WORDS
+from dumptui.tui.screens.paths import CsvExportScreen, ExportScreen, SaveScreen
 
 
 def refuse_file_name(name: str) -> str | None:
@@ -194,37 +195,34 @@ class ExportActions(Screen):
 
     # ------------------------------------------------------------------ x: the comparison as CSV
     def action_export_csv(self) -> None:
+        dumps = self.controller.dumps()
+        refuse: Callable[[str], str | None]
         if self.web:
-            dialog = SaveScreen(
-                "dumptui-compare.csv", refuse_file_name, "Download the comparison (CSV) as:", "", "export CSV"
-            )
+            out, refuse, label = "dumptui-compare.csv", refuse_file_name, "Download the comparison (CSV) as:"
         else:
-            default = os.path.join(os.path.dirname(default_export_path(self.controller.dumps())), "dumptui-compare.csv")
-            dialog = SaveScreen(
-                default,
-                lambda p: refuse_output(p, self.controller.dumps()),
-                "Write every compared tensor pair as CSV to:",
-                "the columns of the Ascend tools, with the local error and gain",
-                "export CSV",
-            )
+            out = os.path.join(os.path.dirname(default_export_path(dumps)), "dumptui-compare.csv")
+            refuse, label = (lambda p: refuse_output(p, dumps)), "Write every compared tensor pair as CSV to:"
+        dialog = CsvExportScreen(out, refuse, label, PROFILE_WORDS, DEFAULT_PROFILE)
         self.app.push_screen(dialog, self._csv_to)
 
-    def _csv_to(self, path: str | None) -> None:
-        if path:
-            self.write_csv(path)
+    def _csv_to(self, answer: tuple[str, str] | None) -> None:
+        if answer:
+            self.write_csv(*answer)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def write_csv(self, path: str) -> None:
+    def write_csv(self, path: str, profile: str = DEFAULT_PROFILE) -> None:
         """Off the UI thread: 20,000 ops' results are gathered (all cached: statistics are done) and written."""
-        text, rows = self.controller.comparison_csv()
+        text, rows = self.controller.comparison_csv(profile)
         if get_current_worker().is_cancelled:
             return
         if self.web:
-            self.app.call_from_thread(self._deliver, text, path, f"{rows} tensor pairs")
+            self.app.call_from_thread(self._deliver, text, path, f"{rows} tensor pairs, {profile} profile")
             return
         full = os.path.abspath(os.path.expanduser(path))
         os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
         with open(full, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         self.csv_path = full
-        self.app.call_from_thread(self.notify, f"wrote {rows} tensor pairs to {full}", markup=False, timeout=10)
+        self.app.call_from_thread(
+            self.notify, f"wrote {rows} tensor pairs ({profile} profile) to {full}", markup=False, timeout=10
+        )

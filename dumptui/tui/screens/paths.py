@@ -120,3 +120,31 @@ class ExportScreen(PathDialog[tuple[str, str]]):
     def answer(self) -> tuple[tuple[str, str], str | None]:
         out, dump_dir = self.value("export-path"), self.value("export-dump-dir")
         return (out, dump_dir), self.refuse_out(out) or self.refuse_dir(dump_dir)
+
+
+class CsvExportScreen(PathDialog[tuple[str, str]]):
+    """Ask where to write the comparison as CSV and in which profile (the same table as `compare --csv`)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="csv.cancel")]
+    DIALOG_TITLE = "export CSV"
+    FIRST_INPUT = "csv-path"
+
+    def __init__(self, default_out: str, refuse_out: Refuse, label: str, profiles: dict[str, str], profile: str):
+        super().__init__()
+        self.default_out, self.refuse_out, self.label = default_out, refuse_out, label
+        self.profiles, self.profile = profiles, profile
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.label)
+            yield Input(self.default_out, id="csv-path")
+            yield Label(f"profile ({' or '.join(self.profiles)}; compare --csv-profile):")
+            yield Input(self.profile, id="csv-profile")
+            yield Static(Text("; ".join(f"{k}: {v}" for k, v in self.profiles.items()), style="dim"))
+            yield Static("", id="dialog-error")
+            yield Static(Text("enter writes · tab moves · escape cancels", style="dim"))
+
+    def answer(self) -> tuple[tuple[str, str], str | None]:
+        out, profile = self.value("csv-path"), self.value("csv-profile").lower()
+        refused = None if profile in self.profiles else f"profile {profile!r}: one of {', '.join(self.profiles)}"
+        return (out, profile), self.refuse_out(out) or refused
