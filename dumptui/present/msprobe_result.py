@@ -90,6 +90,32 @@ def detail_lines(row: ResultRow, header: list[str]) -> list[tuple[str, str]]:
     return [(h, row.cells.get(h, "")) for h in header if row.cells.get(h, "")]
 
 
+def find_row(
+    result: MsprobeResult, query: str, after: tuple[int, int] | None, forward: bool = True, inclusive: bool = False
+) -> ResultRow | None:
+    """The next row (in execution order, wrapping) whose op or tensor name holds `query` (any case), from the
+    row at `after` (itself too when `inclusive`: typing keeps the cursor on a row that still matches)."""
+    words = query.strip().lower()
+    if not words:
+        return None
+    rows = sorted(result.rows, key=lambda r: r.order)
+    hits = [r for r in rows if words in r.op.lower() or words in r.name.lower()]
+    if not hits:
+        return None
+    if after is None:
+        return hits[0] if forward else hits[-1]
+    if forward:
+        later = [r for r in hits if r.order > after or (inclusive and r.order == after)]
+        return later[0] if later else hits[0]
+    earlier = [r for r in hits if r.order < after or (inclusive and r.order == after)]
+    return earlier[-1] if earlier else hits[-1]
+
+
+def count_rows(result: MsprobeResult, query: str) -> int:
+    words = query.strip().lower()
+    return sum(1 for r in result.rows if words and (words in r.op.lower() or words in r.name.lower()))
+
+
 def headline(result: MsprobeResult) -> str:
     failing = sum(r.failing for r in result.rows)
     first = result.first_failing()

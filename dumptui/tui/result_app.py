@@ -1,19 +1,71 @@
-"""`dumptui open-result FILE`: an msprobe result in the terminal, as its own small app (it shares nothing with
-the dump-pair app but the styles): the rows as a tree by op, the selected row's every column, sorting, and a
-jump to the first failing row in execution order. The model is present/msprobe_result.py."""
+"""`dumptui open-result FILE`: an msprobe result in the terminal, as its own small app: the rows as a tree by op,
+marked as the dump-pair app marks ops (✗ failing, ≈ passing: never by colour alone), the selected row's every
+column, sorting, a jump to the first failing row in execution order, `/` search, `?` help and the command
+palette with these commands. The model is present/msprobe_result.py."""
 
 from __future__ import annotations
 
+from functools import partial
+from typing import ClassVar
+
 from rich.text import Text
+from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header, Static, Tree
+from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from dumptui.present import msprobe_result as pm
 from dumptui.report.fmt import clean
+from dumptui.report.looks import mark
 from dumptui.report.msprobe_read import MsprobeResult, ResultRow
+from dumptui.tui.keymap import binding_rows, widget_sections
+from dumptui.tui.screens.help import HelpScreen
+from dumptui.tui.widgets.searchbar import SearchBar
+
+FAILING, PASSING = mark("diverged"), mark("close")
+RESULT_MARKS = [
+    (FAILING, "a row msprobe's Result column fails (or an op holding such rows)"),
+    (PASSING, "a row that passes"),
+]
+
+
+RESULT_BINDINGS: list[Binding] = [
+    Binding("f", "first_failing", "First failing", tooltip="the first failing row in execution order"),
+    Binding("n", "next_failing", "Next failing", tooltip="the next failing row in execution order"),
+    Binding("s", "sort", "Sort", tooltip="sort the ops by order, name, cosine or error"),
+    Binding("slash", "search", "Search", tooltip="find rows by op or tensor name"),
+    Binding("question_mark", "help", "Help", tooltip="every key and mark"),
+    Binding("q", "quit", "Quit", tooltip="leave"),
+]
+
+
+class ResultCommands(Provider):
+    """The command palette (ctrl+p): the app's own commands, with their keys."""
+
+    def commands(self) -> list[tuple[str, str, object]]:
+        app = self.app
+        out: list[tuple[str, str, object]] = []
+        for b in RESULT_BINDINGS:
+            if b.action in ("quit", "help") or not b.description:
+                continue
+            out.append(
+                (b.description, f"{b.tooltip} · key {app.get_key_display(b)}", partial(app.run_action, b.action))
+            )
+        return out
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self.commands():
+            yield DiscoveryHit(title, callback, text=title, help=help_text)  # type: ignore[arg-type]
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self.commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)  # type: ignore[arg-type]
 
 
 class ResultApp(App[None]):
@@ -22,19 +74,19 @@ class ResultApp(App[None]):
     #rows { width: 3fr; }
     #detail { width: 2fr; border-left: solid $primary; padding: 0 1; overflow-y: auto; }
     #headline { height: auto; padding: 0 1; }
+    #search { dock: bottom; }
     """
-    BINDINGS = [
-        Binding("f", "first_failing", "First failing"),
-        Binding("n", "next_failing", "Next failing"),
-        Binding("s", "sort", "Sort"),
-        Binding("q", "quit", "Quit"),
-    ]
+    HELP_SECTION = "open-result"
+    BINDINGS: ClassVar[list[BindingType]] = list(RESULT_BINDINGS)
+    COMMANDS = App.COMMANDS | {ResultCommands}
+    AUTO_FOCUS = "#rows"  # the rows take the keys, never the (hidden) search box
 
     def __init__(self, result: MsprobeResult):
         super().__init__()
         self.result = result
         self.sort = pm.SORTS[0]
         self.leaves: dict[int, TreeNode[ResultRow]] = {}  # row index -> its tree node
+        self.search_matches = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -42,10 +94,12 @@ class ResultApp(App[None]):
         with Horizontal():
             yield Tree[ResultRow]("ops", id="rows")
             yield Static(id="detail")
+        yield SearchBar(id="search")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = clean(self.result.path)
+        self.query_one(SearchBar).display = False
         self.rebuild()
         self.call_after_refresh(self.action_first_failing)
 
@@ -60,10 +114,17 @@ class ResultApp(App[None]):
         tree.root.expand()
         self.leaves = {}
         for g in pm.group(self.result, self.sort):
-            node = tree.root.add(Text(clean(g.op), style="bold red" if g.failing else ""), expand=g.failing)
+            failing = sum(1 for r in g.rows if r.failing)
+            label = Text.assemble(
+                (f"{FAILING if g.failing else PASSING} ", "bold red" if g.failing else ""),
+                (clean(g.op), "bold red" if g.failing else ""),
+                (f" {failing}{FAILING}" if failing else "", "red"),
+            )
+            node = tree.root.add(label, expand=g.failing)
             for r in g.rows:
-                label = Text(clean(pm.row_summary(r, self.result.header)), style="red" if r.failing else "")
-                self.leaves[r.index] = node.add_leaf(label, data=r)
+                mark = FAILING if r.failing else PASSING
+                text = Text(f"{mark} {clean(pm.row_summary(r, self.result.header))}", style="red" if r.failing else "")
+                self.leaves[r.index] = node.add_leaf(text, data=r)
         self.query_one("#headline", Static).update(
             Text(clean(pm.headline(self.result)) + "".join(f"\nnote: {clean(n)}" for n in self.result.notes))
         )
@@ -94,6 +155,10 @@ class ResultApp(App[None]):
             text.append("(the dump is not reachable from here)", style="dim")
         detail.update(text)
 
+    def _current(self) -> ResultRow | None:
+        node = self.rows_tree.cursor_node
+        return node.data if node is not None else None
+
     def action_first_failing(self) -> None:
         first = self.result.first_failing()
         if first is not None:
@@ -103,16 +168,55 @@ class ResultApp(App[None]):
         failing = sorted((r for r in self.result.rows if r.failing), key=lambda r: r.order)
         if not failing:
             return
-        current = self.rows_tree.cursor_node.data if self.rows_tree.cursor_node is not None else None
+        current = self._current()
         after = [r for r in failing if current is None or r.order > current.order]
         self.show(after[0] if after else failing[0])
 
     def action_sort(self) -> None:
-        current = self.rows_tree.cursor_node.data if self.rows_tree.cursor_node is not None else None
+        current = self._current()
         self.sort = pm.next_sort(self.sort)
         self.rebuild()
         if current is not None:
             self.show(current)
+
+    # ------------------------------------------------------------------ / search
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.display = True
+        bar.focus()
+
+    @on(Input.Changed, "#search")
+    def search_changed(self, event: Input.Changed) -> None:
+        self._search(event.value, forward=True, inclusive=True)
+
+    @on(Input.Submitted, "#search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        self._search(event.value, forward=True, inclusive=False)
+
+    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
+        self._search(self.query_one(SearchBar).value, msg.forward, inclusive=False)
+
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
+        bar = self.query_one(SearchBar)
+        bar.display = False
+        self.rows_tree.border_subtitle = ""
+        self.rows_tree.focus()
+
+    def _search(self, query: str, forward: bool, inclusive: bool) -> None:
+        current = self._current()
+        row = pm.find_row(self.result, query, current.order if current else None, forward, inclusive)
+        self.search_matches = pm.count_rows(self.result, query)
+        self.rows_tree.border_subtitle = (
+            "" if not query.strip() else f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
+        )
+        if row is not None:
+            self.show(row)
+
+    # ------------------------------------------------------------------ ? help
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            sections = [("open-result", binding_rows(self, RESULT_BINDINGS)), *widget_sections(self, [SearchBar])]
+            self.push_screen(HelpScreen(sections, marks=RESULT_MARKS))
 
 
 def run_result_app(result: MsprobeResult) -> int:

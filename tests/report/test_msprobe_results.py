@@ -96,10 +96,15 @@ def test_open_result_app_tree_sort_and_jump(msprobe_result):
             assert app.rows_tree.cursor_node.data.op == "Conv2D.Default_conv2-ConvBlock_Conv2D-op0"
             ops = [str(n.label) for n in app.rows_tree.root.children]
             assert len(ops) == len({r.op for r in res.rows})
+            failing_ops = {r.op for r in res.rows if r.failing}
+            for label in ops:  # marked, never by colour alone: ✗ op n✗ when rows fail, ≈ op when all pass
+                op = label[2:].split(" ")[0]
+                assert label.startswith("✗ " if op in failing_ops else "≈ "), label
             await pilot.press("s")  # sort by name
             await pilot.pause()
             assert app.sort.key == "name"
-            assert [str(n.label) for n in app.rows_tree.root.children] == sorted({r.op for r in res.rows})
+            names = [str(n.label)[2:].split(" ")[0] for n in app.rows_tree.root.children]
+            assert names == sorted({r.op for r in res.rows})
             await pilot.press("n")
             await pilot.pause()
             nxt = app.rows_tree.cursor_node.data
@@ -129,3 +134,42 @@ def test_open_result_bad_input_exit_2(tmp_path):
     assert rc == 2 and "no such file" in err
     with pytest.raises(ResultFileError):
         read_result(str(tmp_path / "x.txt"))
+
+
+def test_open_result_has_search_help_and_the_palette(msprobe_result):
+    """`/` finds rows by op or tensor name (typing jumps, enter goes on, escape closes), `?` lists the keys and
+    marks, ctrl+p offers the app's own commands."""
+    from dumptui.tui.result_app import ResultApp
+    from dumptui.tui.screens.help import HelpScreen
+
+    res = read_result(msprobe_result)
+    relus = sorted((r for r in res.rows if "relu" in r.op.lower()), key=lambda r: r.order)
+    assert len(relus) >= 2
+
+    async def go():
+        app = ResultApp(res)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("slash", *"relu")
+            await pilot.pause()
+            at = app.rows_tree.cursor_node.data
+            assert "relu" in at.op.lower() and app.search_matches == len(relus)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.rows_tree.cursor_node.data is not at and "relu" in app.rows_tree.cursor_node.data.op.lower()
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.focused is app.rows_tree and not app.query_one("#search").display
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            keys = {r[0] for r in app.screen.rows}
+            assert {"f", "n", "s", "/", "?", "q", "↓"} <= keys, keys  # the app's keys and the search box's
+            assert [m for m, _w in app.screen.marks] == ["✗", "≈"]
+            await pilot.press("escape")
+            titles = [
+                c[0] for c in __import__("dumptui.tui.result_app", fromlist=["x"]).ResultCommands(app.screen).commands()
+            ]
+            assert {"First failing", "Next failing", "Sort", "Search"} <= set(titles)
+
+    asyncio.run(go())

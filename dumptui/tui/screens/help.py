@@ -25,14 +25,26 @@ class HelpScreen(ModalScreen[None]):
         Binding("down,j", "scroll('down')", "Scroll down", id="help.down", show=False),
     ]
 
-    def __init__(self, sections: list[HelpSection]):
+    def __init__(self, sections: list[HelpSection], marks: list[tuple[str, str]] | None = None):
+        """`marks`: the (mark, meaning) rows to explain instead of the dump-pair app's lists and bisection."""
         super().__init__()
         self.sections = sections
+        self.marks = marks
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             yield Static(self._render_sections(), id="help-text")
-            yield Static(self._render_marks(), id="help-marks")
+            yield Static(
+                self._render_marks() if self.marks is None else self._render_given(self.marks), id="help-marks"
+            )
+
+    def _render_given(self, marks: list[tuple[str, str]]) -> Group:
+        t = _two_columns("Marks")
+        t.add_column("mark", no_wrap=True, style="bold", min_width=3)
+        t.add_column("what", ratio=1)
+        for mark, meaning in marks:
+            t.add_row(mark, meaning)
+        return Group(Text(""), t)
 
     def _render_marks(self) -> Group:
         """What every character of the lists, the bisection bar and the error plot means."""
