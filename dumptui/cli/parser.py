@@ -21,6 +21,7 @@ from dumptui.cli import (
     inspect_file,
     open_result,
     remedy,
+    report,
     serve,
 )
 from dumptui.cli.options import compare_options
@@ -28,7 +29,20 @@ from dumptui.core.io.errors import UsageError
 
 COMMANDS: dict[str, ModuleType] = {
     m.NAME: m
-    for m in (bisect, compare, remedy, info, inspect_file, demo, convert, config, open_result, completion, serve)
+    for m in (
+        bisect,
+        compare,
+        remedy,
+        report,
+        info,
+        inspect_file,
+        demo,
+        convert,
+        config,
+        open_result,
+        completion,
+        serve,
+    )
 }
 SUBCOMMANDS = tuple(COMMANDS)
 

@@ -1,0 +1,63 @@
+"""`dumptui report`: the comparison's answer as one file to share (HTML with its plot, or Markdown)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from dumptui.cli.common import refuse_inside
+from dumptui.cli.options import compare_options
+from dumptui.core.io.errors import UsageError
+from dumptui.headless import exit_code, open_session, verbosity_of
+
+NAME = "report"
+DESCRIPTION = (
+    "Write the answer as one file to share: a self-contained HTML page (the verdict, the culprit and its proof, "
+    "the preconditions, the roots, the error and gain along the execution order as a zoomable plot, the "
+    "diverged ops) or Markdown for an issue tracker (--format md). The exit code is compare's."
+)
+FORMATS = ("html", "md")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ref")
+    p.add_argument("target")
+    p.add_argument("-o", "--out", metavar="FILE", required=True, help="the file to write (- for stdout)")
+    p.add_argument(
+        "--format", choices=FORMATS, default=None, help="html or md (default: from the file's suffix, else html)"
+    )
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: the number of CPUs)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("-v", "--verbose", action="store_true", help="say how long each step took")
+    compare_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dumptui.core.io.safeio import write_text
+    from dumptui.core.search.compare_all import compare_pair
+    from dumptui.report import data, share
+    from dumptui.report.console import detail, note, progress_bar
+    from dumptui.report.documents import compare_document, compare_skipped, incomplete
+
+    fmt = args.format or ("md" if str(args.out).lower().endswith((".md", ".markdown")) else "html")
+    verbosity = verbosity_of(args)
+    ref, target, session = open_session(args, kl=False)
+    if args.out != "-":
+        refuse_inside(args.out, (ref, target))
+    t0 = time.perf_counter()
+    with progress_bar("comparing", verbosity) as progress:
+        comparison = compare_pair(session, workers=args.workers, progress=progress)
+    detail(f"compared in {time.perf_counter() - t0:.2f} s", verbosity)
+    code = exit_code(bool(comparison.roots), incomplete(comparison, compare_skipped(session, comparison)))
+    doc = compare_document(session, comparison)
+    pre = data.preconditions(comparison.bisection.check_inputs())
+    try:
+        text = share.markdown(doc, pre, code) if fmt == "md" else share.html_page(doc, pre, code)
+    except ImportError as e:
+        raise UsageError(str(e)) from None
+    if args.out == "-":
+        print(text, end="")
+    else:
+        write_text(args.out, text)
+        note(f"wrote {args.out} ({fmt}, {len(text.encode()):,} bytes)", verbosity)
+    return code
