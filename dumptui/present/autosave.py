@@ -79,6 +79,26 @@ def resumable(path: str) -> dict | None:
     return data if data.get("steps") else None
 
 
+def prune(folder: str) -> list[str]:
+    """Forget the autosaves of pairs whose dumps are gone (deleted or moved): the offer could never be taken.
+    A file that cannot be read as a session is left alone (not ours to judge). The files removed."""
+    removed: list[str] = []
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            dumps = read_session(path).get("dumps")
+        except ValueError:
+            continue
+        if isinstance(dumps, dict) and any(isinstance(p, str) and not os.path.isdir(p) for p in dumps.values()):
+            forget(path)
+            removed.append(path)
+    return removed
+
+
 def resume_question(data: dict) -> str:
     n = len(data.get("steps") or [])
     when = str(data.get("saved_at") or "earlier")

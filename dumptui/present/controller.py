@@ -13,6 +13,7 @@ Plain Python: the tests drive it directly, no app needed (tests/present/test_con
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from typing import Any, Callable, Iterable
@@ -147,7 +148,11 @@ class PairController:
                 resume = read_session(self.session_file)
             except ValueError as e:
                 return None, f"session not resumed: {e}", None
-            return resume, session_mismatch(resume, self.options.ref, self.options.target) or "", None
+            other = session_mismatch(resume, self.options.ref, self.options.target)
+            if other:  # another pair's marks are refused, never re-applied here with a toast
+                return None, f"session not resumed: {other}", None
+            return resume, "", None
+        saved.prune(os.path.dirname(self.autosave_to))  # autosaves of dumps deleted since: never offered again
         return None, "", saved.resumable(self.autosave_to)  # the same pair left with marks: the user is asked
 
     # ------------------------------------------------------------------ the statistics of every tensor pair
@@ -278,6 +283,13 @@ class PairController:
             return None, None, f"read failed: {e}"
 
     # ------------------------------------------------------------------ exports
+    def resume_command(self, session_path: str) -> str:
+        """The exact command that resumes a saved session of this pair (paths quoted for a shell)."""
+        import shlex
+
+        words = ["dumptui", os.path.abspath(self.options.ref), os.path.abspath(self.options.target)]
+        return " ".join(shlex.quote(w) for w in [*words, "--session", session_path])
+
     def session_payload(self, marks: dict) -> dict:
         return session_payload(marks, self.options.ref, self.options.target, vars(self.options))
 

@@ -351,7 +351,7 @@ ACTIONS: tuple[Action, ...] = (
         palette="Compute all statistics (after a cancel)",
         when=_can_compute_statistics,
     ),
-    Action("app.quit", "quit", "q", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
+    Action("app.quit", "quit", "q,ctrl+c", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
     Action(
         "app.help",
         "help",

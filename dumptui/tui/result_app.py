@@ -38,7 +38,7 @@ RESULT_BINDINGS: list[Binding] = [
     Binding("s", "sort", "Sort", tooltip="sort the ops by order, name, cosine or error"),
     Binding("slash", "search", "Search", tooltip="find rows by op or tensor name"),
     Binding("question_mark", "help", "Help", tooltip="every key and mark"),
-    Binding("q", "quit", "Quit", tooltip="leave"),
+    Binding("q,ctrl+c", "quit", "Quit", tooltip="leave"),
 ]
 
 

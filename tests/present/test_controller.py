@@ -119,3 +119,49 @@ def test_an_unreadable_dump_is_an_error_with_its_path(tmp_path):
         assert "nowhere" in str(e.value)
     finally:
         ctl.close()
+
+
+def test_a_session_saved_for_another_pair_is_refused_not_reapplied(demo_pair, tmp_path):
+    from dumptui.core.search.bisect.sessionfile import session_payload, write_session
+
+    path = tmp_path / "other.json"
+    write_session(str(path), session_payload({"steps": [], "mode": "graph"}, "/else/ref", "/else/target", {}))
+    ctl = PairController(PairOptions(ref=demo_pair.ref, target=demo_pair.target), str(path), workers=1)
+    try:
+        resume, note, offer = ctl.resume_choice()
+    finally:
+        ctl.close()
+    assert resume is None and offer is None
+    assert note.startswith("session not resumed: it was saved for /else/ref vs /else/target, not ")
+
+
+def test_the_resume_command_is_exact_and_quoted(tmp_path):
+    import shlex
+
+    ref, target = tmp_path / "my ref", tmp_path / "target"
+    ctl = PairController(PairOptions(ref=str(ref), target=str(target)), workers=1)
+    try:
+        cmd = ctl.resume_command(str(tmp_path / "s 1.json"))
+    finally:
+        ctl.close()
+    assert shlex.split(cmd) == ["dumptui", str(ref), str(target), "--session", str(tmp_path / "s 1.json")]
+
+
+def test_autosaves_of_deleted_dumps_are_pruned_when_the_app_starts(demo_pair, tmp_path):
+    import os
+
+    from dumptui.core.search.bisect.sessionfile import session_payload, write_session
+    from dumptui.present import autosave
+
+    folder = os.path.join(autosave.state_dir(), "bisections")
+    os.makedirs(folder, exist_ok=True)
+    gone = os.path.join(folder, "gone.json")
+    write_session(gone, session_payload({"steps": [{"key": "k"}]}, str(tmp_path / "deleted"), demo_pair.target, {}))
+    kept = os.path.join(folder, "kept.json")
+    write_session(kept, session_payload({"steps": [{"key": "k"}]}, demo_pair.ref, demo_pair.target, {}))
+    ctl = PairController(PairOptions(ref=demo_pair.ref, target=demo_pair.target), workers=1)
+    try:
+        ctl.resume_choice()
+    finally:
+        ctl.close()
+    assert not os.path.exists(gone) and os.path.exists(kept)

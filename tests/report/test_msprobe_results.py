@@ -164,7 +164,7 @@ def test_open_result_has_search_help_and_the_palette(msprobe_result):
             await pilot.pause()
             assert isinstance(app.screen, HelpScreen)
             keys = {r[0] for r in app.screen.rows}
-            assert {"f", "n", "s", "/", "?", "q", "↓"} <= keys, keys  # the app's keys and the search box's
+            assert {"f", "n", "s", "/", "?", "q / ^c", "↓"} <= keys, keys  # the app's keys and the search box's
             assert [m for m, _w in app.screen.marks] == ["✗", "≈"]
             await pilot.press("escape")
             titles = [

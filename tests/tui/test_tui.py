@@ -368,7 +368,7 @@ def test_help_lists_every_binding_generated(demo_pair):
                 "f",
                 "t",
                 "?",
-                "q",
+                "q / ^c",  # ctrl+c quits as q does
                 "^p",
                 "tab",
                 "esc",

@@ -70,11 +70,14 @@ class ExportActions(Screen):
                 "dumptui-session.json",
                 refuse_file_name,
                 label="Download the bisection session as:",
-                note="resume later with: dumptui REF TARGET --session FILE",
+                note="resume later with: " + self.controller.resume_command("FILE"),
             )
         else:
+            default = default_session_path(self.controller.dumps())
             dialog = SaveScreen(
-                default_session_path(self.controller.dumps()), lambda p: refuse_output(p, self.controller.dumps())
+                default,
+                lambda p: refuse_output(p, self.controller.dumps()),
+                note="resume later with: " + self.controller.resume_command(default),
             )
         self.app.push_screen(dialog, self._save_to)
 
@@ -100,7 +103,9 @@ class ExportActions(Screen):
             return
         self.saved_path = path
         self.notify(
-            f"saved {len(data['steps'])} steps to {path}; resume with --session {path}", markup=False, timeout=10
+            f"saved {len(data['steps'])} steps to {path}; resume with: {self.controller.resume_command(path)}",
+            markup=False,
+            timeout=10,
         )
 
     # ------------------------------------------------------------------ e: the re-dump config

@@ -76,12 +76,16 @@ def read_session(path: str) -> dict:
 
 
 def session_mismatch(data: dict, ref_path: str, target_path: str) -> str | None:
-    """A note when a session was saved for other dumps (its marks are still re-applied by op name)."""
+    """Why a session saved for other dumps is not resumed here (marks of another pair would judge ops they were
+    never made for); None when it was saved for these."""
     dumps = data.get("dumps")
     if not isinstance(dumps, dict):
         return None
     saved = (dumps.get("ref"), dumps.get("target"))
     now = (os.path.abspath(ref_path), os.path.abspath(target_path))
     if saved != now:
-        return f"the session was saved for {saved[0]} vs {saved[1]}; re-applied here by op name"
+        return (
+            f"it was saved for {saved[0]} vs {saved[1]}, not {now[0]} vs {now[1]}: open those dumps with it, "
+            "or start over here"
+        )
     return None
