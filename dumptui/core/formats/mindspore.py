@@ -42,7 +42,7 @@ from dumptui.core.formats.pipeline import (
     read_orders,
 )
 from dumptui.core.formats.reader import Selection
-from dumptui.core.formats.statistic_csv import read_statistic_csv
+from dumptui.core.formats.statistic_csv import statistic_rows
 from dumptui.core.io import dtypes, limits
 from dumptui.core.model.dump import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
@@ -142,27 +142,26 @@ class _Found:
 def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Problem]) -> None:
     skipped: list[str] = []
     try:
-        rows, found.statistic_variant = read_statistic_csv(path, skipped)
+        found.statistic_variant, rows = statistic_rows(path, skipped)
+        for r in rows:  # one row at a time: only the tensors made of them stay
+            tref = TensorRef(
+                path,
+                r["io"],
+                r["slot"],
+                dtype=r["dtype"],
+                shape=r["shape"],
+                timestamp=r["ts"],
+                stats=r["stats"],
+                size_on_disk=r["size"],
+            )
+            found.tensors[(graph, r["name"])].append(tref)
+            found.op_types[(graph, r["name"])] = r["op_type"]
+            found.statistic_rows += 1
     except (OSError, ValueError) as e:
         problems.append(Problem(path, str(e)))
-        return
     if skipped:
         more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
         problems.append(Problem(path, f"{len(skipped)} rows not read: {'; '.join(skipped[:3])}{more}"))
-    for r in rows:
-        tref = TensorRef(
-            path,
-            r["io"],
-            r["slot"],
-            dtype=r["dtype"],
-            shape=r["shape"],
-            timestamp=r["ts"],
-            stats=r["stats"],
-            size_on_disk=r["size"],
-        )
-        found.tensors[(graph, r["name"])].append(tref)
-        found.op_types[(graph, r["name"])] = r["op_type"]
-        found.statistic_rows += 1
 
 
 def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, problems: list[Problem]) -> None:

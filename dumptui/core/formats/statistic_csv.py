@@ -7,7 +7,8 @@ and 2.4+ whose statistic columns are configurable (`statistic_category`). The fi
 from __future__ import annotations
 
 import csv
-from typing import Any
+import math
+from typing import Any, Iterator
 
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import text_lines
@@ -40,6 +41,10 @@ STAT_KEYS = {
     "l2norm value": "l2",
     "md5": "md5",
 }
+
+
+ZERO = 0.0
+SAME_LIMIT = 1 << 18  # distinct values shared at most (a few MB); beyond, the table starts again
 
 
 def _stat_float(v: str | None) -> float | str | None:
@@ -86,51 +91,74 @@ def _count(text: str, what: str) -> int:
     return int(text)
 
 
-def _row(header: list[str], row: list[str]) -> dict[str, Any]:
+def _row(header: list[str], row: list[str], same: dict[Any, Any]) -> dict[str, Any]:
+    """One row; `same` makes equal things one object across the file (a shape, an op name, a consumer's input
+    row that repeats its producer's output row), and every count of 0 is one float: a 2,000,000-row file held
+    22 million float objects, most of them 0.0."""
     rec = dict(zip(header, row))
     stats: dict[str, float | str | None] = {}
     for h, v in zip(header[10:], row[10:]):
         k = STAT_KEYS.get(h.lower())
         if k:
-            stats[k] = v.strip() if k == "md5" else _stat_float(v)
+            value = v.strip() if k == "md5" else _stat_float(v)
+            # most counts are 0: one object for them all (-0.0 keeps its own: its sign is a value)
+            stats[k] = ZERO if value == 0 and type(value) is float and math.copysign(1.0, value) > 0 else value
+    # a consumer's input row repeats its producer's output row: one dict for both
+    stats = same.setdefault(("stats", *stats.items()), stats)
     io = rec["IO"].strip().lower()
     if io not in ("input", "output"):
         raise limits.BadValue(f"IO {limits.brief(rec['IO'])} is neither input nor output")
     size = rec["Data Size"].strip()
+    shape = _shape(rec["Shape"])
     return dict(
-        op_type=rec["Op Type"],
-        name=rec["Op Name"],
+        op_type=same.setdefault(rec["Op Type"], rec["Op Type"]),
+        name=same.setdefault(rec["Op Name"], rec["Op Name"]),
         ts=_count(rec["Timestamp"], "timestamp"),
         io=io,
         slot=_count(rec["Slot"], "slot"),
         dtype=dtypes.canonical(rec["Data Type"]) or rec["Data Type"].strip().lower(),
-        shape=_shape(rec["Shape"]),
+        shape=same.setdefault(shape, shape),
         stats=stats,
         size=int(size) if size.isascii() and size.isdigit() and len(size) <= limits.MAX_INT_DIGITS else None,
     )
 
 
-def read_statistic_csv(path: str, skipped: list[str] | None = None) -> tuple[list[dict[str, Any]], str]:
-    """Rows of a statistic.csv as dicts (op_type, name, ts, io, slot, dtype, shape, stats, size), and the header
-    variant it uses. A row with a bad value is left out, its line and reason added to `skipped`. Raises
-    OSError, or ValueError for a header it does not know or a file the csv module cannot split."""
+def statistic_rows(path: str, skipped: list[str] | None = None) -> tuple[str, Iterator[dict[str, Any]]]:
+    """The header variant of a statistic.csv, and its rows one at a time as dicts (op_type, name, ts, io,
+    slot, dtype, shape, stats, size): a 2,000,000-row file is never held as rows, only as the tensors made of
+    them. A row with a bad value is left out, its line and reason added to `skipped`. Raises OSError, or
+    ValueError for a header it does not know or a file the csv module cannot split (also while iterating)."""
     reader = csv.reader(text_lines(path))
     try:
         first = next(reader, None)
-        if not first:
-            return [], "empty"
-        header = [h.strip() for h in first]
-        if header[:10] != FIXED_COLUMNS:
-            raise ValueError(f"unknown statistic.csv header: {limits.brief(','.join(header[:10]), 200)}")
-        rows = []
-        for row in reader:
-            if len(row) < 10:
-                continue
-            try:
-                rows.append(_row(header, row))
-            except limits.BadValue as e:
-                if skipped is not None:
-                    skipped.append(f"line {reader.line_num}: {e}")
     except csv.Error as e:
         raise ValueError(f"not a readable csv file: {e}") from None
-    return rows, _variant(header[10:])
+    if not first:
+        return "empty", iter(())
+    header = [h.strip() for h in first]
+    if header[:10] != FIXED_COLUMNS:
+        raise ValueError(f"unknown statistic.csv header: {limits.brief(','.join(header[:10]), 200)}")
+
+    def rows() -> Iterator[dict[str, Any]]:
+        same: dict[Any, Any] = {}
+        try:
+            for row in reader:
+                if len(row) < 10:
+                    continue
+                if len(same) > SAME_LIMIT:  # values that do not repeat: the table would only grow
+                    same.clear()
+                try:
+                    yield _row(header, row, same)
+                except limits.BadValue as e:
+                    if skipped is not None:
+                        skipped.append(f"line {reader.line_num}: {e}")
+        except csv.Error as e:
+            raise ValueError(f"not a readable csv file: {e}") from None
+
+    return _variant(header[10:]), rows()
+
+
+def read_statistic_csv(path: str, skipped: list[str] | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Every row at once (small files, tests); see `statistic_rows`."""
+    variant, rows = statistic_rows(path, skipped)
+    return list(rows), variant

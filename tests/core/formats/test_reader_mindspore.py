@@ -252,3 +252,32 @@ def test_order_falls_back_to_csv_then_graph(tmp_path):
     assert dump.order_source == "graph topological order"
     assert [o.name for o in dump.kernels] == ["Default/B-op0", "Default/A-op0"]
     assert dump.graph.has_edge("Default/B-op0", "Default/A-op0")
+
+
+def test_statistic_rows_stream_and_share_what_repeats(tmp_path):
+    """Rows come one at a time; their numbers are the file's (-0.0 keeps its sign, NaN stays NaN), a count of
+    0 is one object, and a consumer's input row that repeats its producer's output row shares its dict."""
+    import math
+
+    from dumptui.core.formats.statistic_csv import statistic_rows
+
+    header = (
+        "Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,Min Value,"
+        "Avg Value,Count,Negative Zero Count,Positive Zero Count,NaN Count,Negative Inf Count,Positive Inf Count,"
+        "Zero Count,L2 Value,MD5"
+    )
+    lines = [
+        'Add,Default_A-op0,0,0,1,output,0,128,float32,"(1,2)",2.5,-0.0,0.25,2,0,0,0,0,0,0,1.5,ab',
+        'Mul,Default_B-op0,0,0,2,input,0,128,float32,"(1,2)",2.5,-0.0,0.25,2,0,0,0,0,0,0,1.5,ab',
+        'Mul,Default_B-op0,0,0,3,output,0,128,float32,"(1,2)",nan,-1.0,nan,2,0,0,2,0,0,0,nan,cd',
+    ]
+    path = tmp_path / "statistic.csv"
+    path.write_text(header + "\n" + "\n".join(lines) + "\n")
+    variant, rows = statistic_rows(str(path))
+    assert variant == "1.6+ with L2 Value/MD5" and not isinstance(rows, list)
+    a, b, c = list(rows)
+    assert a["stats"]["max"] == 2.5 and math.copysign(1.0, a["stats"]["min"]) < 0  # -0.0 is -0.0
+    assert a["stats"] is b["stats"]  # the producer's output and the consumer's input: one dict
+    assert a["stats"]["nan"] is c["stats"]["neg_inf"] == 0.0  # zeros are one object
+    assert math.isnan(c["stats"]["max"]) and c["stats"]["nan"] == 2.0 and c["stats"]["md5"] == "cd"
+    assert a["shape"] is b["shape"] == (1, 2) and b["name"] is c["name"]
