@@ -114,6 +114,17 @@ class Action:
         return f"app.{self.action}" if self.on == APP else self.action
 
 
+def waiting_for(key: str, context: KeyContext) -> Action | None:
+    """The bisection command bound to `key` when it waits for the bisection to be ready (the app answers
+    "not ready: ..." instead of ignoring the key); None for any other key or state."""
+    if context.idle:
+        return None
+    for a in ACTIONS:
+        if a.on == SCREEN and a.id.startswith("bisect.") and key in a.keys.split(","):
+            return a
+    return None
+
+
 BISECTION = "Bisection, navigation, views"
 EVERYWHERE = "Everywhere"
 

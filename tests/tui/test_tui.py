@@ -800,3 +800,36 @@ def test_x_writes_the_same_table_as_compare_csv(demo_pair, tmp_path, profile):
     b = list(csv.reader(theirs.open(encoding="utf-8")))
     assert a[0] == b[0] and len(a) == len(b) > 10
     assert sorted(map(tuple, a[1:])) == sorted(map(tuple, b[1:]))
+
+
+def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, monkeypatch):
+    """While the bisection order is still built, space and g are not dropped unsaid: "not ready: ..."."""
+    import dumptui.core.search.bisect as bisect_pkg
+
+    gate = threading.Event()
+    real = bisect_pkg.Bisection
+
+    def slow_bisection(*args, **kw):
+        gate.wait(30)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(bisect_pkg, "Bisection", slow_bisection)
+
+    async def go():
+        app = make_app(demo_pair.ref, demo_pair.target)
+        async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
+            await wait_until(lambda: app.main is not None and app.main.model is not None, what="the tree")
+            assert app.main.controller.driver is None
+            await pilot.press("space")
+            await pilot.press("g")
+            await pilot.pause()
+            gate.set()
+            await wait_until(lambda: app.main.bstate is not None, what="the bisection")
+
+    notifications = Notifications()
+    try:
+        run(go())
+    finally:
+        gate.set()
+    said = [t for t in notifications.texts if t.startswith("not ready: ")]
+    assert len(said) == 2 and "bisection order" in said[0], notifications.texts

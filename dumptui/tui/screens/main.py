@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
@@ -32,7 +32,7 @@ from dumptui.present.columns import elide_left
 from dumptui.present.controller import PairController
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
-from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now
+from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now, waiting_for
 from dumptui.present.labels import legend_lines
 from dumptui.present.paths import shown_pair
 from dumptui.present.progress import (
@@ -211,6 +211,12 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             bisection=self.bstate,
             statistics=self.stats_state,
         )
+
+    def on_key(self, event: events.Key) -> None:
+        """A bisection key pressed before the bisection can take it is answered, never dropped unsaid."""
+        if waiting_for(event.key, self.key_context()) is not None:
+            event.stop()
+            self.notify(f"not ready: {self.panel.busy or task_words(self.bisect_task) or self.open_stage}", timeout=3)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         entry = action_named(action, SCREEN)
