@@ -171,3 +171,20 @@ def test_fixture_culprits_say_what_their_numbers_say(capsys):
     for label, ref, target in pairs:
         problems += _check(_bisect(capsys, ref, target), label)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "label", ["quantised fold-var", "quantised mod", "compiled concat-swap", "noisy fp16 discontinuous"]
+)
+def test_one_sentence_per_culprit_in_json_and_text(generated, label, capsys):
+    """The culprit's why and hints are one sentence each, said alike by `bisect --json` and `bisect`'s text
+    (whitespace aside: the text wraps). (The app's culprit panel still words its own sentence: issue 21.1.)"""
+    info = dict(generated)[label]
+    doc = _bisect(capsys, info.ref, info.target)
+    culprit = doc["culprit"]
+    assert culprit is not None, label
+    capsys.readouterr()
+    cli.main(["bisect", info.ref, info.target])
+    text = re.sub(r"\s+", " ", capsys.readouterr().out)
+    for sentence in [culprit["why"], *culprit["hints"]]:
+        assert re.sub(r"\s+", " ", sentence) in text, (label, sentence)
