@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.results import OpResult, TensorResult
@@ -12,6 +12,7 @@ from dumptui.core.compare.verdict import UNREADABLE
 from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
+from dumptui.report.cause import why
 
 
 def num(v: Any) -> Any:
@@ -111,10 +112,10 @@ def local_error(le: LocalError | None) -> dict | None:
     }
 
 
-def root(r: Root, session: Session) -> dict:
+def root(r: Root, session: Session, checks: Sequence[InputCheck] = ()) -> dict:
     res = r.result or session.op_result(r.pair)
     d = op_result(res, is_root=r.local is not None and r.local.is_root)
-    d.update({"kind": r.kind, "why": r.why, "caveats": list(r.caveats), "local_error": local_error(r.local)})
+    d.update({"kind": r.kind, "why": why(r, checks), "caveats": list(r.caveats), "local_error": local_error(r.local)})
     return d
 
 
@@ -208,13 +209,17 @@ def bisect_report(bi: Bisection) -> dict:
     return {
         "culprit": None
         if culprit is None
-        else {**root(culprit, s), "ref": _name(culprit.pair.ref), "target": _name(culprit.pair.target)},
+        else {
+            **root(culprit, s, bi.checks or []),
+            "ref": _name(culprit.pair.ref),
+            "target": _name(culprit.pair.target),
+        },
         "roots": [
             {
                 "ref": r.pair.ref.name if r.pair.ref else None,
                 "target": r.pair.target.name if r.pair.target else None,
                 "kind": r.kind,
-                "why": r.why,
+                "why": why(r, bi.checks or []),
                 "position": r.pair.index + 1,
                 "local_error": local_error(r.local),
             }

@@ -55,7 +55,7 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
             for r in comparison.results
             if shown(r)
         ],
-        "roots": [data.root(r, session) for r in comparison.roots],
+        "roots": [data.root(r, session, comparison.bisection.checks or []) for r in comparison.roots],
         "remedy": remedy_section(remedies(session, comparison.roots)),
         "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
         "benign": comparison.bisection.benign_evidence(),

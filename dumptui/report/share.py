@@ -13,8 +13,8 @@ import html
 from typing import Any
 
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.report.cause import fmt_gain
 from dumptui.report.fmt import clean
-from dumptui.report.tables import fmt_gain
 
 VERDICT_WORDS = {
     0: "No root of divergence: every op's error is what precision explains",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +17,7 @@ from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
+from dumptui.report.cause import fmt_gain, why
 from dumptui.report.looks import role
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -119,7 +122,7 @@ def reasons(results: list[TensorResult]) -> list[str]:
     return out
 
 
-def print_root(console: Console, r: Root, session: Session, heading: str) -> None:
+def print_root(console: Console, r: Root, session: Session, heading: str, checks: Sequence[InputCheck] = ()) -> None:
     res = r.result or session.op_result(r.pair)
     p = r.pair
     console.print(
@@ -128,7 +131,7 @@ def print_root(console: Console, r: Root, session: Session, heading: str) -> Non
     )
     if p.how != "exact name":
         console.print(f"  paired by: {name(p.how)}")
-    console.print(f"  why: {name(r.why)}")
+    console.print(f"  why: {name(why(r, checks))}")
     console.print(tensor_table(res.inputs + res.outputs))
     console.print(stats_table(res.inputs + res.outputs))
     for line in reasons(res.inputs + res.outputs):
@@ -179,12 +182,6 @@ def print_local(console: Console, le: LocalError | None) -> None:
         console.print(f"  proof: {name(le.replay_note)}; the gain rule decides")
     for d in le.differs:
         console.print(f"  differs: {name(d)}")
-
-
-def fmt_gain(g: float | None) -> str:
-    if g is None:
-        return "-"
-    return "inf" if g == float("inf") else f"{g:.3g}"
 
 
 def print_checks(console: Console, checks: list[InputCheck]) -> None:
@@ -264,13 +261,13 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             + (" and the weights and inputs agree" if bi.checks else "")
         )
     else:
-        print_root(console, culprit, s, "Culprit")
+        print_root(console, culprit, s, "Culprit", bi.checks or [])
         print_cause(console, s, culprit)
         others = [r for r in bi.roots() if r.pair.key != culprit.pair.key]
         if others:
             console.print("[bold]Other roots of divergence[/bold] (in execution order):")
             for r in others:
-                console.print(f"  {name(r.pair.label)} ({name(r.pair.op_type)}): {name(r.why)}")
+                console.print(f"  {name(r.pair.label)} ({name(r.pair.op_type)}): {name(why(r, bi.checks or []))}")
                 print_local(console, r.local)
         else:
             console.print("Other roots of divergence: none found")

@@ -27,7 +27,7 @@ def test_bisect_text_demo(demo_pair):
     rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target)
     assert rc == 1, err
     assert "Culprit:" in out and demo_pair.planted in out
-    assert "inputs agree, outputs diverge" in out
+    assert 'why: its definition differs (attribute format: "NCHW" vs "NHWC"), and its output is off by' in out
     assert "Preconditions" in out and "Tensor pairs read" in out
 
 

@@ -176,9 +176,11 @@ def test_fixture_culprits_say_what_their_numbers_say(capsys):
 @pytest.mark.parametrize(
     "label", ["quantised fold-var", "quantised mod", "compiled concat-swap", "noisy fp16 discontinuous"]
 )
-def test_one_sentence_per_culprit_in_json_and_text(generated, label, capsys):
-    """The culprit's why and hints are one sentence each, said alike by `bisect --json` and `bisect`'s text
-    (whitespace aside: the text wraps). (The app's culprit panel still words its own sentence: issue 21.1.)"""
+def test_one_sentence_per_culprit_in_json_text_and_app(generated, label, capsys):
+    """The culprit's why and hints are one sentence each, said alike by `bisect --json`, `bisect`'s text and
+    the app's culprit panel (whitespace aside: the text and the panel wrap)."""
+    from helpers.app import opened, run, wait_until
+
     info = dict(generated)[label]
     doc = _bisect(capsys, info.ref, info.target)
     culprit = doc["culprit"]
@@ -188,3 +190,14 @@ def test_one_sentence_per_culprit_in_json_and_text(generated, label, capsys):
     text = re.sub(r"\s+", " ", capsys.readouterr().out)
     for sentence in [culprit["why"], *culprit["hints"]]:
         assert re.sub(r"\s+", " ", sentence) in text, (label, sentence)
+
+    async def go():
+        async with opened(info.ref, info.target) as (app, pilot, scr):
+            await pilot.press("a")
+            await wait_until(lambda: scr.bstate.finished and not scr.bisect_task, what="the bisection to converge")
+            c = scr.bstate.culprit
+            assert c is not None and c.index + 1 == culprit["position"]
+            assert c.why == culprit["why"], (c.why, culprit["why"])
+            assert [h for _kind, h in c.hints] == culprit["hints"]
+
+    run(go())

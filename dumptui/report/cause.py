@@ -1,0 +1,79 @@
+"""The one sentence that says why a root of divergence is one, from its facts (its definition, a weight or
+input that differs, its local error, its outputs): the same words in `bisect`'s and `compare`'s text and JSON,
+the report and the app's culprit panel. The engine decides; this module words what it decided."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.results import OpResult
+from dumptui.core.compare.verdict import BAD
+from dumptui.core.search.bisect import CheckKind, CheckStatus, InputCheck, Root, RootKind
+from dumptui.core.search.localerror import LocalError
+
+
+def fmt_gain(g: float | None) -> str:
+    if g is None:
+        return "-"
+    return "inf" if g == float("inf") else f"{g:.3g}"
+
+
+def differing_inputs(pair_key: str, checks: Sequence[InputCheck]) -> list[InputCheck]:
+    """The preconditions that failed for this op: weights or network inputs it reads that differ."""
+    return [c for c in checks if c.status == CheckStatus.DIFFERS and any(u.key == pair_key for u in c.consumers)]
+
+
+def _output_words(le: LocalError | None, res: OpResult | None) -> str:
+    if le is not None and le.out is not None:
+        if le.out.nonfinite:
+            return f"NaN/Inf differ at {le.out.nonfinite} output positions"
+        return f"its output is off by {fmt_rel(le.out_rel or 0.0)} of its RMS"
+    bad = [r for r in (res.outputs if res is not None else []) if r.verdict in BAD]
+    return f"{bad[0].label} {bad[0].verdict}" if bad else "its outputs agree"
+
+
+def why(root: Root, checks: Sequence[InputCheck]) -> str:
+    """The sentence every output gives for this root."""
+    return cause_sentence(root, checks)[1]
+
+
+def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
+    """(cause, sentence): one sentence per kind of cause, from the facts."""
+    le = root.local
+    out = _output_words(le, root.result)
+    failed = differing_inputs(root.pair.key, checks)
+    if le is not None and le.differs:
+        return "constant", f"its definition differs ({'; '.join(le.differs)}), and {out}"
+    if root.kind != RootKind.OUTPUTS and root.why:
+        # a weight or input the preconditions found differing: the engine's sentence names what (a folded
+        # BatchNorm's channel and variance, an int8 scale, the rounding it exceeds)
+        return ("weight" if root.kind == RootKind.PARAMETER else "input"), root.why
+    weights = [c for c in failed if c.kind == CheckKind.PARAMETER]
+    if weights:
+        names = ", ".join(c.name for c in weights)
+        computes = (
+            "; the op itself computes correctly on what it is given (replay)"
+            if le is not None and le.replay is not None and not le.replay.broken(10.0)
+            else ""
+        )
+        return (
+            "weight",
+            f"its weight {names} differs by more than fp16/bf16 rounding{computes}: check the checkpoint and "
+            "its conversion",
+        )
+    if failed or root.kind == RootKind.INPUT:
+        names = ", ".join(c.name for c in failed) or "its input"
+        return "input", f"{names}, which no op in the dump computes, differs: check the preprocessing"
+    if le is None or le.out is None or le.wiring:
+        return "data", root.why  # (wired otherwise: the engine's sentence says which input carries which)
+    ins = (
+        "its inputs agree exactly"
+        if le.data_in is None or le.data_in.worst_rel == 0
+        else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
+    )
+    if le.is_root and le.replay is not None and le.replay.broken(10.0):
+        return "data", f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees"
+    if le.is_root:
+        return "data", f"error is born here: {ins}, {out} (x{fmt_gain(le.gain_rel)} what came in)"
+    return "data", f"{ins}; {out}"
