@@ -42,6 +42,7 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
     """`compare --json`: every op compared (or only the diverged ones), the roots, the remedy, and whether the
     answer is incomplete."""
     skipped = compare_skipped(session, comparison)
+    root_indices = {r.pair.index for r in comparison.roots}
 
     def shown(r: OpResult) -> bool:
         return not only_diverged or any(t.verdict in BAD for t in r.inputs + r.outputs)
@@ -50,8 +51,11 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
         "ref": data.dump_summary(session.ref),
         "target": data.dump_summary(session.target),
         "alignment": session.alignment.counts(),
-        "ops": [
-            {**data.op_result(r), "local_error": data.local_error(comparison.locals.get(r.pair.index))}
+        "ops": [  # a root's hints as its root entry words them (a discontinuity at a root is never benign)
+            {
+                **data.op_result(r, is_root=r.pair.index in root_indices),
+                "local_error": data.local_error(comparison.locals.get(r.pair.index)),
+            }
             for r in comparison.results
             if shown(r)
         ],

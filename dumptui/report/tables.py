@@ -215,7 +215,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     console.print("alignment: " + ", ".join(f"{n} {name(k)}" for k, n in counts.items()))
     for p in s.alignment.pairs:
         if p.ref is not None and p.target is not None and p.how != "exact name":
-            console.print(f"  {name(p.ref.name)} <-> {name(p.target.name)}: {name(p.how)}")
+            console.print(f"  {name(p.ref.name)} ↔ {name(p.target.name)}: {name(p.how)}")
     unpaired = s.alignment.unpaired()
     if unpaired:
         shown = ", ".join(name(p.name) for p in unpaired[:6])

@@ -201,3 +201,19 @@ def test_one_sentence_per_culprit_in_json_text_and_app(generated, label, capsys)
             assert [h for _kind, h in c.hints] == culprit["hints"]
 
     run(go())
+
+
+def test_a_roots_hints_are_the_same_in_its_op_entry_and_its_root_entry(capsys):
+    """compare --json: an op that is a root carries the hints its root entry carries (one sentence each): the
+    real FloorMod -> Mod pair, whose discontinuity hint said "benign" in the op entry and "not benign" beside
+    the root."""
+    dumps = SHARED / "mindspore-2.10-cpu" / "dumps"
+    if not (dumps / "B_mod").is_dir():
+        pytest.skip(f"shared fixtures absent ({dumps} not found; DUMPTUI_FIXTURES=DIR names them)")
+    capsys.readouterr()
+    cli.main(["compare", str(dumps / "A"), str(dumps / "B_mod"), "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["roots"]
+    for root in doc["roots"]:
+        op = next(o for o in doc["ops"] if o["position"] == root["position"])
+        assert op["hints"] == root["hints"], (op["hints"], root["hints"])

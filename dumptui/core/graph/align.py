@@ -4,7 +4,7 @@ In order of trust: a mapping file (`--map`, CSV `ref_name,target_name`); a fused
 ref ops it replaced (fusion.py, from a GE graph's names); the exact full name; a normalised name (case and
 `/ _ . \\` spellings ignored); the same scope and op type with a different `-opN` counter, matched in execution
 order; then, where both dumps have a graph, the dataflow (byflow.py): an op between the same paired producers
-and consumers (a renamed vendor kernel, a branch run elsewhere, FloorMod-op0 <-> Mod-op0), and groups of ops
+and consumers (a renamed vendor kernel, a branch run elsewhere, FloorMod-op0 ↔ Mod-op0), and groups of ops
 between the same paired neighbours (a fused chain, a folded BatchNorm); inside each gap between pairs already
 made, the position in execution order with the same op type and tensor shapes, and the dataflow again. Without
 graphs, last, an op renamed at the same position and scope with the same shapes, only when its input values
@@ -82,7 +82,7 @@ class OpPair:
     def label(self) -> str:
         """The name to show: both names when they differ."""
         if self.ref is not None and self.target is not None and self.ref.name != self.target.name:
-            return f"{self.ref.name} <-> {self.target.name}"
+            return f"{self.ref.name} ↔ {self.target.name}"  # as the app, the report and the text say it
         return self.name
 
 
