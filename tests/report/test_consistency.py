@@ -217,3 +217,14 @@ def test_a_roots_hints_are_the_same_in_its_op_entry_and_its_root_entry(capsys):
     for root in doc["roots"]:
         op = next(o for o in doc["ops"] if o["position"] == root["position"])
         assert op["hints"] == root["hints"], (op["hints"], root["hints"])
+
+
+def test_the_fp16_saturation_hint_only_where_the_target_computes_in_fp16():
+    from dumptui.core.compare.hints import hints_for
+
+    def said(*args, **kw) -> bool:
+        return any("saturates" in h.text for h in hints_for(*args, **kw))
+
+    assert not said("Exp", "Exp", ["float32"], ["float32"])  # an fp32 Exp after the real bug: no saturation
+    assert said("Sigmoid", "Sigmoid", ["float32"], ["float16"])
+    assert said("Exp", "Exp", ["float32"], ["float32"], neighbour_types_target={"Cast"})

@@ -79,7 +79,13 @@ def hints_for(
                     "precision",
                 )
             )
-    if types & {"Sigmoid", "Exp", "Softmax", "Tanh"}:
+    low_precision = {"float16", "bfloat16"}
+    in_fp16 = bool(low_precision & set(dtypes_target)) and not (low_precision & set(dtypes_ref))
+    if types & {"Sigmoid", "Exp", "Softmax", "Tanh"} and (
+        in_fp16 or bool(neighbour_types_target and "Cast" in neighbour_types_target)
+    ):
+        # only where the target computes it in fp16 (its dtype, or a Cast beside it): an fp32 Exp downstream
+        # of the real bug is no saturation
         out.append(
             Hint(
                 "through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the final result",
