@@ -82,3 +82,44 @@ def test_names_are_escaped_in_html_and_markdown():
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     md = markdown(doc, pre, 1)
     assert "onerror=alert(1)>\\|x" in md  # a pipe in a name never splits a table cell
+
+
+def test_the_html_report_opens_in_chromium_with_its_plot_and_every_section(demo_pair, tmp_path):
+    """The page a colleague opens: in a real headless Chromium, offline, every section is there and plotly has
+    drawn the plot (its SVG, one marker per judged op in the error trace)."""
+    pytest.importorskip("plotly")
+    from helpers.browser import Browser, chromium_path
+
+    if chromium_path() is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium): the browser test is skipped")
+    import asyncio
+
+    out = tmp_path / "report.html"
+    code, _out, err = run_cli("report", demo_pair.ref, demo_pair.target, "-o", out)
+    assert code == 1, err
+
+    async def go():
+        async with Browser(1280, 900) as b:
+            await b.goto(out.as_uri())
+            text = await b.wait_for_text("Diverged ops", timeout=60)
+            drawn = await b.call(
+                "Runtime.evaluate",
+                {
+                    "expression": "document.querySelectorAll('.js-plotly-plot .main-svg').length",
+                    "returnByValue": True,
+                },
+            )
+            points = await b.call(
+                "Runtime.evaluate",
+                {
+                    "expression": "document.querySelectorAll('.js-plotly-plot .scatterlayer .point').length",
+                    "returnByValue": True,
+                },
+            )
+            return text, drawn["result"]["value"], points["result"]["value"]
+
+    text, svgs, points = asyncio.run(go())
+    for section in ("verdict", "culprit", "why", "proof (replay)", "Error along the execution order", "Preconditions"):
+        assert section in text, section
+    assert demo_pair.planted in text
+    assert svgs >= 1 and points > 10  # plotly ran (offline) and drew the ops
