@@ -42,9 +42,10 @@ class Notifications:
 # ---------------------------------------------------------------------------------------------- demo pair
 
 
-def test_the_op_pane_stops_saying_opening_once_the_dumps_are_open(demo_pair, monkeypatch):
-    """While the bisection order is built (long on a big pair) the cursor rests on a folder: the op pane
-    says no op is selected yet, never "opening the dumps…" about dumps already open."""
+@pytest.fixture
+def held_bisection(monkeypatch):
+    """The bisection order is not built until the test sets the returned event (at most 30 s): what the app
+    shows and answers meanwhile can be looked at."""
     import dumptui.core.search.bisect as bisect_pkg
 
     gate = threading.Event()
@@ -55,6 +56,14 @@ def test_the_op_pane_stops_saying_opening_once_the_dumps_are_open(demo_pair, mon
         return real(*args, **kw)
 
     monkeypatch.setattr(bisect_pkg, "Bisection", slow_bisection)
+    yield gate
+    gate.set()
+
+
+def test_the_op_pane_stops_saying_opening_once_the_dumps_are_open(demo_pair, held_bisection):
+    """While the bisection order is built (long on a big pair) the cursor rests on a folder: the op pane
+    says no op is selected yet, never "opening the dumps…" about dumps already open."""
+    gate = held_bisection
 
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
@@ -802,18 +811,9 @@ def test_x_writes_the_same_table_as_compare_csv(demo_pair, tmp_path, profile):
     assert sorted(map(tuple, a[1:])) == sorted(map(tuple, b[1:]))
 
 
-def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, monkeypatch):
+def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, held_bisection):
     """While the bisection order is still built, space and g are not dropped unsaid: "not ready: ..."."""
-    import dumptui.core.search.bisect as bisect_pkg
-
-    gate = threading.Event()
-    real = bisect_pkg.Bisection
-
-    def slow_bisection(*args, **kw):
-        gate.wait(30)
-        return real(*args, **kw)
-
-    monkeypatch.setattr(bisect_pkg, "Bisection", slow_bisection)
+    gate = held_bisection
 
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
