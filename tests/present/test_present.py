@@ -135,6 +135,16 @@ def test_next_diverged_in_execution_order():
     assert search.next_diverged(rows, {}.get, 0) is None
 
 
+def test_next_root_after_the_op_shown_wrapping():
+    roots = [7, 2, 11, 2]  # the culprit first, then the other roots, in any order and repeated
+    assert search.next_root(roots, None) == 2
+    assert search.next_root(roots, 2) == 7
+    assert search.next_root(roots, 8) == 11
+    assert search.next_root(roots, 11) == 2  # wraps
+    assert search.next_root([5], 5) == 5
+    assert search.next_root([], 3) is None
+
+
 def test_elide_left_keeps_the_op():
     assert columns.elide_left("Default/a/b/Conv2D-op0", 12) == "…/Conv2D-op0"
     assert columns.elide_left("short", 12) == "short"

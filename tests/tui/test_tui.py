@@ -288,7 +288,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
             inp.value = str(path)
             await pilot.press("enter")
             await pilot.pause()
-            assert isinstance(app.screen, MainScreen) and scr.saved_path == str(path)
+            assert isinstance(app.screen, MainScreen) and scr.exports.saved_path == str(path)
             return state
 
     state = run(save())
@@ -337,7 +337,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
             dlg.query_one("#export-path").value = str(out)
             await pilot.press("enter")
             await pilot.pause()
-            assert isinstance(app.screen, MainScreen) and scr.exported_path == str(out)
+            assert isinstance(app.screen, MainScreen) and scr.exports.exported_path == str(out)
             order = scr.controller.driver.bi.order
             suspects = sorted(st.candidates)
             return [order[c].name for c in suspects]
@@ -715,7 +715,7 @@ def test_remedy_key_writes_the_files_for_the_culprit(tmp_path, monkeypatch):
             assert isinstance(app.screen, SaveScreen) and "inside the dump" in plain(dlg.query_one("#dialog-error"))
             dlg.query_one("#save-path").value = str(out)
             await pilot.press("enter")
-            await wait_until(lambda: scr.remedy_path == str(out), what="the remedy files")
+            await wait_until(lambda: scr.exports.remedy_path == str(out), what="the remedy files")
 
     run(go())
     assert (out / "keep_dtype.cfg").read_text() == demo.culprit[1] + "\n"
@@ -797,7 +797,7 @@ def test_x_writes_the_same_table_as_compare_csv(demo_pair, tmp_path, profile):
             dialog.query_one("#csv-path").value = str(ours)
             dialog.query_one("#csv-profile").value = profile
             await pilot.press("enter")
-            await wait_until(lambda: getattr(scr, "csv_path", None) == str(ours), what="the CSV written")
+            await wait_until(lambda: scr.exports.csv_path == str(ours), what="the CSV written")
 
     run(go())
     theirs = tmp_path / f"cli-{profile}.csv"

@@ -22,6 +22,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import Worker, WorkerState
@@ -30,6 +31,7 @@ from dumptui.options import pair as pairing
 from dumptui.present.autosave import resume_question
 from dumptui.present.columns import elide_left
 from dumptui.present.controller import PairController
+from dumptui.present.copy import CopyChoice, copy_choices
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now, waiting_for
@@ -46,7 +48,7 @@ from dumptui.present.progress import (
     statistics_words,
     task_words,
 )
-from dumptui.present.search import count_matches, find_op, next_diverged
+from dumptui.present.search import count_matches, find_op, next_diverged, next_root
 from dumptui.present.tree import OpTreeModel, is_bad
 from dumptui.report import fmt
 from dumptui.tui import keymap
@@ -63,11 +65,12 @@ from dumptui.tui.messages import (
     TensorLoaded,
     VerdictsKnown,
 )
-from dumptui.tui.screens.background import BackgroundWork
+from dumptui.tui.screens import views
+from dumptui.tui.screens.background import PairWork
+from dumptui.tui.screens.copy import CopyScreen, copied_words
 from dumptui.tui.screens.error import OpenErrorScreen
-from dumptui.tui.screens.exports import ExportActions
+from dumptui.tui.screens.exports import Exports
 from dumptui.tui.screens.resume import ResumeScreen
-from dumptui.tui.screens.views import ViewActions
 from dumptui.tui.styles import ThemeStyles
 from dumptui.tui.widgets.bisectpanel import BisectPanel
 from dumptui.tui.widgets.flatlist import FlatOpList
@@ -81,7 +84,7 @@ SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(BackgroundWork, ViewActions, ExportActions):
+class MainScreen(Screen[None]):
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
@@ -106,6 +109,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.options = options
         # the engine's state for the pair and the work on it (present/controller.py): the workers call it
         self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
+        self.pair_work = PairWork(self, self.controller)  # the workers that call it off the UI thread
+        self.exports = Exports(self, self.controller)  # S, e, R, x: files written or downloaded
         self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
         self.bstate: BisectState | None = None
@@ -116,8 +121,6 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.open_started = time.monotonic()
         self.opened_seconds: float | None = None
         self.current: int | None = None
-        self.saved_path: str | None = None
-        self.exported_path: str | None = None
         self.search_matches = 0
         self.kernel_count = 0
         self.theme_styles = ThemeStyles({})
@@ -191,7 +194,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.set_interval(0.5, self._refresh_filter)
         self.op_tree.focus()
         self._draw_status()
-        self.open_dumps()
+        self.pair_work.open_dumps()
 
     def _apply_theme(self, relabel: bool = False) -> None:
         self.theme_styles = ThemeStyles(self.app.get_css_variables())
@@ -361,7 +364,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
         if msg.state == DONE and self.controller.driver is not None and self.bstate is not None:
-            self.bisect_work(BisectCommand.POINTS, ())  # a clean pair's plot: every op compared now, none "not read"
+            self.pair_work.bisect(BisectCommand.POINTS)  # a clean pair's plot: every op compared now, none "not read"
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
@@ -394,13 +397,13 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         (what the user acts on) get the CPU and the disk first, not a share of them."""
         if self.stats_state == WAITING and self.controller.session is not None:
             self.stats_state = RUNNING
-            self.compute_statistics(self.stats_run)
+            self.pair_work.compute_statistics(self.stats_run)
 
     # ------------------------------------------------------------------ bisection
     def _run_bisect(self, task: BisectCommand, *args: Any) -> None:
-        self._retry("bisect")
+        self.retry_work("bisect")
         self.bisect_task = task
-        self.bisect_work(task, args)
+        self.pair_work.bisect(task, args)
 
     def on_search_progress(self, msg: SearchProgress) -> None:
         if self.bisect_task:  # (a count that arrives after its command ended says nothing)
@@ -471,7 +474,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._draw_status()
         self.notify(self.failure[1], severity="error", timeout=15, markup=False)
 
-    def _retry(self, work: str) -> None:
+    def retry_work(self, work: str) -> None:
         """Work that failed is started again: its failure is no longer the state."""
         if self.failure is not None and self.failure[0] == work:
             self.failure = None
@@ -499,8 +502,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         if self.controller.session is None or (index == self.current and self.detail.index == index):
             return
         self.current = index
-        self._retry("detail")
-        self._retry("tensor")
+        self.retry_work("detail")
+        self.retry_work("tensor")
         pair = self.controller.pairs[index]
         if self._load_timer is not None:
             self._load_timer.stop()
@@ -513,7 +516,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.call_after_refresh(self._show_cached, index)
             return
         self.detail.show_pending(pair, self.tree_model.verdict(index), self.kernel_count)
-        self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
+        self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.pair_work.load_op(index))
 
     def _show_cached(self, index: int) -> None:
         if index != self.current or self.detail.index == index and self.detail.result is not None:
@@ -522,7 +525,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             res, rel = self.controller.op_detail(index)
         except Exception:
             self.detail.show_pending(self.controller.pairs[index], self.tree_model.verdict(index), self.kernel_count)
-            self.load_op(index)
+            self.pair_work.load_op(index)
             return
         self.detail.show_result(res, rel, self.kernel_count)
 
@@ -546,7 +549,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     @on(DataTable.RowHighlighted, "#tensors")
     def tensor_highlighted(self, event: DataTable.RowHighlighted) -> None:
         label = str(event.row_key.value)
-        if self.detail.tensor_result(label) is None or self.current is None:
+        result = self.detail.tensor_result(label)
+        if result is None or self.current is None:
             return
         # The "reading" placeholder only if the read is slow: a small tensor's detail replaces the previous
         # one in a single repaint.
@@ -555,7 +559,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._tensor_timer = self.set_timer(
             TENSOR_PLACEHOLDER_SECONDS, lambda: self.detail.show_tensor(label, loading=True)
         )
-        self.load_tensor(self.current, label)
+        self.pair_work.load_tensor(self.current, label, result)
 
     def on_tensor_loaded(self, msg: TensorLoaded) -> None:
         if msg.index == self.current and msg.label == self.detail.highlighted_label:
@@ -582,7 +586,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     def action_run_all(self) -> None:
         self.bisect_task = BisectCommand.RUN
-        self.run_bisection()
+        self.pair_work.run_bisection()
 
     def action_cancel(self) -> None:
         if self.stats_state == RUNNING:
@@ -593,11 +597,74 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.controller.stop_run.set()
 
     def action_compute_statistics(self) -> None:
-        self._retry("stats")
+        self.retry_work("stats")
         self.stats_failure = ""
         self.stats_state = RUNNING
         self.stats_run += 1
-        self.compute_statistics(self.stats_run)
+        self.pair_work.compute_statistics(self.stats_run)
+
+    # ------------------------------------------------------------------ actions: jumps, zoom, copy
+    def action_goto_probe(self) -> None:
+        if self.bstate is not None and self.bstate.probe_index is not None:
+            self.select_op(self.bstate.probe_index, focus_list=True)
+
+    def action_goto_culprit(self) -> None:
+        if self.bstate is not None and self.bstate.culprit is not None:
+            self.select_op(self.bstate.culprit.index, focus_list=True)
+
+    def action_next_root(self) -> None:
+        """The culprit, then the other roots in execution order, wrapping; after the op shown."""
+        st = self.bstate
+        if st is None or st.culprit is None:
+            return
+        roots = [st.culprit.index, *(o.index for o in st.others)]
+        target = next_root(roots, self.current)
+        if target is not None:
+            self.select_op(target, focus_list=True)
+        if len(set(roots)) == 1:
+            self.notify("the culprit is the only root of divergence", timeout=4)
+
+    def zoomed_pane(self) -> str | None:
+        return views.zoomed_pane(self)
+
+    def action_zoom(self) -> None:
+        views.toggle_zoom(self)
+
+    def copy_choices(self) -> list[CopyChoice]:
+        pair = (
+            self.controller.pairs[self.current]
+            if self.controller.session is not None and self.current is not None
+            else None
+        )
+        label = self.detail.highlighted_label
+        tensor = self.detail.tensor_result(label) if label is not None else None
+        return copy_choices(pair, tensor, self.bstate, fmt.g)
+
+    def action_copy(self) -> None:
+        choices = self.copy_choices()
+        if not choices:
+            self.notify("nothing to copy here yet", timeout=4)
+            return
+        self.app.push_screen(CopyScreen(choices), self._copy)
+
+    def _copy(self, choice: CopyChoice | None) -> None:
+        if choice is None:
+            return
+        self.app.copy_to_clipboard(choice.text)
+        self.notify(copied_words(choice), timeout=5, markup=False)
+
+    # ------------------------------------------------------------------ actions: exports (exports.py)
+    def action_save(self) -> None:
+        self.exports.save()
+
+    def action_export(self) -> None:
+        self.exports.redump(self.bstate)
+
+    def action_export_remedy(self) -> None:
+        self.exports.remedy()
+
+    def action_export_csv(self) -> None:
+        self.exports.csv()
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
