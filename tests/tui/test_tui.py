@@ -131,7 +131,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             # the probe is selected in the tree and shown in the centre
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.probe_index)
             assert scr.op_tree.selected_index == st.probe_index
-            assert scr.op_tree.tags == {st.probe_index: "probe"}
+            assert scr.op_tree.tags == {st.probe_index: "probe"} and scr.detail.roots == set()
             await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
@@ -143,7 +143,9 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.culprit.index)
             res = scr.detail.result
             assert all(r.good for r in res.inputs) and res.verdict == "diverged"
-            assert scr.op_tree.tags[st.culprit.index] == "culprit"
+            assert scr.op_tree.tags[st.culprit.index] == "culprit" and scr.flat.tags == scr.op_tree.tags
+            # the detail knows the roots (a root's hints say "not benign"): the culprit and the other roots
+            assert scr.detail.roots == {st.culprit.index, *(o.index for o in st.others)}
             # marks make no sense any more: disabled
             assert scr.check_action("mark", ("good",)) is None and scr.check_action("accept", ()) is None
             assert scr.check_action("undo", ()) is True
@@ -582,6 +584,9 @@ def test_theme_change_recolours_the_marks(demo_pair):
             after = scr.op_tree.folder_label("Default").spans[0].style
             assert str(before) != str(after)
             assert scr.theme_styles.verdict("diverged").color is not None
+            # every pane draws with the screen's new styles (bound, not copied)
+            for pane in (scr.op_tree, scr.flat, scr.detail, scr.panel):
+                assert pane.theme_styles is scr.theme_styles, pane
 
     run(go())
 

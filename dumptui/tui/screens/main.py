@@ -103,6 +103,11 @@ class MainScreen(Screen[None]):
     stats_state = var(WAITING, init=False)  # the full compare: waiting | running | done | cancelled | failed
     stats_run = 0  # the current run of the statistics (each cancel or new run counts one)
     available: var[frozenset[str]] = var(frozenset(), init=False)  # ids of the commands available now
+    # What the widgets draw with, bound to theirs in `compose` (`data_bind`): a change here redraws them.
+    theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)  # the theme's colours as rich styles
+    model: var[OpTreeModel | None] = var(None, init=False)  # the aligned pairs and their verdicts, once open
+    tags: var[dict[int, str]] = var(dict, init=False)  # ops tagged culprit / root / probe in the op lists
+    roots: var[frozenset[int]] = var(frozenset(), init=False)  # the bisection's roots (their hints say so)
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
@@ -111,7 +116,6 @@ class MainScreen(Screen[None]):
         self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
         self.pair_work = PairWork(self, self.controller)  # the workers that call it off the UI thread
         self.exports = Exports(self, self.controller)  # S, e, R, x: files written or downloaded
-        self.model: OpTreeModel | None = None
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
         self.bstate: BisectState | None = None
         self.stats_done = 0
@@ -123,7 +127,6 @@ class MainScreen(Screen[None]):
         self.current: int | None = None
         self.search_matches = 0
         self.kernel_count = 0
-        self.theme_styles = ThemeStyles({})
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
@@ -136,11 +139,11 @@ class MainScreen(Screen[None]):
             with Vertical(id="left"):
                 yield Static("", id="legend")
                 with ContentSwitcher(initial="tree", id="lists"):
-                    yield OpTree(id="tree")
-                    yield FlatOpList(id="flat")
+                    yield OpTree(id="tree").data_bind(MainScreen.theme_styles, MainScreen.tags)
+                    yield FlatOpList(id="flat").data_bind(MainScreen.theme_styles, MainScreen.tags)
                 yield SearchBar(id="search")
-            yield OpDetail(id="detail")
-        yield BisectPanel(id="bisect")
+            yield OpDetail(id="detail").data_bind(MainScreen.theme_styles, MainScreen.model, MainScreen.roots)
+        yield BisectPanel(id="bisect").data_bind(MainScreen.theme_styles, MainScreen.model)
         yield KeysFooter()
 
     @property
@@ -189,21 +192,15 @@ class MainScreen(Screen[None]):
         self.query_one("#left").border_title = "ops"
         self.detail.border_title = "op"
         self._apply_theme()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme(relabel=True))
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme())
         self.set_interval(0.5, self._draw_status)
         self.set_interval(0.5, self._refresh_filter)
         self.op_tree.focus()
         self._draw_status()
         self.pair_work.open_dumps()
 
-    def _apply_theme(self, relabel: bool = False) -> None:
-        self.theme_styles = ThemeStyles(self.app.get_css_variables())
-        for w in (self.op_tree, self.flat, self.detail, self.panel):
-            w.theme_styles = self.theme_styles
-        if relabel and self.model is not None:
-            self.op_tree.relabel_all()
-            self.flat.refresh()
-            self.panel.show(self.bstate, busy=task_words(self.bisect_task))
+    def _apply_theme(self) -> None:
+        self.theme_styles = ThemeStyles(self.app.get_css_variables())  # the widgets bound to it redraw
 
     # ------------------------------------------------------------------ which commands make sense now
     def key_context(self) -> KeyContext:
@@ -304,9 +301,6 @@ class MainScreen(Screen[None]):
         self.kernel_count = self.controller.kernel_count()
         model = self.model = msg.model
         self.opened_seconds = msg.seconds
-        for w in (self.detail, self.panel):
-            w.verdict_of = model.verdict
-        self.detail.is_root = self._is_root
         model.set_verdicts(self.controller.one_sided_verdicts())
         # what the user opened and where the cursor was in the preview tree carry over to the real one
         expanded, cursor = set(), None
@@ -422,10 +416,9 @@ class MainScreen(Screen[None]):
                 tags.setdefault(o.index, "root")
         elif state.probe_index is not None:
             tags[state.probe_index] = "probe"
-        self.op_tree.set_tags(tags)
-        self.flat.set_tags(tags)
-        if self.detail.result is not None and msg.event != "running":  # its hints follow the roots found
-            self.detail.show_result(self.detail.result, self.detail.relations, self.kernel_count)
+        self.tags = tags
+        if msg.event != "running":
+            self.roots = frozenset(i for i, tag in tags.items() if tag in ("culprit", "root"))
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )
@@ -439,11 +432,6 @@ class MainScreen(Screen[None]):
             self.notify(msg.note, markup=False, timeout=6)
         self._start_statistics_once()
         self._update_available()
-
-    def _is_root(self, index: int) -> bool:
-        state = self.bstate
-        c = state.culprit if state is not None else None
-        return c is not None and state is not None and (c.index == index or any(o.index == index for o in state.others))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
