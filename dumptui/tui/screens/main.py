@@ -29,7 +29,6 @@ from textual.worker import Worker, WorkerState
 
 from dumptui.options import pair as pairing
 from dumptui.present.autosave import resume_question
-from dumptui.present.columns import elide_left
 from dumptui.present.controller import PairController
 from dumptui.present.copy import CopyChoice, copy_choices
 from dumptui.present.driver import BisectCommand, BisectState
@@ -45,10 +44,10 @@ from dumptui.present.progress import (
     WAITING,
     no_diverged_yet,
     search_words,
-    statistics_words,
     task_words,
 )
 from dumptui.present.search import count_matches, find_op, next_diverged, next_root
+from dumptui.present.status import StatusFacts
 from dumptui.present.tree import OpTreeModel, is_bad
 from dumptui.report import fmt
 from dumptui.tui import keymap
@@ -78,6 +77,7 @@ from dumptui.tui.widgets.footer import KeysFooter
 from dumptui.tui.widgets.opdetail import OpDetail, RelationList, TensorTable
 from dumptui.tui.widgets.optree import OpTree
 from dumptui.tui.widgets.searchbar import SearchBar
+from dumptui.tui.widgets.statusline import StatusLine
 from dumptui.tui.workers import Abandoned
 
 SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
@@ -108,6 +108,7 @@ class MainScreen(Screen[None]):
     model: var[OpTreeModel | None] = var(None, init=False)  # the aligned pairs and their verdicts, once open
     tags: var[dict[int, str]] = var(dict, init=False)  # ops tagged culprit / root / probe in the op lists
     roots: var[frozenset[int]] = var(frozenset(), init=False)  # the bisection's roots (their hints say so)
+    status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
@@ -134,7 +135,7 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        yield Static("", id="status")
+        yield StatusLine(id="status").data_bind(MainScreen.theme_styles, facts=MainScreen.status)
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield Static("", id="legend")
@@ -243,44 +244,25 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
-        width = max(20, self.size.width)
+        """The status line's facts now (its widget redraws when they change; twice a second while opening,
+        for the seconds counted)."""
         ref, target = (fmt.clean(p) for p in shown_pair(self.options.ref, self.options.target))
-        room = max(8, (width - 46) // 2)
-        line = Text.assemble(
-            ("dumptui ", "bold"),
-            "ref ",
-            (elide_left(ref, room), "bold"),
-            " vs ",
-            (elide_left(target, room), "bold"),
+        failure_work, failure = self.failure if self.failure is not None else ("", "")
+        self.status = StatusFacts(
+            ref=ref,
+            target=target,
+            opened=self.controller.session is not None,
+            stage=self.open_stage,
+            opening_seconds=time.monotonic() - self.open_started,
+            preparing_bisection=self.controller.driver is None and not self.bisect_task,
+            stats_state=self.stats_state,
+            stats_done=self.stats_done,
+            stats_total=self.stats_total,
+            stats_failure=fmt.clean(self.stats_failure),
+            diverged=self.model.diverged if self.model is not None else 0,
+            failure_work=failure_work,
+            failure=failure,
         )
-        parts: list[Text] = []
-        if self.failure is not None:  # the error state: what failed, its path and reason, in place of the dumps
-            line = Text.assemble(("dumptui ", "bold"))
-            if self.failure[0] == "stats" and self.stats_failure:
-                # the path and reason that stopped the statistics, elided from the left: the reason stays
-                line.append("statistics failed: ", style=self.theme_styles.error)
-                shown = elide_left(fmt.clean(self.stats_failure), max(10, width - line.cell_len))
-                line.append(shown, style=self.theme_styles.error)
-            else:
-                if self.controller.session is not None:
-                    line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
-                shown = elide_left(self.failure[1], max(10, width - line.cell_len))
-                line.append(shown, style=self.theme_styles.error)
-        elif self.controller.session is None:
-            parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
-        else:
-            words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
-            if words:
-                parts.append(Text(words, style=self.theme_styles.error if self.stats_state == FAILED else ""))
-            if self.model is not None and self.model.diverged:
-                parts.append(Text(f"{self.model.diverged} ✗", style=self.theme_styles.verdict("diverged")))
-            if self.controller.driver is None and not self.bisect_task:
-                parts.append(Text(f"{self.open_stage}…"))
-        for part in parts:  # only segments with something in them: never an empty "│  │"
-            line.append(" │ ")
-            line.append_text(part)
-        # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
-        self.query_one("#status", Static).update(line, layout=False)
 
     # ------------------------------------------------------------------ opening
 
