@@ -24,7 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Input, Static
+from textual.widgets import ContentSwitcher, DataTable, Static
 from textual.worker import Worker, WorkerState
 
 from dumptui.options import pair as pairing
@@ -189,7 +189,6 @@ class MainScreen(Screen[None]):
         legend.update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
 
     def on_mount(self) -> None:
-        self.query_one(SearchBar).display = False
         self.query_one("#left").border_title = "ops"
         self.detail.border_title = "op"
         self._apply_theme()
@@ -692,40 +691,23 @@ class MainScreen(Screen[None]):
         self._draw_left_title()
 
     def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = True
-        bar.focus()
+        self.query_one(SearchBar).open(counted=self.query_one("#left"))
 
-    @on(Input.Changed, "#search")
-    def search_changed(self, event: Input.Changed) -> None:
-        self._search(event.value, forward=True, inclusive=True)
-
-    @on(Input.Submitted, "#search")
-    def search_submitted(self, event: Input.Submitted) -> None:
-        self._search(event.value, forward=True, inclusive=False)
-
-    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
-        self._search(self.query_one(SearchBar).value, forward=msg.forward, inclusive=False)
-
-    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.query_one("#left").border_subtitle = ""
-        self.op_list.focus()
-
-    def _search(self, query: str, forward: bool, inclusive: bool) -> None:
+    def on_search_bar_query(self, msg: SearchBar.Query) -> None:
         if self.model is None:
             return
-        rows = self._rows()
-        pairs = self.controller.pairs
-        left = self.query_one("#left")
-        if not query.strip():
-            left.border_subtitle = ""
+        bar = self.query_one(SearchBar)
+        if not msg.text.strip():
+            bar.show_matches(None)
             return
-        self.search_matches = count_matches(pairs, rows, query)
-        index = find_op(pairs, rows, query, self.current, forward, inclusive)
-        if index is None:
-            left.border_subtitle = "no match" + (" among the diverged ops" if self.only_diverged else "")
-            return
-        left.border_subtitle = f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
-        self.select_op(index)
+        rows, pairs = self._rows(), self.controller.pairs
+        self.search_matches = count_matches(pairs, rows, msg.text)
+        index = find_op(pairs, rows, msg.text, self.current, msg.forward, msg.inclusive)
+        bar.show_matches(
+            self.search_matches if index is not None else 0, "among the diverged ops" if self.only_diverged else ""
+        )
+        if index is not None:
+            self.select_op(index)
+
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
+        self.op_list.focus()
