@@ -95,7 +95,7 @@ def print_compare(
     incomplete: bool = False,
 ) -> None:
     """The compare text report; with -q only its last line (the roots, or why there are none). `incomplete`:
-    no root among what could be read, but not everything could be read or judged (Undecided, exit 2)."""
+    not everything could be read or judged (with no root: Undecided, exit 2; with roots, said beside them)."""
     from dumptui.report import data
     from dumptui.report.tables import compare_summary, compare_table, dump_line, name, print_skipped
 
@@ -105,6 +105,9 @@ def print_compare(
         conclusion = "[bold red]Roots of divergence[/bold red] (where error is born, first first): " + "; ".join(
             f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots
         )
+        if incomplete:
+            why = "; ".join(comparison.bisection.undecided) or "not everything could be read"
+            conclusion += f"\n[bold magenta]Incomplete[/bold magenta] (a root may lie there too): {name(why)}"
     elif incomplete:
         why = "; ".join(comparison.bisection.undecided) or (
             "no root of divergence among what could be read, but not everything could be read"

@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             if bi.undecided
             else "no root of divergence"
         )
+        if culprit is not None and bi.undecided:
+            con.print("incomplete: " + name("; ".join(bi.undecided)))
     else:
         from dumptui.report.tables import print_bisect
 

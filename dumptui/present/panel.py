@@ -180,6 +180,10 @@ def panel_lines(
                 )
         else:
             out.append((("other roots of divergence: none found", "muted"),))
+        if state.undecided:  # a root is found, yet not everything on the way could be judged: said, not hidden
+            out.append((("Incomplete: what could not be read or judged (a root may lie there too)", "error"),))
+            for why in state.undecided:
+                out += wrap((("  - ", "bold"), (why, "")), width, 4)
     elif state.finished and state.undecided:
         out.append((("Undecided: what could not be read or judged hides the answer", "error"),))
         for why in state.undecided:

@@ -20,16 +20,19 @@ def left_unread(skipped: dict) -> bool:
 
 
 def incomplete(comparison: Comparison, skipped: dict) -> bool:
-    """No root found, and something on the way could not be read or judged: the answer is unknown."""
-    return not comparison.roots and (left_unread(skipped) or bool(comparison.bisection.undecided))
+    """Something on the way could not be read or judged: with no root the answer is unknown (exit 2); with a
+    root it stands (exit 1), but what could not be judged may hold another (the contract: README)."""
+    return left_unread(skipped) or bool(comparison.bisection.undecided)
 
 
 def bisect_document(bi: Bisection) -> dict:
     """`bisect --json`: the bisection, what it could not decide or read, and the remedy of its culprit."""
+    skipped = data.skipped(bi.session)
     return {
         **data.bisect_report(bi),
         "undecided": list(bi.undecided),
-        "skipped": data.skipped(bi.session),
+        "incomplete": bool(bi.undecided) or left_unread(skipped),
+        "skipped": skipped,
         "remedy": remedy_section(remedies(bi.session, bi.roots()[:1])),
     }
 

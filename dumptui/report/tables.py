@@ -271,6 +271,12 @@ def print_bisect(console: Console, bi: Bisection) -> None:
                 print_local(console, r.local)
         else:
             console.print("Other roots of divergence: none found")
+        if bi.undecided:  # the answer stands, but it is incomplete: what could not be judged is said with it
+            console.print(
+                "[bold magenta]Incomplete[/bold magenta]: what could not be read or judged (a root may lie there too):"
+            )
+            for line in bi.undecided:
+                console.print(f"  - {name(line)}")
     sources = bi.error_sources()
     if sources:
         console.print(

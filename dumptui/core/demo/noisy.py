@@ -12,7 +12,11 @@ after, fp16-rounded weights: a 310 under allow_fp32_to_fp16), `bf16-input` (the 
 bf16; everything else fp32) and `bf16-autocast` (every op's output rounded to bf16, dumped as BFloat16).
 Bugs (silent kernel bugs: no attribute or constant differs, only the computation):
 `main` (an Add on the main path adds 1.25x its update), `branch` (a Tanh of the diluted branch computes
-tanh(1.3 x)), `discontinuous` (the Mul right behind a Floor multiplies by 1.2/64 instead of 1/64).
+tanh(1.3 x)), `discontinuous` (the Mul right behind a Floor multiplies by 1.2/64 instead of 1/64); and one
+bug in a weight, as a bad checkpoint conversion makes it: `weight` (every block scales its update by a
+per-channel weight `block<i>.scale`, a layer scale as in ConvNeXt, instead of the constant eps; one block's
+is off by 0.5 % on the target, ten times fp16 rounding: its Mul, fed straight into the residual Add, is the
+root, found through the weight).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 from dumptui.core.demo.dumpwriter import LABEL, DumpWriter
 
 PRECISIONS = ("fp32", "fp16", "bf16-input", "bf16-autocast")
-BUGS = ("main", "branch", "discontinuous")
+BUGS = ("main", "branch", "discontinuous", "weight")
 SIDES = ("ref", "target")
 
 
@@ -137,7 +141,7 @@ def write_noisy_demo(
     x = rng.standard_normal(shape).astype(np.float32)
     eps = np.float32(2.0 / blocks)
     p = min(blocks - 1, int(blocks * planted_at))
-    bug_block = {"main": p, "branch": p - (p % 4) + 3, "discontinuous": p - (p % 4) + 1}.get(bug or "", -1)
+    bug_block = {"main": p, "branch": p - (p % 4) + 3, "discontinuous": p - (p % 4) + 1, "weight": p}.get(bug or "", -1)
     if bug_block >= blocks:
         bug_block -= 4
     planted = None
@@ -166,10 +170,20 @@ def write_noisy_demo(
             {s: [(b[s][0], b[s][1], True)] for s in SIDES},
             lambda s, v: np.maximum(v[0], 0),
         )
+        if bug == "weight":
+            layer_scale = (eps * (1 + 0.1 * rng.standard_normal((1, c, 1, 1)))).astype(np.float32)
+            scales = {"ref": layer_scale, "target": layer_scale}
+            if i == bug_block:
+                off = 1 + 0.005 * rng.standard_normal(layer_scale.shape)
+                scales["target"] = (layer_scale * off).astype(np.float32)
+                planted = f"{scope}/Mul-op0"
+            factor = {s: (scales[s], _param(net, s, f"block{i}.scale", scales[s]), True) for s in SIDES}
+        else:
+            factor = {s: _const(float(eps)) for s in SIDES}
         u = net.kernel(
             "Mul",
             f"{scope}/Mul-op0",
-            {s: [(r[s][0], r[s][1], True), _const(float(eps))] for s in SIDES},
+            {s: [(r[s][0], r[s][1], True), factor[s]] for s in SIDES},
             lambda s, v: v[0] * v[1],
         )
         add = f"{scope}/Add-op0"

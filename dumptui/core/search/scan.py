@@ -31,7 +31,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED
 from dumptui.core.graph.align import OpPair
-from dumptui.core.graph.dataflow import input_source, unjudged_origins, wiring
+from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
 from dumptui.core.search import replay
 from dumptui.core.search.localerror import TAIL_SHARE, LocalError, ReplayProof, classify, shape_of_error
@@ -383,6 +383,7 @@ class ScanResult:
     locals: list[LocalError]  # one per op of `order`
     tainted: list[bool]  # a root at or above the op (its error may be carried here)
     roots: list[LocalError] = field(default_factory=list)
+    differing: AbstractSet[str] = frozenset()  # weights and inputs the preconditions found differing
 
 
 def scan(
@@ -393,9 +394,11 @@ def scan(
     workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    differing: AbstractSet[str] = frozenset(),
 ) -> ScanResult:
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
-    the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions)."""
+    the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions),
+    `differing` their names (where an op reads them, they are never called carried noise)."""
     compared = [0]
 
     def counted(done: int, total: int) -> None:
@@ -425,7 +428,7 @@ def scan(
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
         # error from an op that could not be judged taints as a root does: what it carries is never "noise"
         tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
-    out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root])
+    out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
     rejudge(session, out, predecessors)
     return out
 
@@ -433,6 +436,7 @@ def scan(
 def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[int]]) -> None:
     """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
     precision noise, said so in the reason)."""
+    position = {p.index: i for i, p in enumerate(sr.order)}
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
@@ -448,9 +452,24 @@ def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[
                     said = f"{err.describe()}; " if err is not None else ""
                     session.rejudge(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
                 else:
-                    _carried(session, le.pair, r, into)
+                    _carried(session, le.pair, r, _tainted_into(session, sr, position, le.pair, r.slot, into))
         for r in res.outputs:
             _carried(session, le.pair, r, sr.tainted[pos])
+
+
+def _tainted_into(
+    session: Session, sr: ScanResult, position: dict[int, int], pair: OpPair, slot: int, into: bool
+) -> bool:
+    """Whether input `slot` may carry a root's divergence: its own producer's taint (the same value is then
+    judged alike where it is made and where it is read), else whether any predecessor is tainted (no graph)."""
+    if any(src is not None and src.kind != "op" and src.ref in sr.differing for src in input_source(pair, slot)):
+        return True  # a weight or input the preconditions found differing: not noise where it is read either
+    found = [
+        position[o.pair.index]
+        for o in origins(session.ref, session.target, session.alignment, pair, slot)
+        if o.kind == "pair" and o.pair is not None and o.pair.index in position
+    ]
+    return any(sr.tainted[p] for p in found) if found else into
 
 
 def _one_sided(session: Session, pair: OpPair, slot: int) -> str:

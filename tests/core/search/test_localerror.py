@@ -121,6 +121,7 @@ def noisy_nets(tmp_path_factory):
         ("fp16", "main"),
         ("fp16", "branch"),
         ("fp16", "discontinuous"),
+        ("fp16", "weight"),
         ("bf16-input", None),
         ("bf16-autocast", None),
         ("fp32", "branch"),

@@ -18,7 +18,7 @@ from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, UNREADABLE
 from dumptui.core.graph.align import OpPair
-from dumptui.core.search.bisect.culprit import CulpritCheck
+from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
 from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, parameter_roots
 from dumptui.core.search.bisect.sessionfile import steps_json
@@ -32,6 +32,7 @@ MAX_SINKS = 4  # graph outputs checked for divergence before giving up
 
 
 MAX_WALK_BACK = 32  # outputs read back from an unreadable graph output, looking for readable ones
+MAX_UNJUDGED_SAID = 8  # ops with an unreadable output named one by one in the answer (then a count)
 
 
 class Bisection:
@@ -163,23 +164,26 @@ class Bisection:
         """Read and judge every op now; the bisection then answers from the judged verdicts."""
         position = self.position
         fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
+        differing = {c.name for c in self.checks or [] if c.status == CheckStatus.DIFFERS}
         self.scan_result = scan(
-            self.session, self.order, self.strategy.predecessors, fed, self.workers, progress, cancelled
+            self.session, self.order, self.strategy.predecessors, fed, self.workers, progress, cancelled, differing
         )
         self.search, self.search_reason = "scan", reason
         self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
+        self.culprit_check.scanned = True
         if not self.scan_result.roots:  # error through an op on one side only, and no root: no "noise" either
             for le in self.scan_result.locals:
                 if le.unjudged_flow and (why := unjudged_reason(le)) not in self.undecided:
                     self.undecided.append(why)
-            unread = self._unread_after_scan()
-            if unread and unread not in self.undecided:
-                self.undecided.append(unread)
+        # what could not be read is said whether or not a root was found: the answer is then incomplete
+        for why in self._unread_after_scan():
+            if why not in self.undecided:
+                self.undecided.append(why)
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
 
-    def _unread_after_scan(self) -> str:
-        """Why "no root" is no answer when the scan could not read everything: a damaged tensor or a file that
-        could not be placed may hold the root (the same rule as compare's, report/documents.incomplete)."""
+    def _unread_after_scan(self) -> list[str]:
+        """What the scan could not read, in words: each op whose output is damaged could not be judged (it may
+        be the root), and files that could not be placed (the same rule as compare's, documents.incomplete)."""
         ops = [
             (p.label, r)
             for p in self.order
@@ -187,16 +191,15 @@ class Bisection:
             if r.verdict == UNREADABLE
         ]
         files = sum(1 for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error")
-        if not ops and not files:
-            return ""
-        parts = []
-        if ops:
-            name, r = ops[0]
-            more = f" and {len(ops) - 1} more" if len(ops) > 1 else ""
-            parts.append(f"{name} {r.label} could not be read ({r.reason}){more}")
+        out = [unjudged_output(name, r) for name, r in ops[:MAX_UNJUDGED_SAID]]
+        if len(ops) > MAX_UNJUDGED_SAID:
+            out.append(f"{len(ops) - MAX_UNJUDGED_SAID} more outputs could not be read: those ops could not be judged")
         if files:
-            parts.append(f"{files} file{'s' if files != 1 else ''} could not be placed or opened")
-        return "; ".join(parts) + ": no root among what could be read, and those ops could not be judged"
+            out.append(
+                f"{files} file{'s' if files != 1 else ''} could not be placed or opened: "
+                "the ops they belong to could not be judged"
+            )
+        return out
 
     def start(self) -> None:
         """Find the first known bad op (a graph output) and set the candidates. Not undoable."""
@@ -343,6 +346,16 @@ class Bisection:
                 if out.undecided not in self.undecided:
                     self.undecided.append(out.undecided)
                 return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
+            if out.carried_only:
+                # no root where the walk ended: the answer is the scan's and the preconditions' roots (compare's);
+                # with none, where the error carried here is born could not be told
+                self.notes.append(f"the search ended at {self.order[st.hi].name}, no root: {out.why}")
+                known = bool(self.parameter_roots) or bool(self.scan_result is not None and self.scan_result.roots)
+                if not known and out.why not in self.undecided:
+                    self.undecided.append(out.why + ": where it is born could not be told")
+                return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
+            if out.unjudged and out.unjudged not in self.undecided:
+                self.undecided.append(out.unjudged)
             if out.continue_from is None:
                 root = Root(self.order[st.hi], RootKind.OUTPUTS, out.why, out.result, out.caveats, out.local)
                 others = self.culprit_check.other_roots(st.hi, st.good, self.notes)

@@ -8,6 +8,7 @@ probed, and each bad one is bisected on its own (graph strategy only).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from dumptui.core.compare.noise import fmt_rel
@@ -20,7 +21,7 @@ from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root, RootKind
 from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
-from dumptui.core.search.scan import analyse, input_roles
+from dumptui.core.search.scan import analyse, input_roles, result_error
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
 
@@ -33,6 +34,12 @@ class CheckOutcome:
     caveats: list[str]
     local: LocalError | None = None
     undecided: str = ""  # why no root can be named here (the error came through an op that could not be judged)
+    # an output of the op named that could not be read: the op is a root by what differs in its definition or
+    # its weights, but the error it makes cannot be judged (said with the answer, which is then incomplete)
+    unjudged: str = ""
+    # the walk ended at an op that only carries error in, from a producer the scan judged good (a value judged
+    # at two floors: an fp16 output read as fp32 after a Cast): no root here; the scan's roots are the answer
+    carried_only: bool = False
 
 
 def inputs_words(le: LocalError) -> str:
@@ -44,6 +51,19 @@ def inputs_words(le: LocalError) -> str:
     return f"inputs carry {fmt_rel(worst)} (noise carried in, no root upstream)"
 
 
+def _carried(r: TensorResult) -> float:
+    """How much error an input carries (relative to its RMS; 0 when it was not compared)."""
+    err = result_error(r)
+    if err is None:
+        return 0.0
+    return math.inf if err.nonfinite else err.worst_rel
+
+
+def unjudged_output(label: str, r: TensorResult) -> str:
+    """The answer's line for an op whose output could not be read: the same words from the scan and the check."""
+    return f"{label} {r.label} could not be read ({r.reason}): that op could not be judged"
+
+
 class CulpritCheck:
     def __init__(self, session: Session, order: list[OpPair], strategy: Strategy, oracle: Oracle):
         self.session = session
@@ -52,6 +72,7 @@ class CulpritCheck:
         self.strategy = strategy
         self.oracle = oracle
         self.locals: dict[int, LocalError] = {}  # filled by a scan; computed here otherwise
+        self.scanned = False  # every op judged by a scan: a root here is one the scan (and compare) names
 
     def local(self, pos: int, res: OpResult) -> LocalError:
         if pos not in self.locals:
@@ -86,7 +107,8 @@ class CulpritCheck:
             elif r.verdict not in GOOD:
                 caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
         counted = [r for r in res.outputs if r.verdict != IGNORED]
-        if not carriers and not unproduced_bad and counted and all(r.verdict == UNREADABLE for r in counted):
+        unreadable_out = bool(counted) and all(r.verdict == UNREADABLE for r in counted)
+        if not carriers and not unproduced_bad and unreadable_out:
             # damage at the op itself: its inputs agree and what reads it diverges, but whether its own output
             # does cannot be seen; naming it (or its consumer) would be a guess the numbers do not back
             why = (
@@ -103,15 +125,19 @@ class CulpritCheck:
                 and not self.session.is_final(worst)
             ):
                 carriers.insert(0, worst)
+        # the input that carries the most first (the docstring's rule): a carrier that only carries noise
+        # judged at a stricter floor must not lead the search away from the one that carries the error
+        carriers.sort(key=lambda r: -_carried(r))
+        led_to_good: list[TensorResult] = []
         if le.kind != LocalKind.ROOT:
             for r in carriers:
-                step = self._producer_step(pair, pos, r, good, caveats)
+                step = self._producer_step(pair, pos, r, good, caveats, led_to_good)
                 if step is not None:
                     why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
                     return CheckOutcome(res, step, why, [], le)
         if (
             le.kind != LocalKind.ROOT
-            and not carriers
+            and not any(r.bad for r in carriers)
             and not unproduced_bad
             and counted
             and not any(r.bad for r in counted)
@@ -120,13 +146,33 @@ class CulpritCheck:
             # file missing, renamed or unreadable on one side): this op agrees, so it is no root either
             why = (
                 f"{pair.label} agrees ({', '.join(sorted({str(r.verdict) for r in counted}))} outputs), yet the op "
-                "that reads it saw a differing input: that input is missing or unreadable in one dump, so where the "
-                "divergence is born cannot be told"
+                "that reads it saw a differing input: that input is missing, unreadable or judged otherwise in one "
+                "dump, so where the divergence is born cannot be told"
             )
+            return CheckOutcome(res, None, why, caveats, le, undecided=why)
+        if unreadable_out and not unproduced_bad:
+            # its output cannot be seen and what its inputs carry leads nowhere judged: never named on a guess
+            why = f"{pair.label} could not be judged: its output is unreadable ({counted[0].reason})"
+            why += "".join(f"; {c}" for c in caveats)
             return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if le.kind != LocalKind.ROOT and le.unjudged_flow:
             # neither this op (it only carries the error) nor the op the error came through (one side only)
             return CheckOutcome(res, None, le.why, caveats, le, undecided=unjudged_reason(le))
+        definition = [d for d in le.differs if not d.startswith("constant input")]
+        if (
+            self.scanned
+            and le.kind in (LocalKind.CARRIES, LocalKind.CLEAN)
+            and led_to_good
+            and len(led_to_good) == len(carriers)
+            and not unproduced_bad
+            and not definition
+        ):
+            # its error came in through inputs whose producers the scan judged good: the same value judged at two
+            # floors (an fp16 output read as fp32 after a Cast). The local-error rule says no root is here, and
+            # the scan (compare) names none: neither does the search
+            slots = ", ".join(f"input.{r.slot}" for r in led_to_good)
+            why = f"{pair.label} only carries error that came in through {slots} ({le.why})"
+            return CheckOutcome(res, None, why, caveats, le, carried_only=True)
         why = (
             f"{inputs_words(le)}, outputs diverge"
             if not carriers
@@ -134,8 +180,12 @@ class CulpritCheck:
             if le.kind != LocalKind.ROOT
             else "error is born here: " + le.why
         )
+        unjudged = ""
         if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
             why = "outputs diverge"
+            if unreadable_out:  # never "outputs diverge" beside an output nobody could read
+                why = f"its output could not be read ({counted[0].reason})"
+                unjudged = unjudged_output(pair.label, counted[0])
         for r, origin in unproduced_bad:
             names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
             what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
@@ -144,20 +194,27 @@ class CulpritCheck:
             why += f"; its other {inputs_words(le)}"
         # what the app's culprit panel says of such an op: a scalar argument, an attribute, a reduce op (a
         # constant input that differs is said above, with its numbers)
-        definition = [d for d in le.differs if not d.startswith("constant input")]
         if definition and le.kind == LocalKind.ROOT and "definition differs" not in why:
             why += f"; its definition differs ({'; '.join(definition)})"
-        return CheckOutcome(res, None, why, caveats, le)
+        return CheckOutcome(res, None, why, caveats, le, unjudged=unjudged)
 
     def _producer_step(
-        self, pair: OpPair, pos: int, r: TensorResult, good: frozenset[int], caveats: list[str]
+        self,
+        pair: OpPair,
+        pos: int,
+        r: TensorResult,
+        good: frozenset[int],
+        caveats: list[str],
+        led_to_good: list[TensorResult],
     ) -> int | None:
-        """The producer's position to continue from, or None (with a caveat saying why not)."""
+        """The producer's position to continue from, or None (with a caveat saying why not; `led_to_good`
+        gets the input when its producer was marked good)."""
         prod = producer_pair(self.session.alignment, pair, r.slot)
         ppos = self.position.get(prod.index) if prod is not None else None
         if ppos is not None and ppos != pos and ppos not in good:
             return ppos
         if prod is not None and ppos is not None and ppos in good:
+            led_to_good.append(r)
             caveats.append(
                 f"input.{r.slot} diverges, yet its producer {prod.name} was marked good: check that mark (u undoes it)"
             )
