@@ -17,9 +17,11 @@ from dumptui.core.compare.pairstats import SideStats
 
 # Characters a name from a file must not bring to a terminal: C0 controls (newline and tab included: a name is
 # one line, and a newline in it could forge a line of the report), DEL, C1 controls (ESC and CSI start
-# terminal escape sequences), the Unicode bidirectional controls that reorder what a terminal shows, and lone
-# surrogates (bytes of a file name that are not UTF-8, which a strict UTF-8 stdout cannot print).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# terminal escape sequences), the Unicode line and paragraph separators (U+2028, U+2029: a line break to
+# editors, pagers and str.splitlines, so they could forge a line too), the Unicode bidirectional controls that
+# reorder what a terminal shows, and lone surrogates (bytes of a file name that are not UTF-8, which a strict
+# UTF-8 stdout cannot print).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # Rich's markup escape (rich.markup.escape), here so that the presenter can use it without importing rich.
 _MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 _TRAILING_BACKSLASHES = re.compile(r"\\+$")

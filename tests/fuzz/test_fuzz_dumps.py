@@ -27,8 +27,8 @@ from fuzz.fuzzkit import WORK as FUZZ_WORK
 
 WORK = FUZZ_WORK / "dumps"
 WORK.mkdir()
-# what a terminal must never get from a file: C0 controls but the newline, DEL, C1, bidi controls
-RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what a terminal must never get from a file: C0 controls but the newline, DEL, C1, line separators, bidi controls
+RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def npy(arr: np.ndarray) -> bytes:

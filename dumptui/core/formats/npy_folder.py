@@ -15,7 +15,8 @@ from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
 from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
 
-_IO = re.compile(r"^(?P<op>.+?)[._](?P<io>input|output|in|out)[._](?P<slot>\d+)$")
+# DOTALL and \Z: a name may hold a newline (a file name can), and it must not split one op in two
+_IO = re.compile(r"^(?P<op>.+?)[._](?P<io>input|output|in|out)[._](?P<slot>\d+)\Z", re.DOTALL)
 
 # One file: (modification time, io, slot, path).
 _File = tuple[float, str, int, str]
