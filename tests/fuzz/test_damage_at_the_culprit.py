@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from helpers.common import SHARED, run_cli
-from helpers.damage import clean_pair, tensor_file
+from helpers.damage import clean_pair, data_dir, graph_output, run_main, tensor_file
 
 from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.demo.residual import write_demo
@@ -123,3 +123,37 @@ def test_the_real_noisy_weight_root_with_its_output_damaged(tmp_path):
         assert _roots(doc) == [culprit] and doc["incomplete"] is True, (command, doc["roots"])
         assert any(culprit in u and "could not be judged" in u for u in doc["undecided"]), doc["undecided"]
         assert str(damaged) in [d["path"] for d in doc["damaged_tensors"]]
+
+
+# ------------------------------------------------------------------------------------------------ on the way to it
+
+
+def _spots(pair) -> dict:
+    """Files on the way to the planted divergence: the culprit's inputs, the network output, a weight."""
+    leaf = _leaf(pair.planted)
+    return {
+        "culprit input.0": lambda t: tensor_file(t, leaf, "input", 0),
+        "culprit input.1": lambda t: tensor_file(t, leaf, "input", 1),
+        "network output": graph_output,
+        "a weight": lambda t: sorted(data_dir(t).glob("Parameter.*conv_weight*"))[0],
+    }
+
+
+@pytest.mark.parametrize("where", ["culprit input.0", "culprit input.1", "network output", "a weight"])
+@pytest.mark.parametrize("damage", ["bad magic", "cut short"])
+def test_damage_on_the_way_never_hides_or_moves_the_culprit(pair, tmp_path, where, damage):
+    """The answer contract for damage elsewhere on the way: never exit 0 (no divergence, benign); the damaged
+    file listed with its reason; the planted culprit still first, or the answer said incomplete."""
+    target = tmp_path / "target"
+    shutil.copytree(pair.target, target)
+    damaged = _spots(pair)[where](target)
+    DAMAGE[damage](damaged)
+    for command in ("bisect", "compare"):
+        code, out, err = run_main(command, pair.ref, target, "--json", "-")
+        doc = json.loads(out)
+        assert code == doc["exit"] != 0, (command, err)
+        listed = {d["path"]: d["problem"] for d in doc["damaged_tensors"]}
+        assert listed.get(str(damaged)), (command, listed)  # the path, with its reason
+        roots = [r["target"] for r in doc["roots"]]
+        assert roots[:1] == [pair.planted] or doc["incomplete"], (command, roots)
+        assert code == 1 or doc["incomplete"]
