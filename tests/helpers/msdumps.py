@@ -254,3 +254,30 @@ def write_statistics_dump(root, scale: float, md5: bool) -> str:
         json.dumps({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": None, "data": data})
     )
     return str(root)
+
+
+def statistic_copy(src: str, dst: str) -> str:
+    """The MindSpore npy dump `src` as the same run dumped with `saved_data: statistic`: every folder and side
+    file copied, each iteration folder's npy files (parameters aside) replaced by one statistic.csv (1.6+
+    header with L2 Value and MD5), rows in timestamp order, the statistics computed with numpy."""
+    import shutil
+
+    import numpy as np
+
+    header = STAT_HEADERS["1.6+ with L2 Value/MD5"]
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.npy"))
+    for folder, _dirs, files in os.walk(src):
+        rows = []
+        for f in sorted(f for f in files if f.endswith(".npy") and not f.startswith("Parameter.")):
+            op_type, name, task, stream, ts, io, slot = f[: -len(".npy")].split(".")[:7]
+            a = np.load(os.path.join(folder, f)).astype(np.float64)
+            shape = '"(' + ",".join(str(d) for d in a.shape) + ')"'
+            stats = [a.max(), a.min(), a.mean(), a.size, 0, 0, 0, 0, 0, int((a == 0).sum()), np.sqrt((a * a).sum())]
+            cells = [op_type, name, task, stream, ts, io, slot, str(a.size * 4), "float32", shape]
+            rows.append(
+                (int(ts), ",".join(cells + [repr(float(v)) if isinstance(v, float) else str(v) for v in stats] + ["0"]))
+            )
+        if rows:
+            with open(os.path.join(dst, os.path.relpath(folder, src), "statistic.csv"), "w") as fh:
+                fh.write(header + "\n" + "\n".join(r for _ts, r in sorted(rows)) + "\n")
+    return dst

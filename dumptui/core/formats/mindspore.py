@@ -161,7 +161,11 @@ def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Pro
         problems.append(Problem(path, str(e)))
     if skipped:
         more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
-        problems.append(Problem(path, f"{len(skipped)} rows not read: {'; '.join(skipped[:3])}{more}"))
+        problems.append(
+            Problem(
+                path, f"{len(skipped)} row{'s' if len(skipped) != 1 else ''} not read: {'; '.join(skipped[:3])}{more}"
+            )
+        )
 
 
 def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, problems: list[Problem]) -> None:

@@ -143,7 +143,16 @@ def statistic_rows(path: str, skipped: list[str] | None = None) -> tuple[str, It
         same: dict[Any, Any] = {}
         try:
             for row in reader:
-                if len(row) < 10:
+                if not row:  # a blank line
+                    continue
+                if len(row) != len(header):
+                    # a row cut short (the file ends inside it, a write stopped) or run together with the next:
+                    # never a tensor with the statistics it happens to have, never left out unsaid
+                    if skipped is not None:
+                        how = "cut short" if len(row) < len(header) else "too long"
+                        skipped.append(
+                            f"line {reader.line_num}: {how}: {len(row)} columns, the header has {len(header)}"
+                        )
                     continue
                 if len(same) > SAME_LIMIT:  # values that do not repeat: the table would only grow
                     same.clear()

@@ -117,6 +117,7 @@ class LocalError:
     wiring: str = ""  # how the target's inputs are wired otherwise than the reference's ("inputs 0 and 1 swapped")
     unjudged: str = ""  # the op on one side only that its worst data input comes from (it could not be judged)
     unjudged_flow: bool = False  # that input carries error far above the floor: the answer cannot be "noise"
+    blind: str = ""  # a data input not compared (missing or unreadable) whose value no producer shows either
 
     @property
     def gain_rel(self) -> float | None:
@@ -174,6 +175,11 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         return le
     worst_in = le.data_in.worst_rel if le.data_in is not None else 0.0
     le.unjudged_flow = bool(le.unjudged) and worst_in > gain * le.floor
+    if le.blind and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
+        # what came in through that input is not known: neither "born here" nor "carried" can be said
+        le.kind, le.unjudged_flow = LocalKind.UNKNOWN, True
+        le.why = f"its output is off by {fmt_rel(out_rel)}, but {le.blind}: what came in could not be judged"
+        return le
     alarm = _cos_alarm(le, cos)
     jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
     if alarm and jumps and le.replay is not None and le.replay.conclusive(gain) and not le.replay.broken(gain):
@@ -244,6 +250,11 @@ def _unjudged_words(le: LocalError) -> str:
 def unjudged_reason(le: LocalError) -> str:
     """Why no root can be named for an error that came through an op on one side only (the answer's
     "undecided"): the same sentence from the scan and from the culprit check."""
+    if le.blind:
+        return (
+            f"{le.pair.name}: {le.why}; whether its error is born there or came in cannot be told (see the "
+            "files that could not be read or placed)"
+        )
     worst = le.data_in.worst_rel if le.data_in is not None else 0.0
     return (
         f"{le.pair.name} carries {fmt_rel(worst)} of error that came {le.unjudged}: "

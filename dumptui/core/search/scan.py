@@ -29,7 +29,7 @@ from dumptui.core.compare.processes import (
 )
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED
+from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
@@ -147,10 +147,36 @@ def measured(session: Session, res: OpResult) -> LocalError:
     if in_slot is not None:
         unjudged = unjudged_origins(session.ref, session.target, session.alignment, pair, in_slot)
         le.unjudged = " and ".join(f"into input.{in_slot} {words}" for words in unjudged)
+    le.blind = _blind(session, pair, res, roles)
     counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
     le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
     return le
+
+
+def _blind(session: Session, pair: OpPair, res: OpResult, roles: dict[int, str]) -> str:
+    """The data inputs of the op that could not be compared (unreadable, or dumped on one side only) and whose
+    value its producer's output does not show on both sides either, in words: what came in there is unknown
+    (damage that hides an input never makes an op a root on its other inputs). Empty when there is none."""
+    out = []
+    for r in res.inputs:
+        damaged = r.verdict == UNREADABLE
+        if roles.get(r.slot) != "data" or not (damaged or r.verdict in (ONLY_REF, ONLY_TARGET)):
+            continue
+        shown = False
+        for o in origins(session.ref, session.target, session.alignment, pair, r.slot):
+            p = o.pair
+            if o.kind == "pair" and p is not None and p.ref is not None and p.target is not None:
+                if o.out_slot in p.ref.outputs and o.out_slot in p.target.outputs:
+                    produced = session.op_result(p, purpose="culprit check").outputs
+                    shown = any(t.slot == o.out_slot and t.verdict != UNREADABLE for t in produced)
+        if shown or (
+            not damaged and not unjudged_origins(session.ref, session.target, session.alignment, pair, r.slot)
+        ):
+            continue  # known where it is made; or on one side only by design (a group's own inputs), no damage
+        said = "unreadable" if damaged else f"dumped in the {'reference' if r.verdict == ONLY_REF else 'target'} only"
+        out.append(f"input.{r.slot} is {said} ({r.reason})")
+    return "; ".join(out)
 
 
 def needs_replay(session: Session, le: LocalError) -> bool:

@@ -190,13 +190,17 @@ class Bisection:
             for r in self.session.op_result(p, purpose="scan").outputs
             if r.verdict == UNREADABLE
         ]
-        files = sum(1 for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error")
+        files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
         out = [unjudged_output(name, r) for name, r in ops[:MAX_UNJUDGED_SAID]]
         if len(ops) > MAX_UNJUDGED_SAID:
             out.append(f"{len(ops) - MAX_UNJUDGED_SAID} more outputs could not be read: those ops could not be judged")
-        if files:
+        out += [
+            f"{pr.path} could not be read whole ({pr.reason}): the ops it holds could not all be judged"
+            for pr in files[:MAX_UNJUDGED_SAID]
+        ]
+        if len(files) > MAX_UNJUDGED_SAID:
             out.append(
-                f"{files} file{'s' if files != 1 else ''} could not be placed or opened: "
+                f"{len(files) - MAX_UNJUDGED_SAID} more files could not be placed or opened: "
                 "the ops they belong to could not be judged"
             )
         return out
