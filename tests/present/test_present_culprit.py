@@ -180,3 +180,21 @@ def test_tensor_columns_drop_by_priority_and_never_cut():
     assert sum(w + 2 for _k, _l, w in narrow) <= 45
     rows[0]["nonfinite"] = "216 Inf on target"
     assert "nonfinite" in [k for k, _l, _w in detail.tensor_columns(rows, 200)]
+
+
+def test_a_culprit_beside_what_could_not_be_judged_says_incomplete(tmp_path):
+    """A root found by its weight while its own output is unreadable: the panel names the culprit and, under
+    it, that the answer is incomplete and which op could not be judged (never the culprit alone)."""
+    demo = write_noisy_demo(str(tmp_path / "w"), "fp16", "weight", blocks=12)
+    leaf = demo.planted.split("/", 1)[1].replace("/", "_")
+    out = next(
+        p for p in (tmp_path / "w" / "target").rglob("*.npy") if f"_{leaf}." in p.name and ".output.0." in p.name
+    )
+    out.write_bytes(b"XXXXXX" + out.read_bytes()[6:])
+    d = converged(demo.ref, demo.target)
+    state = d.state()
+    assert state.finished and state.culprit is not None and state.culprit.label == demo.planted
+    assert any(demo.planted in u and "could not be judged" in u for u in state.undecided), state.undecided
+    text = [" ".join(chunk for chunk, _role in line) for line in panel.panel_lines(state, 100)]
+    at = next(i for i, line in enumerate(text) if line.startswith("Incomplete"))
+    assert any(demo.planted in line for line in text[:at]) and any("could not be judged" in line for line in text[at:])
