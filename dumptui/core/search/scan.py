@@ -410,6 +410,7 @@ class ScanResult:
     tainted: list[bool]  # a root at or above the op (its error may be carried here)
     roots: list[LocalError] = field(default_factory=list)
     differing: AbstractSet[str] = frozenset()  # weights and inputs the preconditions found differing
+    unread: list[tuple[str, TensorResult]] = field(default_factory=list)  # (op label, output) not readable
 
 
 def scan(
@@ -455,6 +456,7 @@ def scan(
         # error from an op that could not be judged taints as a root does: what it carries is never "noise"
         tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
+    out.unread = [(res.pair.label, r) for res in results for r in res.outputs if r.verdict == UNREADABLE]
     rejudge(session, out, predecessors)
     return out
 

@@ -184,12 +184,7 @@ class Bisection:
     def _unread_after_scan(self) -> list[str]:
         """What the scan could not read, in words: each op whose output is damaged could not be judged (it may
         be the root), and files that could not be placed (the same rule as compare's, documents.incomplete)."""
-        ops = [
-            (p.label, r)
-            for p in self.order
-            for r in self.session.op_result(p, purpose="scan").outputs
-            if r.verdict == UNREADABLE
-        ]
+        ops = self.scan_result.unread if self.scan_result is not None else []
         files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
         out = [unjudged_output(name, r) for name, r in ops[:MAX_UNJUDGED_SAID]]
         if len(ops) > MAX_UNJUDGED_SAID:
