@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from helpers.common import SHARED, run_cli
-from helpers.damage import clean_pair, data_dir, graph_output, run_main, tensor_file
+from helpers.damage import clean_pair, data_dir, graph_output, run_main, same_pair, tensor_file
 
 from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.demo.residual import write_demo
@@ -157,3 +157,19 @@ def test_damage_on_the_way_never_hides_or_moves_the_culprit(pair, tmp_path, wher
         roots = [r["target"] for r in doc["roots"]]
         assert roots[:1] == [pair.planted] or doc["incomplete"], (command, roots)
         assert code == 1 or doc["incomplete"]
+
+
+def test_the_network_output_lost_on_one_side_is_never_no_divergence(tmp_path):
+    """The network output's files lost from the target (a dump cut short at the end): the op that ends the
+    reference's graph is dumped there only, and nothing after it could be judged. Two identical dumps
+    otherwise: neither command may say "no divergence" (exit 0); both say which op could not be judged."""
+    ref, target = same_pair(tmp_path)
+    lost = [p for p in data_dir(target).iterdir() if "head-Sigmoid" in p.name]
+    assert lost
+    for p in lost:
+        p.unlink()
+    for command in ("bisect", "compare"):
+        code, out, err = run_main(command, ref, target, "--json", "-")
+        doc = json.loads(out)
+        assert code == doc["exit"] == 2 and doc["incomplete"], (command, err)
+        assert any("Sigmoid" in u and "could not be judged" in u for u in doc["undecided"]), doc["undecided"]

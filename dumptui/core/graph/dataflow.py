@@ -8,7 +8,7 @@ from typing import Callable
 
 from dumptui.core.graph.align import Alignment, OpPair
 from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH
-from dumptui.core.model.dump import Dump, InputSource, Op
+from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op
 
 
 def input_source(pair: OpPair, slot: int) -> tuple[InputSource | None, InputSource | None]:
@@ -153,4 +153,27 @@ def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair
         ]
         if missing:
             out.append(f"from {p.name}, whose output.{o.out_slot} the {' and '.join(missing)} dump does not hold")
+    return out
+
+
+def unjudged_sinks(ref: Dump, target: Dump, alignment: Alignment, judged: set[int]) -> list[str]:
+    """Ops that compute and end their dump's graph (nothing consumes them: the network's outputs) but could not
+    be judged: dumped on one side only (the other side's files lost, or an op one side added) or without
+    outputs on both sides. Whether the network diverges there is not known, so no answer may be "no
+    divergence" for them. `judged`: the indices of the op pairs compared. In words, one per op."""
+    out = []
+    for p in alignment.pairs:
+        if p.kind != KERNEL or p.index in judged:
+            continue
+        for side, dump, op in (("reference", ref, p.ref), ("target", target, p.target)):
+            graph = dump.graph
+            if op is None or op.op_type in PASS_THROUGH or graph is None or op.key not in graph:
+                continue
+            if next(iter(graph.successors(op.key)), None) is not None:
+                continue
+            where = f"in the {side} only" if not p.paired else "without its outputs on both sides"
+            out.append(
+                f"{op.name} ends the {side}'s graph and is dumped {where}: whether the output diverges there could not be judged"
+            )
+            break
     return out

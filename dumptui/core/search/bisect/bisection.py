@@ -18,6 +18,7 @@ from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, UNREADABLE
 from dumptui.core.graph.align import OpPair
+from dumptui.core.graph.dataflow import unjudged_sinks
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
 from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, parameter_roots
@@ -175,8 +176,10 @@ class Bisection:
             for le in self.scan_result.locals:
                 if le.unjudged_flow and (why := unjudged_reason(le)) not in self.undecided:
                     self.undecided.append(why)
-        # what could not be read is said whether or not a root was found: the answer is then incomplete
-        for why in self._unread_after_scan():
+        # what could not be read or judged is said whether or not a root was found: the answer is then incomplete
+        judged = {p.index for p in self.order}
+        sinks = unjudged_sinks(self.session.ref, self.session.target, self.session.alignment, judged)
+        for why in [*self._unread_after_scan(), *sinks[:MAX_UNJUDGED_SAID]]:
             if why not in self.undecided:
                 self.undecided.append(why)
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
