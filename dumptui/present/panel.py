@@ -167,6 +167,10 @@ def panel_lines(
     if state.finished and state.culprit is not None:
         c = state.culprit
         out += culprit_lines(c, width)
+        if state.undecided:  # a root is found, yet not everything on the way could be judged: said with it
+            out.append((("Incomplete: what could not be read or judged (a root may lie there too)", "error"),))
+            for why in state.undecided:
+                out += wrap((("  - ", "bold"), (why, "")), width, 4)
         out += plot_lines(state, width)
         out += proof_lines(c, width)
         out += search_line(state, width)
@@ -180,10 +184,6 @@ def panel_lines(
                 )
         else:
             out.append((("other roots of divergence: none found", "muted"),))
-        if state.undecided:  # a root is found, yet not everything on the way could be judged: said, not hidden
-            out.append((("Incomplete: what could not be read or judged (a root may lie there too)", "error"),))
-            for why in state.undecided:
-                out += wrap((("  - ", "bold"), (why, "")), width, 4)
     elif state.finished and state.undecided:
         out.append((("Undecided: what could not be read or judged hides the answer", "error"),))
         for why in state.undecided:
