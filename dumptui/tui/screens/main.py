@@ -99,7 +99,7 @@ class MainScreen(Screen[None]):
     # screen itself does not repaint on a change, only the widgets the watcher touches.
     flat_mode = var(False, init=False)  # the flat execution-order list is shown, not the tree
     only_diverged = var(False, init=False)  # both lists show the diverged ops only
-    bisect_task = var("", init=False)  # what the bisection worker does ("run" while `a` steps); "" idle
+    bisect_task: var[BisectCommand | None] = var(None, init=False)  # the bisection worker's command; None idle
     stats_state = var(WAITING, init=False)  # the full compare: waiting | running | done | cancelled | failed
     stats_run = 0  # the current run of the statistics (each cancel or new run counts one)
     available: var[frozenset[str]] = var(frozenset(), init=False)  # ids of the commands available now
@@ -233,7 +233,7 @@ class MainScreen(Screen[None]):
         # milliseconds a time, felt as lag while workers post their progress).
         self.refresh_bindings()
 
-    def watch_bisect_task(self, task: str) -> None:
+    def watch_bisect_task(self, task: BisectCommand | None) -> None:
         self.panel.set_busy(task_words(task))
         self._update_available()
 
@@ -388,7 +388,7 @@ class MainScreen(Screen[None]):
         state = msg.state
         self.bstate = state
         self.panel.show(state, busy=task_words(self.bisect_task))
-        if msg.event == "points":
+        if msg.command is BisectCommand.POINTS:
             return  # the plot's numbers only: the cursor stays where the user left it
         tags: dict[int, str] = {}
         if state.culprit is not None:
@@ -398,12 +398,12 @@ class MainScreen(Screen[None]):
         elif state.probe_index is not None:
             tags[state.probe_index] = "probe"
         self.tags = tags
-        if msg.event != "running":
+        if not msg.stepping:
             self.roots = frozenset(i for i, tag in tags.items() if tag in ("culprit", "root"))
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )
-        if msg.event != "running":
+        if not msg.stepping:
             target = state.culprit.index if state.culprit is not None else state.probe_index
             if target is None and self.current is None and self.model is not None and self.model.pairs:
                 target = 0  # no divergence: the first op, rather than a pane still saying "opening"
@@ -421,7 +421,7 @@ class MainScreen(Screen[None]):
             self.show_failure(worker.group, worker.error)
         if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
-                self.bisect_task = ""
+                self.bisect_task = None
         if worker.group == "stats" and failed:
             self.stats_state = FAILED
         if worker.group in ("open", "bisect") and failed:
