@@ -1,14 +1,15 @@
 """The main screen: op tree (or flat list) on the left, the selected op in the centre, the bisection below.
 
-It paints before anything is indexed: everything that reads the dumps runs in the thread workers of its
-base class (background.py); this class handles what they post, the keys, and what is on screen.
+It paints before anything is indexed: everything that reads the dumps runs in the thread workers of
+`PairWork` (background.py); this class handles what they post, the keys, and what is on screen. The panes are
+widgets bound to its reactives (`data_bind` in `compose`): they redraw when the screen's state changes; the
+exports are an `Exports` object (exports.py).
 
 Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
 this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
 footer, and shows every failure in one place (`show_failure`).
 
-Longer than the usual 400 lines because it is the one place the screen's state is kept and drawn from;
-what could leave it has: the workers (background.py), the view and export actions (views.py, exports.py).
+Longer than the usual 400 lines because it is the one place the screen's state is kept and changed.
 """
 
 from __future__ import annotations
