@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dumptui.present.columns import elide_left
 from dumptui.present.panel import Line, Span
-from dumptui.present.progress import FAILED, WAITING, statistics_words
+from dumptui.present.progress import FAILED, WAITING, StatisticsState, statistics_words
 
 SEPARATOR: Span = (" │ ", "")
 PAIR_ROOM = 46  # what the status keeps for its other parts when it elides the two dump paths
@@ -22,7 +22,7 @@ class StatusFacts:
     stage: str = ""  # what opening (or preparing the bisection) is doing now
     opening_seconds: float = 0.0  # since opening started (shown while it lasts)
     preparing_bisection: bool = False  # open, but the bisection order is not built yet and no command runs
-    stats_state: str = WAITING
+    stats_state: StatisticsState = WAITING
     stats_done: int = 0
     stats_total: int = 0
     stats_failure: str = ""  # the path and reason that stopped the statistics
