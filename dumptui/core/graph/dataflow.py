@@ -156,24 +156,24 @@ def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair
     return out
 
 
-def unjudged_sinks(ref: Dump, target: Dump, alignment: Alignment, judged: set[int]) -> list[str]:
-    """Ops that compute and end their dump's graph (nothing consumes them: the network's outputs) but could not
-    be judged: dumped on one side only (the other side's files lost, or an op one side added) or without
-    outputs on both sides. Whether the network diverges there is not known, so no answer may be "no
-    divergence" for them. `judged`: the indices of the op pairs compared. In words, one per op."""
-    out = []
+def unjudged_sinks(ref: Dump, alignment: Alignment, judged: set[int]) -> list[str]:
+    """Ops of the reference that compute and end its graph (nothing consumes them: the network's outputs) but
+    could not be judged: dumped in the reference only (the target's files lost) or without outputs on both
+    sides. Whether the network diverges there is not known, so no answer may be "no divergence" for them.
+    (An op the target alone has whose output nothing reads, such as an adapter left unused, is not one: the
+    reference defines the network's outputs.) `judged`: the indices of the op pairs compared."""
+    out: list[str] = []
+    graph = ref.graph
+    if graph is None:
+        return out
     for p in alignment.pairs:
-        if p.kind != KERNEL or p.index in judged:
+        op = p.ref
+        if p.kind != KERNEL or p.index in judged or op is None or op.op_type in PASS_THROUGH or op.key not in graph:
             continue
-        for side, dump, op in (("reference", ref, p.ref), ("target", target, p.target)):
-            graph = dump.graph
-            if op is None or op.op_type in PASS_THROUGH or graph is None or op.key not in graph:
-                continue
-            if next(iter(graph.successors(op.key)), None) is not None:
-                continue
-            where = f"in the {side} only" if not p.paired else "without its outputs on both sides"
+        if next(iter(graph.successors(op.key)), None) is None:  # nothing reads it: a network output
+            where = "in the reference only" if not p.paired else "without its outputs on both sides"
             out.append(
-                f"{op.name} ends the {side}'s graph and is dumped {where}: whether the output diverges there could not be judged"
+                f"{op.name} ends the reference's graph and is dumped {where}: "
+                "whether the output diverges there could not be judged"
             )
-            break
     return out

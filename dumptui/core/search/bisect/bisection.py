@@ -178,7 +178,7 @@ class Bisection:
                     self.undecided.append(why)
         # what could not be read or judged is said whether or not a root was found: the answer is then incomplete
         judged = {p.index for p in self.order}
-        sinks = unjudged_sinks(self.session.ref, self.session.target, self.session.alignment, judged)
+        sinks = unjudged_sinks(self.session.ref, self.session.alignment, judged)
         for why in [*self._unread_after_scan(), *sinks[:MAX_UNJUDGED_SAID]]:
             if why not in self.undecided:
                 self.undecided.append(why)
