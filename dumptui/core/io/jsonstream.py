@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_JSON_RECORD, BadValue, json_depth_ok
+from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_JSON_RECORD, BadValue, json_depth_ok, size_words
 
 _CHUNK = 1 << 20
 _WHITESPACE = " \t\n\r"
@@ -100,7 +100,7 @@ class _Buffer:
 
     def _too_large(self, what: str) -> RecordTooLarge:
         return RecordTooLarge(
-            f"{what} at character {self.consumed + self.pos} is larger than {_size(self.limit)} "
+            f"{what} at character {self.consumed + self.pos} is larger than {size_words(self.limit)} "
             "(not read: no valid record is that large)"
         )
 
@@ -109,13 +109,6 @@ class _Buffer:
         if held > self.limit:
             raise self._too_large(what)
         return self.more(at_least=held)  # double what is held: a large member costs a linear number of retries
-
-
-def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
 
 
 def members(fh: BinaryIO, stream_key: str, record_limit: int = MAX_JSON_RECORD) -> Iterator[tuple[str, str, Any]]:
