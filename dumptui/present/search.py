@@ -80,3 +80,7 @@ def next_root(roots: Iterable[int], current: int | None) -> int | None:
         return None
     after = [i for i in ordered if current is None or i > current]
     return after[0] if after else ordered[0]
+
+
+def match_words(matches: int) -> str:
+    return f"{matches} match{'es' if matches != 1 else ''}"

@@ -223,6 +223,7 @@ def test_search_moves_to_matching_ops(demo_pair):
             second = scr.current
             assert second != first and "ReLU" in pairs[second].name
             assert scr.search_matches == sum(1 for p in pairs if "relu-op0" in p.name.lower())
+            assert scr.query_one("#left").border_subtitle == f"{scr.search_matches} matches"
             await pilot.press("up")
             assert scr.current == first
             await pilot.press("escape")
@@ -230,6 +231,8 @@ def test_search_moves_to_matching_ops(demo_pair):
             await pilot.press("slash", *"zzz-no-such-op")
             assert scr.current == first
             assert "no match" in scr.query_one("#left").border_subtitle
+            await pilot.press("escape")
+            assert scr.query_one("#left").border_subtitle == ""  # the count leaves with the box
 
     run(go())
 

@@ -22,7 +22,7 @@ from textual.dom import DOMNode
 from textual.worker import Worker, get_current_worker
 
 from dumptui.present.controller import PairController
-from dumptui.present.driver import BisectCommand
+from dumptui.present.driver import BisectCommand, RunProgress
 from dumptui.present.progress import CANCELLED, DONE, RUNNING
 from dumptui.present.types import TensorResult
 from dumptui.tui.messages import (
@@ -147,14 +147,15 @@ class PairWork:
         try:
             state, how, note = wait_abandonable(
                 lambda: self.controller.run_to_end(
-                    lambda: worker.is_cancelled, lambda s: post(BisectionChanged(s, "running"))
+                    lambda: worker.is_cancelled,
+                    lambda s: post(BisectionChanged(s, BisectCommand.RUN, run=RunProgress.STEPPED)),
                 ),
                 worker,
                 "dumptui-bisect-run",
             )
         except Abandoned:
             return
-        post(BisectionChanged(state, how, note))
+        post(BisectionChanged(state, BisectCommand.RUN, note, run=how))
 
     # ------------------------------------------------------------------ the selected op and tensor
     def load_op(self, index: int) -> Worker[None]:

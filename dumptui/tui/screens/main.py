@@ -1,14 +1,15 @@
 """The main screen: op tree (or flat list) on the left, the selected op in the centre, the bisection below.
 
-It paints before anything is indexed: everything that reads the dumps runs in the thread workers of its
-base class (background.py); this class handles what they post, the keys, and what is on screen.
+It paints before anything is indexed: everything that reads the dumps runs in the thread workers of
+`PairWork` (background.py); this class handles what they post, the keys, and what is on screen. The panes are
+widgets bound to its reactives (`data_bind` in `compose`): they redraw when the screen's state changes; the
+exports are an `Exports` object (exports.py).
 
 Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
 this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
 footer, and shows every failure in one place (`show_failure`).
 
-Longer than the usual 400 lines because it is the one place the screen's state is kept and drawn from;
-what could leave it has: the workers (background.py), the view and export actions (views.py, exports.py).
+Longer than the usual 400 lines because it is the one place the screen's state is kept and changed.
 """
 
 from __future__ import annotations
@@ -17,25 +18,22 @@ import gc
 import time
 from typing import Any
 
-from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Input, Static
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from dumptui.options import pair as pairing
 from dumptui.present.autosave import resume_question
-from dumptui.present.columns import elide_left
 from dumptui.present.controller import PairController
 from dumptui.present.copy import CopyChoice, copy_choices
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now, waiting_for
-from dumptui.present.labels import legend_lines
 from dumptui.present.paths import shown_pair
 from dumptui.present.progress import (
     CANCELLED,
@@ -45,10 +43,10 @@ from dumptui.present.progress import (
     WAITING,
     no_diverged_yet,
     search_words,
-    statistics_words,
     task_words,
 )
 from dumptui.present.search import count_matches, find_op, next_diverged, next_root
+from dumptui.present.status import StatusFacts
 from dumptui.present.tree import OpTreeModel, is_bad
 from dumptui.report import fmt
 from dumptui.tui import keymap
@@ -76,8 +74,10 @@ from dumptui.tui.widgets.bisectpanel import BisectPanel
 from dumptui.tui.widgets.flatlist import FlatOpList
 from dumptui.tui.widgets.footer import KeysFooter
 from dumptui.tui.widgets.opdetail import OpDetail, RelationList, TensorTable
+from dumptui.tui.widgets.opspane import OpsPane
 from dumptui.tui.widgets.optree import OpTree
 from dumptui.tui.widgets.searchbar import SearchBar
+from dumptui.tui.widgets.statusline import StatusLine
 from dumptui.tui.workers import Abandoned
 
 SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
@@ -99,7 +99,7 @@ class MainScreen(Screen[None]):
     # screen itself does not repaint on a change, only the widgets the watcher touches.
     flat_mode = var(False, init=False)  # the flat execution-order list is shown, not the tree
     only_diverged = var(False, init=False)  # both lists show the diverged ops only
-    bisect_task = var("", init=False)  # what the bisection worker does ("run" while `a` steps); "" idle
+    bisect_task: var[BisectCommand | None] = var(None, init=False)  # the bisection worker's command; None idle
     stats_state = var(WAITING, init=False)  # the full compare: waiting | running | done | cancelled | failed
     stats_run = 0  # the current run of the statistics (each cancel or new run counts one)
     available: var[frozenset[str]] = var(frozenset(), init=False)  # ids of the commands available now
@@ -108,6 +108,7 @@ class MainScreen(Screen[None]):
     model: var[OpTreeModel | None] = var(None, init=False)  # the aligned pairs and their verdicts, once open
     tags: var[dict[int, str]] = var(dict, init=False)  # ops tagged culprit / root / probe in the op lists
     roots: var[frozenset[int]] = var(frozenset(), init=False)  # the bisection's roots (their hints say so)
+    status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
@@ -134,21 +135,20 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        yield Static("", id="status")
+        yield StatusLine(id="status").data_bind(MainScreen.theme_styles, facts=MainScreen.status)
         with Horizontal(id="body"):
-            with Vertical(id="left"):
-                yield Static("", id="legend")
-                with ContentSwitcher(initial="tree", id="lists"):
-                    yield OpTree(id="tree").data_bind(MainScreen.theme_styles, MainScreen.tags)
-                    yield FlatOpList(id="flat").data_bind(MainScreen.theme_styles, MainScreen.tags)
-                yield SearchBar(id="search")
+            yield OpsPane(id="left").data_bind(MainScreen.theme_styles, MainScreen.tags)
             yield OpDetail(id="detail").data_bind(MainScreen.theme_styles, MainScreen.model, MainScreen.roots)
         yield BisectPanel(id="bisect").data_bind(MainScreen.theme_styles, MainScreen.model)
         yield KeysFooter()
 
     @property
+    def ops(self) -> OpsPane:
+        return self.query_one(OpsPane)
+
+    @property
     def op_tree(self) -> OpTree:
-        return self.query_one(OpTree)
+        return self.ops.op_tree
 
     @property
     def tree_model(self) -> OpTreeModel:
@@ -158,7 +158,7 @@ class MainScreen(Screen[None]):
 
     @property
     def flat(self) -> FlatOpList:
-        return self.query_one(FlatOpList)
+        return self.ops.flat
 
     @property
     def detail(self) -> OpDetail:
@@ -171,25 +171,12 @@ class MainScreen(Screen[None]):
     @property
     def op_list(self) -> OpTree | FlatOpList:
         """The list on show: the tree or the flat list."""
-        return self.flat if self.flat_mode else self.op_tree
+        return self.ops.shown
 
     def on_unmount(self) -> None:
         self.controller.close()
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._draw_legend)  # after the layout: the legend's own width
-
-    def _draw_legend(self) -> None:
-        """The marks legend over the op lists: one line on a short terminal, two on a tall one (all of them
-        with their full words in the help)."""
-        legend = self.query_one("#legend", Static)
-        width = max(10, legend.content_region.width or self.query_one("#left").content_region.width - 2)
-        lines = legend_lines(width, 1 if self.size.height < 36 else 2)
-        legend.update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
-
     def on_mount(self) -> None:
-        self.query_one(SearchBar).display = False
-        self.query_one("#left").border_title = "ops"
         self.detail.border_title = "op"
         self._apply_theme()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme())
@@ -233,7 +220,7 @@ class MainScreen(Screen[None]):
         # milliseconds a time, felt as lag while workers post their progress).
         self.refresh_bindings()
 
-    def watch_bisect_task(self, task: str) -> None:
+    def watch_bisect_task(self, task: BisectCommand | None) -> None:
         self.panel.set_busy(task_words(task))
         self._update_available()
 
@@ -243,44 +230,25 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
-        width = max(20, self.size.width)
+        """The status line's facts now (its widget redraws when they change; twice a second while opening,
+        for the seconds counted)."""
         ref, target = (fmt.clean(p) for p in shown_pair(self.options.ref, self.options.target))
-        room = max(8, (width - 46) // 2)
-        line = Text.assemble(
-            ("dumptui ", "bold"),
-            "ref ",
-            (elide_left(ref, room), "bold"),
-            " vs ",
-            (elide_left(target, room), "bold"),
+        failure_work, failure = self.failure if self.failure is not None else ("", "")
+        self.status = StatusFacts(
+            ref=ref,
+            target=target,
+            opened=self.controller.session is not None,
+            stage=self.open_stage,
+            opening_seconds=0.0 if self.controller.session is not None else time.monotonic() - self.open_started,
+            preparing_bisection=self.controller.driver is None and not self.bisect_task,
+            stats_state=self.stats_state,
+            stats_done=self.stats_done,
+            stats_total=self.stats_total,
+            stats_failure=fmt.clean(self.stats_failure),
+            diverged=self.model.diverged if self.model is not None else 0,
+            failure_work=failure_work,
+            failure=failure,
         )
-        parts: list[Text] = []
-        if self.failure is not None:  # the error state: what failed, its path and reason, in place of the dumps
-            line = Text.assemble(("dumptui ", "bold"))
-            if self.failure[0] == "stats" and self.stats_failure:
-                # the path and reason that stopped the statistics, elided from the left: the reason stays
-                line.append("statistics failed: ", style=self.theme_styles.error)
-                shown = elide_left(fmt.clean(self.stats_failure), max(10, width - line.cell_len))
-                line.append(shown, style=self.theme_styles.error)
-            else:
-                if self.controller.session is not None:
-                    line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
-                shown = elide_left(self.failure[1], max(10, width - line.cell_len))
-                line.append(shown, style=self.theme_styles.error)
-        elif self.controller.session is None:
-            parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
-        else:
-            words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
-            if words:
-                parts.append(Text(words, style=self.theme_styles.error if self.stats_state == FAILED else ""))
-            if self.model is not None and self.model.diverged:
-                parts.append(Text(f"{self.model.diverged} ✗", style=self.theme_styles.verdict("diverged")))
-            if self.controller.driver is None and not self.bisect_task:
-                parts.append(Text(f"{self.open_stage}…"))
-        for part in parts:  # only segments with something in them: never an empty "│  │"
-            line.append(" │ ")
-            line.append_text(part)
-        # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
-        self.query_one("#status", Static).update(line, layout=False)
 
     # ------------------------------------------------------------------ opening
 
@@ -292,7 +260,7 @@ class MainScreen(Screen[None]):
         """Names only: browse and expand now; numbers, marks and selection come with the index."""
         if self.model is None:
             self.preview_model = msg.model
-            self.op_tree.load(msg.model)
+            self.ops.show_preview(msg.model)
 
     def on_session_ready(self, msg: SessionReady) -> None:
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
@@ -302,18 +270,10 @@ class MainScreen(Screen[None]):
         model = self.model = msg.model
         self.opened_seconds = msg.seconds
         model.set_verdicts(self.controller.one_sided_verdicts())
-        # what the user opened and where the cursor was in the preview tree carry over to the real one
-        expanded, cursor = set(), None
-        if self.preview_model is not None:
-            expanded = self.op_tree.expanded_paths()
-            at = self.op_tree.selected_index
-            cursor = model.index_named(self.preview_model.pairs[at].name) if at is not None else None
+        self.ops.show_opened(model, self.preview_model)
         self.preview_model = None
-        self.op_tree.load(model, keep_expanded=expanded, cursor=cursor)
-        self.flat.set_rows(model, model.rows())
         # the dumps are open: "opening the dumps…" would stay while the cursor rests on a folder
         self.detail.show_no_op("no op selected yet: move the cursor to an op (enter opens a folder)")
-        self._draw_left_title()
         self._draw_status()
         self._report_problems()
         self._update_available()
@@ -372,8 +332,7 @@ class MainScreen(Screen[None]):
         ops, folders = self.model.set_verdicts(verdicts)
         if not ops:
             return
-        self.op_tree.relabel(ops, folders)
-        self.flat.refresh()
+        self.ops.relabel(ops, folders)
         self.detail.refresh_relations(ops)
         if self.bstate is not None and self.bstate.probe_index in ops:
             self.panel.show(self.bstate, busy=task_words(self.bisect_task))
@@ -407,7 +366,7 @@ class MainScreen(Screen[None]):
         state = msg.state
         self.bstate = state
         self.panel.show(state, busy=task_words(self.bisect_task))
-        if msg.event == "points":
+        if msg.command is BisectCommand.POINTS:
             return  # the plot's numbers only: the cursor stays where the user left it
         tags: dict[int, str] = {}
         if state.culprit is not None:
@@ -417,12 +376,12 @@ class MainScreen(Screen[None]):
         elif state.probe_index is not None:
             tags[state.probe_index] = "probe"
         self.tags = tags
-        if msg.event != "running":
+        if not msg.stepping:
             self.roots = frozenset(i for i, tag in tags.items() if tag in ("culprit", "root"))
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )
-        if msg.event != "running":
+        if not msg.stepping:
             target = state.culprit.index if state.culprit is not None else state.probe_index
             if target is None and self.current is None and self.model is not None and self.model.pairs:
                 target = 0  # no divergence: the first op, rather than a pane still saying "opening"
@@ -440,7 +399,7 @@ class MainScreen(Screen[None]):
             self.show_failure(worker.group, worker.error)
         if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
-                self.bisect_task = ""
+                self.bisect_task = None
         if worker.group == "stats" and failed:
             self.stats_state = FAILED
         if worker.group in ("open", "bisect") and failed:
@@ -478,10 +437,7 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ the selected op
     def select_op(self, index: int, focus_list: bool = False) -> None:
         """Put the list cursor on an op (expanding its folders) and show it in the centre."""
-        if self.flat_mode:
-            self.flat.select_index(index)
-        else:
-            self.op_tree.reveal(index)
+        self.ops.select(index)
         self._show_op(index)
         if focus_list:
             self.op_list.focus()
@@ -681,69 +637,37 @@ class MainScreen(Screen[None]):
 
     def _reload_lists(self) -> None:
         self._filter_dirty = False
-        keep = self.current
         empty = no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True)
-        self.op_tree.load(
-            self.tree_model, self.only_diverged, self.op_tree.expanded_paths(), cursor=keep, empty_text=empty
-        )
-        self.flat.empty_text = empty
-        self.flat.set_rows(self.tree_model, self._rows(), keep=keep)
-        self._draw_left_title()
+        self.ops.reload(self.tree_model, self.only_diverged, self.current, empty)
 
     def _refresh_filter(self) -> None:
         if self._filter_dirty and self.only_diverged and self.model is not None:
             self._reload_lists()
 
-    def _draw_left_title(self) -> None:
-        left = self.query_one("#left")
-        kind = "in order" if self.flat_mode else "tree"
-        left.border_title = f"ops · {kind}" + (" · only ✗" if self.only_diverged else "")
-
     def action_toggle_view(self) -> None:
         self.flat_mode = not self.flat_mode
 
     def watch_flat_mode(self, flat: bool) -> None:
-        self.query_one(ContentSwitcher).current = "flat" if flat else "tree"
-        if self.current is not None:
-            (self.flat.select_index if flat else self.op_tree.reveal)(self.current)
-        self.op_list.focus()
-        self._draw_left_title()
+        self.ops.show_list(flat, self.current)
 
     def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = True
-        bar.focus()
+        self.ops.search.open(counted=self.ops)
 
-    @on(Input.Changed, "#search")
-    def search_changed(self, event: Input.Changed) -> None:
-        self._search(event.value, forward=True, inclusive=True)
-
-    @on(Input.Submitted, "#search")
-    def search_submitted(self, event: Input.Submitted) -> None:
-        self._search(event.value, forward=True, inclusive=False)
-
-    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
-        self._search(self.query_one(SearchBar).value, forward=msg.forward, inclusive=False)
-
-    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.query_one("#left").border_subtitle = ""
-        self.op_list.focus()
-
-    def _search(self, query: str, forward: bool, inclusive: bool) -> None:
+    def on_search_bar_query(self, msg: SearchBar.Query) -> None:
         if self.model is None:
             return
-        rows = self._rows()
-        pairs = self.controller.pairs
-        left = self.query_one("#left")
-        if not query.strip():
-            left.border_subtitle = ""
+        bar = self.ops.search
+        if not msg.text.strip():
+            bar.show_matches(None)
             return
-        self.search_matches = count_matches(pairs, rows, query)
-        index = find_op(pairs, rows, query, self.current, forward, inclusive)
-        if index is None:
-            left.border_subtitle = "no match" + (" among the diverged ops" if self.only_diverged else "")
-            return
-        left.border_subtitle = f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
-        self.select_op(index)
+        rows, pairs = self._rows(), self.controller.pairs
+        self.search_matches = count_matches(pairs, rows, msg.text)
+        index = find_op(pairs, rows, msg.text, self.current, msg.forward, msg.inclusive)
+        bar.show_matches(
+            self.search_matches if index is not None else 0, "among the diverged ops" if self.only_diverged else ""
+        )
+        if index is not None:
+            self.select_op(index)
+
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
+        self.op_list.focus()

@@ -4,7 +4,6 @@ present/panel.py decides for its width from `BisectState` snapshots (the Bisecti
 
 from __future__ import annotations
 
-from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -110,25 +109,8 @@ class BisectPanel(VerticalScroll):
     def _text(self, line: Line) -> Text:
         text = Text(no_wrap=True, overflow="crop")
         for chunk, role in line:
-            text.append(fmt.clean(chunk), style=self._style(role))
+            text.append(fmt.clean(chunk), style=self.theme_styles.role(role))
         return text
-
-    def _style(self, role: str) -> Style | str:
-        st = self.theme_styles
-        kind, _, arg = role.partition(":")
-        if kind == "verdict":
-            return st.verdict(arg or None)
-        if kind == "bar":
-            return st.bar(arg)
-        fixed: dict[str, Style | str] = {
-            "bold": "bold",
-            "muted": st.muted,
-            "error": st.error,
-            "warning": st.variable("warning", True),
-            "success": st.variable("success", True),
-            "accent": st.accent,
-        }
-        return fixed.get(kind, "")
 
     def on_resize(self) -> None:
         if self.state is not None:
