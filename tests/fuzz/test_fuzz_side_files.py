@@ -209,3 +209,28 @@ def test_out_of_memory_is_exit_2_with_what_to_do(pair, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, str(script), *pair], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and "out of memory" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+def test_a_session_file_that_is_no_small_regular_file_is_refused_with_its_path(hostile, bad):
+    """`dumptui --session FILE` (and the autosaved sessions): refused at once, the path and the reason said;
+    the app shows that sentence and starts the bisection afresh."""
+    from dumptui.core.search.bisect.sessionfile import read_session
+
+    path = str(hostile / bad)
+    with pytest.raises(ValueError) as refused:
+        read_session(path)
+    assert str(refused.value).startswith(path + ": ")
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+def test_a_settings_file_that_is_no_small_regular_file_gives_the_defaults(hostile, tmp_path, bad):
+    """settings.json (the theme) as a FIFO, a device, a loop, huge or nested: the defaults, at once."""
+    from dumptui.present.autosave import read_settings
+
+    (tmp_path / "dumptui").mkdir()
+    os.symlink(hostile / bad, tmp_path / "dumptui" / "settings.json")
+    assert read_settings({"XDG_CONFIG_HOME": str(tmp_path)}) == {}
+    (tmp_path / "dumptui" / "settings.json").unlink()
+    (tmp_path / "dumptui" / "settings.json").write_text('{"theme": "nord"}')
+    assert read_settings({"XDG_CONFIG_HOME": str(tmp_path)}) == {"theme": "nord"}

@@ -117,10 +117,10 @@ def text_lines(path: str, limit: int = MAX_TEXT_FILE) -> io.StringIO:
     return io.StringIO(read_text(path, limit), newline="")
 
 
-def read_json(path: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """A JSON document from a side file. OSError when it cannot be read; BadValue when it is not JSON or
-    nests deeper than `max_depth`."""
-    data = read_bytes(path)
+def read_json(path: str, max_depth: int = MAX_JSON_DEPTH, limit: int = MAX_TEXT_FILE) -> Any:
+    """A JSON document from a side file of at most `limit` bytes. OSError when it cannot be read; BadValue when
+    it is not JSON or nests deeper than `max_depth`."""
+    data = read_bytes(path, limit)
     try:
         doc = json.loads(data)
     except RecursionError:
