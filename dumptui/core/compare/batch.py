@@ -16,6 +16,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.npy import payloads_kept
 from dumptui.core.model.dump import TensorRef
 
 Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
@@ -54,15 +55,16 @@ def evaluate_all(
             if heavy:
                 _in_executor(session, workers, heavy, counter, cancelled, purpose)
         return [session.op_result(p, purpose=purpose) for p in pairs]
-    heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)
-    workers = workers or os.cpu_count() or 1
-    nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
-    if session.executor is not None and heavy:
-        _in_executor(session, session.executor, heavy, counter, cancelled, purpose)
-    elif workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
-        _in_executor(session, ProcessPool(workers), heavy, counter, cancelled, purpose)
-    else:
-        _here(session, heavy, counter, cancelled, purpose)
+    with payloads_kept():  # a small tensor's payload comes with its header: read once, not twice
+        heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)
+        workers = workers or os.cpu_count() or 1
+        nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
+        if session.executor is not None and heavy:
+            _in_executor(session, session.executor, heavy, counter, cancelled, purpose)
+        elif workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
+            _in_executor(session, ProcessPool(workers), heavy, counter, cancelled, purpose)
+        else:
+            _here(session, heavy, counter, cancelled, purpose)
     return [session.op_result(p, purpose=purpose) for p in pairs]
 
 
