@@ -33,7 +33,7 @@ from dumptui.options import pair as pairing
 from dumptui.present import autosave as saved
 from dumptui.present import relations
 from dumptui.present.detail import element_detail_problem
-from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RedumpPlan, redump_plan
+from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RedumpPlan, RunProgress, redump_plan
 from dumptui.present.progress import compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
@@ -214,10 +214,10 @@ class PairController:
 
     def run_to_end(
         self, cancelled: Callable[[], bool], report: Callable[[BisectState], object]
-    ) -> tuple[BisectState, str, str]:
+    ) -> tuple[BisectState, RunProgress, str]:
         """`a`: step with the computed verdicts until converged, reporting the state at most every
         VERDICT_BATCH_SECONDS; `stop_run` (escape) or `cancelled` stop it after the current step.
-        (final state, "converged" | "stopped", note)."""
+        (final state, CONVERGED or STOPPED, note)."""
         driver = self._driver()
         self.stop_run.clear()
         last = 0.0
@@ -230,9 +230,9 @@ class PairController:
                     more = driver.step()
                 state, marks = driver.state(), driver.to_json()
             if not more:
-                return state, "converged", self.autosave(marks)
+                return state, RunProgress.CONVERGED, self.autosave(marks)
             if self.stop_run.is_set() or cancelled():
-                return state, "stopped", "; ".join(filter(None, ["bisection stopped", self.autosave(marks)]))
+                return state, RunProgress.STOPPED, "; ".join(filter(None, ["bisection stopped", self.autosave(marks)]))
             now = time.monotonic()
             if now - last >= VERDICT_BATCH_SECONDS:
                 report(state)

@@ -42,6 +42,16 @@ class BisectCommand(str, Enum):
     __str__ = str.__str__
 
 
+class RunProgress(str, Enum):
+    """Where `a`'s run to the end is when it reports: a step taken (more follow), converged, or stopped (escape)."""
+
+    STEPPED = "stepped"
+    CONVERGED = "converged"
+    STOPPED = "stopped"
+
+    __str__ = str.__str__
+
+
 @dataclass(frozen=True)
 class HistoryRow:
     number: int

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dumptui.present.driver import BisectCommand, BisectState
-from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING
+from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING, StatisticsState
 
 SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
 ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them
@@ -24,9 +24,9 @@ class KeyContext:
 
     indexed: bool = False  # both dumps indexed and aligned: the tree has numbers
     bisection_ready: bool = False  # the bisection order is built
-    bisect_task: str = ""  # what the bisection worker is doing ("" idle, "run" while `a` steps)
+    bisect_task: BisectCommand | None = None  # what the bisection worker is doing (None idle, RUN while `a` steps)
     bisection: BisectState | None = None
-    statistics: str = WAITING  # the full compare: waiting | running | done | cancelled | failed
+    statistics: StatisticsState = WAITING  # the full compare
 
     @property
     def idle(self) -> bool:

@@ -7,30 +7,52 @@ promptly; a batch is closed at a number of tensor pairs or at an amount of data,
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Callable, Iterator, Sequence
 
 from dumptui.core.graph.align import OpPair
+from dumptui.present.driver import BisectCommand
 
-# the full compare's states
-WAITING, RUNNING, DONE, CANCELLED, FAILED = "waiting", "running", "done", "cancelled", "failed"
 
-# what the bisection worker is doing, by the task the screen gave it ("" = idle)
+class StatisticsState(str, Enum):
+    """The full compare in the app: not started yet, running, done, cancelled by the user, or failed."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+    __str__ = str.__str__
+
+
+WAITING, RUNNING, DONE, CANCELLED, FAILED = (
+    StatisticsState.WAITING,
+    StatisticsState.RUNNING,
+    StatisticsState.DONE,
+    StatisticsState.CANCELLED,
+    StatisticsState.FAILED,
+)
+
+# what the bisection worker is doing, by the command the screen gave it
 TASK_WORDS = {
-    "start": "checking inputs and the graph output",
-    "replay": "resuming the session",
-    "accept": "probing",
-    "overrule": "probing",
-    "undo": "undoing",
-    "reset": "starting over",
-    "run": "running to the end (escape stops)",
+    BisectCommand.START: "checking inputs and the graph output",
+    BisectCommand.REPLAY: "resuming the session",
+    BisectCommand.ACCEPT: "probing",
+    BisectCommand.OVERRULE: "probing",
+    BisectCommand.UNDO: "undoing",
+    BisectCommand.RESET: "starting over",
+    BisectCommand.POINTS: "updating the plot",
+    BisectCommand.RUN: "running to the end (escape stops)",
 }
 
 
-def task_words(task: str) -> str:
-    return TASK_WORDS.get(task, task)
+def task_words(task: BisectCommand | None) -> str:
+    """ "" when the bisection worker is idle (None)."""
+    return TASK_WORDS[task] if task is not None else ""
 
 
-def search_words(task: str, done: int, total: int) -> str:
+def search_words(task: BisectCommand | None, done: int, total: int) -> str:
     """The bisection worker's words while its search is prepared (a noisy pair: every op judged first)."""
     return f"{task_words(task)}: judging every op, {done:,} of {total:,} ({percent(done, total)})"
 
@@ -39,7 +61,7 @@ def percent(done: int, total: int) -> str:
     return f"{100 * done / total:.0f}%" if total else "0%"
 
 
-def statistics_words(state: str, done: int, total: int, failure: str = "") -> str:
+def statistics_words(state: StatisticsState, done: int, total: int, failure: str = "") -> str:
     """The status line's part about the full compare ("" before it starts); `failure`: the path and reason of
     the error that stopped it."""
     if state == RUNNING:
@@ -53,7 +75,7 @@ def statistics_words(state: str, done: int, total: int, failure: str = "") -> st
     return ""
 
 
-def no_diverged_yet(state: str, done: int, total: int, filtering: bool = False) -> str:
+def no_diverged_yet(state: StatisticsState, done: int, total: int, filtering: bool = False) -> str:
     """What `n` / `N` (or `f`, `filtering`) say when no diverged op is known."""
     if state == DONE:
         return "no diverged op: every compared op agrees"

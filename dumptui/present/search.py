@@ -71,3 +71,16 @@ def next_diverged(
         if is_bad(verdict_of(i)):
             return i
     return None
+
+
+def next_root(roots: Iterable[int], current: int | None) -> int | None:
+    """`r`: the first root (culprit or other root, by pair index) after the op shown, wrapping around."""
+    ordered = sorted(set(roots))
+    if not ordered:
+        return None
+    after = [i for i in ordered if current is None or i > current]
+    return after[0] if after else ordered[0]
+
+
+def match_words(matches: int) -> str:
+    return f"{matches} match{'es' if matches != 1 else ''}"

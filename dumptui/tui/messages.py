@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from dumptui.present.driver import BisectDriver, BisectState
+from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RunProgress
+from dumptui.present.progress import RUNNING, StatisticsState
 from dumptui.present.relations import Relation
 from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import OpResult, WorstElement
@@ -69,7 +70,7 @@ class BisectionReady(Message, bubble=False):
 class StatisticsProgress(Message, bubble=False):
     done: int  # tensor pairs compared
     total: int
-    state: str = "running"  # running | done | cancelled
+    state: StatisticsState = RUNNING  # running | done | cancelled
     run: int = 0  # which run of the statistics (a cancelled run's late messages are not the current run's)
 
     def can_replace(self, message: Message) -> bool:
@@ -85,14 +86,22 @@ class VerdictsKnown(Message, bubble=False):
 
 @dataclass
 class BisectionChanged(Message, bubble=False):
+    """The bisection after `command`; for `a` (RUN), `run` says whether this is a step on the way or the end."""
+
     state: BisectState
-    event: str  # start | accept | overrule | undo | reset | replay | running | converged | stopped
+    command: BisectCommand
     note: str = ""
+    run: RunProgress | None = None
+
+    @property
+    def stepping(self) -> bool:
+        """A snapshot on the way of `a`'s run: the cursor stays, the roots are not final."""
+        return self.run is RunProgress.STEPPED
 
     def can_replace(self, message: Message) -> bool:
         # a step of `a` running to the end is superseded by any later snapshot (each holds the whole state);
         # the others select an op or carry a note, and are all handled
-        return self.event == "running" and isinstance(message, BisectionChanged)
+        return self.stepping and isinstance(message, BisectionChanged)
 
 
 @dataclass

@@ -9,12 +9,11 @@ from functools import partial
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header, Input, Static, Tree
+from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from dumptui.present import msprobe_result as pm
@@ -99,7 +98,6 @@ class ResultApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = clean(self.result.path)
-        self.query_one(SearchBar).display = False
         self.rebuild()
         self.call_after_refresh(self.action_first_failing)
 
@@ -181,36 +179,18 @@ class ResultApp(App[None]):
 
     # ------------------------------------------------------------------ / search
     def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = True
-        bar.focus()
+        self.query_one(SearchBar).open(counted=self.rows_tree)
 
-    @on(Input.Changed, "#search")
-    def search_changed(self, event: Input.Changed) -> None:
-        self._search(event.value, forward=True, inclusive=True)
-
-    @on(Input.Submitted, "#search")
-    def search_submitted(self, event: Input.Submitted) -> None:
-        self._search(event.value, forward=True, inclusive=False)
-
-    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
-        self._search(self.query_one(SearchBar).value, msg.forward, inclusive=False)
-
-    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.rows_tree.border_subtitle = ""
-        self.rows_tree.focus()
-
-    def _search(self, query: str, forward: bool, inclusive: bool) -> None:
+    def on_search_bar_query(self, msg: SearchBar.Query) -> None:
         current = self._current()
-        row = pm.find_row(self.result, query, current.order if current else None, forward, inclusive)
-        self.search_matches = pm.count_rows(self.result, query)
-        self.rows_tree.border_subtitle = (
-            "" if not query.strip() else f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
-        )
+        row = pm.find_row(self.result, msg.text, current.order if current else None, msg.forward, msg.inclusive)
+        self.search_matches = pm.count_rows(self.result, msg.text)
+        self.query_one(SearchBar).show_matches(self.search_matches if msg.text.strip() else None)
         if row is not None:
             self.show(row)
+
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
+        self.rows_tree.focus()
 
     # ------------------------------------------------------------------ ? help
     def action_help(self) -> None:

@@ -81,6 +81,24 @@ class ThemeStyles:
     def bar(self, kind: str) -> Style:
         return self.variable(BAR_VARIABLE.get(kind, ""), bold=kind in ("probe", "culprit", "good", "bad"))
 
+    def role(self, role: str) -> Style | str:
+        """The style of a role that present/ gives a span: "verdict:diverged", "bar:probe", "bold", "muted",
+        "error", "warning", "success", "accent" ("" for plain text)."""
+        kind, _, arg = role.partition(":")
+        if kind == "verdict":
+            return self.verdict(arg or None)
+        if kind == "bar":
+            return self.bar(arg)
+        fixed: dict[str, Style | str] = {
+            "bold": "bold",
+            "muted": self.muted,
+            "error": self.error,
+            "warning": self.variable("warning", True),
+            "success": self.variable("success", True),
+            "accent": self.accent,
+        }
+        return fixed.get(kind, "")
+
     @property
     def muted(self) -> Style:
         return Style(dim=True)

@@ -112,22 +112,45 @@ class Browser:
                 return msg.get("result", {})
 
     async def goto(self, url: str) -> None:
+        """Open `url` and wait for its load event."""
         await self.call("Page.navigate", {"url": url})
+        while json.loads((await self.page_ws.receive()).data).get("method") != "Page.loadEventFired":
+            pass
 
     async def text(self) -> str:
         """What the page shows as text (the terminal's rows, in xterm's DOM renderer)."""
         r = await self.call("Runtime.evaluate", {"expression": "document.body.innerText", "returnByValue": True})
         return str(r.get("result", {}).get("value", ""))
 
+    async def _wait_in_page(self, condition: str, value: str, what: str, timeout: float) -> str:
+        """`value` (a JavaScript expression) once `condition` holds in the page: a MutationObserver resolves the
+        wait when the page changes (no polling); `timeout` is only how long a broken page is given."""
+        watch = f"""new Promise(resolve => {{
+            const done = () => {{ if ({condition}) {{ resolve({value}); return true; }} return false; }};
+            if (done()) return;
+            const seen = new MutationObserver(() => {{ if (done()) seen.disconnect(); }});
+            seen.observe(document.documentElement, {{subtree: true, childList: true, characterData: true}});
+        }})"""
+        try:
+            r = await asyncio.wait_for(
+                self.call("Runtime.evaluate", {"expression": watch, "awaitPromise": True, "returnByValue": True}),
+                timeout,
+            )
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"{what} never appeared; the page shows: {(await self.text())[-2000:]!r}") from None
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"waiting for {what} in the page failed: {r['exceptionDetails']}")
+        return str(r.get("result", {}).get("value", ""))
+
     async def wait_for_text(self, needle: str, timeout: float = 60) -> str:
-        t0 = time.monotonic()
-        while True:
-            text = await self.text()
-            if needle in text:
-                return text
-            if time.monotonic() - t0 > timeout:
-                raise TimeoutError(f"{needle!r} never appeared; the page shows: {text[-2000:]!r}")
-            await asyncio.sleep(0.3)
+        """The page's text once it holds `needle`."""
+        found = f"document.body && document.body.innerText.includes({json.dumps(needle)})"
+        return await self._wait_in_page(found, "document.body.innerText", repr(needle), timeout)
+
+    async def focus(self, selector: str, timeout: float = 60) -> None:
+        """Once an element matching `selector` exists, give it the keyboard focus."""
+        element = f"document.querySelector({json.dumps(selector)})"
+        await self._wait_in_page(f"{element} !== null", f"{element}.focus()", selector, timeout)
 
     async def press(self, *keys: str) -> None:
         for k in keys:
@@ -155,10 +178,23 @@ class Browser:
         return str(path)
 
     async def wait_for_download(self, name: str, timeout: float = 60) -> Path:
-        path = self.downloads / name
-        t0 = time.monotonic()
-        while not path.exists() or path.stat().st_size == 0 or list(self.downloads.glob("*.crdownload")):
-            if time.monotonic() - t0 > timeout:
-                raise TimeoutError(f"{name} was not downloaded; the folder holds {os.listdir(self.downloads)}")
-            await asyncio.sleep(0.2)
-        return path
+        """The downloaded file, once the browser says its download of `name` completed (the browser's own
+        download events; `timeout` is only how long a broken page is given)."""
+        names: dict[str, str] = {}  # download guid -> suggested file name
+
+        async def completed() -> Path:
+            while True:
+                msg = json.loads((await self.browser_ws.receive()).data)
+                params = msg.get("params", {})
+                if msg.get("method") == "Browser.downloadWillBegin":
+                    names[params["guid"]] = params.get("suggestedFilename", "")
+                elif msg.get("method") == "Browser.downloadProgress" and names.get(params.get("guid")) == name:
+                    if params.get("state") == "completed":
+                        return self.downloads / name
+                    if params.get("state") == "canceled":
+                        raise AssertionError(f"the browser cancelled the download of {name}")
+
+        try:
+            return await asyncio.wait_for(completed(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"{name} was not downloaded; the folder holds {os.listdir(self.downloads)}") from None

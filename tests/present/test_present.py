@@ -18,6 +18,7 @@ from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.bisect import sessionfile as session_file
 from dumptui.present import bars, columns, keys, paths, relations, search, tree
 from dumptui.present import driver as bisection
+from dumptui.present.progress import RUNNING
 from dumptui.report.looks import mark
 
 
@@ -133,6 +134,16 @@ def test_next_diverged_in_execution_order():
     assert search.next_diverged(rows, verdicts.get, 1, forward=False) == 4
     assert search.next_diverged(rows, verdicts.get, 3, forward=False) == 1
     assert search.next_diverged(rows, {}.get, 0) is None
+
+
+def test_next_root_after_the_op_shown_wrapping():
+    roots = [7, 2, 11, 2]  # the culprit first, then the other roots, in any order and repeated
+    assert search.next_root(roots, None) == 2
+    assert search.next_root(roots, 2) == 7
+    assert search.next_root(roots, 8) == 11
+    assert search.next_root(roots, 11) == 2  # wraps
+    assert search.next_root([5], 5) == 5
+    assert search.next_root([], 3) is None
 
 
 def test_elide_left_keeps_the_op():
@@ -468,15 +479,19 @@ def test_commands_available_as_the_work_progresses():
         "session.save",
         "bisect.export",
     } <= now
-    assert not {"bisect.good", "bisect.accept", "bisect.undo"} & ids(**ready, bisection=probing, bisect_task="accept")
+    assert not {"bisect.good", "bisect.accept", "bisect.undo"} & ids(
+        **ready, bisection=probing, bisect_task=bisection.BisectCommand.ACCEPT
+    )
     converged = bisection.BisectState(n=10, started=True, finished=True, candidates=frozenset({4}), can_undo=True)
     now = ids(**ready, bisection=converged)
     assert "bisect.undo" in now and not {"bisect.accept", "bisect.good", "bisect.run"} & now
     assert "nav.probe" in ids(**ready, bisection=probing) and "nav.culprit" not in ids(**ready, bisection=probing)
     assert "nav.probe" not in ids(**ready, bisection=converged)  # no culprit in this state: nothing to go to
     assert "nav.culprit" not in ids(**ready, bisection=converged) and "edit.copy" in ids(indexed=True)
-    assert "work.cancel" in ids(statistics="running") and "work.cancel" in ids(**ready, bisect_task="run")
-    assert "work.cancel" not in ids(**ready, bisect_task="accept")
+    assert "work.cancel" in ids(statistics=RUNNING) and "work.cancel" in ids(
+        **ready, bisect_task=bisection.BisectCommand.RUN
+    )
+    assert "work.cancel" not in ids(**ready, bisect_task=bisection.BisectCommand.ACCEPT)
     assert "work.compute_statistics" in ids(indexed=True, statistics="cancelled")
     assert "work.compute_statistics" not in ids(indexed=True, statistics="done")
 

@@ -154,12 +154,14 @@ def test_open_result_has_search_help_and_the_palette(msprobe_result):
             await pilot.pause()
             at = app.rows_tree.cursor_node.data
             assert "relu" in at.op.lower() and app.search_matches == len(relus)
+            assert app.rows_tree.border_subtitle == f"{len(relus)} matches"
             await pilot.press("enter")
             await pilot.pause()
             assert app.rows_tree.cursor_node.data is not at and "relu" in app.rows_tree.cursor_node.data.op.lower()
             await pilot.press("escape")
             await pilot.pause()
             assert app.focused is app.rows_tree and not app.query_one("#search").display
+            assert app.rows_tree.border_subtitle == ""
             await pilot.press("question_mark")
             await pilot.pause()
             assert isinstance(app.screen, HelpScreen)

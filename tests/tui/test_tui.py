@@ -131,7 +131,7 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             # the probe is selected in the tree and shown in the centre
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.probe_index)
             assert scr.op_tree.selected_index == st.probe_index
-            assert scr.op_tree.tags == {st.probe_index: "probe"}
+            assert scr.op_tree.tags == {st.probe_index: "probe"} and scr.detail.roots == set()
             await space_until_converged(scr, pilot)
             st = scr.bstate
             assert st.finished and st.culprit is not None
@@ -143,7 +143,9 @@ def test_bisect_demo_by_space_finds_the_planted_culprit(demo_pair):
             await wait_until(lambda: scr.detail.result is not None and scr.detail.index == st.culprit.index)
             res = scr.detail.result
             assert all(r.good for r in res.inputs) and res.verdict == "diverged"
-            assert scr.op_tree.tags[st.culprit.index] == "culprit"
+            assert scr.op_tree.tags[st.culprit.index] == "culprit" and scr.flat.tags == scr.op_tree.tags
+            # the detail knows the roots (a root's hints say "not benign"): the culprit and the other roots
+            assert scr.detail.roots == {st.culprit.index, *(o.index for o in st.others)}
             # marks make no sense any more: disabled
             assert scr.check_action("mark", ("good",)) is None and scr.check_action("accept", ()) is None
             assert scr.check_action("undo", ()) is True
@@ -221,6 +223,7 @@ def test_search_moves_to_matching_ops(demo_pair):
             second = scr.current
             assert second != first and "ReLU" in pairs[second].name
             assert scr.search_matches == sum(1 for p in pairs if "relu-op0" in p.name.lower())
+            assert scr.query_one("#left").border_subtitle == f"{scr.search_matches} matches"
             await pilot.press("up")
             assert scr.current == first
             await pilot.press("escape")
@@ -228,6 +231,8 @@ def test_search_moves_to_matching_ops(demo_pair):
             await pilot.press("slash", *"zzz-no-such-op")
             assert scr.current == first
             assert "no match" in scr.query_one("#left").border_subtitle
+            await pilot.press("escape")
+            assert scr.query_one("#left").border_subtitle == ""  # the count leaves with the box
 
     run(go())
 
@@ -288,7 +293,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
             inp.value = str(path)
             await pilot.press("enter")
             await pilot.pause()
-            assert isinstance(app.screen, MainScreen) and scr.saved_path == str(path)
+            assert isinstance(app.screen, MainScreen) and scr.exports.saved_path == str(path)
             return state
 
     state = run(save())
@@ -337,7 +342,7 @@ def test_export_redump_config_for_the_interval(demo_pair, tmp_path, monkeypatch)
             dlg.query_one("#export-path").value = str(out)
             await pilot.press("enter")
             await pilot.pause()
-            assert isinstance(app.screen, MainScreen) and scr.exported_path == str(out)
+            assert isinstance(app.screen, MainScreen) and scr.exports.exported_path == str(out)
             order = scr.controller.driver.bi.order
             suspects = sorted(st.candidates)
             return [order[c].name for c in suspects]
@@ -582,6 +587,9 @@ def test_theme_change_recolours_the_marks(demo_pair):
             after = scr.op_tree.folder_label("Default").spans[0].style
             assert str(before) != str(after)
             assert scr.theme_styles.verdict("diverged").color is not None
+            # every pane draws with the screen's new styles (bound, not copied)
+            for pane in (scr.op_tree, scr.flat, scr.detail, scr.panel):
+                assert pane.theme_styles is scr.theme_styles, pane
 
     run(go())
 
@@ -715,7 +723,7 @@ def test_remedy_key_writes_the_files_for_the_culprit(tmp_path, monkeypatch):
             assert isinstance(app.screen, SaveScreen) and "inside the dump" in plain(dlg.query_one("#dialog-error"))
             dlg.query_one("#save-path").value = str(out)
             await pilot.press("enter")
-            await wait_until(lambda: scr.remedy_path == str(out), what="the remedy files")
+            await wait_until(lambda: scr.exports.remedy_path == str(out), what="the remedy files")
 
     run(go())
     assert (out / "keep_dtype.cfg").read_text() == demo.culprit[1] + "\n"
@@ -797,7 +805,7 @@ def test_x_writes_the_same_table_as_compare_csv(demo_pair, tmp_path, profile):
             dialog.query_one("#csv-path").value = str(ours)
             dialog.query_one("#csv-profile").value = profile
             await pilot.press("enter")
-            await wait_until(lambda: getattr(scr, "csv_path", None) == str(ours), what="the CSV written")
+            await wait_until(lambda: scr.exports.csv_path == str(ours), what="the CSV written")
 
     run(go())
     theirs = tmp_path / f"cli-{profile}.csv"

@@ -1,7 +1,8 @@
 """The main screen's exports: the session (`S`), a re-dump config for the interval (`e`), the remedy of the
 culprits (`R`: precision or the op, and the files that keep an op in float32) and the comparison as CSV (`x`). In a terminal each is written to a path the user confirms (never inside a dump); in a browser
-(`dumptui serve`) each reaches the user as a download (`deliver_text`), never only the server's disk. A mixin
-of MainScreen."""
+(`dumptui serve`) each reaches the user as a download (`deliver_text`), never only the server's disk.
+
+`Exports` is owned by the main screen (its four actions call it); what it needs of the screen is `ExportHost`."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ import io
 import json
 import os
 from functools import partial
-from typing import Callable
+from typing import Any, Callable, Protocol
 
-from textual import work
-from textual.screen import Screen
-from textual.worker import get_current_worker
+from textual.app import App
+from textual.worker import Worker, get_current_worker
 
 from dumptui.present.controller import PairController
 from dumptui.present.driver import BisectState, RedumpPlan
@@ -37,34 +37,61 @@ def refuse_file_name(name: str) -> str | None:
     return None
 
 
-class ExportActions(Screen):
-    controller: PairController
-    bstate: BisectState | None
+class ExportHost(Protocol):
+    """What the exports use of the screen that owns them."""
 
-    saved_path: str | None = None
-    exported_path: str | None = None
-    csv_path: str | None = None
-    remedy_path: str | None = None
-    delivered: list[str]  # file names handed to the browser, in order (for tests and the notification)
+    @property
+    def app(self) -> App[Any]: ...
+
+    def notify(self, message: str, *, severity: Any = ..., timeout: float | None = ..., markup: bool = ...) -> None: ...
+
+    def run_worker(
+        self, work: Any, *, group: str, exclusive: bool, thread: bool, exit_on_error: bool
+    ) -> Worker[Any]: ...
 
     def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
-        raise NotImplementedError  # the screen's (MainScreen.show_failure)
+        """What failed, with the path and the reason, in the screen's one place for failures."""
 
-    def _retry(self, work: str) -> None:
-        raise NotImplementedError  # the screen's: a failure of `work` is no longer the state
+    def retry_work(self, work: str) -> None:
+        """`work` starts again: its last failure is no longer the state."""
+
+
+class Exports:
+    def __init__(self, host: ExportHost, controller: PairController):
+        self.host = host
+        self.controller = controller
+        self.saved_path: str | None = None  # what was written last of each kind (for tests and the notes)
+        self.exported_path: str | None = None
+        self.csv_path: str | None = None
+        self.remedy_path: str | None = None
+        self.delivered: list[str] = []  # file names handed to the browser, in order
+
+    @property
+    def app(self) -> App[Any]:
+        return self.host.app
 
     @property
     def web(self) -> bool:
         return self.app.is_web
 
+    def notify(self, message: str, **kwargs: Any) -> None:
+        self.host.notify(message, **kwargs)
+
+    def show_failure(self, work: str, error: BaseException, path: str = "") -> None:
+        self.host.show_failure(work, error, path)
+
+    def _in_thread(self, job: Callable[[], None]) -> Worker[Any]:
+        """Off the UI thread, one export at a time."""
+        return self.host.run_worker(job, group="export", exclusive=True, thread=True, exit_on_error=False)
+
     def _deliver(self, text: str, name: str, what: str) -> None:
         """A download for the browser user (`dumptui serve`)."""
         self.app.deliver_text(io.StringIO(text), save_filename=name)
-        self.delivered = [*getattr(self, "delivered", []), name]
+        self.delivered.append(name)
         self.notify(f"{what}: downloading {name}", markup=False, timeout=8)
 
     # ------------------------------------------------------------------ S: the session
-    def action_save(self) -> None:
+    def save(self) -> None:
         if self.web:
             dialog = SaveScreen(
                 "dumptui-session.json",
@@ -84,7 +111,7 @@ class ExportActions(Screen):
     def _save_to(self, path: str | None) -> None:
         if not path or self.controller.driver is None:
             return
-        self._retry("save")
+        self.host.retry_work("save")
         data = self.controller.marks(timeout=2)
         if data is None:
             self.notify("the bisection is busy: try again", severity="warning")
@@ -109,10 +136,10 @@ class ExportActions(Screen):
         )
 
     # ------------------------------------------------------------------ e: the re-dump config
-    def action_export(self) -> None:
-        if self.controller.driver is None or self.bstate is None:
+    def redump(self, bstate: BisectState | None) -> None:
+        if self.controller.driver is None or bstate is None:
             return
-        plan = self.controller.redump_plan(self.bstate)
+        plan = self.controller.redump_plan(bstate)
         refuse: Callable[[str], str | None]
         if self.web:
             out, refuse, label = "data_dump.json", refuse_file_name, "download the MindSpore config (dump_mode 1) as:"
@@ -130,7 +157,7 @@ class ExportActions(Screen):
     def _export_to(self, plan: RedumpPlan, answer: tuple[str, str] | None) -> None:
         if not answer:
             return
-        self._retry("export")
+        self.host.retry_work("export")
         out, dump_dir = answer
         try:
             config = self.controller.redump_config(plan, os.path.expanduser(dump_dir))
@@ -152,7 +179,7 @@ class ExportActions(Screen):
         )
 
     # ------------------------------------------------------------------ R: the remedy of the culprits
-    def action_export_remedy(self) -> None:
+    def remedy(self) -> None:
         if self.controller.driver is None:
             return
         if self.web:
@@ -172,9 +199,8 @@ class ExportActions(Screen):
 
     def _remedy_to(self, path: str | None) -> None:
         if path:
-            self.write_remedy(path)
+            self._in_thread(lambda: self.write_remedy(path))
 
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def write_remedy(self, path: str) -> None:
         """Off the UI thread: each culprit's op is replayed at the device's precision (reads its tensors)."""
         if self.controller.driver is None:
@@ -199,7 +225,7 @@ class ExportActions(Screen):
         )
 
     # ------------------------------------------------------------------ x: the comparison as CSV
-    def action_export_csv(self) -> None:
+    def csv(self) -> None:
         dumps = self.controller.dumps()
         refuse: Callable[[str], str | None]
         if self.web:
@@ -212,9 +238,9 @@ class ExportActions(Screen):
 
     def _csv_to(self, answer: tuple[str, str] | None) -> None:
         if answer:
-            self.write_csv(*answer)
+            path, profile = answer
+            self._in_thread(lambda: self.write_csv(path, profile))
 
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def write_csv(self, path: str, profile: str = DEFAULT_PROFILE) -> None:
         """Off the UI thread: 20,000 ops' results are gathered (all cached: statistics are done) and written."""
         text, rows = self.controller.comparison_csv(profile)

@@ -1,14 +1,15 @@
 """The main screen: op tree (or flat list) on the left, the selected op in the centre, the bisection below.
 
-It paints before anything is indexed: everything that reads the dumps runs in the thread workers of its
-base class (background.py); this class handles what they post, the keys, and what is on screen.
+It paints before anything is indexed: everything that reads the dumps runs in the thread workers of
+`PairWork` (background.py); this class handles what they post, the keys, and what is on screen. The panes are
+widgets bound to its reactives (`data_bind` in `compose`): they redraw when the screen's state changes; the
+exports are an `Exports` object (exports.py).
 
 Which commands exist and when each is available is the action table's business (dumptui/present/keys.py);
 this screen keeps the state that table reads as reactive variables, so a change of state refreshes the
 footer, and shows every failure in one place (`show_failure`).
 
-Longer than the usual 400 lines because it is the one place the screen's state is kept and drawn from;
-what could leave it has: the workers (background.py), the view and export actions (views.py, exports.py).
+Longer than the usual 400 lines because it is the one place the screen's state is kept and changed.
 """
 
 from __future__ import annotations
@@ -17,23 +18,22 @@ import gc
 import time
 from typing import Any
 
-from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.reactive import var
+from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, DataTable, Input, Static
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from dumptui.options import pair as pairing
 from dumptui.present.autosave import resume_question
-from dumptui.present.columns import elide_left
 from dumptui.present.controller import PairController
+from dumptui.present.copy import CopyChoice, copy_choices
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now, waiting_for
-from dumptui.present.labels import legend_lines
 from dumptui.present.paths import shown_pair
 from dumptui.present.progress import (
     CANCELLED,
@@ -43,10 +43,10 @@ from dumptui.present.progress import (
     WAITING,
     no_diverged_yet,
     search_words,
-    statistics_words,
     task_words,
 )
-from dumptui.present.search import count_matches, find_op, next_diverged
+from dumptui.present.search import count_matches, find_op, next_diverged, next_root
+from dumptui.present.status import StatusFacts
 from dumptui.present.tree import OpTreeModel, is_bad
 from dumptui.report import fmt
 from dumptui.tui import keymap
@@ -63,25 +63,28 @@ from dumptui.tui.messages import (
     TensorLoaded,
     VerdictsKnown,
 )
-from dumptui.tui.screens.background import BackgroundWork
+from dumptui.tui.screens import views
+from dumptui.tui.screens.background import PairWork
+from dumptui.tui.screens.copy import CopyScreen, copied_words
 from dumptui.tui.screens.error import OpenErrorScreen
-from dumptui.tui.screens.exports import ExportActions
+from dumptui.tui.screens.exports import Exports
 from dumptui.tui.screens.resume import ResumeScreen
-from dumptui.tui.screens.views import ViewActions
 from dumptui.tui.styles import ThemeStyles
 from dumptui.tui.widgets.bisectpanel import BisectPanel
 from dumptui.tui.widgets.flatlist import FlatOpList
 from dumptui.tui.widgets.footer import KeysFooter
 from dumptui.tui.widgets.opdetail import OpDetail, RelationList, TensorTable
+from dumptui.tui.widgets.opspane import OpsPane
 from dumptui.tui.widgets.optree import OpTree
 from dumptui.tui.widgets.searchbar import SearchBar
+from dumptui.tui.widgets.statusline import StatusLine
 from dumptui.tui.workers import Abandoned
 
 SELECT_DEBOUNCE_SECONDS = 0.06  # holding `j` does not start a read per line
 TENSOR_PLACEHOLDER_SECONDS = 0.15
 
 
-class MainScreen(BackgroundWork, ViewActions, ExportActions):
+class MainScreen(Screen[None]):
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (22, "-short"), (36, "-tall")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
@@ -96,17 +99,24 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     # screen itself does not repaint on a change, only the widgets the watcher touches.
     flat_mode = var(False, init=False)  # the flat execution-order list is shown, not the tree
     only_diverged = var(False, init=False)  # both lists show the diverged ops only
-    bisect_task = var("", init=False)  # what the bisection worker does ("run" while `a` steps); "" idle
+    bisect_task: var[BisectCommand | None] = var(None, init=False)  # the bisection worker's command; None idle
     stats_state = var(WAITING, init=False)  # the full compare: waiting | running | done | cancelled | failed
     stats_run = 0  # the current run of the statistics (each cancel or new run counts one)
     available: var[frozenset[str]] = var(frozenset(), init=False)  # ids of the commands available now
+    # What the widgets draw with, bound to theirs in `compose` (`data_bind`): a change here redraws them.
+    theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)  # the theme's colours as rich styles
+    model: var[OpTreeModel | None] = var(None, init=False)  # the aligned pairs and their verdicts, once open
+    tags: var[dict[int, str]] = var(dict, init=False)  # ops tagged culprit / root / probe in the op lists
+    roots: var[frozenset[int]] = var(frozenset(), init=False)  # the bisection's roots (their hints say so)
+    status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
         self.options = options
         # the engine's state for the pair and the work on it (present/controller.py): the workers call it
         self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
-        self.model: OpTreeModel | None = None
+        self.pair_work = PairWork(self, self.controller)  # the workers that call it off the UI thread
+        self.exports = Exports(self, self.controller)  # S, e, R, x: files written or downloaded
         self.preview_model: OpTreeModel | None = None  # names only, while the dumps are indexed
         self.bstate: BisectState | None = None
         self.stats_done = 0
@@ -116,11 +126,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.open_started = time.monotonic()
         self.opened_seconds: float | None = None
         self.current: int | None = None
-        self.saved_path: str | None = None
-        self.exported_path: str | None = None
         self.search_matches = 0
         self.kernel_count = 0
-        self.theme_styles = ThemeStyles({})
         self._load_timer: Timer | None = None
         self._tensor_timer: Timer | None = None
         self._filter_dirty = False
@@ -128,21 +135,20 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        yield Static("", id="status")
+        yield StatusLine(id="status").data_bind(MainScreen.theme_styles, facts=MainScreen.status)
         with Horizontal(id="body"):
-            with Vertical(id="left"):
-                yield Static("", id="legend")
-                with ContentSwitcher(initial="tree", id="lists"):
-                    yield OpTree(id="tree")
-                    yield FlatOpList(id="flat")
-                yield SearchBar(id="search")
-            yield OpDetail(id="detail")
-        yield BisectPanel(id="bisect")
+            yield OpsPane(id="left").data_bind(MainScreen.theme_styles, MainScreen.tags)
+            yield OpDetail(id="detail").data_bind(MainScreen.theme_styles, MainScreen.model, MainScreen.roots)
+        yield BisectPanel(id="bisect").data_bind(MainScreen.theme_styles, MainScreen.model)
         yield KeysFooter()
 
     @property
+    def ops(self) -> OpsPane:
+        return self.query_one(OpsPane)
+
+    @property
     def op_tree(self) -> OpTree:
-        return self.query_one(OpTree)
+        return self.ops.op_tree
 
     @property
     def tree_model(self) -> OpTreeModel:
@@ -152,7 +158,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     @property
     def flat(self) -> FlatOpList:
-        return self.query_one(FlatOpList)
+        return self.ops.flat
 
     @property
     def detail(self) -> OpDetail:
@@ -165,42 +171,23 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     @property
     def op_list(self) -> OpTree | FlatOpList:
         """The list on show: the tree or the flat list."""
-        return self.flat if self.flat_mode else self.op_tree
+        return self.ops.shown
 
     def on_unmount(self) -> None:
         self.controller.close()
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._draw_legend)  # after the layout: the legend's own width
-
-    def _draw_legend(self) -> None:
-        """The marks legend over the op lists: one line on a short terminal, two on a tall one (all of them
-        with their full words in the help)."""
-        legend = self.query_one("#legend", Static)
-        width = max(10, legend.content_region.width or self.query_one("#left").content_region.width - 2)
-        lines = legend_lines(width, 1 if self.size.height < 36 else 2)
-        legend.update(Text("\n".join(lines), style=self.theme_styles.muted, no_wrap=True))
-
     def on_mount(self) -> None:
-        self.query_one(SearchBar).display = False
-        self.query_one("#left").border_title = "ops"
         self.detail.border_title = "op"
         self._apply_theme()
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme(relabel=True))
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_theme())
         self.set_interval(0.5, self._draw_status)
         self.set_interval(0.5, self._refresh_filter)
         self.op_tree.focus()
         self._draw_status()
-        self.open_dumps()
+        self.pair_work.open_dumps()
 
-    def _apply_theme(self, relabel: bool = False) -> None:
-        self.theme_styles = ThemeStyles(self.app.get_css_variables())
-        for w in (self.op_tree, self.flat, self.detail, self.panel):
-            w.theme_styles = self.theme_styles
-        if relabel and self.model is not None:
-            self.op_tree.relabel_all()
-            self.flat.refresh()
-            self.panel.show(self.bstate, busy=task_words(self.bisect_task))
+    def _apply_theme(self) -> None:
+        self.theme_styles = ThemeStyles(self.app.get_css_variables())  # the widgets bound to it redraw
 
     # ------------------------------------------------------------------ which commands make sense now
     def key_context(self) -> KeyContext:
@@ -233,7 +220,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         # milliseconds a time, felt as lag while workers post their progress).
         self.refresh_bindings()
 
-    def watch_bisect_task(self, task: str) -> None:
+    def watch_bisect_task(self, task: BisectCommand | None) -> None:
         self.panel.set_busy(task_words(task))
         self._update_available()
 
@@ -243,44 +230,25 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     # ------------------------------------------------------------------ status line
     def _draw_status(self) -> None:
-        width = max(20, self.size.width)
+        """The status line's facts now (its widget redraws when they change; twice a second while opening,
+        for the seconds counted)."""
         ref, target = (fmt.clean(p) for p in shown_pair(self.options.ref, self.options.target))
-        room = max(8, (width - 46) // 2)
-        line = Text.assemble(
-            ("dumptui ", "bold"),
-            "ref ",
-            (elide_left(ref, room), "bold"),
-            " vs ",
-            (elide_left(target, room), "bold"),
+        failure_work, failure = self.failure if self.failure is not None else ("", "")
+        self.status = StatusFacts(
+            ref=ref,
+            target=target,
+            opened=self.controller.session is not None,
+            stage=self.open_stage,
+            opening_seconds=0.0 if self.controller.session is not None else time.monotonic() - self.open_started,
+            preparing_bisection=self.controller.driver is None and not self.bisect_task,
+            stats_state=self.stats_state,
+            stats_done=self.stats_done,
+            stats_total=self.stats_total,
+            stats_failure=fmt.clean(self.stats_failure),
+            diverged=self.model.diverged if self.model is not None else 0,
+            failure_work=failure_work,
+            failure=failure,
         )
-        parts: list[Text] = []
-        if self.failure is not None:  # the error state: what failed, its path and reason, in place of the dumps
-            line = Text.assemble(("dumptui ", "bold"))
-            if self.failure[0] == "stats" and self.stats_failure:
-                # the path and reason that stopped the statistics, elided from the left: the reason stays
-                line.append("statistics failed: ", style=self.theme_styles.error)
-                shown = elide_left(fmt.clean(self.stats_failure), max(10, width - line.cell_len))
-                line.append(shown, style=self.theme_styles.error)
-            else:
-                if self.controller.session is not None:
-                    line.append(statistics_words(self.stats_state, self.stats_done, self.stats_total) + " │ ")
-                shown = elide_left(self.failure[1], max(10, width - line.cell_len))
-                line.append(shown, style=self.theme_styles.error)
-        elif self.controller.session is None:
-            parts.append(Text(f"{self.open_stage}… {time.monotonic() - self.open_started:.1f} s"))
-        else:
-            words = statistics_words(self.stats_state, self.stats_done, self.stats_total, self.stats_failure)
-            if words:
-                parts.append(Text(words, style=self.theme_styles.error if self.stats_state == FAILED else ""))
-            if self.model is not None and self.model.diverged:
-                parts.append(Text(f"{self.model.diverged} ✗", style=self.theme_styles.verdict("diverged")))
-            if self.controller.driver is None and not self.bisect_task:
-                parts.append(Text(f"{self.open_stage}…"))
-        for part in parts:  # only segments with something in them: never an empty "│  │"
-            line.append(" │ ")
-            line.append_text(part)
-        # one line, fixed size: no layout pass (this runs twice a second, and layouts cost keys their latency)
-        self.query_one("#status", Static).update(line, layout=False)
 
     # ------------------------------------------------------------------ opening
 
@@ -292,7 +260,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         """Names only: browse and expand now; numbers, marks and selection come with the index."""
         if self.model is None:
             self.preview_model = msg.model
-            self.op_tree.load(msg.model)
+            self.ops.show_preview(msg.model)
 
     def on_session_ready(self, msg: SessionReady) -> None:
         # The index is long-lived: out of the cyclic GC's sight, a full collection stops costing a second
@@ -301,22 +269,11 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.kernel_count = self.controller.kernel_count()
         model = self.model = msg.model
         self.opened_seconds = msg.seconds
-        for w in (self.detail, self.panel):
-            w.verdict_of = model.verdict
-        self.detail.is_root = self._is_root
         model.set_verdicts(self.controller.one_sided_verdicts())
-        # what the user opened and where the cursor was in the preview tree carry over to the real one
-        expanded, cursor = set(), None
-        if self.preview_model is not None:
-            expanded = self.op_tree.expanded_paths()
-            at = self.op_tree.selected_index
-            cursor = model.index_named(self.preview_model.pairs[at].name) if at is not None else None
+        self.ops.show_opened(model, self.preview_model)
         self.preview_model = None
-        self.op_tree.load(model, keep_expanded=expanded, cursor=cursor)
-        self.flat.set_rows(model, model.rows())
         # the dumps are open: "opening the dumps…" would stay while the cursor rests on a folder
         self.detail.show_no_op("no op selected yet: move the cursor to an op (enter opens a folder)")
-        self._draw_left_title()
         self._draw_status()
         self._report_problems()
         self._update_available()
@@ -361,7 +318,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self.stats_state = msg.state  # its watcher redraws the status when the state changes...
         self._draw_status()  # ...and the numbers change every time
         if msg.state == DONE and self.controller.driver is not None and self.bstate is not None:
-            self.bisect_work(BisectCommand.POINTS, ())  # a clean pair's plot: every op compared now, none "not read"
+            self.pair_work.bisect(BisectCommand.POINTS)  # a clean pair's plot: every op compared now, none "not read"
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
@@ -375,8 +332,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         ops, folders = self.model.set_verdicts(verdicts)
         if not ops:
             return
-        self.op_tree.relabel(ops, folders)
-        self.flat.refresh()
+        self.ops.relabel(ops, folders)
         self.detail.refresh_relations(ops)
         if self.bstate is not None and self.bstate.probe_index in ops:
             self.panel.show(self.bstate, busy=task_words(self.bisect_task))
@@ -394,13 +350,13 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         (what the user acts on) get the CPU and the disk first, not a share of them."""
         if self.stats_state == WAITING and self.controller.session is not None:
             self.stats_state = RUNNING
-            self.compute_statistics(self.stats_run)
+            self.pair_work.compute_statistics(self.stats_run)
 
     # ------------------------------------------------------------------ bisection
     def _run_bisect(self, task: BisectCommand, *args: Any) -> None:
-        self._retry("bisect")
+        self.retry_work("bisect")
         self.bisect_task = task
-        self.bisect_work(task, args)
+        self.pair_work.bisect(task, args)
 
     def on_search_progress(self, msg: SearchProgress) -> None:
         if self.bisect_task:  # (a count that arrives after its command ended says nothing)
@@ -410,7 +366,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         state = msg.state
         self.bstate = state
         self.panel.show(state, busy=task_words(self.bisect_task))
-        if msg.event == "points":
+        if msg.command is BisectCommand.POINTS:
             return  # the plot's numbers only: the cursor stays where the user left it
         tags: dict[int, str] = {}
         if state.culprit is not None:
@@ -419,14 +375,13 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
                 tags.setdefault(o.index, "root")
         elif state.probe_index is not None:
             tags[state.probe_index] = "probe"
-        self.op_tree.set_tags(tags)
-        self.flat.set_tags(tags)
-        if self.detail.result is not None and msg.event != "running":  # its hints follow the roots found
-            self.detail.show_result(self.detail.result, self.detail.relations, self.kernel_count)
+        self.tags = tags
+        if not msg.stepping:
+            self.roots = frozenset(i for i, tag in tags.items() if tag in ("culprit", "root"))
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )
-        if msg.event != "running":
+        if not msg.stepping:
             target = state.culprit.index if state.culprit is not None else state.probe_index
             if target is None and self.current is None and self.model is not None and self.model.pairs:
                 target = 0  # no divergence: the first op, rather than a pane still saying "opening"
@@ -437,11 +392,6 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._start_statistics_once()
         self._update_available()
 
-    def _is_root(self, index: int) -> bool:
-        state = self.bstate
-        c = state.culprit if state is not None else None
-        return c is not None and state is not None and (c.index == index or any(o.index == index for o in state.others))
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         failed = event.state == WorkerState.ERROR and not isinstance(worker.error, Abandoned)
@@ -449,7 +399,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.show_failure(worker.group, worker.error)
         if worker.group == "bisect" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             if not any(w.group == "bisect" and w.is_running for w in self.workers if w is not worker):
-                self.bisect_task = ""
+                self.bisect_task = None
         if worker.group == "stats" and failed:
             self.stats_state = FAILED
         if worker.group in ("open", "bisect") and failed:
@@ -471,7 +421,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._draw_status()
         self.notify(self.failure[1], severity="error", timeout=15, markup=False)
 
-    def _retry(self, work: str) -> None:
+    def retry_work(self, work: str) -> None:
         """Work that failed is started again: its failure is no longer the state."""
         if self.failure is not None and self.failure[0] == work:
             self.failure = None
@@ -487,10 +437,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     # ------------------------------------------------------------------ the selected op
     def select_op(self, index: int, focus_list: bool = False) -> None:
         """Put the list cursor on an op (expanding its folders) and show it in the centre."""
-        if self.flat_mode:
-            self.flat.select_index(index)
-        else:
-            self.op_tree.reveal(index)
+        self.ops.select(index)
         self._show_op(index)
         if focus_list:
             self.op_list.focus()
@@ -499,8 +446,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         if self.controller.session is None or (index == self.current and self.detail.index == index):
             return
         self.current = index
-        self._retry("detail")
-        self._retry("tensor")
+        self.retry_work("detail")
+        self.retry_work("tensor")
         pair = self.controller.pairs[index]
         if self._load_timer is not None:
             self._load_timer.stop()
@@ -513,7 +460,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.call_after_refresh(self._show_cached, index)
             return
         self.detail.show_pending(pair, self.tree_model.verdict(index), self.kernel_count)
-        self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.load_op(index))
+        self._load_timer = self.set_timer(SELECT_DEBOUNCE_SECONDS, lambda: self.pair_work.load_op(index))
 
     def _show_cached(self, index: int) -> None:
         if index != self.current or self.detail.index == index and self.detail.result is not None:
@@ -522,7 +469,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             res, rel = self.controller.op_detail(index)
         except Exception:
             self.detail.show_pending(self.controller.pairs[index], self.tree_model.verdict(index), self.kernel_count)
-            self.load_op(index)
+            self.pair_work.load_op(index)
             return
         self.detail.show_result(res, rel, self.kernel_count)
 
@@ -546,7 +493,8 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
     @on(DataTable.RowHighlighted, "#tensors")
     def tensor_highlighted(self, event: DataTable.RowHighlighted) -> None:
         label = str(event.row_key.value)
-        if self.detail.tensor_result(label) is None or self.current is None:
+        result = self.detail.tensor_result(label)
+        if result is None or self.current is None:
             return
         # The "reading" placeholder only if the read is slow: a small tensor's detail replaces the previous
         # one in a single repaint.
@@ -555,7 +503,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
         self._tensor_timer = self.set_timer(
             TENSOR_PLACEHOLDER_SECONDS, lambda: self.detail.show_tensor(label, loading=True)
         )
-        self.load_tensor(self.current, label)
+        self.pair_work.load_tensor(self.current, label, result)
 
     def on_tensor_loaded(self, msg: TensorLoaded) -> None:
         if msg.index == self.current and msg.label == self.detail.highlighted_label:
@@ -582,7 +530,7 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     def action_run_all(self) -> None:
         self.bisect_task = BisectCommand.RUN
-        self.run_bisection()
+        self.pair_work.run_bisection()
 
     def action_cancel(self) -> None:
         if self.stats_state == RUNNING:
@@ -593,11 +541,74 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
             self.controller.stop_run.set()
 
     def action_compute_statistics(self) -> None:
-        self._retry("stats")
+        self.retry_work("stats")
         self.stats_failure = ""
         self.stats_state = RUNNING
         self.stats_run += 1
-        self.compute_statistics(self.stats_run)
+        self.pair_work.compute_statistics(self.stats_run)
+
+    # ------------------------------------------------------------------ actions: jumps, zoom, copy
+    def action_goto_probe(self) -> None:
+        if self.bstate is not None and self.bstate.probe_index is not None:
+            self.select_op(self.bstate.probe_index, focus_list=True)
+
+    def action_goto_culprit(self) -> None:
+        if self.bstate is not None and self.bstate.culprit is not None:
+            self.select_op(self.bstate.culprit.index, focus_list=True)
+
+    def action_next_root(self) -> None:
+        """The culprit, then the other roots in execution order, wrapping; after the op shown."""
+        st = self.bstate
+        if st is None or st.culprit is None:
+            return
+        roots = [st.culprit.index, *(o.index for o in st.others)]
+        target = next_root(roots, self.current)
+        if target is not None:
+            self.select_op(target, focus_list=True)
+        if len(set(roots)) == 1:
+            self.notify("the culprit is the only root of divergence", timeout=4)
+
+    def zoomed_pane(self) -> str | None:
+        return views.zoomed_pane(self)
+
+    def action_zoom(self) -> None:
+        views.toggle_zoom(self)
+
+    def copy_choices(self) -> list[CopyChoice]:
+        pair = (
+            self.controller.pairs[self.current]
+            if self.controller.session is not None and self.current is not None
+            else None
+        )
+        label = self.detail.highlighted_label
+        tensor = self.detail.tensor_result(label) if label is not None else None
+        return copy_choices(pair, tensor, self.bstate, fmt.g)
+
+    def action_copy(self) -> None:
+        choices = self.copy_choices()
+        if not choices:
+            self.notify("nothing to copy here yet", timeout=4)
+            return
+        self.app.push_screen(CopyScreen(choices), self._copy)
+
+    def _copy(self, choice: CopyChoice | None) -> None:
+        if choice is None:
+            return
+        self.app.copy_to_clipboard(choice.text)
+        self.notify(copied_words(choice), timeout=5, markup=False)
+
+    # ------------------------------------------------------------------ actions: exports (exports.py)
+    def action_save(self) -> None:
+        self.exports.save()
+
+    def action_export(self) -> None:
+        self.exports.redump(self.bstate)
+
+    def action_export_remedy(self) -> None:
+        self.exports.remedy()
+
+    def action_export_csv(self) -> None:
+        self.exports.csv()
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
@@ -626,69 +637,37 @@ class MainScreen(BackgroundWork, ViewActions, ExportActions):
 
     def _reload_lists(self) -> None:
         self._filter_dirty = False
-        keep = self.current
         empty = no_diverged_yet(self.stats_state, self.stats_done, self.stats_total, filtering=True)
-        self.op_tree.load(
-            self.tree_model, self.only_diverged, self.op_tree.expanded_paths(), cursor=keep, empty_text=empty
-        )
-        self.flat.empty_text = empty
-        self.flat.set_rows(self.tree_model, self._rows(), keep=keep)
-        self._draw_left_title()
+        self.ops.reload(self.tree_model, self.only_diverged, self.current, empty)
 
     def _refresh_filter(self) -> None:
         if self._filter_dirty and self.only_diverged and self.model is not None:
             self._reload_lists()
 
-    def _draw_left_title(self) -> None:
-        left = self.query_one("#left")
-        kind = "in order" if self.flat_mode else "tree"
-        left.border_title = f"ops · {kind}" + (" · only ✗" if self.only_diverged else "")
-
     def action_toggle_view(self) -> None:
         self.flat_mode = not self.flat_mode
 
     def watch_flat_mode(self, flat: bool) -> None:
-        self.query_one(ContentSwitcher).current = "flat" if flat else "tree"
-        if self.current is not None:
-            (self.flat.select_index if flat else self.op_tree.reveal)(self.current)
-        self.op_list.focus()
-        self._draw_left_title()
+        self.ops.show_list(flat, self.current)
 
     def action_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = True
-        bar.focus()
+        self.ops.search.open(counted=self.ops)
 
-    @on(Input.Changed, "#search")
-    def search_changed(self, event: Input.Changed) -> None:
-        self._search(event.value, forward=True, inclusive=True)
-
-    @on(Input.Submitted, "#search")
-    def search_submitted(self, event: Input.Submitted) -> None:
-        self._search(event.value, forward=True, inclusive=False)
-
-    def on_search_bar_step(self, msg: SearchBar.Step) -> None:
-        self._search(self.query_one(SearchBar).value, forward=msg.forward, inclusive=False)
-
-    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
-        bar = self.query_one(SearchBar)
-        bar.display = False
-        self.query_one("#left").border_subtitle = ""
-        self.op_list.focus()
-
-    def _search(self, query: str, forward: bool, inclusive: bool) -> None:
+    def on_search_bar_query(self, msg: SearchBar.Query) -> None:
         if self.model is None:
             return
-        rows = self._rows()
-        pairs = self.controller.pairs
-        left = self.query_one("#left")
-        if not query.strip():
-            left.border_subtitle = ""
+        bar = self.ops.search
+        if not msg.text.strip():
+            bar.show_matches(None)
             return
-        self.search_matches = count_matches(pairs, rows, query)
-        index = find_op(pairs, rows, query, self.current, forward, inclusive)
-        if index is None:
-            left.border_subtitle = "no match" + (" among the diverged ops" if self.only_diverged else "")
-            return
-        left.border_subtitle = f"{self.search_matches} match{'es' if self.search_matches != 1 else ''}"
-        self.select_op(index)
+        rows, pairs = self._rows(), self.controller.pairs
+        self.search_matches = count_matches(pairs, rows, msg.text)
+        index = find_op(pairs, rows, msg.text, self.current, msg.forward, msg.inclusive)
+        bar.show_matches(
+            self.search_matches if index is not None else 0, "among the diverged ops" if self.only_diverged else ""
+        )
+        if index is not None:
+            self.select_op(index)
+
+    def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
+        self.op_list.focus()

@@ -4,17 +4,18 @@ present/panel.py decides for its width from `BisectState` snapshots (the Bisecti
 
 from __future__ import annotations
 
-from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import Static
 
 from dumptui.present.bars import BAR_LEGEND
 from dumptui.present.columns import elide_left
 from dumptui.present.driver import BisectState
 from dumptui.present.panel import Line, panel_lines, plain
+from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import OpPair
 from dumptui.present.words import plural
 from dumptui.report import fmt
@@ -28,14 +29,20 @@ class BisectPanel(VerticalScroll):
         Binding("down,j", "scroll_down", "Scroll down", id="bisect_panel.down", show=False),
     ]
 
+    # bound to the main screen's (`data_bind`): the theme's styles, and the op tree's model for the probe's verdict
+    theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
+    model: var[OpTreeModel | None] = var(None, init=False)
+
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
-        self.theme_styles = ThemeStyles({})
         self.state: BisectState | None = None
         self.order: list[OpPair] = []
         self.busy = ""
-        self.verdict_of = lambda i: None
         self.lines: list[Line] = []
+
+    def watch_theme_styles(self) -> None:
+        if self.state is not None:
+            self.show(self.state, busy=self.busy)
 
     def compose(self) -> ComposeResult:
         yield Static(Text("waiting for the dumps…"), id="bisect-status")
@@ -92,7 +99,9 @@ class BisectPanel(VerticalScroll):
             return f"#{order[pos].index + 1}" if 0 <= pos < len(order) else "?"
 
         s = self.state
-        probe_verdict = self.verdict_of(s.probe_index) if s is not None and s.probe_index is not None else None
+        model = self.model
+        probe = s.probe_index if s is not None else None
+        probe_verdict = model.verdict(probe) if model is not None and probe is not None else None
         self.lines = panel_lines(s, width, self.busy, number_of, probe_verdict)
         text = Text("\n", no_wrap=True, overflow="crop").join(self._text(line) for line in self.lines)
         self.query_one("#bisect-status", Static).update(text)
@@ -100,25 +109,8 @@ class BisectPanel(VerticalScroll):
     def _text(self, line: Line) -> Text:
         text = Text(no_wrap=True, overflow="crop")
         for chunk, role in line:
-            text.append(fmt.clean(chunk), style=self._style(role))
+            text.append(fmt.clean(chunk), style=self.theme_styles.role(role))
         return text
-
-    def _style(self, role: str) -> Style | str:
-        st = self.theme_styles
-        kind, _, arg = role.partition(":")
-        if kind == "verdict":
-            return st.verdict(arg or None)
-        if kind == "bar":
-            return st.bar(arg)
-        fixed: dict[str, Style | str] = {
-            "bold": "bold",
-            "muted": st.muted,
-            "error": st.error,
-            "warning": st.variable("warning", True),
-            "success": st.variable("success", True),
-            "accent": st.accent,
-        }
-        return fixed.get(kind, "")
 
     def on_resize(self) -> None:
         if self.state is not None:

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -44,13 +44,14 @@ class FlatOpList(ScrollView, can_focus=True):
     ]
 
     cursor: reactive[int] = reactive(0, always_update=False)
+    # bound to the main screen's (`data_bind`): the theme's styles; the ops the bisection tags (culprit, root, probe)
+    theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
+    tags: var[dict[int, str]] = var(dict, init=False)
 
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
         self.model: OpTreeModel | None = None
         self.rows: list[int] = []
-        self.theme_styles = ThemeStyles({})
-        self.tags: dict[int, str] = {}
         self.empty_text = ""  # said on the first line when no op is listed (the filter hides every one)
 
     # ------------------------------------------------------------------ content
@@ -78,8 +79,10 @@ class FlatOpList(ScrollView, can_focus=True):
     def selected_index(self) -> int | None:
         return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
 
-    def set_tags(self, tags: dict[int, str]) -> None:
-        self.tags = dict(tags)
+    def watch_theme_styles(self) -> None:
+        self.refresh()
+
+    def watch_tags(self) -> None:
         self.refresh()
 
     # ------------------------------------------------------------------ rendering

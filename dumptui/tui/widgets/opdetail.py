@@ -3,12 +3,11 @@ one tensor pair (worst elements, error histogram), and its producers and consume
 
 from __future__ import annotations
 
-from typing import Callable
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -24,6 +23,7 @@ from dumptui.present.detail import (
     tensor_row,
 )
 from dumptui.present.relations import Relation
+from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
@@ -119,9 +119,15 @@ class OpDetail(VerticalScroll):
         Binding("pagedown", "page_down", "Page down", id="detail.page_down", show=False),
     ]
 
+    # Bound to the main screen's (`data_bind`): the theme's styles; the op tree's model (the neighbours' verdicts);
+    # the ops the bisection named roots of divergence: a root's discontinuity hint says "not benign"
+    # (core/compare/hints.py `for_root`), never "tiny benign input noise" beside the culprit's proof.
+    theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
+    model: var[OpTreeModel | None] = var(None, init=False)
+    roots: var[frozenset[int]] = var(frozenset(), init=False)
+
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
-        self.theme_styles = ThemeStyles({})
         self.index: int | None = None
         self.result: OpResult | None = None
         self.relations: list[Relation] = []
@@ -129,10 +135,6 @@ class OpDetail(VerticalScroll):
         self.tensor_detail: tuple = (None, None, None, False)  # what show_tensor drew it with (redrawn on resize)
         self.kernels = 0
         self.stats_rows: list[str] = []  # the statistics table's lines of the tensor shown (never wider than the pane)
-        self.verdict_of: Callable[[int], str | None] = lambda i: None
-        # whether the bisection named an op a root of divergence: its discontinuity hint then says "not
-        # benign" (core/compare/hints.py `for_root`), never "tiny benign input noise" beside the culprit's proof
-        self.is_root: Callable[[int], bool] = lambda i: False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("opening the dumps…"), id="op-title")
@@ -149,10 +151,22 @@ class OpDetail(VerticalScroll):
             table.add_column(label, key=key, width=len(label))
 
     def on_resize(self) -> None:
-        if self.result is not None:  # the columns that fit, and the names elided for the new width
+        self._redraw()  # the columns that fit, and the names elided for the new width
+
+    def watch_theme_styles(self) -> None:
+        self._redraw()
+
+    def watch_roots(self) -> None:
+        self._redraw()  # the hints follow the roots found
+
+    def _redraw(self) -> None:
+        if self.result is not None:
             self.show_result(self.result, self.relations, self.kernels)
             if self.tensor_shown is not None:
                 self.show_tensor(self.tensor_shown, *self.tensor_detail)
+
+    def _verdict(self, index: int) -> str | None:
+        return self.model.verdict(index) if self.model is not None else None
 
     @property
     def text_width(self) -> int:
@@ -226,7 +240,7 @@ class OpDetail(VerticalScroll):
             )
         line.append(paired_words(pair.how), style=st.muted if pair.how == EXACT else st.variable("warning", True))
         info.append(line)
-        for h in for_root(res.hints, self.is_root(pair.index), pair.op_type):
+        for h in for_root(res.hints, pair.index in self.roots, pair.op_type):
             info.append(
                 Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))
             )
@@ -272,7 +286,7 @@ class OpDetail(VerticalScroll):
         for rel in relations:
             arrow = f"← in.{rel.slot} " if rel.direction == "producer" else "→ "
             if rel.index is not None:
-                v = self.verdict_of(rel.index)
+                v = self._verdict(rel.index)
                 prompt = Text.assemble(
                     arrow,
                     self.theme_styles.mark(v),

@@ -11,6 +11,7 @@ from typing import Iterable
 
 from rich.text import Text, TextType
 from textual.binding import Binding
+from textual.reactive import var
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -50,6 +51,10 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         Binding("end", "scroll_end", "Last line", id="tree.end", show=False),
     ]
 
+    # bound to the main screen's (`data_bind`): the theme's styles; the ops the bisection tags (culprit, root, probe)
+    theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
+    tags: var[dict[int, str]] = var(dict, init=False)
+
     def __init__(self, *, id: str | None = None):
         super().__init__("ops", data=TreeItem("folder", ""), id=id)
         self.show_root = False
@@ -57,8 +62,6 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         self.auto_expand = True
         self.model: OpTreeModel | None = None
         self.only_diverged = False
-        self.theme_styles = ThemeStyles({})
-        self.tags: dict[int, str] = {}
         self._folder_nodes: dict[str, TreeNode[TreeItem]] = {}
         self._op_nodes: dict[int, TreeNode[TreeItem]] = {}
         self._shown: dict[str, int] = {}
@@ -117,11 +120,12 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         if self.model is not None:
             self.relabel(list(self._op_nodes), [self.model.by_path[p] for p in self._folder_nodes])
 
-    def set_tags(self, tags: dict[int, str]) -> None:
-        changed = set(self.tags) | set(tags)
-        self.tags = dict(tags)
+    def watch_theme_styles(self) -> None:
+        self.relabel_all()
+
+    def watch_tags(self, before: dict[int, str], tags: dict[int, str]) -> None:
         if self.model is not None:
-            self.relabel([i for i in changed if i in self._op_nodes])
+            self.relabel([i for i in set(before) | set(tags) if i in self._op_nodes])
 
     # ------------------------------------------------------------------ filling
     def load(

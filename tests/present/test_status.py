@@ -1,0 +1,39 @@
+"""The status line's words from the screen's facts (present/status.py): each state says what it is."""
+
+from __future__ import annotations
+
+from dumptui.present.panel import plain
+from dumptui.present.status import StatusFacts, status_line
+
+
+def test_opening_counts_seconds_and_names_the_stage():
+    line = plain(status_line(StatusFacts("a/ref", "a/target", stage="indexing", opening_seconds=1.25), 80))
+    assert line == "dumptui ref a/ref vs a/target │ indexing… 1.2 s"
+
+
+def test_open_shows_statistics_and_the_diverged_count_only_when_there_are_some():
+    f = StatusFacts("r", "t", opened=True, stats_state="running", stats_done=1, stats_total=4, diverged=3)
+    spans = status_line(f, 80)
+    assert plain(spans) == "dumptui ref r vs t │ statistics 25% (esc cancels) │ 3 ✗"
+    assert ("3 ✗", "verdict:diverged") in spans
+    quiet = plain(status_line(StatusFacts("r", "t", opened=True), 80))
+    assert quiet == "dumptui ref r vs t" and "│" not in quiet  # never an empty segment
+
+
+def test_a_failure_replaces_the_pair_and_keeps_its_reason_when_elided():
+    reason = "/very/long/" + "x" * 200 + "/op.npy: bad magic number"
+    f = StatusFacts("r", "t", opened=True, stats_state="done", failure_work="detail", failure=reason)
+    line = plain(status_line(f, 80))
+    assert line.startswith("dumptui statistics done │ …") and line.endswith("op.npy: bad magic number")
+    assert len(line) == 80
+    stats = StatusFacts("r", "t", opened=True, stats_state="failed", stats_failure=reason, failure_work="stats")
+    spans = status_line(stats, 60)
+    assert plain(spans).startswith("dumptui statistics failed: …") and len(plain(spans)) == 60
+    assert all(role in ("bold", "error") for _text, role in spans)
+
+
+def test_long_paths_are_elided_from_the_left_and_the_line_fits():
+    f = StatusFacts("/data/" + "r" * 100, "/data/" + "t" * 100, opened=True, stats_state="done", diverged=12)
+    line = plain(status_line(f, 80))
+    assert len(line) <= 80 and line.endswith("statistics done │ 12 ✗")
+    assert "…" in line
