@@ -7,7 +7,8 @@ Workloads (generated under --out, default bench/out; `make clean` removes them):
 1. `dumptui bisect` of a noisy 3,000-kernel pair (the local-error scan reads and judges every op, replays
    where the op allows): with the index cache, and without it. Floor: a numpy loop over the same pairs
    (np.load, cosine and max abs in float64, one process).
-2. `dumptui compare` of a noisy 1 GB pair (116 ops of 1x8x256x256, replay on). Figure: the floor's time over
+2. `dumptui bisect` of the 20,000-op demo (the app's bench_tui pair: 64-element tensors), index cached.
+3. `dumptui compare` of a noisy 1 GB pair (116 ops of 1x8x256x256, replay on). Figure: the floor's time over
    ours, i.e. our throughput as a share of the floor's.
 
 Usage: python bench/speed.py [--runs N] [--markdown] [--out DIR]
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 
@@ -49,17 +51,29 @@ FLOOR = (
 )
 
 
+CPU = {"floor": [], "dumptui": []}  # CPU seconds (user + system, every process of the run) per workload
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def floor_seconds(ref: str, target: str) -> float:
     """The numpy floor in a process of its own (as a user would run it: numpy's default threading)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    cpu = children_cpu()
     out = subprocess.run(
         [sys.executable, "-c", FLOOR, ref, target], capture_output=True, text=True, env=env, check=True
     )
+    CPU["floor"].append(children_cpu() - cpu)
     return float(out.stdout)
 
 
 def dumptui_seconds(args: list[str], env: dict[str, str]) -> float:
+    cpu = children_cpu()
     seconds, _code, _peak = scale.measure([sys.executable, "-m", "dumptui", *args, "-q"], env)
+    CPU["dumptui"].append(children_cpu() - cpu)
     return seconds
 
 
@@ -70,6 +84,13 @@ def interleaved(runs: int, ref: str, target: str, args: list[str], env: dict[str
         floors.append(floor_seconds(ref, target))
         ours.append(dumptui_seconds(args, env))
     return min(floors), min(ours)
+
+
+def cpu_ratio(runs: int) -> str:
+    """The CPU seconds of the last `runs` runs of each, the minimum each: what a loaded machine changes least
+    (the floor's process also counts its interpreter start; ours its worker processes)."""
+    floor, ours = min(CPU["floor"][-runs:]), min(CPU["dumptui"][-runs:])
+    return f"CPU {ours:.2f} s vs {floor:.2f} s: {ours / floor:.2f}x"
 
 
 def main() -> None:
@@ -84,6 +105,7 @@ def main() -> None:
     no_cache = dict(scale.ENV, DUMPTUI_NO_INDEX_CACHE="1")
     rows = []
     print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; minimum of {a.runs} interleaved runs")
+    start_load = os.getloadavg()[0]
 
     noisy = engine.demo(a.out, "e2e", 3000, 256)
     ref, target = noisy["ref"], noisy["target"]
@@ -93,8 +115,29 @@ def main() -> None:
     for label, env in (("index cached", with_cache), ("no index cache", no_cache)):
         floor, ours = interleaved(a.runs, ref, target, bisect, env)
         rows.append(
-            (f"noisy {noisy['kernels']:,}-kernel bisect, {label}", ours, floor, f"{ours / floor:.2f}x the floor")
+            (
+                f"noisy {noisy['kernels']:,}-kernel bisect, {label}",
+                ours,
+                floor,
+                f"{ours / floor:.2f}x the floor",
+                cpu_ratio(a.runs),
+            )
         )
+
+    demo = engine.demo(a.out, "demo-20k", 20000, 64)  # the app's demo: 20,000 ops of 64-element tensors
+    scale.settled(demo["ref"], demo["target"])
+    bisect = ["bisect", demo["ref"], demo["target"]]
+    dumptui_seconds(bisect, with_cache)
+    floor, ours = interleaved(a.runs, demo["ref"], demo["target"], bisect, with_cache)
+    rows.append(
+        (
+            f"noisy {demo['kernels']:,}-kernel demo bisect, index cached",
+            ours,
+            floor,
+            f"{ours / floor:.2f}x the floor",
+            cpu_ratio(a.runs),
+        )
+    )
 
     big = engine.demo(a.out, "conv-1gb", 120, 1 << 19)
     scale.settled(big["ref"], big["target"])
@@ -102,16 +145,24 @@ def main() -> None:
     dumptui_seconds(compare, with_cache)
     floor, ours = interleaved(a.runs, big["ref"], big["target"], compare, with_cache)
     rows.append(
-        ("noisy 1 GB pair, full compare, replay on", ours, floor, f"throughput {floor / ours:.0%} of the floor's")
+        (
+            "noisy 1 GB pair, full compare, replay on",
+            ours,
+            floor,
+            f"throughput {floor / ours:.0%} of the floor's",
+            cpu_ratio(a.runs),
+        )
     )
 
+    print(f"load average {start_load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
     width = max(len(r[0]) for r in rows)
-    for name, ours, floor, words in rows:
-        print(f"{name:{width}s}  dumptui {ours:6.2f} s  floor {floor:6.2f} s  {words}")
+    for name, ours, floor, words, cpu in rows:
+        print(f"{name:{width}s}  dumptui {ours:6.2f} s  floor {floor:6.2f} s  {words}  ({cpu})")
     if a.markdown:
-        print("\n| workload (bench/speed.py) | dumptui | numpy floor | ratio |\n|---|---|---|---|")
-        for name, ours, floor, words in rows:
-            print(f"| {name} | {ours:.2f} s | {floor:.2f} s | {words} |")
+        print("\n| workload (bench/speed.py) | dumptui | numpy floor | ratio | CPU time, dumptui vs floor |")
+        print("|---|---|---|---|---|")
+        for name, ours, floor, words, cpu in rows:
+            print(f"| {name} | {ours:.2f} s | {floor:.2f} s | {words} | {cpu.removeprefix('CPU ')} |")
 
 
 if __name__ == "__main__":

@@ -156,7 +156,10 @@ def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path
         try:
             jsonout.write(doc, target)
         except OSError:
-            jsonout.write(doc, jsonout.STDOUT)
+            try:
+                jsonout.write(doc, jsonout.STDOUT)
+            except OSError:  # standard output failing too (/dev/full): the message on stderr says it all
+                pass
     return EXIT_USAGE
 
 

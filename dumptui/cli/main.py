@@ -4,6 +4,7 @@ the reason (never 1, which scripts read as "divergence found")."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
@@ -24,6 +25,23 @@ def tolerant_output() -> None:
                 reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a stream already written to in another mode: left as it is
                 pass
+
+
+# errors of writing, never of reading: every file dumptui writes names its path in the error (safeio), so one
+# of these without a path comes from standard output (`dumptui bisect A B >/dev/full`)
+_WRITE_ERRORS = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _stdout_failed(e: OSError) -> bool:
+    """Whether `e` is standard output failing; then standard output is silenced (the interpreter's own flush
+    at exit, or the error document, would fail again and end with exit 120 or a traceback)."""
+    if e.filename or e.errno not in _WRITE_ERRORS:
+        return False
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return True
 
 
 def _json_before_dumps(rest: list[str]) -> list[str]:
@@ -68,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
             print(config_note, file=sys.stderr)  # -v: which settings came from a file
         args.argv = rest  # `serve` passes the options on to the app it runs
         args.every_parser = completion_parser  # what `completion` completes
-        return (COMMANDS[sub] if sub else app).run(args)
+        code = (COMMANDS[sub] if sub else app).run(args)
+        sys.stdout.flush()  # here, not at the interpreter's exit: a full disk under `>` is exit 2, not 120
+        return code
     except DumptuiError as e:
         return fail(sub, args, rest, e.path, e.reason, str(e))
     except BrokenPipeError:
@@ -78,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except (OSError, ValueError) as e:
         path = getattr(e, "filename", None) or ""
+        if isinstance(e, OSError) and _stdout_failed(e):
+            path = "standard output"  # `dumptui bisect A B >/dev/full`: the error names where it could not write
         reason = getattr(e, "strerror", None) or str(e)
         return fail(sub, args, rest, str(path), reason, f"{path}: {reason}" if path else str(e))
     except KeyboardInterrupt:

@@ -16,7 +16,8 @@ import time
 from typing import Mapping
 
 from dumptui.core.index.cache import protected
-from dumptui.core.io.safeio import write_text
+from dumptui.core.io.limits import MAX_OPTION_FILE
+from dumptui.core.io.safeio import read_json, write_text
 from dumptui.core.search.bisect.sessionfile import SESSION_OPTIONS, read_session, session_payload
 
 SETTINGS = ("theme",)
@@ -106,10 +107,11 @@ def resume_question(data: dict) -> str:
 
 
 def read_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The saved settings; none when the file is missing or not a small regular JSON file (a FIFO, a device,
+    a loop of links, deep nesting: the defaults then, never a wait or a crash)."""
     path = os.path.join(config_dir(env), "settings.json")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = read_json(path, limit=MAX_OPTION_FILE)
     except (OSError, ValueError):
         return {}
     return {k: str(v) for k, v in data.items() if k in SETTINGS} if isinstance(data, dict) else {}

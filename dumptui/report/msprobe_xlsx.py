@@ -5,7 +5,10 @@ for `dumptui open-result`)."""
 
 from __future__ import annotations
 
+import io
+
 from dumptui.core.io.errors import UsageError
+from dumptui.core.io.safeio import write_bytes
 from dumptui.report import msprobe_highlight as mh
 from dumptui.report.msprobe_csv import MsprobeTable
 
@@ -66,7 +69,11 @@ def write_xlsx(table: MsprobeTable, path: str) -> mh.Highlights:
         for j in range(1, len(table.header) + 1):
             ws.cell(row=i + 2, column=j).fill = fills[colour]
     ws.freeze_panes = "C2"
-    wb.save(path)
+    # built in memory, then written as every output is (safeio.write_bytes): a FIFO nobody reads refused at
+    # once instead of blocking, a full disk an error naming the path, never openpyxl's ignored exception
+    data = io.BytesIO()
+    wb.save(data)
+    write_bytes(path, data.getvalue())
     return hl
 
 

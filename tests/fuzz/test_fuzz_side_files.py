@@ -99,6 +99,45 @@ def test_a_full_device_is_an_error_naming_it(pair, where):
     assert code == 2 and "/dev/full" in (err + out) and "No space left" in (err + out)
 
 
+openpyxl_missing = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("openpyxl") is None, reason="--xlsx needs the xlsx extra (openpyxl)"
+)
+
+
+@openpyxl_missing
+@pytest.mark.parametrize("bad", ["fifo", "loop_a"])
+def test_an_xlsx_nobody_reads_is_refused_at_once(pair, hostile, bad):
+    code, out, err = run("compare", *pair, "--xlsx", hostile / bad)
+    assert code == 2 and str(hostile / bad) in err and "Traceback" not in err, (code, err)
+
+
+@openpyxl_missing
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_an_xlsx_on_a_full_device_is_exit_2_naming_it(pair):
+    code, out, err = run("compare", *pair, "--xlsx", "/dev/full")
+    assert code == 2 and "/dev/full" in err and "No space left" in err, (code, err)
+    assert "Exception ignored" not in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", [["bisect"], ["bisect", "--json", "-"], ["compare", "--csv", "-"], ["info"]])
+def test_standard_output_on_a_full_device_is_exit_2_naming_it(pair, command):
+    dumps = pair if command[0] != "info" else pair[:1]
+    env = dict(os.environ, PYTHONPATH=str(REPO), XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
+    env.pop("DUMPTUI_CONFIG", None)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "dumptui", command[0], *dumps, *command[1:]],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,  # a safety net only
+        )
+    assert p.returncode == 2, (p.returncode, p.stderr)  # never 120 (the interpreter's failed flush) nor 1
+    assert "standard output: No space left on device" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_a_fifo_that_is_read_is_written(pair, hostile, tmp_path):
     """`--json >(jq .)` is a pipe with a reader: written as a file would be."""
     fifo = tmp_path / "read_fifo"
@@ -170,3 +209,28 @@ def test_out_of_memory_is_exit_2_with_what_to_do(pair, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, str(script), *pair], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and "out of memory" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+def test_a_session_file_that_is_no_small_regular_file_is_refused_with_its_path(hostile, bad):
+    """`dumptui --session FILE` (and the autosaved sessions): refused at once, the path and the reason said;
+    the app shows that sentence and starts the bisection afresh."""
+    from dumptui.core.search.bisect.sessionfile import read_session
+
+    path = str(hostile / bad)
+    with pytest.raises(ValueError) as refused:
+        read_session(path)
+    assert str(refused.value).startswith(path + ": ")
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+def test_a_settings_file_that_is_no_small_regular_file_gives_the_defaults(hostile, tmp_path, bad):
+    """settings.json (the theme) as a FIFO, a device, a loop, huge or nested: the defaults, at once."""
+    from dumptui.present.autosave import read_settings
+
+    (tmp_path / "dumptui").mkdir()
+    os.symlink(hostile / bad, tmp_path / "dumptui" / "settings.json")
+    assert read_settings({"XDG_CONFIG_HOME": str(tmp_path)}) == {}
+    (tmp_path / "dumptui" / "settings.json").unlink()
+    (tmp_path / "dumptui" / "settings.json").write_text('{"theme": "nord"}')
+    assert read_settings({"XDG_CONFIG_HOME": str(tmp_path)}) == {"theme": "nord"}

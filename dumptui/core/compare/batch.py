@@ -14,13 +14,16 @@ from typing import Callable
 from dumptui.core.compare.processes import MIN_BYTES_FOR_PROCESSES, ComparePool, PairExecutor, ProcessPool, pair_job
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session
+from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.npy import payloads_kept
 from dumptui.core.model.dump import TensorRef
 
 Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 # Tensor pairs handed to a long-lived pool at a time: enough chunks (ComparePool.CHUNK_JOBS) to keep every
 # worker busy, few enough that their specs stay a few MB.
 POOL_SLICE_JOBS = 4096
+HERE_SLICE = 256  # tensor pairs computed here between looks at `cancelled` and progress reports
 
 
 def evaluate_all(
@@ -52,19 +55,16 @@ def evaluate_all(
             if heavy:
                 _in_executor(session, workers, heavy, counter, cancelled, purpose)
         return [session.op_result(p, purpose=purpose) for p in pairs]
-    heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)
-    workers = workers or os.cpu_count() or 1
-    nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
-    if session.executor is not None and heavy:
-        _in_executor(session, session.executor, heavy, counter, cancelled, purpose)
-    elif workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
-        _in_executor(session, ProcessPool(workers), heavy, counter, cancelled, purpose)
-    else:
-        for (pair, io, slot, r, t), _pre in heavy:
-            if cancelled and cancelled():
-                break
-            session.tensor_result(pair, io, slot, r, t, purpose)
-            counter.tick()
+    with payloads_kept():  # a small tensor's payload comes with its header: read once, not twice
+        heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)
+        workers = workers or os.cpu_count() or 1
+        nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
+        if session.executor is not None and heavy:
+            _in_executor(session, session.executor, heavy, counter, cancelled, purpose)
+        elif workers > 1 and len(heavy) > 1 and nbytes >= MIN_BYTES_FOR_PROCESSES:
+            _in_executor(session, ProcessPool(workers), heavy, counter, cancelled, purpose)
+        else:
+            _here(session, heavy, counter, cancelled, purpose)
     return [session.op_result(p, purpose=purpose) for p in pairs]
 
 
@@ -89,6 +89,29 @@ def _settle_without_reading(
             assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
             heavy.append(((pair, io, slot, r, t), pre))
     return heavy
+
+
+def _here(
+    session: Session,
+    heavy: list[tuple[Job, Prechecked]],
+    counter: "_Progress",
+    cancelled: Callable[[], bool] | None,
+    purpose: str,
+) -> None:
+    """The jobs computed in this process, HERE_SLICE at a time (small pairs together: smallpairs.py); the
+    precheck's findings are used as they are (it is not run twice)."""
+    for start in range(0, len(heavy), HERE_SLICE):
+        if cancelled and cancelled():
+            break
+        part = heavy[start : start + HERE_SLICE]
+        outcomes = compare_tensor_pairs([(job[3], job[4], pre[0]) for job, pre in part], session.kl)
+        for ((pair, io, slot, r, t), pre), (st, err) in zip(part, outcomes):
+            if st is None:
+                res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
+            else:
+                res = session.finish(pair, io, slot, r, t, st, pre, purpose)
+            session.store(pair, r, t, res)
+            counter.tick()
 
 
 def _in_executor(

@@ -211,9 +211,10 @@ def _load(work: _Work, xc: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.n
 class _Pre:
     """Whole-tensor numbers some element tests need before the main pass: rms(y), the ranges for KL."""
 
-    def __init__(self) -> None:
+    def __init__(self, ranges: bool = True) -> None:
         self.n = 0
         self.yy = 0.0
+        self.ranges = ranges  # the ranges only KL uses (four passes over every chunk)
         self.xmin = self.ymin = math.inf
         self.xmax = self.ymax = -math.inf
 
@@ -222,6 +223,8 @@ class _Pre:
             return
         self.n += x64.size
         self.yy += float(np.dot(y64, y64))
+        if not self.ranges:
+            return
         self.xmin = min(self.xmin, float(x64.min()))
         self.xmax = max(self.xmax, float(x64.max()))
         self.ymin = min(self.ymin, float(y64.min()))
@@ -266,7 +269,7 @@ def compare_arrays_chunks(
     work = _work(np.asarray(first[0]).size if first is not None else 0)
     pre = None
     if not single and (kl or tol.rms_tol):
-        pre = _Pre()
+        pre = _Pre(ranges=kl)
         for xc, yc in chunks_fn():
             xr, yr, x64, y64 = _load(work, xc, yc)
             if not (math.isfinite(float(np.dot(x64, x64))) and math.isfinite(float(np.dot(y64, y64)))):
@@ -299,7 +302,10 @@ class _Acc:
         self.kl_a = self.kl_p = self.kl_q = 0.0
         self.finite_all = True
         self.stride = max(1, -(-st.n // SAMPLE_MAX))
-        self.samples: list[np.ndarray] = []  # |x-y| (strided above SAMPLE_MAX) for the trimmed mean
+        # |x-y| (strided above SAMPLE_MAX) for the trimmed mean, written in place (a list of chunk copies was
+        # copied once more into one array at the end)
+        self.samples = np.empty(-(-st.n // self.stride) + 64)
+        self.kept = 0
 
     def chunk(self, work: _Work, xr: np.ndarray, yr: np.ndarray, x64: np.ndarray, y64: np.ndarray, offset: int) -> None:
         st = self.st
@@ -335,7 +341,11 @@ class _Acc:
             self.max_idx = offset + (int(pos[i]) if pos is not None else i)
             self.max_ref, self.max_tgt = float(y64[i]), float(x64[i])
         self.sad += float(ad.sum())
-        self.samples.append(ad[:: self.stride].copy())
+        part = ad[:: self.stride]
+        if self.kept + part.size > self.samples.size:  # more chunks than foreseen (each rounds its stride up)
+            self.samples = np.concatenate([self.samples[: self.kept], np.empty(self.samples.size + part.size)])
+        self.samples[self.kept : self.kept + part.size] = part
+        self.kept += part.size
         if self.exact_int:
             st.n_diff += int(np.count_nonzero(xr != yr))
         elif xr.dtype != yr.dtype:
@@ -415,7 +425,7 @@ class _Acc:
         st.max_abs_index = tuple(int(v) for v in np.unravel_index(self.max_idx, shape)) if shape else ()
         st.max_abs_ref, st.max_abs_target = self.max_ref, self.max_tgt
         st.mean_abs = self.sad / compared
-        st.mean_abs_trimmed = trimmed_mean(np.concatenate(self.samples) if self.samples else np.zeros(0))
+        st.mean_abs_trimmed = trimmed_mean(self.samples[: self.kept])
         st.rms_ref = math.sqrt(self.ys.sumsq / compared)
         st.rmse = math.sqrt(self.sdd / compared)
         if ny_ == 0:

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
+import numpy as np
+
 from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind, names
 
 # The fields, from the one metric table (metrictable.py); the record's layout follows their order.
@@ -305,3 +307,56 @@ class PairStats:
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         self._v, self._undefined, self._notes = state
+
+
+# ---------------------------------------------------------------------------------------- records in bulk
+# Many records at once (smallpairs.py computes thousands of small pairs as rows of one array): the columns of a
+# record's array by name, so rows are filled with numpy and each record is made from its row in one copy.
+RECORD_COLUMNS = _WORD  # the columns before the bit word
+
+
+def pair_column(name: str) -> int:
+    """The column of a pair count or value."""
+    return PAIR_INTS.index(name) if name in PAIR_INTS else _N_I + PAIR_FLOATS.index(name)
+
+
+def side_column(side: str, name: str) -> int:
+    """The column of a side's count or value (`side`: "ref" or "target")."""
+    if name in SIDE_INTS:
+        return (_REF_I if side == "ref" else _TARGET_I) + SIDE_INTS.index(name)
+    return (_REF_F if side == "ref" else _TARGET_F) + SIDE_FLOATS.index(name)
+
+
+def none_bit(column: int) -> int:
+    """The bit word's bit saying the value in `column` is undefined."""
+    assert column >= _N_I, "counts are never undefined"
+    return column - _N_I
+
+
+def flag_bit(name: str) -> int:
+    return FLAG_BIT + PAIR_FLAGS.index(name)
+
+
+def records_from_rows(
+    rows: np.ndarray,
+    words: list[int],
+    indexes: list[tuple[int, ...] | None],
+    undefined: list[dict[str, str] | None],
+) -> list[PairStats]:
+    """One PairStats per row of `rows` (float64, RECORD_COLUMNS wide, counts already checked below 2**53),
+    with its bit word, max_abs_index and reasons for undefined values."""
+    assert rows.dtype == np.float64 and rows.shape[1] == RECORD_COLUMNS
+    out = []
+    for row, word, index, why in zip(rows, words, indexes, undefined):
+        st = PairStats.__new__(PairStats)
+        v = array("d")
+        v.frombytes(row.tobytes())
+        v.append(float(word))
+        if index is None:
+            v.append(-1.0)
+        else:
+            v.append(float(len(index)))
+            v.extend(map(float, index))
+        st._v, st._undefined, st._notes = v, (why or None), None
+        out.append(st)
+    return out

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 import numpy as np
 
 from dumptui.core.compare.metrics import ElementTolerance, PairStats, compare_tensors
+from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.io.npy import Layout, shared_layout
 from dumptui.core.io.procs import single_threaded_blas, start_resource_tracker, worker_start
 from dumptui.core.model.dump import TensorRef
@@ -106,7 +107,10 @@ class ProcessPool:
 
 
 def _run_many(jobs: list[tuple[PairJob, bool]]) -> list[PairOutcome]:
-    return [run_job(job, kl) for job, kl in jobs]
+    """A chunk of jobs in a worker process (all with the same `kl`), the small pairs computed together."""
+    kl = jobs[0][1] if jobs else False
+    pairs = [(from_spec(ref), from_spec(tgt), ElementTolerance(*tol)) for (_i, ref, tgt, tol), _kl in jobs]
+    return [(job[0], st, err) for (job, _kl), (st, err) in zip(jobs, compare_tensor_pairs(pairs, kl))]
 
 
 def _resolve_many(calls: list[Callable[[], Layout]]) -> list[Layout]:

@@ -72,6 +72,9 @@ class Session:
         # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
         self.executor: PairExecutor | None = None
         self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
+        # an op's hints depend only on the two dumps: made once (a scan asks for every op's result twice)
+        # (the pair itself kept with them: its id cannot be another pair's while it is a key)
+        self._hints: dict[int, tuple[OpPair, tuple[Hint, ...]]] = {}
         self._lock = threading.Lock()
         # op pair key -> (floor, precision kind) where a precision kind without a dtype of its own sets an op's
         # floor: an op that uses an int8 weight (noise.quantisation_floor), found by the preconditions
@@ -355,6 +358,12 @@ class Session:
         return op_verdict(res) or NOT_COMPARABLE
 
     def hints(self, pair: OpPair) -> list[Hint]:
+        known = self._hints.get(id(pair))
+        if known is None or known[0] is not pair:
+            known = self._hints[id(pair)] = (pair, tuple(self._make_hints(pair)))
+        return list(known[1])
+
+    def _make_hints(self, pair: OpPair) -> list[Hint]:
         r, t = pair.ref, pair.target
         dts_r = [x.dtype for x in (r.tensors() if r else ())]
         dts_t = [x.dtype for x in (t.tensors() if t else ())]

@@ -7,13 +7,14 @@ source lines `# In file model.py:110 ...`. The parser is line-based and tolerant
 
 from __future__ import annotations
 
-import io
+import errno
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from dumptui.core.io import dtypes, limits
-from dumptui.core.io.safeio import read_text
+from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
@@ -251,41 +252,60 @@ def _read_comment(node: IRNode, line: str) -> None:
         node.add_code(line[2:].strip())
 
 
+def _lines(path: str) -> Iterator[str]:
+    """The lines of a graph file, read one at a time (a 200 MB file never sits in memory whole, nor three
+    times over as bytes, text and a StringIO's copy); ValueError naming the limit for a line longer than
+    MAX_GRAPH_LINE (a node MindSpore writes is a few KB: such a line is damage, and parsing it would cost
+    gigabytes)."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limits.MAX_TEXT_FILE:
+            raise OSError(errno.EFBIG, f"{size} B, more than the {limits.MAX_TEXT_FILE} B a graph file may have", path)
+        number = 0
+        while raw := fh.readline(limits.MAX_GRAPH_LINE + 1):
+            number += 1
+            if len(raw) > limits.MAX_GRAPH_LINE:
+                raise ValueError(
+                    f"line {number} is longer than {limits.size_words(limits.MAX_GRAPH_LINE)} (a node is a few KB): not read, "
+                    "the dump is read without this graph file (regenerate it with save_graphs, or remove it)"
+                )
+            yield raw.decode("utf-8", errors="replace")
+
+
 def parse_ir_text(path: str) -> IRGraph:
     """The graph of a text IR file; OSError when it cannot be read (what it cannot parse it skips)."""
     graph = IRGraph(source=path)
     node: IRNode | None = None  # the node whose type and comment lines follow
     type_lines: list[str] = []  # of `node`
     shared = _Shared()
-    with io.StringIO(read_text(path)) as fh:
-        for raw in fh:
-            line = raw.strip()
-            if not line:
-                continue
-            c = line[0]
-            if c == "%":
-                m = _PARAM.match(line)
-                if m and node is None and "=" not in line.split(":", 1)[0]:
-                    param = _param(line, m)
-                    graph.params[param.name] = param
-                elif m := _NODE.match(line):
-                    if node is not None:
-                        node.set_types_parser(shared.types_parser(type_lines))
-                    type_lines = []
-                    node = _node(m, shared)
-                    graph.nodes[node.node_id] = node
-            elif c == ":" and node is not None:
-                spec = line[1:].strip()
-                if "->" in spec and len(type_lines) < 2:
-                    type_lines.append(shared.text(spec))
-            elif c == "#" and node is not None:
-                _read_comment(node, line)
-            elif line.startswith("Return(") or line.startswith("}"):
+    for raw in _lines(path):
+        line = raw.strip()
+        if not line:
+            continue
+        c = line[0]
+        if c == "%":
+            m = _PARAM.match(line)
+            if m and node is None and "=" not in line.split(":", 1)[0]:
+                param = _param(line, m)
+                graph.params[param.name] = param
+            elif m := _NODE.match(line):
                 if node is not None:
                     node.set_types_parser(shared.types_parser(type_lines))
-                node = None
-            elif line.startswith("subgraph @") and not graph.name:
-                graph.name = line[len("subgraph @") :].split("(")[0].strip()
+                type_lines = []
+                node = _node(m, shared)
+                graph.nodes[node.node_id] = node
+        elif c == ":" and node is not None:
+            spec = line[1:].strip()
+            if "->" in spec and len(type_lines) < 2:
+                type_lines.append(shared.text(spec))
+        elif c == "#" and node is not None:
+            _read_comment(node, line)
+        elif line.startswith("Return(") or line.startswith("}"):
+            if node is not None:
+                node.set_types_parser(shared.types_parser(type_lines))
+            node = None
+        elif line.startswith("subgraph @") and not graph.name:
+            graph.name = line[len("subgraph @") :].split("(")[0].strip()
     if node is not None:
         node.set_types_parser(shared.types_parser(type_lines))
     return graph

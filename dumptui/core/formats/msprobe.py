@@ -18,6 +18,7 @@ import dataclasses
 import math
 import os
 import re
+import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -26,10 +27,10 @@ from typing import Any
 from dumptui.core.formats.files import list_dir, numbered_subdirs
 from dumptui.core.formats.reader import Selection, choose_one
 from dumptui.core.formats.torchpt import pt_layout
-from dumptui.core.io import dtypes, limits
+from dumptui.core.io import dtypes, jsonstream, limits
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.npy import Layout, npy_layout
-from dumptui.core.io.safeio import read_json
+from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.dump import KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, InputSource, Op, Problem, TensorRef
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
 
@@ -166,18 +167,43 @@ def _record_shape(rec: Record) -> tuple[int, ...]:
     return () if value is None else limits.shape(value, "shape")
 
 
-def _signature(rec: Record) -> Signature | None:
-    s = _stats(rec)
-    mx, mn, mean, l2 = s["max"], s["min"], s["mean"], s["l2"]
-    if mx is None or mn is None or mean is None or l2 is None:
-        return None
-    try:
-        shape = _record_shape(rec)
-    except limits.BadValue:
-        return None
-    # the number of elements, not the shape: a view, reshape, flatten or transpose msprobe does not record
-    # keeps every value, and its consumer's input is still the producer's output
-    return (str(rec.get("dtype")), int(math.prod(shape)), mx, mn, mean, l2)
+class _Signatures:
+    """Each tensor's signature packed in 42 bytes (dtype number, elements, max, min, mean, L2 norm): equal
+    bytes are equal signatures (-0.0 made 0.0 first). A million-call dump keeps three per call until its
+    dataflow is inferred: tuples of Python floats cost five times as much."""
+
+    _PACK = struct.Struct("<Hq4d")
+
+    def __init__(self) -> None:
+        self.dtypes: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def of(self, rec: Record) -> bytes | None:
+        s = _stats(rec)
+        mx, mn, mean, l2 = s["max"], s["min"], s["mean"], s["l2"]
+        if mx is None or mn is None or mean is None or l2 is None:
+            return None
+        try:
+            shape = _record_shape(rec)
+        except limits.BadValue:
+            return None
+        dtype = str(rec.get("dtype"))
+        number = self.dtypes.get(dtype)
+        if number is None:
+            if len(self.names) > 0xFFFF:
+                return None  # more distinct dtype spellings than any dump has: not matched
+            number = self.dtypes[dtype] = len(self.names)
+            self.names.append(dtype)
+        elements = math.prod(shape)
+        if elements >= 1 << 63:
+            return None
+        # the number of elements, not the shape: a view, reshape, flatten or transpose msprobe does not record
+        # keeps every value, and its consumer's input is still the producer's output
+        return self._PACK.pack(number, elements, mx + 0.0, mn + 0.0, mean + 0.0, l2 + 0.0)
+
+    def unpack(self, sig: bytes) -> Signature:
+        number, elements, mx, mn, mean, l2 = self._PACK.unpack(sig)
+        return (self.names[number], elements, mx, mn, mean, l2)
 
 
 # significant bits (with the implicit one) of the float dtypes a cast can move a tensor between
@@ -258,9 +284,11 @@ class _Calls:
     data_dir: str
     ops: list[Op] = field(default_factory=list)
     params: dict[str, Op] = field(default_factory=dict)
-    param_of: dict[Signature, str] = field(default_factory=dict)  # signature -> parameter name
-    record_of: dict[int, Record] = field(default_factory=dict)  # id(TensorRef) -> its dump.json record
-    forward: dict[str, Op] = field(default_factory=dict)  # `Functional.linear.0.` -> its forward call
+    param_of: dict[bytes, str] = field(default_factory=dict)  # signature -> parameter name
+    signatures: _Signatures = field(default_factory=_Signatures)
+    # per API call (as `ops`): its inputs' and outputs' signatures, by slot, until the dataflow is inferred
+    op_signatures: list[tuple[tuple[bytes | None, ...], tuple[bytes | None, ...]]] = field(default_factory=list)
+    forward: dict[str, int] = field(default_factory=dict)  # `Functional.linear.0.` -> its forward call's number
 
     def add_module(self, name: str, entry: Record, problems: list[Problem]) -> None:
         """A module call is a container: its parameters are the network's weights, named by the module's
@@ -281,7 +309,7 @@ class _Calls:
             op.put("output", 0, _tref(rec, "output", 0, self.data_dir, full))
             op.attrs = WEIGHT_ATTRS
             self.params[full] = op
-            sig = _signature(rec)
+            sig = self.signatures.of(rec)
             if sig:
                 self.param_of.setdefault(sig, full)
 
@@ -305,25 +333,25 @@ class _Calls:
         if attrs:
             op.attrs = attrs
         for slot, (_label, rec) in enumerate(ins):
-            op.put("input", slot, self._tensor(rec, "input", slot, name))
+            op.put("input", slot, _tref(rec, "input", slot, self.data_dir, name))
         for slot, (_label, rec) in enumerate(outs):
-            op.put("output", slot, self._tensor(rec, "output", slot, name))
+            op.put("output", slot, _tref(rec, "output", slot, self.data_dir, name))
+        in_sigs = tuple(self.signatures.of(rec) for _label, rec in ins)
+        out_sigs = tuple(self.signatures.of(rec) for _label, rec in outs)
         if name.endswith(".forward"):
-            self.forward[name[: -len("forward")]] = op
+            self.forward[name[: -len("forward")]] = len(self.ops)
         elif name.endswith(".backward"):
             # a backward call also reads what its forward call saved (its inputs): those are inputs of it
             # too, or its error would seem born from gradients that agree
-            fwd = self.forward.get(name[: -len("backward")])
-            if fwd is not None:
+            number = self.forward.get(name[: -len("backward")])
+            if number is not None:
+                fwd = self.ops[number]
                 for t in fwd.inputs.values():
                     op.put("input", len(op.inputs), t)
+                in_sigs += self.op_signatures[number][0]
         op.order = len(self.ops)
         self.ops.append(op)
-
-    def _tensor(self, rec: Record, io: str, slot: int, where: str) -> TensorRef:
-        tref = _tref(rec, io, slot, self.data_dir, where)
-        self.record_of[id(tref)] = rec
-        return tref
+        self.op_signatures.append((in_sigs, out_sigs))
 
 
 def module_path(call: str) -> str:
@@ -335,18 +363,82 @@ def module_path(call: str) -> str:
     return parts[1] if len(parts) > 1 else call
 
 
+class _Produced:
+    """The outputs produced so far, by signature (the latest production of a signature last), and an index
+    to find the latest output an input is after a cast: by element count and max and min rounded to each
+    precision a cast can narrow to. (Trying every earlier output made a million-call dump quadratic.)"""
+
+    def __init__(self, signatures: _Signatures):
+        self.signatures = signatures
+        self.by_sig: dict[bytes, tuple[str, int, int]] = {}  # signature -> (op key, output slot, production number)
+        self.sig_of: list[bytes] = []  # production number -> signature
+        self.cast_index: dict[int, int | list[int]] = {}  # hash of (bits, elements, max, min) -> production numbers
+
+    def get(self, sig: bytes) -> tuple[str, int] | None:
+        found = self.by_sig.get(sig)
+        return None if found is None else (found[0], found[1])
+
+    def add(self, sig: bytes, key: str, slot: int) -> None:
+        number = len(self.sig_of)
+        self.sig_of.append(sig)
+        self.by_sig[sig] = (key, slot, number)
+        dtype, elements, mx, mn, _mean, _l2 = self.signatures.unpack(sig)
+        bits = _SIGNIFICANT_BITS.get(dtype)
+        if bits is None:
+            return
+        for level in _CAST_LEVELS:
+            if level <= bits:
+                self._index(hash((level, elements, _rounded(mx, level), _rounded(mn, level))), number)
+
+    def _index(self, h: int, number: int) -> None:
+        held = self.cast_index.get(h)
+        if held is None:
+            self.cast_index[h] = number
+        elif isinstance(held, list):
+            held.append(number)
+        else:
+            self.cast_index[h] = [held, number]
+
+    def after_cast(self, sig: bytes) -> tuple[str, int] | None:
+        """The latest output that `sig` is after a cast between float dtypes, if any."""
+        consumed = self.signatures.unpack(sig)
+        bits_c = _SIGNIFICANT_BITS.get(consumed[0])
+        if bits_c is None:
+            return None
+        candidates: set[int] = set()
+        for bits_p in _SIGNIFICANT_BITS.values():
+            level = min(bits_p, bits_c)
+            if level not in _CAST_LEVELS:
+                continue
+            held = self.cast_index.get(
+                hash((level, consumed[1], _rounded(consumed[2], level), _rounded(consumed[3], level)))
+            )
+            if held is not None:
+                candidates.update(held if isinstance(held, list) else (held,))
+        for number in sorted(candidates, reverse=True):
+            out_sig = self.sig_of[number]
+            current = self.by_sig.get(out_sig)
+            if current is None or current[2] != number:
+                continue  # produced again later: that later production is the one to find
+            if _same_after_cast(self.signatures.unpack(out_sig), consumed):
+                return current[0], current[1]
+        return None
+
+
+# the precisions a cast between two of _SIGNIFICANT_BITS's dtypes rounds to (the narrower of the two)
+_CAST_LEVELS = (8, 11, 24)
+
+
 def _input_source(
-    calls: _Calls, op: Op, slot: int, sig: Signature | None, produced: dict[Signature, tuple[str, int]], first: bool
+    calls: _Calls, op: Op, slot: int, sig: bytes | None, produced: _Produced, first: bool
 ) -> tuple[InputSource, tuple[str, int] | None]:
     """Where an input comes from, and the (key, output slot) of the graph edge that brings it when one does."""
-    if sig is not None and sig in produced:
-        src_key, src_slot = produced[sig]
-        return InputSource("op", src_key, src_slot), (src_key, src_slot)
-    if sig is not None and sig[0] in _SIGNIFICANT_BITS:
-        # the latest output this input is after a cast (bf16 autocast, `.to(float32)`)
-        for out_sig, (src_key, src_slot) in reversed(produced.items()):
-            if _same_after_cast(out_sig, sig):
-                return InputSource("op", src_key, src_slot), (src_key, src_slot)
+    if sig is not None:
+        # the output this input is, or else the latest output it is after a cast (bf16 autocast, `.to(float32)`)
+        found = produced.get(sig) or produced.after_cast(sig)
+        if found is not None:
+            src_key, src_slot = found
+            return InputSource("op", src_key, src_slot), (src_key, src_slot)
     if sig is not None and sig in calls.param_of:
         return InputSource("parameter", calls.param_of[sig]), (calls.param_of[sig], 0)
     if first and slot == 0:
@@ -364,40 +456,48 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
         g.add_node(op.key, dumped=True, op_type=op.op_type, kind=KERNEL)
     for p in calls.params.values():
         g.add_node(p.key, dumped=True, op_type="Parameter", kind=PARAMETER)
-    produced: dict[Signature, tuple[str, int]] = {}
-    for i, op in enumerate(calls.ops):
-        for slot, t in op.inputs.items():
-            sig = _signature(calls.record_of[id(t)])
+    produced = _Produced(calls.signatures)
+    for i, (op, (in_sigs, out_sigs)) in enumerate(zip(calls.ops, calls.op_signatures)):
+        for slot, sig in zip(op.inputs, in_sigs):
             src, edge = _input_source(calls, op, slot, sig, produced, first=i == 0)
             op.put_source(slot, src)
             if edge is not None:
                 g.add_edge(edge[0], op.key, slots=[(edge[1], slot)])
             elif src.kind == "parameter":
                 dump.parameters[src.ref] = False
-        for slot, t in op.outputs.items():
-            out_sig = _signature(calls.record_of[id(t)])
+        for slot, out_sig in zip(op.outputs, out_sigs):
             if out_sig is not None:
-                produced.pop(out_sig, None)  # insertion order is production order: the latest is last
-                produced[out_sig] = (op.key, slot)
+                produced.add(out_sig, op.key, slot)  # the latest production of a signature is the one found
+    calls.op_signatures.clear()
     return g.freeze()
 
 
-def _read_dump_json(path: str) -> tuple[Record, dict[str, Any]]:
-    """The document and its `data` (API and module calls by name); DumpError when either is not an object."""
+def read_calls(path: str) -> Iterator[tuple[str, str, Any]]:
+    """dump.json one member at a time (core/io/jsonstream.py): ("member", key, value) for the top-level fields
+    (`task`, `level`...), ("entry", name, record) for each call of `data`, one at a time, so that a million
+    calls never sit in memory as Python objects at once. DumpError when the file is not a JSON object, its
+    `data` not an object, or one call larger than MAX_JSON_RECORD (named with what to do)."""
     try:
-        doc = read_json(path)
+        with open_regular(path) as fh:
+            for kind, key, value in jsonstream.members(fh, "data", limits.MAX_JSON_RECORD):
+                if kind == "document":
+                    raise DumpError(
+                        path, f"unreadable dump.json: the document is {limits.kind_of(value)}, not an object"
+                    )
+                if kind == "member" and key == "data" and value is not None:
+                    raise DumpError(
+                        path, f"unreadable dump.json: its data is {limits.kind_of(value)}, not an object of calls"
+                    )
+                yield kind, key, value
+    except jsonstream.RecordTooLarge as e:
+        raise DumpError(
+            path,
+            f"unreadable dump.json: {e}; msprobe writes a few KB per call: the file is damaged, or dump fewer calls (msprobe's `list` or `scope` in config.json)",
+        ) from None
     except OSError as e:
         raise DumpError(path, f"unreadable dump.json: {e.strerror or e}") from None
     except ValueError as e:
         raise DumpError(path, f"unreadable dump.json: {e}") from None
-    if not isinstance(doc, dict):
-        raise DumpError(path, f"unreadable dump.json: the document is {limits.kind_of(doc)}, not an object")
-    data = doc.get("data")
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise DumpError(path, f"unreadable dump.json: its data is {limits.kind_of(data)}, not an object of calls")
-    return doc, data
 
 
 def _word(value: Any) -> str:
@@ -408,30 +508,42 @@ def _word(value: Any) -> str:
 def open_msprobe(path: str, selection: Selection) -> Dump:
     d = _choose_dir(path, selection.rank, selection.iteration)
     dj = os.path.join(d, DUMP_JSON)
-    doc, data = _read_dump_json(dj)
-    task = doc.get("task", "?")
+    fields: dict[str, Any] = {}
+    problems: list[Problem] = []
+    calls = _Calls(d)
+    seen: set[str] = set()
+    for kind, name, entry in read_calls(dj):
+        if kind == "member":
+            fields[name] = entry
+        elif name in seen:
+            problems.append(
+                Problem(dj, f"entry {limits.cut(name)} appears twice (the first read, the second ignored)", "warning")
+            )
+        elif not isinstance(entry, dict):
+            seen.add(name)
+            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
+        else:
+            seen.add(name)
+            if name.startswith("Module.") or name.startswith("Cell."):
+                calls.add_module(name, entry, problems)
+            else:
+                calls.add_api_call(name, entry, problems)
+    del seen
+    task = fields.get("task", "?")
     statistics = task == "statistics"
     dump = Dump(
         path=path,
         root=d,
         format="msprobe-statistics" if statistics else "msprobe",
-        variant=f"msprobe task {_word(task)}, level {_word(doc.get('level', '?'))}, "
-        f"framework {_word(doc.get('framework', '?'))}",
+        variant=f"msprobe task {_word(task)}, level {_word(fields.get('level', '?'))}, "
+        f"framework {_word(fields.get('framework', '?'))}",
         device=None,
         rank=os.path.basename(d),
     )
+    dump.problems.extend(problems)
     dump.statistics_only = statistics
     m = re.search(r"step(\d+)", d)
     dump.iterations = {"": m.group(1)} if m else {}
-
-    calls = _Calls(d)
-    for name, entry in data.items():
-        if not isinstance(entry, dict):
-            dump.problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
-        elif name.startswith("Module.") or name.startswith("Cell."):
-            calls.add_module(name, entry, dump.problems)
-        else:
-            calls.add_api_call(name, entry, dump.problems)
     dump.ops = calls.ops + list(calls.params.values())
     dump.graph = _infer_dataflow(dump, calls)
     dump.graph_source = "inferred from matching statistics in dump.json"

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from dumptui.core.formats.msprobe import DUMP_JSON, call_tensors, module_path
-from dumptui.core.io.safeio import read_json
+from dumptui.core.formats.msprobe import DUMP_JSON, call_tensors, module_path, read_calls
+from dumptui.core.io.errors import DumpError
 from dumptui.core.model.dump import Dump
 
 
@@ -41,28 +41,31 @@ def read_records(dump: Dump) -> MsprobeRecords | None:
     """The records of an msprobe dump (None for other formats, or when dump.json cannot be read again)."""
     if not dump.format.startswith("msprobe"):
         return None
-    try:  # through safeio, within the reader's limits (a FIFO, a huge or too deep document: no records)
-        doc = read_json(os.path.join(dump.root, DUMP_JSON))
-    except (OSError, ValueError):
-        return None
-    data = doc.get("data") if isinstance(doc, dict) else None
-    if not isinstance(data, dict):
-        return None
+    fields: dict[str, Any] = {}
     by: dict[tuple[str, str, int], TensorRecord] = {}
-    for name, entry in data.items():
-        if not isinstance(entry, dict):
-            continue
-        if name.startswith(("Module.", "Cell.")):
-            scope = module_path(name)  # as the reader names parameters
-            parameters = entry.get("parameters") or {}
-            if not isinstance(parameters, dict):  # the reader lists it as a damaged field
-                continue
-            for pname, rec in parameters.items():
-                if isinstance(rec, dict):
-                    by.setdefault((f"{scope}.{pname}", "output", 0), TensorRecord(f"{name}.parameters.{pname}", rec))
-            continue
-        ins, outs = call_tensors(entry)
-        for io, items in (("input", ins), ("output", outs)):
-            for slot, (label, rec) in enumerate(items):
-                by[(name, io, slot)] = TensorRecord(f"{name}.{label}", rec)
-    return MsprobeRecords(str(doc.get("task", "")), str(doc.get("framework", "")), by)
+    try:  # streamed as the reader reads it, within its limits (a FIFO, a huge or damaged document: no records)
+        for kind, name, entry in read_calls(os.path.join(dump.root, DUMP_JSON)):
+            if kind == "member":
+                fields[name] = entry
+            elif isinstance(entry, dict):
+                _add(by, name, entry)
+    except DumpError:
+        return None
+    return MsprobeRecords(str(fields.get("task", "")), str(fields.get("framework", "")), by)
+
+
+def _add(by: dict[tuple[str, str, int], TensorRecord], name: str, entry: dict[str, Any]) -> None:
+    """The records of one call of dump.json, walked exactly as the reader walks it."""
+    if name.startswith(("Module.", "Cell.")):
+        scope = module_path(name)  # as the reader names parameters
+        parameters = entry.get("parameters") or {}
+        if not isinstance(parameters, dict):  # the reader lists it as a damaged field
+            return
+        for pname, rec in parameters.items():
+            if isinstance(rec, dict):
+                by.setdefault((f"{scope}.{pname}", "output", 0), TensorRecord(f"{name}.parameters.{pname}", rec))
+        return
+    ins, outs = call_tensors(entry)
+    for io, items in (("input", ins), ("output", outs)):
+        for slot, (label, rec) in enumerate(items):
+            by.setdefault((name, io, slot), TensorRecord(f"{name}.{label}", rec))

@@ -19,6 +19,8 @@ MAX_NPY_HEADER = 1 << 16  # bytes of an .npy header (numpy writes about 120 for 
 MAX_HEADER_NESTING = 4  # brackets nested in an .npy header that numpy did not write in its standard form
 MAX_JSON_DEPTH = 64  # arrays and objects nested in a JSON document (a dump.json nests about 8)
 MAX_TEXT_FILE = 1 << 30  # bytes of a side file read whole: JSON, csv, graph IR and protobuf, GE pbtxt, MindIR
+MAX_GRAPH_LINE = 16 << 20  # bytes of one line of a text graph file (.ir): a node is a few KB
+MAX_JSON_RECORD = 16 << 20  # bytes of one call of a streamed dump.json (msprobe writes a few KB per call)
 MAX_OPTION_FILE = 64 << 20  # bytes of a file the user writes (config, --map, --ignore-file): far above any real one
 MAX_PICKLE = 1 << 20  # bytes of the pickle inside a .pt file (a saved tensor's is a few hundred)
 MAX_PICKLE_OPS = 100_000  # opcodes of that pickle
@@ -28,6 +30,14 @@ NUMERIC_KINDS = "biufc"  # numpy dtype kinds a tensor may have: bool, integers, 
 
 class BadValue(ValueError):
     """A value read from a file that has the wrong type or is out of range; the message says which and why."""
+
+
+def size_words(n: int) -> str:
+    """A limit in bytes as a message says it: `16 MiB`, `4 KiB`, `1000 B`."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
 
 
 def brief(value: Any, room: int = 40) -> str:

@@ -18,7 +18,9 @@ import math
 import os
 import re
 import struct
+import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
@@ -29,7 +31,9 @@ from dumptui.core.io.limits import MAX_HEADER_NESTING, MAX_NPY_HEADER, BadValue
 from dumptui.core.io.safeio import open_regular, open_regular_fd
 
 MAGIC = b"\x93NUMPY"
-HEADER_PEEK = 512  # bytes read first: numpy writes headers of 128 bytes (more only for very long shapes)
+# bytes read first: numpy writes headers of 128 bytes (more only for very long shapes); a page, so that a
+# tensor of up to ~1,000 float32 values is in hand with its header (payloads_kept)
+HEADER_PEEK = 4096
 
 
 class PayloadDecoder(Protocol):
@@ -68,9 +72,10 @@ class NpyHeaderError(ValueError):
     pass
 
 
-def _header_text(fd: int) -> tuple[str, int]:
-    """The header text of an open .npy file and the payload's offset, from one unbuffered read of its first
-    bytes (a scan reads tens of thousands of headers: a buffered file object costs more than the parsing)."""
+def _header_text(fd: int) -> tuple[str, int, bytes]:
+    """The header text of an open .npy file, the payload's offset and the bytes read, from one unbuffered read
+    of its first bytes (a scan reads tens of thousands of headers: a buffered file object costs more than the
+    parsing)."""
     head = os.read(fd, HEADER_PEEK)
     if len(head) < 10 or not head.startswith(MAGIC):
         raise NpyHeaderError("not an npy file (bad magic)")
@@ -92,7 +97,7 @@ def _header_text(fd: int) -> tuple[str, int]:
     raw = head[start : start + hlen]
     if len(raw) < hlen:
         raise NpyHeaderError("truncated npy header")
-    return raw.decode("latin1"), start + hlen
+    return raw.decode("latin1"), start + hlen, head
 
 
 def _literal_header(header: str) -> tuple[Any, Any, Any]:
@@ -137,10 +142,69 @@ def _read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int, int]:
     """read_header's answer and the file's size (from the fstat that proved it a regular file)."""
     fd, size = open_regular_fd(path)
     try:
-        header, offset = _header_text(fd)
+        header, offset, head = _header_text(fd)
     finally:
         os.close(fd)
+    if _kept.budget and len(head) == size > offset:
+        _kept.add(path, offset, head[offset:])
     return (*parse_header(header, offset), size)
+
+
+class _KeptPayloads:
+    """Payloads that came with their header in one read, kept for the read of the values that follows
+    (`payloads_kept`): a scan of small tensors then opens each file once, not twice. Bounded in bytes,
+    oldest dropped first; a payload is handed out once."""
+
+    def __init__(self) -> None:
+        self.budget = 0
+        self.users = 0
+        self.held = 0
+        self.by_path: dict[str, tuple[int, bytes]] = {}
+        self.lock = threading.Lock()
+
+    def add(self, path: str, offset: int, payload: bytes) -> None:
+        with self.lock:
+            if not self.budget:
+                return
+            old = self.by_path.pop(path, None)
+            self.held += len(payload) - (len(old[1]) if old else 0)
+            self.by_path[path] = (offset, payload)
+            while self.held > self.budget and self.by_path:
+                _path, (_offset, dropped) = _pop_oldest(self.by_path)
+                self.held -= len(dropped)
+
+    def take(self, path: str, offset: int, nbytes: int) -> bytes | None:
+        with self.lock:
+            got = self.by_path.pop(path, None)
+            if got is None:
+                return None
+            self.held -= len(got[1])
+        return got[1] if got[0] == offset and len(got[1]) == nbytes else None
+
+
+def _pop_oldest(d: dict[str, tuple[int, bytes]]) -> tuple[str, tuple[int, bytes]]:
+    key = next(iter(d))
+    return key, d.pop(key)
+
+
+_kept = _KeptPayloads()
+
+
+@contextmanager
+def payloads_kept(budget: int = 32 << 20) -> Iterator[None]:
+    """While it lasts, small payloads read with their headers are kept (up to `budget` bytes) for read_small;
+    afterwards none is, and the kept ones are dropped."""
+    with _kept.lock:
+        _kept.users += 1
+        _kept.budget = max(_kept.budget, budget)
+    try:
+        yield
+    finally:
+        with _kept.lock:
+            _kept.users -= 1
+            if not _kept.users:
+                _kept.budget = _kept.held = 0
+                _kept.by_path.clear()
 
 
 def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
@@ -253,6 +317,9 @@ def read_small(path: str, layout: Layout) -> np.ndarray:
     if layout.decoder is not None:
         return layout.decoder.decode(path, storage, layout.offset).reshape(-1)
     n = layout.size
+    kept = _kept.take(path, layout.offset, n * storage.itemsize) if _kept.budget else None
+    if kept is not None:  # read with its header moments ago (payloads_kept)
+        return np.frombuffer(kept, dtype=storage, count=n).copy()
     with open_regular(path) as fh:
         fh.seek(layout.offset)
         arr = np.fromfile(fh, dtype=storage, count=n)

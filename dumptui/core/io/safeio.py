@@ -117,10 +117,10 @@ def text_lines(path: str, limit: int = MAX_TEXT_FILE) -> io.StringIO:
     return io.StringIO(read_text(path, limit), newline="")
 
 
-def read_json(path: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """A JSON document from a side file. OSError when it cannot be read; BadValue when it is not JSON or
-    nests deeper than `max_depth`."""
-    data = read_bytes(path)
+def read_json(path: str, max_depth: int = MAX_JSON_DEPTH, limit: int = MAX_TEXT_FILE) -> Any:
+    """A JSON document from a side file of at most `limit` bytes. OSError when it cannot be read; BadValue when
+    it is not JSON or nests deeper than `max_depth`."""
+    data = read_bytes(path, limit)
     try:
         doc = json.loads(data)
     except RecursionError:
@@ -135,21 +135,40 @@ def read_json(path: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-@contextmanager
-def open_output(path: str, newline: str | None = None) -> Iterator[TextIO]:
-    """`path` opened for writing text, never blocking: a FIFO nobody reads is refused at once (opening it
-    would wait for a reader forever), one that is read (`--json >(jq .)`) is written; a regular file is
-    created or truncated; devices (/dev/null) are written. Every failure, also one at the last write or the
-    close (/dev/full: no space left), is an OSError naming the path."""
+def _open_output_fd(path: str) -> int:
     try:
         fd = os.open(path, _WRITE_FLAGS, 0o666)
     except OSError as e:
         if e.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "a FIFO (named pipe) that nothing reads: not written", path) from None
         raise OSError(e.errno, e.strerror, path) from None
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)  # a pipe with a reader: wait for it to drain, as any writer does
+    return fd
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """`data` written to `path` as open_output writes text (a FIFO nobody reads refused at once); every
+    failure, the last write's or the close's too (/dev/full), an OSError naming the path."""
+    fd = _open_output_fd(path)
     try:
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)  # a pipe with a reader: wait for it to drain, as any writer does
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def open_output(path: str, newline: str | None = None) -> Iterator[TextIO]:
+    """`path` opened for writing text, never blocking: a FIFO nobody reads is refused at once (opening it
+    would wait for a reader forever), one that is read (`--json >(jq .)`) is written; a regular file is
+    created or truncated; devices (/dev/null) are written. Every failure, also one at the last write or the
+    close (/dev/full: no space left), is an OSError naming the path."""
+    fd = _open_output_fd(path)
+    try:
         fh = os.fdopen(fd, "w", encoding="utf-8", newline=newline)
     except BaseException:
         os.close(fd)

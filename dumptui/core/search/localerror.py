@@ -69,6 +69,9 @@ class ReplayProof:
     note: str = ""
     tail_ref: float = 0.0  # share of elements far off (10x the floor) from the recomputation
     tail_target: float = 0.0
+    sample: int = 0  # output positions compared, drawn at random (scan.sample_positions); 0: every one
+    elements: int = 0  # the output's elements
+    error_margin: float = 0.0  # a sampled proof: its error's relative margin (three standard errors)
 
     def conclusive(self, gain: float) -> bool:
         """The recomputation models the reference op (else we know too little about its semantics)."""
@@ -91,7 +94,20 @@ class ReplayProof:
                 f"; elements far off: {self.tail_target:.1%} of the {target_name}'s, "
                 f"{self.tail_ref:.1%} of the {ref_name}'s"
             )
+        if self.sample:
+            text += f" ({self.sample_words()})"
         return text
+
+    def sample_words(self) -> str:
+        """How far a sampled proof's numbers can be from the whole output's: the shares far off within three
+        binomial standard errors (99.7 %; at least 3/n, the rule of three, where none was seen)."""
+        n = self.sample
+        margin = max(3 * math.sqrt(max(t * (1 - t), 0.0) / n) for t in (self.tail_ref, self.tail_target))
+        return (
+            f"compared at {n:,} of {self.elements:,} output positions drawn at random, fixed seed: the errors "
+            f"within ±{self.error_margin:.0%} and the shares far off within ±{max(margin, 3 / n):.1%} "
+            "of the whole output's at 99.7 %"
+        )
 
 
 @dataclass(slots=True)  # one per op pair in a scan: no __dict__ each

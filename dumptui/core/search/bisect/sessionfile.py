@@ -8,7 +8,8 @@ import os
 import time
 from typing import Mapping
 
-from dumptui.core.io.safeio import write_text
+from dumptui.core.io.limits import MAX_OPTION_FILE
+from dumptui.core.io.safeio import read_json, write_text
 from dumptui.core.search.bisect.types import Source, Step
 
 VERSION = 1
@@ -63,9 +64,8 @@ def write_session(path: str, payload: dict) -> None:
 
 def read_session(path: str) -> dict:
     """A saved session file, or ValueError with the reason."""
-    try:
-        with open(path, "r", encoding="utf-8") as fh:
-            data = json.load(fh)
+    try:  # a regular file of a bounded size only: a FIFO, a device or a loop is refused at once
+        data = read_json(path, limit=MAX_OPTION_FILE)
     except OSError as e:
         raise ValueError(f"{path}: {e.strerror or e}") from None
     except ValueError as e:

@@ -1,0 +1,51 @@
+"""A small tensor's payload read with its header (core/io/npy.py `payloads_kept`): the values read_small gives
+are the file's, byte for byte, as without it; each payload is handed out once, the budget bounds what is
+kept (oldest dropped first), and nothing is kept outside the context."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dumptui.core.io import npy
+from dumptui.core.io.npy import npy_layout, payloads_kept, read_small
+
+
+def write(tmp_path, name, a):
+    path = tmp_path / f"{name}.npy"
+    np.save(path, a)
+    return str(path)
+
+
+def test_values_are_the_files_and_each_is_handed_out_once(tmp_path, monkeypatch):
+    arrays = {
+        "f32": np.arange(100, dtype=np.float32) / 7,
+        "f16": np.linspace(-3, 3, 50).astype(np.float16),
+        "i8": np.arange(-20, 20, dtype=np.int8),
+        "big-endian": np.arange(30, dtype=">f4"),
+        "scalar": np.array(2.5, dtype=np.float64),
+        "large": np.ones(5000, np.float32),  # payload beyond the first read: read from the file as before
+    }
+    paths = {name: write(tmp_path, name, a) for name, a in arrays.items()}
+    with payloads_kept():
+        layouts = {name: npy_layout(p) for name, p in paths.items()}
+        assert "large" not in {k for k in paths if paths[k] in npy._kept.by_path}
+        for name, p in paths.items():
+            got = read_small(p, layouts[name])
+            assert got.dtype == np.load(p).dtype and got.tobytes() == np.load(p).reshape(-1).tobytes(), name
+            assert p not in npy._kept.by_path  # handed out once
+            got[...] = 0  # a copy of its own: writable, and the next read is the file's again
+            assert read_small(p, layouts[name]).tobytes() == np.load(p).reshape(-1).tobytes()
+    assert not npy._kept.by_path and not npy._kept.budget
+
+
+def test_the_budget_drops_the_oldest_and_nothing_is_kept_outside(tmp_path):
+    paths = [write(tmp_path, f"t{i}", np.full(64, i, np.float32)) for i in range(10)]
+    npy_layout(paths[0])
+    assert not npy._kept.by_path  # outside the context: nothing kept
+    with payloads_kept(budget=3 * 256):
+        layouts = [npy_layout(p) for p in paths]
+        assert list(npy._kept.by_path) == paths[-3:]
+        assert npy._kept.held == 3 * 256
+        for p, lay in zip(paths, layouts):
+            assert (read_small(p, lay) == np.load(p)).all()
+    assert not npy._kept.by_path and npy._kept.held == 0

@@ -1,0 +1,94 @@
+"""Sampled replays (core/search/scan.py `sample_positions`): a big output's proof compares the recomputation at
+REPLAY_SAMPLE positions drawn with a fixed seed. Against the full replay of the same ops on a generated pair
+(fp16 region and a planted bug): the same conclusion for every op, each number within the margin the proof
+states, the same roots from the scan, and the sample said in the proof's sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.session import Session
+from dumptui.core.formats import open_dump
+from dumptui.core.search import scan as scan_module
+from dumptui.core.search.scan import (
+    REPLAY_SAMPLE,
+    input_roles,
+    kernel_order,
+    measured,
+    needs_replay,
+    replay_plan,
+    run_replays,
+    sample_positions,
+)
+
+SIZE = 1 << 15  # elements per tensor: 8 x REPLAY_SAMPLE
+
+
+@pytest.fixture(scope="module")
+def big_pair(tmp_path_factory):
+    from dumptui.core.demo.residual import write_demo
+
+    return write_demo(str(tmp_path_factory.mktemp("sampled")), n_ops=40, size=SIZE)
+
+
+def proofs(pair, sampled_from: int, monkeypatch) -> tuple[list, dict]:
+    monkeypatch.setattr(scan_module, "REPLAY_SAMPLED_FROM", sampled_from)
+    session = Session(open_dump(pair.ref), open_dump(pair.target))
+    plans = []
+    for res in evaluate_all(session, kernel_order(session), workers=1):
+        le = measured(session, res)
+        if needs_replay(session, le):
+            plan, _why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+            if plan is not None:
+                plans.append((le.pair.key, plan))
+    done = dict(run_replays([plan for _key, plan in plans], workers=1))
+    return [key for key, _plan in plans], {plans[i][0]: proof for i, (proof, _why) in done.items()}
+
+
+def test_positions_are_fixed_and_only_for_big_outputs():
+    assert sample_positions(scan_module.REPLAY_SAMPLED_FROM - 1) is None
+    a, b = sample_positions(1 << 20), sample_positions(1 << 20)
+    assert a is not None and b is not None and a.size == REPLAY_SAMPLE and (a == b).all()
+    assert 0 <= a.min() and a.max() < 1 << 20
+
+
+def test_a_sampled_proof_agrees_with_the_full_replay_within_its_stated_margin(big_pair, monkeypatch):
+    keys, full = proofs(big_pair, 1 << 40, monkeypatch)
+    keys_sampled, sampled = proofs(big_pair, SIZE // 2, monkeypatch)
+    assert keys == keys_sampled and len(keys) >= 3
+    broken = 0
+    for key in keys:
+        f, s = full[key], sampled[key]
+        assert (f is None) == (s is None), key
+        if f is None or s is None:
+            continue
+        assert f.sample == 0 and s.sample == REPLAY_SAMPLE and s.elements == SIZE
+        for gain in (10.0,):
+            assert (f.conclusive(gain), f.broken(gain)) == (s.conclusive(gain), s.broken(gain)), key
+        broken += f.broken(10.0)
+        for a, b in ((f.dev_ref, s.dev_ref), (f.dev_target, s.dev_target)):
+            assert abs(a - b) <= s.error_margin * a + 1e-300, (key, a, b, s.error_margin)
+        share_margin = (
+            max(3 * ((t * (1 - t)) / REPLAY_SAMPLE) ** 0.5 for t in (s.tail_ref, s.tail_target)) or 3 / REPLAY_SAMPLE
+        )
+        assert abs(f.tail_target - s.tail_target) <= max(share_margin, 3 / REPLAY_SAMPLE), key
+        assert f"compared at {REPLAY_SAMPLE:,} of {SIZE:,} output positions" in s.sentence()
+        assert "compared at" not in f.sentence()
+    assert broken >= 1, "the planted bug's op is proven broken"
+
+
+def test_the_scan_names_the_same_roots_sampled_or_not(big_pair, monkeypatch):
+    from dumptui.core.search.bisect import Bisection
+
+    roots = []
+    for sampled_from in (1 << 40, SIZE // 2):
+        monkeypatch.setattr(scan_module, "REPLAY_SAMPLED_FROM", sampled_from)
+        bi = Bisection(Session(open_dump(big_pair.ref), open_dump(big_pair.target)), workers=1)
+        bi.prepare()
+        bi.run()
+        culprit = bi.first_root()
+        assert culprit is not None
+        roots.append((culprit.pair.key, [le.pair.key for le in bi.scan_result.roots]))
+    assert roots[0] == roots[1]
+    assert roots[0][0] == big_pair.planted
