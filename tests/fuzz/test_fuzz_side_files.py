@@ -234,3 +234,36 @@ def test_a_settings_file_that_is_no_small_regular_file_gives_the_defaults(hostil
     (tmp_path / "dumptui" / "settings.json").unlink()
     (tmp_path / "dumptui" / "settings.json").write_text('{"theme": "nord"}')
     assert read_settings({"XDG_CONFIG_HOME": str(tmp_path)}) == {"theme": "nord"}
+
+
+def _cap_file_size():
+    import signal
+
+    _cap_memory()
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap fails with EFBIG, as on a full disk
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_a_csv_that_cannot_be_written_whole_leaves_no_half_file(pair, tmp_path, existing):
+    """Disk full (here: a file-size cap the CSV outgrows) while writing --csv: exit 2 naming the path; the
+    previous file is left as it was, or no file at all; no temporary file stays behind (issue 23.9)."""
+    out = tmp_path / "out.csv"
+    if existing:
+        out.write_text("the previous comparison\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("DUMPTUI_CONFIG", None)
+    p = subprocess.run(
+        [sys.executable, "-m", "dumptui", "compare", *pair, "--csv", str(out), "--no-config"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=_cap_file_size,
+    )
+    assert p.returncode == 2 and str(out) in p.stderr and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    if existing:
+        assert out.read_text() == "the previous comparison\n"
+    else:
+        assert not out.exists()
+    assert sorted(f.name for f in tmp_path.iterdir() if f.name != "cache") == (["out.csv"] if existing else [])

@@ -135,9 +135,9 @@ def read_json(path: str, max_depth: int = MAX_JSON_DEPTH, limit: int = MAX_TEXT_
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _open_output_fd(path: str) -> int:
+def _open_output_fd(path: str, flags: int = _WRITE_FLAGS) -> int:
     try:
-        fd = os.open(path, _WRITE_FLAGS, 0o666)
+        fd = os.open(path, flags, 0o666)
     except OSError as e:
         if e.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "a FIFO (named pipe) that nothing reads: not written", path) from None
@@ -147,35 +147,78 @@ def _open_output_fd(path: str) -> int:
     return fd
 
 
-def write_bytes(path: str, data: bytes) -> None:
-    """`data` written to `path` as open_output writes text (a FIFO nobody reads refused at once); every
-    failure, the last write's or the close's too (/dev/full), an OSError naming the path."""
-    fd = _open_output_fd(path)
+@contextmanager
+def _output_fd(path: str) -> Iterator[int]:
+    """A descriptor to write `path` through. A regular file (or a new one) is written whole or not at all: into
+    a temporary file beside it, renamed over it only once every byte and the close succeeded (a full disk
+    leaves the previous file, or none, never half a CSV); through a symlink, the file it points to. A FIFO or a
+    device is written in place. Any failure is an OSError naming `path`."""
+    final = os.path.realpath(path)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        in_place = not stat.S_ISREG(os.stat(final).st_mode)
+    except FileNotFoundError:
+        in_place = False  # nothing there yet: made whole, or not at all
+    except OSError as e:  # a loop of symlinks, a folder that cannot be searched...
+        if e.errno == errno.ELOOP:
+            raise OSError(e.errno, "a loop of symbolic links: not written", path) from None
+        raise OSError(e.errno, e.strerror, path) from None
+    if in_place:
+        fd = _open_output_fd(path)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+        return
+    folder, name = os.path.split(final)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{id(path):x}.part")
+    try:
+        fd = _open_output_fd(temporary, _WRITE_FLAGS | os.O_EXCL)
     except OSError as e:
         raise OSError(e.errno, e.strerror, path) from None
-    finally:
-        os.close(fd)
+    try:
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+        try:
+            os.replace(temporary, final)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, path) from None
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """`data` written to `path` as open_output writes text (a FIFO nobody reads refused at once, a regular file
+    whole or not at all); every failure, the last write's or the close's too (/dev/full), an OSError naming
+    the path."""
+    try:
+        with _output_fd(path) as fd:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+    except OSError as e:
+        if e.filename:
+            raise
+        raise OSError(e.errno, e.strerror, path) from None
 
 
 @contextmanager
 def open_output(path: str, newline: str | None = None) -> Iterator[TextIO]:
     """`path` opened for writing text, never blocking: a FIFO nobody reads is refused at once (opening it
     would wait for a reader forever), one that is read (`--json >(jq .)`) is written; a regular file is
-    created or truncated; devices (/dev/null) are written. Every failure, also one at the last write or the
-    close (/dev/full: no space left), is an OSError naming the path."""
-    fd = _open_output_fd(path)
+    written to a temporary file renamed over it at the end (never left half written); devices (/dev/null)
+    are written. Every failure, also one at the last write or the close (/dev/full: no space left), is an
+    OSError naming the path."""
     try:
-        fh = os.fdopen(fd, "w", encoding="utf-8", newline=newline)
-    except BaseException:
-        os.close(fd)
-        raise
-    try:
-        with fh:
-            yield fh
+        with _output_fd(path) as fd:
+            fh = os.fdopen(os.dup(fd), "w", encoding="utf-8", newline=newline)
+            with fh:
+                yield fh
     except OSError as e:
         if e.filename:
             raise
