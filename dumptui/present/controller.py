@@ -25,6 +25,7 @@ from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
 from dumptui.core.search.remedy import Remedy, remedies, remedy_files, write_files
@@ -299,6 +300,13 @@ class PairController:
     def redump_config(self, plan: RedumpPlan, dump_dir: str) -> dict:
         """The MindSpore dump config (dump_mode 1) for the plan's kernels; ValueError when it cannot be made."""
         return redump.mindspore_config(list(plan.kernels), dump_dir, like=self.opened.target)
+
+    @staticmethod
+    def write_text_file(path: str, text: str) -> None:
+        """An export the user named (the session, the CSV): its folder made, the file written whole or not at
+        all, a FIFO nobody reads refused at once; OSError naming the path."""
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        write_text(path, text)
 
     def write_redump(self, out: str, config: dict) -> None:
         redump.write_config(out, config, self.dumps())

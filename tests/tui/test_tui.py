@@ -841,3 +841,23 @@ def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, he
         gate.set()
     said = [t for t in notifications.texts if t.startswith("not ready: ")]
     assert len(said) == 2 and "bisection order" in said[0], notifications.texts
+
+
+def test_a_session_saved_to_a_fifo_is_refused_and_the_app_answers(demo_pair, tmp_path):
+    """`S` to a FIFO nobody reads: refused at once with the path (the failure is the state), never a UI thread
+    waiting for a reader; the app takes keys after it (issue 23.2)."""
+    fifo = tmp_path / "session.fifo"
+    os.mkfifo(fifo)
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
+            await pilot.press("S")
+            app.screen.query_one("#save-path").value = str(fifo)
+            await pilot.press("enter")
+            await wait_until(lambda: scr.failure is not None, what="the refusal")
+            assert scr.failure[0] == "save" and str(fifo) in scr.failure[1] and "FIFO" in scr.failure[1]
+            assert scr.exports.saved_path is None
+            await pilot.press("question_mark")  # still answering keys
+            await wait_until(lambda: isinstance(app.screen, HelpScreen), what="the help")
+
+    run(go())

@@ -122,9 +122,7 @@ class Exports:
             return
         path = os.path.abspath(os.path.expanduser(path))
         try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh, indent=1)
+            self.controller.write_text_file(path, json.dumps(payload, indent=1))
         except OSError as e:
             self.show_failure("save", e, path)
             return
@@ -250,9 +248,11 @@ class Exports:
             self.app.call_from_thread(self._deliver, text, path, f"{rows} tensor pairs, {profile} profile")
             return
         full = os.path.abspath(os.path.expanduser(path))
-        os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
-        with open(full, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        try:
+            self.controller.write_text_file(full, text)
+        except OSError as e:
+            self.app.call_from_thread(self.show_failure, "export", e, full)
+            return
         self.csv_path = full
         self.app.call_from_thread(
             self.notify, f"wrote {rows} tensor pairs ({profile} profile) to {full}", markup=False, timeout=10
