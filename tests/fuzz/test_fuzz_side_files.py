@@ -267,3 +267,12 @@ def test_a_csv_that_cannot_be_written_whole_leaves_no_half_file(pair, tmp_path, 
     else:
         assert not out.exists()
     assert sorted(f.name for f in tmp_path.iterdir() if f.name != "cache") == (["out.csv"] if existing else [])
+
+
+def test_a_map_file_the_csv_module_cannot_split_names_its_line(pair, tmp_path):
+    """A 1 MB field in a --map CSV (beyond the csv module's limit): exit 2 with the path and the line, never an
+    internal error (issue 22.3)."""
+    bad = tmp_path / "map.csv"
+    bad.write_text("ref,target\n" + "a" * 1_000_000 + ",b\n")
+    code, out, err = run("bisect", *pair, "--map", bad)
+    assert code == 2 and f"{bad}: line 2: not a CSV line" in err and "internal error" not in err, (code, err)

@@ -139,16 +139,22 @@ def _shapes(op: Op) -> tuple:
 
 
 def read_map_file(path: str) -> list[tuple[str, str]]:
+    """(ref name, target name) rows of a CSV map file; ValueError naming the line the csv module cannot split
+    (a field beyond its size limit, a NUL byte)."""
     pairs = []
     # a regular file within its limit (safeio): a FIFO or /dev/zero named as a map file is refused, not read
     with text_lines(path, MAX_OPTION_FILE) as fh:
-        for row in csv.reader(fh):
-            if not row or row[0].strip().startswith("#") or len(row) < 2:
-                continue
-            a, b = row[0].strip(), row[1].strip()
-            if (a, b) == ("ref_name", "target_name"):
-                continue
-            pairs.append((a, b))
+        reader = csv.reader(fh)
+        try:
+            for row in reader:
+                if not row or row[0].strip().startswith("#") or len(row) < 2:
+                    continue
+                a, b = row[0].strip(), row[1].strip()
+                if (a, b) == ("ref_name", "target_name"):
+                    continue
+                pairs.append((a, b))
+        except csv.Error as e:
+            raise ValueError(f"line {reader.line_num}: not a CSV line of two names ({e})") from None
     return pairs
 
 
