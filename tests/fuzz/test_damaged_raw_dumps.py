@@ -68,3 +68,54 @@ def test_raw_header_damage_never_hides_or_moves_the_culprit(raw_pair, tmp_path, 
         assert code == 1 or doc["incomplete"]
         if where == "culprit":
             assert code == 2 and not roots, (command, roots)
+
+
+@pytest.mark.parametrize("stray", ["raw file in the npy dump", "npy file in the raw dump"])
+def test_one_file_of_another_format_never_decides_how_the_dump_is_read(raw_pair, tmp_path, stray):
+    """Issue 23.7: one CANN raw file copied into a MindSpore npy dump (or one .npy file into a raw dump) is
+    listed or left aside; the dump is read in the format of its other files, and the planted culprit is found
+    (before: the one raw file switched the whole npy dump to the raw reader, which found one op)."""
+    demo, acl, ops = raw_pair
+    if stray == "raw file in the npy dump":
+        target = tmp_path / "target"
+        shutil.copytree(demo.target, target)
+        folder = next(p.parent for p in target.rglob("*.npy"))
+        source = next(p for p in acl.rglob("*") if p.is_file() and f".{file_form(ops['network output'])}." in p.name)
+        shutil.copy(source, folder)
+        stray_file = folder / source.name
+    else:
+        target = tmp_path / "acl"
+        shutil.copytree(acl, target)
+        folder = next(p.parent for p in target.rglob("*") if p.is_file() and "." in p.name)
+        npy = next(
+            p
+            for p in os.scandir(next(d for d, _, fs in os.walk(demo.target) if any(f.endswith(".npy") for f in fs)))
+            if p.name.endswith(".npy")
+        )
+        shutil.copy(npy.path, folder)
+        stray_file = folder / npy.name
+    for command in ("bisect", "compare"):
+        code, out, err = run_main(command, demo.ref, target, "--json", "-")
+        doc = json.loads(out)
+        assert code == doc["exit"] == 1, (command, err)
+        assert [r["ref"] for r in doc["roots"]][:1] == [demo.planted], command
+        if stray == "raw file in the npy dump":
+            assert str(stray_file) in out and "two formats in one dump" in out, command
+
+
+def test_detection_goes_by_most_files_when_both_formats_are_there(tmp_path):
+    """The detection order alone (raw before npy) let one raw file make a MindSpore dump a raw one."""
+    from dumptui.core.formats import detect
+
+    npy_dump = tmp_path / "npy" / "rank_0" / "Net" / "0" / "0"
+    npy_dump.mkdir(parents=True)
+    for i in range(10):
+        (npy_dump / f"Add.Default_Add-op{i}.1.1.{1000 + i}.output.0.DefaultFormat.Float32.npy").write_bytes(b"")
+    (npy_dump / "Add.Default_Add-op0.1.0.1796214300001792").write_bytes(b"")
+    assert detect(str(tmp_path / "npy")) == "mindspore-npy"
+    raw_dump = tmp_path / "raw" / "20260101000000" / "0" / "Net" / "1" / "0"
+    raw_dump.mkdir(parents=True)
+    for i in range(10):
+        (raw_dump / f"Add.Default_Add-op{i}.1.0.{1796214300001792 + i}").write_bytes(b"")
+    (raw_dump / "Add.Default_Add-op0.1.1.1000.output.0.DefaultFormat.Float32.npy").write_bytes(b"")
+    assert detect(str(tmp_path / "raw")) == "cann-raw"

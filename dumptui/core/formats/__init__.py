@@ -38,11 +38,32 @@ def detect(path: str) -> str:
         raise DumpError(path, "no such file or folder")
     if not os.path.isdir(path):
         raise DumpError(path, "not a folder (give the dump folder, not a file; `dumptui inspect FILE` reads one file)")
-    for reader in _BY_PRIORITY:
-        if reader.looks_like(path):
-            return reader.name
+    claims = [reader for reader in _BY_PRIORITY if reader.looks_like(path)]
+    if claims:
+        if len(claims) > 1 and {claims[0].name, claims[1].name} == {CannRawReader.name, MindSporeNpyReader.name}:
+            return _format_of_most_files(path)
+        return claims[0].name
     *others, last = [reader.expects for reader in READERS]
     raise DumpError(path, f"no dump found: expected {', '.join(others)}, or {last}")
+
+
+def _format_of_most_files(path: str, most: int = 20_000) -> str:
+    """MindSpore .npy files and CANN raw files in one dump (a raw file copied into an npy dump, or the other
+    way round): the format most of its tensor files have (the first `most` files seen), so that one stray
+    file never decides how every other file is read. The reader lists the other format's files as not read,
+    with the reason (two formats in one dump)."""
+    from dumptui.core.formats.cann_file import RAW_NAME
+    from dumptui.core.formats.mindspore import NPY_NAME
+
+    npy = raw = seen = 0
+    for _folder, _dirs, files in os.walk(path):
+        for name in files:
+            npy += bool(NPY_NAME.match(name))
+            raw += bool(RAW_NAME.match(name))
+            seen += 1
+        if seen >= most:
+            break
+    return MindSporeNpyReader.name if npy >= raw else CannRawReader.name
 
 
 def open_dump(

@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from dumptui.core.formats.cann_file import RAW_NAME
 from dumptui.core.formats.device_tensors import restore_original_shapes
 from dumptui.core.formats.files import (
     CONSTANTS_DIR,
@@ -47,6 +48,10 @@ from dumptui.core.io import dtypes, limits
 from dumptui.core.model.dump import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
 
+MIXED_RAW_FILE = (
+    "a CANN raw dump file among MindSpore .npy files (two formats in one dump): not read; convert it with "
+    "`dumptui convert` into a folder of its own, or dump again in one format"
+)
 NPY_NAME = re.compile(
     r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d{1,20})\.(?P<stream>\d{1,20})\.(?P<ts>\d{1,20})\."
     r"(?P<io>input|output)\.(?P<slot>\d{1,9})(?:\.(?P<fmt>[A-Za-z][A-Za-z0-9_]*))?(?:\.(?P<dtype>[A-Za-z][A-Za-z0-9]*))?\.npy$"
@@ -178,7 +183,9 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
     spelled: dict[str | None, str] = {}
     for n in names:
         if not n.endswith(".npy"):
-            if n not in (MAPPING_FILE, STAT_FILE):
+            if RAW_NAME.match(n):  # another format's tensor file: what it holds is not read, never unsaid
+                problems.append(Problem(prefix + n, MIXED_RAW_FILE))
+            elif n not in (MAPPING_FILE, STAT_FILE):
                 problems.append(foreign_file(prefix + n))
             continue
         rec = parse_npy_name(n, mapping)
