@@ -58,6 +58,7 @@ def tensor_spec(t: TensorRef) -> TensorSpec:
         lay.fortran,
         lay.widen_bf16,
         lay.decoder,
+        lay.repaired,  # a repaired payload's storage differs from its record's dtype by design
     )
 
 
@@ -66,8 +67,8 @@ def pair_job(index: int, ref: TensorRef, target: TensorRef, tol: ElementToleranc
 
 
 def from_spec(spec: TensorSpec) -> TensorRef:
-    path, io, slot, dtype, shape, storage, offset, fortran, widen, decoder = spec
-    layout = Layout(np.dtype(storage), shape, offset, fortran, widen_bf16=widen, decoder=decoder)
+    path, io, slot, dtype, shape, storage, offset, fortran, widen, decoder, repaired = spec
+    layout = Layout(np.dtype(storage), shape, offset, fortran, repaired=repaired, widen_bf16=widen, decoder=decoder)
     return TensorRef(path, io, slot, dtype=dtype, shape=shape, layout_fn=lambda: layout)
 
 

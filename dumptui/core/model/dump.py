@@ -7,6 +7,7 @@ memory-mapped only while it is compared.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 import os
@@ -49,6 +50,25 @@ def no_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+# What a record may say beside what its file stores: numpy has no bfloat16, so its dumps hold float32
+# (widened) or the raw bits as uint16.
+_STORED_AS = {"bfloat16": ("float32", "uint16")}
+
+
+def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
+    """Why a file cannot be read as its record says: its header declares another dtype (None when they agree,
+    when either is unknown, or when the payload was repaired for a known bug and says so)."""
+    if recorded is None or layout.storage is None or layout.problem is not None or layout.repaired:
+        return None
+    stored = dtypes.from_numpy(layout.storage)
+    if stored is None or stored == recorded or stored in _STORED_AS.get(recorded, ()) or layout.widen_bf16:
+        return None
+    return (
+        f"the file holds {stored} but its name or record says {recorded}: rewritten or damaged, not read "
+        "(dump it again)"
+    )
 
 
 @dataclass(frozen=True)
@@ -225,8 +245,13 @@ class TensorRef:
         return partial(npy_layout, self.path, self.size_on_disk)
 
     def adopt_layout(self, layout: Layout) -> None:
-        """Keep a layout resolved here or by `deferred_layout` elsewhere (the first one kept wins)."""
+        """Keep a layout resolved here or by `deferred_layout` elsewhere (the first one kept wins). A file
+        whose bytes are of another dtype than its name or record says is damage, not data (read as what
+        its header says, an int32 payload under a Float32 name makes a divergence of its own)."""
         if self._layout is None:
+            disagreement = _dtype_disagreement(self._dtype, layout)
+            if disagreement is not None:
+                layout = dataclasses.replace(layout, storage=None, problem=disagreement)
             self._layout = layout
             if self._dtype is None and layout.storage is not None:
                 self._dtype = dtypes.from_numpy(layout.storage)
