@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dumptui.cli.options import compare_options
+from dumptui.tui.web import DEFAULT_MAX_SESSIONS
 
 NAME = "serve"
 DESCRIPTION = "The app in a browser (textual-serve): each tab runs the app on REF and TARGET."
@@ -24,6 +25,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="also let pages from this origin open the app (e.g. a proxy's https://host); repeatable",
     )
+    p.add_argument(
+        "--max-sessions",
+        dest="max_sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help="at most N browser tabs at once, each running the app as its own processes (default 4)",
+    )
     p.add_argument("--session", metavar="FILE", help="resume a saved bisection session")
     compare_options(p)
 
@@ -31,4 +40,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dumptui.tui.web import serve
 
-    return serve(args.ref, args.target, args.argv, args.host, args.port, args.public_url, args.allow_origin)
+    return serve(
+        args.ref, args.target, args.argv, args.host, args.port, args.public_url, args.allow_origin, args.max_sessions
+    )

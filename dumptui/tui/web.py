@@ -11,7 +11,13 @@ from typing import Any
 
 from dumptui.present.types import UsageError
 
-SERVE_ONLY = ("--host", "--port", "--public-url", "--allow-origin")  # options of `serve` itself, not of the app it runs
+SERVE_ONLY = (
+    "--host",
+    "--port",
+    "--public-url",
+    "--allow-origin",
+    "--max-sessions",
+)  # options of `serve` itself, not of the app it runs
 
 
 def app_command(ref: str, target: str, argv: list[str]) -> str:
@@ -50,10 +56,21 @@ def origin_allowed(origin: str | None, host: str | None, allowed: list[str]) -> 
     return origin.rstrip("/") in {a.rstrip("/") for a in allowed}
 
 
-def guarded_server(command: str, host: str, port: int, public_url: str | None, allowed: list[str], token: str) -> Any:
+DEFAULT_MAX_SESSIONS = 4  # each browser tab runs the app as its own processes (~60 MB and a worker pool each)
+
+
+def guarded_server(
+    command: str,
+    host: str,
+    port: int,
+    public_url: str | None,
+    allowed: list[str],
+    token: str,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+) -> Any:
     """textual-serve's Server with the doors closed: every page, websocket and download needs the token
-    (from the URL printed at start, then a same-site cookie), a websocket from another origin is refused, and
-    /static/ lists no folder."""
+    (from the URL printed at start, then a same-site cookie), a websocket from another origin is refused,
+    /static/ lists no folder, and at most `max_sessions` apps run at once (a tab more is told why)."""
     import secrets
 
     from aiohttp import web
@@ -78,6 +95,20 @@ def guarded_server(command: str, host: str, port: int, public_url: str | None, a
         return response
 
     class GuardedServer(Server):
+        open_sessions = 0
+
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            if self.open_sessions >= max_sessions:
+                raise web.HTTPServiceUnavailable(
+                    text=f"dumptui serve: {max_sessions} sessions are open already (each runs the app as its own "
+                    "processes): close a tab, or start the server with a larger --max-sessions"
+                )
+            self.open_sessions += 1
+            try:
+                return await super().handle_websocket(request)
+            finally:
+                self.open_sessions -= 1
+
         async def _make_app(self) -> web.Application:
             import aiohttp_jinja2
             import jinja2
@@ -132,6 +163,7 @@ def serve(
     port: int,
     public_url: str | None,
     allow_origin: list[str] | None = None,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
 ) -> int:
     import secrets
 
@@ -152,6 +184,9 @@ def serve(
             flush=True,
         )
     token = secrets.token_urlsafe(24)
-    server = guarded_server(app_command(ref, target, argv), host, port, public_url, list(allow_origin or []), token)
+    if max_sessions < 1:
+        raise UsageError(f"--max-sessions {max_sessions}: at least one session")
+    command = app_command(ref, target, argv)
+    server = guarded_server(command, host, port, public_url, list(allow_origin or []), token, max_sessions)
     server.serve()
     return 0

@@ -36,13 +36,18 @@ def test_app_command_passes_the_options_on():
 
 @pytest.fixture
 def serving(demo_pair, tmp_path):
-    """`dumptui serve` on a free loopback port: (the URL it printed, with its token; the base URL). Waits on
-    the line the server prints once its socket listens, never on polling."""
+    """`dumptui serve` on a free loopback port: (the URL it printed, with its token; the base URL)."""
+    yield from serve_process(demo_pair, tmp_path)
+
+
+def serve_process(demo_pair, tmp_path, *extra: str):
+    """`dumptui serve ... EXTRA` running until the generator is closed. Waits on the line the server prints
+    once its socket listens, never on polling."""
     pytest.importorskip("textual_serve", reason="textual-serve not installed (pip install 'dumptui[serve]')")
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dumptui", "serve", demo_pair.ref, demo_pair.target, "--port", str(port)],
+        [sys.executable, "-m", "dumptui", "serve", demo_pair.ref, demo_pair.target, "--port", str(port), *extra],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -86,6 +91,13 @@ def http_status(url: str, headers: dict | None = None) -> tuple[int, str]:
 
 def websocket_handshake(base: str, query: str, origin: str | None, cookie: str | None = None) -> int:
     """The status of a websocket upgrade request to /ws (101: the app would start), as a browser sends it."""
+    status, conn = open_websocket(base, query, origin, cookie)
+    conn.close()
+    return status
+
+
+def open_websocket(base: str, query: str, origin: str | None, cookie: str | None = None):
+    """A websocket upgrade request to /ws, its connection left open: (status, connection)."""
     import base64
     import http.client
     from urllib.parse import urlsplit
@@ -103,9 +115,22 @@ def websocket_handshake(base: str, query: str, origin: str | None, cookie: str |
     if cookie is not None:
         headers["Cookie"] = cookie
     conn.request("GET", "/ws" + query, headers=headers)
-    status = conn.getresponse().status
-    conn.close()
-    return status
+    return conn.getresponse().status, conn
+
+
+def test_serve_runs_at_most_max_sessions_apps(demo_pair, tmp_path):
+    """Each tab runs the app as its own processes: a tab beyond --max-sessions is refused (503, saying why)
+    instead of starting more (issue 23.8: 12 tabs were 24 processes and 716 MB)."""
+    serving = serve_process(demo_pair, tmp_path, "--max-sessions", "1")
+    url, base = next(serving)
+    token = url.split("token=", 1)[1]
+    first, held = open_websocket(base, f"?token={token}", origin=base)
+    try:
+        assert first == 101  # its app runs while the connection is open
+        assert websocket_handshake(base, f"?token={token}", origin=base) == 503
+    finally:
+        held.close()
+        serving.close()
 
 
 def test_serve_lets_only_the_token_holder_and_its_own_page_in(serving):
