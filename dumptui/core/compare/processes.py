@@ -95,7 +95,8 @@ class ProcessPool:
         order = sorted(jobs, key=lambda job: -math.prod(job[1][4]))
         single_threaded_blas()
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
+        start = partial(worker_start, 0, os.getpid())
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=start) as ex:
             futs = [ex.submit(_run, (job, kl)) for job in order]
             try:
                 for f in as_completed(futs):
@@ -254,7 +255,9 @@ def map_in_processes(
     """(index, fn(item)) from `workers` spawned processes, started for this call and ended after it."""
     single_threaded_blas()
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=partial(worker_start, 0, os.getpid())
+    ) as ex:
         futs = {ex.submit(fn, item): i for i, item in enumerate(items)}
         try:
             for f in as_completed(futs):

@@ -4,6 +4,7 @@ priority and an end when the parent ends. Imports no numpy: `single_threaded_bla
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -24,7 +25,9 @@ def worker_start(nice: int, parent: int) -> None:
     after), and gone soon after its parent. A spawned worker holds both ends of its job queue, so it never
     sees the parent's end as closed: when the parent ends without closing the pool (killed, `os._exit`),
     only this watch ends the worker. `parent` comes from the parent itself: a worker that starts after its
-    parent has ended must see that too."""
+    parent has ended must see that too. Ctrl+C reaches the whole foreground process group: the parent alone
+    answers it (it ends the pool), a worker does not print a KeyboardInterrupt traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         os.nice(nice)
     except OSError:

@@ -186,3 +186,29 @@ def test_a_pool_gets_the_pairs_slice_by_slice_with_the_same_results(demo_pair, p
             if t.stats is not None:
                 assert (t.stats.max_abs, t.stats.cos, t.stats.n_diff) == (u.stats.max_abs, u.stats.cos, u.stats.n_diff)
     assert sliced.ledger.count == alone.ledger.count
+
+
+def _sigint_handler() -> str:
+    import signal
+
+    return "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "default"
+
+
+@pytest.mark.parametrize("kind", ["pool", "per call"])
+def test_workers_leave_ctrl_c_to_their_parent(kind):
+    """Ctrl+C reaches the whole process group: a worker printed a KeyboardInterrupt traceback of its own
+    (dumptui serve, issue 23.8); every kind of pool's workers ignore it, the parent ends them."""
+    from dumptui.core.compare.processes import map_in_processes
+
+    if kind == "pool":
+        pool = ComparePool(workers=1, nice=0)
+        try:
+            assert [r for _i, r in pool.map(_sigint_handler_item, [0])] == ["ignored"]
+        finally:
+            pool.close()
+    else:
+        assert [r for _i, r in map_in_processes(_sigint_handler_item, [0], workers=1)] == ["ignored"]
+
+
+def _sigint_handler_item(_item: object) -> str:
+    return _sigint_handler()
