@@ -103,6 +103,9 @@ class ProcessPool:
                     if cancelled and cancelled():
                         break
                     yield f.result()
+            except KeyboardInterrupt:
+                end_now(ex)  # ctrl+c: the workers (which leave SIGINT to us) end at once, not after their job
+                raise
             finally:
                 for f in futs:
                     f.cancel()
@@ -164,6 +167,9 @@ class ComparePool:
             for f in self._finished(futs, cancelled):
                 for (ref, _call), layout in zip(futs[f], f.result()):
                     ref.adopt_layout(shared_layout(layout))
+        except KeyboardInterrupt:
+            self.close(kill=True)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
         finally:
             for f in futs:
                 f.cancel()
@@ -192,6 +198,9 @@ class ComparePool:
         try:
             for f in self._finished(futs, cancelled):
                 yield from f.result()
+        except KeyboardInterrupt:
+            self.close(kill=True)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
         finally:
             for f in futs:
                 f.cancel()
@@ -206,6 +215,9 @@ class ComparePool:
         try:
             for f in self._finished(futs, cancelled):
                 yield futs[f], f.result()
+        except KeyboardInterrupt:
+            self.close(kill=True)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
         finally:
             for f in futs:
                 f.cancel()
@@ -231,11 +243,18 @@ class ComparePool:
         ex, self._ex = self._ex, None
         if ex is None:
             return
-        procs = list((getattr(ex, "_processes", None) or {}).values())
-        ex.shutdown(wait=False, cancel_futures=True)
         if kill:
-            for p in procs:
-                p.kill()
+            end_now(ex)
+        else:
+            ex.shutdown(wait=False, cancel_futures=True)
+
+
+def end_now(ex: ProcessPoolExecutor) -> None:
+    """The pool's queued work dropped and its worker processes killed (quitting, ctrl+c: never wait for them)."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.kill()
 
 
 def compare_in_processes(
@@ -264,6 +283,9 @@ def map_in_processes(
                 if cancelled and cancelled():
                     break
                 yield futs[f], f.result()
+        except KeyboardInterrupt:
+            end_now(ex)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
         finally:
             for f in futs:
                 f.cancel()
