@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import MIN_BYTES_FOR_PROCESSES, ComparePool, PairExecutor, ProcessPool, pair_job
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session
@@ -105,12 +106,8 @@ def _here(
             break
         part = heavy[start : start + HERE_SLICE]
         outcomes = compare_tensor_pairs([(job[3], job[4], pre[0]) for job, pre in part], session.kl)
-        for ((pair, io, slot, r, t), pre), (st, err) in zip(part, outcomes):
-            if st is None:
-                res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
-            else:
-                res = session.finish(pair, io, slot, r, t, st, pre, purpose)
-            session.store(pair, r, t, res)
+        for (job, pre), (st, err) in zip(part, outcomes):
+            _keep(session, job, pre, st, err, purpose)
             counter.tick()
 
 
@@ -124,13 +121,19 @@ def _in_executor(
 ) -> None:
     jobs = [pair_job(i, job[3], job[4], pre[0]) for i, (job, pre) in enumerate(heavy)]
     for idx, st, err in executor.run(jobs, session.kl, cancelled):
-        (pair, io, slot, r, t), pre = heavy[idx]
-        if st is None:
-            res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
-        else:
-            res = session.finish(pair, io, slot, r, t, st, pre, purpose)
-        session.store(pair, r, t, res)
+        job, pre = heavy[idx]
+        _keep(session, job, pre, st, err, purpose)
         counter.tick()
+
+
+def _keep(session: Session, job: Job, pre: Prechecked, st: PairStats | None, err: str | None, purpose: str) -> None:
+    """One computed pair's result (or why it could not be read) judged and kept in the session."""
+    pair, io, slot, r, t = job
+    if st is None:
+        res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
+    else:
+        res = session.finish(pair, io, slot, r, t, st, pre, purpose)
+    session.store(pair, r, t, res)
 
 
 class _Progress:

@@ -26,7 +26,9 @@ from dumptui.core.compare.metrics import (
     compare_tensors,
 )
 from dumptui.core.compare.pairstats import (
+    PAIR_FLOATS,
     RECORD_COLUMNS,
+    SIDE_ORDER,
     PairStats,
     flag_bit,
     none_bit,
@@ -41,31 +43,12 @@ BATCH_ELEMENTS = 1 << 19  # elements per side computed at once: a few 4 MB float
 SmallPair = tuple[np.ndarray, np.ndarray, tuple[int, ...], ElementTolerance]  # ref, target, shape, tolerance
 
 _P = {name: pair_column(name) for name in ("n", "compared", "n_diff", "n_off")}
-_F = {
-    name: pair_column(name)
-    for name in (
-        "cos",
-        "max_abs",
-        "max_abs_ref",
-        "max_abs_target",
-        "mean_abs",
-        "mean_abs_trimmed",
-        "rms_ref",
-        "rmse",
-        "rel_euclid",
-        "max_rel",
-        "mean_rel",
-        "acc_rel",
-        "thousandth",
-        "five_thousandths",
-        "kl",
-    )
-}
+_F = {name: pair_column(name) for name in PAIR_FLOATS}  # every value of the metric table
 _BIT = {name: 1 << none_bit(col) for name, col in _F.items()}
 _BITWISE, _VALUES_EQUAL = 1 << flag_bit("bitwise_equal"), 1 << flag_bit("values_equal")
 _REL = ("max_rel", "mean_rel", "acc_rel")
 _NO_REL = "no reference element has |y| > eps"
-_SIDE_NAMES = ("count", "finite", "nan", "pos_inf", "neg_inf", "zeros", "min", "max", "mean", "std", "l2")
+_SIDE_NAMES = SIDE_ORDER  # a side's counts, then its values (the metric table's)
 _REF_COLS = np.array([side_column("ref", name) for name in _SIDE_NAMES])
 _TARGET_COLS = np.array([side_column("target", name) for name in _SIDE_NAMES])
 _ZERO_WHEN_EQUAL = np.array(
