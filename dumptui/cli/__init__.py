@@ -10,7 +10,15 @@ One module per subcommand (`NAME`, `DESCRIPTION`, `add_arguments`, `run`), the p
 main.py; the exit-code rule and what the headless commands share in ../headless.py.
 """
 
-from dumptui.cli.main import main
-from dumptui.cli.parser import build_parser
+from dumptui.core.io.procs import single_threaded_blas, steady_heap
+
+# Before anything imports numpy: OpenBLAS reads its thread count once, when it loads. Called from main() it
+# came too late (the imports below load numpy), and the CLI process ran a BLAS thread per core that spun
+# between our small dot products: 45 % of a --workers 1 compare's CPU samples, a core taken from the workers.
+single_threaded_blas()
+steady_heap()
+
+from dumptui.cli.main import main  # noqa: E402
+from dumptui.cli.parser import build_parser  # noqa: E402
 
 __all__ = ["build_parser", "main"]

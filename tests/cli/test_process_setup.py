@@ -1,0 +1,58 @@
+"""What the command line sets up for its process before numpy loads: one BLAS thread and a heap that keeps
+freed buffers. Each is checked in a fresh interpreter, as a user's `dumptui` starts."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _run(code: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS") and not k.startswith("MALLOC_")}
+    env["PYTHONPATH"] = REPO
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc (Linux)")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS starts no thread of its own on one CPU")
+def test_importing_the_cli_leaves_numpy_one_blas_thread() -> None:
+    # numpy was loaded by the CLI's own imports before main() set the thread count: OpenBLAS then ran a thread
+    # per core that spun between small dot products
+    out = _run(
+        "import dumptui.cli, numpy, os; numpy.dot(numpy.ones(64), numpy.ones(64)); print(len(os.listdir('/proc/self/task')))"
+    )
+    assert int(out) == 1
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="tunes glibc's malloc; other C libraries are left alone")
+def test_freed_tensor_buffers_are_reused_not_faulted_in_again() -> None:
+    # a chunk's arrays (a read payload, its float64 copies, masks), freed before the next chunk's: with glibc's
+    # defaults the heap was trimmed after each round and every page faulted in again (1,760 a round here); the
+    # heap kept by steady_heap reuses the same pages
+    code = (
+        "import dumptui.cli, resource, numpy as np\n"
+        "def chunk():\n"
+        "    a, b, c, d = np.ones(1 << 18), np.ones(1 << 19), np.ones(1 << 19), np.ones(1 << 17)\n"
+        "chunk()\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for i in range(100):\n"
+        "    chunk()\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+    )
+    assert int(_run(code)) < 100 * 1760 // 10
+
+
+def test_the_heap_settings_reach_the_processes_the_cli_starts() -> None:
+    # worker processes are spawned interpreters: glibc reads these when they start
+    out = _run(
+        "import dumptui.cli, os; print(os.environ['MALLOC_MMAP_THRESHOLD_'], os.environ['MALLOC_TRIM_THRESHOLD_'])"
+    )
+    from dumptui.core.io.procs import HEAP_BUFFER_MAX, HEAP_KEPT_FREE
+
+    assert out.split() == [str(HEAP_BUFFER_MAX), str(HEAP_KEPT_FREE)]
