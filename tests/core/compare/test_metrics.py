@@ -155,6 +155,30 @@ def test_float16_values_are_exact_in_float64():
     assert_matches(st, reference_metrics(y, x))
 
 
+@pytest.mark.parametrize("chunk", [1 << 18, 999])
+def test_float16_sides_zeros_signed_zeros_and_nonfinite_match_numpy(chunk):
+    # float16's min/max/zero counts and differences are taken on the exact float64 copies (numpy is slow on
+    # float16 itself): every count as numpy gives it on the float16 values
+    rng = np.random.default_rng(4)
+    y = rng.standard_normal(4000).astype(np.float16)
+    y[::7] = 0
+    x = (y.astype(np.float32) * np.float32(1.002)).astype(np.float16)
+    x[::14] = -0.0  # -0.0 against 0.0 is no difference
+    x[5], y[5] = np.inf, np.inf
+    x[9], y[9] = np.nan, np.nan  # the same NaN on both sides: no difference either
+    st = compare_arrays(y, x, TOL, chunk=chunk)
+    assert_matches(st, reference_metrics(y, x))
+    fin_x, fin_y = x[np.isfinite(x) & np.isfinite(y)], y[np.isfinite(x) & np.isfinite(y)]
+    assert st.ref.zeros == int(np.sum(y[np.isfinite(y)] == 0)) and st.target.zeros == int(
+        np.sum(x[np.isfinite(x)] == 0)
+    )
+    assert st.n_diff == int(np.sum(fin_x != fin_y)) + st.nonfinite_mismatch
+    assert (st.target.min, st.target.max) == (float(x[np.isfinite(x)].min()), float(x[np.isfinite(x)].max()))
+    eq = compare_arrays(y, y.copy(), TOL, chunk=chunk)
+    assert eq.bitwise_equal and eq.ref.zeros == int(np.sum(y[np.isfinite(y)] == 0))
+    assert (eq.ref.min, eq.ref.max) == (float(y[np.isfinite(y)].min()), float(y[np.isfinite(y)].max()))
+
+
 def test_int64_beyond_2_53_counts_differences_exactly():
     y = np.array([2**60, 2**60 + 1, 5], np.int64)
     x = np.array([2**60 + 1, 2**60 + 1, 5], np.int64)  # float64 cannot tell 2**60 from 2**60+1
