@@ -11,7 +11,7 @@ import time
 from typing import IO, TYPE_CHECKING
 
 from dumptui.core.io.errors import UsageError
-from dumptui.options.pair import PairOptions, make_session, open_pair
+from dumptui.options.pair import SIDES, PairOptions, make_session, many_files, open_pair
 from dumptui.report import jsonout
 from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, spinner
 
@@ -48,7 +48,8 @@ def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Sessio
     options = PairOptions.from_namespace(args)
     t0 = time.perf_counter()
     with spinner("indexing the dumps", verbosity):
-        ref, target = open_pair(options)
+        # a big dump missing from the index cache is indexed by a process of its own, both at once
+        ref, target = open_pair(options, in_processes=any(many_files(options.path(s)) for s in SIDES))
         session = make_session(options, ref, target, kl=kl)
     counts = ", ".join(f"{n} {how}" for how, n in session.alignment.counts().items())
     detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)
