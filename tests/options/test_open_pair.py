@@ -66,3 +66,12 @@ def test_a_big_pair_missing_from_the_cache_is_indexed_in_processes(tmp_path, mon
     for a, b in ((ref, ref2), (target, target2)):
         assert [(op.key, op.name, op.op_type) for op in a.ops] == [(op.key, op.name, op.op_type) for op in b.ops]
     assert session.alignment.counts() == session2.alignment.counts()
+
+
+def test_a_cache_folder_inside_the_other_dump_is_never_written_by_the_indexing_processes(tmp_path, monkeypatch):
+    demo_pair = _settled_demo(tmp_path / "demo")
+    inside = os.path.join(demo_pair.target, "cache-here")
+    before = {os.path.join(f, n) for f, _d, names in os.walk(demo_pair.target) for n in names}
+    _index(demo_pair, monkeypatch, inside, from_files=10)
+    after = {os.path.join(f, n) for f, _d, names in os.walk(demo_pair.target) for n in names}
+    assert after == before and not os.path.exists(inside)

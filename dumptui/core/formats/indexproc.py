@@ -25,9 +25,11 @@ from dumptui.core.io.procs import start_resource_tracker, worker_start
 Request = tuple[str, str | None, str | None, str | None, str | None]  # path, rank, graph, iteration, fmt
 
 
-def _index_into_cache(request: Request) -> str:
-    """In the child: index the dump and store it in the cache; '' when stored, else why not."""
+def _index_into_cache(request: Request, dumps: tuple[str, ...] = ()) -> str:
+    """In the child: index the dump and store it in the cache; '' when stored, else why not. `dumps`: every
+    dump folder of the caller's run, none of which may hold the entry (a cache folder inside the other dump)."""
     path, rank, graph, iteration, fmt = request
+    indexcache.protect(*dumps)
     try:
         open_dump(path, rank=rank, graph=graph, iteration=iteration, fmt=fmt, cache=True)
     except Exception as e:  # the caller indexes it again in its own process and reports the error there
@@ -66,7 +68,8 @@ def index_into_cache(requests: list[Request]) -> dict[Request, str]:
         initializer=partial(worker_start, 0, os.getpid()),
     )
     try:
-        return dict(zip(todo, ex.map(_index_into_cache, todo)))
+        dumps = tuple(req[0] for req in requests)
+        return dict(zip(todo, ex.map(partial(_index_into_cache, dumps=dumps), todo)))
     except Exception as e:  # a child that died (killed, out of memory): the caller indexes in-process
         return {req: f"indexing process failed: {e}" for req in todo}
     finally:
