@@ -65,12 +65,14 @@ def serve_process(demo_pair, tmp_path, *extra: str):
         proc.wait(15)
         raise AssertionError(f"dumptui serve did not start: {''.join(lines)[-2000:]}")
     url = line.split("open ", 1)[1].strip()
-    yield url, f"http://127.0.0.1:{port}"
-    os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        yield url, f"http://127.0.0.1:{port}"
+    finally:  # also when the generator is closed (GeneratorExit at the yield): the server never outlives a test
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.fixture
