@@ -16,6 +16,8 @@ import math
 import multiprocessing
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
@@ -85,6 +87,60 @@ def _run(job_kl: tuple[PairJob, bool]) -> PairOutcome:
     return run_job(*job_kl)
 
 
+def _new_executor(workers: int) -> ProcessPoolExecutor:
+    single_threaded_blas()
+    ctx = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=partial(worker_start, 0, os.getpid()))
+
+
+class SharedProcesses:
+    """Worker processes started at a command's first batch and kept for its later ones: within `with
+    shared_processes():`, ProcessPool and map_in_processes run on them instead of starting their own. Each
+    start imports numpy and the engine in every process (~0.3 s of CPU each): a 1 GB compare started two
+    workers for its tensor pairs and two more for its replays."""
+
+    def __init__(self) -> None:
+        self._ex: ProcessPoolExecutor | None = None
+        self._workers = 0
+
+    def executor(self, workers: int) -> ProcessPoolExecutor:
+        if self._ex is None or self._workers < workers:
+            self.close()
+            self._ex, self._workers = _new_executor(workers), workers
+        return self._ex
+
+    def close(self) -> None:
+        if self._ex is not None:
+            self._ex.shutdown(wait=True, cancel_futures=True)
+            self._ex = None
+
+
+_SHARED: ContextVar[SharedProcesses | None] = ContextVar("dumptui_shared_processes", default=None)
+
+
+@contextmanager
+def shared_processes() -> Iterator[SharedProcesses]:
+    """The worker processes of the batches run within the `with` started once, ended at its end."""
+    shared = SharedProcesses()
+    token = _SHARED.set(shared)
+    try:
+        yield shared
+    finally:
+        _SHARED.reset(token)
+        shared.close()
+
+
+@contextmanager
+def _processes(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """The shared processes when a `shared_processes()` is open, else processes for this batch alone."""
+    shared = _SHARED.get()
+    if shared is not None:
+        yield shared.executor(workers)
+        return
+    with _new_executor(workers) as ex:
+        yield ex
+
+
 class ProcessPool:
     """`workers` spawned processes on this machine, biggest tensors first."""
 
@@ -93,10 +149,7 @@ class ProcessPool:
 
     def run(self, jobs: list[PairJob], kl: bool, cancelled: Callable[[], bool] | None = None) -> Iterator[PairOutcome]:
         order = sorted(jobs, key=lambda job: -math.prod(job[1][4]))
-        single_threaded_blas()
-        ctx = multiprocessing.get_context("spawn")
-        start = partial(worker_start, 0, os.getpid())
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=start) as ex:
+        with _processes(self.workers) as ex:
             futs = [ex.submit(_run, (job, kl)) for job in order]
             try:
                 for f in as_completed(futs):
@@ -271,12 +324,9 @@ def compare_in_processes(
 def map_in_processes(
     fn: Callable[[Any], Any], items: list[Any], workers: int, cancelled: Callable[[], bool] | None = None
 ) -> Iterator[tuple[int, Any]]:
-    """(index, fn(item)) from `workers` spawned processes, started for this call and ended after it."""
-    single_threaded_blas()
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=partial(worker_start, 0, os.getpid())
-    ) as ex:
+    """(index, fn(item)) from `workers` spawned processes, started for this call and ended after it (or the
+    shared ones: `shared_processes`)."""
+    with _processes(workers) as ex:
         futs = {ex.submit(fn, item): i for i, item in enumerate(items)}
         try:
             for f in as_completed(futs):

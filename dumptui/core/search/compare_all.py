@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.processes import shared_processes
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
 from dumptui.core.search.bisect import Bisection, Root
@@ -35,10 +36,11 @@ def compare_pair(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> Comparison:
-    bi = Bisection(session, use_graph=use_graph, workers=workers)
-    bi.prepare(progress, cancelled)
-    if bi.scan_result is None:
-        bi.use_scan("compare reads every op", progress, cancelled)
-    results = evaluate_all(session, workers=workers, cancelled=cancelled)
+    with shared_processes():  # the tensor pairs, then the replays, then what is left: one set of workers
+        bi = Bisection(session, use_graph=use_graph, workers=workers)
+        bi.prepare(progress, cancelled)
+        if bi.scan_result is None:
+            bi.use_scan("compare reads every op", progress, cancelled)
+        results = evaluate_all(session, workers=workers, cancelled=cancelled)
     assert bi.scan_result is not None
     return Comparison(results, bi, {le.pair.index: le for le in bi.scan_result.locals})

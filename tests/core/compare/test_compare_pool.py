@@ -212,3 +212,35 @@ def test_workers_leave_ctrl_c_to_their_parent(kind):
 
 def _sigint_handler_item(_item: object) -> str:
     return _sigint_handler()
+
+
+def _pid(_item: object) -> int:
+    return os.getpid()
+
+
+def test_batches_within_shared_processes_run_on_the_same_workers_which_end_with_it():
+    from dumptui.core.compare.processes import map_in_processes, shared_processes
+
+    with shared_processes():
+        first = {pid for _i, pid in map_in_processes(_pid, list(range(8)), 2)}
+        second = {pid for _i, pid in map_in_processes(_pid, list(range(8)), 2)}
+        assert first and second <= first and os.getpid() not in first  # the same processes, not new ones
+    assert wait_gone(sorted(first), 30) == []  # ended with the `with`
+    alone = {pid for _i, pid in map_in_processes(_pid, list(range(4)), 2)}
+    assert alone.isdisjoint(first)  # outside it, a batch starts processes of its own
+
+
+def test_compare_on_shared_processes_gives_the_answer_of_one_process(demo_pair, monkeypatch):
+    # the demo pair is small: the byte thresholds are lowered so that the tensor pairs and the replays go to
+    # worker processes (shared by compare_pair), and the answer is compared with a run in this process
+    from dumptui.core.compare import batch
+    from dumptui.core.search import compare_all, scan
+
+    alone = compare_all.compare_pair(session_of(demo_pair), workers=1)
+    monkeypatch.setattr(batch, "MIN_BYTES_FOR_PROCESSES", 0)
+    monkeypatch.setattr(scan, "MIN_BYTES_FOR_PROCESSES", 0)
+    shared = compare_all.compare_pair(session_of(demo_pair), workers=2)
+    assert [r.pair.name for r in shared.roots] == [r.pair.name for r in alone.roots] != []
+    assert [(r.pair.index, r.verdict) for r in shared.results] == [(r.pair.index, r.verdict) for r in alone.results]
+    replayed = [i for i, le in alone.locals.items() if le.replay is not None]
+    assert replayed and all(shared.locals[i].replay == alone.locals[i].replay for i in replayed)
