@@ -30,6 +30,7 @@ CHILD = r'''
 import asyncio, json, os, sys, time
 T_SPAWN = float(os.environ["BENCH_T_SPAWN"])
 sys.path.insert(0, os.environ["BENCH_REPO"])
+import dumptui.cli  # what `dumptui A B` sets up before numpy loads: one BLAS thread, the heap kept
 from dumptui.options.pair import PairOptions
 from dumptui.tui.app import DumpTuiApp, end_process
 from dumptui.tui.screens.main import MainScreen
@@ -191,6 +192,9 @@ def main() -> int:
     ap.add_argument("--hog", type=int, default=1, help="busy-loop processes running meanwhile (default 1)")
     a = ap.parse_args()
     sys.path.insert(0, REPO)
+    import compileall
+
+    compileall.compile_dir(os.path.join(REPO, "dumptui"), quiet=1)  # as installed (see bench_scale.as_installed)
     from dumptui.core.demo.residual import write_demo
 
     root = a.dir or os.path.join(tempfile.gettempdir(), f"dumptui-bench-tui-{a.ops}-{a.size}")

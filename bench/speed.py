@@ -99,6 +99,7 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true", help="print the README's Speed rows too")
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     a = ap.parse_args()
+    scale.as_installed()
     os.makedirs(a.out, exist_ok=True)
     cache = os.path.join(a.out, "cache-speed")
     with_cache = dict(scale.ENV, XDG_CACHE_HOME=cache)
