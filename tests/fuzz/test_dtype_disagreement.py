@@ -28,3 +28,39 @@ def test_an_int32_payload_under_a_float32_name_is_damage_not_a_root(tmp_path):
             assert str(damaged) in out and "holds int32 but its name or record says float32" in out
     code, out, err = run_main("compare", demo.ref, target, "--json", "-")
     assert code == 2 and json.loads(out)["incomplete"]
+
+
+def _pt_pair(tmp_path, storage: str, numel: int, payload: bytes):
+    """A clean msprobe .pt pair (x -> relu -> mul, records saying torch.float32) but for the target's relu
+    output, rewritten as a torch `storage` of `numel` elements holding `payload`."""
+    from helpers.damage import msprobe_dump, pt_file_bytes, tensor_pickle
+
+    ref, target = msprobe_dump(tmp_path / "ref", fmt="pt"), msprobe_dump(tmp_path / "target", fmt="pt")
+    damaged = target / "step0" / "rank0" / "dump_tensor_data" / "relu.out0.pt"
+    damaged.write_bytes(pt_file_bytes(tensor_pickle(storage=storage, numel=numel, size=(numel,)), payload))
+    return ref, target, damaged
+
+
+def _damage_not_root(ref, target, damaged, why: str) -> None:
+    for command in ("compare", "bisect"):
+        code, out, err = run_main(command, ref, target, "--json", "-")
+        doc = json.loads(out)
+        assert doc["roots"] == [] and doc["incomplete"], (command, doc["roots"])
+        assert code == doc["exit"] == 2, (command, err)
+        assert why in out, command
+    code, out, err = run_main("compare", ref, target, "--json", "-")
+    assert str(damaged) in out
+
+
+def test_a_pt_half_storage_under_a_float32_record_is_damage_not_a_root(tmp_path):
+    # the storage says float16, the record float32: which one is right cannot be told (issue 23.7)
+    y = np.maximum(np.linspace(-1, 1, 8, dtype=np.float32), 0)
+    ref, target, damaged = _pt_pair(tmp_path, "HalfStorage", 8, y.astype(np.float16).tobytes())
+    _damage_not_root(ref, target, damaged, "holds float16 but its name or record says float32")
+
+
+def test_a_pt_half_storage_holding_float32_bytes_is_damage_not_a_root(tmp_path):
+    # float32 bytes declared as twice as many halves: the shape disagrees with the record's
+    y = np.maximum(np.linspace(-1, 1, 8, dtype=np.float32), 0)
+    ref, target, damaged = _pt_pair(tmp_path, "HalfStorage", 16, y.tobytes())
+    _damage_not_root(ref, target, damaged, "says shape [8], the file holds [16]")
