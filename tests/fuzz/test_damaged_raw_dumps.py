@@ -119,3 +119,29 @@ def test_detection_goes_by_most_files_when_both_formats_are_there(tmp_path):
         (raw_dump / f"Add.Default_Add-op{i}.1.0.{1796214300001792 + i}").write_bytes(b"")
     (raw_dump / "Add.Default_Add-op0.1.1.1000.output.0.DefaultFormat.Float32.npy").write_bytes(b"")
     assert detect(str(tmp_path / "raw")) == "cann-raw"
+
+
+def test_a_second_op_name_in_a_raw_header_never_renames_the_op(tmp_path):
+    """Issue 23.7: a header holding a second DumpData.op_name (the last one wins the parse) named the file's op
+    after another op of the dump, and that op then diverged on a pair without a bug. The file name decides;
+    the file is listed with both names. Headers whose op_name is the file name's (the writer set it) are
+    trusted as before, without a word."""
+    demo = write_noisy_demo(str(tmp_path), precision="fp16", bug=None, blocks=6)
+    target = open_dump(demo.target)
+    acl = tmp_path / "acl"
+    reencode(target, str(acl), op_name_field=True)
+    code, out, _err = run_main("bisect", demo.ref, acl, "--json", "-")
+    assert code == 0 and json.loads(out)["roots"] == [] and "its header names the op" not in out
+    renamed, other = target.kernels[10], target.kernels[20]
+    damaged = next(p for p in acl.rglob("*") if f".{file_form(renamed.name)}." in p.name)
+    data = damaged.read_bytes()
+    n = _length(damaged)
+    name = other.name.encode()
+    assert len(name) < 128  # one length byte
+    header = data[8 : 8 + n] + bytes([6 << 3 | 2, len(name)]) + name  # field 6 (op_name) once more
+    damaged.write_bytes(struct.pack("<Q", len(header)) + header + data[8 + n :])
+    for command in ("bisect", "compare"):
+        code, out, err = run_main(command, demo.ref, acl, "--json", "-")
+        doc = json.loads(out)
+        assert code == doc["exit"] == 0 and doc["roots"] == [], (command, doc["roots"], err)
+        assert str(damaged) in out and f"its header names the op '{other.name}'" in out, command

@@ -12,6 +12,7 @@ tree), else the file name. The order is the file timestamps: the true execution 
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from functools import partial
 
@@ -39,6 +40,7 @@ from dumptui.core.formats.pipeline import (
 )
 from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
@@ -148,6 +150,15 @@ def _op(raw: RawFile, graph_id: str, node: GeNode | None) -> Op:
     return op
 
 
+def _spelled_alike(name: str) -> str:
+    """A name as a file name may spell it: every character but letters and digits made `_` (the writers
+    replace `/`, `.`, spaces and others; which ones differs between releases)."""
+    return _NOT_ALNUM.sub("_", name)
+
+
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
+
+
 def _read_ops(
     dump: Dump, files: list[tuple[str, RawName]], graph_id: str, ge: GeGraph | None
 ) -> tuple[list[Op], Counter[str]]:
@@ -163,6 +174,18 @@ def _read_ops(
             node.origin_layouts if node is not None else None,
             node.origin_shapes if node is not None else None,
         )
+        if raw.op_name and _spelled_alike(raw.op_name) != _spelled_alike(rec.op_name):
+            # DumpData.op_name names another op than the file name does (a second op_name field in a damaged
+            # header wins the parse): trusted, it gave this file's tensors to that op, a divergence of its own
+            dump.problems.append(
+                Problem(
+                    path,
+                    f"its header names the op {brief(raw.op_name, 160)}, its file name {brief(rec.op_name, 160)}: "
+                    "named by its file name",
+                    "warning",
+                )
+            )
+            raw.op_name = ""
         if raw.problem:
             dump.problems.append(Problem(path, raw.problem))
         elif not raw.tensors:
