@@ -7,14 +7,12 @@ source lines `# In file model.py:110 ...`. The parser is line-based and tolerant
 
 from __future__ import annotations
 
-import errno
-import os
 import re
 from collections.abc import Callable, Iterator
 from functools import partial
 
 from dumptui.core.io import dtypes, limits
-from dumptui.core.io.safeio import open_regular
+from dumptui.core.io.safeio import bounded_lines
 from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
@@ -253,23 +251,9 @@ def _read_comment(node: IRNode, line: str) -> None:
 
 
 def _lines(path: str) -> Iterator[str]:
-    """The lines of a graph file, read one at a time (a 200 MB file never sits in memory whole, nor three
-    times over as bytes, text and a StringIO's copy); ValueError naming the limit for a line longer than
-    MAX_GRAPH_LINE (a node MindSpore writes is a few KB: such a line is damage, and parsing it would cost
-    gigabytes)."""
-    with open_regular(path) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > limits.MAX_TEXT_FILE:
-            raise OSError(errno.EFBIG, f"{size} B, more than the {limits.MAX_TEXT_FILE} B a graph file may have", path)
-        number = 0
-        while raw := fh.readline(limits.MAX_GRAPH_LINE + 1):
-            number += 1
-            if len(raw) > limits.MAX_GRAPH_LINE:
-                raise ValueError(
-                    f"line {number} is longer than {limits.size_words(limits.MAX_GRAPH_LINE)} (a node is a few KB): not read, "
-                    "the dump is read without this graph file (regenerate it with save_graphs, or remove it)"
-                )
-            yield raw.decode("utf-8", errors="replace")
+    """The lines of a graph file, read one at a time; a line longer than MAX_GRAPH_LINE (a node MindSpore writes
+    is a few KB) is damage: ValueError naming the limit."""
+    return bounded_lines(path, limits.MAX_GRAPH_LINE)
 
 
 def parse_ir_text(path: str) -> IRGraph:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
 
-from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_TEXT_FILE, BadValue, json_depth_ok
+from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_TEXT_FILE, BadValue, json_depth_ok, size_words
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -115,6 +115,26 @@ def read_text(path: str, limit: int = MAX_TEXT_FILE) -> str:
 def text_lines(path: str, limit: int = MAX_TEXT_FILE) -> io.StringIO:
     """A text side file as a stream of lines (for csv readers), read within `limit`."""
     return io.StringIO(read_text(path, limit), newline="")
+
+
+def bounded_lines(path: str, line_limit: int, limit: int = MAX_TEXT_FILE) -> Iterator[str]:
+    """The lines of a text side file of at most `limit` bytes, read one at a time (a 200 MB graph never sits in
+    memory whole, nor three times over as bytes, text and a StringIO's copy), decoded as UTF-8 with undecodable
+    bytes replaced. ValueError naming the limit for a line longer than `line_limit` (parsing one would cost
+    gigabytes: such a line is damage)."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"{size} B, more than the {limit} B a graph file may have", path)
+        number = 0
+        while raw := fh.readline(line_limit + 1):
+            number += 1
+            if len(raw) > line_limit:
+                raise ValueError(
+                    f"line {number} is longer than {size_words(line_limit)} (a node is a few KB): not read, the "
+                    "dump is read without this graph file (regenerate it, or remove it)"
+                )
+            yield raw.decode("utf-8", errors="replace")
 
 
 def read_json(path: str, max_depth: int = MAX_JSON_DEPTH, limit: int = MAX_TEXT_FILE) -> Any:

@@ -88,3 +88,77 @@ def test_a_damaged_graph_is_a_warning_and_the_dump_loads(tmp_path):
     assert [op.name for op in dump.ops] == ["Default_relu_ReLU-op6"]
     bad = [p for p in dump.problems if p.path.endswith("_Build.pbtxt")]
     assert len(bad) == 1 and bad[0].severity == "warning" and "unreadable GE graph" in bad[0].reason
+
+
+def _as_protobuf_reads_it(path) -> dict:
+    """The nodes as protobuf's own text parser reads the whole file (what the reader did before it read a node
+    at a time): an independent reading to compare with."""
+    from google.protobuf import text_format
+
+    from dumptui.core.formats import ge_graph
+
+    model = ge_graph.ModelProto()
+    text_format.Parse(path.read_text(), model, allow_unknown_field=True)
+    return {p.name: ge_graph._node(p) for p in model.graph.node if p.name}
+
+
+SPELLINGS = r"""
+graph {
+  # a comment { with a bracket
+  node {
+    name: "a{b}<c>"
+    op_type: "ge:Data"
+  }
+  node <
+    input: "a{b}<c>:0"
+    input: "esc\"aped\\:0"
+    name: "n/\303\251t\"1"
+    op_type: "ge:Add"
+    attribute {
+      name: "output_desc_origin_shape:0"
+      ints: 0x10
+      ints: -1
+      type: INTS
+    }
+    attribute {
+      name: "_datadump_original_op_names"
+      strings: "x/y-op1"
+      strings: "x/z\tq-op2"
+      type: STRINGS
+      t {
+        dims: 2
+        name: "nested { brace"
+      }
+    }
+  >
+  node { input: ["n/\303\251t\"1:0", "a{b}<c>:0"] name: "listed" op_type: "ge:Mul" }
+  node {
+    name: "two" op_type: "ge:Sub"
+  }
+  name: "spelled"
+}
+"""
+
+
+def test_a_node_at_a_time_reads_what_protobuf_reads_of_every_spelling(tmp_path):
+    path = tmp_path / "ge_onnx_00000001_graph_0_Build.pbtxt"
+    path.write_text(SPELLINGS, encoding="utf-8")
+    graph = read_ge_graph(str(path))
+    assert graph.name == "spelled"
+    assert graph.nodes == _as_protobuf_reads_it(path)
+    assert set(graph.nodes) == {"a{b}<c>", 'n/\u00e9t"1', "listed", "two"}
+    assert graph.nodes['n/\u00e9t"1'].fused == ("x/y-op1", "x/z\tq-op2")
+
+
+def test_a_node_named_twice_or_a_file_cut_short_is_not_a_graph(tmp_path):
+    import pytest
+
+    for text, why in (
+        ('graph {\n  node {\n    name: "a"\n    name: "b"\n  }\n}\n', "not a GE graph dump"),
+        ('graph {\n  node {\n    name: "a"\n', "ends inside a message"),
+        ('graph {\n  node {\n    name: "a"\n  }\n}\n}\n', "closing bracket without an opening one"),
+    ):
+        path = tmp_path / "g.pbtxt"
+        path.write_text(text)
+        with pytest.raises(ValueError, match=why):
+            read_ge_graph(str(path))
