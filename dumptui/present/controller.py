@@ -201,13 +201,18 @@ class PairController:
         return self.driver
 
     def bisect(
-        self, task: BisectCommand, *args: Any, progress: Callable[[int, int], None] | None = None
+        self,
+        task: BisectCommand,
+        *args: Any,
+        progress: Callable[[int, int], None] | None = None,
+        first_look: Callable[[BisectState], None] | None = None,
     ) -> tuple[BisectState, str]:
         """One command of the user's; the marks autosaved after it. (state, note to show). `progress(done,
-        total)`: the scan's count when the command starts the search (a noisy pair judges every op first)."""
+        total)`: the scan's count when the command starts the search (a noisy pair judges every op first);
+        `first_look(state)`: meanwhile, the probe it offers first with its own numbers (BisectDriver.start)."""
         driver = self._driver()
         with self.bisect_lock:
-            note = driver.apply(task, *args, progress=progress)
+            note = driver.apply(task, *args, progress=progress, first_look=first_look)
             state, marks = driver.state(), driver.to_json()
         if task != BisectCommand.POINTS:
             note = "; ".join(filter(None, [note, self.autosave(marks)]))
