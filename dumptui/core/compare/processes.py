@@ -276,6 +276,20 @@ class ComparePool:
             for f in futs:
                 f.cancel()
 
+    def map_chunks(
+        self,
+        fn_many: Callable[[list[Any]], list[Any]],
+        items: list[Any],
+        per_task: int,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[tuple[int, Any]]:
+        """(index, result) for each item, `per_task` items a task: `fn_many` (module-level) takes a list of
+        items and returns their results in order. Many small items: a task each costs the parent more in
+        pickling and waiting than the items' own work."""
+        chunks = [items[i : i + per_task] for i in range(0, len(items), per_task)]
+        for k, results in self.map(fn_many, chunks, cancelled):
+            yield from zip(range(k * per_task, k * per_task + len(results)), results)
+
     def _finished(self, futs: Iterable[Future[Any]], cancelled: Callable[[], bool] | None) -> Iterator[Future[Any]]:
         """The futures as they finish, until the caller cancels. Never waits for good: when the pool is
         closed meanwhile (`q` kills the workers), the futures of killed workers may never finish, and a
