@@ -137,6 +137,8 @@ class PairWork:
                 lambda: self.controller.bisect(command, *args, progress=counted, first_look=first_look),
                 worker,
                 f"dumptui-bisect-{command}",
+                # below the UI too: a noisy pair's start judges every op here (the Python half of its scan)
+                nice=STATISTICS_THREAD_NICE,
             )
         except Abandoned:
             return
