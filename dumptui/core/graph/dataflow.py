@@ -101,8 +101,15 @@ def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int
 
 
 def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> tuple[Origin, Origin]:
+    """Where input `slot` of the pair comes from on each side (remembered by the alignment: its dumps are
+    indexed and frozen, so the answer never changes)."""
+    key = (id(pair), slot)
+    known = alignment.origins_known.get(key)
+    if known is not None and known[0] is pair:
+        return known[1]  # type: ignore[no-any-return]
     r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin("other")
     t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin("other")
+    alignment.origins_known[key] = (pair, (r, t))
     return r, t
 
 

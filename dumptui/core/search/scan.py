@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Callable, Iterator
 
@@ -24,6 +25,8 @@ from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import (
     MIN_BYTES_FOR_PROCESSES,
     ComparePool,
+    current_shared_processes,
+    end_now,
     from_spec,
     map_in_processes,
     tensor_spec,
@@ -389,12 +392,19 @@ def _shipped(plan: ReplayPlan) -> ReplayPlan | None:
 
 def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, str]:
     """In a worker process: the tensors back from their specs, then the replay."""
-    return run_replay(
-        replace(
-            plan,
-            inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
-            outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
-        )
+    return run_replay(_unshipped(plan))
+
+
+def _run_shipped_many(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, str]]:
+    """In a worker process: several replays, their small outputs' deviations computed together."""
+    return run_replays_here([_unshipped(plan) for plan in plans])
+
+
+def _unshipped(plan: ReplayPlan) -> ReplayPlan:
+    return replace(
+        plan,
+        inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
+        outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
     )
 
 
@@ -403,7 +413,8 @@ def run_replays(
 ) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
     """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
     started for them when there are enough bytes to read (both cores: the replays were half a noisy scan),
-    else here. A plan whose tensors cannot be described to a worker runs here."""
+    else here. A plan whose tensors cannot be described to a worker runs here. (Within a command's
+    shared_processes, a scan sends its replays as it finds them: `StreamedReplays`.)"""
     shipped = [_shipped(p) for p in plans]
     remote = [i for i, sp in enumerate(shipped) if sp is not None]
     nbytes = sum(t.nbytes() for p in plans for t in (*p.inputs[0].values(), *p.inputs[1].values(), *p.outputs))
@@ -424,6 +435,60 @@ def run_replays(
             return
         part = todo[start : start + 64]
         yield from zip(part, run_replays_here([plans[i] for i in part]))
+
+
+class StreamedReplays:
+    """A scan's replays sent to the command's worker processes (shared_processes) as the scan finds them,
+    REPLAYS_PER_TASK at a time: they run while this process measures the ops after them (a noisy 3,000-kernel
+    scan: 1,467 replays, a third of its CPU time). A plan whose tensors cannot be described to a worker runs
+    here, after the others."""
+
+    REPLAYS_PER_TASK = 32  # one task per replay cost this process more in pickling than the replay itself
+
+    def __init__(self, ex: ProcessPoolExecutor):
+        self.ex = ex
+        self.count = 0
+        self._pending: list[tuple[int, ReplayPlan]] = []
+        self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, str]]]]] = []
+        self._here: list[tuple[int, ReplayPlan]] = []
+
+    def add(self, key: int, plan: ReplayPlan) -> None:
+        self.count += 1
+        shipped = _shipped(plan)
+        if shipped is None:
+            self._here.append((key, plan))
+            return
+        self._pending.append((key, shipped))
+        if len(self._pending) >= self.REPLAYS_PER_TASK:
+            self._send()
+
+    def _send(self) -> None:
+        if self._pending:
+            keys = [k for k, _plan in self._pending]
+            self._sent.append((keys, self.ex.submit(_run_shipped_many, [plan for _k, plan in self._pending])))
+            self._pending = []
+
+    def results(
+        self, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
+        """(key, (proof or None, why not)) of every plan added."""
+        self._send()
+        try:
+            for keys, future in self._sent:
+                if cancelled and cancelled():
+                    return
+                yield from zip(keys, future.result())
+            for start in range(0, len(self._here), 64):
+                if cancelled and cancelled():
+                    return
+                part = self._here[start : start + 64]
+                yield from zip([k for k, _plan in part], run_replays_here([plan for _k, plan in part]))
+        except KeyboardInterrupt:
+            end_now(self.ex)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
+        finally:
+            for _keys, future in self._sent:
+                future.cancel()
 
 
 def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
@@ -534,21 +599,37 @@ def scan(
             progress(done, total)
 
     results = evaluate_all(session, order, workers=workers, progress=counted, cancelled=cancelled, purpose="scan")
-    locals_ = [measured(session, res) for res in results]
+    shared = current_shared_processes()
+    count = workers if isinstance(workers, int) else os.cpu_count() or 1
+    streamed = (
+        StreamedReplays(shared.executor(count))
+        if shared is not None and count > 1 and not isinstance(workers, ComparePool)
+        else None
+    )
+    locals_: list[LocalError] = []
     plans: list[tuple[int, ReplayPlan]] = []
-    for i, le in enumerate(locals_):
+    for i, res in enumerate(results):
+        le = measured(session, res)
+        locals_.append(le)
         if needs_replay(session, le):
             plan, why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
             if plan is None:
                 le.replay_note = why
+            elif streamed is not None:
+                streamed.add(i, plan)  # replayed by the workers while the next ops are measured
             else:
                 plans.append((i, plan))
+    if streamed is not None:
+        replays, total = streamed.results(cancelled), streamed.count
+    else:
+        replays = ((plans[k][0], outcome) for k, outcome in run_replays([p for _i, p in plans], workers, cancelled))
+        total = len(plans)
     # the replays continue the count of the compares: one bar that never runs backwards
-    for k, (i, (proof, why)) in enumerate(run_replays([plan for _i, plan in plans], workers, cancelled), 1):
-        le = locals_[plans[i][0]]
+    for k, (i, (proof, why)) in enumerate(replays, 1):
+        le = locals_[i]
         le.replay, le.replay_note = proof, why
         if progress is not None:
-            progress(compared[0] + k, compared[0] + len(plans))
+            progress(compared[0] + k, compared[0] + total)
     locals_ = [judged(session, le) for le in locals_]
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
