@@ -135,10 +135,11 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     return judged(session, le)
 
 
-def measured(session: Session, res: OpResult) -> LocalError:
-    """The op's local error before its verdict: errors in and out, its floor, the shape of its error."""
+def measured(session: Session, res: OpResult, roles: dict[int, str] | None = None) -> LocalError:
+    """The op's local error before its verdict: errors in and out, its floor, the shape of its error
+    (`roles`: input_roles of its pair, when known)."""
     pair = res.pair
-    roles = input_roles(pair)
+    roles = input_roles(pair) if roles is None else roles
     outs = [(r.slot, e) for r in res.outputs if (e := result_error(r)) is not None]
     ins = [
         (r.slot, _rounding_seen(session, pair, r, e))
@@ -608,11 +609,12 @@ def scan(
     )
     locals_: list[LocalError] = []
     plans: list[tuple[int, ReplayPlan]] = []
+    roles = [input_roles(res.pair) for res in results]  # asked for three times per op: made once
     for i, res in enumerate(results):
-        le = measured(session, res)
+        le = measured(session, res, roles[i])
         locals_.append(le)
         if needs_replay(session, le):
-            plan, why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+            plan, why = replay_plan(session, le.pair, roles[i], le.out_slot or 0)
             if plan is None:
                 le.replay_note = why
             elif streamed is not None:
@@ -638,18 +640,23 @@ def scan(
         tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
     out.unread = [(res.pair.label, r) for res in results for r in res.outputs if r.verdict == UNREADABLE]
-    rejudge(session, out, predecessors)
+    rejudge(session, out, predecessors, roles)
     return out
 
 
-def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[int]]) -> None:
+def rejudge(
+    session: Session,
+    sr: ScanResult,
+    predecessors: Callable[[int], set[int]],
+    roles_of: list[dict[int, str]] | None = None,
+) -> None:
     """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
     precision noise, said so in the reason)."""
     position = {p.index: i for i, p in enumerate(sr.order)}
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
-        roles = input_roles(le.pair)
+        roles = input_roles(le.pair) if roles_of is None else roles_of[pos]
         swapped = {k: j for k, j in wiring(session.ref, session.target, session.alignment, le.pair, list(roles))}
         for r in res.inputs:
             if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
