@@ -102,6 +102,7 @@ class Alignment:
         # (id(pair), slot) -> (pair, where that input comes from on each side): dataflow.origins, asked for
         # several times per input by a scan (its local error, wiring, verdicts in context)
         self.origins_known: dict[tuple[int, int], tuple[OpPair, Any]] = {}
+        self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, Any]] = {}  # dataflow.wiring, alike
 
     def for_ref(self, key: str) -> OpPair | None:
         return self._by_ref.get(key)

@@ -118,6 +118,16 @@ def wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: l
     producers pair): the op gets its inputs in another order, or another value in place of one."""
     if pair.ref is None or pair.target is None:
         return []
+    key = (id(pair), tuple(slots))
+    known = alignment.wiring_known.get(key)
+    if known is not None and known[0] is pair:
+        return list(known[1])  # remembered: the dumps are frozen, the answer never changes
+    out = _wiring(ref, target, alignment, pair, slots)
+    alignment.wiring_known[key] = (pair, tuple(out))
+    return out
+
+
+def _wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: list[int]) -> list[tuple[int, int]]:
     found = {s: origins(ref, target, alignment, pair, s) for s in slots}
     by_value = {
         (r.pair.index, r.out_slot): s for s, (r, _t) in found.items() if r.kind == "pair" and r.pair is not None

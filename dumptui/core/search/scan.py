@@ -444,7 +444,9 @@ class StreamedReplays:
     scan: 1,467 replays, a third of its CPU time). A plan whose tensors cannot be described to a worker runs
     here, after the others."""
 
-    REPLAYS_PER_TASK = 32  # one task per replay cost this process more in pickling than the replay itself
+    # one task per replay cost this process more in pickling than the replay itself, and each task a few ms of
+    # waiting (the pool's threads take the interpreter lock to send it)
+    REPLAYS_PER_TASK = 128
 
     def __init__(self, ex: ProcessPoolExecutor):
         self.ex = ex

@@ -21,7 +21,7 @@ from helpers.procs import wait_gone
 
 from dumptui.core.compare import batch, spread
 from dumptui.core.compare.processes import shared_processes
-from dumptui.core.search import compare_all
+from dumptui.core.search import compare_all, scan
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report.documents import compare_document
 
@@ -110,7 +110,8 @@ def _one_process(pair, damage=None) -> dict:
 
 def _spread(pair, monkeypatch, damage=None) -> dict:
     monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 0)  # a small pair: spread all the same
-    monkeypatch.setattr(spread, "CHUNK_PAIRS", 7)  # many chunks, more than are ever in flight at once
+    monkeypatch.setattr(spread, "CHUNK_PAIRS", (7, 7))  # many chunks, more than are ever in flight at once
+    monkeypatch.setattr(scan.StreamedReplays, "REPLAYS_PER_TASK", 3)  # the replays in several tasks
     session = _session(pair)
     if damage:
         damage()
