@@ -212,6 +212,26 @@ def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     return _read_header(path)[:4]
 
 
+def _halves_differ(path: str, offset: int, half: int) -> bool:
+    """Whether the two halves of a payload of 2 * `half` bytes at `offset` differ (or are all zeros, where
+    either reading gives the same values): read a MiB at a time. Unreadable: treated as differing (the read of
+    the values that follows says what is wrong)."""
+    step = 1 << 20
+    try:
+        with open_regular(path) as first, open_regular(path) as second:
+            first.seek(offset)
+            second.seek(offset + half)
+            nonzero = False
+            for start in range(0, half, step):
+                a, b = first.read(min(step, half - start)), second.read(min(step, half - start))
+                if a != b:
+                    return True
+                nonzero = nonzero or a.count(0) != len(a)
+            return not nonzero
+    except OSError:
+        return True
+
+
 def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
     """Layout of an .npy file, with the header/payload size check."""
     try:
@@ -227,6 +247,16 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
         return _plain_layout(dt, shape, offset, fortran)
     declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
     if n > 0 and dt.kind == "f" and dt.itemsize == 2 and payload == 2 * expected:
+        if not _halves_differ(path, offset, expected):
+            return Layout(
+                None,
+                shape,
+                offset,
+                fortran,
+                declared=declared,
+                problem=f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
+                "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)",
+            )
         # MindSpore's float16-header-over-float32-payload bug: the header and the size prove it
         implied = np.dtype(np.float32).newbyteorder(dt.byteorder) if dt.byteorder in "<>" else np.dtype(np.float32)
         why = (

@@ -541,3 +541,18 @@ def test_open_dump_of_every_damaged_npy_loads_the_rest(pair):
     readable = [t for op in d.ops for t in op.tensors() if t.problem is None]
     damaged = [t for op in d.ops for t in op.tensors() if t.problem]
     assert readable and damaged and all("truncated" in t.problem for t in damaged)
+
+
+def test_a_float16_payload_written_twice_is_damage_not_the_repair(tmp_path):
+    """Issue 23.7: a genuine float16 file whose payload was written twice has the size of MindSpore's
+    float16-header-over-float32-payload bug; read as float32 it made values of its own (a divergence on a pair
+    without one). The bug's two halves (a float32 buffer's) always differ; the same half twice is damage."""
+    values = np.linspace(-2, 2, 24, dtype=np.float16).reshape(2, 3, 4)
+    f = tmp_path / "twice.npy"
+    f.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), values.tobytes() * 2))
+    lay = npy_layout(str(f))
+    assert lay.repaired is None and lay.storage is None
+    assert lay.problem.startswith("the payload is the declared float16[2, 3, 4] (48 B) written twice")
+    zeros = tmp_path / "zeros.npy"  # all zeros: either reading gives the same values, the repair is harmless
+    zeros.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), bytes(96)))
+    assert npy_layout(str(zeros)).repaired is not None
