@@ -1,7 +1,7 @@
 """A scan's tensor pairs read and computed in the command's worker processes (core/compare/spread.py), its
 replays sent to them as they are found (scan.StreamedReplays): every answer exactly the one of one process —
 each tensor's verdict, reason, notes and statistics, their order in the session, the reads booked, the local
-errors and replay proofs, the roots and the whole compare document — on a noisy pair with fp16 outputs,
+errors and replay proofs, the roots, the whole compare document and the progress count — on a noisy pair with fp16 outputs,
 NaN and Inf, empty and scalar pairs and files damaged after indexing; and ctrl+c ends the workers."""
 
 from __future__ import annotations
@@ -105,7 +105,16 @@ def _one_process(pair, damage=None) -> dict:
     session = _session(pair)
     if damage:
         damage()
-    return _answer(session, compare_all.compare_pair(session, workers=1))
+    counts: list[tuple[int, int]] = []
+    answer = _answer(session, compare_all.compare_pair(session, workers=1, progress=lambda *c: counts.append(c)))
+    return dict(answer, progress=_progress_end(counts))
+
+
+def _progress_end(counts: list[tuple[int, int]]) -> tuple[int, int]:
+    """The count's last report, after checking that it never ran backwards and reported along the way."""
+    assert len(counts) > 10
+    assert all(a[0] <= b[0] for a, b in zip(counts, counts[1:]) if a[1] == b[1])
+    return counts[-1]
 
 
 def _spread(pair, monkeypatch, damage=None) -> dict:
@@ -124,7 +133,9 @@ def _spread(pair, monkeypatch, damage=None) -> dict:
             return real(*args, **kwargs)
 
         monkeypatch.setattr(batch, "evaluate_spread", counted)
-        answer = _answer(session, compare_all.compare_pair(session, workers=2))
+        counts: list[tuple[int, int]] = []
+        comparison = compare_all.compare_pair(session, workers=2, progress=lambda *c: counts.append(c))
+        answer = dict(_answer(session, comparison), progress=_progress_end(counts))
     assert spread_calls, "the scan was not spread over the workers"
     return answer
 
