@@ -125,7 +125,7 @@ class SharedProcesses:
     def executor(self, workers: int) -> ProcessPoolExecutor:
         if self._ex is None or self.workers < workers:
             self.close()
-            sys.stdout.flush(), sys.stderr.flush()  # a forked child would write what is buffered again
+            _flush_std_streams()  # a forked child would write what is buffered again
             self._ex, self.workers = _new_executor(workers, forked=fork_is_safe()), workers
         return self._ex
 
@@ -139,6 +139,15 @@ class SharedProcesses:
         if self._ex is not None:
             end_now(self._ex)
             self._ex = None
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:  # None when the command runs with its stdout closed
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe or file: nothing of ours is buffered to write twice
+                pass
 
 
 _SHARED: ContextVar[SharedProcesses | None] = ContextVar("dumptui_shared_processes", default=None)
