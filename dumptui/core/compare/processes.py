@@ -16,6 +16,8 @@ import math
 import multiprocessing
 import os
 import queue
+import sys
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -88,26 +90,44 @@ def _run(job_kl: tuple[PairJob, bool]) -> PairOutcome:
     return run_job(*job_kl)
 
 
-def _new_executor(workers: int) -> ProcessPoolExecutor:
+def _new_executor(workers: int, forked: bool = False) -> ProcessPoolExecutor:
+    """`workers` processes; `forked`: started by fork (see `fork_is_safe`), else spawned."""
     single_threaded_blas()
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork" if forked else "spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=partial(worker_start, 0, os.getpid()))
 
 
+def fork_is_safe() -> bool:
+    """Whether worker processes may be forked from this process now: where fork exists (not Windows) and only
+    this thread runs (a fork copies locks held by other threads: a progress bar's, a UI's). A forked worker
+    starts in ~10 ms with every module already imported; a spawned one imports numpy and the engine, ~0.3 s
+    of CPU each (two workers were a fifth of the CPU of a noisy 3,000-kernel bisect)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 class SharedProcesses:
-    """Worker processes started at a command's first batch and kept for its later ones: within `with
-    shared_processes():`, ProcessPool and map_in_processes run on them instead of starting their own. Each
-    start imports numpy and the engine in every process (~0.3 s of CPU each): a 1 GB compare started two
-    workers for its tensor pairs and two more for its replays."""
+    """Worker processes started at a command's first batch (or at once: `start`) and kept for its later ones:
+    within `with shared_processes():`, ProcessPool, map_in_processes and the scan's reads (spread.py) run on
+    them instead of starting their own. Each spawned start imports numpy and the engine in every process
+    (~0.3 s of CPU each): a 1 GB compare started two workers for its tensor pairs and two more for its
+    replays. Started while only the main thread runs, they are forked instead (`fork_is_safe`)."""
 
     def __init__(self) -> None:
         self._ex: ProcessPoolExecutor | None = None
-        self._workers = 0
+        self.workers = 0
+
+    def start(self, workers: int) -> None:
+        """The processes started now (forked when it is safe): a command starts them before its progress bar's
+        thread, and before it reads its index, which they need not copy."""
+        ex = self.executor(workers)
+        for _ in range(self.workers):  # a spawned pool starts its processes as work comes (not waited for)
+            ex.submit(os.getpid)
 
     def executor(self, workers: int) -> ProcessPoolExecutor:
-        if self._ex is None or self._workers < workers:
+        if self._ex is None or self.workers < workers:
             self.close()
-            self._ex, self._workers = _new_executor(workers), workers
+            _flush_std_streams()  # a forked child would write what is buffered again
+            self._ex, self.workers = _new_executor(workers, forked=fork_is_safe()), workers
         return self._ex
 
     def close(self) -> None:
@@ -115,20 +135,50 @@ class SharedProcesses:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
 
+    def end_now(self) -> None:
+        """Ctrl+C: the processes killed at once (they leave SIGINT to us)."""
+        if self._ex is not None:
+            end_now(self._ex)
+            self._ex = None
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:  # None when the command runs with its stdout closed
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe or file: nothing of ours is buffered to write twice
+                pass
+
 
 _SHARED: ContextVar[SharedProcesses | None] = ContextVar("dumptui_shared_processes", default=None)
 
 
 @contextmanager
-def shared_processes() -> Iterator[SharedProcesses]:
-    """The worker processes of the batches run within the `with` started once, ended at its end."""
+def shared_processes(start: int = 0) -> Iterator[SharedProcesses]:
+    """The worker processes of the batches run within the `with` started once, ended at its end; `start`: that
+    many started at once. Within another `with shared_processes()`, the outer one's processes."""
+    outer = _SHARED.get()
+    if outer is not None:
+        yield outer
+        return
     shared = SharedProcesses()
     token = _SHARED.set(shared)
     try:
+        if start > 1:
+            shared.start(start)
         yield shared
+    except KeyboardInterrupt:
+        shared.end_now()
+        raise
     finally:
         _SHARED.reset(token)
         shared.close()
+
+
+def current_shared_processes() -> SharedProcesses | None:
+    """The processes of the open `shared_processes()`, if any."""
+    return _SHARED.get()
 
 
 @contextmanager

@@ -350,12 +350,29 @@ def read_small(path: str, layout: Layout) -> np.ndarray:
     kept = _kept.take(path, layout.offset, n * storage.itemsize) if _kept.budget else None
     if kept is not None:  # read with its header moments ago (payloads_kept)
         return np.frombuffer(kept, dtype=storage, count=n).copy()
-    with open_regular(path) as fh:
-        fh.seek(layout.offset)
-        arr = np.fromfile(fh, dtype=storage, count=n)
-    if arr.size != n:
-        raise ValueError(f"short read: {arr.size} of {n} values")
+    arr = np.empty(n, dtype=storage)
+    if not n:
+        return arr
+    # read straight into the array at its offset (no file object, no seek: a replay reads thousands of these)
+    fd, _size = open_regular_fd(path)
+    try:
+        got = _read_into(fd, arr.view(np.uint8).data, layout.offset)
+    finally:
+        os.close(fd)
+    if got != arr.nbytes:
+        raise ValueError(f"short read: {got // storage.itemsize} of {n} values")
     return arr
+
+
+def _read_into(fd: int, buf: memoryview, offset: int) -> int:
+    """Bytes read into `buf` from `offset` on (fewer only at the end of the file)."""
+    done = 0
+    while done < len(buf):
+        got = os.preadv(fd, [buf[done:]], offset + done)
+        if not got:
+            break
+        done += got
+    return done
 
 
 def logical_chunks(arr: np.ndarray, elems: int) -> Iterator[np.ndarray]:
