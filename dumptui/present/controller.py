@@ -187,7 +187,10 @@ class PairController:
         ):
             if cancelled():
                 break
-            evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
+            if not all(session.cached(r, t) is not None for q in batch for _io, _s, r, t in session.tensor_pairs(q)):
+                # (after a noisy pair's scan most batches are known already: no op's result is built for them,
+                # a second of this thread's Python, and of the UI thread's waits for the GIL, on the 20,000 ops)
+                evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q)
