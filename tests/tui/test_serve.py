@@ -203,3 +203,22 @@ def test_serve_opens_the_app_in_a_browser_and_exports_are_downloads(server, demo
     print(f"screenshot of the served app: {shot}")
     # nothing was written on the server's side: the exports went to the browser only
     assert not list(tmp_path.glob("dumptui-*.json")) and not list(tmp_path.glob("*.csv"))
+
+
+def test_serve_on_another_interface_than_loopback_warns(demo_pair, monkeypatch, capsys):
+    """Issue 23.8: `--host 0.0.0.0` lets other machines in (with the token): said on stderr before serving;
+    the loopback default says nothing."""
+    pytest.importorskip("textual_serve", reason="textual-serve not installed (pip install 'dumptui[serve]')")
+    from dumptui.tui import web
+
+    served = []
+
+    class NoServer:
+        def serve(self):
+            served.append(True)
+
+    monkeypatch.setattr(web, "guarded_server", lambda *args: NoServer())
+    assert web.serve(demo_pair.ref, demo_pair.target, [], "0.0.0.0", 9, None) == 0
+    assert "WARNING: listening on 0.0.0.0, not only this machine" in capsys.readouterr().err
+    assert web.serve(demo_pair.ref, demo_pair.target, [], "127.0.0.1", 9, None) == 0
+    assert "WARNING" not in capsys.readouterr().err and served == [True, True]

@@ -246,16 +246,15 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
     if payload == expected:
         return _plain_layout(dt, shape, offset, fortran)
     declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
+
+    def unreadable(why: str) -> Layout:
+        return Layout(None, shape, offset, fortran, declared=declared, problem=why)
+
     if n > 0 and dt.kind == "f" and dt.itemsize == 2 and payload == 2 * expected:
         if not _halves_differ(path, offset, expected):
-            return Layout(
-                None,
-                shape,
-                offset,
-                fortran,
-                declared=declared,
-                problem=f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
-                "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)",
+            return unreadable(
+                f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
+                "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)"
             )
         # MindSpore's float16-header-over-float32-payload bug: the header and the size prove it
         implied = np.dtype(np.float32).newbyteorder(dt.byteorder) if dt.byteorder in "<>" else np.dtype(np.float32)
@@ -265,22 +264,8 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
         )
         return Layout(implied, shape, offset, fortran, repaired=why, declared=declared)
     if payload < expected:
-        return Layout(
-            None,
-            shape,
-            offset,
-            fortran,
-            declared=declared,
-            problem=f"truncated: header declares {declared} = {expected} B, payload is {max(payload, 0)} B",
-        )
-    return Layout(
-        None,
-        shape,
-        offset,
-        fortran,
-        declared=declared,
-        problem=f"payload {payload} B does not match header {declared} = {expected} B",
-    )
+        return unreadable(f"truncated: header declares {declared} = {expected} B, payload is {max(payload, 0)} B")
+    return unreadable(f"payload {payload} B does not match header {declared} = {expected} B")
 
 
 _PLAIN: dict[tuple[np.dtype, tuple[int, ...], int, bool], Layout] = {}
