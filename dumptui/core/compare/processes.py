@@ -98,11 +98,13 @@ def _new_executor(workers: int, forked: bool = False) -> ProcessPoolExecutor:
 
 
 def fork_is_safe() -> bool:
-    """Whether worker processes may be forked from this process now: where fork exists (not Windows) and only
-    this thread runs (a fork copies locks held by other threads: a progress bar's, a UI's). A forked worker
-    starts in ~10 ms with every module already imported; a spawned one imports numpy and the engine, ~0.3 s
-    of CPU each (two workers were a fifth of the CPU of a noisy 3,000-kernel bisect)."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    """Whether worker processes may be forked from this process now: on Linux, where only this thread runs (a
+    fork copies locks held by other threads: a progress bar's, a UI's). A forked worker starts in ~10 ms with
+    every module already imported; a spawned one imports numpy and the engine, ~0.3 s of CPU each (two
+    workers were a fifth of the CPU of a noisy 3,000-kernel bisect)."""
+    # Linux only: macOS offers fork, but its system libraries (Accelerate's BLAS among them) are not safe in a
+    # forked child, which is why Python spawns there by default
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 class SharedProcesses:
