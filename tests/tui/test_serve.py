@@ -203,3 +203,23 @@ def test_serve_opens_the_app_in_a_browser_and_exports_are_downloads(server, demo
     print(f"screenshot of the served app: {shot}")
     # nothing was written on the server's side: the exports went to the browser only
     assert not list(tmp_path.glob("dumptui-*.json")) and not list(tmp_path.glob("*.csv"))
+
+
+@pytest.mark.parametrize("host, warned", [("0.0.0.0", True), ("192.0.2.7", True), ("127.0.0.1", False), ("::1", False)])
+def test_serve_warns_when_it_listens_beyond_this_machine(demo_pair, monkeypatch, capsys, host, warned):
+    """Issue 23.8: `--host 0.0.0.0` lets anyone who reaches the port and has the URL read the dumps: said on
+    stderr before the server starts (the server itself is not started here)."""
+    pytest.importorskip("textual_serve")
+    from dumptui.tui import web
+
+    started = []
+
+    class NoServer:
+        def serve(self):
+            started.append(True)
+
+    monkeypatch.setattr(web, "guarded_server", lambda *args: NoServer())
+    assert web.serve(demo_pair.ref, demo_pair.target, [], host, 0, None) == 0
+    err = capsys.readouterr().err
+    assert started == [True]
+    assert ("WARNING: listening on " + host in err) is warned
