@@ -94,9 +94,12 @@ async def main():
             return lat, lost
 
         async def first_probe():
-            """When the bisection has started: its first probe is chosen (the app's answer begins)."""
+            """When the first probe is shown (a noisy pair: the op the search offers first, with its numbers, its
+            mark pending while every op is judged), then when the search has started (the probe's mark known)."""
             await until(lambda: scr.bstate is not None, timeout=1800)
             marks["first_probe"] = time.time()
+            await until(lambda: scr.bstate.started, timeout=1800)
+            marks["search_started"] = time.time()
 
         probe_watch = asyncio.create_task(first_probe())
         n_keys = int(os.environ["BENCH_KEYS"])
@@ -104,7 +107,10 @@ async def main():
         await until(lambda: scr.op_tree.has_focus)
         # 1. right after the tree: the bisection order (graph over 20,000 pairs) is being built and the
         #    preconditions read, while the statistics start
-        out["early_key_ms"], out["early_lost"] = await keys(n_keys // 2, lambda: scr.bstate is None)
+        #    (then, on a noisy pair, while the search judges every op, its first probe shown)
+        out["early_key_ms"], out["early_lost"] = await keys(
+            n_keys // 2, lambda: scr.bstate is None or not scr.bstate.started
+        )
         # 2. once the bisection has started (its probe selection moves the cursor too), statistics running
         await until(
             lambda: scr.bstate is not None and not scr.bisect_task and scr.stats_state in ("running", "done"), timeout=1800
@@ -119,6 +125,7 @@ async def main():
         out["bisection_started"] = scr.bstate is not None
         await probe_watch
         out["first_probe_s"] = marks["first_probe"] - T_SPAWN
+        out["search_started_s"] = marks["search_started"] - T_SPAWN
         if os.environ["BENCH_MODE"] == "numbers":
             await until(lambda: scr.stats_state == "done", timeout=1800)
             out["numbers_s"] = time.time() - T_SPAWN
@@ -240,7 +247,13 @@ def main() -> int:
     print(f"  tree usable        {numbers['tree_usable_s']:6.2f} s  (the same from the index cache: the second run)")
     print(
         f"  first probe        {r['first_probe_s']:6.2f} s  ({r['first_probe_s'] - r['tree_usable_s']:.2f} s after the "
-        f"tree; {numbers['first_probe_s'] - numbers['tree_usable_s']:.2f} s in the second run)   goal < 5 s after it"
+        f"tree; {numbers['first_probe_s'] - numbers['tree_usable_s']:.2f} s in the second run: shown with its numbers)"
+        "   goal < 5 s after it"
+    )
+    print(
+        f"  search started     {r['search_started_s']:6.2f} s  ({r['search_started_s'] - r['tree_usable_s']:.2f} s after the "
+        f"tree; {numbers['search_started_s'] - numbers['tree_usable_s']:.2f} s in the second run: the first probe's "
+        "mark known, a noisy pair's every op judged)"
     )
     print(f"  tree with numbers  {numbers['numbers_s']:6.2f} s  (every tensor pair compared, in worker processes)")
     if lat:
@@ -253,7 +266,7 @@ def main() -> int:
     if early:
         print(
             f"  key -> repaint     median {statistics.median(early):.0f} ms, max {early[-1]:.0f} ms over {len(early)} "
-            f"keys while the bisection order was built ({r['early_lost']} keys lost)"
+            f"keys while the bisection order was built and the search prepared ({r['early_lost']} keys lost)"
         )
     print(f"  q -> process end   {quits['quit_s']:6.2f} s  (while {quits['quit_while']})   goal < {GOALS['quit_s']} s")
     if "peak_rss_mb" in numbers:  # the second run: it waits for every statistic

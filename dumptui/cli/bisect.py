@@ -26,8 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     import time
 
+    from dumptui.core.compare.processes import shared_processes
     from dumptui.core.search.bisect import Bisection
     from dumptui.report import jsonout
     from dumptui.report.console import detail, progress_bar
@@ -38,14 +40,17 @@ def run(args: argparse.Namespace) -> int:
         from dumptui.cli.every_unit import run_every_unit
 
         return run_every_unit(args, options, "bisect")
-    ref, target, session = open_session(args, kl=False)
-    if args.json not in (None, jsonout.STDOUT):
-        refuse_inside(args.json, (ref, target))
-    bi = Bisection(session, use_graph=not args.no_graph)
-    t0 = time.perf_counter()
-    with progress_bar("judging every op", verbosity) as progress:
-        bi.prepare(progress)
-    bi.run()
+    # the worker processes a noisy pair's scan reads with, started (forked) before the index is read and
+    # before any thread of ours: spread.py; a clean pair's bisection leaves them idle
+    with shared_processes(start=os.cpu_count() or 1):
+        ref, target, session = open_session(args, kl=False)
+        if args.json not in (None, jsonout.STDOUT):
+            refuse_inside(args.json, (ref, target))
+        bi = Bisection(session, use_graph=not args.no_graph)
+        t0 = time.perf_counter()
+        with progress_bar("judging every op", verbosity) as progress:
+            bi.prepare(progress)
+        bi.run()
     detail(f"bisected in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     culprit = bi.first_root()
     code = exit_code(culprit is not None, bool(bi.undecided))

@@ -75,8 +75,10 @@ def _executor(args: argparse.Namespace) -> ContextManager[Any]:
 
 
 def _compare_one(args: argparse.Namespace, executor: Any) -> int:
+    import os
     import time
 
+    from dumptui.core.compare.processes import shared_processes
     from dumptui.core.search.compare_all import compare_pair
     from dumptui.report import jsonout
     from dumptui.report.console import detail, note, progress_bar
@@ -92,14 +94,18 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
         from dumptui.report.msprobe_xlsx import require_openpyxl
 
         require_openpyxl(args.xlsx)  # before the compare, not after minutes of it
-    ref, target, session = open_session(args, kl=args.kl)
-    session.executor = executor
-    for path in (args.csv, args.json, args.xlsx):
-        if path not in (None, jsonout.STDOUT):
-            refuse_inside(path, (ref, target))
-    t0 = time.perf_counter()
-    with progress_bar("comparing", verbosity) as progress:
-        comparison = compare_pair(session, workers=args.workers, progress=progress)
+    # the worker processes of every batch, started (forked) before the index is read and before any thread of
+    # ours (processes.shared_processes); none with a Dask cluster, which computes instead
+    workers = 0 if executor is not None else args.workers or os.cpu_count() or 1
+    with shared_processes(start=workers):
+        ref, target, session = open_session(args, kl=args.kl)
+        session.executor = executor
+        for path in (args.csv, args.json, args.xlsx):
+            if path not in (None, jsonout.STDOUT):
+                refuse_inside(path, (ref, target))
+        t0 = time.perf_counter()
+        with progress_bar("comparing", verbosity) as progress:
+            comparison = compare_pair(session, workers=args.workers, progress=progress)
     detail(f"compared in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     results = comparison.results
     diverged = bool(comparison.roots)

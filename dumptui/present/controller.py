@@ -40,6 +40,10 @@ from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
 
 VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
+# ...and at most this many verdicts a report: the UI thread applies a report in one step (its folders' counts,
+# the tree's labels), and after a noisy pair's scan the statistics find every verdict cached at once (29,195
+# op pairs in one report on the 20,000-op demo: a step of a tenth of a second or more, a key waits behind it)
+VERDICTS_PER_REPORT = 1000
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
@@ -183,10 +187,16 @@ class PairController:
         ):
             if cancelled():
                 break
-            evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
+            if not all(session.cached(r, t) is not None for q in batch for _io, _s, r, t in session.tensor_pairs(q)):
+                # (after a noisy pair's scan most batches are known already: no op's result is built for them,
+                # a second of this thread's Python, and of the UI thread's waits for the GIL, on the 20,000 ops)
+                evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q)
+                if len(pending) >= VERDICTS_PER_REPORT:
+                    report(min(done, total), total, pending)
+                    pending, last = {}, time.monotonic()
             now = time.monotonic()
             if now - last >= VERDICT_BATCH_SECONDS:
                 report(min(done, total), total, pending)
@@ -201,13 +211,18 @@ class PairController:
         return self.driver
 
     def bisect(
-        self, task: BisectCommand, *args: Any, progress: Callable[[int, int], None] | None = None
+        self,
+        task: BisectCommand,
+        *args: Any,
+        progress: Callable[[int, int], None] | None = None,
+        first_look: Callable[[BisectState], None] | None = None,
     ) -> tuple[BisectState, str]:
         """One command of the user's; the marks autosaved after it. (state, note to show). `progress(done,
-        total)`: the scan's count when the command starts the search (a noisy pair judges every op first)."""
+        total)`: the scan's count when the command starts the search (a noisy pair judges every op first);
+        `first_look(state)`: meanwhile, the probe it offers first with its own numbers (BisectDriver.start)."""
         driver = self._driver()
         with self.bisect_lock:
-            note = driver.apply(task, *args, progress=progress)
+            note = driver.apply(task, *args, progress=progress, first_look=first_look)
             state, marks = driver.state(), driver.to_json()
         if task != BisectCommand.POINTS:
             note = "; ".join(filter(None, [note, self.autosave(marks)]))

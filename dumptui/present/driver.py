@@ -17,6 +17,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.search.bisect import CheckKind, CheckStatus
+from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # the app imports this module before its first paint: network
 
 
 Progress = Callable[[int, int], None]
+FirstLook = Callable[["BisectState"], None]
 
 
 class BisectCommand(str, Enum):
@@ -95,6 +97,9 @@ class BisectState:
     search_reason: str = ""
     benign: tuple[str, ...] = ()  # why a pair that differs has no root (empty otherwise)
     points: Mapping[int, PlotPoint] = field(default_factory=dict)  # position -> numbers known (errorplot.py)
+    # before the search has started: the probe it offers first, shown with its own numbers while every op is
+    # judged; what its mark waits for, in words (BisectDriver.look). Empty once the search has started.
+    pending: str = ""
 
     @property
     def interval(self) -> tuple[int, int] | None:
@@ -131,11 +136,33 @@ class BisectDriver:
     def session(self) -> Session:
         return self.bi.session
 
-    def start(self, progress: Progress | None = None) -> None:
+    def start(self, progress: Progress | None = None, first_look: FirstLook | None = None) -> None:
+        """`first_look(state)`: before a scan judges every op (seconds to minutes on a big noisy pair), the
+        op the search probes first if the network output diverges, with its own outputs compared (`look`)."""
         self.bi.check_inputs()
+        if first_look is not None and not self.bi.started and self.bi.scan_reason() and self.bi.scan_result is None:
+            pos = self.bi.first_probe_if_output_diverges()
+            if pos is not None:
+                first_look(self.look(pos))
         self.bi.prepare(progress)  # a noisy pair's scan judges every op: its count is what the user waits for
         self.bi.start()
         self._advance()
+
+    def look(self, pos: int) -> BisectState:
+        """The search before its scan: the op at `pos` offered as the first probe, its outputs compared as they
+        are (reads them); its mark waits for the scan (a verdict in context needs every op above it judged)."""
+        pair = self.bi.order[pos]
+        res = self.session.op_result(pair, inputs=False, purpose="probe")
+        return BisectState(
+            n=len(self.bi.order),
+            mode=self.bi.mode,
+            probe=pos,
+            probe_index=pair.index,
+            probe_name=pair.label,
+            probe_detail=brief(res),
+            pending=f"known once every op above it is judged ({self.bi.scan_reason()})",
+            notes=tuple(self.bi.notes),
+        )
 
     def _advance(self) -> None:
         """Choose the next probe and compute its verdict; converge when nothing is left to probe."""
@@ -190,11 +217,18 @@ class BisectDriver:
         self.bi.reset()
         self.start()
 
-    def apply(self, command: BisectCommand, *args: Any, progress: Progress | None = None) -> str:
+    def apply(
+        self,
+        command: BisectCommand,
+        *args: Any,
+        progress: Progress | None = None,
+        first_look: FirstLook | None = None,
+    ) -> str:
         """Carry out one command (not RUN: that is `step` until done); returns a note for the user, or ''.
-        `progress(done, total)`: the count of the search's preparation, for the commands that start it."""
+        `progress(done, total)`: the count of the search's preparation, for the commands that start it;
+        `first_look`: see `start`."""
         if command == BisectCommand.START:
-            self.start(progress)
+            self.start(progress, first_look)
         elif command == BisectCommand.REPLAY:
             missing = self.replay(args[0], progress)
             steps = len([s for s in self.bi.history if is_mark_step(s)])

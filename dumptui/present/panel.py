@@ -150,6 +150,22 @@ def search_line(state: BisectState, width: int) -> list[Line]:
     return wrap((("search: ", "bold"), (text, "")), width)
 
 
+def _probe_line(
+    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: str | None, word: str = "probe "
+) -> list[Line]:
+    """`probe #37 ✗ name`: the probe's number, its op's verdict mark and its name (elided in the middle)."""
+    assert state.probe is not None
+    name_room = max(10, width - 10 - len(word))
+    return [
+        (
+            (word, "bold"),
+            (f"{number_of(state.probe)} ", ""),
+            (verdict_mark(probe_verdict), f"verdict:{probe_verdict or ''}"),
+            (" " + elide_middle(state.probe_name, name_room), ""),
+        )
+    ]
+
+
 def panel_lines(
     state: BisectState | None,
     width: int,
@@ -161,6 +177,12 @@ def panel_lines(
     the detail show it (`#37`, its index in the aligned execution order)."""
     if state is None:
         return [((busy or "waiting for the dumps…", "muted"),)]
+    if not state.started and state.pending and state.probe is not None:
+        # a noisy pair's search judges every op before its first mark: the probe it offers first meanwhile
+        first = _probe_line(state, width, number_of, probe_verdict, "first probe ")
+        first += wrap((("its outputs: ", "bold"), (state.probe_detail, "")), width)
+        first += wrap((("mark: ", "bold"), ("pending, " + state.pending, "muted")), width)
+        return first + (wrap(((busy, "muted"),), width) if busy else [])
     if not state.started:
         return [((busy or "press space to start the bisection", "muted"),)]
     out: list[Line] = []
@@ -204,15 +226,7 @@ def panel_lines(
     else:
         out += plot_lines(state, width)
         if state.probe is not None:
-            name_room = max(10, width - 16)
-            out.append(
-                (
-                    ("probe ", "bold"),
-                    (f"{number_of(state.probe)} ", ""),
-                    (verdict_mark(probe_verdict), f"verdict:{probe_verdict or ''}"),
-                    (" " + elide_middle(state.probe_name, name_room), ""),
-                )
-            )
+            out += _probe_line(state, width, number_of, probe_verdict)
             mark = state.probe_mark or "?"
             role = "verdict:diverged" if mark == "bad" else "verdict:equal" if mark == "good" else "muted"
             out += wrap(

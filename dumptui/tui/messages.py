@@ -105,6 +105,14 @@ class BisectionChanged(Message, bubble=False):
 
 
 @dataclass
+class FirstProbe(Message, bubble=False):
+    """Before a noisy pair's search has judged every op: the probe it offers first, with its own numbers and
+    its mark pending (`BisectState.pending`); the search's BisectionChanged follows."""
+
+    state: BisectState
+
+
+@dataclass
 class OpLoaded(Message, bubble=False):
     """An op's compared inputs and outputs (read in a worker) and its graph neighbours."""
 

@@ -53,6 +53,22 @@ def test_statistics_report_every_op_once_and_count_every_tensor_pair(opened):
     assert all(ctl.all_compared(p.index) for p in ctl.pairs)
 
 
+def test_statistics_report_a_bounded_number_of_verdicts_at_a_time(opened, monkeypatch):
+    """The UI thread applies a report in one step: after a noisy pair's scan every verdict is known at once,
+    and one report of them all was a long step (a key waited behind it). Each report holds at most
+    VERDICTS_PER_REPORT; together they hold every op's verdict once."""
+    from dumptui.present import controller
+
+    ctl = opened[0]
+    ctl.run_statistics(lambda: False, lambda *_: None)  # every verdict cached, as after a scan
+    monkeypatch.setattr(controller, "VERDICTS_PER_REPORT", 7)
+    reports: list[dict] = []
+    ctl.run_statistics(lambda: False, lambda d, t, v: reports.append(dict(v)))
+    assert len(ctl.pairs) > 7 and all(len(v) <= 7 for v in reports)
+    seen = [i for v in reports for i in v]
+    assert sorted(seen) == [p.index for p in ctl.pairs]
+
+
 def test_statistics_stop_when_cancelled(opened):
     ctl = opened[0]
     assert ctl.run_statistics(lambda: True, lambda *_: pytest.fail("reported after a cancel")) == 0

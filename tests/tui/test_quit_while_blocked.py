@@ -11,6 +11,7 @@ import pytest
 from helpers.app import SIZE, make_app, wait_until
 
 import dumptui.core.search.bisect as bisect_pkg
+import dumptui.core.search.bisect.bisection as bisection_module
 from dumptui.options import pair as pairing
 
 
@@ -27,7 +28,12 @@ def _held(monkeypatch, module, name: str, started: threading.Event, gate: thread
 
 @pytest.mark.parametrize(
     ("module", "name", "what"),
-    [(pairing, "open_pair", "opening the dumps"), (bisect_pkg, "Bisection", "building the bisection")],
+    [
+        (pairing, "open_pair", "opening the dumps"),
+        (bisect_pkg, "Bisection", "building the bisection"),
+        # a noisy pair's scan, once its first probe is shown (the app looks ready, its workers still run)
+        (bisection_module, "scan", "judging every op"),
+    ],
 )
 def test_q_ends_the_app_while_a_worker_is_blocked(demo_pair, monkeypatch, module, name, what):
     started, gate = threading.Event(), threading.Event()

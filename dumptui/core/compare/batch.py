@@ -12,10 +12,18 @@ import os
 from typing import Callable
 
 from dumptui.core.compare.pairstats import PairStats
-from dumptui.core.compare.processes import MIN_BYTES_FOR_PROCESSES, ComparePool, PairExecutor, ProcessPool, pair_job
+from dumptui.core.compare.processes import (
+    MIN_BYTES_FOR_PROCESSES,
+    ComparePool,
+    PairExecutor,
+    ProcessPool,
+    current_shared_processes,
+    pair_job,
+)
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
+from dumptui.core.compare.spread import evaluate_spread
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.npy import payloads_kept
 from dumptui.core.model.dump import TensorRef
@@ -24,6 +32,9 @@ Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, targ
 # Tensor pairs handed to a long-lived pool at a time: enough chunks (ComparePool.CHUNK_JOBS) to keep every
 # worker busy, few enough that their specs stay a few MB.
 POOL_SLICE_JOBS = 4096
+# From this many tensor pairs to compute, a batch within the command's worker processes (shared_processes) is
+# read and computed there (spread.py), whatever their bytes: a noisy scan's thousands of small pairs.
+MIN_PAIRS_TO_SPREAD = 512
 HERE_SLICE = 256  # tensor pairs computed here between looks at `cancelled` and progress reports
 
 
@@ -56,9 +67,14 @@ def evaluate_all(
             if heavy:
                 _in_executor(session, workers, heavy, counter, cancelled, purpose)
         return [session.op_result(p, purpose=purpose) for p in pairs]
+    workers = workers or os.cpu_count() or 1
+    shared = current_shared_processes()
+    if session.executor is None and shared is not None and workers > 1 and len(jobs) >= MIN_PAIRS_TO_SPREAD:
+        # the command's worker processes read and compute; this process judges what comes back
+        evaluate_spread(session, jobs, shared.executor(workers), workers, counter.tick, cancelled, purpose)
+        return [session.op_result(p, purpose=purpose) for p in pairs]
     with payloads_kept():  # a small tensor's payload comes with its header: read once, not twice
         heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)
-        workers = workers or os.cpu_count() or 1
         nbytes = sum(job[3].nbytes() + job[4].nbytes() for job, _pre in heavy)
         if session.executor is not None and heavy:
             _in_executor(session, session.executor, heavy, counter, cancelled, purpose)

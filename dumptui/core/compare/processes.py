@@ -15,7 +15,10 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
+import queue
+import sys
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import partial
@@ -87,26 +90,44 @@ def _run(job_kl: tuple[PairJob, bool]) -> PairOutcome:
     return run_job(*job_kl)
 
 
-def _new_executor(workers: int) -> ProcessPoolExecutor:
+def _new_executor(workers: int, forked: bool = False) -> ProcessPoolExecutor:
+    """`workers` processes; `forked`: started by fork (see `fork_is_safe`), else spawned."""
     single_threaded_blas()
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork" if forked else "spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=partial(worker_start, 0, os.getpid()))
 
 
+def fork_is_safe() -> bool:
+    """Whether worker processes may be forked from this process now: where fork exists (not Windows) and only
+    this thread runs (a fork copies locks held by other threads: a progress bar's, a UI's). A forked worker
+    starts in ~10 ms with every module already imported; a spawned one imports numpy and the engine, ~0.3 s
+    of CPU each (two workers were a fifth of the CPU of a noisy 3,000-kernel bisect)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 class SharedProcesses:
-    """Worker processes started at a command's first batch and kept for its later ones: within `with
-    shared_processes():`, ProcessPool and map_in_processes run on them instead of starting their own. Each
-    start imports numpy and the engine in every process (~0.3 s of CPU each): a 1 GB compare started two
-    workers for its tensor pairs and two more for its replays."""
+    """Worker processes started at a command's first batch (or at once: `start`) and kept for its later ones:
+    within `with shared_processes():`, ProcessPool, map_in_processes and the scan's reads (spread.py) run on
+    them instead of starting their own. Each spawned start imports numpy and the engine in every process
+    (~0.3 s of CPU each): a 1 GB compare started two workers for its tensor pairs and two more for its
+    replays. Started while only the main thread runs, they are forked instead (`fork_is_safe`)."""
 
     def __init__(self) -> None:
         self._ex: ProcessPoolExecutor | None = None
-        self._workers = 0
+        self.workers = 0
+
+    def start(self, workers: int) -> None:
+        """The processes started now (forked when it is safe): a command starts them before its progress bar's
+        thread, and before it reads its index, which they need not copy."""
+        ex = self.executor(workers)
+        for _ in range(self.workers):  # a spawned pool starts its processes as work comes (not waited for)
+            ex.submit(os.getpid)
 
     def executor(self, workers: int) -> ProcessPoolExecutor:
-        if self._ex is None or self._workers < workers:
+        if self._ex is None or self.workers < workers:
             self.close()
-            self._ex, self._workers = _new_executor(workers), workers
+            _flush_std_streams()  # a forked child would write what is buffered again
+            self._ex, self.workers = _new_executor(workers, forked=fork_is_safe()), workers
         return self._ex
 
     def close(self) -> None:
@@ -114,20 +135,50 @@ class SharedProcesses:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
 
+    def end_now(self) -> None:
+        """Ctrl+C: the processes killed at once (they leave SIGINT to us)."""
+        if self._ex is not None:
+            end_now(self._ex)
+            self._ex = None
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:  # None when the command runs with its stdout closed
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe or file: nothing of ours is buffered to write twice
+                pass
+
 
 _SHARED: ContextVar[SharedProcesses | None] = ContextVar("dumptui_shared_processes", default=None)
 
 
 @contextmanager
-def shared_processes() -> Iterator[SharedProcesses]:
-    """The worker processes of the batches run within the `with` started once, ended at its end."""
+def shared_processes(start: int = 0) -> Iterator[SharedProcesses]:
+    """The worker processes of the batches run within the `with` started once, ended at its end; `start`: that
+    many started at once. Within another `with shared_processes()`, the outer one's processes."""
+    outer = _SHARED.get()
+    if outer is not None:
+        yield outer
+        return
     shared = SharedProcesses()
     token = _SHARED.set(shared)
     try:
+        if start > 1:
+            shared.start(start)
         yield shared
+    except KeyboardInterrupt:
+        shared.end_now()
+        raise
     finally:
         _SHARED.reset(token)
         shared.close()
+
+
+def current_shared_processes() -> SharedProcesses | None:
+    """The processes of the open `shared_processes()`, if any."""
+    return _SHARED.get()
 
 
 @contextmanager
@@ -176,6 +227,7 @@ def _resolve_many(calls: list[Callable[[], Layout]]) -> list[Layout]:
 
 
 POLL_SECONDS = 0.25  # how often a wait for the pool's results looks whether it was cancelled or closed
+MANAGER_END_SECONDS = 5.0  # the most end_now waits for a killed pool's own thread to end
 
 
 class ComparePool:
@@ -275,21 +327,47 @@ class ComparePool:
             for f in futs:
                 f.cancel()
 
+    def map_chunks(
+        self,
+        fn_many: Callable[[list[Any]], list[Any]],
+        items: list[Any],
+        per_task: int,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[tuple[int, Any]]:
+        """(index, result) for each item, `per_task` items a task: `fn_many` (module-level) takes a list of
+        items and returns their results in order. Many small items: a task each costs the parent more in
+        pickling and waiting than the items' own work."""
+        chunks = [items[i : i + per_task] for i in range(0, len(items), per_task)]
+        for k, results in self.map(fn_many, chunks, cancelled):
+            yield from zip(range(k * per_task, k * per_task + len(results)), results)
+
     def _finished(self, futs: Iterable[Future[Any]], cancelled: Callable[[], bool] | None) -> Iterator[Future[Any]]:
         """The futures as they finish, until the caller cancels. Never waits for good: when the pool is
         closed meanwhile (`q` kills the workers), the futures of killed workers may never finish, and a
-        thread left waiting on them kept the app's process from ending; then RuntimeError."""
-        pending = set(futs)
-        while pending:
-            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for f in done:
+        thread left waiting on them kept the app's process from ending; then RuntimeError.
+
+        Each future reports itself to one queue when it finishes: `concurrent.futures.wait` on the pending
+        set installed and removed a waiter on every pending future at each call, O(n) a result and O(n^2) a
+        batch: a scan's 9,777 replays (one future each) took ~60 s of the app's CPU doing only that."""
+        futs = list(futs)
+        finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+        for f in futs:
+            f.add_done_callback(finished.put)
+        for _ in futs:
+            while True:
                 if cancelled and cancelled():
                     return
-                yield f
+                try:
+                    f = finished.get(timeout=POLL_SECONDS)
+                    break
+                except queue.Empty:
+                    if self.closed:
+                        raise RuntimeError("the compare pool was closed while it computed") from None
             if cancelled and cancelled():
                 return
-            if self.closed and pending:
+            if f.cancelled():  # only closing the pool cancels its futures (kill: shutdown with cancel_futures)
                 raise RuntimeError("the compare pool was closed while it computed")
+            yield f
 
     def close(self, kill: bool = False) -> None:
         self.closed = True
@@ -305,9 +383,15 @@ class ComparePool:
 def end_now(ex: ProcessPoolExecutor) -> None:
     """The pool's queued work dropped and its worker processes killed (quitting, ctrl+c: never wait for them)."""
     procs = list((getattr(ex, "_processes", None) or {}).values())
+    manager = getattr(ex, "_executor_manager_thread", None)  # shutdown forgets it
     ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         p.kill()
+    # The pool's own thread ends soon after its processes, closing its wake-up pipe. Left running, it raced
+    # the interpreter's exit, which wakes it through that pipe: "OSError: Bad file descriptor" printed after
+    # ctrl+c (1 run in 6). It is waited for, a moment at most: its processes are gone.
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=MANAGER_END_SECONDS)
 
 
 def compare_in_processes(

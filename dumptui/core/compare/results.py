@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Callable
 
 from dumptui.core.compare.hints import Hint
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
@@ -51,7 +52,13 @@ class OpResult:
     outputs: list[TensorResult]
     verdict: str  # from the outputs
     input_verdict: str | None
-    hints: list[Hint] = field(default_factory=list)
+    # the op's hints, made when first asked for (they look at its graph neighbours: a scan made every op's
+    # hints for every op result it asked for, and read none of them)
+    hints_of: Callable[[], list[Hint]] = list
+
+    @property
+    def hints(self) -> list[Hint]:
+        return self.hints_of()
 
 
 def op_verdict(results: list[TensorResult]) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from functools import partial
 from typing import Iterable
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
@@ -350,7 +351,7 @@ class Session:
             verdict = ONLY_REF if pair.target is None else ONLY_TARGET
         else:
             verdict = op_verdict(outs) or NOT_COMPARABLE
-        return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, self.hints(pair))
+        return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, partial(self.hints, pair))
 
     def cached_verdict(self, pair: OpPair) -> str | None:
         """The op's verdict if all its outputs were already compared, else None (never reads)."""

@@ -129,14 +129,22 @@ class Thresholds:
 
     def floor(self, *dtype_names: str | None) -> tuple[float, str | None]:
         """(floor, dtype it comes from) for a pair of the given dtypes: the less precise one decides."""
-        dt = least_precise(dtype_names)
-        if dt is None and any(dtype_names):
-            return 0.0, next(d for d in dtype_names if d)  # integers, booleans: exact
-        return floor_of(dt, dict(self.floors), self.floor_scale), dt or "float32"
+        return _floor(dtype_names, self.floors, self.floor_scale)
 
     def tolerance(self, dtype_ref: str | None, dtype_target: str | None) -> ElementTolerance:
         """Per element: off when |x-y| > 10 x floor x (|y| + rms(y)) (the standard's max relative error)."""
         return _tolerance(self.floor(dtype_ref, dtype_target)[0] * ELEMENT_FACTOR)
+
+
+@functools.lru_cache(maxsize=4096)
+def _floor(
+    dtype_names: tuple[str | None, ...], floors: tuple[tuple[str, float], ...], scale: float
+) -> tuple[float, str | None]:
+    """Thresholds.floor, once per dtype names (asked for several times per tensor pair by a scan)."""
+    dt = least_precise(dtype_names)
+    if dt is None and any(dtype_names):
+        return 0.0, next(d for d in dtype_names if d)  # integers, booleans: exact
+    return floor_of(dt, dict(floors), scale), dt or "float32"
 
 
 @functools.lru_cache(maxsize=256)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -99,6 +99,10 @@ class Alignment:
             p.index = i
         self._by_ref = {p.ref.key: p for p in self.pairs if p.ref is not None}
         self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}
+        # (id(pair), slot) -> (pair, where that input comes from on each side): dataflow.origins, asked for
+        # several times per input by a scan (its local error, wiring, verdicts in context)
+        self.origins_known: dict[tuple[int, int], tuple[OpPair, Any]] = {}
+        self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, Any]] = {}  # dataflow.wiring, alike
 
     def for_ref(self, key: str) -> OpPair | None:
         return self._by_ref.get(key)

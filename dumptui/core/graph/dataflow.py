@@ -101,8 +101,15 @@ def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int
 
 
 def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> tuple[Origin, Origin]:
+    """Where input `slot` of the pair comes from on each side (remembered by the alignment: its dumps are
+    indexed and frozen, so the answer never changes)."""
+    key = (id(pair), slot)
+    known = alignment.origins_known.get(key)
+    if known is not None and known[0] is pair:
+        return known[1]  # type: ignore[no-any-return]
     r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin("other")
     t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin("other")
+    alignment.origins_known[key] = (pair, (r, t))
     return r, t
 
 
@@ -111,6 +118,16 @@ def wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: l
     producers pair): the op gets its inputs in another order, or another value in place of one."""
     if pair.ref is None or pair.target is None:
         return []
+    key = (id(pair), tuple(slots))
+    known = alignment.wiring_known.get(key)
+    if known is not None and known[0] is pair:
+        return list(known[1])  # remembered: the dumps are frozen, the answer never changes
+    out = _wiring(ref, target, alignment, pair, slots)
+    alignment.wiring_known[key] = (pair, tuple(out))
+    return out
+
+
+def _wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: list[int]) -> list[tuple[int, int]]:
     found = {s: origins(ref, target, alignment, pair, s) for s in slots}
     by_value = {
         (r.pair.index, r.out_slot): s for s, (r, _t) in found.items() if r.kind == "pair" and r.pair is not None

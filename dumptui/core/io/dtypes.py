@@ -74,12 +74,18 @@ def _canonical(label: str) -> str | None:
     return from_numpy(dt)
 
 
+_NAMES: dict[np.dtype, str | None] = {}  # a numpy dtype's name, asked for once per tensor: 2 us each made anew
+
+
 def from_numpy(dt: np.dtype) -> str | None:
     dt = np.dtype(dt)
-    if dt.kind == "b":
-        return "bool"
-    name = dt.name
-    return name if name in _STORAGE else None
+    known = _NAMES.get(dt, _NAMES)
+    if known is not _NAMES:
+        return known  # type: ignore[return-value]
+    name: str | None = "bool" if dt.kind == "b" else dt.name if dt.name in _STORAGE else None
+    if len(_NAMES) < 1024:  # structured dtypes are many: only the common ones are kept
+        _NAMES[dt] = name
+    return name
 
 
 def storage(name: str) -> np.dtype | None:

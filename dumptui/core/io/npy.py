@@ -246,16 +246,15 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
     if payload == expected:
         return _plain_layout(dt, shape, offset, fortran)
     declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
+
+    def unreadable(why: str) -> Layout:
+        return Layout(None, shape, offset, fortran, declared=declared, problem=why)
+
     if n > 0 and dt.kind == "f" and dt.itemsize == 2 and payload == 2 * expected:
         if not _halves_differ(path, offset, expected):
-            return Layout(
-                None,
-                shape,
-                offset,
-                fortran,
-                declared=declared,
-                problem=f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
-                "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)",
+            return unreadable(
+                f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
+                "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)"
             )
         # MindSpore's float16-header-over-float32-payload bug: the header and the size prove it
         implied = np.dtype(np.float32).newbyteorder(dt.byteorder) if dt.byteorder in "<>" else np.dtype(np.float32)
@@ -265,22 +264,8 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
         )
         return Layout(implied, shape, offset, fortran, repaired=why, declared=declared)
     if payload < expected:
-        return Layout(
-            None,
-            shape,
-            offset,
-            fortran,
-            declared=declared,
-            problem=f"truncated: header declares {declared} = {expected} B, payload is {max(payload, 0)} B",
-        )
-    return Layout(
-        None,
-        shape,
-        offset,
-        fortran,
-        declared=declared,
-        problem=f"payload {payload} B does not match header {declared} = {expected} B",
-    )
+        return unreadable(f"truncated: header declares {declared} = {expected} B, payload is {max(payload, 0)} B")
+    return unreadable(f"payload {payload} B does not match header {declared} = {expected} B")
 
 
 _PLAIN: dict[tuple[np.dtype, tuple[int, ...], int, bool], Layout] = {}
@@ -350,12 +335,29 @@ def read_small(path: str, layout: Layout) -> np.ndarray:
     kept = _kept.take(path, layout.offset, n * storage.itemsize) if _kept.budget else None
     if kept is not None:  # read with its header moments ago (payloads_kept)
         return np.frombuffer(kept, dtype=storage, count=n).copy()
-    with open_regular(path) as fh:
-        fh.seek(layout.offset)
-        arr = np.fromfile(fh, dtype=storage, count=n)
-    if arr.size != n:
-        raise ValueError(f"short read: {arr.size} of {n} values")
+    arr = np.empty(n, dtype=storage)
+    if not n:
+        return arr
+    # read straight into the array at its offset (no file object, no seek: a replay reads thousands of these)
+    fd, _size = open_regular_fd(path)
+    try:
+        got = _read_into(fd, arr.view(np.uint8).data, layout.offset)
+    finally:
+        os.close(fd)
+    if got != arr.nbytes:
+        raise ValueError(f"short read: {got // storage.itemsize} of {n} values")
     return arr
+
+
+def _read_into(fd: int, buf: memoryview, offset: int) -> int:
+    """Bytes read into `buf` from `offset` on (fewer only at the end of the file)."""
+    done = 0
+    while done < len(buf):
+        got = os.preadv(fd, [buf[done:]], offset + done)
+        if not got:
+            break
+        done += got
+    return done
 
 
 def logical_chunks(arr: np.ndarray, elems: int) -> Iterator[np.ndarray]:

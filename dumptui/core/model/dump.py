@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model o
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+# a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
+WorkerSpec = tuple[str, str, int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
 WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
 INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
@@ -272,6 +274,25 @@ class TensorRef:
         if self._layout is not None or self._layout_fn is not None or not self.has_data:
             return None
         return partial(npy_layout, self.path, self.size_on_disk)
+
+    def worker_spec(self) -> WorkerSpec | None:
+        """What a worker process needs to make this same tensor (`from_worker_spec`): its path, io, slot, the
+        index's dtype and shape, its size on disk and its layout when known here (None: the worker reads the
+        npy header). None when only this process can resolve the layout (a reader's own layout function) or
+        the tensor has no data (statistics only)."""
+        if self.stats is not None or (self._layout is None and self._layout_fn is not None):
+            return None
+        return (self.path, self.io, self.slot, self._dtype, self._shape, self.size_on_disk, self._layout)
+
+    @classmethod
+    def from_worker_spec(cls, spec: WorkerSpec) -> tuple[TensorRef, Layout | None]:
+        """The tensor of `worker_spec`, its layout resolved: (tensor, the layout as read from the file when it
+        was read here, to send back; None when the spec carried it)."""
+        path, io, slot, dtype, shape, size_on_disk, layout = spec
+        t = cls(path, io, slot, dtype, shape, size_on_disk=size_on_disk)
+        read = npy_layout(path, size_on_disk) if layout is None else None
+        t.adopt_layout(layout if layout is not None else read)  # type: ignore[arg-type]
+        return t, read
 
     def adopt_layout(self, layout: Layout) -> None:
         """Keep a layout resolved here or by `deferred_layout` elsewhere (the first one kept wins). A file

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Callable, Iterator
 
@@ -24,6 +25,8 @@ from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import (
     MIN_BYTES_FOR_PROCESSES,
     ComparePool,
+    current_shared_processes,
+    end_now,
     from_spec,
     map_in_processes,
     tensor_spec,
@@ -46,6 +49,7 @@ REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of 
 REPLAY_SAMPLED_FROM = 1 << 18
 REPLAY_SAMPLE = 4096
 REPLAY_SEED = 20
+POOL_REPLAYS_PER_TASK = 32  # replays sent to a ComparePool's workers as one task
 
 
 def input_roles(pair: OpPair) -> dict[int, str]:
@@ -132,10 +136,11 @@ def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalE
     return judged(session, le)
 
 
-def measured(session: Session, res: OpResult) -> LocalError:
-    """The op's local error before its verdict: errors in and out, its floor, the shape of its error."""
+def measured(session: Session, res: OpResult, roles: dict[int, str] | None = None) -> LocalError:
+    """The op's local error before its verdict: errors in and out, its floor, the shape of its error
+    (`roles`: input_roles of its pair, when known)."""
     pair = res.pair
-    roles = input_roles(pair)
+    roles = input_roles(pair) if roles is None else roles
     outs = [(r.slot, e) for r in res.outputs if (e := result_error(r)) is not None]
     ins = [
         (r.slot, _rounding_seen(session, pair, r, e))
@@ -389,12 +394,19 @@ def _shipped(plan: ReplayPlan) -> ReplayPlan | None:
 
 def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, str]:
     """In a worker process: the tensors back from their specs, then the replay."""
-    return run_replay(
-        replace(
-            plan,
-            inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
-            outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
-        )
+    return run_replay(_unshipped(plan))
+
+
+def _run_shipped_many(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, str]]:
+    """In a worker process: several replays, their small outputs' deviations computed together."""
+    return run_replays_here([_unshipped(plan) for plan in plans])
+
+
+def _unshipped(plan: ReplayPlan) -> ReplayPlan:
+    return replace(
+        plan,
+        inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
+        outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
     )
 
 
@@ -403,7 +415,8 @@ def run_replays(
 ) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
     """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
     started for them when there are enough bytes to read (both cores: the replays were half a noisy scan),
-    else here. A plan whose tensors cannot be described to a worker runs here."""
+    else here. A plan whose tensors cannot be described to a worker runs here. (Within a command's
+    shared_processes, a scan sends its replays as it finds them: `StreamedReplays`.)"""
     shipped = [_shipped(p) for p in plans]
     remote = [i for i, sp in enumerate(shipped) if sp is not None]
     nbytes = sum(t.nbytes() for p in plans for t in (*p.inputs[0].values(), *p.inputs[1].values(), *p.outputs))
@@ -412,7 +425,9 @@ def run_replays(
     if remote and count > 1 and (isinstance(workers, ComparePool) or nbytes >= MIN_BYTES_FOR_PROCESSES):
         jobs = [shipped[i] for i in remote]
         if isinstance(workers, ComparePool):
-            done = workers.map(_run_shipped, jobs, cancelled)
+            # POOL_REPLAYS_PER_TASK a task: one a task cost the app's UI process more (pickling, waiting) than
+            # a small replay itself (the 20,000-op demo: 9,777 replays)
+            done = workers.map_chunks(_run_shipped_many, jobs, POOL_REPLAYS_PER_TASK, cancelled)
         else:
             done = map_in_processes(_run_shipped, jobs, count, cancelled)
         for k, outcome in done:
@@ -424,6 +439,62 @@ def run_replays(
             return
         part = todo[start : start + 64]
         yield from zip(part, run_replays_here([plans[i] for i in part]))
+
+
+class StreamedReplays:
+    """A scan's replays sent to the command's worker processes (shared_processes) as the scan finds them,
+    REPLAYS_PER_TASK at a time: they run while this process measures the ops after them (a noisy 3,000-kernel
+    scan: 1,467 replays, a third of its CPU time). A plan whose tensors cannot be described to a worker runs
+    here, after the others."""
+
+    # one task per replay cost this process more in pickling than the replay itself, and each task a few ms of
+    # waiting (the pool's threads take the interpreter lock to send it)
+    REPLAYS_PER_TASK = 128
+
+    def __init__(self, ex: ProcessPoolExecutor):
+        self.ex = ex
+        self.count = 0
+        self._pending: list[tuple[int, ReplayPlan]] = []
+        self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, str]]]]] = []
+        self._here: list[tuple[int, ReplayPlan]] = []
+
+    def add(self, key: int, plan: ReplayPlan) -> None:
+        self.count += 1
+        shipped = _shipped(plan)
+        if shipped is None:
+            self._here.append((key, plan))
+            return
+        self._pending.append((key, shipped))
+        if len(self._pending) >= self.REPLAYS_PER_TASK:
+            self._send()
+
+    def _send(self) -> None:
+        if self._pending:
+            keys = [k for k, _plan in self._pending]
+            self._sent.append((keys, self.ex.submit(_run_shipped_many, [plan for _k, plan in self._pending])))
+            self._pending = []
+
+    def results(
+        self, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
+        """(key, (proof or None, why not)) of every plan added."""
+        self._send()
+        try:
+            for keys, future in self._sent:
+                if cancelled and cancelled():
+                    return
+                yield from zip(keys, future.result())
+            for start in range(0, len(self._here), 64):
+                if cancelled and cancelled():
+                    return
+                part = self._here[start : start + 64]
+                yield from zip([k for k, _plan in part], run_replays_here([plan for _k, plan in part]))
+        except KeyboardInterrupt:
+            end_now(self.ex)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
+        finally:
+            for _keys, future in self._sent:
+                future.cancel()
 
 
 def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
@@ -534,21 +605,38 @@ def scan(
             progress(done, total)
 
     results = evaluate_all(session, order, workers=workers, progress=counted, cancelled=cancelled, purpose="scan")
-    locals_ = [measured(session, res) for res in results]
+    shared = current_shared_processes()
+    count = workers if isinstance(workers, int) else os.cpu_count() or 1
+    streamed = (
+        StreamedReplays(shared.executor(count))
+        if shared is not None and count > 1 and not isinstance(workers, ComparePool)
+        else None
+    )
+    locals_: list[LocalError] = []
     plans: list[tuple[int, ReplayPlan]] = []
-    for i, le in enumerate(locals_):
+    roles = [input_roles(res.pair) for res in results]  # asked for three times per op: made once
+    for i, res in enumerate(results):
+        le = measured(session, res, roles[i])
+        locals_.append(le)
         if needs_replay(session, le):
-            plan, why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+            plan, why = replay_plan(session, le.pair, roles[i], le.out_slot or 0)
             if plan is None:
                 le.replay_note = why
+            elif streamed is not None:
+                streamed.add(i, plan)  # replayed by the workers while the next ops are measured
             else:
                 plans.append((i, plan))
+    if streamed is not None:
+        replays, total = streamed.results(cancelled), streamed.count
+    else:
+        replays = ((plans[k][0], outcome) for k, outcome in run_replays([p for _i, p in plans], workers, cancelled))
+        total = len(plans)
     # the replays continue the count of the compares: one bar that never runs backwards
-    for k, (i, (proof, why)) in enumerate(run_replays([plan for _i, plan in plans], workers, cancelled), 1):
-        le = locals_[plans[i][0]]
+    for k, (i, (proof, why)) in enumerate(replays, 1):
+        le = locals_[i]
         le.replay, le.replay_note = proof, why
         if progress is not None:
-            progress(compared[0] + k, compared[0] + len(plans))
+            progress(compared[0] + k, compared[0] + total)
     locals_ = [judged(session, le) for le in locals_]
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
@@ -557,18 +645,23 @@ def scan(
         tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
     out.unread = [(res.pair.label, r) for res in results for r in res.outputs if r.verdict == UNREADABLE]
-    rejudge(session, out, predecessors)
+    rejudge(session, out, predecessors, roles)
     return out
 
 
-def rejudge(session: Session, sr: ScanResult, predecessors: Callable[[int], set[int]]) -> None:
+def rejudge(
+    session: Session,
+    sr: ScanResult,
+    predecessors: Callable[[int], set[int]],
+    roles_of: list[dict[int, str]] | None = None,
+) -> None:
     """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
     precision noise, said so in the reason)."""
     position = {p.index: i for i, p in enumerate(sr.order)}
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
-        roles = input_roles(le.pair)
+        roles = input_roles(le.pair) if roles_of is None else roles_of[pos]
         swapped = {k: j for k, j in wiring(session.ref, session.target, session.alignment, le.pair, list(roles))}
         for r in res.inputs:
             if r.slot in swapped and le.wiring and r.verdict == DIVERGED:

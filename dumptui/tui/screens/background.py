@@ -22,12 +22,13 @@ from textual.dom import DOMNode
 from textual.worker import Worker, get_current_worker
 
 from dumptui.present.controller import PairController
-from dumptui.present.driver import BisectCommand, RunProgress
+from dumptui.present.driver import BisectCommand, BisectState, RunProgress
 from dumptui.present.progress import CANCELLED, DONE, RUNNING
 from dumptui.present.types import TensorResult
 from dumptui.tui.messages import (
     BisectionChanged,
     BisectionReady,
+    FirstProbe,
     OpenProgress,
     OpLoaded,
     PreviewReady,
@@ -128,11 +129,16 @@ class PairWork:
         def counted(done: int, total: int) -> None:
             post(SearchProgress(done, total))
 
+        def first_look(state: BisectState) -> None:
+            post(FirstProbe(state))
+
         try:
             state, note = wait_abandonable(
-                lambda: self.controller.bisect(command, *args, progress=counted),
+                lambda: self.controller.bisect(command, *args, progress=counted, first_look=first_look),
                 worker,
                 f"dumptui-bisect-{command}",
+                # below the UI too: a noisy pair's start judges every op here (the Python half of its scan)
+                nice=STATISTICS_THREAD_NICE,
             )
         except Abandoned:
             return

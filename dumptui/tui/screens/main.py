@@ -53,6 +53,7 @@ from dumptui.tui import keymap
 from dumptui.tui.messages import (
     BisectionChanged,
     BisectionReady,
+    FirstProbe,
     OpenProgress,
     OpLoaded,
     OpMessage,
@@ -361,6 +362,19 @@ class MainScreen(Screen[None]):
     def on_search_progress(self, msg: SearchProgress) -> None:
         if self.bisect_task:  # (a count that arrives after its command ended says nothing)
             self.panel.set_busy(search_words(self.bisect_task, msg.done, msg.total))
+
+    def on_first_probe(self, msg: FirstProbe) -> None:
+        """A noisy pair's search judges every op before its first mark: meanwhile its first probe is selected,
+        its numbers shown and its mark said pending. The statistics still wait for the search (its scan
+        computes most of them: started now, they would compute the same tensor pairs a second time)."""
+        state = msg.state
+        if (self.bstate is not None and self.bstate.started) or state.probe_index is None:
+            return  # the search has answered already
+        self.bstate = state
+        self.panel.show(state, busy=self.panel.busy)
+        self.tags = {state.probe_index: "probe"}
+        if self.current is None:  # the user has not moved to an op of their own meanwhile
+            self.select_op(state.probe_index)
 
     def on_bisection_changed(self, msg: BisectionChanged) -> None:
         state = msg.state

@@ -224,7 +224,8 @@ def test_batches_within_shared_processes_run_on_the_same_workers_which_end_with_
     with shared_processes():
         first = {pid for _i, pid in map_in_processes(_pid, list(range(8)), 2)}
         second = {pid for _i, pid in map_in_processes(_pid, list(range(8)), 2)}
-        assert first and second <= first and os.getpid() not in first  # the same processes, not new ones
+        # the same processes, not new ones (one of them may have taken every item of a batch)
+        assert first and len(first | second) <= 2 and os.getpid() not in first
     assert wait_gone(sorted(first), 30) == []  # ended with the `with`
     alone = {pid for _i, pid in map_in_processes(_pid, list(range(4)), 2)}
     assert alone.isdisjoint(first)  # outside it, a batch starts processes of its own

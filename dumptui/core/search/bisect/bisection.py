@@ -61,6 +61,7 @@ class Bisection:
         # readable inputs agree, nothing paired): then there is no "no divergence", and the CLI exits 2
         self.undecided: list[str] = []
         self._prepared = False
+        self._scan_reason: str | None = None  # scan_reason's answer, once the preconditions are known
         # what the search itself said (notes, undecided) is said again by the next start: a reset goes back
         # to what the preparations said, so nothing grows with each reset and start
         self._prepared_notes: list[str] = list(self.notes)
@@ -131,6 +132,18 @@ class Bisection:
         if self._prepared:
             return
         self._prepared = True
+        reason = self.scan_reason()
+        if reason:
+            self.use_scan(reason, progress, cancelled)
+        else:
+            self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
+        self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
+
+    def scan_reason(self) -> str:
+        """Why every op must be judged (a scan), in words; "" for a clean pair (bisection). Runs the
+        preconditions (reads the weights and inputs); known before the scan reads anything else."""
+        if self._scan_reason is not None:
+            return self._scan_reason
         self.check_inputs()
         for c in self.checks or []:
             if c.status == CheckStatus.BENIGN:  # rounding explains it: the input agrees as far as precision allows
@@ -145,16 +158,24 @@ class Bisection:
                 noise = "; ".join(filter(None, [noise, f"{len(names)} inputs/weights {words} ({named})"]))
         inferred = [d.path for d in (self.session.ref, self.session.target) if is_inferred(d.graph_source)]
         if noise:
-            self.use_scan(f"noisy pair: {noise}", progress, cancelled)
+            self._scan_reason = f"noisy pair: {noise}"
         elif inferred:
             # a chain rebuilt from matching values can break (a view nobody recorded, a value seen twice): the
             # search does not trust it to skip ops, and judges every op as compare does (the same roots)
-            self.use_scan(
-                "the dataflow is inferred from the records, not read from a graph: every op judged", progress, cancelled
-            )
+            self._scan_reason = "the dataflow is inferred from the records, not read from a graph: every op judged"
         else:
-            self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
-        self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
+            self._scan_reason = ""
+        return self._scan_reason
+
+    def first_probe_if_output_diverges(self) -> int | None:
+        """The position `start` then `next_probe` give when the first graph output (the network output) is
+        bad: known from the order and the graph alone, before any op is read. A scan's search waits for every
+        op to be judged before that output's mark is known; the app shows this op (and its numbers) meanwhile."""
+        sinks = self.strategy.sinks()
+        if not sinks:
+            return None
+        st = self._narrow(SearchState.initial(len(self.order)).evolve(started=True), sinks[0], Mark.BAD)
+        return self.culprit_check.choose(st.candidates, sinks[0], st.lo)
 
     def use_scan(
         self,

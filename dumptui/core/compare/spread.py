@@ -1,0 +1,168 @@
+"""A batch of many tensor pairs (a noisy scan's thousands of small ones) read and computed in the command's
+worker processes (`processes.shared_processes`): each file opened once there, its header and a small payload
+in one read, the statistics of the small pairs computed together (smallpairs.py), and sent back as their
+records with each file's layout. This process adopts the layouts, runs the same precheck on them (it reads
+no file then) and judges. A worker's statistics are used only where this process's precheck asks for
+statistics with the same tolerance the worker computed them with; any other pair is settled or computed
+here, as in one process. The results, their order in the session and the reads booked are those of one
+process (tests/core/compare/test_spread.py).
+
+A noisy 3,000-kernel bisect spent half of its CPU time reading headers and payloads and computing the
+statistics of 9,000 pairs of 256 elements, on one core; here that half runs on both cores while this
+process judges what has come back.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Callable
+
+from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.results import TensorResult
+from dumptui.core.compare.session import Prechecked, Session
+from dumptui.core.compare.smallpairs import compare_tensor_pairs
+from dumptui.core.compare.verdict import Thresholds
+from dumptui.core.graph.align import OpPair
+from dumptui.core.io import dtypes
+from dumptui.core.io.npy import Layout, payloads_kept, shared_layout
+from dumptui.core.model.dump import TensorRef, WorkerSpec
+
+Job = tuple[OpPair, str, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
+# Tensor pairs a worker reads and computes at a time: about CHUNKS_PER_WORKER chunks each, within these bounds.
+# Each submit costs this process a few ms of waiting (the pool's threads take the interpreter lock to send it):
+# 235 chunks of 256 pairs were 1 s of the 20,000-op demo's scan.
+CHUNK_PAIRS = (128, 2048)
+CHUNKS_PER_WORKER = 8
+IN_FLIGHT = 3  # chunks submitted per worker ahead of the one this process judges
+# (index in the chunk, tolerance used, statistics or None, why the read failed or None)
+Computed = tuple[int, ElementTolerance, "PairStats | None", "str | None"]
+ChunkResult = tuple[list[tuple["Layout | None", "Layout | None"]], list[Computed]]
+
+
+def shippable(job: Job) -> tuple[WorkerSpec, WorkerSpec] | None:
+    """Both tensors as a worker makes them, or None when this process must settle or read the pair itself."""
+    _pair, _io, _slot, r, t = job
+    if r is None or t is None:
+        return None
+    rs, ts = r.worker_spec(), t.worker_spec()
+    return None if rs is None or ts is None else (rs, ts)
+
+
+def read_and_compare(chunk: tuple[Thresholds, bool, list[tuple[WorkerSpec, WorkerSpec]]]) -> ChunkResult:
+    """In a worker process: each pair's layouts resolved (the npy headers read, each file's small payload
+    kept from the same read), and the statistics of the pairs the precheck would have computed (both
+    readable, both real or both complex, as many elements), with the tolerance it would have chosen."""
+    thresholds, kl, items = chunk
+    layouts: list[tuple[Layout | None, Layout | None]] = []
+    jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]] = []
+    where: list[int] = []
+    with payloads_kept():
+        for k, (rs, ts) in enumerate(items):
+            (r, read_r), (t, read_t) = TensorRef.from_worker_spec(rs), TensorRef.from_worker_spec(ts)
+            layouts.append((read_r, read_t))
+            if r.problem or t.problem:
+                continue
+            if dtypes.is_complex(r.dtype) != dtypes.is_complex(t.dtype) or (r.size or 0) != (t.size or 0):
+                continue
+            jobs.append((r, t, thresholds.tolerance(r.dtype, t.dtype)))
+            where.append(k)
+        outcomes = compare_tensor_pairs(jobs, kl)
+    return layouts, [(k, tol, st, err) for k, (_r, _t, tol), (st, err) in zip(where, jobs, outcomes)]
+
+
+def evaluate_spread(
+    session: Session,
+    jobs: list[Job],
+    ex: ProcessPoolExecutor,
+    workers: int,
+    tick: Callable[[], None],
+    cancelled: Callable[[], bool] | None,
+    purpose: str,
+) -> None:
+    """Every job's result stored in the session, as batch.evaluate_all stores them in one process: the pairs
+    the precheck settles first, in job order, then the computed ones in job order."""
+    low, high = CHUNK_PAIRS
+    size = max(low, min(high, -(-len(jobs) // (workers * CHUNKS_PER_WORKER))))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    shipped: list[list[int]] = []  # per chunk: the positions of its shipped jobs
+    futures: list[Future[ChunkResult]] = []
+
+    def submit() -> None:
+        chunk = chunks[len(futures)]
+        items, positions = [], []
+        for k, job in enumerate(chunk):
+            spec = shippable(job)
+            if spec is not None:
+                items.append(spec)
+                positions.append(k)
+        shipped.append(positions)
+        futures.append(ex.submit(read_and_compare, (session.thresholds, session.kl, items)))
+
+    # (job, precheck, result judged from a worker's statistics | None: computed or failed here at the end)
+    heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
+    try:
+        while len(futures) < min(len(chunks), IN_FLIGHT * workers):
+            submit()
+        for c, chunk in enumerate(chunks):
+            if cancelled and cancelled():
+                break
+            layouts, computed = futures[c].result()
+            if len(futures) < len(chunks):
+                submit()
+            got: dict[int, Computed] = {}
+            # a chunk's layouts come as a few objects (pickle sends an object used twice once): each made
+            # the shared one once
+            mine_of: dict[int, Layout] = {}
+            for (read_r, read_t), k in zip(layouts, shipped[c]):
+                _pair, _io, _slot, r, t = chunk[k]
+                assert r is not None and t is not None  # shipped jobs have both sides
+                for ref, read in ((r, read_r), (t, read_t)):
+                    if read is not None:
+                        kept = mine_of.get(id(read))
+                        if kept is None:
+                            kept = mine_of[id(read)] = shared_layout(read)
+                        ref.adopt_layout(kept)
+            for item in computed:
+                got[shipped[c][item[0]]] = item
+            for k, job in enumerate(chunk):
+                pair, io, slot, r, t = job
+                pre = session.precheck(pair, io, slot, r, t, purpose)
+                if isinstance(pre, TensorResult):
+                    session.store(pair, r, t, pre)
+                    tick()
+                    continue
+                assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
+                mine = got.get(k)
+                if mine is not None and mine[1] == pre[0] and mine[2] is not None:
+                    heavy.append((job, pre, session.finish(pair, io, slot, r, t, mine[2], pre, purpose), None))
+                    tick()
+                else:  # not computed there (or its read failed there): here, at the end, as in one process
+                    heavy.append((job, pre, None, None if mine is None else mine[3]))
+    finally:
+        for f in futures:
+            f.cancel()
+    _finish_here(session, heavy, tick, purpose)
+
+
+def _finish_here(
+    session: Session,
+    heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]],
+    tick: Callable[[], None],
+    purpose: str,
+) -> None:
+    """The pairs left to this process computed (a read that failed in a worker is tried again here: which
+    file fails, and why, is found and said as in one process), then every computed pair stored in job order."""
+    todo = [i for i, (_job, _pre, res, _err) in enumerate(heavy) if res is None]
+    outcomes = compare_tensor_pairs([(heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for i in todo], session.kl)  # type: ignore[misc]
+    done = dict(zip(todo, outcomes))
+    for i, (job, pre, res, _err) in enumerate(heavy):
+        pair, io, slot, r, t = job
+        assert r is not None and t is not None
+        if res is None:
+            st, err = done[i]
+            if st is None:
+                res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])
+            else:
+                res = session.finish(pair, io, slot, r, t, st, pre, purpose)
+            tick()
+        session.store(pair, r, t, res)

@@ -1,0 +1,245 @@
+"""A scan's tensor pairs read and computed in the command's worker processes (core/compare/spread.py), its
+replays sent to them as they are found (scan.StreamedReplays): every answer exactly the one of one process —
+each tensor's verdict, reason, notes and statistics, their order in the session, the reads booked, the local
+errors and replay proofs, the roots, the whole compare document and the progress count — on a noisy pair with fp16 outputs,
+NaN and Inf, empty and scalar pairs and files damaged after indexing; and ctrl+c ends the workers."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from helpers.common import REPO
+from helpers.procs import wait_gone
+
+from dumptui.core.compare import batch, spread
+from dumptui.core.compare.processes import shared_processes
+from dumptui.core.search import compare_all, scan
+from dumptui.options.pair import PairOptions, make_session, open_pair
+from dumptui.report.documents import compare_document
+
+
+def _files(root: str, pattern: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(root, "rank_0", "Net", "0", "0", pattern)))
+
+
+def _rewrite(path: str, values: np.ndarray) -> None:
+    with open(path, "wb") as fh:  # np.save on a name would add .npy when it ends otherwise
+        np.save(fh, values)
+
+
+@pytest.fixture(scope="module")
+def odd_pair(tmp_path_factory):
+    """A noisy demo pair (fp16 region) with NaN/Inf in some outputs, a scalar and an empty input pair."""
+    from dumptui.core.demo.residual import write_demo
+
+    info = write_demo(str(tmp_path_factory.mktemp("spread")), n_ops=90, size=64)
+    adds = _files(info.target, "Add.*output.0.*Float32.npy")
+    for k, path in enumerate(adds[3:6]):  # NaN, +Inf and -Inf in the target's outputs
+        a = np.load(path)
+        a.reshape(-1)[k] = (np.nan, np.inf, -np.inf)[k]
+        _rewrite(path, a)
+    ref_add = os.path.join(info.ref, "rank_0", "Net", "0", "0", os.path.basename(adds[4]))
+    if os.path.exists(ref_add):  # the same Inf on both sides, at the same place
+        a = np.load(ref_add)
+        a.reshape(-1)[1] = np.inf
+        _rewrite(ref_add, a)
+    for path in [p for p in _files(info.target, "*.Float16.npy") if not os.path.basename(p).startswith("Cast")][:2]:
+        # fp16 outputs 0.5 % off: beyond float32's element tolerance, within float16's (the pair's, whose
+        # statistics count the elements off with it: a worker must use the same one)
+        a = np.load(path)
+        _rewrite(path, (a.astype(np.float32) * 1.005).astype(np.float16))
+    muls = [os.path.basename(p) for p in _files(info.ref, "Mul.*input.1.*Float32.npy")]
+    for side in (info.ref, info.target):
+        for name, values in ((muls[0], np.float32(0.5)), (muls[1], np.zeros((0,), np.float32))):
+            path = os.path.join(side, "rank_0", "Net", "0", "0", name)
+            if os.path.exists(path):
+                _rewrite(path, np.asarray(values, dtype=np.float32))
+    return info
+
+
+def _session(pair):
+    options = PairOptions(pair.ref, pair.target)
+    ref, target = open_pair(options)
+    return make_session(options, ref, target)
+
+
+def _answer(session, comparison) -> dict:
+    """Everything a compare says, in order: each tensor pair as the session keeps it, the reads, the local
+    errors with their replays, the roots, and the compare document (as JSON text: NaN compares equal there)."""
+    results = [
+        (
+            r.io,
+            r.slot,
+            r.ref.path if r.ref is not None else None,
+            r.target.path if r.target is not None else None,
+            r.verdict,
+            r.reason,
+            list(r.notes),
+            r.tolerance,
+            json.dumps(r.stats.to_dict(), sort_keys=True) if r.stats is not None else None,
+        )
+        for r in session.results()
+    ]
+    locals_ = [
+        (i, le.kind, le.is_root, le.replay, le.replay_note, repr(le.out), repr(le.data_in))
+        for i, le in sorted(comparison.locals.items())
+    ]
+    return {
+        "results": results,
+        "reads": (session.ledger.count, session.ledger.by_purpose()),
+        "locals": locals_,
+        "roots": [r.pair.name for r in comparison.roots],
+        "document": json.dumps(compare_document(session, comparison), sort_keys=True, default=str),
+    }
+
+
+def _one_process(pair, damage=None) -> dict:
+    session = _session(pair)
+    if damage:
+        damage()
+    counts: list[tuple[int, int]] = []
+    answer = _answer(session, compare_all.compare_pair(session, workers=1, progress=lambda *c: counts.append(c)))
+    return dict(answer, progress=_progress_end(counts))
+
+
+def _progress_end(counts: list[tuple[int, int]]) -> tuple[int, int]:
+    """The count's last report, after checking that it never ran backwards and reported along the way."""
+    assert len(counts) > 10
+    assert all(a[0] <= b[0] for a, b in zip(counts, counts[1:]) if a[1] == b[1])
+    return counts[-1]
+
+
+def _spread(pair, monkeypatch, damage=None) -> dict:
+    monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 0)  # a small pair: spread all the same
+    monkeypatch.setattr(spread, "CHUNK_PAIRS", (7, 7))  # many chunks, more than are ever in flight at once
+    monkeypatch.setattr(scan.StreamedReplays, "REPLAYS_PER_TASK", 3)  # the replays in several tasks
+    session = _session(pair)
+    if damage:
+        damage()
+    with shared_processes(start=2):
+        spread_calls = []
+        real = spread.evaluate_spread
+
+        def counted(*args, **kwargs):
+            spread_calls.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(batch, "evaluate_spread", counted)
+        counts: list[tuple[int, int]] = []
+        comparison = compare_all.compare_pair(session, workers=2, progress=lambda *c: counts.append(c))
+        answer = dict(_answer(session, comparison), progress=_progress_end(counts))
+    assert spread_calls, "the scan was not spread over the workers"
+    return answer
+
+
+def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
+    alone = _one_process(odd_pair)
+    spread_answer = _spread(odd_pair, monkeypatch)
+    assert alone["roots"]  # a noisy pair with its planted root: the scan found it
+    verdicts = {r[4] for r in alone["results"]}
+    assert {"diverged", "close"} <= verdicts
+    assert any(r[8] is not None and '"nan": 1' in r[8] for r in alone["results"])  # NaN counted
+    fp16 = [json.loads(r[8]) for r in alone["results"] if r[3] and "Float16" in r[3] and r[8] is not None]
+    assert any(st["max_rel"] > 0.004 for st in fp16)  # the fp16 tensors 0.5 % off were compared
+    replayed = [le for le in alone["locals"] if le[3] is not None]
+    assert replayed  # replays ran, and the workers' proofs are the same
+    for key in alone:
+        assert spread_answer[key] == alone[key], key
+
+
+def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeypatch, tmp_path):
+    """Damage between the index and the scan: a payload cut short, a header overwritten, a file gone. The
+    workers find it, this process says it with the path and the reason as one process does."""
+    import shutil
+
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    relus = _files(odd_pair.target, "ReLU.*output.0.*.npy")
+    chosen = relus[2:5]
+    for p in chosen:
+        shutil.copy(p, backup / os.path.basename(p))
+
+    def damage():
+        with open(chosen[0], "r+b") as fh:  # the payload cut in half
+            fh.truncate(os.path.getsize(chosen[0]) // 2 + 64)
+        with open(chosen[1], "r+b") as fh:  # not an npy header any more
+            fh.write(b"garbage!" * 8)
+        os.unlink(chosen[2])
+
+    def restore():
+        for p in chosen:
+            shutil.copy(backup / os.path.basename(p), p)
+
+    try:
+        alone = _one_process(odd_pair, damage)
+        restore()
+        spread_answer = _spread(odd_pair, monkeypatch, damage)
+    finally:
+        restore()
+    unreadable = [r for r in alone["results"] if r[4] == "unreadable"]
+    assert len(unreadable) >= 3 and all(r[5] for r in unreadable)
+    for key in alone:
+        assert spread_answer[key] == alone[key], key
+
+
+CTRL_C = textwrap.dedent(
+    """
+    import os, sys
+    import dumptui.cli
+    from dumptui.cli.main import main
+    from dumptui.core.compare import batch, spread
+
+    batch.MIN_PAIRS_TO_SPREAD = 0
+
+    def stuck(chunk):
+        # the worker says who it is, then waits for good on a pipe nobody writes (only its parent ends it)
+        fd = os.open(os.environ["SPREAD_FIFO"], os.O_WRONLY)
+        os.write(fd, f"{os.getpid()}\\n".encode())
+        os.close(fd)
+        never, _w = os.pipe()
+        os.read(never, 1)
+
+    spread.read_and_compare = stuck
+    sys.exit(main(["bisect", sys.argv[1], sys.argv[2], "-q"]))
+    """
+)
+
+
+def test_ctrl_c_during_the_spread_scan_ends_the_workers(odd_pair, tmp_path):
+    import select
+
+    fifo = str(tmp_path / "pids")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    env = dict(os.environ, SPREAD_FIFO=fifo, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C, odd_pair.ref, odd_pair.target],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: ctrl+c reaches it and its workers, as in a terminal
+    )
+    try:
+        got = b""
+        while not got.endswith(b"\n"):  # woken when a worker writes (a FIFO), never by polling
+            ready, _w, _x = select.select([reader], [], [], 60)
+            assert ready, "no worker started the scan"
+            got += os.read(reader, 64)
+        pid = int(got.split()[0])
+        os.killpg(proc.pid, signal.SIGINT)  # ctrl+c in the terminal: the whole foreground group
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(reader)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err.decode()
+    assert b"Traceback" not in err, err.decode()
+    assert wait_gone([pid], 30) == []  # the worker ignores SIGINT: its parent ended it
