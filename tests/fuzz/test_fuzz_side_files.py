@@ -83,6 +83,19 @@ def test_a_side_input_that_is_no_regular_file_is_refused_at_once(pair, hostile, 
     assert "culprit" not in out
 
 
+@pytest.mark.parametrize("bad", ["fifo", "zero", "loop_a", "huge.csv"])
+@pytest.mark.parametrize("key", ["ignore_file", "map"])
+def test_a_side_file_the_config_names_that_is_no_regular_file_is_refused_at_once(pair, hostile, tmp_path, key, bad):
+    """The config file's own paths (`ignore_file`, `map`) go through the same check as the flags."""
+    path = hostile / bad
+    config = tmp_path / "config.toml"
+    config.write_text(f"{key} = {str(path)!r}\n")
+    code, out, err = run("bisect", *pair, env_extra={"DUMPTUI_CONFIG": str(config)})
+    assert code == 2, (code, err)
+    assert str(path) in err and "Traceback" not in err
+    assert "culprit" not in out
+
+
 @pytest.mark.parametrize("bad", ["fifo", "loop_a"])
 @pytest.mark.parametrize("where", ["--json", "--csv"])
 def test_an_output_nobody_reads_is_refused_at_once(pair, hostile, where, bad):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import numpy as np
 
@@ -117,7 +117,7 @@ def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> st
 MEAN_SIGMAS = 6.0  # a mean moved by rounding: within this many standard deviations of the rounding's mean
 
 
-def stats_within_rounding(ref: dict, target: dict, n: int | None = None) -> str | None:
+def stats_within_rounding(ref: Mapping, target: Mapping, n: int | None = None) -> str | None:
     """For statistic-only records: the format (float16/bfloat16) whose rounding explains the difference of
     every statistic, or None. Rounding each element moves max and min by one rounding at most and the L2 norm
     by at most u x itself; the mean moves by the mean of n independent roundings, whose standard deviation is

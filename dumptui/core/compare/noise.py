@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -125,7 +125,7 @@ def _rms_target(st: PairStats) -> float:
     return t.l2 / math.sqrt(t.finite)
 
 
-def stats_error(rel: dict[str, float | None] | None) -> TensorError | None:
+def stats_error(rel: Mapping[str, float | None] | None) -> TensorError | None:
     """A statistic-only pair's error: the largest relative difference of max/min/mean/L2 (a lower bound of
     the tensor's error, and said so wherever it is shown)."""
     if not rel:

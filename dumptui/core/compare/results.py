@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
@@ -25,7 +25,8 @@ class TensorResult:
     tolerance: ElementTolerance | None = None
     notes: Sequence[str] = ()  # kept as a tuple: no empty list per result
     statistics_only: bool = False
-    stat_rel: dict[str, float | None] | None = None  # statistic-only comparisons: relative differences
+    # statistic-only comparisons: relative differences of max, min, mean, L2 (packed when all four are there)
+    stat_rel: Mapping[str, float | None] | None = None
 
     def __post_init__(self) -> None:
         if type(self.notes) is not tuple:

@@ -9,6 +9,7 @@ from worker threads.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from functools import partial
 from typing import Iterable
 
@@ -37,7 +38,9 @@ from dumptui.core.compare.verdict import (
 from dumptui.core.graph.align import Alignment, OpPair, align
 from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
+from dumptui.core.model import recordstats
 from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.recordstats import RecordStats
 
 TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
 Prechecked = tuple[ElementTolerance, list[str], "str | None"]  # tolerance, notes, ignore reason
@@ -258,11 +261,15 @@ class Session:
         except (OSError, ValueError) as e:
             return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
         self.ledger.book(purpose, pair.key, io, slot)
-        verdict, reason, rel = compare_statistics(
+        verdict, reason, differences = compare_statistics(
             rstat or {}, tstat or {}, self.thresholds.floor(ref.dtype, target.dtype)[0], ref.size
         )
         if ignored:
             verdict, reason = IGNORED, ignored
+        rel: Mapping[str, float | None] = differences
+        if tuple(differences) == recordstats.KEYS:  # kept for the session, one per pair: packed (recordstats.py)
+            mx, mn, mean, l2 = differences.values()
+            rel = RecordStats(recordstats.pack((mx, mn, mean, l2)))
         notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
         return TensorResult(
             io,

@@ -22,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from dumptui.core.compare.elements import stats_within_rounding, within_rounding
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
@@ -322,7 +322,9 @@ def with_overrides(th: Thresholds, **overrides: object) -> Thresholds:
 STAT_KEYS = ("max", "min", "mean", "l2")
 
 
-def compare_statistics(ref: dict, tgt: dict, floor: float, n: int | None) -> tuple[str, str, dict[str, float | None]]:
+def compare_statistics(
+    ref: Mapping, tgt: Mapping, floor: float, n: int | None
+) -> tuple[str, str, dict[str, float | None]]:
     """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
     of the reference (so a mean near zero is not blown up); the verdict uses the largest.
 

@@ -321,7 +321,7 @@ def _graph_parts(path: str) -> Iterator[tuple[str, list[str]]]:
     MAX_GRAPH_LINE). Only lines holding a bracket are looked into: the others cannot change the nesting."""
     stack: list[str] = []  # the field names of the open messages
     body: list[str] | None = None  # the lines of the node being read
-    for line in bounded_lines(path, limits.MAX_GRAPH_LINE):
+    for line in bounded_lines(path, limits.MAX_GRAPH_LINE, limits.MAX_TEXT_FILE):
         if not _BRACKET.search(line):
             if body is not None:
                 body.append(line)

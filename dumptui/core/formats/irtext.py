@@ -253,7 +253,7 @@ def _read_comment(node: IRNode, line: str) -> None:
 def _lines(path: str) -> Iterator[str]:
     """The lines of a graph file, read one at a time; a line longer than MAX_GRAPH_LINE (a node MindSpore writes
     is a few KB) is damage: ValueError naming the limit."""
-    return bounded_lines(path, limits.MAX_GRAPH_LINE)
+    return bounded_lines(path, limits.MAX_GRAPH_LINE, limits.MAX_TEXT_FILE)
 
 
 def parse_ir_text(path: str) -> IRGraph:

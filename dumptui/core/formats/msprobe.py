@@ -31,8 +31,10 @@ from dumptui.core.io import dtypes, jsonstream, limits
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.io.safeio import open_regular
+from dumptui.core.model import recordstats
 from dumptui.core.model.dump import KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, InputSource, Op, Problem, TensorRef
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
+from dumptui.core.model.slotmap import SlotMap
 
 STEP_DIR = re.compile(r"^step(\d+)$")
 RANK_DIR = re.compile(r"^(rank\d*|proc\d+)$")
@@ -156,9 +158,13 @@ def _scalar_text(rec: Any) -> str | None:
     return text if len(text) <= MAX_ATTR_TEXT else text[:MAX_ATTR_TEXT] + "…"
 
 
-def _stats(rec: Record) -> dict[str, float | None]:
-    out = {"max": rec.get("Max"), "min": rec.get("Min"), "mean": rec.get("Mean"), "l2": rec.get("Norm")}
-    return {k: limits.finite_number(v) for k, v in out.items()}
+StatValues = tuple[float | None, float | None, float | None, float | None]  # max, min, mean, L2 norm
+
+
+def _stat_values(rec: Record) -> StatValues:
+    """A record's Max, Min, Mean and Norm, each a float (NaN and Inf included) or None."""
+    number = limits.finite_number
+    return (number(rec.get("Max")), number(rec.get("Min")), number(rec.get("Mean")), number(rec.get("Norm")))
 
 
 def _record_shape(rec: Record) -> tuple[int, ...]:
@@ -178,14 +184,10 @@ class _Signatures:
         self.dtypes: dict[str, int] = {}
         self.names: list[str] = []
 
-    def of(self, rec: Record) -> bytes | None:
-        s = _stats(rec)
-        mx, mn, mean, l2 = s["max"], s["min"], s["mean"], s["l2"]
-        if mx is None or mn is None or mean is None or l2 is None:
-            return None
-        try:
-            shape = _record_shape(rec)
-        except limits.BadValue:
+    def of(self, rec: Record, shape: tuple[int, ...] | None, values: StatValues) -> bytes | None:
+        """The signature of `rec`, whose shape (None: not a valid one) and statistics are read already."""
+        mx, mn, mean, l2 = values
+        if mx is None or mn is None or mean is None or l2 is None or shape is None:
             return None
         dtype = str(rec.get("dtype"))
         number = self.dtypes.get(dtype)
@@ -257,26 +259,6 @@ def _data_file(name: Any) -> str:
     return name
 
 
-def _tref(rec: Record, io: str, slot: int, data_dir: str, where: str) -> TensorRef:
-    """The tensor of a record; a record with a bad value is a tensor that cannot be read, saying why."""
-    dump_json = os.path.join(data_dir, DUMP_JSON)
-    try:
-        shape = _record_shape(rec)
-        name = rec.get("data_name")
-        if name is not None:
-            name = _data_file(name)
-    except limits.BadValue as e:
-        tref = TensorRef(dump_json, io, slot)
-        tref.refuse(f"{where} {io}.{slot}: {e}")
-        return tref
-    dt = dtypes.canonical(rec.get("dtype"))
-    if not name:
-        return TensorRef(dump_json, io, slot, dtype=dt, shape=shape, stats=_stats(rec))
-    path = os.path.join(data_dir, "dump_tensor_data", name)
-    read_layout = _pt_file_layout if name.endswith(".pt") else npy_layout
-    return TensorRef(path, io, slot, dtype=dt, shape=shape, layout_fn=partial(_as_recorded, read_layout, path, shape))
-
-
 @dataclass
 class _Calls:
     """The ops of a dump.json: API calls in file order, module parameters, and each tensor's record."""
@@ -288,7 +270,43 @@ class _Calls:
     signatures: _Signatures = field(default_factory=_Signatures)
     # per API call (as `ops`): its inputs' and outputs' signatures, by slot, until the dataflow is inferred
     op_signatures: list[tuple[tuple[bytes | None, ...], tuple[bytes | None, ...]]] = field(default_factory=list)
-    forward: dict[str, int] = field(default_factory=dict)  # `Functional.linear.0.` -> its forward call's number
+    forward: dict[str, int] = field(default_factory=dict)  # a forward call's name -> its number
+    # equal values made one object while the dump is read (a consumer's input record repeats its producer's
+    # output record): shapes, packed statistics, op types
+    shared: dict[Any, Any] = field(default_factory=dict)
+
+    def record(self, rec: Record, io: str, slot: int, where: str) -> tuple[TensorRef, bytes | None]:
+        """The tensor of a record and its signature (None when it has none); a record with a bad value is a
+        tensor that cannot be read, saying why. A statistics record is kept packed (model/recordstats.py)."""
+        dump_json = os.path.join(self.data_dir, DUMP_JSON)
+        values = _stat_values(rec)
+        try:
+            shape = _record_shape(rec)
+            name = rec.get("data_name")
+            if name is not None:
+                name = _data_file(name)
+        except limits.BadValue as e:
+            tref = TensorRef(dump_json, io, slot)
+            tref.refuse(f"{where} {io}.{slot}: {e}")
+            try:
+                return tref, self.signatures.of(rec, _record_shape(rec), values)
+            except limits.BadValue:
+                return tref, None
+        shared = self.shared
+        shape = shared.setdefault(shape, shape)
+        dt = dtypes.canonical(rec.get("dtype"))
+        if not name:
+            packed = recordstats.pack(values)
+            tref = TensorRef.statistics_only(
+                self.data_dir + os.sep, DUMP_JSON, io, slot, dt, shape, shared.setdefault(packed, packed)
+            )
+        else:
+            path = os.path.join(self.data_dir, "dump_tensor_data", name)
+            read_layout = _pt_file_layout if name.endswith(".pt") else npy_layout
+            tref = TensorRef(
+                path, io, slot, dtype=dt, shape=shape, layout_fn=partial(_as_recorded, read_layout, path, shape)
+            )
+        return tref, self.signatures.of(rec, shape, values)
 
     def add_module(self, name: str, entry: Record, problems: list[Problem]) -> None:
         """A module call is a container: its parameters are the network's weights, named by the module's
@@ -306,10 +324,10 @@ class _Calls:
             if full in self.params or not isinstance(rec, dict):
                 continue
             op = Op(name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source="module parameter")
-            op.put("output", 0, _tref(rec, "output", 0, self.data_dir, full))
+            tref, sig = self.record(rec, "output", 0, full)
+            op.put("output", 0, tref)
             op.attrs = WEIGHT_ATTRS
             self.params[full] = op
-            sig = self.signatures.of(rec)
             if sig:
                 self.param_of.setdefault(sig, full)
 
@@ -321,9 +339,10 @@ class _Calls:
                 reason = f"{key} of {name} is {limits.kind_of(value)} ({limits.brief(value)}), not a list of records (ignored)"
                 problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, "warning"))
         parts = name.split(".")
+        op_type = parts[1] if len(parts) > 1 else name
         op = Op(
             name=name,
-            op_type=parts[1] if len(parts) > 1 else name,
+            op_type=self.shared.setdefault(op_type, op_type),
             kind=KERNEL,
             file_name=name,
             name_source="dump.json",
@@ -332,26 +351,26 @@ class _Calls:
         attrs = call_attrs(entry)
         if attrs:
             op.attrs = attrs
-        for slot, (_label, rec) in enumerate(ins):
-            op.put("input", slot, _tref(rec, "input", slot, self.data_dir, name))
-        for slot, (_label, rec) in enumerate(outs):
-            op.put("output", slot, _tref(rec, "output", slot, self.data_dir, name))
-        in_sigs = tuple(self.signatures.of(rec) for _label, rec in ins)
-        out_sigs = tuple(self.signatures.of(rec) for _label, rec in outs)
+        inputs = [self.record(rec, "input", slot, name) for slot, (_label, rec) in enumerate(ins)]
+        outputs = [self.record(rec, "output", slot, name) for slot, (_label, rec) in enumerate(outs)]
+        in_tensors = tuple(t for t, _sig in inputs)
+        in_sigs = tuple(sig for _t, sig in inputs)
         if name.endswith(".forward"):
-            self.forward[name[: -len("forward")]] = len(self.ops)
+            self.forward[name] = len(self.ops)
         elif name.endswith(".backward"):
             # a backward call also reads what its forward call saved (its inputs): those are inputs of it
             # too, or its error would seem born from gradients that agree
-            number = self.forward.get(name[: -len("backward")])
+            number = self.forward.get(name[: -len("backward")] + "forward")
             if number is not None:
-                fwd = self.ops[number]
-                for t in fwd.inputs.values():
-                    op.put("input", len(op.inputs), t)
+                in_tensors += tuple(self.ops[number].inputs.values())
                 in_sigs += self.op_signatures[number][0]
+        # the op's tensors in their compact form at once (a dict each until the dump is frozen: 48 MB more at
+        # the peak of a 100,000-call dump)
+        op.inputs = SlotMap.from_parts(None, in_tensors)
+        op.outputs = SlotMap.from_parts(None, tuple(t for t, _sig in outputs))
         op.order = len(self.ops)
         self.ops.append(op)
-        self.op_signatures.append((in_sigs, out_sigs))
+        self.op_signatures.append((in_sigs, tuple(sig for _t, sig in outputs)))
 
 
 def module_path(call: str) -> str:
@@ -370,18 +389,22 @@ class _Produced:
 
     def __init__(self, signatures: _Signatures):
         self.signatures = signatures
-        self.by_sig: dict[bytes, tuple[str, int, int]] = {}  # signature -> (op key, output slot, production number)
-        self.sig_of: list[bytes] = []  # production number -> signature
+        self.by_sig: dict[bytes, int] = {}  # signature -> its latest production's number
+        self.sig_of: list[bytes] = []  # production number -> signature, op key, output slot
+        self.key_of: list[str] = []
+        self.slot_of: list[int] = []
         self.cast_index: dict[int, int | list[int]] = {}  # hash of (bits, elements, max, min) -> production numbers
 
     def get(self, sig: bytes) -> tuple[str, int] | None:
-        found = self.by_sig.get(sig)
-        return None if found is None else (found[0], found[1])
+        number = self.by_sig.get(sig)
+        return None if number is None else (self.key_of[number], self.slot_of[number])
 
     def add(self, sig: bytes, key: str, slot: int) -> None:
         number = len(self.sig_of)
         self.sig_of.append(sig)
-        self.by_sig[sig] = (key, slot, number)
+        self.key_of.append(key)
+        self.slot_of.append(slot)
+        self.by_sig[sig] = number
         dtype, elements, mx, mn, _mean, _l2 = self.signatures.unpack(sig)
         bits = _SIGNIFICANT_BITS.get(dtype)
         if bits is None:
@@ -417,11 +440,10 @@ class _Produced:
                 candidates.update(held if isinstance(held, list) else (held,))
         for number in sorted(candidates, reverse=True):
             out_sig = self.sig_of[number]
-            current = self.by_sig.get(out_sig)
-            if current is None or current[2] != number:
+            if self.by_sig.get(out_sig) != number:
                 continue  # produced again later: that later production is the one to find
             if _same_after_cast(self.signatures.unpack(out_sig), consumed):
-                return current[0], current[1]
+                return self.key_of[number], self.slot_of[number]
         return None
 
 
@@ -458,13 +480,15 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
         g.add_node(p.key, dumped=True, op_type="Parameter", kind=PARAMETER)
     produced = _Produced(calls.signatures)
     for i, (op, (in_sigs, out_sigs)) in enumerate(zip(calls.ops, calls.op_signatures)):
+        sources = []
         for slot, sig in zip(op.inputs, in_sigs):
             src, edge = _input_source(calls, op, slot, sig, produced, first=i == 0)
-            op.put_source(slot, src)
+            sources.append(src)
             if edge is not None:
                 g.add_edge(edge[0], op.key, slots=[(edge[1], slot)])
             elif src.kind == "parameter":
                 dump.parameters[src.ref] = False
+        op.sources = SlotMap.from_parts(None, tuple(sources))  # every input slot, 0, 1, ... in order
         for slot, out_sig in zip(op.outputs, out_sigs):
             if out_sig is not None:
                 produced.add(out_sig, op.key, slot)  # the latest production of a signature is the one found
@@ -529,6 +553,7 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
             else:
                 calls.add_api_call(name, entry, problems)
     del seen
+    calls.shared.clear()  # what it made one object stays one object
     task = fields.get("task", "?")
     statistics = task == "statistics"
     dump = Dump(

@@ -20,7 +20,8 @@ from dumptui.core.model.dump import Dump, Op, TensorRef
 from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
-FORMAT_VERSION = 7  # 7: the modules moved into core/ folders (pickled class paths changed)
+# 7: the modules moved into core/ folders (pickled class paths changed); 8: statistics records packed
+FORMAT_VERSION = 8
 
 
 class _Table:

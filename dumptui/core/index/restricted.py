@@ -27,6 +27,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("dumptui.core.model.dump", "Problem"),
         ("dumptui.core.model.flowgraph", "FlowGraph"),
         ("dumptui.core.model.slotmap", "slot_map"),
+        ("dumptui.core.model.recordstats", "record_stats"),
         ("dumptui.core.graph.build", "LazyAttrs"),
         ("dumptui.core.formats.irtext", "_parse_attrs"),
         # how a tensor's layout is found when its file is first read (readers' own functions, their data)

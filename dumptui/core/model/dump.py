@@ -24,6 +24,7 @@ from dumptui.core.io import dtypes
 from dumptui.core.io.errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
 from dumptui.core.io.safeio import open_regular
+from dumptui.core.model.recordstats import RecordStats, as_packed
 from dumptui.core.model.slotmap import EMPTY, SlotMap, V
 
 if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
@@ -103,7 +104,8 @@ class TensorRef:
 
     An index holds one per dump file for the whole session, so it is kept small: the path as its folder (one
     string shared by the folder's files) and its name, joined when asked for; what few tensors have (a layout
-    call, statistics, a size on disk) in one slot, None for the others.
+    call, statistics, a size on disk) in one slot, None for the others; a statistics-only record's packed
+    statistics (recordstats.py) alone in that slot, as they are (a million-call msprobe dump has three a call).
     """
 
     __slots__ = ("_folder", "_name", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_extra")
@@ -118,7 +120,7 @@ class TensorRef:
         fmt: str = "",
         timestamp: int | None = None,
         layout_fn: Callable[[], Layout] | None = None,
-        stats: dict | None = None,
+        stats: Mapping | None = None,
         size_on_disk: int | None = None,
     ):
         cut = path.rfind(os.sep) + 1
@@ -131,9 +133,9 @@ class TensorRef:
         self.fmt = fmt
         self.timestamp = timestamp
         self._layout: Layout | None = None
-        self._extra: tuple[Callable[[], Layout] | None, dict | None, int | None] | None = None
+        self._extra: tuple[Callable[[], Layout] | None, Mapping | None, int | None] | bytes | None = None
         if layout_fn is not None or stats is not None or size_on_disk is not None:
-            self._extra = (layout_fn, stats, size_on_disk)
+            self.set_extra(layout_fn, stats, size_on_disk)
 
     @classmethod
     def in_folder(
@@ -159,6 +161,17 @@ class TensorRef:
         t._layout, t._extra = None, None
         return t
 
+    @classmethod
+    def statistics_only(
+        cls, folder: str, name: str, io: str, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
+    ) -> TensorRef:
+        """A tensor known by its statistics alone, packed (recordstats.py), its record in `folder` + `name`
+        (the one file of all of a dump's records: `name` is shared, not a string each)."""
+        t = cls.in_folder(folder, name, io, slot, dtype, shape, "", None)
+        RecordStats(packed)  # checks its size
+        t._extra = packed
+        return t
+
     @property
     def path(self) -> str:
         return self._folder + self.file_name
@@ -175,20 +188,35 @@ class TensorRef:
 
     @property
     def _layout_fn(self) -> Callable[[], Layout] | None:
-        return None if self._extra is None else self._extra[0]
+        extra = self._extra
+        return None if extra is None or extra.__class__ is bytes else extra[0]  # type: ignore[return-value]
 
     @property
-    def stats(self) -> dict | None:
-        return None if self._extra is None else self._extra[1]
+    def stats(self) -> Mapping[str, float | str | None] | None:
+        """The statistics of a statistics-only tensor (max, min, mean, l2, and whatever else its file gives),
+        None for a tensor with data."""
+        extra = self._extra
+        if extra is None:
+            return None
+        if extra.__class__ is bytes:
+            return RecordStats(extra)  # type: ignore[arg-type]
+        return extra[1]  # type: ignore[return-value]
 
     @property
     def size_on_disk(self) -> int | None:
-        return None if self._extra is None else self._extra[2]
+        extra = self._extra
+        return None if extra is None or extra.__class__ is bytes else extra[2]  # type: ignore[return-value]
 
-    def set_extra(self, layout_fn: Callable[[], Layout] | None, stats: dict | None, size_on_disk: int | None) -> None:
-        self._extra = (
-            None if layout_fn is None and stats is None and size_on_disk is None else (layout_fn, stats, size_on_disk)
-        )
+    def set_extra(
+        self, layout_fn: Callable[[], Layout] | None, stats: Mapping | None, size_on_disk: int | None
+    ) -> None:
+        packed = as_packed(stats)
+        if packed is not None and layout_fn is None and size_on_disk is None:
+            self._extra = packed
+        elif layout_fn is None and stats is None and size_on_disk is None:
+            self._extra = None
+        else:
+            self._extra = (layout_fn, stats, size_on_disk)
 
     def __repr__(self) -> str:
         return f"TensorRef({self.io}.{self.slot} {self._dtype} {self._shape} {os.path.basename(self.path)})"
@@ -214,7 +242,8 @@ class TensorRef:
 
     @property
     def has_data(self) -> bool:
-        return self.stats is None
+        extra = self._extra
+        return extra is None or (extra.__class__ is not bytes and extra[1] is None)  # type: ignore[index]
 
     def refuse(self, reason: str) -> None:
         """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
@@ -231,7 +260,7 @@ class TensorRef:
         if self._layout is None:
             if self._layout_fn is not None:
                 self.adopt_layout(self._layout_fn())
-            elif self.stats is not None:
+            elif not self.has_data:
                 self.adopt_layout(Layout(None, self._shape, 0, problem="statistics only (no tensor data)"))
             else:
                 self.adopt_layout(npy_layout(self.path, self.size_on_disk))
@@ -242,7 +271,7 @@ class TensorRef:
         """The header read that resolves this tensor's layout as a picklable call, for a worker process to
         make (the app's statistics: the UI process then reads no file); None when it is resolved already or
         only this process can resolve it (a reader's own layout function)."""
-        if self._layout is not None or self._layout_fn is not None or self.stats is not None:
+        if self._layout is not None or self._layout_fn is not None or not self.has_data:
             return None
         return partial(npy_layout, self.path, self.size_on_disk)
 
@@ -280,13 +309,13 @@ class TensorRef:
     @property
     def dtype(self) -> str | None:
         """The logical dtype (file name or graph first; the npy header, read on first need, otherwise)."""
-        if self._dtype is None and self.stats is None:
+        if self._dtype is None and self.has_data:
             self.layout()
         return self._dtype
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        if self._shape is None and self.stats is None:
+        if self._shape is None and self.has_data:
             self._shape = self.layout().shape
         return self._shape
 
