@@ -1,5 +1,3 @@
-import sys
+from dumptui.cli import command_line
 
-from dumptui.cli import main
-
-sys.exit(main())
+command_line()

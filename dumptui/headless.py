@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: ctrl+c, as a shell reports it
 
 
 def exit_code(found: bool, incomplete: bool) -> int:

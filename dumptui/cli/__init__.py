@@ -18,7 +18,26 @@ from dumptui.core.io.procs import single_threaded_blas, steady_heap
 single_threaded_blas()
 steady_heap()
 
+import os  # noqa: E402
+import sys  # noqa: E402
+
 from dumptui.cli.main import main  # noqa: E402
 from dumptui.cli.parser import build_parser  # noqa: E402
+from dumptui.headless import EXIT_INTERRUPTED  # noqa: E402
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "command_line", "main"]
+
+
+def command_line() -> None:
+    """The `dumptui` program: `main` on sys.argv, then exit with its code. After ctrl+c the process ends at
+    once: the interpreter's exit joins the threads of every process pool it ever made, and one still waiting on
+    a worker (or on a lock ctrl+c left taken) would keep the shell waiting; the workers are killed already."""
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):  # closed, or None: nothing of ours to write
+                pass
+        os._exit(code)
+    sys.exit(code)

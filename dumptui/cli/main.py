@@ -11,8 +11,8 @@ import sys
 from dumptui.cli import app
 from dumptui.cli.parser import COMMANDS, SUBCOMMANDS, build_parser, completion_parser
 from dumptui.core.io.errors import DumptuiError
-from dumptui.core.io.procs import single_threaded_blas
-from dumptui.headless import EXIT_BROKEN_PIPE, fail
+from dumptui.core.io.procs import CtrlC, ctrl_c_ends_children, single_threaded_blas
+from dumptui.headless import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, fail
 
 
 def tolerant_output() -> None:
@@ -75,20 +75,31 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = _json_before_dumps(argv[1:] if sub else argv)
+    with ctrl_c_ends_children() as ctrl_c:
+        code = _run(sub, rest, ctrl_c)
+    return EXIT_INTERRUPTED if ctrl_c.happened else code
+
+
+def _run(sub: str | None, rest: list[str], ctrl_c: CtrlC) -> int:
     args: argparse.Namespace | None = None
     try:
-        parser = build_parser(sub)
-        config_note = ""
-        if sub in (None, "bisect", "compare", "remedy"):
-            config_note = _read_config(parser, "--no-config" in rest)
-        args = parser.parse_args(rest)
-        if config_note and getattr(args, "verbose", False) and not getattr(args, "quiet", False):
-            print(config_note, file=sys.stderr)  # -v: which settings came from a file
-        args.argv = rest  # `serve` passes the options on to the app it runs
-        args.every_parser = completion_parser  # what `completion` completes
-        code = (COMMANDS[sub] if sub else app).run(args)
-        sys.stdout.flush()  # here, not at the interpreter's exit: a full disk under `>` is exit 2, not 120
-        return code
+        try:
+            parser = build_parser(sub)
+            config_note = ""
+            if sub in (None, "bisect", "compare", "remedy"):
+                config_note = _read_config(parser, "--no-config" in rest)
+            args = parser.parse_args(rest)
+            if config_note and getattr(args, "verbose", False) and not getattr(args, "quiet", False):
+                print(config_note, file=sys.stderr)  # -v: which settings came from a file
+            args.argv = rest  # `serve` passes the options on to the app it runs
+            args.every_parser = completion_parser  # what `completion` completes
+            code = (COMMANDS[sub] if sub else app).run(args)
+            sys.stdout.flush()  # here, not at the interpreter's exit: a full disk under `>` is exit 2, not 120
+            return code
+        except Exception:
+            if ctrl_c.happened:  # a pool whose workers ctrl+c killed (its KeyboardInterrupt swallowed on the way)
+                return EXIT_INTERRUPTED
+            raise
     except DumptuiError as e:
         return fail(sub, args, rest, e.path, e.reason, str(e))
     except BrokenPipeError:
@@ -103,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         reason = getattr(e, "strerror", None) or str(e)
         return fail(sub, args, rest, str(path), reason, f"{path}: {reason}" if path else str(e))
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except MemoryError:
         # a dump or side file larger than this machine's memory allows: exit 2 with what to do, no traceback
         reason = (

@@ -1,10 +1,12 @@
 """What the command line sets up for its process before numpy loads: one BLAS thread and a heap that keeps
-freed buffers. Each is checked in a fresh interpreter, as a user's `dumptui` starts."""
+freed buffers; and ctrl+c, which ends its worker processes. Each is checked in a fresh interpreter, as a
+user's `dumptui` starts."""
 
 from __future__ import annotations
 
 import os
 import platform
+import signal
 import subprocess
 import sys
 
@@ -56,3 +58,50 @@ def test_the_heap_settings_reach_the_processes_the_cli_starts() -> None:
     from dumptui.core.io.procs import HEAP_BUFFER_MAX, HEAP_KEPT_FREE
 
     assert out.split() == [str(HEAP_BUFFER_MAX), str(HEAP_KEPT_FREE)]
+
+
+CTRL_C_SETUP = """
+import multiprocessing, os, signal, sys, threading
+from dumptui.core.io.procs import ctrl_c_ends_children
+
+{before}
+child = multiprocessing.get_context("fork").Process(target=signal.pause)
+child.start()
+with ctrl_c_ends_children() as ctrl_c:
+    installed = signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.default_int_handler)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        signal.pause() if installed else None
+    except KeyboardInterrupt:
+        pass
+restored = signal.getsignal(signal.SIGINT)
+if child.is_alive() and not ctrl_c.happened:
+    child.kill()
+child.join()
+print(installed, ctrl_c.happened, child.exitcode, restored is signal.SIG_IGN)
+"""
+
+
+def _ctrl_c(before: str) -> list[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CTRL_C_SETUP.format(before=before)],
+        env=dict(os.environ, PYTHONPATH=REPO),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.split()
+
+
+@pytest.mark.skipif(not hasattr(signal, "pause"), reason="POSIX signals")
+def test_ctrl_c_kills_the_worker_processes_in_its_handler_and_is_remembered() -> None:
+    # the worker waits for good: only the handler's SIGKILL ends it (exit code -9; else the join never returns)
+    installed, happened, exitcode, ignored = _ctrl_c("signal.signal(signal.SIGINT, signal.default_int_handler)")
+    assert (installed, happened, exitcode, ignored) == ("True", "True", "-9", "False")
+
+
+@pytest.mark.skipif(not hasattr(signal, "pause"), reason="POSIX signals")
+def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it() -> None:
+    # a background job of a shell without job control: SIGINT ignored, and left so (the worker not killed)
+    installed, happened, exitcode, ignored = _ctrl_c("signal.signal(signal.SIGINT, signal.SIG_IGN)")
+    assert (installed, happened, exitcode, ignored) == ("False", "False", "-9", "True")

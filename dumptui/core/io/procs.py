@@ -9,6 +9,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 PARENT_CHECK_SECONDS = 0.5
 
@@ -78,3 +80,46 @@ def start_resource_tracker() -> None:
         resource_tracker.ensure_running()
     finally:
         sys.stderr = captured
+
+
+class CtrlC:
+    """Whether ctrl+c came while `ctrl_c_ends_children` was in force."""
+
+    def __init__(self) -> None:
+        self.happened = False
+
+
+@contextmanager
+def ctrl_c_ends_children() -> Iterator[CtrlC]:
+    """Ctrl+C kills this process's worker processes at once, in the signal handler itself, then raises
+    KeyboardInterrupt as Python does. The pools also end their workers where they catch KeyboardInterrupt, but
+    Python swallows one raised inside a finaliser (a `__del__`, a weakref callback: "Exception ignored"): the
+    command then went on waiting for workers that wait for good (they ignore SIGINT), and never ended. With the
+    workers gone, such a wait ends (a broken pool), and `happened` tells the caller it was ctrl+c, not a failure.
+    Only in the main thread, and only where SIGINT has Python's default handler (not where it is ignored, as in
+    a background job, nor where a caller installed its own)."""
+    state = CtrlC()
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield state
+        return
+    installer = os.getpid()
+
+    def interrupted(signum: int, frame: object) -> None:
+        if os.getpid() == installer:  # not in a worker forked a moment ago, before it ignores SIGINT
+            state.happened = True
+            import multiprocessing
+
+            for child in multiprocessing.active_children():
+                try:
+                    child.kill()
+                except (OSError, ValueError):  # already reaped, or closed
+                    pass
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

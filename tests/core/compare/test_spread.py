@@ -192,34 +192,63 @@ def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeyp
 
 CTRL_C = textwrap.dedent(
     """
-    import os, sys
+    import os, signal, sys
+
+    # ctrl+c as in a terminal's foreground job: a shell without job control starts background commands (and
+    # so this suite, when it runs in one) with SIGINT ignored, which every child inherits
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import dumptui.cli
-    from dumptui.cli.main import main
     from dumptui.core.compare import batch, spread
 
     batch.MIN_PAIRS_TO_SPREAD = 0
 
+    def tell(line):
+        fd = os.open(os.environ["SPREAD_FIFO"], os.O_WRONLY)
+        os.write(fd, f"{line}\\n".encode())
+        os.close(fd)
+
     def stuck(chunk):
         # the worker says who it is, then waits for good on a pipe nobody writes (only its parent ends it)
-        fd = os.open(os.environ["SPREAD_FIFO"], os.O_WRONLY)
-        os.write(fd, f"{os.getpid()}\\n".encode())
-        os.close(fd)
+        tell(os.getpid())
         never, _w = os.pipe()
         os.read(never, 1)
 
     spread.read_and_compare = stuck
-    sys.exit(main(["bisect", sys.argv[1], sys.argv[2], "-q"]))
+    if os.environ.get("SWALLOW_CTRL_C"):
+        # Python swallows a KeyboardInterrupt raised inside a finaliser (a __del__, a weakref callback: it
+        # prints "Exception ignored" and goes on): here every one raised while the scan waits for a chunk
+        from concurrent.futures import Future
+
+        wait_for_result = Future.result
+
+        def swallowing(self, timeout=None):
+            while True:
+                try:
+                    tell("waiting")  # within the try: ctrl+c from here on is swallowed
+                    return wait_for_result(self, timeout)
+                except KeyboardInterrupt:
+                    pass
+
+        Future.result = swallowing
+    sys.argv = ["dumptui", "bisect", sys.argv[1], sys.argv[2], "-q"]
+    from dumptui.cli import command_line
+
+    command_line()
     """
 )
 
 
-def test_ctrl_c_during_the_spread_scan_ends_the_workers(odd_pair, tmp_path):
+@pytest.mark.parametrize("swallowed", [False, True], ids=["interrupt", "interrupt-swallowed"])
+def test_ctrl_c_during_the_spread_scan_ends_the_workers(odd_pair, tmp_path, swallowed):
+    """Ctrl+C ends the command with 130 and its workers with it, also when the KeyboardInterrupt never reaches
+    the code that ends the pool (swallowed on the way): the signal handler itself kills the workers."""
     import select
 
     fifo = str(tmp_path / "pids")
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    env = dict(os.environ, SPREAD_FIFO=fifo, PYTHONPATH=str(REPO))
+    keep_open = os.open(fifo, os.O_WRONLY)  # a writer always there: select wakes on data, never on an EOF
+    env = dict(os.environ, SPREAD_FIFO=fifo, PYTHONPATH=str(REPO), SWALLOW_CTRL_C="1" if swallowed else "")
     proc = subprocess.Popen(
         [sys.executable, "-c", CTRL_C, odd_pair.ref, odd_pair.target],
         env=env,
@@ -229,15 +258,22 @@ def test_ctrl_c_during_the_spread_scan_ends_the_workers(odd_pair, tmp_path):
     )
     try:
         got = b""
-        while not got.endswith(b"\n"):  # woken when a worker writes (a FIFO), never by polling
+
+        def told() -> list[bytes]:
+            return got[: got.rfind(b"\n") + 1].split()
+
+        # woken when a worker (or the command, waiting) writes to the FIFO, never by polling: ctrl+c once a
+        # worker runs the scan and, in the swallowed case, once the command waits where it swallows it
+        while not any(w.isdigit() for w in told()) or (swallowed and b"waiting" not in told()):
             ready, _w, _x = select.select([reader], [], [], 60)
-            assert ready, "no worker started the scan"
+            assert ready, f"the scan did not start: {got!r}"
             got += os.read(reader, 64)
-        pid = int(got.split()[0])
+        pid = int(next(w for w in told() if w.isdigit()))
         os.killpg(proc.pid, signal.SIGINT)  # ctrl+c in the terminal: the whole foreground group
         out, err = proc.communicate(timeout=60)
     finally:
         os.close(reader)
+        os.close(keep_open)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err.decode()
