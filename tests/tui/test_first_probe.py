@@ -4,6 +4,7 @@ is then the command line's, root and sentence."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 
@@ -41,7 +42,9 @@ def test_the_first_probe_is_shown_while_every_op_is_judged(demo_pair, monkeypatc
             await wait_until(lambda: app.main is not None and app.main.bstate is not None, what="the first probe")
             scr = app.main
             first = scr.bstate
-            assert started.is_set() and not gate.is_set()  # shown while the scan has not judged anything
+            # the probe may be shown a moment before the search's thread enters the scan: waited for (an event)
+            assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 60)
+            assert not gate.is_set()  # shown while the scan has not judged anything
             assert not first.started and first.pending and first.probe_index is not None
             assert "noisy pair" in first.pending
             # a real comparison of a real op: its outputs' numbers, the same words the probe's detail uses
