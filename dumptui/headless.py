@@ -1,5 +1,5 @@
-"""What the headless commands of cli/ share: the exit codes and their one rule, opening a pair with a spinner
-and -v timings, writing `--csv` (either profile, `-` = stdout), the compare text report, and the one way a
+"""What the headless commands of cli/ share: the exit codes and their one rule, opening a pair with its
+indexing progress and -v timings, writing `--csv` (either profile, `-` = stdout), the compare text report, and the one way a
 command fails (exit 2, the message on stderr, and an error document when JSON was asked for)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING
 from dumptui.core.io.errors import UsageError
 from dumptui.options.pair import SIDES, PairOptions, make_session, many_files, open_pair
 from dumptui.report import jsonout
-from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, spinner
+from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, stage_bars
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,13 +44,19 @@ def verbosity_of(args: argparse.Namespace) -> Verbosity:
 
 
 def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Session]:
-    """Index both dumps (a spinner on a terminal) and align them; -v says how long it took."""
+    """Index both dumps (on a terminal: each dump's stage and count as it is indexed) and align them; -v says
+    how long it took."""
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
     t0 = time.perf_counter()
-    with spinner("indexing the dumps", verbosity):
+    side_of = {options.path(s): s for s in reversed(SIDES)}  # the same folder twice: "ref"
+    with stage_bars("indexing the dumps", verbosity) as stages:
         # a big dump missing from the index cache is indexed by a process of its own, both at once
-        ref, target = open_pair(options, in_processes=any(many_files(options.path(s)) for s in SIDES))
+        ref, target = open_pair(
+            options,
+            in_processes=any(many_files(options.path(s)) for s in SIDES),
+            indexing=(lambda path, *rest: stages(f"indexing {side_of.get(path, path)}", *rest)) if stages else None,
+        )
         session = make_session(options, ref, target, kl=kl)
     counts = ", ".join(f"{n} {how}" for how, n in session.alignment.counts().items())
     detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)

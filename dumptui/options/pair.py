@@ -10,12 +10,14 @@ from __future__ import annotations
 import gc
 import os
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from dumptui.core.io.errors import DumptuiError
 
 if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is opened, not before
     from dumptui.core.compare.session import Session
+    from dumptui.core.formats.indexproc import IndexingReport
     from dumptui.core.model.dump import Dump
 
 SIDES = ("ref", "target")
@@ -120,6 +122,7 @@ def open_pair(
     cache: bool = True,
     in_processes: bool = False,
     progress: Callable[[str], object] | None = None,
+    indexing: IndexingReport | None = None,
 ) -> tuple["Dump", "Dump"]:
     """Index both dumps (file names only), one after the other; from the index cache when `cache` and the
     dump is unchanged. `--rank all`: every rank of both, each side merged into one dump (core/ranks/merge.py).
@@ -128,6 +131,8 @@ def open_pair(
     `in_processes` (the app on big dumps): a dump missing from the cache is first indexed into it by a
     process of its own, both at once (core/formats/indexproc.py), so this process's heap never holds the transient
     structures of indexing; any failure there only means it is indexed here as usual.
+
+    `indexing`: told (dump path, stage, done, total) as the indexing of each dump goes on, in processes or here.
 
     Not in two threads: parsing takes turns on the GIL, so two threads were no faster (20,000-op demo pair:
     1.1 s from the cache, 4.6-5.2 s without, either way; a 3,000-kernel pair with its pages dropped: 0.4-0.6 s
@@ -141,17 +146,20 @@ def open_pair(
     if ALL in (options.rank, options.iteration):
         return _open_every_rank(options, cache, progress)
 
+    from dumptui.core.io.indexing_progress import reporting
+
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
-        return open_dump(
-            options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache
-        )
+        path = options.path(side)
+        with reporting(partial(indexing, path) if indexing is not None else None):
+            return open_dump(path, rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache)
 
     if in_processes and cache:
         from dumptui.core.formats.indexproc import index_into_cache
 
         index_into_cache(
-            [(options.path(s), c.rank, c.graph, c.iteration, None) for s in SIDES for c in [options.selection(s)]]
+            [(options.path(s), c.rank, c.graph, c.iteration, None) for s in SIDES for c in [options.selection(s)]],
+            indexing,
         )
     with no_cyclic_gc():
         dumps = one("ref"), one("target")

@@ -35,7 +35,7 @@ from dumptui.present import autosave as saved
 from dumptui.present import relations
 from dumptui.present.detail import element_detail_problem
 from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RedumpPlan, RunProgress, redump_plan
-from dumptui.present.progress import compare_batches
+from dumptui.present.progress import IndexingWords, compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
 
@@ -129,7 +129,13 @@ class PairController:
     def index(self, progress: Progress) -> tuple[Dump, Dump]:
         """Both dumps indexed (file names only); a dump or option file that cannot be read raises its error."""
         big = self._preview_count >= INDEX_IN_PROCESSES_FROM_OPS
-        return pairing.open_pair(self.options, in_processes=big, progress=progress)
+        side_of = {self.options.path(s): s for s in reversed(pairing.SIDES)}  # the same folder twice: "ref"
+        words = IndexingWords(time.monotonic)
+
+        def indexing(path: str, stage: str, done: int, total: int | None) -> None:
+            progress(words.update(side_of.get(path, path), stage, done, total))
+
+        return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing)
 
     def align(self, ref: Dump, target: Dump) -> OpTreeModel:
         """The ops of both dumps paired: the Session, and the tree's model of it."""

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Callable, Iterator, Sequence
 
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.indexing_progress import UNITS as INDEXING_UNITS
 from dumptui.present.driver import BisectCommand
 
 
@@ -106,3 +107,29 @@ def compare_batches(
             batch, jobs, size = [], 0, 0
     if batch:
         yield batch, jobs
+
+
+class IndexingWords:
+    """How far the indexing of each dump has come, in words for the status line: each side's stage and count,
+    with the time left where the stage knows its total (from the stage's own rate so far). `clock`: seconds,
+    monotonic (a test gives its own)."""
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self._sides: dict[str, tuple[str, float, int, int | None]] = {}  # side -> (stage, its start, done, total)
+
+    def update(self, side: str, stage: str, done: int, total: int | None) -> str:
+        now = self.clock()
+        was = self._sides.get(side)
+        started = was[1] if was is not None and was[0] == stage else now
+        self._sides[side] = (stage, started, done, total)
+        return "indexing " + " · ".join(self._words(s, now) for s in self._sides)
+
+    def _words(self, side: str, now: float) -> str:
+        stage, started, done, total = self._sides[side]
+        unit = INDEXING_UNITS.get(stage, "")
+        count = f"{done:,} {unit}" if total is None else f"{done:,} of {total:,} {unit}"
+        elapsed = now - started
+        if total is not None and 0 < done < total and elapsed >= 1.0:
+            count += f", ~{(total - done) * elapsed / done:.0f} s left"
+        return f"{side}: {stage} {count}".rstrip()

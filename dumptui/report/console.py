@@ -10,10 +10,13 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, TextIO
+from typing import TYPE_CHECKING, Callable, Iterator, TextIO
 
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 # Wide enough that no table or line is ever folded when the output is not a terminal (rich pads nothing:
 # tables here are not expanded and text is not justified, so this costs no trailing spaces).
@@ -65,13 +68,7 @@ def detail(message: str, verbosity: Verbosity) -> None:
 ProgressFn = Callable[[int, int], None]
 
 
-@contextmanager
-def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None]:
-    """A rich progress bar on stderr for a long step, fed with (done, total); None when it would not be seen
-    (stderr is not a terminal, or -q), so callers pass it straight to the engine's `progress=` hooks."""
-    if verbosity.quiet or not is_terminal(sys.stderr):
-        yield None
-        return
+def _bars() -> Progress:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -87,7 +84,7 @@ def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None
         def render(self, task: Task) -> Text:
             return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
 
-    with Progress(
+    return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -97,7 +94,17 @@ def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
-    ) as bar:
+    )
+
+
+@contextmanager
+def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None]:
+    """A rich progress bar on stderr for a long step, fed with (done, total); None when it would not be seen
+    (stderr is not a terminal, or -q), so callers pass it straight to the engine's `progress=` hooks."""
+    if verbosity.quiet or not is_terminal(sys.stderr):
+        yield None
+        return
+    with _bars() as bar:
         task = bar.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
@@ -106,11 +113,33 @@ def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None
         yield update
 
 
+StageFn = Callable[[str, str, int, "int | None"], None]  # (what, stage, done, total or None)
+
+
 @contextmanager
-def spinner(label: str, verbosity: Verbosity) -> Iterator[None]:
-    """A spinner on stderr for a step with no count (indexing a dump); nothing when it would not be seen."""
+def stage_bars(label: str, verbosity: Verbosity) -> Iterator[StageFn | None]:
+    """Progress on stderr for work that goes through named stages, several things at once (both dumps
+    indexed): `label` with no count until the first report, then a bar per thing with its stage and count
+    (rate and time left where the stage knows its total). None when it would not be seen."""
     if verbosity.quiet or not is_terminal(sys.stderr):
-        yield
+        yield None
         return
-    with Console(stderr=True).status(label):
-        yield
+    with _bars() as bar:
+        waiting = bar.add_task(label, total=None)
+        tasks: dict[str, tuple[TaskID, str]] = {}  # what -> (its bar, its stage)
+
+        def update(what: str, stage: str, done: int, total: int | None) -> None:
+            if not tasks:
+                bar.remove_task(waiting)
+            task, shown = tasks.get(what, (None, ""))
+            if task is None:
+                task = bar.add_task(f"{what}: {stage}", total=total)
+            elif shown != stage:
+                bar.reset(task, description=f"{what}: {stage}")  # its own rate and time left
+                for t in bar.tasks:
+                    if t.id == task:
+                        t.total = total  # rich's update leaves a total of None unchanged: unknown, say so
+            tasks[what] = task, stage
+            bar.update(task, completed=done, total=total)
+
+        yield update

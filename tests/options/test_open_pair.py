@@ -49,8 +49,8 @@ def test_a_big_pair_missing_from_the_cache_is_indexed_in_processes(tmp_path, mon
     calls = []
     real = indexproc.index_into_cache
 
-    def spy(requests):
-        done = real(requests)
+    def spy(requests, report=None):
+        done = real(requests, report)
         calls.append((requests, done))
         return done
 

@@ -16,6 +16,7 @@ from dumptui.core.formats.msprobe import MsprobeReader
 from dumptui.core.formats.npy_folder import NpyFolderReader
 from dumptui.core.formats.reader import Reader, Selection
 from dumptui.core.index import cache as indexcache
+from dumptui.core.io import indexing_progress
 from dumptui.core.io.errors import DumpError
 from dumptui.core.model.dump import Dump, no_cyclic_gc
 
@@ -79,6 +80,7 @@ def open_dump(
     selection = Selection(rank, graph, iteration)
 
     def index() -> Dump:
+        indexing_progress.report("finding the format", 0)
         chosen = fmt or detect(path)
         reader = _BY_FORMAT.get(chosen)
         if reader is None:

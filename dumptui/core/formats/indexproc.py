@@ -15,23 +15,51 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from functools import partial
+from typing import Any
 
 from dumptui.core.formats import open_dump
 from dumptui.core.index import cache as indexcache
+from dumptui.core.io.indexing_progress import STAGE_NAMES, reporting
 from dumptui.core.io.procs import start_resource_tracker, worker_start
 
 Request = tuple[str, str | None, str | None, str | None, str | None]  # path, rank, graph, iteration, fmt
+# (dump path, stage, done, total or None): how far the indexing of each dump has come
+IndexingReport = Callable[[str, str, int, "int | None"], None]
+
+REPORT_SECONDS = 0.1  # how often the caller hears how far the children have come
+_FIELDS = 3  # a child's report on the board: stage number (0: not started), done, total (-1: unknown)
+
+# in a child: the board shared with the caller (a few integers per request, written here, read there)
+_board: Any = None
 
 
-def _index_into_cache(request: Request, dumps: tuple[str, ...] = ()) -> str:
+def _child_start(nice: int, parent: int, board: Any) -> None:
+    global _board
+    worker_start(nice, parent)
+    _board = board
+
+
+def _to_board(slot: int) -> Callable[[str, int, "int | None"], None]:
+    def report(stage: str, done: int, total: int | None) -> None:
+        at = slot * _FIELDS
+        _board[at + 1], _board[at + 2] = done, -1 if total is None else total
+        _board[at] = STAGE_NAMES.index(stage) + 1
+
+    return report
+
+
+def _index_into_cache(request: Request, dumps: tuple[str, ...] = (), slot: int | None = None) -> str:
     """In the child: index the dump and store it in the cache; '' when stored, else why not. `dumps`: every
-    dump folder of the caller's run, none of which may hold the entry (a cache folder inside the other dump)."""
+    dump folder of the caller's run, none of which may hold the entry (a cache folder inside the other dump).
+    `slot`: where on the board it reports how far it has come."""
     path, rank, graph, iteration, fmt = request
     indexcache.protect(*dumps)
     try:
-        open_dump(path, rank=rank, graph=graph, iteration=iteration, fmt=fmt, cache=True)
+        with reporting(_to_board(slot) if slot is not None and _board is not None else None):
+            open_dump(path, rank=rank, graph=graph, iteration=iteration, fmt=fmt, cache=True)
     except Exception as e:  # the caller indexes it again in its own process and reports the error there
         return f"{type(e).__name__}: {e}"
     entry = indexcache.entry_path(path, fmt, (rank, graph, iteration))
@@ -54,22 +82,34 @@ def missing_from_cache(requests: list[Request]) -> list[Request]:
     return out
 
 
-def index_into_cache(requests: list[Request]) -> dict[Request, str]:
+def index_into_cache(requests: list[Request], report: IndexingReport | None = None) -> dict[Request, str]:
     """Index every request missing from the cache, each in a spawned process, all at once; returns, per
     request indexed, '' when its entry is now in the cache, else why not. The processes end with this call
-    (their memory goes with them); they also end if the caller's process ends first."""
+    (their memory goes with them); they also end if the caller's process ends first. `report`: told every
+    REPORT_SECONDS how far each dump's indexing has come (from this thread)."""
     todo = missing_from_cache(requests)
     if not todo:
         return {}
     start_resource_tracker()
+    context = multiprocessing.get_context("spawn")
+    board = context.RawArray("q", _FIELDS * len(todo))
     ex = ProcessPoolExecutor(
         max_workers=len(todo),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=partial(worker_start, 0, os.getpid()),
+        mp_context=context,
+        initializer=partial(_child_start, 0, os.getpid(), board),
     )
     try:
         dumps = tuple(req[0] for req in requests)
-        return dict(zip(todo, ex.map(partial(_index_into_cache, dumps=dumps), todo)))
+        futs = [ex.submit(_index_into_cache, req, dumps, slot) for slot, req in enumerate(todo)]
+        pending = set(futs)
+        while pending:
+            _done, pending = wait(pending, timeout=REPORT_SECONDS if report else None, return_when=FIRST_EXCEPTION)
+            if report is not None:
+                for slot, req in enumerate(todo):
+                    stage, done, total = board[slot * _FIELDS : slot * _FIELDS + _FIELDS]
+                    if stage:
+                        report(req[0], STAGE_NAMES[stage - 1], done, None if total < 0 else total)
+        return {req: f.result() for req, f in zip(todo, futs)}
     except Exception as e:  # a child that died (killed, out of memory): the caller indexes in-process
         return {req: f"indexing process failed: {e}" for req in todo}
     finally:

@@ -256,6 +256,8 @@ class MainScreen(Screen[None]):
     def on_open_progress(self, msg: OpenProgress) -> None:
         self.open_stage = msg.text
         self._draw_status()
+        if self.model is None:  # the status line is cut at 80 columns: the pane has room for each dump's count
+            self.detail.show_no_op("opening the dumps…\n" + "\n".join(msg.text.split(" · ")))
 
     def on_preview_ready(self, msg: PreviewReady) -> None:
         """Names only: browse and expand now; numbers, marks and selection come with the index."""
