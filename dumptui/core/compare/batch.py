@@ -45,10 +45,12 @@ def evaluate_all(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     purpose: str = "compare",
+    ready: Callable[[OpResult], None] | None = None,
 ) -> list[OpResult]:
     """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`.
     `workers`: a number of processes (started for big batches only), or a long-lived `ComparePool` that gets
-    every file read, headers included (the app: its UI process keeps only the verdicts' bookkeeping)."""
+    every file read, headers included (the app: its UI process keeps only the verdicts' bookkeeping).
+    `ready`: where the command's processes compute (spread.py), told of ops whose result is known early."""
     pairs = session.alignment.pairs if pairs is None else pairs
     jobs = [
         (p, io, slot, r, t) for p in pairs for io, slot, r, t in session.tensor_pairs(p) if session.cached(r, t) is None
@@ -71,7 +73,7 @@ def evaluate_all(
     shared = current_shared_processes()
     if session.executor is None and shared is not None and workers > 1 and len(jobs) >= MIN_PAIRS_TO_SPREAD:
         # the command's worker processes read and compute; this process judges what comes back
-        evaluate_spread(session, jobs, shared.executor(workers), workers, counter.tick, cancelled, purpose)
+        evaluate_spread(session, jobs, shared.executor(workers), workers, counter.tick, cancelled, purpose, ready)
         return [session.op_result(p, purpose=purpose) for p in pairs]
     with payloads_kept():  # a small tensor's payload comes with its header: read once, not twice
         heavy = _settle_without_reading(session, jobs, counter, cancelled, purpose)

@@ -346,6 +346,10 @@ class Session:
                 continue
             res = self.tensor_result(pair, io, slot, r, t, purpose)
             (ins if io == "input" else outs).append(res)
+        return self.assembled(pair, ins, outs)
+
+    def assembled(self, pair: OpPair, ins: list[TensorResult], outs: list[TensorResult]) -> OpResult:
+        """The op's result from its tensors' results (inputs and outputs in `tensor_pairs` order)."""
         verdict: str
         if not pair.paired:
             verdict = ONLY_REF if pair.target is None else ONLY_TARGET

@@ -18,8 +18,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Callable
 
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
-from dumptui.core.compare.results import TensorResult
-from dumptui.core.compare.session import Prechecked, Session
+from dumptui.core.compare.results import OpResult, TensorResult
+from dumptui.core.compare.session import Prechecked, Session, pair_key
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.compare.verdict import Thresholds
 from dumptui.core.graph.align import OpPair
@@ -78,9 +78,15 @@ def evaluate_spread(
     tick: Callable[[], None],
     cancelled: Callable[[], bool] | None,
     purpose: str,
+    ready: Callable[[OpResult], None] | None = None,
 ) -> None:
     """Every job's result stored in the session, as batch.evaluate_all stores them in one process: the pairs
-    the precheck settles first, in job order, then the computed ones in job order."""
+    the precheck settles first, in job order, then the computed ones in job order.
+
+    `ready`: given each op's result as soon as every tensor pair of the op is known (settled here, or computed
+    by a worker and judged here), before it is stored: the caller's work on it (a scan measures the op's local
+    error) runs while the workers compute the next chunks, not after them all. Never for an op with a pair left
+    to compute here at the end, or a pair that two jobs share (the one stored would be the other's)."""
     low, high = CHUNK_PAIRS
     size = max(low, min(high, -(-len(jobs) // (workers * CHUNKS_PER_WORKER))))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
@@ -100,6 +106,7 @@ def evaluate_spread(
 
     # (job, precheck, result judged from a worker's statistics | None: computed or failed here at the end)
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
+    early = _EarlyResults(session, jobs) if ready is not None else None
     try:
         while len(futures) < min(len(chunks), IN_FLIGHT * workers):
             submit()
@@ -130,18 +137,73 @@ def evaluate_spread(
                 if isinstance(pre, TensorResult):
                     session.store(pair, r, t, pre)
                     tick()
+                    if early is not None:
+                        early.known(pair)
                     continue
                 assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
                 mine = got.get(k)
                 if mine is not None and mine[1] == pre[0] and mine[2] is not None:
-                    heavy.append((job, pre, session.finish(pair, io, slot, r, t, mine[2], pre, purpose), None))
+                    judged = session.finish(pair, io, slot, r, t, mine[2], pre, purpose)
+                    heavy.append((job, pre, judged, None))
                     tick()
+                    if early is not None:
+                        early.known(pair, pair_key(r, t), judged)
                 else:  # not computed there (or its read failed there): here, at the end, as in one process
                     heavy.append((job, pre, None, None if mine is None else mine[3]))
+                    if early is not None:
+                        early.left_here(pair)
+            if early is not None and ready is not None:
+                for res in early.complete():
+                    ready(res)
     finally:
         for f in futures:
             f.cancel()
     _finish_here(session, heavy, tick, purpose)
+
+
+class _EarlyResults:
+    """Which ops of a spread batch have every tensor pair known, and their results before they are stored."""
+
+    def __init__(self, session: Session, jobs: list[Job]):
+        self.session = session
+        self.left: dict[int, int] = {}  # op pair index -> its jobs not known yet
+        seen: dict[int, int] = {}
+        for pair, _io, _slot, r, t in jobs:
+            self.left[pair.index] = self.left.get(pair.index, 0) + 1
+            key = pair_key(r, t)
+            seen[key] = seen.get(key, 0) + 1
+        shared = {key for key, n in seen.items() if n > 1}
+        self.never = {pair.index for pair, _io, _slot, r, t in jobs if pair_key(r, t) in shared}
+        self.computed: dict[int, TensorResult] = {}  # pair_key -> judged here from a worker's statistics
+        self._complete: list[OpPair] = []
+
+    def known(self, pair: OpPair, key: int = 0, computed: TensorResult | None = None) -> None:
+        """One job of `pair` known: stored in the session, or `computed` (not stored yet) for its pair `key`."""
+        if computed is not None:
+            self.computed[key] = computed
+        self.left[pair.index] -= 1
+        if self.left[pair.index] == 0 and pair.index not in self.never:
+            self._complete.append(pair)
+
+    def left_here(self, pair: OpPair) -> None:
+        self.never.add(pair.index)
+        self.left[pair.index] -= 1
+
+    def complete(self) -> list[OpResult]:
+        """The results of the ops completed since the last call."""
+        out = []
+        for pair in self._complete:
+            ins: list[TensorResult] = []
+            outs: list[TensorResult] = []
+            for io, _slot, r, t in self.session.tensor_pairs(pair):
+                res = self.session.cached(r, t) or self.computed.get(pair_key(r, t))
+                if res is None:  # not a job of this batch and not known before it: left to the caller
+                    break
+                (ins if io == "input" else outs).append(res)
+            else:
+                out.append(self.session.assembled(pair, ins, outs))
+        self._complete.clear()
+        return out
 
 
 def _finish_here(

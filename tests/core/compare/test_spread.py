@@ -127,16 +127,27 @@ def _spread(pair, monkeypatch, damage=None) -> dict:
     with shared_processes(start=2):
         spread_calls = []
         real = spread.evaluate_spread
+        measured_while_spread: list[bool] = []  # per op measured: whether before the batch's end (early)
+        real_measured = scan.measured
 
         def counted(*args, **kwargs):
             spread_calls.append(1)
-            return real(*args, **kwargs)
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spread_calls.append(0)
+
+        def measured(*args, **kwargs):
+            measured_while_spread.append(spread_calls[-1:] == [1])
+            return real_measured(*args, **kwargs)
 
         monkeypatch.setattr(batch, "evaluate_spread", counted)
+        monkeypatch.setattr(scan, "measured", measured)
         counts: list[tuple[int, int]] = []
         comparison = compare_all.compare_pair(session, workers=2, progress=lambda *c: counts.append(c))
         answer = dict(_answer(session, comparison), progress=_progress_end(counts))
     assert spread_calls, "the scan was not spread over the workers"
+    answer["measured early"] = (sum(measured_while_spread), len(measured_while_spread))
     return answer
 
 
@@ -144,6 +155,9 @@ def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
     alone = _one_process(odd_pair)
     spread_answer = _spread(odd_pair, monkeypatch)
     assert alone["roots"]  # a noisy pair with its planted root: the scan found it
+    early, ops = spread_answer["measured early"]
+    # the ops measured while the workers still computed (spread.py `ready`): the same answers
+    assert ops > 50 and ops // 2 < early <= ops, (early, ops)
     verdicts = {r[4] for r in alone["results"]}
     assert {"diverged", "close"} <= verdicts
     assert any(r[8] is not None and '"nan": 1' in r[8] for r in alone["results"])  # NaN counted
@@ -155,14 +169,15 @@ def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
         assert spread_answer[key] == alone[key], key
 
 
-def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeypatch, tmp_path):
+@pytest.mark.parametrize("io", ["output", "input"])
+def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeypatch, tmp_path, io):
     """Damage between the index and the scan: a payload cut short, a header overwritten, a file gone. The
     workers find it, this process says it with the path and the reason as one process does."""
     import shutil
 
     backup = tmp_path / "backup"
     backup.mkdir()
-    relus = _files(odd_pair.target, "ReLU.*output.0.*.npy")
+    relus = _files(odd_pair.target, f"ReLU.*{io}.0.*.npy")
     chosen = relus[2:5]
     for p in chosen:
         shutil.copy(p, backup / os.path.basename(p))
@@ -186,6 +201,11 @@ def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeyp
         restore()
     unreadable = [r for r in alone["results"] if r[4] == "unreadable"]
     assert len(unreadable) >= 3 and all(r[5] for r in unreadable)
+    early, ops = spread_answer["measured early"]
+    if io == "input":  # an op with a damaged input is measured after the batch (its producer's result is asked)
+        assert ops // 2 < early <= ops - 3, (early, ops)
+    else:
+        assert early == ops, (early, ops)
     for key in alone:
         assert spread_answer[key] == alone[key], key
 
