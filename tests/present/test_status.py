@@ -44,7 +44,9 @@ def test_indexing_words_say_each_dumps_stage_count_and_time_left():
 
     now = [100.0]
     words = IndexingWords(lambda: now[0])
-    assert words.update("ref", "listing tensor files", 0, 70_000) == "indexing ref: listing tensor files 0 of 70,000 files"
+    assert (
+        words.update("ref", "listing tensor files", 0, 70_000) == "indexing ref: listing tensor files 0 of 70,000 files"
+    )
     now[0] = 102.0  # 2 s for 20,000 of 70,000: 50,000 more at that rate is 5 s
     assert words.update("ref", "listing tensor files", 20_000, 70_000) == (
         "indexing ref: listing tensor files 20,000 of 70,000 files, ~5 s left"
