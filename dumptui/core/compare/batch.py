@@ -23,7 +23,7 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
-from dumptui.core.compare.spread import evaluate_spread
+from dumptui.core.compare.spread import evaluate_spread, shippable
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.npy import payloads_kept
 from dumptui.core.model.dump import TensorRef
@@ -58,16 +58,22 @@ def evaluate_all(
     counter = _Progress(len(jobs), progress)
     if isinstance(workers, ComparePool):
         # a slice at a time: a job's specs (paths, shapes, headers to read) exist only while its slice runs;
-        # all of the 20,000-op demo's 70,000 at once raised the app's peak by ~60 MB
+        # all of the 20,000-op demo's 70,000 at once raised the app's peak by ~60 MB. Each slice as a command's
+        # scan runs (spread.py): the pool's processes open each file once, for its header and its statistics,
+        # while this process judges what came back (the headers first, then the pairs, was two opens a file
+        # and this process and the pool taking turns); what they leave is computed in the pool too.
+        ex = workers.executor()
         for start in range(0, len(jobs), POOL_SLICE_JOBS):
             if cancelled and cancelled():
                 break
             chunk = jobs[start : start + POOL_SLICE_JOBS]
-            # the headers too are read in the pool: the precheck below reads no file
-            workers.resolve_layouts([ref for job in chunk for ref in job[3:] if ref is not None], cancelled)
-            heavy = _settle_without_reading(session, chunk, counter, cancelled, purpose)
-            if heavy:
-                _in_executor(session, workers, heavy, counter, cancelled, purpose)
+            # the headers of the tensors no worker compares (one side only, ...) read in the pool as well: the
+            # precheck here reads no file
+            alone = [ref for job in chunk if shippable(job) is None for ref in job[3:] if ref is not None]
+            workers.resolve_layouts(alone, cancelled)
+            evaluate_spread(
+                session, chunk, ex, workers.workers, counter.tick, cancelled, purpose, ready, leftover=workers
+            )
         return [session.op_result(p, purpose=purpose) for p in pairs]
     workers = workers or os.cpu_count() or 1
     shared = current_shared_processes()

@@ -260,6 +260,10 @@ class ComparePool:
             )
         return self._ex
 
+    def executor(self) -> ProcessPoolExecutor:
+        """The pool's processes, for work sent to them directly (a scan's chunks: spread.py)."""
+        return self._executor()
+
     def resolve_layouts(self, refs: list[TensorRef], cancelled: Callable[[], bool] | None = None) -> None:
         """The header reads of `refs` made by the workers (`TensorRef.deferred_layout`); each layout is kept on
         its ref, so what the caller decides next (shapes, dtypes, tolerances) reads no file here."""

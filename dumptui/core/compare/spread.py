@@ -18,6 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Callable
 
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.processes import PairExecutor, pair_job
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
@@ -79,6 +80,7 @@ def evaluate_spread(
     cancelled: Callable[[], bool] | None,
     purpose: str,
     ready: Callable[[OpResult], None] | None = None,
+    leftover: PairExecutor | None = None,
 ) -> None:
     """Every job's result stored in the session, as batch.evaluate_all stores them in one process: the pairs
     the precheck settles first, in job order, then the computed ones in job order.
@@ -86,7 +88,10 @@ def evaluate_spread(
     `ready`: given each op's result as soon as every tensor pair of the op is known (settled here, or computed
     by a worker and judged here), before it is stored: the caller's work on it (a scan measures the op's local
     error) runs while the workers compute the next chunks, not after them all. Never for an op with a pair left
-    to compute here at the end, or a pair that two jobs share (the one stored would be the other's)."""
+    to compute here at the end, or a pair that two jobs share (the one stored would be the other's).
+
+    `leftover`: where the pairs the workers did not compute are computed at the end (the app: its pool, never
+    the process that draws the UI); None: here."""
     low, high = CHUNK_PAIRS
     size = max(low, min(high, -(-len(jobs) // (workers * CHUNKS_PER_WORKER))))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
@@ -158,7 +163,7 @@ def evaluate_spread(
     finally:
         for f in futures:
             f.cancel()
-    _finish_here(session, heavy, tick, purpose)
+    _finish_here(session, heavy, tick, purpose, leftover, cancelled)
 
 
 class _EarlyResults:
@@ -211,16 +216,27 @@ def _finish_here(
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]],
     tick: Callable[[], None],
     purpose: str,
+    leftover: PairExecutor | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> None:
     """The pairs left to this process computed (a read that failed in a worker is tried again here: which
-    file fails, and why, is found and said as in one process), then every computed pair stored in job order."""
+    file fails, and why, is found and said as in one process), then every computed pair stored in job order.
+    `leftover`: computed there instead (cancelled there: the pairs it did not compute are not stored)."""
     todo = [i for i, (_job, _pre, res, _err) in enumerate(heavy) if res is None]
-    outcomes = compare_tensor_pairs([(heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for i in todo], session.kl)  # type: ignore[misc]
-    done = dict(zip(todo, outcomes))
+    done: dict[int, tuple[PairStats | None, str | None]] = {}
+    if leftover is not None and todo:
+        specs = [pair_job(k, heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for k, i in enumerate(todo)]  # type: ignore[arg-type]
+        for k, st, err in leftover.run(specs, session.kl, cancelled):
+            done[todo[k]] = (st, err)
+    else:
+        outcomes = compare_tensor_pairs([(heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for i in todo], session.kl)  # type: ignore[misc]
+        done = dict(zip(todo, outcomes))
     for i, (job, pre, res, _err) in enumerate(heavy):
         pair, io, slot, r, t = job
         assert r is not None and t is not None
         if res is None:
+            if i not in done:  # cancelled where it was computed: not stored, as a cancelled batch leaves it
+                continue
             st, err = done[i]
             if st is None:
                 res = session.read_failed(io, slot, r, t, err or "read failed", pre[1])

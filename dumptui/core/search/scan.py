@@ -606,11 +606,11 @@ def scan(
 
     shared = current_shared_processes()
     count = workers if isinstance(workers, int) else os.cpu_count() or 1
-    streamed = (
-        StreamedReplays(shared.executor(count))
-        if shared is not None and count > 1 and not isinstance(workers, ComparePool)
-        else None
-    )
+    streamed: StreamedReplays | None = None
+    if isinstance(workers, ComparePool):  # the app's pool: its processes replay while the next ops are measured
+        streamed = StreamedReplays(workers.executor())
+    elif shared is not None and count > 1:
+        streamed = StreamedReplays(shared.executor(count))
     locals_: list[LocalError] = []
     plans: list[tuple[int, ReplayPlan]] = []
     early: dict[int, tuple[LocalError, dict[int, str]]] = {}  # position -> (measured op, its input roles)
