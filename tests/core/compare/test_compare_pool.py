@@ -245,3 +245,33 @@ def test_compare_on_shared_processes_gives_the_answer_of_one_process(demo_pair, 
     assert [(r.pair.index, r.verdict) for r in shared.results] == [(r.pair.index, r.verdict) for r in alone.results]
     replayed = [i for i, le in alone.locals.items() if le.replay is not None]
     assert replayed and all(shared.locals[i].replay == alone.locals[i].replay for i in replayed)
+
+
+def test_a_scan_in_the_pool_ends_when_the_pool_is_killed_meanwhile(demo_pair, monkeypatch):
+    """The app's scan reads through spread.py on the pool's processes, waiting on each chunk's future: killed
+    while it runs (`q`), the wait ends with an error, never for good (the app's thread would keep it alive)."""
+    import threading
+
+    from dumptui.core.compare import spread
+
+    monkeypatch.setattr(spread, "CHUNK_PAIRS", (1, 1))  # a chunk a pair: most still to come at the first result
+    pool = ComparePool(2)
+    session = session_of(demo_pair)
+    ended: list[BaseException | None] = []
+
+    def kill_at_first_result(done: int, total: int) -> None:
+        if done == 1:
+            pool.close(kill=True)
+
+    def run() -> None:
+        try:
+            evaluate_all(session, workers=pool, progress=kill_at_first_result, purpose="scan")
+            ended.append(None)
+        except Exception as e:  # the pool's futures cancelled or broken: RuntimeError, CancelledError...
+            ended.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "the scan still waits for the killed pool"
+    assert ended and ended[0] is not None, "it finished as if nothing happened"
