@@ -1,6 +1,6 @@
 """What the headless commands of cli/ share: the exit codes and their one rule, opening a pair with its
-indexing progress and -v timings, writing `--csv` (either profile, `-` = stdout), the compare text report, and the one way a
-command fails (exit 2, the message on stderr, and an error document when JSON was asked for)."""
+indexing progress and -v timings, writing `--csv` (either profile, `-` = stdout), the compare text report, and
+the one way a command fails (exit 2, the message on stderr, and an error document when JSON was asked for)."""
 
 from __future__ import annotations
 
@@ -49,13 +49,12 @@ def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Sessio
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
     t0 = time.perf_counter()
-    side_of = {options.path(s): s for s in reversed(SIDES)}  # the same folder twice: "ref"
     with stage_bars("indexing the dumps", verbosity) as stages:
         # a big dump missing from the index cache is indexed by a process of its own, both at once
         ref, target = open_pair(
             options,
             in_processes=any(many_files(options.path(s)) for s in SIDES),
-            indexing=(lambda path, *rest: stages(f"indexing {side_of.get(path, path)}", *rest)) if stages else None,
+            indexing=(lambda side, *rest: stages(f"indexing {side}", *rest)) if stages else None,
         )
         session = make_session(options, ref, target, kl=kl)
     counts = ", ".join(f"{n} {how}" for how, n in session.alignment.counts().items())

@@ -132,7 +132,7 @@ def open_pair(
     process of its own, both at once (core/formats/indexproc.py), so this process's heap never holds the transient
     structures of indexing; any failure there only means it is indexed here as usual.
 
-    `indexing`: told (dump path, stage, done, total) as the indexing of each dump goes on, in processes or here.
+    `indexing`: told (side, stage, done, total) as the indexing of each dump goes on, in processes or here.
 
     Not in two threads: parsing takes turns on the GIL, so two threads were no faster (20,000-op demo pair:
     1.1 s from the cache, 4.6-5.2 s without, either way; a 3,000-kernel pair with its pages dropped: 0.4-0.6 s
@@ -150,16 +150,18 @@ def open_pair(
 
     def one(side: str) -> "Dump":
         chosen = options.selection(side)
-        path = options.path(side)
-        with reporting(partial(indexing, path) if indexing is not None else None):
-            return open_dump(path, rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache)
+        with reporting(partial(indexing, side) if indexing is not None else None):
+            return open_dump(
+                options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache
+            )
 
     if in_processes and cache:
         from dumptui.core.formats.indexproc import index_into_cache
 
+        side_of = {options.path(s): s for s in reversed(SIDES)}  # the same folder twice: "ref"
         index_into_cache(
             [(options.path(s), c.rank, c.graph, c.iteration, None) for s in SIDES for c in [options.selection(s)]],
-            indexing,
+            (lambda path, *rest: indexing(side_of[path], *rest)) if indexing is not None else None,
         )
     with no_cyclic_gc():
         dumps = one("ref"), one("target")

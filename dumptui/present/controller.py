@@ -129,11 +129,10 @@ class PairController:
     def index(self, progress: Progress) -> tuple[Dump, Dump]:
         """Both dumps indexed (file names only); a dump or option file that cannot be read raises its error."""
         big = self._preview_count >= INDEX_IN_PROCESSES_FROM_OPS
-        side_of = {self.options.path(s): s for s in reversed(pairing.SIDES)}  # the same folder twice: "ref"
         words = IndexingWords(time.monotonic)
 
-        def indexing(path: str, stage: str, done: int, total: int | None) -> None:
-            progress(words.update(side_of.get(path, path), stage, done, total))
+        def indexing(side: str, stage: str, done: int, total: int | None) -> None:
+            progress(words.update(side, stage, done, total))
 
         return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing)
 

@@ -26,7 +26,7 @@ from dumptui.core.io.indexing_progress import STAGE_NAMES, reporting
 from dumptui.core.io.procs import start_resource_tracker, worker_start
 
 Request = tuple[str, str | None, str | None, str | None, str | None]  # path, rank, graph, iteration, fmt
-# (dump path, stage, done, total or None): how far the indexing of each dump has come
+# (which dump: its path here, its side from open_pair; stage, done, total or None): how far its indexing has come
 IndexingReport = Callable[[str, str, int, "int | None"], None]
 
 REPORT_SECONDS = 0.1  # how often the caller hears how far the children have come
