@@ -51,6 +51,43 @@ class BenchScreen(MainScreen):
 class BenchApp(DumpTuiApp):
     MAIN_SCREEN = BenchScreen
 
+def cpu_seconds():
+    """CPU seconds (user + system) so far: this process's threads by name, and its child processes (the
+    statistics workers), read from /proc before they are killed."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def stat(path):
+        with open(path) as fh:
+            text = fh.read()
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        return name, int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
+
+    import threading
+
+    names = {t.native_id: t.name.split(" ")[0] for t in threading.enumerate()}  # Python's names, not the OS's
+    threads = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            _, _, cpu = stat(f"/proc/self/task/{tid}/stat")
+        except OSError:
+            continue
+        name = names.get(int(tid), "other")
+        threads[name] = round(threads.get(name, 0.0) + cpu, 2)
+    workers = []
+    me = os.getpid()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                _, ppid, cpu = stat(f"/proc/{pid}/stat")
+            except OSError:
+                continue
+            if ppid == me:
+                workers.append(round(cpu, 2))
+    _, _, total = stat("/proc/self/stat")  # with the threads that have ended
+    threads["ended threads"] = round(total - sum(threads.values()), 2)
+    return {"threads": threads, "workers": sorted(workers)}
+
 async def until(pred, timeout=600):
     t0 = time.monotonic()
     while not pred():
@@ -136,6 +173,7 @@ async def main():
             out["rss_mb"] = int(status["VmRSS"].split()[0]) / 1024
             out["stats_done"] = f"{scr.stats_done}/{scr.stats_total}"
             out["tree_usable_s"] = marks["tree_usable"] - T_SPAWN  # the index cache the first run wrote
+            out["cpu"] = cpu_seconds()
             print("BENCH " + json.dumps(out))
             sys.stdout.flush()
             scr.controller.pool.close(kill=True)
@@ -269,6 +307,14 @@ def main() -> int:
             f"keys while the bisection order was built and the search prepared ({r['early_lost']} keys lost)"
         )
     print(f"  q -> process end   {quits['quit_s']:6.2f} s  (while {quits['quit_while']})   goal < {GOALS['quit_s']} s")
+    if "cpu" in numbers:  # where the CPU of the numbers run went (a busy loop meanwhile takes one core)
+        threads = numbers["cpu"]["threads"]
+        busiest = ", ".join(f"{k} {v:.1f}" for k, v in sorted(threads.items(), key=lambda kv: -kv[1])[:4])
+        print(
+            f"  CPU, numbers run   the app's process {sum(threads.values()):.1f} s ({busiest}), its workers "
+            + " + ".join(f"{w:.1f}" for w in numbers["cpu"]["workers"])
+            + " s"
+        )
     if "peak_rss_mb" in numbers:  # the second run: it waits for every statistic
         print(
             f"  memory             peak {numbers['peak_rss_mb']:.0f} MB, {numbers['rss_mb']:.0f} MB once every "

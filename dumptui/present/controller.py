@@ -35,7 +35,7 @@ from dumptui.present import autosave as saved
 from dumptui.present import relations
 from dumptui.present.detail import element_detail_problem
 from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RedumpPlan, RunProgress, redump_plan
-from dumptui.present.progress import IndexingWords, compare_batches
+from dumptui.present.progress import EveryFewCounts, IndexingWords, compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
 
@@ -226,6 +226,8 @@ class PairController:
         total)`: the scan's count when the command starts the search (a noisy pair judges every op first);
         `first_look(state)`: meanwhile, the probe it offers first with its own numbers (BisectDriver.start)."""
         driver = self._driver()
+        if progress is not None:
+            progress = EveryFewCounts(progress, VERDICT_BATCH_SECONDS / 3, time.monotonic)
         with self.bisect_lock:
             note = driver.apply(task, *args, progress=progress, first_look=first_look)
             state, marks = driver.state(), driver.to_json()

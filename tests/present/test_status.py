@@ -60,3 +60,25 @@ def test_indexing_words_say_each_dumps_stage_count_and_time_left():
     assert words.update("ref", "linking the dataflow", 1_000, 29_000).startswith(
         "indexing ref: linking the dataflow 1,000 of 29,000 nodes · target"
     )
+
+
+def test_counts_are_passed_on_at_most_every_interval_and_always_the_last():
+    """The search counts every tensor pair; the app repaints per count it is given: at most one per interval,
+    the first at once, the last (done == total) always, even within the interval."""
+    from dumptui.present.progress import EveryFewCounts
+
+    now = [0.0]
+    seen: list[tuple[int, int]] = []
+    every = EveryFewCounts(lambda d, t: seen.append((d, t)), 0.1, lambda: now[0])
+    for done in range(1, 1001):  # 1,000 counts over 0.5 s: one every 0.5 ms
+        now[0] = done * 0.0005
+        every(done, 1000)
+    times = [d * 0.0005 for d, _t in seen]
+    assert seen[0] == (1, 1000) and seen[-1] == (1000, 1000)
+    assert all(b - a >= 0.1 - 1e-12 for a, b in zip(times, times[1:-1]))  # the last may come sooner
+    assert 5 <= len(seen) <= 7  # 0.5 s at one per 0.1 s, plus the first and the last
+    # a total that grows (the replays continue the compares' count) is passed on once reached, never skipped
+    every(1000, 1200)
+    now[0] += 0.01
+    every(1200, 1200)
+    assert seen[-1] == (1200, 1200)
