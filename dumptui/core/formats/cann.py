@@ -15,6 +15,7 @@ import os
 import re
 from collections import Counter
 from functools import partial
+from typing import TYPE_CHECKING
 
 from dumptui.core.formats.cann_file import (
     MAPPING_FILE,
@@ -27,7 +28,6 @@ from dumptui.core.formats.cann_file import (
 )
 from dumptui.core.formats.cann_locate import StepFolder, locate, looks_like
 from dumptui.core.formats.files import list_dir, read_mapping_csv
-from dumptui.core.formats.ge_graph import GeGraph, GeNode, find_build_graphs, read_ge_graph, to_ir
 from dumptui.core.formats.names import resolve_names
 from dumptui.core.formats.pipeline import (
     assign_keys,
@@ -44,6 +44,9 @@ from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
+
+if TYPE_CHECKING:
+    from dumptui.core.formats.ge_graph import GeGraph, GeNode
 
 FORMAT = "cann-raw"
 OVERFLOW_REASON = "overflow record (Opdebug): an op overflowed in this step; listed here, not compared as an op"
@@ -69,6 +72,9 @@ def _graph_folders(path: str, step: StepFolder) -> list[str]:
 
 def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[str]) -> GeGraph | None:
     """The GE Build graph that names the most dumped ops (several graphs: one per compiled graph)."""
+    # (imported here: the GE graph's protobuf schema is built on import, ~10 ms no other dump needs)
+    from dumptui.core.formats.ge_graph import find_build_graphs, read_ge_graph
+
     best: tuple[int, GeGraph] | None = None
     for candidate in find_build_graphs(_graph_folders(path, step)):
         try:
@@ -248,6 +254,8 @@ def open_cann(path: str, selection: Selection) -> Dump:
         )
     irs: dict[str, IRGraph] = {}
     if ge is not None:
+        from dumptui.core.formats.ge_graph import to_ir
+
         irs = {graph_id: to_ir(ge)}
         dump.graph_source = os.path.basename(ge.path)
     elif step.tree == "mindspore":

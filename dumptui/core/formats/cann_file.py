@@ -14,15 +14,27 @@ import re
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import BinaryIO
+from types import ModuleType
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from dumptui.core.formats.cann_proto import DECODED_TYPES, Message, data_type_name, dims, format_name, parse_dump_data
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import open_regular
+
+if TYPE_CHECKING:
+    from dumptui.core.formats.cann_proto import Message
+
+
+def _proto() -> ModuleType:
+    """The DumpData protobuf (cann_proto), built on first use: a command on any other dump never needs it, and
+    building its schema (protobuf's descriptor modules) was ~15 ms of every command's start."""
+    from dumptui.core.formats import cann_proto
+
+    return cann_proto
+
 
 # {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[.{task_type}.{context_id}.{thread_id}.{device_id}]:
 # very old CANN wrote no stream id, FFTS+ appends four fields. Names have `.`, `/`, `\` and space replaced by `_`.
@@ -115,15 +127,17 @@ def _tensor(
     embedded: bool,
 ) -> RawTensor:
     """The tensor of an OpInput/OpOutput, its payload at `offset` (or inside the protobuf when `embedded`)."""
-    type_name = data_type_name(proto.data_type)
-    dtype = DECODED_TYPES.get(type_name)
-    fmt = format_name(proto.format)
-    device = dims(proto.shape)
+    type_name = _proto().data_type_name(proto.data_type)
+    dtype = _proto().DECODED_TYPES.get(type_name)
+    fmt = _proto().format_name(proto.format)
+    device = _proto().dims(proto.shape)
     original_formats, original_shapes = graph
-    original = dims(proto.original_shape) if proto.HasField("original_shape") else original_shapes.get((io, slot))
+    original = (
+        _proto().dims(proto.original_shape) if proto.HasField("original_shape") else original_shapes.get((io, slot))
+    )
     original_format = original_formats.get((io, slot))
     if original_format is None and io == "output" and proto.original_op.name:
-        original_format = format_name(proto.original_op.format)
+        original_format = _proto().format_name(proto.original_op.format)
     label = dtype or type_name
     declared = f"{label}{limits.brief(list(device), 80)} {fmt}"
     try:  # uint64 dimensions from the file: checked before any arithmetic on them
@@ -192,7 +206,7 @@ def _whole_file(path: str, _mtime: float) -> Message:
     with open_regular(path) as fh:
         if os.fstat(fh.fileno()).st_size > _MAX_WHOLE_FILE:
             raise ValueError("too large to be one whole DumpData")
-        return parse_dump_data(fh.read())
+        return _proto().parse_dump_data(fh.read())
 
 
 def _header(fh: BinaryIO, size: int) -> tuple[Message, int] | str:
@@ -204,7 +218,7 @@ def _header(fh: BinaryIO, size: int) -> tuple[Message, int] | str:
     if length > min(size - _LENGTH.size, _MAX_HEADER):
         return f"header length {length} B does not fit in the file of {size} B"
     try:
-        return parse_dump_data(fh.read(length)), length
+        return _proto().parse_dump_data(fh.read(length)), length
     except ValueError as e:
         return str(e)
 
@@ -277,7 +291,7 @@ def read_raw_file(
         raw.problem = f"cannot read: {e.strerror or e}"
         return raw
     try:
-        whole = parse_dump_data(data)
+        whole = _proto().parse_dump_data(data)
     except ValueError:
         whole = None
     if whole is None or not _is_whole_file_dump(whole):

@@ -862,3 +862,44 @@ def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
     assert all(b[0] >= a[0] and b[1] >= a[1] for a, b in zip(seen, seen[1:]))
     assert seen[-1][0] == seen[-1][1] and all(done <= total for done, total in seen)
     assert seen[-1][1] - max(total for _d, total in seen if total < seen[-1][1]) >= replayed
+
+
+def test_a_scans_last_replays_are_split_among_the_workers(monkeypatch):
+    """The replays left when the scan ends go to every worker (the scan waits for them), in tasks of at most
+    REPLAYS_PER_TASK before that; every plan's answer comes back under its own key, in the order added."""
+    from concurrent.futures import Future
+
+    from dumptui.core.search import scan
+
+    sent: list[list[str]] = []
+
+    class Inline:
+        def submit(self, fn, plans):
+            sent.append(list(plans))
+            done: Future = Future()
+            done.set_result(fn(plans))
+            return done
+
+    monkeypatch.setattr(scan, "_shipped", lambda plan: plan)
+    monkeypatch.setattr(scan, "_run_shipped_many", lambda plans: [(None, f"answer {p}") for p in plans])
+    monkeypatch.setattr(scan.StreamedReplays, "REPLAYS_PER_TASK", 4)
+    streamed = scan.StreamedReplays(Inline(), workers=2)  # type: ignore[arg-type]
+    for key in range(11):
+        streamed.add(key, f"plan {key}")  # type: ignore[arg-type]
+    answers = list(streamed.results())
+    assert [len(task) for task in sent] == [4, 4, 2, 1]  # two full tasks as found, then the last 3 in two
+    assert answers == [(k, (None, f"answer plan {k}")) for k in range(11)]
+    assert streamed.count == 11
+
+
+def test_a_mindspore_command_never_builds_the_protobuf_schemas():
+    """The CANN and GE readers build their protobuf classes on first use: reading a MindSpore dump (every
+    command's start imports the readers) never pays for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, dumptui.core.formats, dumptui.cli.main; print(sorted(m for m in sys.modules if 'protobuf' in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
