@@ -44,6 +44,9 @@ VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at mos
 # the tree's labels), and after a noisy pair's scan the statistics find every verdict cached at once (29,195
 # op pairs in one report on the 20,000-op demo: a step of a tenth of a second or more, a key waits behind it)
 VERDICTS_PER_REPORT = 1000
+# the search's count is shown at most this often: each is a repaint (Textual's compositor on the UI thread:
+# at 10 a second, a third of that thread's CPU while the 20,000-op demo was judged beside a busy loop)
+SEARCH_COUNT_SECONDS = 0.25
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
@@ -227,7 +230,7 @@ class PairController:
         `first_look(state)`: meanwhile, the probe it offers first with its own numbers (BisectDriver.start)."""
         driver = self._driver()
         if progress is not None:
-            progress = EveryFewCounts(progress, VERDICT_BATCH_SECONDS / 3, time.monotonic)
+            progress = EveryFewCounts(progress, SEARCH_COUNT_SECONDS, time.monotonic)
         with self.bisect_lock:
             note = driver.apply(task, *args, progress=progress, first_look=first_look)
             state, marks = driver.state(), driver.to_json()
