@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from dumptui.core.compare.processes import shared_processes
+    from dumptui.core.model.dump import no_cyclic_gc
     from dumptui.core.search.bisect import Bisection
     from dumptui.report import jsonout
     from dumptui.report.console import detail, progress_bar
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         return run_every_unit(args, options, "bisect")
     # the worker processes a noisy pair's scan reads with, started (forked) before the index is read and
     # before any thread of ours: spread.py; a clean pair's bisection leaves them idle
-    with shared_processes(start=os.cpu_count() or 1):
+    # no cyclic GC for the command's life (its workers' too): see no_cyclic_gc
+    with no_cyclic_gc(), shared_processes(start=os.cpu_count() or 1):
         ref, target, session = open_session(args, kl=False)
         if args.json not in (None, jsonout.STDOUT):
             refuse_inside(args.json, (ref, target))

@@ -79,6 +79,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     import time
 
     from dumptui.core.compare.processes import shared_processes
+    from dumptui.core.model.dump import no_cyclic_gc
     from dumptui.core.search.compare_all import compare_pair
     from dumptui.report import jsonout
     from dumptui.report.console import detail, note, progress_bar
@@ -97,7 +98,8 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     # the worker processes of every batch, started (forked) before the index is read and before any thread of
     # ours (processes.shared_processes); none with a Dask cluster, which computes instead
     workers = 0 if executor is not None else args.workers or os.cpu_count() or 1
-    with shared_processes(start=workers):
+    # no cyclic GC for the command's life (its workers' too): see no_cyclic_gc
+    with no_cyclic_gc(), shared_processes(start=workers):
         ref, target, session = open_session(args, kl=args.kl)
         session.executor = executor
         for path in (args.csv, args.json, args.xlsx):
