@@ -847,6 +847,51 @@ def test_an_absurd_padding_is_refused_over_budget_not_allocated() -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("op_type", "shapes", "needs"),
+    [
+        # 2000 x 2000 x 2000: 8e9 multiply-adds, ~1 s of float64 BLAS here
+        ("MatMul", [(2000, 2000), (2000, 2000)], "8,000,000,000 multiply-adds"),
+        ("BatchMatMul", [(3, 1000, 1500), (1, 1500, 1000)], "4,500,000,000 multiply-adds"),
+        ("Dense", [(3000, 1500), (1000, 1500)], "4,500,000,000 multiply-adds"),
+        # a batch broadcast to 2^26 + outputs: refused before numpy allocates it
+        ("BatchMatMul", [(1 << 14, 1, 1, 2), (1, 1 << 13, 2, 1)], "134,217,728 output elements"),
+    ],
+)
+def test_a_product_over_the_replay_budget_is_refused_before_it_is_computed(op_type, shapes, needs) -> None:
+    """A replay is a proof that should cost well under a second: a MatMul, BatchMatMul or Dense over the budget
+    is refused with what it needs and the limit (the op is judged without its proof, and its note says why),
+    before its product is computed; just within it, replayed."""
+    from dumptui.core.search.replay import spec
+
+    a, b = (np.ones(s, dtype=np.float32) for s in shapes)
+    with pytest.raises(ReplayUnsupported, match=f"over the replay budget: {op_type} needs {needs} \\(limit "):
+        run(op_type, [a, b])
+    assert run(op_type, [np.ones((2, 2), dtype=np.float32)] * 2)[0].shape == (2, 2)  # within it: replayed
+    assert spec.MAX_MULTIPLY_ADDS == 4_000_000_000 and spec.MAX_OUTPUT_ELEMENTS == 1 << 26
+
+
+def test_the_scan_says_a_replay_over_its_budget(monkeypatch, demo_pair) -> None:
+    """Over the budget, the op's note says so, and the op is judged without a proof (no replay)."""
+    from dumptui.core.search.replay import spec
+
+    monkeypatch.setattr(spec, "MAX_MULTIPLY_ADDS", 0)  # every product over it
+    monkeypatch.setattr(spec, "MAX_OUTPUT_ELEMENTS", 0)
+    from dumptui.core.search.bisect.bisection import Bisection
+    from dumptui.options import pair as pairing
+    from dumptui.options.pair import PairOptions
+
+    opts = PairOptions(demo_pair.ref, demo_pair.target)
+    ref, target = pairing.open_pair(opts)
+    session = pairing.make_session(opts, ref, target, kl=False)
+    bi = Bisection(session, workers=1)
+    bi.prepare()
+    assert bi.scan_result is not None
+    refused = [le for le in bi.scan_result.locals if "over the replay budget" in (le.replay_note or "")]
+    assert refused and all(le.replay is None for le in refused)
+    assert all(le.replay_note.startswith("no replay: over the replay budget: ") for le in refused)
+
+
 def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
     """One progress count for the whole scan: the compares, then the replays, never backwards, ending full."""
     from dumptui.core.compare.session import Session

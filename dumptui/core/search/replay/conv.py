@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from dumptui.core.search.replay import spec
 from dumptui.core.search.replay.args import Kernel, OpArgs
-from dumptui.core.search.replay.spec import ReplayUnsupported
+from dumptui.core.search.replay.spec import ReplayUnsupported, within_budget
 
-_PAD_MODES = {0: "pad", 1: "same", 2: "valid"}
-# A replay is a proof that should cost well under a second: above these it is refused, and said so. Padding
-# read from a damaged graph (a pad_list of 10^6) would otherwise ask for terabytes.
-MAX_PADDED_ELEMENTS = 1 << 26  # the padded input, float64: 512 MB
-MAX_OUTPUT_ELEMENTS = 1 << 26
-MAX_MULTIPLY_ADDS = 4_000_000_000  # about half a second of single-threaded float64 BLAS here  # MindSpore's PadMode enum, when 2.x passes it as an int
+_PAD_MODES = {0: "pad", 1: "same", 2: "valid"}  # MindSpore's PadMode enum, when 2.x passes it as an int
+MAX_PADDED_ELEMENTS = 1 << 26  # the padded input, float64: 512 MB (the replay budget: spec.py)
 
 
 def _pad_mode(args: OpArgs, default: str) -> str:
@@ -62,13 +59,14 @@ def _within_budget(
 ) -> None:
     n, c, h, w = x_shape
     padded = n * c * (h + pads[0] + pads[1]) * (w + pads[2] + pads[3])
-    for what, value, limit in (
-        ("padded input elements", padded, MAX_PADDED_ELEMENTS),
-        ("output elements", out_elems, MAX_OUTPUT_ELEMENTS),
-        ("multiply-adds", multiply_adds, MAX_MULTIPLY_ADDS),
-    ):
-        if value > limit:
-            raise ReplayUnsupported(f"over the replay budget: {op_type} needs {value:,} {what} (limit {limit:,})")
+    within_budget(
+        op_type,
+        [
+            ("padded input elements", padded, MAX_PADDED_ELEMENTS),
+            ("output elements", out_elems, spec.MAX_OUTPUT_ELEMENTS),
+            ("multiply-adds", multiply_adds, spec.MAX_MULTIPLY_ADDS),
+        ],
+    )
 
 
 def _out_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int, op_type: str) -> int:

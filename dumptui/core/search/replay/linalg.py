@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dumptui.core.search.replay.args import Kernel, OpArgs
-from dumptui.core.search.replay.spec import ReplayUnsupported
+from dumptui.core.search.replay.spec import ReplayUnsupported, products_within_budget
 
 
 def _as_matrix(a: np.ndarray, other: np.ndarray, k_axis_of_a: int, k_axis_of_other: int, what: str) -> np.ndarray:
@@ -42,6 +44,8 @@ def matmul(args: OpArgs) -> dict[int, np.ndarray]:
     right = b.T if tb else b
     if left.shape[1] != right.shape[0]:
         raise ReplayUnsupported(f"MatMul shapes {a.shape} x {b.shape} (transpose {ta}, {tb}) do not agree")
+    (m, k), n = left.shape, right.shape[1]
+    products_within_budget("MatMul", m * n, m * n * k)
     return {0: left @ right}
 
 
@@ -60,9 +64,12 @@ def batch_matmul(args: OpArgs) -> dict[int, np.ndarray]:
     if left.shape[-1] != right.shape[-2]:
         raise ReplayUnsupported(f"BatchMatMul shapes {a.shape} x {b.shape} (transpose {ta}, {tb}) do not agree")
     try:
-        return {0: np.matmul(left, right)}
+        batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
     except ValueError as e:
         raise ReplayUnsupported(f"BatchMatMul batch axes of {a.shape} and {b.shape} do not broadcast") from e
+    out = math.prod(batch) * left.shape[-2] * right.shape[-1]
+    products_within_budget("BatchMatMul", out, out * left.shape[-1])
+    return {0: np.matmul(left, right)}
 
 
 def dense(args: OpArgs) -> dict[int, np.ndarray]:
@@ -70,6 +77,8 @@ def dense(args: OpArgs) -> dict[int, np.ndarray]:
     x, w = args.float64(0), args.float64(1)
     if w.ndim != 2 or x.ndim < 1 or x.shape[-1] != w.shape[1]:
         raise ReplayUnsupported(f"Dense of x {x.shape} and w {w.shape}: expected w (out, in) with in = x's last axis")
+    out = math.prod(x.shape[:-1]) * w.shape[0]
+    products_within_budget("Dense", out, out * w.shape[1])
     y = x @ w.T
     if args.has(2):
         y = y + args.float64(2)

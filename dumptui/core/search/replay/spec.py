@@ -11,6 +11,28 @@ class ReplayUnsupported(Exception):
     """The op type, or a variant of its attributes, is not implemented; the message says why in plain words."""
 
 
+# A replay is a proof that should cost well under a second: above these it is refused, and said so (the op's
+# note: "no replay: over the replay budget: ..."). Shapes read from a damaged graph (a pad_list of 10^6), or a
+# MatMul of a large model, would otherwise take minutes or ask for terabytes.
+MAX_OUTPUT_ELEMENTS = 1 << 26  # float64: 512 MB
+MAX_MULTIPLY_ADDS = 4_000_000_000  # about half a second of single-threaded float64 BLAS here
+
+
+def within_budget(op_type: str, needs: list[tuple[str, int, int]]) -> None:
+    """Raises ReplayUnsupported naming the first of `needs` (what, how many, limit) over its limit."""
+    for what, value, limit in needs:
+        if value > limit:
+            raise ReplayUnsupported(f"over the replay budget: {op_type} needs {value:,} {what} (limit {limit:,})")
+
+
+def products_within_budget(op_type: str, out_elements: int, multiply_adds: int) -> None:
+    """A product's output and its multiply-adds within the replay budget."""
+    within_budget(
+        op_type,
+        [("output elements", out_elements, MAX_OUTPUT_ELEMENTS), ("multiply-adds", multiply_adds, MAX_MULTIPLY_ADDS)],
+    )
+
+
 @dataclass(frozen=True)
 class ReplayInputs:
     """One dumped kernel, as much of it as a replay needs.
