@@ -948,3 +948,51 @@ def test_a_mindspore_command_never_builds_the_protobuf_schemas():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("op_type", "inputs", "attrs"),
+    [
+        ("MatMul", [(300, 200), (200, 400)], {}),
+        ("MatMul", [(200, 300), (400, 200), np.bool_(True), np.bool_(True)], {}),  # both transposed
+        ("MatMul", [(6, 50, 200), (200, 400)], {}),  # a rank-3 operand folded to a matrix
+        ("BatchMatMul", [(3, 1, 40, 30), (1, 5, 30, 50)], {}),  # batch axes broadcast both ways
+        ("BatchMatMul", [(4, 30, 40), (4, 50, 30)], {"transpose_a": "Bool(1)", "transpose_b": "Bool(1)"}),
+        ("Dense", [(7, 30, 200), (400, 200), (400,)], {}),
+        ("Dense", [(300, 200), (400, 200)], {}),
+    ],
+)
+def test_a_product_at_sampled_positions_is_the_whole_product_there(op_type, inputs, attrs) -> None:
+    """replay_at: the products computed at the compared positions only give what the whole product gives
+    there (a dot product each, in float64: within a few ulps of BLAS's order of summation)."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+    from dumptui.core.search.scan import REPLAY_SAMPLE
+
+    arrays = [RNG.standard_normal(x).astype(np.float32) if isinstance(x, tuple) else x for x in inputs]
+    whole = run(op_type, arrays, attrs=attrs)[0].reshape(-1)
+    positions = np.random.default_rng(3).integers(0, whole.size, REPLAY_SAMPLE)
+    spec = ReplayInputs(op_type, dict(enumerate(arrays)), attrs)
+    at = replay_at(spec, positions, whole.size)
+    assert at is not None and at.shape == (REPLAY_SAMPLE,)
+    np.testing.assert_allclose(at, whole[positions], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+    with pytest.raises(ValueError, match="the dump holds"):
+        replay_at(spec, positions, whole.size + 1)
+    assert replay_at(ReplayInputs("Conv2D", {}), positions, whole.size) is None  # computed whole instead
+
+
+def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:
+    """A MatMul whose whole product is over the replay budget (4.5e9 multiply-adds) and whose output is big
+    enough to be sampled costs 4,096 x K multiply-adds for its proof, checked against dot products one by one."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+    from dumptui.core.search.scan import sample_positions
+
+    a = RNG.standard_normal((3000, 1500)).astype(np.float32)
+    b = RNG.standard_normal((1500, 1000)).astype(np.float32)
+    with pytest.raises(ReplayUnsupported, match="over the replay budget"):
+        run("MatMul", [a, b])
+    positions = sample_positions(3000 * 1000)
+    assert positions is not None
+    at = replay_at(ReplayInputs("MatMul", {0: a, 1: b}), positions, 3000 * 1000)
+    rows, cols = np.divmod(positions, 1000)
+    one_by_one = [float(np.dot(a[r].astype(np.float64), b[:, c].astype(np.float64))) for r, c in zip(rows, cols)]
+    np.testing.assert_allclose(at, one_by_one, rtol=1e-12, atol=1e-9)

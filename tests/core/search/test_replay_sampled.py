@@ -92,3 +92,33 @@ def test_the_scan_names_the_same_roots_sampled_or_not(big_pair, monkeypatch):
         roots.append((culprit.pair.key, [le.pair.key for le in bi.scan_result.roots]))
     assert roots[0] == roots[1]
     assert roots[0][0] == big_pair.planted
+
+
+def test_a_sampled_product_proves_as_the_whole_product_at_the_same_positions(tmp_path, monkeypatch):
+    """A scan's proof of a big product computes it at the compared positions only (replay.replay_at): the same
+    proof, number for number (within 1e-9), as the whole product compared at those positions. (Every output
+    sampled here, so the noisy demo's fp16 MatMul head is a big one.)"""
+    from dumptui.core.demo.noisy import write_noisy_demo
+    from dumptui.core.search import replay
+
+    demo = write_noisy_demo(str(tmp_path / "noisy"), "fp16", "main", blocks=8)
+    asked: list[str] = []
+    real_at = replay.replay_at
+
+    def at(spec, positions, dumped):
+        asked.append(spec.op_type)
+        return real_at(spec, positions, dumped)
+
+    monkeypatch.setattr(replay, "replay_at", at)
+    keys, sampled = proofs(demo, 1, monkeypatch)
+    products = [k for k in keys if "MatMul" in k]
+    assert products and "MatMul" in asked, "the fp16 MatMul head needs a proof"
+    monkeypatch.setattr(replay, "replay_at", lambda spec, positions, dumped: None)  # the whole product
+    _keys, whole = proofs(demo, 1, monkeypatch)
+    for key in keys:
+        a, b = sampled[key], whole[key]
+        assert (a is None) == (b is None)
+        if a is not None:
+            for x, y in ((a.dev_ref, b.dev_ref), (a.dev_target, b.dev_target), (a.tail_ref, b.tail_ref)):
+                assert x == pytest.approx(y, rel=1e-9, abs=1e-15)
+            assert (a.sample, a.elements) == (b.sample, b.elements)

@@ -37,15 +37,16 @@ import warnings
 import numpy as np
 
 from dumptui.core.search.replay import activations, conv, elementwise, linalg, norm, reduce, shape
-from dumptui.core.search.replay.args import Kernel, OpArgs
+from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel
 from dumptui.core.search.replay.irvalues import parse_value
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
-__all__ = ["ReplayInputs", "ReplayUnsupported", "SUPPORTED", "parse_value", "replay", "supported"]
+__all__ = ["ReplayInputs", "ReplayUnsupported", "SUPPORTED", "parse_value", "replay", "replay_at", "supported"]
 
 _KERNELS: dict[str, Kernel] = {}
 for _module in (elementwise, activations, linalg, conv, norm, reduce, shape):
     _KERNELS.update(_module.kernels())
+_SAMPLED: dict[str, SampledKernel] = linalg.sampled_kernels()
 
 SUPPORTED: frozenset[str] = frozenset(_KERNELS)
 
@@ -76,3 +77,16 @@ def replay(spec: ReplayInputs) -> dict[int, np.ndarray]:
             value = value.reshape(want)
         result[slot] = value
     return result
+
+
+def replay_at(spec: ReplayInputs, positions: np.ndarray, dumped: int) -> np.ndarray | None:
+    """`spec`'s output.0 recomputed at `positions` (flat, C order) only, for a dumped output of `dumped`
+    elements: the products (MatMul, BatchMatMul, Dense) cost positions x K there, whatever their size. None
+    when the op is computed whole instead (`replay`). Raises as `replay` does, and ValueError when the
+    product's size is not the dump's."""
+    kernel = _SAMPLED.get(spec.op_type)
+    if kernel is None:
+        return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return kernel(OpArgs(spec), positions, dumped)

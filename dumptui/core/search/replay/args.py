@@ -16,6 +16,8 @@ from dumptui.core.search.replay.numeric import as_float64
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
 Kernel = Callable[["OpArgs"], dict[int, np.ndarray]]
+# (args, flat positions of output.0, the dumped output's size) -> its values there; None: not here
+SampledKernel = Callable[["OpArgs", np.ndarray, int], "np.ndarray | None"]
 
 
 class _Required:
