@@ -33,6 +33,7 @@ that matters.
 from __future__ import annotations
 
 import warnings
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -65,10 +66,7 @@ def replay(spec: ReplayInputs) -> dict[int, np.ndarray]:
     kernel = _KERNELS.get(spec.op_type)
     if kernel is None:
         raise ReplayUnsupported(f"no replay for op type {spec.op_type!r}")
-    # Overflow, 0/0 and log(0) are part of what an op computes: inf and NaN are the answer, not an error.
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        outputs = kernel(OpArgs(spec))
+    outputs = _as_computed(lambda: kernel(OpArgs(spec)))
     result: dict[int, np.ndarray] = {}
     for slot, value in outputs.items():
         value = np.array(value)  # a fresh array: a pass-through or reshape must not alias a dumped input
@@ -87,6 +85,14 @@ def replay_at(spec: ReplayInputs, positions: np.ndarray, dumped: int) -> np.ndar
     kernel = _SAMPLED.get(spec.op_type)
     if kernel is None:
         return None
+    return _as_computed(lambda: kernel(OpArgs(spec), positions, dumped))
+
+
+T = TypeVar("T")
+
+
+def _as_computed(compute: Callable[[], T]) -> T:
+    """Overflow, 0/0 and log(0) are part of what an op computes: inf and NaN are the answer, not an error."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return kernel(OpArgs(spec), positions, dumped)
+        return compute()
