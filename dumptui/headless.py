@@ -79,7 +79,7 @@ def write_csv_output(
 
     def write(fh: IO[str]) -> int:
         session = comparison.bisection.session
-        return write_profile(fh, profile, session.ref, session.target, results, comparison.locals, only_bad, table)
+        return write_profile(fh, profile, session.ref, session.target, results, comparison.judgement, only_bad, table)
 
     if target == jsonout.STDOUT:
         n = write(sys.stdout)
@@ -129,7 +129,7 @@ def print_compare(
         return
     con.print(f"[bold]ref[/bold]:    {dump_line(ref)}")
     con.print(f"[bold]target[/bold]: {dump_line(target)}")
-    con.print(compare_table(comparison.results, only_bad=only_bad, locals_=comparison.locals))
+    con.print(compare_table(comparison.results, only_bad=only_bad, judgement=comparison.judgement))
     con.print(compare_summary(comparison.results))
     con.print(conclusion)
     damaged = data.damaged_tensors(session)

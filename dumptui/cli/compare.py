@@ -119,7 +119,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
 
         if args.xlsx or args.csv_profile == "msprobe":
             with progress_bar("computing msprobe's columns", verbosity) as progress:
-                table = build_table(ref, target, results, comparison.locals, args.only_diverged, progress)
+                table = build_table(ref, target, results, comparison.judgement, args.only_diverged, progress)
     if args.csv:
         n = write_csv_output(args.csv, args.csv_profile, results, comparison, table, args.only_diverged)
         where = "stdout" if args.csv == jsonout.STDOUT else args.csv

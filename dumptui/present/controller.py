@@ -28,6 +28,8 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
+from dumptui.core.search.compare_all import every_op_judged
+from dumptui.core.search.judgement import RunJudgement, judge
 from dumptui.core.search.remedy import Remedy, remedies, remedy_files, write_files
 from dumptui.core.tools import redump
 from dumptui.options import pair as pairing
@@ -102,10 +104,20 @@ class PairController:
     def kernel_count(self) -> int:
         return len(self.opened.alignment.kernels)
 
+    def judged(self, r: TensorResult) -> TensorResult:
+        """A tensor pair's verdict as the search judged it (in context once its scan ran): every pane, mark and
+        export shows this one, never the cache's own."""
+        bi = self.driver.bi if self.driver is not None else None
+        return bi.judged(r) if bi is not None else r
+
+    def judged_op(self, res: OpResult) -> OpResult:
+        bi = self.driver.bi if self.driver is not None else None
+        return bi.judged_op(res) if bi is not None else res
+
     def verdicts_of(self, indices: Iterable[int]) -> dict[int, str | None]:
-        """The verdicts computed so far (cached lookups, no read)."""
+        """The verdicts computed so far, as the search judged them (cached lookups, no read)."""
         session, pairs = self.opened, self.opened.alignment.pairs
-        return {i: session.cached_verdict(pairs[i]) for i in indices}
+        return {i: session.cached_verdict(pairs[i], self.judged) for i in indices}
 
     def one_sided_verdicts(self) -> dict[int, str | None]:
         """The ops in one dump only: their verdict is known without reading anything."""
@@ -201,7 +213,7 @@ class PairController:
                 evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
             done += batch_jobs
             for q in batch:
-                pending[q.index] = session.cached_verdict(q)
+                pending[q.index] = session.cached_verdict(q, self.judged)
                 if len(pending) >= VERDICTS_PER_REPORT:
                     report(min(done, total), total, pending)
                     pending, last = {}, time.monotonic()
@@ -289,7 +301,7 @@ class PairController:
         """The op's numbers (its tensor pairs read and compared when not yet) and where its inputs come from."""
         session = self.opened
         pair = session.alignment.pairs[index]
-        return session.op_result(pair, purpose="view"), relations.relations_of(session, pair)
+        return self.judged_op(session.op_result(pair, purpose="view")), relations.relations_of(session, pair)
 
     def all_compared(self, index: int) -> bool:
         """Every tensor pair of the op is compared already: its detail needs no read (cached lookups)."""
@@ -351,13 +363,21 @@ class PairController:
     def write_remedy(folder: str, found: list[Remedy]) -> list[str]:
         return write_files(folder, found)
 
-    def comparison_csv(self, profile: str = DEFAULT_PROFILE) -> tuple[str, int]:
-        """Every compared tensor pair as CSV in `profile` (text, rows), the same table as `compare --csv`, with
-        the local error where the scan computed it."""
-        session = self.opened
+    def run_judgement(self) -> RunJudgement:
+        """What the search decided, every op judged: the finished search's own when it scanned every op (its
+        roots are the panel's, the user's marks included), else compare's (a clean pair's bisection reads only
+        its probes: the export's local errors and roots need every op, as `compare` judges them)."""
         bi = self.driver.bi if self.driver is not None else None
-        locals_ = {le.pair.index: le for le in bi.scan_result.locals} if bi is not None and bi.scan_result else None
-        results = [session.op_result(p, purpose="view") for p in session.alignment.pairs]
+        if bi is not None and bi.scan_result is not None and bi.finished:
+            return judge(bi)
+        return judge(every_op_judged(self.opened, workers=self.pool))
+
+    def comparison_csv(self, profile: str = DEFAULT_PROFILE) -> tuple[str, int]:
+        """Every tensor pair as CSV in `profile` (text, rows): the same table as `compare --csv`, its verdicts,
+        local errors and roots the run's judgement."""
+        session = self.opened
+        judgement = self.run_judgement()
+        results = [judgement.op(session.op_result(p, purpose="view")) for p in session.alignment.pairs]
         out = io.StringIO()
-        rows = write_profile(out, profile, session.ref, session.target, results, locals_)
+        rows = write_profile(out, profile, session.ref, session.target, results, judgement)
         return out.getvalue(), rows

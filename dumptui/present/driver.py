@@ -100,6 +100,9 @@ class BisectState:
     # before the search has started: the probe it offers first, shown with its own numbers while every op is
     # judged; what its mark waits for, in words (BisectDriver.look). Empty once the search has started.
     pending: str = ""
+    # how many tensor verdicts the search judged in context (grows when its preconditions and scan are done):
+    # what the screen showed from before says what each pair's own numbers said, and is shown again
+    judged: int = 0
 
     @property
     def interval(self) -> tuple[int, int] | None:
@@ -291,6 +294,7 @@ class BisectDriver:
         return BisectState(
             n=len(order),
             mode=bi.mode,
+            judged=len(bi.in_context),
             started=bi.started,
             finished=bi.finished,
             no_divergence=bi.no_divergence,

@@ -17,11 +17,13 @@ from typing import IO
 from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
+from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
 
 HEADER = [
     "Index",
+    "Position",  # the op's position in execution order, as bisect and compare number it (#N)
     "Op Type",
     "NPU Name",
     "Bench Name",
@@ -84,13 +86,14 @@ def _v(x: object) -> str:
     return repr(x) if isinstance(x, float) else str(x)
 
 
-def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None) -> dict:
+def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None, is_root: bool = False) -> dict:
     p = res.pair
     st = r.stats
     d: dict[str, object] = {h: "" for h in HEADER}
     d.update(
         {
             "Index": index,
+            "Position": p.index + 1,
             "Op Type": p.op_type,
             "NPU Name": p.target.name if p.target else "",
             "Bench Name": p.ref.name if p.ref else "",
@@ -118,17 +121,21 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
                 d[f"{pre} {col}"] = _v(getattr(side, attr))
         messages += [f"{k}: {why}" for k, why in st.undefined.items()]
     d["Err_message"] = "; ".join(m for m in messages if m)
-    if le is not None and r.io == "output" and r.slot == le.out_slot:
-        d["Local Error"] = _v(le.out_rel)
-        d["Input Error"] = _v(le.data_in.worst_rel) if le.data_in is not None else "0"
-        d["Local Gain"] = _v(le.gain_rel)
-        d["Root"] = "Yes" if le.is_root else "No"
+    if r.io == "output" and (le is None or r.slot == le.out_slot):
+        if le is not None:
+            d["Local Error"] = _v(le.out_rel)
+            d["Input Error"] = _v(le.data_in.worst_rel) if le.data_in is not None else "0"
+            d["Local Gain"] = _v(le.gain_rel)
+        if le is not None or is_root:
+            d["Root"] = "Yes" if is_root else "No"
     return d
 
 
 def write_csv(
-    fh: IO[str], results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+    fh: IO[str], results: list[OpResult], only_bad: bool = False, judgement: RunJudgement = NO_JUDGEMENT
 ) -> int:
+    """Every tensor row of `results`; the local error and Root as `judgement` decided (the same roots as the
+    answer names: a root born of a weight is a root here too)."""
     n = 0
     w = csv.DictWriter(fh, fieldnames=HEADER, lineterminator="\n")
     w.writeheader()
@@ -137,14 +144,15 @@ def write_csv(
             if only_bad and r.verdict not in BAD:
                 continue
             n += 1
-            w.writerow(csv_safe_row(row(n, res, r, (locals_ or {}).get(res.pair.index))))
+            index = res.pair.index
+            w.writerow(csv_safe_row(row(n, res, r, judgement.local_of(index), judgement.is_root(index))))
     return n
 
 
 def csv_text(
-    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
+    results: list[OpResult], only_bad: bool = False, judgement: RunJudgement = NO_JUDGEMENT
 ) -> tuple[str, int]:
     """The same CSV as text (the app hands it to a browser as a download): (text, rows)."""
     buf = io.StringIO(newline="")
-    n = write_csv(buf, results, only_bad, locals_)
+    n = write_csv(buf, results, only_bad, judgement)
     return buf.getvalue(), n

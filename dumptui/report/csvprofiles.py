@@ -12,7 +12,7 @@ from typing import IO, Callable
 
 from dumptui.core.compare.results import OpResult
 from dumptui.core.model.dump import Dump
-from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.judgement import RunJudgement
 from dumptui.report.msprobe_csv import MsprobeTable
 
 PROFILES = ("msprobe", "full")
@@ -29,7 +29,7 @@ def write_profile(
     ref: Dump,
     target: Dump,
     results: list[OpResult],
-    locals_: dict[int, LocalError] | None,
+    judgement: RunJudgement,
     only_bad: bool = False,
     table: MsprobeTable | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -40,9 +40,9 @@ def write_profile(
     if profile == "full":
         from dumptui.report.csvout import write_csv
 
-        return write_csv(fh, results, only_bad=only_bad, locals_=locals_)
+        return write_csv(fh, results, only_bad=only_bad, judgement=judgement)
     from dumptui.report.msprobe_csv import build_table, write_table
 
     if table is None:
-        table = build_table(ref, target, results, locals_, only_bad, progress)
+        table = build_table(ref, target, results, judgement, only_bad, progress)
     return write_table(table, fh)

@@ -30,6 +30,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.formats.msprobe_records import MsprobeRecords, TensorRecord, read_records
 from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
 
@@ -115,6 +116,7 @@ class RowContext:
     index: int  # 1-based position of the op pair in dumptui's execution order
     res: OpResult
     le: LocalError | None
+    is_root: bool = False  # as the run's judgement says (a root born of a weight included)
 
 
 def dumptui_cells(ctx: RowContext, r: TensorResult) -> dict[str, str]:
@@ -126,11 +128,13 @@ def dumptui_cells(ctx: RowContext, r: TensorResult) -> dict[str, str]:
         "dumptui Reason": "; ".join(m for m in [r.reason, *r.notes] if m),
         "dumptui Paired By": ctx.res.pair.how,
     }
-    if le is not None and r.io == "output" and r.slot == le.out_slot:
-        d["Local Error"] = cell(le.out_rel)
-        d["Input Error"] = cell(le.data_in.worst_rel) if le.data_in is not None else "0"
-        d["Local Gain"] = cell(le.gain_rel)
-        d["Root"] = "Yes" if le.is_root else "No"
+    if r.io == "output" and (le is None or r.slot == le.out_slot):
+        if le is not None:
+            d["Local Error"] = cell(le.out_rel)
+            d["Input Error"] = cell(le.data_in.worst_rel) if le.data_in is not None else "0"
+            d["Local Gain"] = cell(le.gain_rel)
+        if le is not None or ctx.is_root:
+            d["Root"] = "Yes" if ctx.is_root else "No"
     return d
 
 
@@ -330,7 +334,7 @@ def build_table(
     ref: Dump,
     target: Dump,
     results: list[OpResult],
-    locals_: dict[int, LocalError] | None = None,
+    judgement: RunJudgement = NO_JUDGEMENT,
     only_bad: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> MsprobeTable:
@@ -345,7 +349,8 @@ def build_table(
     for done, res in enumerate(results):
         if progress is not None:
             progress(done, len(results))
-        ctx = RowContext(res.pair.index + 1, res, (locals_ or {}).get(res.pair.index))
+        index = res.pair.index
+        ctx = RowContext(index + 1, res, judgement.local_of(index), judgement.is_root(index))
         for r in _tensor_rows(res, only_bad):
             if mode == "mindspore-kernel":
                 d = kernel_row(r)

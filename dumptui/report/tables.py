@@ -15,6 +15,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, EQUAL
 from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
+from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, why
@@ -325,9 +326,7 @@ def _dt(v: str | None) -> str:
     return _SHORT_DTYPE.get(v or "", v or "?")
 
 
-def compare_table(
-    results: list[OpResult], only_bad: bool = False, locals_: dict[int, LocalError] | None = None
-) -> Group:
+def compare_table(results: list[OpResult], only_bad: bool = False, judgement: RunJudgement = NO_JUDGEMENT) -> Group:
     """Per op a heading line (with its local error and gain), then one line per tensor: readable at 80
     columns, wider ones just have room."""
     lines: list[Text] = []
@@ -335,12 +334,8 @@ def compare_table(
     lines.append(head)
     for res in results:
         p = res.pair
-        le_root = (locals_ or {}).get(p.index)
-        rows = [
-            r
-            for r in res.inputs + res.outputs
-            if not only_bad or r.verdict in BAD or (le_root is not None and le_root.is_root)
-        ]
+        is_root = judgement.is_root(p.index)
+        rows = [r for r in res.inputs + res.outputs if not only_bad or r.verdict in BAD or is_root]
         if not rows:
             continue
         title = Text(f"#{p.index + 1} ", style="bold")
@@ -352,14 +347,14 @@ def compare_table(
             continue
         if p.how != "exact name":
             title.append(f"  paired by {fmt.clean(p.how)}", style="dim")
-        le = (locals_ or {}).get(p.index)
+        le = judgement.local_of(p.index)
         if le is not None and le.out is not None and le.kind != LocalKind.CLEAN:
             title.append(
                 f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
-                style="bold red" if le.is_root else "dim",
+                style="bold red" if is_root else "dim",
             )
-            if le.is_root:
-                title.append("  ROOT", style="bold red")
+        if is_root:
+            title.append("  ROOT", style="bold red")
         lines.append(title)
         for r in rows:
             st = r.stats

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from functools import partial
-from typing import Iterable
+from typing import Callable, Iterable
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import ReadLedger
@@ -283,28 +283,6 @@ class Session:
             stat_rel=rel,
         )
 
-    def rejudge(self, res: TensorResult, verdict: str, reason: str) -> TensorResult:
-        """Replace a cached result's verdict (a verdict judged in context, after a scan); stats are kept.
-        A final result (`substitute`) keeps its own."""
-        if self.is_final(res):
-            return res
-        new = TensorResult(
-            res.io,
-            res.slot,
-            res.ref,
-            res.target,
-            verdict,
-            reason,
-            res.stats,
-            res.tolerance,
-            res.notes,
-            res.statistics_only,
-            res.stat_rel,
-        )
-        with self._lock:
-            self._cache[pair_key(res.ref, res.target)] = new
-        return new
-
     def substitute(self, res: TensorResult, final: bool = False) -> TensorResult:
         """Put a result computed elsewhere in place of the cached one (a tensor compared with the reference
         transformed as the target's compiler transformed it: a folded or quantised weight, a folded output).
@@ -357,8 +335,9 @@ class Session:
             verdict = op_verdict(outs) or NOT_COMPARABLE
         return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, partial(self.hints, pair))
 
-    def cached_verdict(self, pair: OpPair) -> str | None:
-        """The op's verdict if all its outputs were already compared, else None (never reads)."""
+    def cached_verdict(self, pair: OpPair, judged: Callable[[TensorResult], TensorResult] | None = None) -> str | None:
+        """The op's verdict if all its outputs were already compared, else None (never reads). `judged`: the
+        search's verdicts in context (a bisection's `judged`), so a tree mark says what the panes say."""
         if not pair.paired:
             return ONLY_REF if pair.target is None else ONLY_TARGET
         res = []
@@ -366,7 +345,7 @@ class Session:
             c = self._cache.get(pair_key(r, t))
             if c is None:
                 return None
-            res.append(c)
+            res.append(c if judged is None else judged(c))
         return op_verdict(res) or NOT_COMPARABLE
 
     def hints(self, pair: OpPair) -> list[Hint]:

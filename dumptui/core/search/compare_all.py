@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dumptui.core.compare.batch import evaluate_all
-from dumptui.core.compare.processes import shared_processes
+from dumptui.core.compare.processes import ComparePool, shared_processes
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
 from dumptui.core.search.bisect import Bisection, Root
+from dumptui.core.search.judgement import RunJudgement, judge
 from dumptui.core.search.localerror import LocalError
 
 
@@ -23,10 +24,27 @@ class Comparison:
     results: list[OpResult]  # every op pair, in alignment order
     bisection: Bisection  # preconditions, the scan, the roots
     locals: dict[int, LocalError]  # pair index -> local error (kernels paired on both sides)
+    judgement: RunJudgement  # what the search decided: every view renders this
 
     @property
     def roots(self) -> list[Root]:
         return self.bisection.roots()
+
+
+def every_op_judged(
+    session: Session,
+    workers: int | ComparePool | None = None,
+    use_graph: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Bisection:
+    """The preconditions and a scan of every op (a clean pair's too): compare's roots, which a finished
+    bisection of the same pair names as well."""
+    bi = Bisection(session, use_graph=use_graph, workers=workers)
+    bi.prepare(progress, cancelled)
+    if bi.scan_result is None:
+        bi.use_scan("compare reads every op", progress, cancelled)
+    return bi
 
 
 def compare_pair(
@@ -37,10 +55,8 @@ def compare_pair(
     cancelled: Callable[[], bool] | None = None,
 ) -> Comparison:
     with shared_processes():  # the tensor pairs, then the replays, then what is left: one set of workers
-        bi = Bisection(session, use_graph=use_graph, workers=workers)
-        bi.prepare(progress, cancelled)
-        if bi.scan_result is None:
-            bi.use_scan("compare reads every op", progress, cancelled)
-        results = evaluate_all(session, workers=workers, cancelled=cancelled)
+        bi = every_op_judged(session, workers, use_graph, progress, cancelled)
+        # every tensor as the search judged it in context (the same verdicts bisect, the CSV and the app show)
+        results = [bi.judged_op(res) for res in evaluate_all(session, workers=workers, cancelled=cancelled)]
     assert bi.scan_result is not None
-    return Comparison(results, bi, {le.pair.index: le for le in bi.scan_result.locals})
+    return Comparison(results, bi, {le.pair.index: le for le in bi.scan_result.locals}, judge(bi))

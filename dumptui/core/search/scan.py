@@ -32,13 +32,14 @@ from dumptui.core.compare.processes import (
     tensor_spec,
 )
 from dumptui.core.compare.results import OpResult, TensorResult
-from dumptui.core.compare.session import Session
+from dumptui.core.compare.session import Session, pair_key
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
 from dumptui.core.search import replay
+from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import TAIL_SHARE, LocalError, ReplayProof, classify, shape_of_error
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
@@ -598,6 +599,9 @@ class ScanResult:
     roots: list[LocalError] = field(default_factory=list)
     differing: AbstractSet[str] = frozenset()  # weights and inputs the preconditions found differing
     unread: list[tuple[str, TensorResult]] = field(default_factory=list)  # (op label, output) not readable
+    # every tensor verdict judged in context (the preconditions' and the scan's), never written into the cache
+    in_context: InContext = NO_CONTEXT
+    position: dict[int, int] | None = None  # pair index -> position in `order`, made when first asked for
 
 
 def scan(
@@ -609,10 +613,12 @@ def scan(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     differing: AbstractSet[str] = frozenset(),
+    before: InContext = NO_CONTEXT,
 ) -> ScanResult:
     """Every op of `order` compared and judged. `predecessors(pos)`: positions feeding `pos` (the graph, or
     the previous op); `tainted_by_inputs`: positions fed by a weight or input that differs (preconditions),
-    `differing` their names (where an op reads them, they are never called carried noise)."""
+    `differing` their names (where an op reads them, they are never called carried noise); `before` the
+    verdicts the preconditions judged in context (the result's `in_context` holds them and the scan's)."""
     compared = [0]
 
     def counted(done: int, total: int) -> None:
@@ -692,7 +698,7 @@ def scan(
         tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
     out.unread = [(res.pair.label, r) for res in results for r in res.outputs if r.verdict == UNREADABLE]
-    rejudge(session, out, predecessors, roles)
+    out.in_context = rejudge(session, out, predecessors, roles, before)
     return out
 
 
@@ -701,10 +707,20 @@ def rejudge(
     sr: ScanResult,
     predecessors: Callable[[int], set[int]],
     roles_of: list[dict[int, str]] | None = None,
-) -> None:
+    before: InContext = NO_CONTEXT,
+) -> InContext:
     """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
-    precision noise, said so in the reason)."""
-    position = {p.index: i for i, p in enumerate(sr.order)}
+    precision noise, said so in the reason). Returns a new context (`before` and these); the session's cache
+    keeps what each pair's own numbers said."""
+    judged: dict[int, TensorResult] = {}
+
+    def now(r: TensorResult) -> TensorResult:  # two ops may read one file: the later sees the earlier's verdict
+        return judged.get(pair_key(r.ref, r.target)) or before.tensor(r)
+
+    def restate(r: TensorResult, verdict: str, reason: str) -> None:
+        if not session.is_final(r):  # a result computed against a transformed reference keeps its own
+            judged[pair_key(r.ref, r.target)] = restated(r, verdict, reason)
+
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
@@ -714,19 +730,30 @@ def rejudge(
         swapped = (
             dict(wiring(session.ref, session.target, session.alignment, le.pair, list(roles))) if le.wiring else {}
         )
-        for r in res.inputs:
+        for cached in res.inputs:
+            r = now(cached)
             if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
-                session.rejudge(r, DIVERGED, f"carries the reference's input.{swapped[r.slot]}: wired otherwise")
+                restate(r, DIVERGED, f"carries the reference's input.{swapped[r.slot]}: wired otherwise")
             elif roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
                 through = _one_sided(session, le.pair, r.slot)
                 if through and r.verdict == DIVERGED and not r.statistics_only:
                     err = result_error(r)
                     said = f"{err.describe()}; " if err is not None else ""
-                    session.rejudge(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
-                else:
-                    _carried(session, le.pair, r, _tainted_into(session, sr, position, le.pair, r.slot, into))
-        for r in res.outputs:
-            _carried(session, le.pair, r, sr.tainted[pos])
+                    restate(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
+                elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into)):
+                    restate(r, CLOSE, why)
+        for cached in res.outputs:
+            r = now(cached)
+            if why := _carried(r, sr.tainted[pos]):
+                restate(r, CLOSE, why)
+    return before.merged(judged.values())
+
+
+def position_of(sr: ScanResult) -> dict[int, int]:
+    """Each op's position in the scan's order, by pair index (made once per scan result)."""
+    if sr.position is None:
+        sr.position = {p.index: i for i, p in enumerate(sr.order)}
+    return sr.position
 
 
 def _tainted_into(
@@ -749,18 +776,16 @@ def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
     return " and ".join(unjudged_origins(session.ref, session.target, session.alignment, pair, slot))
 
 
-def _carried(session: Session, pair: OpPair, r: TensorResult, tainted: bool) -> None:
+def _carried(r: TensorResult, tainted: bool) -> str:
+    """Why `r` is carried precision noise ("" when it is not: it agrees, a root may feed it, or NaN/Inf)."""
     if r.verdict != DIVERGED or tainted:
-        return
+        return ""
     err = result_error(r)
-    why = (
-        f"{err.describe()}, carried precision noise (no root of divergence upstream)"
-        if err
-        else "carried precision noise (no root of divergence upstream)"
-    )
     if err is not None and err.nonfinite:
-        return  # NaN/Inf differences are never noise
-    session.rejudge(r, CLOSE, why)
+        return ""  # NaN/Inf differences are never noise
+    if err is None:
+        return "carried precision noise (no root of divergence upstream)"
+    return f"{err.describe()}, carried precision noise (no root of divergence upstream)"
 
 
 def kernel_order(session: Session) -> list[OpPair]:

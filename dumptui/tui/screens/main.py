@@ -342,6 +342,14 @@ class MainScreen(Screen[None]):
         if self.only_diverged and any(is_bad(self.model.verdict(i)) for i in ops):
             self._filter_dirty = True
 
+    def _rejudged(self) -> None:
+        """The search judged verdicts in context (its scan ended): the marks and the op shown from before say
+        what each pair's own numbers said; they are shown again as the search judged them."""
+        if self.model is not None:
+            self._refresh_verdicts_of(list(self.model.verdicts))
+        if self.current is not None and self.detail.index == self.current and self.detail.result is not None:
+            self.pair_work.load_op(self.current)  # its rows again, as judged (on_op_loaded shows them)
+
     def _refresh_verdicts_of(self, indices: list[int | None]) -> None:
         """Verdicts the bisection or the detail view just computed (cached lookups, no read)."""
         if self.controller.session is None:
@@ -380,7 +388,10 @@ class MainScreen(Screen[None]):
 
     def on_bisection_changed(self, msg: BisectionChanged) -> None:
         state = msg.state
+        rejudged = self.bstate is None or self.bstate.judged != state.judged
         self.bstate = state
+        if rejudged:
+            self._rejudged()
         self.panel.show(state, busy=task_words(self.bisect_task))
         if msg.command is BisectCommand.POINTS:
             return  # the plot's numbers only: the cursor stays where the user left it

@@ -15,6 +15,7 @@ from typing import Callable
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, UNREADABLE
 from dumptui.core.graph.align import OpPair
@@ -26,6 +27,7 @@ from dumptui.core.search.bisect.sessionfile import steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
 from dumptui.core.search.bisect.types import CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
+from dumptui.core.search.context import InContext, Judging, restated
 from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
 
@@ -49,8 +51,11 @@ class Bisection:
         self.position = {p.index: i for i, p in enumerate(self.order)}
         self.key_position = {p.key: i for i, p in enumerate(self.order)}
         self.strategy, self.notes = choose_strategy(session, self.order, use_graph)
-        self.oracle = oracle or ComputedOracle(session, self.order)
-        self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle)
+        # tensor verdicts judged in context (benign weights, then the scan's carried noise): a new mapping each
+        # time it grows, never written into the session's cache; every reader asks `judged` / `judged_op`
+        self._judging = Judging()
+        self.oracle = oracle or ComputedOracle(session, self.order, self._judging.op)
+        self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle, self._judging.op)
         self.checks: list[InputCheck] | None = None
         self.parameter_roots: list[Root] = []
         self.workers = workers
@@ -118,6 +123,24 @@ class Bisection:
             return None
         return min(self.candidates), max(self.candidates)
 
+    @property
+    def in_context(self) -> InContext:
+        """Every tensor verdict this search judged in context so far (an immutable mapping)."""
+        return self._judging.context
+
+    @in_context.setter
+    def in_context(self, context: InContext) -> None:
+        self._judging.context = context
+
+    def judged(self, r: TensorResult) -> TensorResult:
+        """A tensor pair's verdict as this search judges it (in context where the scan or the preconditions
+        judged it again, else its own numbers'): what every view shows."""
+        return self.in_context.tensor(r)
+
+    def judged_op(self, res: OpResult) -> OpResult:
+        """An op's result with each tensor as this search judges it."""
+        return self.in_context.op(res)
+
     def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
         """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
         return self.oracle.verdict(pos, purpose)
@@ -145,9 +168,11 @@ class Bisection:
         if self._scan_reason is not None:
             return self._scan_reason
         self.check_inputs()
-        for c in self.checks or []:
-            if c.status == CheckStatus.BENIGN:  # rounding explains it: the input agrees as far as precision allows
-                self.session.rejudge(c.result, CLOSE, c.detail)
+        self.in_context = self.in_context.merged(
+            restated(c.result, CLOSE, c.detail)  # rounding explains it: it agrees as far as precision allows
+            for c in self.checks or []
+            if c.status == CheckStatus.BENIGN and not self.session.is_final(c.result)
+        )
         noise = describe_noise(self.session)
         for words, names in (
             ("rounded", [c.name for c in self.checks or [] if c.status == CheckStatus.BENIGN and not c.transform]),
@@ -188,8 +213,17 @@ class Bisection:
         fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
         differing = {c.name for c in self.checks or [] if c.status == CheckStatus.DIFFERS}
         self.scan_result = scan(
-            self.session, self.order, self.strategy.predecessors, fed, self.workers, progress, cancelled, differing
+            self.session,
+            self.order,
+            self.strategy.predecessors,
+            fed,
+            self.workers,
+            progress,
+            cancelled,
+            differing,
+            self.in_context,
         )
+        self.in_context = self.scan_result.in_context
         self.search, self.search_reason = "scan", reason
         self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
         self.culprit_check.scanned = True
@@ -423,6 +457,8 @@ class Bisection:
                     first.kind, first.why = r.kind, r.why
                 elif r.why not in first.caveats and r.why != first.why:
                     first.caveats.append(r.why)
+        for r in found.values():  # a parameter's root was read before the scan judged its tensors in context
+            r.result = self.judged_op(r.result or self.session.op_result(r.pair))
         return sorted(found.values(), key=lambda r: r.pair.index)
 
     def _scan_roots(self) -> list[Root]:
@@ -442,7 +478,7 @@ class Bisection:
             return None
         r = rs[0]
         if r.result is None:
-            r.result = self.session.op_result(r.pair, inputs=True, purpose="culprit check")
+            r.result = self.judged_op(self.session.op_result(r.pair, inputs=True, purpose="culprit check"))
         if r.local is None and r.pair.index in self.position:
             r.local = self.culprit_check.local(self.position[r.pair.index], r.result)
         return r

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
@@ -65,8 +66,16 @@ def unjudged_output(label: str, r: TensorResult) -> str:
 
 
 class CulpritCheck:
-    def __init__(self, session: Session, order: list[OpPair], strategy: Strategy, oracle: Oracle):
+    def __init__(
+        self,
+        session: Session,
+        order: list[OpPair],
+        strategy: Strategy,
+        oracle: Oracle,
+        judged: Callable[[OpResult], OpResult] | None = None,
+    ):
         self.session = session
+        self.judged = judged  # the search's verdicts in context: an input carrying noise is close here too
         self.order = order
         self.position = {p.index: i for i, p in enumerate(order)}
         self.strategy = strategy
@@ -86,6 +95,8 @@ class CulpritCheck:
         through an input: continue from the producer of the input that carries the most."""
         pair = self.order[pos]
         res = self.session.op_result(pair, inputs=True, purpose="culprit check")
+        if self.judged is not None:
+            res = self.judged(res)
         le = self.local(pos, res)
         roles = input_roles(pair)
         caveats: list[str] = []

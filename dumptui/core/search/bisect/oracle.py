@@ -2,12 +2,13 @@
 
 `ComputedOracle` reads the op's outputs through the session and turns their verdict into a mark; tests and
 other front ends may pass any object with the same methods. After a local-error scan the session's verdicts
-are judged in context (a divergence only downstream of a root), and the same oracle answers from them.
+are judged in context (a divergence only downstream of a root: the bisection's `judged_op`), and the same
+oracle answers from them.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Callable, Protocol
 
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.results import OpResult
@@ -34,14 +35,17 @@ class Oracle(Protocol):
 class ComputedOracle:
     """Marks from the session's verdicts on the op's outputs; each op is read once."""
 
-    def __init__(self, session: Session, order: list[OpPair]):
+    def __init__(self, session: Session, order: list[OpPair], judged: Callable[[OpResult], OpResult] | None = None):
         self.session = session
         self.order = order
+        self.judged = judged  # the search's verdicts in context (the bisection's), else each pair's own
         self._cache: dict[int, tuple[Mark, str]] = {}
 
     def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
         if pos not in self._cache:
             res = self.session.op_result(self.order[pos], inputs=False, purpose=purpose)
+            if self.judged is not None:
+                res = self.judged(res)
             self._cache[pos] = (mark_of(res.verdict), brief(res))
         return self._cache[pos]
 
