@@ -24,7 +24,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
 from dumptui.core.search.localerror import LocalError
 from dumptui.present.words import nonfinite_words
-from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain
+from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain, proof_words
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
@@ -80,13 +80,7 @@ def local_numbers(le: LocalError) -> str:
 
 
 def replay_words(le: LocalError | None) -> str:
-    if le is None:
-        return ""
-    if le.replay is not None:
-        return le.replay.sentence()
-    if le.replay_note:
-        return f"{le.replay_note}: the gain rule decides"
-    return ""
+    return proof_words(le)
 
 
 def tensors_line(res: OpResult, failed: Sequence[InputCheck] = (), differs: Sequence[str] = ()) -> str:

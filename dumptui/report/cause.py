@@ -10,13 +10,34 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.bisect import CheckKind, CheckStatus, InputCheck, Root, RootKind
-from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.localerror import LocalError, LocalRule
 
 
 def fmt_gain(g: float | None) -> str:
     if g is None:
         return "-"
     return "inf" if g == float("inf") else f"{g:.3g}"
+
+
+def proof_words(le: LocalError | None) -> str:
+    """What proves the op's local verdict, as the rule that decided it says: the replay's numbers where it
+    decided or was run, else why there was none and which rule decided instead (the gain rule only where
+    it did: a weight, a wiring or the user's cosine may have decided)."""
+    if le is None:
+        return ""
+    if le.replay is not None:
+        return le.replay.sentence()
+    if not le.replay_note:
+        return ""
+    decided = {
+        LocalRule.GAIN: "the gain rule decides",
+        LocalRule.GAIN_BELOW: "the gain rule decides",
+        LocalRule.SPARSE: "the share of elements far off decides",
+        LocalRule.COS_ALARM: "the cosine alarm (--cos) decides",
+        LocalRule.WIRING: "its wiring decides",
+        LocalRule.WITHIN_FLOOR: "its output is within the noise floor",
+    }.get(le.rule)
+    return f"{le.replay_note}: {decided}" if decided else le.replay_note
 
 
 def differing_inputs(pair_key: str, checks: Sequence[InputCheck]) -> list[InputCheck]:
@@ -54,7 +75,7 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
         names = ", ".join(c.name for c in weights)
         computes = (
             "; the op itself computes correctly on what it is given (replay)"
-            if le is not None and le.replay is not None and not le.replay.broken(10.0)
+            if le is not None and le.rule == LocalRule.REPLAY_MATCHES
             else ""
         )
         return (
@@ -72,8 +93,10 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
         if le.data_in is None or le.data_in.worst_rel == 0
         else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
     )
-    if le.is_root and le.replay is not None and le.replay.broken(10.0):
+    if le.rule == LocalRule.REPLAY_BROKEN:
         return "data", f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees"
+    if le.rule in (LocalRule.COS_ALARM, LocalRule.SPARSE):
+        return "data", f"error is born here: {le.why}"  # (the rule's own numbers: the cosine, the share)
     if le.is_root:
         return "data", f"error is born here: {ins}, {out} (x{fmt_gain(le.gain_rel)} what came in)"
     return "data", f"{ins}; {out}"

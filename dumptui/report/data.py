@@ -90,6 +90,7 @@ def local_error(le: LocalError | None) -> dict | None:
     rp = le.replay
     return {
         "kind": le.kind,
+        "rule": le.rule,  # which rule decided (localerror.LocalRule)
         "why": le.why,
         "output_error": num(le.out_rel),
         "output_slot": le.out_slot,

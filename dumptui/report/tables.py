@@ -18,7 +18,7 @@ from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputC
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
-from dumptui.report.cause import fmt_gain, why
+from dumptui.report.cause import fmt_gain, proof_words, why
 from dumptui.report.looks import role
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -178,9 +178,9 @@ def print_local(console: Console, le: LocalError | None) -> None:
         f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})"
     )
     if le.replay is not None:
-        console.print(f"  [bold]proof (replay):[/bold] {name(le.replay.sentence())}")
+        console.print(f"  [bold]proof (replay):[/bold] {name(proof_words(le))}")
     elif le.replay_note:
-        console.print(f"  proof: {name(le.replay_note)}; the gain rule decides")
+        console.print(f"  proof: {name(proof_words(le))}")
     for d in le.differs:
         console.print(f"  differs: {name(d)}")
 

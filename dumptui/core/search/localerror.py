@@ -23,8 +23,8 @@ its inputs have at most a tenth (1/gain) of that share is a root too (a saturati
 of its elements); the replay, where it exists, counts them the same way against the recomputation. Ops
 that jump on noise by definition (Floor, ArgMax, TopK, comparisons) are left to their replay. With `--cos C`
 an op whose output's cosine drops below C while its data inputs' do not is a root: the user's own alarm,
-even where the replay says the op only amplifies what comes in (cancellation); but not for an op that jumps
-by definition and whose replay shows it jumps only as its inputs make it.
+even where the replay says the op only amplifies what comes in (cancellation, a Floor that jumps), in every
+mode: a tensor below C is diverged, never carried noise.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dumptui.core.compare.hints import DISCONTINUOUS
+from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import TensorError, fmt_rel
 from dumptui.core.graph.align import OpPair
 
@@ -46,6 +47,27 @@ class LocalKind(str, Enum):
     CARRIES = "carries"
     CLEAN = "clean"
     UNKNOWN = "unknown"
+
+    __str__ = str.__str__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
+
+class LocalRule(str, Enum):
+    """Which rule of `classify` decided (a code; report/ words it): the views say what decided, never
+    guess it again from the numbers (a fixed gain of 10 there disagreed with `--gain`)."""
+
+    UNCOMPARED = "uncompared"  # its outputs could not be compared
+    WIRING = "wiring"  # its inputs are wired otherwise than the reference's
+    BLIND = "blind"  # an input could not be judged: neither born here nor carried can be said
+    COS_ALARM = "cos-alarm"  # the user's --cos: the cosine drops below it here
+    WITHIN_FLOOR = "within-floor"  # its output is within the noise floor
+    REPLAY_BROKEN = "replay-broken"  # the op recomputed on its own inputs disagrees with the target's output
+    REPLAY_MATCHES = "replay-matches"  # the recomputation matches: whatever differs came in
+    SPARSE = "sparse"  # a share of its elements far off that its inputs do not have (the tail rule)
+    GAIN = "gain"  # both gains at least --gain (no conclusive replay)
+    GAIN_BELOW = "gain-below"  # a gain below --gain: carried in
 
     __str__ = str.__str__
 
@@ -125,6 +147,7 @@ class LocalError:
     replay: ReplayProof | None = None
     replay_note: str = ""  # why there is no replay, when there is none
     kind: LocalKind = LocalKind.UNKNOWN
+    rule: LocalRule = LocalRule.UNCOMPARED  # which rule decided `kind`
     why: str = ""
     out_tail: float = 0.0  # share of output elements far off (beyond 10x the floor; the worst output)
     in_tail: float = 0.0  # the same, the largest of its data inputs
@@ -186,38 +209,39 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
     tail_limit = min(max_off, TAIL_SHARE)
     if le.wiring and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
         # it computes what it should from what it gets, but it gets another value: the root is the wiring
-        le.kind = LocalKind.ROOT
+        le.kind, le.rule = LocalKind.ROOT, LocalRule.WIRING
         le.why = f"its inputs are wired otherwise than the reference's: {le.wiring}; output error {fmt_rel(out_rel)}"
         return le
     worst_in = le.data_in.worst_rel if le.data_in is not None else 0.0
     le.unjudged_flow = bool(le.unjudged) and worst_in > gain * le.floor
     if le.blind and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
         # what came in through that input is not known: neither "born here" nor "carried" can be said
-        le.kind, le.unjudged_flow = LocalKind.UNKNOWN, True
+        le.kind, le.unjudged_flow, le.rule = LocalKind.UNKNOWN, True, LocalRule.BLIND
         le.why = f"its output is off by {fmt_rel(out_rel)}, but {le.blind}: what came in could not be judged"
         return le
+    # the user's own alarm, in every mode and for every op: its help says "also call a pair diverged below
+    # this cosine", so the op where the cosine first drops below it is where that divergence is born (a
+    # FloorMod that jumps on fp16 noise included: exempted, `--cos` changed nothing on a noisy pair)
     alarm = _cos_alarm(le, cos)
-    jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
-    if alarm and jumps and le.replay is not None and le.replay.conclusive(gain) and not le.replay.broken(gain):
-        alarm = ""  # an op that jumps by definition, and jumps here only as its inputs make it: carried
     if alarm:
-        le.kind, le.why = LocalKind.ROOT, alarm
+        le.kind, le.why, le.rule = LocalKind.ROOT, alarm, LocalRule.COS_ALARM
         return le
+    jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
     sparse = _sparse(le, gain, tail_limit)
     if out_rel <= le.floor and not sparse:
-        le.kind, le.why = LocalKind.CLEAN, f"output within the {floor_words}"
+        le.kind, le.why, le.rule = LocalKind.CLEAN, f"output within the {floor_words}", LocalRule.WITHIN_FLOOR
         return le
     reasons = ("; ".join(le.differs)) if le.differs else ""
     if le.replay is not None and le.replay.conclusive(gain):
         if le.replay.broken(gain, tail_limit):
-            le.kind = LocalKind.ROOT
+            le.kind, le.rule = LocalKind.ROOT, LocalRule.REPLAY_BROKEN
             le.why = le.replay.sentence() + (f"; {reasons}" if reasons else "")
         else:
-            le.kind = LocalKind.CARRIES
+            le.kind, le.rule = LocalKind.CARRIES, LocalRule.REPLAY_MATCHES
             le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence() + _unjudged_words(le)
         return le
     if sparse and not jumps:
-        le.kind = LocalKind.ROOT
+        le.kind, le.rule = LocalKind.ROOT, LocalRule.SPARSE
         src = "none of its inputs' elements are" if le.in_tail == 0 else f"{le.in_tail:.1%} of its inputs' are"
         extent = "a sparse error" if le.out_tail <= SPARSE else "an error"
         le.why = (
@@ -228,11 +252,11 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
             le.why += f" ({le.replay_note})"
         return le
     if out_rel <= le.floor:
-        le.kind, le.why = LocalKind.CLEAN, f"output within the {floor_words}"
+        le.kind, le.why, le.rule = LocalKind.CLEAN, f"output within the {floor_words}", LocalRule.WITHIN_FLOOR
         return le
     g_rel, g_abs = le.gain_rel or 0.0, le.gain_abs or 0.0
     if g_rel >= gain and g_abs >= gain:
-        le.kind = LocalKind.ROOT
+        le.kind, le.rule = LocalKind.ROOT, LocalRule.GAIN
         src = (
             "inputs agree"
             if le.data_in is None or le.data_in.worst_rel == 0
@@ -247,7 +271,7 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         elif le.replay_note:
             le.why += f" ({le.replay_note})"
     else:
-        le.kind = LocalKind.CARRIES
+        le.kind, le.rule = LocalKind.CARRIES, LocalRule.GAIN_BELOW
         le.why = (
             f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
         ) + (f"; note: {reasons}" if reasons else "")
@@ -290,8 +314,8 @@ def _cos_alarm(le: LocalError, cos: float | None) -> str:
         return ""
     if le.in_cos is not None and le.in_cos < cos:
         return ""
-    ins = "its inputs agree exactly" if le.in_cos is None else f"its data inputs' lowest is {le.in_cos:.6f}"
-    return f"cosine {le.out_cos:.6f} < --cos {cos} here, {ins}: the cosine alarm given"
+    ins = "its inputs agree exactly" if le.in_cos is None else f"its data inputs' lowest is {format_cos(le.in_cos)}"
+    return f"cosine {format_cos(le.out_cos)} < --cos {cos} here, {ins}: the cosine alarm given"
 
 
 def shape_of_error(outs: list, ins: list) -> tuple[float, float, float | None, float | None]:

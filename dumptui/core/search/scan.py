@@ -713,6 +713,7 @@ def rejudge(
     precision noise, said so in the reason). Returns a new context (`before` and these); the session's cache
     keeps what each pair's own numbers said."""
     judged: dict[int, TensorResult] = {}
+    cos = session.thresholds.cos
 
     def now(r: TensorResult) -> TensorResult:  # two ops may read one file: the later sees the earlier's verdict
         return judged.get(pair_key(r.ref, r.target)) or before.tensor(r)
@@ -740,11 +741,11 @@ def rejudge(
                     err = result_error(r)
                     said = f"{err.describe()}; " if err is not None else ""
                     restate(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
-                elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into)):
+                elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
                     restate(r, CLOSE, why)
         for cached in res.outputs:
             r = now(cached)
-            if why := _carried(r, sr.tainted[pos]):
+            if why := _carried(r, sr.tainted[pos], cos):
                 restate(r, CLOSE, why)
     return before.merged(judged.values())
 
@@ -776,9 +777,12 @@ def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
     return " and ".join(unjudged_origins(session.ref, session.target, session.alignment, pair, slot))
 
 
-def _carried(r: TensorResult, tainted: bool) -> str:
-    """Why `r` is carried precision noise ("" when it is not: it agrees, a root may feed it, or NaN/Inf)."""
+def _carried(r: TensorResult, tainted: bool, cos: float | None) -> str:
+    """Why `r` is carried precision noise ("" when it is not: it agrees, a root may feed it, NaN/Inf, or its
+    cosine is below the user's `--cos`, which calls it diverged whatever its context)."""
     if r.verdict != DIVERGED or tainted:
+        return ""
+    if cos is not None and r.stats is not None and r.stats.cos is not None and r.stats.cos < cos:
         return ""
     err = result_error(r)
     if err is not None and err.nonfinite:
