@@ -43,9 +43,9 @@ def verbosity_of(args: argparse.Namespace) -> Verbosity:
     return Verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
 
 
-def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Session]:
+def open_session(args: argparse.Namespace, kl: bool, command: str = "bisect") -> tuple[Dump, Dump, Session]:
     """Index both dumps (on a terminal: each dump's stage and count as it is indexed) and align them; -v says
-    how long it took."""
+    how long it took. A training step's earlier steps are searched as `command` searches (make_session)."""
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
     t0 = time.perf_counter()
@@ -56,7 +56,7 @@ def open_session(args: argparse.Namespace, kl: bool) -> tuple[Dump, Dump, Sessio
             in_processes=any(many_files(options.path(s)) for s in SIDES),
             indexing=(lambda side, *rest: stages(f"indexing {side}", *rest)) if stages else None,
         )
-        session = make_session(options, ref, target, kl=kl)
+        session = make_session(options, ref, target, kl=kl, command=command)
     counts = ", ".join(f"{n} {how}" for how, n in session.alignment.counts().items())
     detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)
     for d in (ref, target):

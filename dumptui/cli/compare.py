@@ -100,7 +100,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
     workers = 0 if executor is not None else args.workers or os.cpu_count() or 1
     # no cyclic GC for the command's life (its workers' too): see no_cyclic_gc
     with no_cyclic_gc(), shared_processes(start=workers):
-        ref, target, session = open_session(args, kl=args.kl)
+        ref, target, session = open_session(args, kl=args.kl, command="compare")
         session.executor = executor
         for path in (args.csv, args.json, args.xlsx):
             if path not in (None, jsonout.STDOUT):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 from dumptui.cli.common import console
@@ -21,8 +20,8 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     from dumptui.core.compare.session import Session
     from dumptui.core.ranks.allunits import run_units
     from dumptui.core.ranks.units import Unit, pair_units, units
-    from dumptui.core.search.bisect import Bisection, Root
-    from dumptui.options.pair import make_session, open_pair
+    from dumptui.core.search.bisect import Root
+    from dumptui.options.pair import search_unit
     from dumptui.report import jsonout
     from dumptui.report.documents import bisect_document, compare_document, compare_skipped, incomplete
     from dumptui.report.ranks import allranks_json, print_allranks
@@ -37,28 +36,25 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     undecided: set = set()  # units where damage hides the answer: exit 2 unless another unit diverged
 
     def run(unit: Unit, carried_from_step: tuple[str, float] | None) -> tuple[Session, list[Root]]:
-        chosen = replace(options, rank=unit.rank, iteration=unit.step)
-        ref, target = open_pair(chosen)
-        session = make_session(chosen, ref, target, kl=getattr(args, "kl", False))
-        session.executor = executor
-        session.carried_from_step = carried_from_step
+        # the one search a single unit's run makes too (options/pair.search_unit): the same answer per unit
+        session, search, roots = search_unit(
+            options,
+            unit,
+            carried_from_step,
+            command,
+            kl=getattr(args, "kl", False),
+            use_graph=not getattr(args, "no_graph", False),
+            workers=getattr(args, "workers", None),
+            executor=executor,
+        )
         if command == "bisect":
-            bi = Bisection(session, use_graph=not args.no_graph)
-            bi.prepare()
-            bi.run()
-            bi.first_root()
-            roots = bi.roots()
-            reports[unit] = bisect_document(bi)
-            if bi.undecided and not roots:
+            reports[unit] = bisect_document(search)
+            if search.undecided and not roots:
                 undecided.add(unit)
         else:
-            from dumptui.core.search.compare_all import compare_pair
-
-            comparison = compare_pair(session, workers=args.workers)
-            roots = comparison.roots
-            if incomplete(comparison, compare_skipped(session, comparison)):
+            if incomplete(search, compare_skipped(session, search)):
                 undecided.add(unit)
-            reports[unit] = compare_document(session, comparison)
+            reports[unit] = compare_document(session, search)
         return session, roots
 
     def seen(unit: Unit, session: Session, roots: list[Root]) -> None:

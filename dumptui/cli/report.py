@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     fmt = args.format or ("md" if str(args.out).lower().endswith((".md", ".markdown")) else "html")
     verbosity = verbosity_of(args)
-    ref, target, session = open_session(args, kl=False)
+    ref, target, session = open_session(args, kl=False, command="compare")
     if args.out != "-":
         refuse_inside(args.out, (ref, target))
     t0 = time.perf_counter()
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     detail(f"compared in {time.perf_counter() - t0:.2f} s", verbosity)
     code = exit_code(bool(comparison.roots), incomplete(comparison, compare_skipped(session, comparison)))
     doc = compare_document(session, comparison)
-    pre = data.preconditions(comparison.bisection.check_inputs())
+    pre = data.preconditions(comparison.bisection.check_inputs(), comparison.bisection.judged)
     try:
         text = share.markdown(doc, pre, code) if fmt == "md" else share.html_page(doc, pre, code)
     except ImportError as e:

@@ -11,7 +11,7 @@ import gc
 import os
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from dumptui.core.io.errors import DumptuiError
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is op
     from dumptui.core.compare.session import Session
     from dumptui.core.formats.indexproc import IndexingReport
     from dumptui.core.model.dump import Dump
+    from dumptui.core.ranks.units import Unit
+    from dumptui.core.search.bisect import Root
 
 SIDES = ("ref", "target")
 ALL = "all"  # --rank all: every rank
@@ -179,7 +181,6 @@ def first_diverged_step(
     which a rank diverged opened; (that step, the sentence that says why). None diverged: the last step."""
     from dumptui.core.ranks.allunits import run_units
     from dumptui.core.ranks.units import pair_units, units
-    from dumptui.core.search.bisect import Bisection
 
     common, _only_ref, _only_target = pair_units(units(options.ref, ALL, ALL), units(options.target, ALL, ALL))
     if not common:
@@ -188,12 +189,8 @@ def first_diverged_step(
         raise DumpError(options.target, "no rank and step is in both dumps")
 
     def run(unit, carried):  # type: ignore[no-untyped-def]
-        chosen = replace(options, rank=unit.rank, iteration=unit.step)
-        session = make_session(chosen, *open_pair(chosen, cache), kl=False)
-        session.carried_from_step = carried
-        bi = Bisection(session)
-        bi.run()
-        return session, bi.roots()
+        session, _bi, roots = search_unit(options, unit, carried, "bisect", cache=cache)
+        return session, roots
 
     done = [0]
 
@@ -255,8 +252,79 @@ def _read_option_file(path: str, read: Callable[[str], T]) -> T:
         raise OptionFileError(path, str(e)) from None
 
 
-def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = True) -> "Session":
-    """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`."""
+CARRIED_UNKNOWN = ("?", -1.0)  # make_session's default: the step before is looked for (step_before)
+SEARCHES = ("bisect", "compare")
+
+
+def search_unit(
+    options: PairOptions,
+    unit: "Unit",
+    carried: tuple[str, float] | None,
+    command: str,
+    cache: bool = True,
+    kl: bool = False,
+    use_graph: bool = True,
+    workers: int | None = None,
+    executor: Any = None,
+) -> tuple["Session", Any, list["Root"]]:
+    """One (rank, step) searched as `command` searches it, told what its rank's step before carried: its
+    session, its Bisection (bisect) or Comparison (compare), its roots. The every-unit table, the app's first
+    diverged step and a single unit's step before all run this one search, so they agree."""
+    chosen = replace(options, rank=unit.rank, iteration=unit.step)
+    session = make_session(chosen, *open_pair(chosen, cache), kl=kl, carried_from_step=carried)
+    session.executor = executor
+    if command == "bisect":
+        from dumptui.core.search.bisect import Bisection
+
+        bi = Bisection(session, use_graph=use_graph)
+        bi.prepare()
+        bi.run()
+        bi.first_root()
+        return session, bi, bi.roots()
+    from dumptui.core.search.compare_all import compare_pair
+
+    comparison = compare_pair(session, workers=workers)
+    return session, comparison, comparison.roots
+
+
+def step_before(options: PairOptions, command: str = "bisect") -> tuple[str, float] | None:
+    """A single training step chosen (`--step S`): its rank's earlier steps searched as the every-unit run
+    searches them, and what the last one carries into S — (that step, the largest error it saw) when it
+    differed, else None. So `--step S` alone says "carried from step S-1" where `--step all` does, never
+    "check the checkpoint" for weights the optimizer updated with the earlier step's error."""
+    from dumptui.core.io.errors import DumptuiError
+    from dumptui.core.ranks.allunits import run_units
+    from dumptui.core.ranks.units import Unit, pair_units, units
+
+    if options.iteration in (None, ALL) or options.rank == ALL:
+        return None
+    try:
+        common, _r, _t = pair_units(units(options.ref, options.rank, ALL), units(options.target, options.rank, ALL))
+    except DumptuiError:
+        return None  # no step level to read: nothing before
+    chosen = Unit(options.rank, options.iteration)
+    earlier = [u for u in common if u.rank == chosen.rank and u.sort_key() < chosen.sort_key()]
+    if not earlier:
+        return None
+
+    def run(unit: Unit, carried: tuple[str, float] | None) -> tuple["Session", list["Root"]]:
+        session, _search, roots = search_unit(options, unit, carried, command)
+        return session, roots
+
+    return run_units(earlier, run).carried.get(chosen.rank)
+
+
+def make_session(
+    options: PairOptions,
+    ref: "Dump",
+    target: "Dump",
+    kl: bool = True,
+    carried_from_step: tuple[str, float] | None = CARRIED_UNKNOWN,
+    command: str = "bisect",
+) -> "Session":
+    """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`. A training step
+    is told what the step before it on its rank carried (`carried_from_step`; by default looked for with
+    `step_before`, searching the earlier steps as `command` does)."""
     from dumptui.core.compare.session import Session
     from dumptui.core.compare.verdict import (
         Thresholds,
@@ -282,6 +350,9 @@ def make_session(options: PairOptions, ref: "Dump", target: "Dump", kl: bool = T
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
     forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
     session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    session.carried_from_step = (
+        step_before(options, command) if carried_from_step == CARRIED_UNKNOWN else carried_from_step
+    )
     require_pairs(session)
     return session
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.results import OpResult, TensorResult
@@ -150,18 +150,19 @@ def dump_summary(d: Dump) -> dict:
     }
 
 
-def input_check(c: InputCheck) -> dict:
+def input_check(c: InputCheck, judged: Callable[[TensorResult], TensorResult] = lambda r: r) -> dict:
+    """`judged`: the search's verdicts in context (a benign weight's tensor is close there, as everywhere)."""
     return {
         "name": c.name,
         "kind": c.kind,
         "status": c.status,
         "detail": c.detail,
         "consumers": [p.name for p in c.consumers],
-        "result": tensor_result(c.result),
+        "result": tensor_result(judged(c.result)),
     }
 
 
-def preconditions(checks: list[InputCheck]) -> dict:
+def preconditions(checks: list[InputCheck], judged: Callable[[TensorResult], TensorResult] = lambda r: r) -> dict:
     """Counts for all, details for those that are not bitwise equal (a model has thousands of weights)."""
     by_status: dict[str, int] = {}
     for c in checks:
@@ -169,7 +170,7 @@ def preconditions(checks: list[InputCheck]) -> dict:
     return {
         "checked": len(checks),
         "by_status": by_status,
-        "not_equal": [input_check(c) for c in checks if c.status != CheckStatus.EQUAL],
+        "not_equal": [input_check(c, judged) for c in checks if c.status != CheckStatus.EQUAL],
     }
 
 
@@ -250,7 +251,7 @@ def bisect_report(bi: Bisection) -> dict:
             }
             for st in bi.history
         ],
-        "preconditions": preconditions(bi.checks or []),
+        "preconditions": preconditions(bi.checks or [], bi.judged),
         "alignment": s.alignment.counts(),
         "unpaired": [
             {"side": "ref" if p.target is None else "target", "op": p.name, "op_type": p.op_type}

@@ -66,6 +66,9 @@ class AllUnits:
     steps: list[StepVerdict]
     only_ref: list[Unit] = field(default_factory=list)
     only_target: list[Unit] = field(default_factory=list)
+    # per rank, after its last step: (that step, the largest error it saw) when it differed, else None — what
+    # the rank's next step is told (a weight updated with that error is carried, not a root)
+    carried: dict[str | None, tuple[str, float] | None] = field(default_factory=dict)
 
     @property
     def first(self) -> StepVerdict | None:
@@ -122,7 +125,7 @@ def run_units(
         events.setdefault(unit.step, RankEvents()).add(rank_id, evs, unmatched)
         if on_unit is not None:
             on_unit(unit, session, roots)
-    return AllUnits(outcomes, _order_steps(outcomes, events))
+    return AllUnits(outcomes, _order_steps(outcomes, events), carried=dict(differed))
 
 
 def largest_error(session: Session) -> float:
