@@ -109,7 +109,7 @@ def print_compare(
     roots = comparison.roots
     benign = comparison.bisection.benign_evidence()
     if roots:
-        conclusion = "[bold red]Roots of divergence[/bold red] (where error is born, first first): " + "; ".join(
+        conclusion = "[bold red]Roots of divergence[/bold red] (where error is born, in execution order): " + "; ".join(
             f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots
         )
         if incomplete:

@@ -24,6 +24,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
 from dumptui.core.search.localerror import LocalError
 from dumptui.present.words import nonfinite_words
+from dumptui.report import fmt
 from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain, proof_words
 
 if TYPE_CHECKING:
@@ -115,9 +116,9 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
         index=p.index,
         position=position,
         label=p.label,
-        op_type=p.op_type,
+        op_type=fmt.short_types(p.op_type),
         kind=root.kind,
-        why=sentence,
+        why=fmt.short_types(sentence),
         how=p.how,
         caveats=tuple(
             dict.fromkeys(c for c in root.caveats if c not in sentence and not any(f.name in c for f in failed))

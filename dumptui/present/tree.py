@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence, Union
 
-from dumptui.core.compare.verdict import BAD, PENDING, worst
+from dumptui.core.compare.verdict import BAD, ONLY_REF, ONLY_TARGET, PENDING, worst
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER
 
@@ -63,7 +63,9 @@ class Folder:
         present = [v for v, n in self.counts.items() if n]
         if self.pending:
             present.append(PENDING)
-        return worst(present) or PENDING
+        # `<`/`>` (in one dump only) only when every op inside is: a folder holding a paired op is that op's
+        paired = [v for v in present if v not in (ONLY_REF, ONLY_TARGET)]
+        return worst(paired or present) or PENDING
 
     def ancestors(self) -> list["Folder"]:
         """This folder and its parents up to (excluding) the root."""

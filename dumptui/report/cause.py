@@ -40,6 +40,17 @@ def proof_words(le: LocalError | None) -> str:
     return f"{le.replay_note}: {decided}" if decided else le.replay_note
 
 
+def _vendor_kernel(root: Root) -> bool:
+    """The target runs a vendor kernel of the reference's op (Custom_ReduceSum_<digest> for ReduceSum) and
+    nothing else differs: its definition differing proves nothing, the replay does (FloorMod vs Mod is
+    another op, not a kernel of it)."""
+    le, p = root.local, root.pair
+    if le is None or p.ref is None or p.target is None or p.ref.op_type == p.target.op_type:
+        return False
+    only_type = all(d.startswith("op type ") for d in le.differs)
+    return only_type and p.ref.op_type in p.target.op_type.split("_")
+
+
 def differing_inputs(pair_key: str, checks: Sequence[InputCheck]) -> list[InputCheck]:
     """The preconditions that failed for this op: weights or network inputs it reads that differ."""
     return [c for c in checks if c.status == CheckStatus.DIFFERS and any(u.key == pair_key for u in c.consumers)]
@@ -64,7 +75,7 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
     le = root.local
     out = _output_words(le, root.result)
     failed = differing_inputs(root.pair.key, checks)
-    if le is not None and le.differs:
+    if le is not None and le.differs and not (le.rule == LocalRule.REPLAY_BROKEN and _vendor_kernel(root)):
         return "constant", f"its definition differs ({'; '.join(le.differs)}), and {out}"
     if root.kind != RootKind.OUTPUTS and root.why:
         # a weight or input the preconditions found differing: the engine's sentence names what (a folded
@@ -94,7 +105,10 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
         else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
     )
     if le.rule == LocalRule.REPLAY_BROKEN:
-        return "data", f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees"
+        # a vendor kernel in the op's place (only its type differs, and it names the op): the replay proves it: the strongest cause first, then what differs in its definition (a vendor
+        # kernel in the reference op's place), which alone proves nothing
+        differs = f"; its definition differs ({'; '.join(le.differs)})" if le.differs else ""
+        return "data", f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees{differs}"
     if le.rule in (LocalRule.COS_ALARM, LocalRule.SPARSE):
         return "data", f"error is born here: {le.why}"  # (the rule's own numbers: the cosine, the share)
     if le.is_root:

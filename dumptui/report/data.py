@@ -12,7 +12,7 @@ from dumptui.core.compare.verdict import UNREADABLE
 from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
-from dumptui.report.cause import why
+from dumptui.report.cause import fmt_gain, why
 
 
 def num(v: Any) -> Any:
@@ -98,6 +98,8 @@ def local_error(le: LocalError | None) -> dict | None:
         "input_slot": le.in_slot,
         "gain": num(le.gain_rel),
         "gain_absolute": num(le.gain_abs),
+        # the gain as every text says it ("inf" where no error came in: JSON has no infinity, `gain` is null)
+        "gain_words": fmt_gain(le.gain_rel),
         "floor": num(le.floor),
         "floor_dtype": le.floor_dtype,
         "differs": list(le.differs),

@@ -41,6 +41,16 @@ def clean(text: object) -> str:
     return _UNSAFE.sub(_visible, str(text))
 
 
+# a vendor kernel's type carries a digest (`Custom_ReduceSum_2cb6b808…` + 64 hex digits): in text, its first
+# four digits name it and the rest only takes lines (five of the app's nine at 80x24); JSON keeps it whole
+_HASHED_TYPE = re.compile(r"\b([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*?_)([0-9a-f]{4})[0-9a-f]{28,}\b")
+
+
+def short_types(text: str) -> str:
+    """`text` with each hashed vendor kernel type cut to its first four digits: Custom_ReduceSum_2cb6…."""
+    return _HASHED_TYPE.sub(lambda m: f"{m.group(1)}{m.group(2)}…", text)
+
+
 def markup(text: object) -> str:
     """Text from a file inside Rich markup: cleaned, and its `[tags]` escaped so they show as written."""
 

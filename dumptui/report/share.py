@@ -52,7 +52,7 @@ def _summary(doc: dict, code: int) -> list[tuple[str, str]]:
                 (
                     "local error",
                     f"output {_rel(le['output_error'])} of its RMS (floor {_rel(le.get('floor'))}), inputs carry "
-                    f"{_rel(le.get('input_error'))}: gain x{fmt_gain(le.get('gain'))}",
+                    f"{_rel(le.get('input_error'))}: gain x{le.get('gain_words') or fmt_gain(le.get('gain'))}",
                 )
             )
         if le.get("replay"):
@@ -91,7 +91,7 @@ def _rows(doc: dict) -> list[list[str]]:
                 op["op_type"] or "",
                 op["verdict"],
                 _rel(le.get("output_error")),
-                fmt_gain(le.get("gain")),
+                le.get("gain_words") or fmt_gain(le.get("gain")),
                 str(le.get("kind") or ""),
             ]
         )
@@ -111,7 +111,7 @@ def markdown(doc: dict, pre: dict, code: int) -> str:
     out += [f"- **{cell(label)}**: {cell(text)}" for label, text in _summary(doc, code)]
     out += ["", "## Preconditions", ""] + [f"- {cell(line)}" for line in _preconditions(pre)]
     diverged = _diverged(doc)
-    out += ["", f"## Diverged ops ({len(diverged)} of {len(doc['ops'])})", ""]
+    out += ["", f"## Diverged ops ({len(diverged)} of the {len(doc['ops'])} ops)", ""]
     out += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in _rows(doc)]
     if len(diverged) > MAX_TABLE_ROWS:
@@ -175,7 +175,7 @@ code {{ background: #f4f4f4; }}
 <h2>Error along the execution order</h2>
 {plot}
 <h2>Preconditions</h2><ul>{pre_items}</ul>
-<h2>Diverged ops ({len(diverged)} of {len(doc["ops"])})</h2>
+<h2>Diverged ops ({len(diverged)} of the {len(doc["ops"])} ops)</h2>
 <table id="ops"><tr>{head}</tr>{body}</table>{more}
 <p><small>made by dumptui; every number is the one <code>dumptui compare --json</code> gives</small></p>
 </body></html>

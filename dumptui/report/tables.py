@@ -127,12 +127,12 @@ def print_root(console: Console, r: Root, session: Session, heading: str, checks
     res = r.result or session.op_result(r.pair)
     p = r.pair
     console.print(
-        f"[bold]{heading}:[/bold] [bold red]{name(p.label)}[/bold red] ({name(p.op_type)}), "
+        f"[bold]{heading}:[/bold] [bold red]{name(p.label)}[/bold red] ({name(fmt.short_types(p.op_type))}), "
         f"position {p.index + 1} of {len(session.alignment.kernels)} in execution order"
     )
     if p.how != "exact name":
         console.print(f"  paired by: {name(p.how)}")
-    console.print(f"  why: {name(why(r, checks))}")
+    console.print(f"  why: {name(fmt.short_types(why(r, checks)))}")
     console.print(tensor_table(res.inputs + res.outputs))
     console.print(stats_table(res.inputs + res.outputs))
     for line in reasons(res.inputs + res.outputs):
@@ -182,7 +182,7 @@ def print_local(console: Console, le: LocalError | None) -> None:
     elif le.replay_note:
         console.print(f"  proof: {name(proof_words(le))}")
     for d in le.differs:
-        console.print(f"  differs: {name(d)}")
+        console.print(f"  differs: {name(fmt.short_types(d))}")
 
 
 def print_checks(console: Console, checks: list[InputCheck]) -> None:

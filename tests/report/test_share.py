@@ -28,7 +28,7 @@ def test_the_html_report_is_self_contained_with_the_answer_and_the_plot(demo_pai
     assert culprit["ref"] in page and f"#{culprit['position']}" in page
     assert html.escape(culprit["local_error"]["replay"]["sentence"]) in page
     diverged = [op for op in compared["ops"] if any(t["verdict"] == "diverged" for t in op["outputs"])]
-    assert f"Diverged ops ({len(diverged)} of {len(compared['ops'])})" in page
+    assert f"Diverged ops ({len(diverged)} of the {len(compared['ops'])} ops)" in page
     assert page.count("<tr><td>") == len(diverged)
     # the plot: one point per op with a local error, the culprit's error among them
     judged = [op for op in compared["ops"] if (op.get("local_error") or {}).get("output_error") is not None]

@@ -22,7 +22,7 @@ from dumptui.core.search.bisect.types import RootKind
 from dumptui.core.search.scan import result_error
 
 # open, align and search one unit (told the step before it on its rank that already differed, and the largest
-# error it saw): its session and roots, first first
+# error it saw): its session and roots, in execution order
 UnitRun = Callable[[Unit, "tuple[str, float] | None"], tuple[Session, list[Root]]]
 
 

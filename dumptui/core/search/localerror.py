@@ -108,8 +108,8 @@ class ReplayProof:
 
     def sentence(self, ref_name: str = "reference", target_name: str = "target") -> str:
         text = (
-            f"given its own inputs, the {target_name} output is off by {fmt_rel(self.dev_target)} (of its RMS) "
-            f"from what the op computes; the {ref_name}'s by {fmt_rel(self.dev_ref)}"
+            f"given its own inputs, the {target_name} output is off by {_off(self.dev_target)} "
+            f"from what the op computes; the {ref_name}'s by {_off(self.dev_ref)}"
         )
         if 0 < self.tail_target <= SPARSE or 0 < self.tail_ref <= SPARSE:  # a sparse error: its share says it
             text += (
@@ -130,6 +130,14 @@ class ReplayProof:
             f"within ±{self.error_margin:.0%} and the shares far off within ±{max(margin, 3 / n):.1%} "
             "of the whole output's at 99.7 %"
         )
+
+
+def _off(dev: float) -> str:
+    """A deviation in words: `inf` only where it is infinite, and then why (a finite max beside "off by inf"
+    read as a contradiction: the exact result overflows the dtype, or NaN/Inf stand against finite values)."""
+    if math.isfinite(dev):
+        return f"{fmt_rel(dev)} (of its RMS)"
+    return "an infinite error (NaN/Inf on one side where the other is finite: an overflow of its dtype)"
 
 
 @dataclass(slots=True)  # one per op pair in a scan: no __dict__ each

@@ -219,7 +219,10 @@ class Exports:
             return
         self.remedy_path = full
         self.app.call_from_thread(
-            self.notify, f"wrote {len(written)} files to {full} ({causes})", markup=False, timeout=10
+            self.notify,
+            f"wrote {len(written)} file{'s' if len(written) != 1 else ''} to {full} ({causes})",
+            markup=False,
+            timeout=10,
         )
 
     # ------------------------------------------------------------------ x: the comparison as CSV

@@ -17,7 +17,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import CLOSE, UNREADABLE
+from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
@@ -391,6 +391,10 @@ class Bisection:
             return st.evolve(bad=st.bad | {pos}, hi=pos, candidates=frozenset((ancestors | {pos}) - st.good))
         return st.evolve(good=st.good | {pos}, lo=max(st.lo, pos), candidates=st.candidates - ancestors - {pos})
 
+    @staticmethod
+    def _marked_bad_by_user(st: SearchState, pos: int) -> bool:
+        return any(s.position == pos and s.source == Source.USER and s.mark == Mark.BAD for s in st.history)
+
     def _maybe_converged(self, st: SearchState, force: bool = False) -> SearchState:
         """Run the culprit check once nothing but the known bad op is left to probe."""
         for _ in range(len(self.order) + 1):  # each continuation moves to a new producer
@@ -400,8 +404,21 @@ class Bisection:
                 return st
             out = self.culprit_check.check(st.hi, st.good)
             if out.undecided:  # the error came through an op on one side only: no root can be named
-                if out.undecided not in self.undecided:
-                    self.undecided.append(out.undecided)
+                why = out.undecided
+                if (
+                    self._marked_bad_by_user(st, st.hi)
+                    and out.result.outputs
+                    and all(r.good or r.verdict == IGNORED for r in out.result.outputs)
+                ):
+                    # the user's own mark contradicts the numbers: say so (it is theirs to undo), never blame
+                    # the dumps for it
+                    verdicts = ", ".join(sorted({str(r.verdict) for r in out.result.outputs}))
+                    why = (
+                        f"{self.order[st.hi].label} was marked bad by you, but its outputs agree ({verdicts}): "
+                        "no root can be named below your mark (u undoes it)"
+                    )
+                if why not in self.undecided:
+                    self.undecided.append(why)
                 return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
             if out.carried_only:
                 # no root where the walk ended: the answer is the scan's and the preconditions' roots (compare's);
