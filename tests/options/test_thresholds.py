@@ -112,7 +112,10 @@ def test_cos_below_the_threshold_diverges_from_the_flag_and_the_config(cos_pair,
     assert code == 0 and _op_verdict(out)[0] == "close", err  # 7.7 % is within a floor of 10 %
     code, out, err = run_cli("compare", ref, target, "--floor", "float32=0.1", "--cos", "0.999", "--json", "-")
     verdict, reason = _op_verdict(out)
-    assert code == 1 and verdict == "diverged" and f"cosine {cos:.6f} < 0.999" in reason, err
+    assert code == 1 and verdict == "diverged" and reason.endswith("< 0.999"), err
+    op = next(o for o in json.loads(out)["ops"] if (o["ref"] or "").endswith("Abs-op0"))
+    shown = float(reason.split()[1])  # the cosine the reason prints, to its digits: close to the JSON's own
+    assert abs(op["outputs"][0]["stats"]["cos"] - cos) < 1e-9 and abs(shown - cos) < 1e-5
     config = tmp_path / "config.toml"
     config.write_text('cos = 0.999\nfloor = ["float32=0.1"]\n')
     code, out, err = run_cli("compare", ref, target, "--json", "-", "-v", env_extra={"DUMPTUI_CONFIG": str(config)})
