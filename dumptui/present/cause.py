@@ -22,7 +22,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
-from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
 from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain, proof_words
@@ -84,14 +84,14 @@ def replay_words(le: LocalError | None) -> str:
     return proof_words(le)
 
 
-def tensors_line(res: OpResult, failed: Sequence[InputCheck] = (), differs: Sequence[str] = ()) -> str:
+def tensors_line(res: OpResult, failed: Sequence[InputCheck] = (), differs: Sequence[Difference] = ()) -> str:
     """Inputs vs outputs in one line: `input.0 close, input.1 equal → output.0 diverged (cos 0.466451)`; a
     weight whose precondition failed, or a constant input that differs, says so whatever its verdict as a
     tensor (it is the cause)."""
     failed_names = {c.name for c in failed}
 
     def one(r: TensorResult) -> str:
-        if r.io == "input" and any(d.startswith(f"constant input.{r.slot}:") for d in differs):
+        if r.io == "input" and any(d.kind == DiffKind.CONSTANT and d.slot == r.slot for d in differs):
             return f"{r.label} differs (constant)"
         sources = {s.ref for s in input_source(res.pair, r.slot) if s is not None} if r.io == "input" else set()
         if sources & failed_names:

@@ -10,7 +10,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.bisect import CheckKind, CheckStatus, InputCheck, Root, RootKind
-from dumptui.core.search.localerror import LocalError, LocalRule
+from dumptui.core.search.localerror import DiffKind, LocalError, LocalRule
 
 
 def fmt_gain(g: float | None) -> str:
@@ -47,7 +47,7 @@ def _vendor_kernel(root: Root) -> bool:
     le, p = root.local, root.pair
     if le is None or p.ref is None or p.target is None or p.ref.op_type == p.target.op_type:
         return False
-    only_type = all(d.startswith("op type ") for d in le.differs)
+    only_type = all(d.kind == DiffKind.OP_TYPE for d in le.differs)
     return only_type and p.ref.op_type in p.target.op_type.split("_")
 
 

@@ -75,6 +75,35 @@ class LocalRule(str, Enum):
         return str.__format__(self, format_spec)
 
 
+class DiffKind(str, Enum):
+    """What part of an op's definition differs between the two sides."""
+
+    OP_TYPE = "op type"
+    ATTRIBUTE = "attribute"
+    CONSTANT = "constant input"
+
+    __str__ = str.__str__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
+
+class Difference(str):
+    """One difference in an op's definition: its words (a str, as every view prints it) and its kind and
+    slot as codes, so the engine and the views decide by the code and never parse the words."""
+
+    kind: DiffKind
+    slot: int | None
+
+    def __new__(cls, text: str, kind: DiffKind, slot: int | None = None) -> "Difference":
+        self = super().__new__(cls, text)
+        self.kind, self.slot = kind, slot
+        return self
+
+    def __getnewargs__(self) -> tuple[str, DiffKind, int | None]:  # type: ignore[override]
+        return str(self), self.kind, self.slot
+
+
 TAIL_SHARE = 0.01  # a share of elements far off that is a sparse error, not a few jumps (the trim is 1 %)
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
@@ -151,7 +180,7 @@ class LocalError:
     in_slot: int | None
     floor: float
     floor_dtype: str | None
-    differs: list[str] = field(default_factory=list)  # constants / attributes / op type that differ
+    differs: list[Difference] = field(default_factory=list)  # constants / attributes / op type that differ
     replay: ReplayProof | None = None
     replay_note: str = ""  # why there is no replay, when there is none
     kind: LocalKind = LocalKind.UNKNOWN

@@ -40,7 +40,15 @@ from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins,
 from dumptui.core.model.dump import KERNEL, TensorRef
 from dumptui.core.search import replay
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
-from dumptui.core.search.localerror import TAIL_SHARE, LocalError, ReplayProof, classify, shape_of_error
+from dumptui.core.search.localerror import (
+    TAIL_SHARE,
+    Difference,
+    DiffKind,
+    LocalError,
+    ReplayProof,
+    classify,
+    shape_of_error,
+)
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 # From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
@@ -207,15 +215,15 @@ def judged(session: Session, le: LocalError) -> LocalError:
     return classify(le, th.gain, th.max_off, th.cos)
 
 
-def _differences(res: OpResult, roles: dict[int, str]) -> list[str]:
+def _differences(res: OpResult, roles: dict[int, str]) -> list[Difference]:
     """What differs in the op's definition: its type, a graph attribute, a constant input."""
     pair = res.pair
     out = []
     if pair.ref is not None and pair.target is not None:
         if pair.ref.op_type != pair.target.op_type:
-            out.append(f"op type {pair.ref.op_type} vs {pair.target.op_type}")
+            out.append(Difference(f"op type {pair.ref.op_type} vs {pair.target.op_type}", DiffKind.OP_TYPE))
         for k, (a, b) in attribute_diff(pair.ref.attrs, pair.target.attrs).items():
-            out.append(f"attribute {k}: {a} vs {b}")
+            out.append(Difference(f"attribute {k}: {a} vs {b}", DiffKind.ATTRIBUTE))
     for r in res.inputs:
         if (
             roles.get(r.slot) == "constant"
@@ -223,12 +231,14 @@ def _differences(res: OpResult, roles: dict[int, str]) -> list[str]:
             and r.ref is not None
             and r.target is not None
         ):
-            out.append(f"constant input.{r.slot}: {_value(r.ref)} vs {_value(r.target)}")
+            out.append(
+                Difference(f"constant input.{r.slot}: {_value(r.ref)} vs {_value(r.target)}", DiffKind.CONSTANT, r.slot)
+            )
     for slot, role in roles.items():
         if role == "constant" and slot not in {r.slot for r in res.inputs}:
             texts = [s.ref if s is not None else None for s in input_source(pair, slot)]
             if texts[0] is not None and texts[1] is not None and texts[0] != texts[1]:
-                out.append(f"constant input.{slot}: {texts[0]} vs {texts[1]}")
+                out.append(Difference(f"constant input.{slot}: {texts[0]} vs {texts[1]}", DiffKind.CONSTANT, slot))
     return out
 
 

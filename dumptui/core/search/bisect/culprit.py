@@ -21,7 +21,7 @@ from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root, RootKind
-from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
+from dumptui.core.search.localerror import DiffKind, LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import analyse, input_roles, result_error
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
@@ -169,7 +169,7 @@ class CulpritCheck:
         if le.kind != LocalKind.ROOT and le.unjudged_flow:
             # neither this op (it only carries the error) nor the op the error came through (one side only)
             return CheckOutcome(res, None, le.why, caveats, le, undecided=unjudged_reason(le))
-        definition = [d for d in le.differs if not d.startswith("constant input")]
+        definition = [d for d in le.differs if d.kind != DiffKind.CONSTANT]
         if (
             self.scanned
             and le.kind in (LocalKind.CARRIES, LocalKind.CLEAN)
@@ -205,7 +205,7 @@ class CulpritCheck:
             why += f"; its other {inputs_words(le)}"
         # what the app's culprit panel says of such an op: a scalar argument, an attribute, a reduce op (a
         # constant input that differs is said above, with its numbers)
-        if definition and le.kind == LocalKind.ROOT and "definition differs" not in why:
+        if definition and le.kind == LocalKind.ROOT:
             why += f"; its definition differs ({'; '.join(definition)})"
         return CheckOutcome(res, None, why, caveats, le, unjudged=unjudged)
 
