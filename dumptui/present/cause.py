@@ -25,7 +25,7 @@ from dumptui.core.graph.dataflow import input_source
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
-from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain, proof_words
+from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain, of_what, proof_words
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
@@ -75,7 +75,7 @@ def local_numbers(le: LocalError) -> str:
     )
     floor = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
     return (
-        f"output {fmt_rel(le.out_rel or 0.0)} of its RMS ({floor}); {ins}: "
+        f"output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({floor}); {ins}: "
         f"gain x{fmt_gain(le.gain_rel)} (x{fmt_gain(le.gain_abs)} absolute)"
     )
 

@@ -19,6 +19,12 @@ def fmt_gain(g: float | None) -> str:
     return "inf" if g == float("inf") else f"{g:.3g}"
 
 
+def of_what(le: LocalError) -> str:
+    """What an op's error is relative to: its RMS where elements were compared; on a statistics dump, the
+    largest relative difference of its statistics (there is no RMS of the difference to speak of)."""
+    return "of its statistics (max/min/mean/L2, relative)" if le.statistics_only else "of its RMS"
+
+
 def proof_words(le: LocalError | None) -> str:
     """What proves the op's local verdict, as the rule that decided it says: the replay's numbers where it
     decided or was run, else why there was none and which rule decided instead (the gain rule only where
@@ -31,7 +37,6 @@ def proof_words(le: LocalError | None) -> str:
         return ""
     decided = {
         LocalRule.GAIN: "the gain rule decides",
-        LocalRule.GAIN_BELOW: "the gain rule decides",
         LocalRule.SPARSE: "the share of elements far off decides",
         LocalRule.COS_ALARM: "the cosine alarm (--cos) decides",
         LocalRule.WIRING: "its wiring decides",
@@ -60,7 +65,7 @@ def _output_words(le: LocalError | None, res: OpResult | None) -> str:
     if le is not None and le.out is not None:
         if le.out.nonfinite:
             return f"NaN/Inf differ at {le.out.nonfinite} output positions"
-        return f"its output is off by {fmt_rel(le.out_rel or 0.0)} of its RMS"
+        return f"its output is off by {fmt_rel(le.out_rel or 0.0)} {of_what(le)}"
     bad = [r for r in (res.outputs if res is not None else []) if r.verdict in BAD]
     return f"{bad[0].label} {bad[0].verdict}" if bad else "its outputs agree"
 

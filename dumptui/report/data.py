@@ -91,6 +91,7 @@ def local_error(le: LocalError | None) -> dict | None:
     return {
         "kind": le.kind,
         "rule": le.rule,  # which rule decided (localerror.LocalRule)
+        "statistics_only": le.statistics_only,  # its error is of its statistics, not of its elements' RMS
         "why": le.why,
         "output_error": num(le.out_rel),
         "output_slot": le.out_slot,

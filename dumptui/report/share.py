@@ -51,7 +51,7 @@ def _summary(doc: dict, code: int) -> list[tuple[str, str]]:
             out.append(
                 (
                     "local error",
-                    f"output {_rel(le['output_error'])} of its RMS (floor {_rel(le.get('floor'))}), inputs carry "
+                    f"output {_rel(le['output_error'])} {'of its statistics' if le.get('statistics_only') else 'of its RMS'} (floor {_rel(le.get('floor'))}), inputs carry "
                     f"{_rel(le.get('input_error'))}: gain x{le.get('gain_words') or fmt_gain(le.get('gain'))}",
                 )
             )

@@ -18,7 +18,7 @@ from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputC
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
-from dumptui.report.cause import fmt_gain, proof_words, why
+from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.looks import role
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -174,7 +174,7 @@ def print_local(console: Console, le: LocalError | None) -> None:
         else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
     )
     console.print(
-        f"  local error: output {fmt_rel(le.out_rel or 0.0)} of its RMS ({name(le.floor_dtype)} floor "
+        f"  local error: output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({name(le.floor_dtype)} floor "
         f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})"
     )
     if le.replay is not None:

@@ -37,3 +37,17 @@ def test_counts_say_their_denominator_and_the_roots_their_order(demo_pair, capsy
     doc = json.loads(_run(capsys, "compare", demo_pair.ref, demo_pair.target, "-q", "--json", "-")[1])
     diverged = [op for op in doc["ops"] if op["verdict"] in ("diverged", "shape mismatch", "dtype mismatch")]
     assert f"## Diverged ops ({len(diverged)} of the {len(doc['ops'])} ops)" in report.read_text()
+
+
+def test_a_statistics_dump_speaks_of_statistics_and_the_gain_rule_only_where_it_decided(tmp_path, capsys):
+    from helpers.msdumps import write_statistics_dump
+
+    ref = write_statistics_dump(tmp_path / "ref", 1.0, False)
+    target = write_statistics_dump(tmp_path / "target", 1.5, False)  # linear.1's output statistics x1.5
+    code, out = _run(capsys, "bisect", ref, target, "-q", "--json", "-")
+    le = json.loads(out)["culprit"]["local_error"]
+    assert code == 1 and le["statistics_only"] is True
+    code, text = _run(capsys, "bisect", ref, target)
+    assert "of its statistics (max/min/mean/L2, relative)" in text and "of its RMS" not in text
+    assert le["replay"] is None and le["replay_note"]  # (linear has no replay here: a note says so)
+    assert ("the gain rule decides" in text) == (le["rule"] == "gain"), le["rule"]
