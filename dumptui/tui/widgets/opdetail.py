@@ -186,7 +186,7 @@ class OpDetail(VerticalScroll):
             st.mark(verdict),
             " ",
             (fmt.clean(leaf), "bold"),
-            f" ({fmt.clean(pair.op_type)})",
+            f" ({fmt.clean(fmt.short_types(pair.op_type))})",
             (f"  {where}  ", st.muted),
             st.verdict_text(verdict),
             no_wrap=True,
