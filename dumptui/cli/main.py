@@ -69,8 +69,29 @@ def _read_config(parser: argparse.ArgumentParser, skip: bool) -> str:
     return f"config: read {path}: " + (", ".join(f"{k} = {values[k]!r}" for k in sorted(values)) or "no settings")
 
 
+def _stdout_closed() -> bool:
+    """Standard output closed (`dumptui bisect A B >&-`): Python then has no sys.stdout at all."""
+    if sys.stdout is None:
+        return True
+    try:
+        os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return True
+    except Exception:  # a stream with no descriptor (a test's capture): it can be written
+        return False
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     single_threaded_blas()
+    if _stdout_closed():
+        # nothing could be said where the answer goes: say so where errors go, exit 2 (never 1, "divergence")
+        if sys.stderr is not None:
+            print(
+                "dumptui: standard output is closed: nothing can be written (send it to a file or a pipe)",
+                file=sys.stderr,
+            )
+        return 2
     tolerant_output()
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = argv[0] if argv and argv[0] in SUBCOMMANDS else None
