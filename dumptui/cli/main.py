@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import io
 import os
 import sys
 
@@ -74,11 +75,15 @@ def _stdout_closed() -> bool:
     if sys.stdout is None:
         return True
     try:
-        os.fstat(sys.stdout.fileno())
-    except (OSError, ValueError):
-        return True
-    except Exception:  # a stream with no descriptor (a test's capture): it can be written
+        fd = sys.stdout.fileno()
+    except (io.UnsupportedOperation, AttributeError):  # a stream with no descriptor (a capture): writable
         return False
+    except ValueError:  # a file object already closed
+        return True
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
     return False
 
 
