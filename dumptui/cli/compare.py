@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from typing import Any, ContextManager
 
 from dumptui.cli.common import ALL, console, refuse_inside
-from dumptui.cli.options import compare_options, output_options
+from dumptui.cli.options import compare_options, output_options, worker_count
 from dumptui.core.io.errors import UsageError
 from dumptui.headless import (
     exit_code,
@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also compute the KL divergence (its logarithms make a compare about 1.5x slower)",
     )
-    p.add_argument("--workers", type=int, help="worker processes (default: the number of CPUs)")
+    p.add_argument("--workers", type=worker_count, help="worker processes (default: the number of CPUs)")
     p.add_argument(
         "--dask",
         metavar="SCHEDULER",

@@ -80,3 +80,23 @@ def output_options(p: argparse.ArgumentParser, json_help: str = "write one JSON 
     )
     g.add_argument("-q", "--quiet", action="store_true", help="only the answer: no progress, no notes")
     g.add_argument("-v", "--verbose", action="store_true", help="also timings and how the dumps were read (stderr)")
+
+
+def worker_count(text: str) -> int:
+    """`--workers N`: at least 1, at most this machine's CPUs (a process per CPU is what helps; 10,000 forked
+    processes hung `compare` past a minute): a larger count is capped, and said on stderr."""
+    import argparse
+    import os
+    import sys
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of worker processes") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: at least 1 worker process")
+    cpus = os.cpu_count() or 1
+    if n > cpus:
+        print(f"dumptui: --workers {n}: capped at {cpus}, the CPUs of this machine", file=sys.stderr)
+        return cpus
+    return n

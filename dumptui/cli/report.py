@@ -6,7 +6,7 @@ import argparse
 import time
 
 from dumptui.cli.common import refuse_inside
-from dumptui.cli.options import compare_options
+from dumptui.cli.options import compare_options, worker_count
 from dumptui.core.io.errors import UsageError
 from dumptui.headless import exit_code, open_session, verbosity_of
 
@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format", choices=FORMATS, default=None, help="html or md (default: from the file's suffix, else html)"
     )
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: the number of CPUs)")
+    p.add_argument("--workers", type=worker_count, default=None, help="worker processes (default: the number of CPUs)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("-v", "--verbose", action="store_true", help="say how long each step took")
     compare_options(p)
