@@ -52,7 +52,8 @@ def test_ignore_option_hides_the_planted_divergence(demo_pair, tmp_path):
     ign = tmp_path / "ignore.txt"
     ign.write_text("# everything after the fp16 region is known noise here\n*:output.*\n")
     rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--ignore-file", ign)
-    assert rc == 0, err
+    # every output ignored: nothing judged is no answer (exit 2, issue 36), never "no divergence"
+    assert rc == 2 and any("every op's outputs are ignored" in u for u in json.loads(out)["undecided"]), err
     rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--json", "--ignore", "*/Add-op0")
     d = json.loads(out)
     adds = [o for o in d["ops"] if o["ref"] and o["ref"].endswith("/Add-op0")]

@@ -155,12 +155,29 @@ class Bisection:
         if self._prepared:
             return
         self._prepared = True
+        everything = self._everything_ignored()
+        if everything and everything not in self.undecided:
+            self.undecided.append(everything)
         reason = self.scan_reason()
         if reason:
             self.use_scan(reason, progress, cancelled)
         else:
             self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
+
+    def _everything_ignored(self) -> str:
+        """Why nothing can be judged when the ignore rules cover every output of every op ("" otherwise): that
+        is no answer, never "no divergence" (a config that ignored every op said exit 0)."""
+        reasons: dict[str, None] = {}
+        for pair in self.order:
+            for _io, slot, _r, _t in self.session.tensor_pairs(pair, "output"):
+                why = self.session.ignore_reason(pair, "output", slot)
+                if why is None:
+                    return ""
+                reasons[why] = None
+        if not reasons:
+            return ""
+        return f"every op's outputs are ignored ({'; '.join(reasons)}): nothing was judged, so there is no answer"
 
     def scan_reason(self) -> str:
         """Why every op must be judged (a scan), in words; "" for a clean pair (bisection). Runs the

@@ -1,0 +1,24 @@
+"""A config or flags that ignore every op leave nothing judged: that is no answer (exit 2, saying every op
+was ignored and by which rule), never "no divergence" (exit 0)."""
+
+from __future__ import annotations
+
+from helpers.common import run_cli
+
+
+def test_ignoring_every_op_is_exit_2_naming_the_rule(demo_pair, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('ignore = ["*"]\n')
+    for command in ("bisect", "compare"):
+        for how in ("flag", "config"):
+            extra = ["--ignore", "*"] if how == "flag" else []
+            env = {"DUMPTUI_CONFIG": str(config)} if how == "config" else None
+            code, out, err = run_cli(command, demo_pair.ref, demo_pair.target, *extra, env_extra=env)
+            said = out + err
+            assert code == 2, (command, how, said[-400:])
+            assert "every op's outputs are ignored" in said and "(*)" in said, (command, how)
+
+
+def test_ignoring_some_ops_still_answers(demo_pair):
+    code, out, _err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--ignore", "*Sigmoid*")
+    assert code == 1 and "every op's outputs are ignored" not in out
