@@ -126,7 +126,7 @@ def convert_dump(dump: Dump, out: str) -> ConvertReport:
                 report.not_converted.append((what, t.problem))
                 continue
             try:
-                value = np.ascontiguousarray(t.array())
+                value = np.asarray(t.array(), order="C")  # (ascontiguousarray makes a 0-d tensor 1-d)
             except (OSError, ValueError) as e:
                 report.not_converted.append((what, f"read failed: {e}"))
                 continue

@@ -51,6 +51,21 @@ def test_convert_writes_what_np_load_reads_back(tmp_path):
     assert "overflow records" in stdout and "Opdebug.Node_OpDebug" in stdout
 
 
+def test_convert_keeps_a_scalar_a_scalar(tmp_path):
+    """A 0-d tensor (a Mul's scalar operand) is written 0-d, as np.save would write it: 41 of 151 files of a
+    CANN raw dump came out as shape (1,)."""
+    scalar = np.array(2.5, np.float32)
+    op = RawOp(
+        "Mul", "Default_Mul-op0", [Tensor(scalar), Tensor(np.ones(3, np.float32))], [Tensor(np.ones(3, np.float32))]
+    )
+    write(step_folder(tmp_path / "raw"), op)
+    code, stdout, stderr = run_cli("convert", tmp_path / "raw", "-o", tmp_path / "npy")
+    assert code == 0, stderr
+    (name,) = [f for f in os.listdir(tmp_path / "npy") if ".input.0." in f]
+    got = np.load(tmp_path / "npy" / name)
+    assert got.shape == () and got == scalar and ".input.0.scalar." in name
+
+
 def test_convert_long_names_numbered_with_a_mapping(tmp_path):
     long_name = "Default_" + "block-Block_" * 25 + "ReLU-op0"
     op = RawOp("ReLU", long_name, [Tensor(np.arange(3, dtype=np.float32))], timestamp=1700000000000005)
