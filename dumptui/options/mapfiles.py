@@ -45,6 +45,10 @@ def read_pairs(path: str, ref: Dump, target: Dump) -> list[tuple[str, str]]:
 
     text = read_text(path, MAX_OPTION_FILE)  # regular, bounded: never a FIFO or /dev/zero
     try:
+        # an alias repeats what its anchor holds, without bound ("billion laughs": 30 lines, 10^9 entries
+        # once walked): msprobe's mappings never need one, so none is accepted (the events, read in linear time)
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+            raise ValueError("YAML anchors and aliases (*name) are not accepted in a mapping file")
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ValueError(f"not valid YAML: {e}") from None
