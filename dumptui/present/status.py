@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dumptui.present.columns import elide_left
 from dumptui.present.panel import Line, Span
 from dumptui.present.progress import FAILED, WAITING, StatisticsState, statistics_words
+from dumptui.report.fmt import clean
 
 SEPARATOR: Span = (" │ ", "")
 PAIR_ROOM = 46  # what the status keeps for its other parts when it elides the two dump paths
@@ -38,14 +39,17 @@ def status_line(f: StatusFacts, width: int) -> Line:
     if f.failure_work:  # the error state: what failed, its path and reason, in place of the dumps
         if f.failure_work == "stats" and f.stats_failure:
             spans.append(("statistics failed: ", "error"))
-            spans.append((elide_left(f.stats_failure, max(10, width - _length(spans))), "error"))
+            spans.append((elide_left(clean(f.stats_failure), max(10, width - _length(spans))), "error"))
             return tuple(spans)
         if f.opened:
             spans.append((statistics_words(f.stats_state, f.stats_done, f.stats_total) + " │ ", ""))
-        spans.append((elide_left(f.failure, max(10, width - _length(spans))), "error"))
+        spans.append((elide_left(clean(f.failure), max(10, width - _length(spans))), "error"))
         return tuple(spans)
     room = max(8, (width - PAIR_ROOM) // 2)
-    spans += [("ref ", ""), (elide_left(f.ref, room), "bold"), (" vs ", ""), (elide_left(f.target, room), "bold")]
+    # paths come from the command line or a session file: escaped, never written raw (an OSC sequence in a
+    # hand-edited session's path set the terminal's title)
+    ref, target = clean(f.ref), clean(f.target)
+    spans += [("ref ", ""), (elide_left(ref, room), "bold"), (" vs ", ""), (elide_left(target, room), "bold")]
     parts: list[Span] = []
     if not f.opened:
         parts.append((f"{f.stage}… {f.opening_seconds:.1f} s", ""))

@@ -51,6 +51,11 @@ def short_types(text: str) -> str:
     return _HASHED_TYPE.sub(lambda m: f"{m.group(1)}{m.group(2)}…", text)
 
 
+def clean_lines(text: object) -> str:
+    """`clean`, line by line: the line breaks stay, every other control character is shown escaped."""
+    return "\n".join(clean(line) for line in str(text).split("\n"))
+
+
 def markup(text: object) -> str:
     """Text from a file inside Rich markup: cleaned, and its `[tags]` escaped so they show as written."""
 

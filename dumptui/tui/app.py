@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from textual.app import App
 from textual.theme import Theme
@@ -13,6 +13,7 @@ from textual.theme import Theme
 from dumptui.options.pair import PairOptions
 from dumptui.present import autosave as saved
 from dumptui.present.keys import APP
+from dumptui.report.fmt import clean_lines
 from dumptui.tui import keymap
 from dumptui.tui.commands import DumpCommands
 from dumptui.tui.keymap import HelpSection
@@ -44,6 +45,14 @@ KEYED_WIDGETS = (
 class DumpTuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("dumptui.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "dumptui"
+
+    def notify(self, message: str, *args: Any, **kwargs: Any) -> None:
+        """Every toast escaped: its words may hold paths from a session file, and a terminal escape in one
+        (an OSC title sequence) was written raw and obeyed."""
+        if isinstance(kwargs.get("title"), str):
+            kwargs["title"] = clean_lines(kwargs["title"])
+        super().notify(clean_lines(message), *args, **kwargs)
+
     COMMANDS = App.COMMANDS | {DumpCommands}
     MAIN_SCREEN = MainScreen  # a subclass may hook the main screen's events (bench/bench_tui.py)
     BINDINGS = keymap.bindings(APP)

@@ -117,3 +117,19 @@ def plain(widget) -> str:
         return ""
 
     return walk(widget.content)
+
+
+class Notifications:
+    """The notifications an app shows, collected from the messages it handles (`run_test(message_hook=...)`)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def hook(self, message) -> None:
+        from textual.notifications import Notify
+
+        if isinstance(message, Notify):
+            self.texts.append(str(message.notification.message))
+
+    def saying(self, text: str) -> bool:
+        return any(text in t for t in self.texts)

@@ -10,7 +10,18 @@ import threading
 
 import numpy as np
 import pytest
-from helpers.app import SIZE, idle, make_app, opened, plain, ready, run, space_until_converged, wait_until
+from helpers.app import (
+    SIZE,
+    Notifications,
+    idle,
+    make_app,
+    opened,
+    plain,
+    ready,
+    run,
+    space_until_converged,
+    wait_until,
+)
 from helpers.common import write_npy
 
 from dumptui.core.compare.verdict import BAD
@@ -21,23 +32,6 @@ from dumptui.tui.screens.help import HelpScreen
 from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
 from dumptui.tui.widgets.optree import OpTree
-
-
-class Notifications:
-    """The notifications an app shows, collected from the messages it handles (`run_test(message_hook=...)`)."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def hook(self, message) -> None:
-        from textual.notifications import Notify
-
-        if isinstance(message, Notify):
-            self.texts.append(str(message.notification.message))
-
-    def saying(self, text: str) -> bool:
-        return any(text in t for t in self.texts)
-
 
 # ---------------------------------------------------------------------------------------------- demo pair
 
