@@ -76,8 +76,20 @@ def resumable(path: str) -> dict | None:
     try:
         data = read_session(path)
     except ValueError:
+        set_aside(path)  # damaged or hand-edited: kept beside for a look, never offered again; the app opens fresh
         return None
     return data if data.get("steps") else None
+
+
+def set_aside(path: str) -> str | None:
+    """An autosave that does not validate, renamed `NAME.invalid` in its own folder (the user's state folder,
+    never a dump's); where it went, or None when it could not be moved."""
+    aside = path + ".invalid"
+    try:
+        os.replace(path, aside)
+    except OSError:
+        return None
+    return aside
 
 
 def prune(folder: str) -> list[str]:

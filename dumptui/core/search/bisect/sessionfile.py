@@ -10,7 +10,7 @@ from typing import Mapping
 
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
-from dumptui.core.search.bisect.types import Source, Step
+from dumptui.core.search.bisect.types import Mark, Source, Step
 
 VERSION = 1
 SESSION_OPTIONS = (
@@ -72,7 +72,73 @@ def read_session(path: str) -> dict:
         raise ValueError(f"{path}: not a JSON file ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         raise ValueError(f"{path}: not a dumptui session (no list of steps)")
+    wrong = session_problems(data)
+    if wrong:
+        raise ValueError(f"{path}: not a valid dumptui session: {'; '.join(wrong[:3])}")
     return data
+
+
+_MARKS = {str(m) for m in Mark}
+_SOURCES = {str(s) for s in Source if s.is_mark}
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    **{k: (str, int) for k in SESSION_OPTIONS[:9]},  # rank, graph, iteration (a number or "all")
+    "gain": (int, float),
+    "floor": (list,),
+    "floor_scale": (int, float),
+    "max_off": (int, float),
+    "cos": (int, float),
+    "no_replay": (bool,),
+    "ignore": (list,),
+    "ignore_file": (str,),
+    "map": (str,),
+}
+
+
+def session_problems(data: dict) -> list[str]:
+    """What does not fit the session schema, field by field (empty when it fits): each step an object with
+    a string key, a mark (good, bad or skip), a source (user or computed) and a string detail; dumps two
+    paths; options of their types. A hand-edited file is refused with these, never run into an internal
+    error (steps with int keys, a bogus mark, a null source)."""
+    out: list[str] = []
+    for i, step in enumerate(data.get("steps") or []):
+        where = f"steps[{i}]"
+        if not isinstance(step, dict):
+            out.append(f"{where} is {type(step).__name__}, not an object")
+            continue
+        if not isinstance(step.get("key"), str):
+            out.append(f"{where}.key is {_kind(step.get('key'))}, not a string")
+        if step.get("mark") not in _MARKS:
+            out.append(f"{where}.mark is {step.get('mark')!r}, not one of {', '.join(sorted(_MARKS))}")
+        if step.get("source", str(Source.USER)) not in _SOURCES:
+            out.append(f"{where}.source is {step.get('source')!r}, not one of {', '.join(sorted(_SOURCES))}")
+        if not isinstance(step.get("detail", ""), str):
+            out.append(f"{where}.detail is {_kind(step.get('detail'))}, not a string")
+    dumps = data.get("dumps")
+    if dumps is not None and not (
+        isinstance(dumps, dict) and all(isinstance(dumps.get(side), str) for side in ("ref", "target"))
+    ):
+        out.append("dumps is not an object with a ref and a target path")
+    options = data.get("options")
+    if options is not None:
+        if not isinstance(options, dict):
+            out.append(f"options is {_kind(options)}, not an object")
+        else:
+            for k, v in options.items():
+                types = _OPTION_TYPES.get(k)
+                if types is None:
+                    out.append(f"options.{k} is not an option a session keeps")
+                elif isinstance(v, bool) and bool not in types or not isinstance(v, types):
+                    out.append(f"options.{k} is {_kind(v)}")
+                elif isinstance(v, list) and not all(isinstance(x, str) for x in v):
+                    out.append(f"options.{k} holds something other than strings")
+    for field in ("mode", "saved_at"):
+        if field in data and not isinstance(data[field], str):
+            out.append(f"{field} is {_kind(data[field])}, not a string")
+    return out
+
+
+def _kind(v: object) -> str:
+    return "missing" if v is None else type(v).__name__
 
 
 def session_mismatch(data: dict, ref_path: str, target_path: str) -> str | None:
