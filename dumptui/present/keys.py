@@ -219,7 +219,7 @@ ACTIONS: tuple[Action, ...] = (
         "export_remedy",
         "R",
         "Remedy",
-        "Write the remedy of the culprits: precision (keep_dtype.cfg, converter_ascend.cfg, to_float32.py) or the op",
+        "Write the remedy of the culprits: precision (keep_dtype.cfg, op_precision.ini, converter_ascend.cfg, to_float32.py) or the op",
         BISECTION,
         palette="Export the remedy of the culprits (keep fp32, or the op)",
         when=_has_culprit,
