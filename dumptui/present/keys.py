@@ -362,7 +362,17 @@ ACTIONS: tuple[Action, ...] = (
         palette="Compute all statistics (after a cancel)",
         when=_can_compute_statistics,
     ),
-    Action("app.quit", "quit", "q,ctrl+c", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
+    Action("app.quit", "quit", "q", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
+    Action(
+        "app.interrupt",
+        "interrupt",
+        "ctrl+c",
+        "Interrupt",
+        "Quit as an interrupted command does (exit code 130, as ctrl+c ends bisect and compare)",
+        EVERYWHERE,
+        on=APP,
+        priority=True,
+    ),
     Action(
         "app.help",
         "help",
