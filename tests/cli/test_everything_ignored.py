@@ -32,3 +32,11 @@ def test_every_step_with_every_op_ignored_is_undecided_never_no_divergence(demo_
         assert code == 2, (command, err)
         assert "no divergence" not in out.lower(), (command, out)
         assert "undecided: every op's outputs are ignored" in out and "Undecided (exit code 2)" in out, out
+
+
+def test_report_and_remedy_say_why_they_exit_2(demo_pair, tmp_path):
+    """`report` wrote its file and `remedy` said "No culprit", each exiting 2 without a word of why."""
+    out_file = tmp_path / "report.md"
+    for args in (("report", "--out", out_file), ("remedy",)):
+        code, _out, err = run_cli(args[0], demo_pair.ref, demo_pair.target, *args[1:], "--ignore", "*")
+        assert code == 2 and "undecided (exit code 2): every op's outputs are ignored" in err, (args[0], err)
