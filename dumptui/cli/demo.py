@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from dumptui.cli.options import whole_number
 from dumptui.headless import (
     EXIT_OK,
     verbosity_of,
@@ -18,8 +19,14 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir")
-    p.add_argument("--ops", type=int, default=60, help="number of kernels (default 60)")
-    p.add_argument("--size", type=int, default=4096, help="elements per activation tensor (default 4096)")
+    p.add_argument("--ops", type=whole_number(1), default=60, help="number of kernels (default 60)")
+    p.add_argument(
+        "--size",
+        # 8 channels: with one, the planted op's transposed layout is the same values and nothing diverges
+        type=whole_number(8, step=8, what="the activations have 8 channels"),
+        default=4096,
+        help="elements per activation tensor, a multiple of 8 (default 4096)",
+    )
     p.add_argument("--seed", type=int, default=20261202)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 

@@ -33,7 +33,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     )
     reports: dict = {}
     reads: dict = {}
-    undecided: set = set()  # units where damage hides the answer: exit 2 unless another unit diverged
+    undecided: dict = {}  # unit -> why its answer is hidden (damage, every op ignored): exit 2 unless one diverged
 
     def run(unit: Unit, carried_from_step: tuple[str, float] | None) -> tuple[Session, list[Root]]:
         # the one search a single unit's run makes too (options/pair.search_unit): the same answer per unit
@@ -50,10 +50,10 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
         if command == "bisect":
             reports[unit] = bisect_document(search)
             if search.undecided and not roots:
-                undecided.add(unit)
+                undecided[unit] = "; ".join(search.undecided)
         else:
             if incomplete(search, compare_skipped(session, search)):
-                undecided.add(unit)
+                undecided[unit] = "; ".join(search.bisection.undecided) or "not everything could be read"
             reports[unit] = compare_document(session, search)
         return session, roots
 
@@ -71,5 +71,5 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     con = console()
     if not common:
         con.print("no rank and step is in both dumps")
-    print_allranks(con, result, reads)
+    print_allranks(con, result, reads, undecided)
     return code

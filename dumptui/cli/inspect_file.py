@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dumptui.cli.common import console, jnum
-from dumptui.cli.options import output_options
+from dumptui.cli.options import output_options, whole_number
 from dumptui.core.io.errors import UsageError
 from dumptui.headless import (
     EXIT_OK,
@@ -18,7 +18,7 @@ DESCRIPTION = "One dump file: the name decoded, the header, statistics and first
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
-    p.add_argument("-n", "--values", type=int, default=10, help="how many values to print (default 10)")
+    p.add_argument("-n", "--values", type=whole_number(0), default=10, help="how many values to print (default 10)")
     output_options(p)
 
 

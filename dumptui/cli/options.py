@@ -4,6 +4,7 @@ rules, and the output (--json, -q, -v)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 
 def dump_options(p: argparse.ArgumentParser, every: bool = False) -> None:
@@ -100,6 +101,26 @@ def worker_count(text: str) -> int:
         print(f"dumptui: --workers {n}: capped at {cpus}, the CPUs of this machine", file=sys.stderr)
         return cpus
     return n
+
+
+def whole_number(low: int, high: int | None = None, step: int = 1, what: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, a multiple of `step`; anything else refused at
+    once naming the range (`demo --ops -5` wrote a demo, `inspect -n -1` printed all values but one, `serve
+    --port 99999` ended in an internal error)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < low or (high is not None and n > high) or n % step:
+            span = f"from {low} to {high}" if high is not None else f"at least {low}"
+            multiple = f", a multiple of {step}" if step > 1 else ""
+            raise argparse.ArgumentTypeError(f"{n}: {span}{multiple}{f' ({what})' if what else ''}")
+        return n
+
+    return parse
 
 
 REF_HELP = "the reference dump: the run whose numbers are right (e.g. Ascend910), a folder"

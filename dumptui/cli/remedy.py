@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from dumptui.cli.common import console, refuse_inside
 from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, output_options
 from dumptui.headless import (
+    EXIT_USAGE,
     exit_code,
     open_session,
 )
+from dumptui.report.fmt import clean
 
 NAME = "remedy"
 DESCRIPTION = (
@@ -48,4 +51,6 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.json != jsonout.STDOUT:
         print_remedies(console(), found, written)
+        if code == EXIT_USAGE:  # no culprit because none could be found: said, not left to the exit code
+            print(f"dumptui: undecided (exit code 2): {clean('; '.join(bi.undecided))}", file=sys.stderr)
     return code

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from dumptui.cli.common import refuse_inside
 from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, worker_count
 from dumptui.core.io.errors import UsageError
-from dumptui.headless import exit_code, open_session, verbosity_of
+from dumptui.headless import EXIT_USAGE, exit_code, open_session, verbosity_of
+from dumptui.report.fmt import clean
 
 NAME = "report"
 DESCRIPTION = (
@@ -60,4 +62,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_text(args.out, text)
         note(f"wrote {args.out} ({fmt}, {len(text.encode()):,} bytes)", verbosity)
+    if code == EXIT_USAGE:  # the report says why; the exit code alone would leave a script guessing
+        why = "; ".join(comparison.bisection.undecided) or "not everything could be read"
+        print(f"dumptui: undecided (exit code 2): {clean(why)}", file=sys.stderr)
     return code

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dumptui.cli.options import compare_options
+from dumptui.cli.options import compare_options, whole_number
 from dumptui.tui.web import DEFAULT_MAX_SESSIONS
 
 NAME = "serve"
@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("ref")
     p.add_argument("target")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=whole_number(1, 65535, what="a TCP port"), default=8000, help="port (default 8000)")
     p.add_argument("--public-url", dest="public_url", help="the URL browsers reach the server by, if not host:port")
     p.add_argument(
         "--allow-origin",

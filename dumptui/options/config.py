@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dumptui.core.io.errors import DumptuiError
-from dumptui.core.io.limits import MAX_OPTION_FILE
+from dumptui.core.io.limits import MAX_CONFIG_FILE
 from dumptui.core.io.safeio import read_text
 
 if sys.version_info >= (3, 11):
@@ -74,7 +74,7 @@ def load(path: str | None = None, env: Mapping[str, str] | None = None) -> dict[
             raise ConfigError(path, "config file not found")
         return {}
     try:
-        doc = tomllib.loads(read_text(path, MAX_OPTION_FILE))  # regular, bounded: never a FIFO or /dev/zero
+        doc = tomllib.loads(read_text(path, MAX_CONFIG_FILE))  # regular, bounded: never a FIFO or /dev/zero
     except RecursionError:
         raise ConfigError(path, "not valid TOML: nested too deep") from None
     except OSError as e:

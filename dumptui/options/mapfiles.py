@@ -20,12 +20,13 @@ YAML is parsed with PyYAML (a runtime dependency: YAML is not a format to parse 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from typing import Any
 
 from dumptui.core.graph.align import read_map_file
-from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_OPTION_FILE, json_depth_ok
+from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_YAML_FILE, json_depth_ok
 from dumptui.core.io.safeio import read_text
 from dumptui.core.model.dump import Dump
 from dumptui.options.layermap import layer_pairs
@@ -37,12 +38,12 @@ def is_yaml(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in (".yaml", ".yml")
 
 
-def _check_events(yaml: Any, text: str) -> None:
+def _check_events(yaml: Any, text: str, loader: Any) -> None:
     """The YAML's events, read once in linear time before anything is built: no alias (each repeats what its
     anchor holds, without bound: "billion laughs") and no nesting beyond MAX_JSON_DEPTH (50,000 brackets took
     PyYAML 86 s to build and refuse; stopping at the first event too deep takes milliseconds)."""
     depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
             raise ValueError("YAML anchors and aliases (*name) are not accepted in a mapping file")
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
@@ -59,12 +60,18 @@ def read_pairs(path: str, ref: Dump, target: Dump) -> list[tuple[str, str]]:
         return read_map_file(path)
     import yaml
 
-    text = read_text(path, MAX_OPTION_FILE)  # regular, bounded: never a FIFO or /dev/zero
+    try:  # regular, bounded: never a FIFO or /dev/zero, nor minutes of parsing
+        text = read_text(path, MAX_YAML_FILE)
+    except OSError as e:
+        if e.errno == errno.EFBIG:
+            raise ValueError(f"{e.strerror}: write a mapping this large as a CSV (ref_name,target_name)") from None
+        raise
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: ten times faster
     try:
         # an alias repeats what its anchor holds, without bound ("billion laughs": 30 lines, 10^9 entries
         # once walked): msprobe's mappings never need one, so none is accepted (the events, read in linear time)
-        _check_events(yaml, text)
-        doc = yaml.safe_load(text)
+        _check_events(yaml, text, loader)
+        doc = yaml.load(text, Loader=loader)  # (a safe loader: plain data only)
     except yaml.YAMLError as e:
         raise ValueError(f"not valid YAML: {e}") from None
     except RecursionError:

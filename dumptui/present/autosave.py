@@ -19,6 +19,7 @@ from dumptui.core.index.cache import protected
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
 from dumptui.core.search.bisect.sessionfile import SESSION_OPTIONS, read_session, session_payload
+from dumptui.report.fmt import clean
 
 SETTINGS = ("theme",)
 
@@ -114,7 +115,7 @@ def prune(folder: str) -> list[str]:
 
 def resume_question(data: dict) -> str:
     n = len(data.get("steps") or [])
-    when = str(data.get("saved_at") or "earlier")
+    when = clean(str(data.get("saved_at") or "earlier"))  # from the file: escaped (an OSC sequence was obeyed)
     return f"You left a bisection of this pair ({n} mark{'s' if n != 1 else ''}, saved {when}). Resume it?"
 
 

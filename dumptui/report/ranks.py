@@ -5,6 +5,7 @@ plain data for `--json` (each unit's own report inside)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from rich.console import Console
 from rich.table import Table
@@ -72,29 +73,41 @@ def allranks_json(result: AllUnits, per_unit: dict[Unit, dict]) -> dict:
     }
 
 
-def _outcome_cells(o: UnitOutcome, reads: dict[Unit, int]) -> list[str]:
+def _outcome_cells(o: UnitOutcome, reads: dict[Unit, int], undecided: Mapping[Unit, str]) -> list[str]:
     if o.error is not None:
         return [o.unit.label, "[magenta]unreadable[/magenta]", name(o.error), ""]
     first = o.first
     n = str(reads.get(o.unit, ""))
+    if first is None and o.unit in undecided:
+        return [o.unit.label, "-", "[magenta]undecided[/magenta]: " + name(undecided[o.unit]), n]
     if first is None:
         return [o.unit.label, "-", "no divergence", n]
     more = f" (+{len(o.roots) - 1} more)" if len(o.roots) > 1 else ""
     return [o.unit.label, f"#{first.position + 1} {name(first.name)} ({name(first.op_type)}){more}", name(first.why), n]
 
 
-def print_allranks(console: Console, result: AllUnits, reads: dict[Unit, int]) -> None:
-    """One line per unit (`reads`: tensor pairs read per unit), then the first divergence."""
+def print_allranks(
+    console: Console, result: AllUnits, reads: dict[Unit, int], undecided: Mapping[Unit, str] | None = None
+) -> None:
+    """One line per unit (`reads`: tensor pairs read per unit), then the first divergence. `undecided`: the
+    units whose answer is hidden (damage, every op ignored) and why: never said to be "no divergence"."""
+    undecided = undecided or {}
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     for col in ("unit", "first root (position in execution order)", "why", "pairs read"):
         table.add_column(col, overflow="fold")
     for o in result.outcomes:
-        table.add_row(*_outcome_cells(o, reads))
+        table.add_row(*_outcome_cells(o, reads, undecided))
     console.print(table)
     for side, units in (("reference", result.only_ref), ("target", result.only_target)):
         if units:
             console.print(f"only in the {side}: " + "; ".join(u.label for u in units))
     verdict = result.first
+    if (verdict is None or verdict.cross is None) and undecided:
+        console.print(
+            f"[bold magenta]Undecided[/bold magenta] (exit code 2): {len(undecided)} of {len(result.outcomes)} "
+            "units could not be judged whole (said above), and no unit has a root of divergence"
+        )
+        return
     if verdict is None or verdict.cross is None:
         console.print("[bold green]No divergence[/bold green] in any rank or step")
         return

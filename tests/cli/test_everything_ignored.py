@@ -22,3 +22,21 @@ def test_ignoring_every_op_is_exit_2_naming_the_rule(demo_pair, tmp_path):
 def test_ignoring_some_ops_still_answers(demo_pair):
     code, out, _err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--ignore", "*Sigmoid*")
     assert code == 1 and "every op's outputs are ignored" not in out
+
+
+def test_every_step_with_every_op_ignored_is_undecided_never_no_divergence(demo_pair):
+    """`--step all` ran each unit with nothing judged, exited 2, and printed "no divergence" for the unit and
+    "No divergence in any rank or step" for the run."""
+    for command in ("bisect", "compare"):
+        code, out, err = run_cli(command, demo_pair.ref, demo_pair.target, "--step", "all", "--ignore", "*")
+        assert code == 2, (command, err)
+        assert "no divergence" not in out.lower(), (command, out)
+        assert "undecided: every op's outputs are ignored" in out and "Undecided (exit code 2)" in out, out
+
+
+def test_report_and_remedy_say_why_they_exit_2(demo_pair, tmp_path):
+    """`report` wrote its file and `remedy` said "No culprit", each exiting 2 without a word of why."""
+    out_file = tmp_path / "report.md"
+    for args in (("report", "--out", out_file), ("remedy",)):
+        code, _out, err = run_cli(args[0], demo_pair.ref, demo_pair.target, *args[1:], "--ignore", "*")
+        assert code == 2 and "undecided (exit code 2): every op's outputs are ignored" in err, (args[0], err)

@@ -52,3 +52,22 @@ def test_a_mapping_without_aliases_still_reads(demo_pair, tmp_path):
         timeout=120,
     )
     assert "aliases" not in done.stderr
+
+
+def test_an_alias_bomb_named_by_the_config_is_refused_naming_it(demo_pair, tmp_path):
+    """The config's `map = FILE` reads the mapping as --map does: the same refusal, at once."""
+    bomb = tmp_path / "pairs.yaml"
+    bomb.write_text(BOMB + "\n")
+    config = tmp_path / "config.toml"
+    config.write_text(f"map = {str(bomb)!r}\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO), DUMPTUI_CONFIG=str(config))
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "dumptui", "compare", demo_pair.ref, demo_pair.target, "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2 and str(bomb) in done.stderr and "aliases" in done.stderr, done.stderr
+    assert time.monotonic() - start < 10  # (a second of work; the interpreter's start and a loaded machine)

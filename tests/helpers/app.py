@@ -133,3 +133,9 @@ class Notifications:
 
     def saying(self, text: str) -> bool:
         return any(text in t for t in self.texts)
+
+
+def terminal_output(app) -> str:
+    """What the terminal is sent to draw the app's whole screen now (its escape sequences included): where a
+    string from a file would reach the terminal raw."""
+    return app.screen._compositor.render_update(full=True).render_segments(app.console)

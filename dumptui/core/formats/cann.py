@@ -39,6 +39,7 @@ from dumptui.core.formats.pipeline import (
     read_orders,
 )
 from dumptui.core.formats.reader import Selection
+from dumptui.core.formats.runs import separate_runs
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
@@ -260,6 +261,9 @@ def open_cann(path: str, selection: Selection) -> Dump:
         dump.graph_source = os.path.basename(ge.path)
     elif step.tree == "mindspore":
         irs = _mindspore_names(dump, step, ops, graph_id)
+    ops, two = separate_runs(ops, step.path)  # a stale run's files beside the new ones
+    if two is not None:
+        dump.problems.append(two)
     _number_calls(ops)
     assign_keys(ops)
     number_in_order(ops, {}, lambda op: (op.timestamp or 0, op.key))

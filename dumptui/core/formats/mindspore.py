@@ -43,6 +43,7 @@ from dumptui.core.formats.pipeline import (
     read_orders,
 )
 from dumptui.core.formats.reader import Selection
+from dumptui.core.formats.runs import separate_runs
 from dumptui.core.formats.statistic_csv import statistic_rows
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.indexing_progress import counted
@@ -281,32 +282,6 @@ def loc_folder(loc: Located) -> str:
     return next((folder for _iteration, folder in loc.chosen.values()), loc.rank_dir or "")
 
 
-def _two_runs(ops: list[Op], folder: str) -> Problem | None:
-    """Two whole runs in one iteration folder (a stale run's files left beside the new ones): every kernel's
-    tensors twice, and every first copy older than every second copy. Pairing the first copies would compare
-    one run and say nothing of the other, silently; which run the dump is cannot be told from the files, so
-    the answer is incomplete and says so (a kernel really called twice interleaves with the others in time)."""
-    calls: dict[tuple[str, str], list[Op]] = {}
-    for op in ops:
-        if op.kind == KERNEL:
-            calls.setdefault((op.graph, op.file_name), []).append(op)
-    if len(calls) < 2 or any(len(c) != 2 for c in calls.values()):
-        return None
-    first = [c[0].timestamp for c in calls.values() if c[0].timestamp is not None]
-    second = [c[1].timestamp for c in calls.values() if c[1].timestamp is not None]
-    if len(first) < len(calls) or len(second) < len(calls):
-        return None  # no times to tell two runs from a kernel called twice
-    early, late = max(first), min(second)
-    if early >= late:
-        return None
-    return Problem(
-        folder,
-        f"two runs in one folder: every one of its {len(calls)} kernels has its tensors twice, one set stamped "
-        f"{min(first)}..{early}, the other {late}..{max(second)}; which run this dump is cannot be told: the "
-        "answer compares the earlier one only: remove the other run's files and compare again",
-    )
-
-
 def _build_ops(found: _Found) -> list[Op]:
     ops: list[Op] = []
     for (g, file_op), records in found.tensors.items():
@@ -417,8 +392,7 @@ def open_mindspore(path: str, selection: Selection) -> Dump:
     for ir in irs.values():
         dump.parameters.update({name: prm.is_weight for name, prm in ir.params.items()})
 
-    ops = _build_ops(found)
-    two = _two_runs(ops, loc_folder(loc))
+    ops, two = separate_runs(_build_ops(found), loc_folder(loc))  # a stale run's files beside the new ones
     if two is not None:
         dump.problems.append(two)
     _name_ops(ops, dump.graphs, orders, irs)

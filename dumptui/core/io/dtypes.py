@@ -8,6 +8,7 @@ widened to float32, raw dumps store its 16 bits, which we widen ourselves.
 from __future__ import annotations
 
 import sys
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -68,8 +69,10 @@ def _canonical(label: str) -> str | None:
     if low in _ALIASES:
         return _ALIASES[low]
     try:
-        dt = np.dtype(s)
-    except (TypeError, ValueError, SyntaxError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)  # numpy's deprecated aliases ("a") are no dtype
+            dt = np.dtype(s)
+    except (TypeError, ValueError, SyntaxError, DeprecationWarning):
         return None
     return from_numpy(dt)
 

@@ -102,7 +102,9 @@ def read_bytes(path: str, limit: int = MAX_TEXT_FILE) -> bytes:
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
-            raise OSError(errno.EFBIG, f"{size} B, more than the {limit} B a file of this kind may have", path)
+            raise OSError(
+                errno.EFBIG, f"{size} B, more than the {size_words(limit)} a file of this kind may have", path
+            )
         # read(n) allocates n bytes before it reads: ask for what the file holds, never for the limit
         return fh.read(size)
 

@@ -122,3 +122,15 @@ def test_non_utf8_names_under_a_strict_utf8_stdout(tmp_path):
         assert "op\\xff\\xfe" in out and "surrogates" not in err
     code, out, err, _ = dumptui("compare", tmp_path / "ref", tmp_path / "target", "--json", env=strict)
     assert code == 1 and "op\\udcff\\udcfe" in out  # JSON keeps the raw name, escaped
+
+
+def test_a_deprecated_numpy_alias_is_no_dtype_and_no_warning():
+    """A dtype label numpy only warns about ("a", an alias of "S"): unknown, as any label that is no dtype."""
+    import warnings
+
+    from dumptui.core.io import dtypes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dtypes.canonical("a") is None
+        assert dtypes.canonical("<f4") == "float32"

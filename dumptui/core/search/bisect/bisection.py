@@ -163,6 +163,11 @@ class Bisection:
             self.use_scan(reason, progress, cancelled)
         else:
             self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
+            # files that could not be placed or opened are said as a scan says them: "no root" would be a
+            # claim about ops never read (a stale run's files left beside the new ones said exit 0)
+            for why in self._unread_files():
+                if why not in self.undecided:
+                    self.undecided.append(why)
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
 
     def _everything_ignored(self) -> str:
@@ -260,11 +265,15 @@ class Bisection:
         """What the scan could not read, in words: each op whose output is damaged could not be judged (it may
         be the root), and files that could not be placed (the same rule as compare's, documents.incomplete)."""
         ops = self.scan_result.unread if self.scan_result is not None else []
-        files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
         out = [unjudged_output(name, r) for name, r in ops[:MAX_UNJUDGED_SAID]]
         if len(ops) > MAX_UNJUDGED_SAID:
             out.append(f"{len(ops) - MAX_UNJUDGED_SAID} more outputs could not be read: those ops could not be judged")
-        out += [
+        return out + self._unread_files()
+
+    def _unread_files(self) -> list[str]:
+        """The files of either dump that could not be placed or opened, in words (documents.incomplete's rule)."""
+        files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
+        out = [
             f"{pr.path} could not be read whole ({pr.reason}): the ops it holds could not all be judged"
             for pr in files[:MAX_UNJUDGED_SAID]
         ]
