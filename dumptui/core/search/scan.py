@@ -49,6 +49,7 @@ from dumptui.core.search.localerror import (
     classify,
     shape_of_error,
 )
+from dumptui.core.search.selection import is_selection, selection_proof
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 # From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
@@ -140,8 +141,9 @@ def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None,
 def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalError:
     """The local error of one op pair from its compared tensors (reads them again only to replay)."""
     le = measured(session, res)
-    if with_replay and needs_replay(session, le):
-        le.replay, le.replay_note = replay_proof(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+    roles = input_roles(le.pair)
+    if with_replay and not judges_selection(session, le, res, roles) and needs_replay(session, le):
+        le.replay, le.replay_note = replay_proof(session, le.pair, roles, le.out_slot or 0)
     return judged(session, le)
 
 
@@ -209,6 +211,19 @@ def needs_replay(session: Session, le: LocalError) -> bool:
     sparse = le.out_tail > min(th.max_off, TAIL_SHARE)
     alarm = th.cos is not None and le.out_cos is not None and le.out_cos < th.cos
     return th.replay and le.out is not None and (le.out.rel > le.floor or bool(le.out.nonfinite) or sparse or alarm)
+
+
+def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dict[int, str]) -> bool:
+    """A selection op (TopK, Sort, ArgMax, NMS, Unique) whose outputs differ is judged by what each side's own
+    inputs give (selection.py: ties within the inputs' rounding), not by a replay of one output: True when it
+    was (else the plain replay, if any, decides)."""
+    pair = le.pair
+    if pair.ref is None or not is_selection(pair.ref.op_type) or not session.thresholds.replay:
+        return False
+    if not (needs_replay(session, le) or any(r.bad for r in res.outputs)):
+        return False
+    le.selection, le.replay_note = selection_proof(session, pair, roles)
+    return le.selection is not None
 
 
 def judged(session: Session, le: LocalError) -> LocalError:
@@ -651,6 +666,8 @@ def scan(
 
     def measure(i: int, res: OpResult, roles: dict[int, str]) -> LocalError:
         le = measured(session, res, roles)
+        if judges_selection(session, le, res, roles):
+            return le
         if needs_replay(session, le):
             plan, why = replay_plan(session, le.pair, roles, le.out_slot or 0)
             if plan is None:

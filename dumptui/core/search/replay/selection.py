@@ -14,6 +14,8 @@ Values come back as float64 (integers keep an integer type), indices as int64.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dumptui.core.search.replay.args import Kernel, OpArgs, normalise_axes
@@ -21,6 +23,56 @@ from dumptui.core.search.replay.numeric import as_float64, is_integral
 from dumptui.core.search.replay.spec import ReplayUnsupported, within_budget
 
 MAX_NMS_BOXES = 20_000  # pairwise IoU: boxes^2 float64 (3.2 GB at 20,000)
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    """What a ranking op (TopK, Sort, ArgSort, ArgMax...) selects: along `axis` (None: the flattened input),
+    the first `k` (None: every one) in descending or ascending order, and which output slots hold the
+    indices and the values (None: not an output); `keep` whether an arg-reduction keeps its axis."""
+
+    axis: int | None
+    k: int | None
+    descending: bool
+    index_slot: int | None
+    value_slot: int | None
+    keep: bool = True
+    ordered: bool = True  # False: an unsorted TopK, whose order within the k is the device's
+
+
+def rank_spec(args: OpArgs) -> RankSpec | None:
+    """The ranking an op of `args` computes, read from its inputs and attributes as its kernel reads them;
+    None for an op that is no ranking."""
+    t = args.op_type
+    if t in ("TopK", "TopkExt"):
+        axis, k = args.integer(2, ("dim", "axis"), -1), args.integer(1, ("k",))
+        ordered = args.flag(4, ("sorted",), True)
+        return RankSpec(axis, k, args.flag(3, ("largest",), True), 1, 0, ordered=ordered)
+    if t == "topk":
+        k, dim = _int_arg(args, 1, "k"), _int_arg(args, 2, "dim", -1)
+        ordered = _bool_arg(args, 4, "sorted", True)
+        return RankSpec(dim, k, _bool_arg(args, 3, "largest", True), 1, 0, ordered=ordered)
+    if t in ("Sort", "SortExt"):
+        return RankSpec(args.integer(1, ("axis", "dim"), -1), None, args.flag(2, ("descending",), False), 1, 0)
+    if t == "sort":
+        return RankSpec(_int_arg(args, 1, "dim", -1), None, _bool_arg(args, 2, "descending", False), 1, 0)
+    if t == "ArgSort":
+        return RankSpec(args.integer(1, ("axis", "dim"), -1), None, args.flag(2, ("descending",), False), 0, None)
+    if t == "argsort":
+        return RankSpec(_int_arg(args, 1, "dim", -1), None, _bool_arg(args, 2, "descending", False), 0, None)
+    if t in ("ArgMax", "ArgMin"):
+        return RankSpec(args.integer(1, ("axis", "dimension"), -1), 1, t == "ArgMax", 0, None, keep=False)
+    if t in ("ArgMaxWithValue", "ArgMinWithValue"):
+        keep = args.flag(2, ("keep_dims",), False)
+        return RankSpec(args.integer(1, ("axis", "dimension"), -1), 1, t == "ArgMaxWithValue", 0, 1, keep=keep)
+    if t in ("argmax", "argmin"):
+        return RankSpec(_opt_int_arg(args, 1, "dim"), 1, t == "argmax", 0, None, _bool_arg(args, 2, "keepdim", False))
+    return None
+
+
+NMS_TYPES = frozenset(
+    {"NMSWithMask", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppression", "NonMaxSuppressionV6", "nms"}
+)
 
 
 def _values(a: np.ndarray) -> np.ndarray:
@@ -197,6 +249,61 @@ def nms_with_mask(bboxes: np.ndarray, threshold: float, by_score: bool = True) -
     mask = np.zeros(b.shape[0], dtype=bool)
     mask[kept] = True
     return {0: b[ranked], 1: ranked, 2: mask}
+
+
+@dataclass(frozen=True)
+class NmsSpec:
+    """An NMS op's definition: IoU above `threshold` suppresses; scores at or under `floor` are left out; at
+    most `limit` kept per group (None: no limit)."""
+
+    threshold: float
+    floor: float
+    limit: int | None
+
+
+def nms_spec(args: OpArgs) -> NmsSpec:
+    t = args.op_type
+    if t == "NMSWithMask":
+        return NmsSpec(args.number(None, ("iou_threshold",), 0.5), -np.inf, None)
+    if t in ("NonMaxSuppressionV3", "NonMaxSuppressionV4"):
+        floor = args.number(4, ("score_threshold",), -np.inf)
+        return NmsSpec(args.number(3, ("iou_threshold",)), floor, args.integer(2, ("max_output_size",)))
+    if t in ("NonMaxSuppression", "NonMaxSuppressionV6"):
+        floor = args.number(4, ("score_threshold",), -np.inf)
+        return NmsSpec(
+            args.number(3, ("iou_threshold",), 0.0), floor, args.integer(2, ("max_output_boxes_per_class",), 0)
+        )
+    if t == "nms":
+        return NmsSpec(_float_arg(args, 2, "iou_threshold"), -np.inf, None)
+    raise ReplayUnsupported(f"{t} is no NMS")
+
+
+def nms_groups(args: OpArgs) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+    """Each group an NMS op selects within: ((batch, class), corner boxes (N, 4) as x0, y0, x1, y1, scores (N,)).
+    One group but for ONNX's NonMaxSuppression (one per batch and class)."""
+    t = args.op_type
+    if t == "NMSWithMask":
+        b = as_float64(args.raw(0))
+        if b.ndim != 2 or b.shape[1] != 5:
+            raise ReplayUnsupported(f"NMSWithMask boxes are {b.shape}, not (N, 5)")
+        return [((0, 0), b[:, :4], b[:, 4])]
+    boxes, scores = as_float64(args.raw(0)), as_float64(args.raw(1))
+    if t in ("NonMaxSuppression", "NonMaxSuppressionV6"):
+        if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3 or scores.shape[::2] != boxes.shape[:2]:
+            raise ReplayUnsupported(f"{t} boxes {boxes.shape} and scores {scores.shape} do not fit")
+        out: list[tuple[tuple[int, int], np.ndarray, np.ndarray]] = []
+        for batch in range(boxes.shape[0]):
+            bx = boxes[batch]
+            if args.integer(None, ("center_point_box",), 0):
+                cx, cy, w, h = bx[:, 0], bx[:, 1], bx[:, 2], bx[:, 3]
+                corners = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+            else:
+                corners = _tf_boxes(bx)
+            out += [((batch, c), corners, scores[batch, c]) for c in range(scores.shape[1])]
+        return out
+    if boxes.ndim != 2 or boxes.shape[1] != 4 or scores.shape != (boxes.shape[0],):
+        raise ReplayUnsupported(f"{t} boxes {boxes.shape} and scores {scores.shape} do not fit")
+    return [((0, 0), _tf_boxes(boxes) if t.startswith("NonMaxSuppressionV") else boxes, scores)]
 
 
 def _ms_nms_with_mask(args: OpArgs) -> dict[int, np.ndarray]:
