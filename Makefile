@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test fuzz check bench lint typecheck imports screenshots demo clean install-check test-matrix docs
+.PHONY: setup run test test-fast fuzz check bench lint typecheck imports screenshots demo clean install-check test-matrix docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,12 @@ run: $(STAMP)
 ## the habits (format, lint, types, layers), then the test suite (it stands alone: it generates what it
 ## needs; ../shared/fixtures are used when present)
 test: check
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
+
+## the inner loop: the engine, the presenter and the reports in-process (no subprocess, no Pilot, no fuzz,
+## nothing slow), in under a minute
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow and not subprocess and not pilot and not fuzz"
 
 ## the fuzz suite's long mode: FUZZ_EXAMPLES per target (make test runs a few hundred), fresh random damage each
 ## run, failing examples kept in .hypothesis/; ends with a report of the classes of damage tried and outcomes

@@ -132,6 +132,8 @@ def print_compare(
     con.print(compare_table(comparison.results, only_bad=only_bad, judgement=comparison.judgement))
     con.print(compare_summary(comparison.results))
     con.print(conclusion)
+    for warning in session.alignment.warnings:
+        con.print(f"[yellow]note:[/yellow] {name(warning)}")
     damaged = data.damaged_tensors(session)
     for d in damaged:
         con.print(

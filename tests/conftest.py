@@ -87,3 +87,40 @@ def inf_demo_pair(tmp_path_factory):
     a.reshape(-1)[:216] = np.inf
     np.save(out, a, allow_pickle=False)
     return root, info.planted
+
+
+# ---------------------------------------------------------------------------------------------- markers
+# Set here from where a test lives and what its module starts, so that no test file has to remember them:
+# `make test-fast` leaves out what is slow, starts processes or drives the app.
+SLOW_MODULES = {
+    "test_one_judgement.py",
+    "test_one_answer_per_unit.py",
+    "test_consistency.py",
+    "test_thresholds_every_mode.py",
+}
+
+
+def _starts_processes(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        return False
+    return any(word in text for word in ("run_cli", "subprocess", "multiprocessing", "shared_processes"))
+
+
+def pytest_collection_modifyitems(config, items):
+    seen: dict[str, bool] = {}
+    for item in items:
+        path = str(item.fspath)
+        parts = path.split(os.sep)
+        if "tui" in parts:
+            item.add_marker(pytest.mark.pilot)
+        if "fuzz" in parts:
+            item.add_marker(pytest.mark.fuzz)
+        if os.path.basename(path) in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if path not in seen:
+            seen[path] = _starts_processes(path)
+        if seen[path]:
+            item.add_marker(pytest.mark.subprocess)

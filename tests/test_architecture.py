@@ -231,3 +231,20 @@ def test_tests_mirror_the_package():
             continue
         mirrored = PACKAGE / rel
         assert mirrored.is_dir() or mirrored.with_suffix(".py").is_file(), f"tests/{rel} mirrors nothing of dumptui/"
+
+
+def test_architecture_names_every_engine_module():
+    """ARCHITECTURE.md's map of the engine names every module of dumptui/core (by its file name or path), so
+    a new module cannot land without its line."""
+    import os
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    text = (repo / "ARCHITECTURE.md").read_text()
+    core = repo / "dumptui" / "core"
+    missing = []
+    for root, _dirs, files in os.walk(core):
+        for f in files:
+            if f.endswith(".py") and f != "__init__.py" and f"`{f[:-3]}" not in text and f not in text:
+                missing.append(os.path.relpath(os.path.join(root, f), core))
+    assert not missing, f"modules of dumptui/core with no line in ARCHITECTURE.md: {sorted(missing)}"

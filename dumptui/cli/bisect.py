@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dumptui.cli.common import ALL, console, refuse_inside
-from dumptui.cli.options import compare_options, output_options
+from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, output_options
 from dumptui.headless import (
     exit_code,
     open_session,
@@ -18,8 +18,8 @@ DESCRIPTION = "Bisect automatically to the first op whose inputs agree and outpu
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ref")
-    p.add_argument("target")
+    p.add_argument("ref", help=REF_HELP)
+    p.add_argument("target", help=TARGET_HELP)
     p.add_argument("--no-graph", action="store_true", help="bisect over the execution order only")
     output_options(p)
     compare_options(p, every=True)

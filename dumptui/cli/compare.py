@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from typing import Any, ContextManager
 
 from dumptui.cli.common import ALL, console, refuse_inside
-from dumptui.cli.options import compare_options, output_options, worker_count
+from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, output_options, worker_count
 from dumptui.core.io.errors import UsageError
 from dumptui.headless import (
     exit_code,
@@ -23,8 +23,8 @@ DESCRIPTION = "Compare every aligned tensor pair, in execution order."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ref")
-    p.add_argument("target")
+    p.add_argument("ref", help=REF_HELP)
+    p.add_argument("target", help=TARGET_HELP)
     p.add_argument("--only-diverged", action="store_true", help="only tensors whose verdict is bad")
     p.add_argument(
         "--csv",

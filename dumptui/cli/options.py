@@ -100,3 +100,7 @@ def worker_count(text: str) -> int:
         print(f"dumptui: --workers {n}: capped at {cpus}, the CPUs of this machine", file=sys.stderr)
         return cpus
     return n
+
+
+REF_HELP = "the reference dump: the run whose numbers are right (e.g. Ascend910), a folder"
+TARGET_HELP = "the target dump: the run that differs (e.g. Ascend310), a folder"

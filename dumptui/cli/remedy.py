@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dumptui.cli.common import console, refuse_inside
-from dumptui.cli.options import compare_options, output_options
+from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, output_options
 from dumptui.headless import (
     exit_code,
     open_session,
@@ -20,8 +20,8 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ref")
-    p.add_argument("target")
+    p.add_argument("ref", help=REF_HELP)
+    p.add_argument("target", help=TARGET_HELP)
     p.add_argument("-o", "--out", metavar="DIR", help="write the remedy files into DIR (not inside a dump)")
     output_options(p)
     compare_options(p)

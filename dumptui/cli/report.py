@@ -6,7 +6,7 @@ import argparse
 import time
 
 from dumptui.cli.common import refuse_inside
-from dumptui.cli.options import compare_options, worker_count
+from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, worker_count
 from dumptui.core.io.errors import UsageError
 from dumptui.headless import exit_code, open_session, verbosity_of
 
@@ -20,8 +20,8 @@ FORMATS = ("html", "md")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ref")
-    p.add_argument("target")
+    p.add_argument("ref", help=REF_HELP)
+    p.add_argument("target", help=TARGET_HELP)
     p.add_argument("-o", "--out", metavar="FILE", required=True, help="the file to write (- for stdout)")
     p.add_argument(
         "--format", choices=FORMATS, default=None, help="html or md (default: from the file's suffix, else html)"

@@ -350,6 +350,12 @@ def make_session(
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
     forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
     session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    if os.path.realpath(options.path("ref")) == os.path.realpath(options.path("target")):
+        # "no divergence" of one dump with itself says nothing of two devices: said with the answer
+        session.alignment.warnings.append(
+            f"ref and target are the same folder ({os.path.realpath(options.path('ref'))}): the dump is "
+            "compared with itself"
+        )
     session.carried_from_step = (
         step_before(options, command) if carried_from_step == CARRIED_UNKNOWN else carried_from_step
     )

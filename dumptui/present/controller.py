@@ -356,7 +356,7 @@ class PairController:
 
     @staticmethod
     def remedy_files(found: list[Remedy]) -> dict[str, str]:
-        """The remedy files by name (keep_dtype.cfg, converter_ascend.cfg, to_float32.py, REMEDY.txt)."""
+        """The remedy files by name (keep_dtype.cfg, op_precision.ini, converter_ascend.cfg, to_float32.py, REMEDY.txt)."""
         return remedy_files(found)
 
     @staticmethod

@@ -50,7 +50,7 @@ def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> Non
         con.print(f"wrote {name(path)}")
     files = remedy_files(found)
     if not written:
-        for fname in ("keep_dtype.cfg", "converter_ascend.cfg", "to_float32.py"):
+        for fname in ("keep_dtype.cfg", "op_precision.ini", "converter_ascend.cfg", "to_float32.py"):
             if fname in files:
                 con.print(f"[bold]{fname}[/bold]")
                 for line in files[fname].rstrip("\n").split("\n"):  # line by line: a newline is not escaped

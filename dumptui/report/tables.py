@@ -160,7 +160,7 @@ def print_cause(console: Console, session: Session, r: Root) -> None:
     console.print(f"  [bold yellow]cause:[/bold yellow] {name(rem.sentence())}")
     if rem.cause == "precision":
         console.print(
-            "  remedy: `dumptui remedy REF TARGET -o DIR` writes keep_dtype.cfg, converter_ascend.cfg, to_float32.py"
+            "  remedy: `dumptui remedy REF TARGET -o DIR` writes keep_dtype.cfg, op_precision.ini, converter_ascend.cfg, to_float32.py"
         )
 
 

@@ -27,6 +27,8 @@ from dumptui.tui.widgets.opdetail import RelationList, TensorTable
 from dumptui.tui.widgets.optree import OpTree
 from dumptui.tui.widgets.searchbar import SearchBar
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what bisect and compare give for ctrl+c (headless.py, a layer above)
+
 # The widgets and dialogs with keys of their own, in the help screen's order (after the action table's).
 KEYED_WIDGETS = (
     OpTree,
@@ -94,6 +96,14 @@ class DumpTuiApp(App[None]):
         if main is not None:
             main.controller.close()
         self.exit()
+
+    async def action_interrupt(self) -> None:
+        """ctrl+c: quit as `q` does, with the exit code of an interrupted command (130, as bisect and compare
+        give): a script that started the app can tell it was interrupted."""
+        main = self.main
+        if main is not None:
+            main.controller.close()
+        self.exit(return_code=EXIT_INTERRUPTED)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -172,9 +172,19 @@ def test_autosaves_of_deleted_dumps_are_pruned_when_the_app_starts(demo_pair, tm
     folder = os.path.join(autosave.state_dir(), "bisections")
     os.makedirs(folder, exist_ok=True)
     gone = os.path.join(folder, "gone.json")
-    write_session(gone, session_payload({"steps": [{"key": "k"}]}, str(tmp_path / "deleted"), demo_pair.target, {}))
+    write_session(
+        gone,
+        session_payload(
+            {"steps": [{"key": "k", "mark": "bad", "source": "user"}]}, str(tmp_path / "deleted"), demo_pair.target, {}
+        ),
+    )
     kept = os.path.join(folder, "kept.json")
-    write_session(kept, session_payload({"steps": [{"key": "k"}]}, demo_pair.ref, demo_pair.target, {}))
+    write_session(
+        kept,
+        session_payload(
+            {"steps": [{"key": "k", "mark": "bad", "source": "user"}]}, demo_pair.ref, demo_pair.target, {}
+        ),
+    )
     ctl = PairController(PairOptions(ref=demo_pair.ref, target=demo_pair.target), workers=1)
     try:
         ctl.resume_choice()

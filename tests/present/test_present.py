@@ -460,7 +460,15 @@ def test_commands_available_as_the_work_progresses():
     def ids(**kw):
         return keys.available_now(keys.KeyContext(**kw))
 
-    always = {"focus.next", "focus.previous", "app.quit", "app.help", "app.command_palette", "view.zoom"}
+    always = {
+        "focus.next",
+        "focus.previous",
+        "app.quit",
+        "app.interrupt",
+        "app.help",
+        "app.command_palette",
+        "view.zoom",
+    }
     assert ids() == always  # nothing indexed yet
     indexed = ids(indexed=True)
     assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed

@@ -156,6 +156,14 @@ def keep_dtype_file(remedies: list[Remedy]) -> str:
     return "".join(f"{n}\n" for n in names)
 
 
+def op_precision_file(remedies: list[Remedy]) -> str:
+    """ATC's --op_precision_mode file: these ops (by node name) computed at high precision, the rest as built."""
+    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == "precision"))
+    if not names:
+        return ""
+    return "[ByNodeName]\n" + "".join(f"{n}=high_precision\n" for n in names)
+
+
 def lite_config(remedies: list[Remedy]) -> str:
     """The MindSpore Lite converter's config (--configFile): [ascend_context] precision_mode, for the model."""
     if not any(r.cause == "precision" for r in remedies):
@@ -179,6 +187,7 @@ def remedy_files(remedies: list[Remedy]) -> dict[str, str]:
     """File name -> text, for the files that have something to say."""
     files = {
         "keep_dtype.cfg": keep_dtype_file(remedies),
+        "op_precision.ini": op_precision_file(remedies),
         "converter_ascend.cfg": lite_config(remedies),
         "to_float32.py": mindspore_snippet(remedies),
     }
@@ -195,10 +204,13 @@ def summary(remedies: list[Remedy]) -> str:
     if any(r.cause == "precision" for r in remedies):
         lines += [
             "",
+            "Per op first (the rest of the model keeps its speed):",
             "keep_dtype.cfg: atc ... --keep_dtype=keep_dtype.cfg (one op per line; `OpType::<type>` keeps every op "
             "of a type; not applied under --precision_mode=must_keep_origin_dtype, which keeps all anyway)",
-            "converter_ascend.cfg: converter_lite ... --configFile=converter_ascend.cfg (the whole model: float32 "
-            "wherever the op supports it)",
+            "op_precision.ini: atc ... --op_precision_mode=op_precision.ini (these ops at high precision)",
+            "The whole model, if per op is not enough:",
+            "converter_ascend.cfg: converter_lite ... --configFile=converter_ascend.cfg: precision_mode="
+            "preferred_fp32 changes the WHOLE model to float32 wherever an op supports it (slower everywhere)",
             "to_float32.py: MindSpore, before export: the cells holding these ops kept in float32",
         ]
     lines += ["", "Re-dump the target with the remedy and compare again: the culprit should be gone."]

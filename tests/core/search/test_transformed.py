@@ -184,6 +184,9 @@ def test_precision_culprits_and_their_remedy_files(pairs, capsys, tmp_path):
         assert c["cause"] == "precision" and c["how"] == "reproduces", c
         assert c["target_vs_device_replay"] <= c["floor"] < c["target_vs_exact"]
         assert (out / "keep_dtype.cfg").read_text() == op + "\n"
+        assert (out / "op_precision.ini").read_text() == f"[ByNodeName]\n{op}=high_precision\n"
+        said = (out / "REMEDY.txt").read_text()  # per op first; the whole-model switch said to be one
+        assert said.index("op_precision.ini") < said.index("converter_ascend.cfg") and "WHOLE model" in said
         assert "[ascend_context]\nprecision_mode=" in (out / "converter_ascend.cfg").read_text()
         cell = {"softmax-sat": "head", "precision": "emb"}[variant]
         assert f"net.{cell}.to_float(mstype.float32)" in (out / "to_float32.py").read_text()
