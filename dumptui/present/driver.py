@@ -20,6 +20,7 @@ from dumptui.core.search.bisect import CheckKind, CheckStatus
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
+from dumptui.report.data import benign_evidence
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from dumptui.core.search.bisect import Bisection, Root, Step
@@ -290,7 +291,7 @@ class BisectDriver:
             others = tuple(self._root_view(r) for r in bi.roots() if first is None or r.pair.key != first.pair.key)
         checks, problems = _checks_summary(bi)
         probe_pair = order[self.probe] if self.probe is not None else None
-        benign = tuple(bi.benign_evidence()) if bi.finished and culprit is None else ()
+        benign = tuple(benign_evidence(bi)) if bi.finished and culprit is None else ()
         return BisectState(
             n=len(order),
             mode=bi.mode,

@@ -653,19 +653,152 @@ def _judge_unique(op_type: str, ref: Side, target: Side) -> SelectionProof:
 
 
 def flip_reach(
-    flips: Sequence[bool], roots: Sequence[bool], predecessors: Callable[[int], set[int]]
+    flips: Sequence[bool], carried: Sequence[bool], predecessors: Callable[[int], set[int]]
 ) -> list[int | None]:
     """For each position of a scan's order, the position of the flip whose changed selection reaches it
-    (itself for a flip op; None when none does, or when a root is on the way: its divergence is then what
-    reaches it). `flips[p]`: the op at p is a flip; `roots[p]`: it is a root."""
+    (itself for a flip op; the earliest when several do; None when none does). `flips[p]`: the op at p is a
+    flip; `carried[p]`: a root's divergence reaches p (tainted), which then decides there and below, not a flip."""
     out: list[int | None] = []
     for pos, flipped in enumerate(flips):
-        if roots[pos]:
+        if carried[pos]:
             out.append(None)
             continue
         if flipped:
             out.append(pos)
             continue
         came = [f for p in predecessors(pos) if p < len(out) and (f := out[p]) is not None]
-        out.append(min(came) if came else None)  # (the earliest flip when several reach it)
+        out.append(min(came) if came else None)
     return out
+
+
+# ------------------------------------------------------------------------------------------------ per run
+
+# ops that carry a value on without computing it: the precision feeding a near-tie is made before them
+_CARRIERS = frozenset(
+    {
+        "Reshape",
+        "Transpose",
+        "ExpandDims",
+        "Squeeze",
+        "Flatten",
+        "Cast",
+        "Identity",
+        "TensorMove",
+        "Depend",
+        "StridedSlice",
+        "Gather",
+        "GatherV2",
+        "Concat",
+        "Load",
+        "view",
+        "reshape",
+        "transpose",
+        "flatten",
+        "squeeze",
+        "unsqueeze",
+        "to",
+        "contiguous",
+        "permute",
+        "float",
+        "half",
+    }
+)
+MAX_FEEDING = 2  # computing ops named as feeding a near-tie
+MAX_CARRIER_HOPS = 16
+
+
+class SelectionReason(str, Enum):
+    """The reason code of a tensor judged in context where a selection flip decides its verdict."""
+
+    FLIP = "selection-flip"  # an output of the op whose selection flipped
+    AFTER_FLIP = "after-selection-flip"  # a tensor downstream that the flipped selection reaches
+
+    __str__ = str.__str__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
+
+
+class FlipReason(str):
+    """A tensor's reason where a flip decides it: its code (the str every view and the JSON get) with the
+    numbers report/selection.py words it from (the flip op, the tensor's own error)."""
+
+    code: SelectionReason
+    site: str  # the name of the op whose selection flipped
+    error: float  # the tensor's own error (relative to its RMS; NaN when not measured)
+
+    def __new__(cls, code: SelectionReason, site: str, error: float = math.nan) -> "FlipReason":
+        self = super().__new__(cls, code.value)
+        self.code, self.site, self.error = code, site, error
+        return self
+
+    def __getnewargs__(self) -> tuple[SelectionReason, str, float]:  # type: ignore[override]
+        return self.code, self.site, self.error
+
+
+@dataclass(frozen=True)
+class FlipSite:
+    """One op whose selection flipped, in one run: its judgement, what its changed selection reaches and the
+    ops whose precision feeds its near-ties (a benign reason of the run, rendered by report/selection.py)."""
+
+    index: int  # pair index of the op
+    name: str  # its name (the reference's)
+    op_type: str
+    proof: SelectionProof
+    reached: tuple[int, ...]  # pair indices of the ops downstream the flipped selection reaches (no root between)
+    worst: int | None  # the reached op whose output error is largest (pair index)
+    worst_name: str
+    worst_error: float  # its output error, relative to its RMS
+    feeding: tuple[str, ...]  # names of the computing ops whose output the scores are (nearest first)
+
+
+def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[str, ...]:
+    """The computing ops whose precision feeds input `slot` of `pair`: its producer, looking through ops that
+    only carry values (Reshape, Transpose, Cast...), then that op's own data producer, up to MAX_FEEDING."""
+    from dumptui.core.graph.dataflow import producer_pair
+
+    out: list[str] = []
+    current, at = pair, slot
+    for _ in range(MAX_CARRIER_HOPS):
+        prod = producer_pair(alignment, current, at)  # type: ignore[arg-type]
+        if prod is None or prod is current:
+            break
+        if prod.op_type not in _CARRIERS:
+            out.append(prod.name)
+            if len(out) >= MAX_FEEDING:
+                break
+        current, at = prod, 0
+    return tuple(out)
+
+
+def flip_sites(
+    order: Sequence[OpPair],
+    locals_: Sequence[object],
+    reach: Sequence[int | None],
+    feeding: Callable[[OpPair, int], tuple[str, ...]],
+) -> tuple[FlipSite, ...]:
+    """Every op of a scan whose selection flipped, with what it reaches (`reach`: flip_reach's answer) and the
+    ops feeding it. `locals_` are the scan's LocalErrors (read by their `selection`, `out_rel`)."""
+    sites: list[FlipSite] = []
+    for pos, le in enumerate(locals_):
+        proof = getattr(le, "selection", None)
+        if proof is None or not proof.flipped or reach[pos] != pos:
+            continue
+        pair = order[pos]
+        reached = [p for p in range(pos + 1, len(order)) if reach[p] == pos]
+        errors = [(getattr(locals_[p], "out_rel", None) or 0.0, p) for p in reached]
+        worst_error, worst = max(errors, default=(0.0, None))
+        sites.append(
+            FlipSite(
+                index=pair.index,
+                name=pair.name,
+                op_type=pair.op_type,
+                proof=proof,
+                reached=tuple(order[p].index for p in reached),
+                worst=None if worst is None else order[worst].index,
+                worst_name="" if worst is None else order[worst].name,
+                worst_error=float(worst_error),
+                feeding=feeding(pair, proof.input_slot),
+            )
+        )
+    return tuple(sites)

@@ -27,6 +27,7 @@ from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
+from dumptui.report.selection import reason_text
 from dumptui.tui.messages import OpMessage
 from dumptui.tui.styles import ThemeStyles, labelled, name_text
 
@@ -78,7 +79,9 @@ def lines_text(lines: list[Text]) -> Text:
 def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: list[str] | None = None) -> list[Text]:
     """What is known about one tensor pair without reading it again; its statistics table keeps the columns
     that fit `width` (never wraps its own columns)."""
-    lines = [Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(r.reason))]
+    lines = [
+        Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(reason_text(r.reason)))
+    ]
     s = r.stats
     rows = []
     for side, t, ss in (("ref", r.ref, s.ref if s else None), ("target", r.target, s.target if s else None)):

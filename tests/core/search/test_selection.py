@@ -249,8 +249,9 @@ def test_classify_a_flip_carries_a_broken_selection_is_a_root_unmodelled_falls_t
     assert le.rule == LocalRule.GAIN and le.kind == LocalKind.ROOT  # x100 what came in, nothing concluded
 
 
-def test_flip_reach_follows_the_dataflow_and_stops_at_roots():
-    # 0 -> 1 (flip) -> 2 -> 4 ; 3 (root) -> 4 ; 1 -> 3
-    preds = {0: set(), 1: {0}, 2: {1}, 3: {1}, 4: {2, 3}}
-    reach = flip_reach([False, True, False, False, False], [False, False, False, True, False], preds.__getitem__)
-    assert reach == [None, 1, 1, None, 1]
+def test_flip_reach_follows_the_dataflow_and_stops_where_a_root_reaches():
+    # 0 -> 1 (flip) -> 2 -> 4 ; 3 (root) -> 5 ; 1 -> 3 ; 2 -> 5 (tainted by 3)
+    preds = {0: set(), 1: {0}, 2: {1}, 3: {1}, 4: {2}, 5: {2, 3}}
+    tainted = [False, False, False, True, False, True]
+    reach = flip_reach([False, True, False, False, False, False], tainted, preds.__getitem__)
+    assert reach == [None, 1, 1, None, 1, None]
