@@ -31,16 +31,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
 
 from dumptui.core.compare.hints import DISCONTINUOUS
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import TensorError, fmt_rel
 from dumptui.core.graph.align import OpPair
+from dumptui.core.model.vocab import Word
 from dumptui.core.search.selection import SelectionCode, SelectionProof
 
 
-class LocalKind(str, Enum):
+class LocalKind(Word):
     """What the local-error rule says of an op: error is born there (root), its error came in (carries), its
     output is within the floor (clean), or its outputs could not be compared (unknown)."""
 
@@ -49,13 +49,8 @@ class LocalKind(str, Enum):
     CLEAN = "clean"
     UNKNOWN = "unknown"
 
-    __str__ = str.__str__
 
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class LocalRule(str, Enum):
+class LocalRule(Word):
     """Which rule of `classify` decided (a code; report/ words it): the views say what decided, never
     guess it again from the numbers (a fixed gain of 10 there disagreed with `--gain`)."""
 
@@ -74,23 +69,13 @@ class LocalRule(str, Enum):
     SELECTION_FLIP = "selection-flip"  # it does, and differs from the reference's: near-ties flipped
     SELECTION_SAME = "selection-same"  # it does, and selects what the reference selects
 
-    __str__ = str.__str__
 
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class DiffKind(str, Enum):
+class DiffKind(Word):
     """What part of an op's definition differs between the two sides."""
 
     OP_TYPE = "op type"
     ATTRIBUTE = "attribute"
     CONSTANT = "constant input"
-
-    __str__ = str.__str__
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
 
 
 class Difference(str):

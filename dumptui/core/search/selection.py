@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
+from dumptui.core.model.vocab import Word
 from dumptui.core.search import replay
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.selection import (
@@ -74,7 +74,7 @@ TIE_UNITS = 2.0  # two values this many unit roundoffs apart (relative) are a ti
 _UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
 
 
-class SelectionCode(str, Enum):
+class SelectionCode(Word):
     """What the judgement of a selection op found."""
 
     SAME = "selection-same"  # both sides select the same elements (their values may differ within noise)
@@ -82,13 +82,8 @@ class SelectionCode(str, Enum):
     BROKEN = "selection-broken"  # the target's selection does not follow from the target's own inputs
     UNMODELLED = "selection-unmodelled"  # the reference's does not either: nothing is concluded
 
-    __str__ = str.__str__
 
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class FlipKind(str, Enum):
+class FlipKind(Word):
     """Why one selection differs between the sides."""
 
     RANK = "rank"  # another element at this rank (TopK, Sort, ArgMax): their scores nearly tie
@@ -96,11 +91,6 @@ class FlipKind(str, Enum):
     OVERLAP = "overlap"  # NMS: ... as their overlap (IoU) crossed the threshold
     CASCADE = "cascade"  # NMS: ... as the box that suppresses it was itself flipped
     MEMBER = "member"  # Unique: a value present on one side only (two values merged or split)
-
-    __str__ = str.__str__
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
 
 
 @dataclass(frozen=True)
@@ -707,16 +697,11 @@ MAX_FEEDING = 2  # computing ops named as feeding a near-tie
 MAX_CARRIER_HOPS = 16
 
 
-class SelectionReason(str, Enum):
+class SelectionReason(Word):
     """The reason code of a tensor judged in context where a selection flip decides its verdict."""
 
     FLIP = "selection-flip"  # an output of the op whose selection flipped
     AFTER_FLIP = "after-selection-flip"  # a tensor downstream that the flipped selection reaches
-
-    __str__ = str.__str__
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
 
 
 class FlipReason(str):

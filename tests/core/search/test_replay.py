@@ -254,12 +254,15 @@ def test_zero_d_and_empty_inputs() -> None:
     ],
 )
 def test_unary_ops_match_the_math_module(op_type: str, reference: Callable[[float], float]) -> None:
-    x = np.concatenate([RNG.uniform(-8, 8, 40), [0.0, -0.0, 7.5, -7.5]]).astype(np.float32)
+    # its own generator: the values do not depend on which tests ran before (-k, xdist)
+    x = np.concatenate([np.random.default_rng(11).uniform(-8, 8, 40), [0.0, -0.0, 7.5, -7.5]]).astype(np.float32)
     if op_type in ("Sqrt", "Rsqrt", "Log", "Reciprocal"):
         x = np.abs(x) + np.float32(0.01)
     got = one(op_type, x)
     for g, v in zip(got, x):
-        assert g == pytest.approx(reference(float(v)), rel=1e-14, abs=1e-300)
+        # relative to the value, and to |v| where the formula cancels (1 + tanh(..) of a large negative v: GeLU
+        # of -4.5 is -0.0017 from terms of size 4.5; numpy's and libm's tanh differ in the last bit there)
+        assert g == pytest.approx(reference(float(v)), rel=1e-14, abs=1e-15 * abs(float(v)) + 1e-300)
 
 
 def test_round_is_half_to_even_as_mindspore_documents() -> None:

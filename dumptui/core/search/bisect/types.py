@@ -3,27 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.graph.align import OpPair
+from dumptui.core.model.vocab import Word
 from dumptui.core.search.localerror import LocalError
 
 
-class Mark(str, Enum):
+class Mark(Word):
     """What a probe says about the op: its outputs agree (good), diverge (bad), or cannot tell (skip)."""
 
     GOOD = "good"
     BAD = "bad"
     SKIP = "skip"
 
-    __str__ = str.__str__
 
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class Source(str, Enum):
+class Source(Word):
     """Who made a step: the start (graph outputs), the engine's verdict, the user, or the culprit check."""
 
     START = "start"
@@ -31,27 +26,13 @@ class Source(str, Enum):
     USER = "user"
     CHECK = "check"
 
-    __str__ = str.__str__
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
     @property
     def is_mark(self) -> bool:
         """A mark the user (or `space`/`a`) made: what a session file saves and undo takes back."""
         return self in (Source.USER, Source.COMPUTED)
 
 
-class _Word(str, Enum):
-    """A word of the vocabulary: equal to its text (JSON, session files and literals in old files agree)."""
-
-    __str__ = str.__str__
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
-
-
-class RootKind(_Word):
+class RootKind(Word):
     """Why an op is a root: its outputs diverge from inputs that agree, a parameter it reads differs, or the
     network input (an input no dumped op produces) differs."""
 
@@ -60,7 +41,7 @@ class RootKind(_Word):
     INPUT = "input"
 
 
-class CheckKind(_Word):
+class CheckKind(Word):
     """What a precondition compares: the network input, a parameter, or an input no dumped op produces."""
 
     NETWORK_INPUT = "network input"
@@ -68,7 +49,7 @@ class CheckKind(_Word):
     UNPRODUCED = "unproduced input"
 
 
-class CheckStatus(_Word):
+class CheckStatus(Word):
     """What a precondition found."""
 
     EQUAL = "equal"
