@@ -37,6 +37,8 @@ def _against(margin: float, moved: float) -> str:
         return ""
     if moved > margin:
         return f"margin {_e(margin)} < {_e(moved)}, the error its inputs carry there"
+    if moved == margin:  # (the inputs' error made them equal: a tie the kernel broke its own way)
+        return f"margin {_e(margin)} = {_e(moved)}, the error its inputs carry there: a tie"
     return f"margin {_e(margin)}, within its inputs' rounding"
 
 
