@@ -128,6 +128,8 @@ class OpDetail(VerticalScroll):
     theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
     model: var[OpTreeModel | None] = var(None, init=False)
     roots: var[frozenset[int]] = var(frozenset(), init=False)
+    # selection ops (TopK, NMS...) judged by their own inputs, in words: compared as selections, not elements
+    selection_words: var[dict[int, str]] = var(dict, init=False)
 
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
@@ -161,6 +163,9 @@ class OpDetail(VerticalScroll):
 
     def watch_roots(self) -> None:
         self._redraw()  # the hints follow the roots found
+
+    def watch_selection_words(self) -> None:
+        self._redraw()
 
     def _redraw(self) -> None:
         if self.result is not None:
@@ -243,6 +248,9 @@ class OpDetail(VerticalScroll):
             )
         line.append(paired_words(pair.how), style=st.muted if pair.how == EXACT else st.variable("warning", True))
         info.append(line)
+        said = self.selection_words.get(pair.index)
+        if said:
+            info.append(Text.assemble(("selection: ", "bold"), name_text(said)))
         for h in for_root(res.hints, pair.index in self.roots, pair.op_type):
             info.append(
                 Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))
