@@ -107,7 +107,7 @@ def print_compare(
     from dumptui.report.tables import compare_summary, compare_table, dump_line, name, print_skipped
 
     roots = comparison.roots
-    benign = comparison.bisection.benign_evidence()
+    benign = data.benign_evidence(comparison.bisection)
     if roots:
         conclusion = "[bold red]Roots of divergence[/bold red] (where error is born, in execution order): " + "; ".join(
             f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots

@@ -20,6 +20,8 @@ from dumptui.core.search.bisect import CheckKind, CheckStatus
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
+from dumptui.report.data import benign_evidence
+from dumptui.report.selection import proof_sentence
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
     from dumptui.core.search.bisect import Bisection, Root, Step
@@ -96,6 +98,9 @@ class BisectState:
     search: str = ""  # "bisection" (O(log n) reads: a clean pair) | "scan" (every op judged: a noisy pair)
     search_reason: str = ""
     benign: tuple[str, ...] = ()  # why a pair that differs has no root (empty otherwise)
+    # a selection op's judgement in words (pair index -> "25 of 32 selections equal; ranks 24 and 25 swapped..."):
+    # the op pane says it beside the op's tensors, never an element-wise error alone
+    selections: Mapping[int, str] = field(default_factory=dict)
     points: Mapping[int, PlotPoint] = field(default_factory=dict)  # position -> numbers known (errorplot.py)
     # before the search has started: the probe it offers first, shown with its own numbers while every op is
     # judged; what its mark waits for, in words (BisectDriver.look). Empty once the search has started.
@@ -290,7 +295,7 @@ class BisectDriver:
             others = tuple(self._root_view(r) for r in bi.roots() if first is None or r.pair.key != first.pair.key)
         checks, problems = _checks_summary(bi)
         probe_pair = order[self.probe] if self.probe is not None else None
-        benign = tuple(bi.benign_evidence()) if bi.finished and culprit is None else ()
+        benign = tuple(benign_evidence(bi)) if bi.finished and culprit is None else ()
         return BisectState(
             n=len(order),
             mode=bi.mode,
@@ -322,6 +327,7 @@ class BisectDriver:
             search_reason=bi.search_reason,
             benign=benign,
             points=self._points(),
+            selections=_selections(bi),
         )
 
     def note_compared(self) -> None:
@@ -407,3 +413,10 @@ def redump_plan(order: Sequence[OpPair], pairs: Sequence[OpPair], state: BisectS
         f"suspect{'s' if k != 1 else ''} {span} and the kernels dumped on one side only "
         "between them",
     )
+
+
+def _selections(bi: Bisection) -> Mapping[int, str]:
+    """Each selection op the search judged by its own inputs (selection.py), its judgement in words."""
+    if bi.scan_result is None:
+        return {}
+    return {le.pair.index: proof_sentence(le.selection) for le in bi.scan_result.locals if le.selection is not None}

@@ -11,6 +11,7 @@ from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.bisect import CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.localerror import DiffKind, LocalError, LocalRule
+from dumptui.report.selection import proof_sentence
 
 
 def fmt_gain(g: float | None) -> str:
@@ -31,6 +32,8 @@ def proof_words(le: LocalError | None) -> str:
     it did: a weight, a wiring or the user's cosine may have decided)."""
     if le is None:
         return ""
+    if le.selection is not None:
+        return proof_sentence(le.selection)
     if le.replay is not None:
         return le.replay.sentence()
     if not le.replay_note:
@@ -109,6 +112,8 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
         if le.data_in is None or le.data_in.worst_rel == 0
         else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
     )
+    if le.rule == LocalRule.SELECTION_BROKEN and le.selection is not None:
+        return "data", f"error is born here: {ins}, and {proof_sentence(le.selection)}"
     if le.rule == LocalRule.REPLAY_BROKEN:
         # a vendor kernel in the op's place (only its type differs, and it names the op): the replay proves it: the strongest cause first, then what differs in its definition (a vendor
         # kernel in the reference op's place), which alone proves nothing

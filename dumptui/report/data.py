@@ -12,6 +12,8 @@ from dumptui.core.compare.verdict import UNREADABLE
 from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.selection import FlipSite
+from dumptui.report import selection as selection_words
 from dumptui.report.cause import fmt_gain, why
 
 
@@ -116,6 +118,7 @@ def local_error(le: LocalError | None) -> dict | None:
             "sentence": rp.sentence(),
         },
         "replay_note": le.replay_note or None,
+        "selection": selection_words.proof_json(le.selection),
     }
 
 
@@ -124,6 +127,20 @@ def root(r: Root, session: Session, checks: Sequence[InputCheck] = ()) -> dict:
     d = op_result(res, is_root=r.local is not None and r.local.is_root)
     d.update({"kind": r.kind, "why": why(r, checks), "caveats": list(r.caveats), "local_error": local_error(r.local)})
     return d
+
+
+def flips_of(bi: Bisection) -> tuple[FlipSite, ...]:
+    """The selections of the run that flipped on near-ties (found by its scan; none without one)."""
+    return bi.scan_result.flips if bi.scan_result is not None else ()
+
+
+def benign_evidence(bi: Bisection) -> list[str]:
+    """Why a pair with differences and no root is benign, in words: the flips of its selections first (why the
+    outputs differ, when they do), then the engine's other reasons."""
+    engine = bi.benign_evidence()
+    if not engine:
+        return []
+    return [*engine[:1], *selection_words.benign_lines(flips_of(bi)), *engine[1:]]
 
 
 def problem(p: Problem) -> dict:
@@ -234,7 +251,8 @@ def bisect_report(bi: Bisection) -> dict:
             for r in roots
         ],
         "search": {"kind": bi.search, "reason": bi.search_reason},
-        "benign": bi.benign_evidence() if culprit is None else [],
+        "benign": benign_evidence(bi) if culprit is None else [],
+        "flips": [selection_words.site_json(f) for f in flips_of(bi)],
         "error_sources": [
             {"op": le.pair.name, "gain": num(le.gain_rel), "output_error": num(le.out_rel), "kind": le.kind}
             for le in bi.error_sources()

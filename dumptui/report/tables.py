@@ -19,7 +19,9 @@ from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
+from dumptui.report.data import benign_evidence
 from dumptui.report.looks import role
+from dumptui.report.selection import reason_text
 
 # verdict role (core/compare/verdict.py) -> rich style
 ROLE_STYLE = {
@@ -116,7 +118,7 @@ def reasons(results: list[TensorResult]) -> list[str]:
     for r in results:
         if r.verdict in (EQUAL,) and not r.notes:
             continue
-        line = f"{r.label}: {r.verdict} - {r.reason}"
+        line = f"{r.label}: {r.verdict} - {reason_text(r.reason)}"
         if r.notes:
             line += " [" + "; ".join(r.notes) + "]"
         out.append(line)
@@ -245,7 +247,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}"
         )
     culprit = bi.first_root()
-    benign = bi.benign_evidence() if culprit is None else []
+    benign = benign_evidence(bi) if culprit is None else []
     if culprit is None and bi.undecided:
         console.print(
             "[bold magenta]Undecided[/bold magenta] (exit code 2): what could not be read or judged hides the answer:"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.search.context import NO_CONTEXT, InContext
 from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.selection import FlipSite
 
 if TYPE_CHECKING:  # (the bisection imports this module's users; the value itself needs only what it holds)
     from dumptui.core.search.bisect import Bisection, Root
@@ -31,6 +32,7 @@ class RunJudgement:
     in_context: InContext = NO_CONTEXT
     locals: Mapping[int, LocalError] = field(default_factory=_empty)  # pair index -> local error (scanned ops)
     root_indices: frozenset[int] = frozenset()  # pair index of every root
+    flips: tuple[FlipSite, ...] = ()  # selections that flipped on near-ties (a benign reason; selection.py)
 
     @property
     def culprit(self) -> Root | None:
@@ -66,4 +68,5 @@ def judge(bi: Bisection) -> RunJudgement:
         in_context=bi.in_context,
         locals=MappingProxyType(locals_),
         root_indices=frozenset(r.pair.index for r in roots),
+        flips=bi.scan_result.flips if bi.scan_result is not None else (),
     )

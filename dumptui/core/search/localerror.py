@@ -37,6 +37,7 @@ from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import TensorError, fmt_rel
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.vocab import Word
+from dumptui.core.search.selection import SelectionCode, SelectionProof
 
 
 class LocalKind(Word):
@@ -63,6 +64,10 @@ class LocalRule(Word):
     SPARSE = "sparse"  # a share of its elements far off that its inputs do not have (the tail rule)
     GAIN = "gain"  # both gains at least --gain (no conclusive replay)
     GAIN_BELOW = "gain-below"  # a gain below --gain: carried in
+    # a selection op (TopK, NMS...) judged by what each side's own inputs give (selection.py)
+    SELECTION_BROKEN = "selection-broken"  # the target's selection does not follow from its own inputs
+    SELECTION_FLIP = "selection-flip"  # it does, and differs from the reference's: near-ties flipped
+    SELECTION_SAME = "selection-same"  # it does, and selects what the reference selects
 
 
 class DiffKind(Word):
@@ -180,6 +185,7 @@ class LocalError:
     unjudged_flow: bool = False  # that input carries error far above the floor: the answer cannot be "noise"
     statistics_only: bool = False  # its output was compared on statistics (max/min/mean/L2), not elements
     blind: str = ""  # a data input not compared (missing or unreadable) whose value no producer shows either
+    selection: SelectionProof | None = None  # a selection op judged by its own inputs (selection.py)
 
     @property
     def gain_rel(self) -> float | None:
@@ -224,7 +230,7 @@ def _gain(out: TensorError | None, data_in: TensorError | None, rel: bool) -> fl
 def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | None = None) -> LocalError:
     """Fill `kind` and `why` of an analysis whose errors are known. `max_off` and `cos` are the thresholds'
     (`--max-off`, `--cos`): the tail rule counts from the smaller of `max_off` and TAIL_SHARE."""
-    if le.out is None:
+    if le.out is None and _selection(le) is None:
         le.kind, le.why = LocalKind.UNKNOWN, "its outputs could not be compared"
         return le
     out_rel = le.out_rel or 0.0
@@ -248,6 +254,14 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
     alarm = _cos_alarm(le, cos)
     if alarm:
         le.kind, le.why, le.rule = LocalKind.ROOT, alarm, LocalRule.COS_ALARM
+        return le
+    rule = _selection(le)
+    if rule is not None:
+        # what its own inputs give decides, whatever its error's size: a near-tie that flipped is no root
+        kind = LocalKind.ROOT if rule == LocalRule.SELECTION_BROKEN else LocalKind.CARRIES
+        if rule == LocalRule.SELECTION_SAME and out_rel <= le.floor:
+            kind = LocalKind.CLEAN
+        le.kind, le.rule, le.why = kind, rule, rule.value  # a code: report/selection.py words it
         return le
     jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
     sparse = _sparse(le, gain, tail_limit)
@@ -300,6 +314,16 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         ) + (f"; note: {reasons}" if reasons else "")
         le.why += _unjudged_words(le)
     return le
+
+
+def _selection(le: LocalError) -> LocalRule | None:
+    """The rule a conclusive selection judgement gives (None: none, or one that concludes nothing)."""
+    sel = le.selection
+    if sel is None or not sel.conclusive:
+        return None
+    if sel.code == SelectionCode.BROKEN:
+        return LocalRule.SELECTION_BROKEN
+    return LocalRule.SELECTION_FLIP if sel.code == SelectionCode.FLIP else LocalRule.SELECTION_SAME
 
 
 def _unjudged_words(le: LocalError) -> str:

@@ -49,6 +49,16 @@ from dumptui.core.search.localerror import (
     classify,
     shape_of_error,
 )
+from dumptui.core.search.selection import (
+    FlipReason,
+    FlipSite,
+    SelectionReason,
+    feeding_ops,
+    flip_reach,
+    flip_sites,
+    is_selection,
+    selection_proof,
+)
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 # From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
@@ -140,8 +150,9 @@ def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None,
 def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalError:
     """The local error of one op pair from its compared tensors (reads them again only to replay)."""
     le = measured(session, res)
-    if with_replay and needs_replay(session, le):
-        le.replay, le.replay_note = replay_proof(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+    roles = input_roles(le.pair)
+    if with_replay and not judges_selection(session, le, res, roles) and needs_replay(session, le):
+        le.replay, le.replay_note = replay_proof(session, le.pair, roles, le.out_slot or 0)
     return judged(session, le)
 
 
@@ -209,6 +220,19 @@ def needs_replay(session: Session, le: LocalError) -> bool:
     sparse = le.out_tail > min(th.max_off, TAIL_SHARE)
     alarm = th.cos is not None and le.out_cos is not None and le.out_cos < th.cos
     return th.replay and le.out is not None and (le.out.rel > le.floor or bool(le.out.nonfinite) or sparse or alarm)
+
+
+def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dict[int, str]) -> bool:
+    """A selection op (TopK, Sort, ArgMax, NMS, Unique) whose outputs differ is judged by what each side's own
+    inputs give (selection.py: ties within the inputs' rounding), not by a replay of one output: True when it
+    was (else the plain replay, if any, decides)."""
+    pair = le.pair
+    if pair.ref is None or not is_selection(pair.ref.op_type) or not session.thresholds.replay:
+        return False
+    if not (needs_replay(session, le) or any(r.bad for r in res.outputs)):
+        return False
+    le.selection, le.replay_note = selection_proof(session, pair, roles)
+    return le.selection is not None
 
 
 def judged(session: Session, le: LocalError) -> LocalError:
@@ -613,6 +637,9 @@ class ScanResult:
     # every tensor verdict judged in context (the preconditions' and the scan's), never written into the cache
     in_context: InContext = NO_CONTEXT
     position: dict[int, int] | None = None  # pair index -> position in `order`, made when first asked for
+    # selections that flipped on near-ties (selection.py): for each position the flip that reaches it, and the flips
+    reach: list[int | None] = field(default_factory=list)
+    flips: tuple[FlipSite, ...] = ()
 
 
 def scan(
@@ -651,6 +678,8 @@ def scan(
 
     def measure(i: int, res: OpResult, roles: dict[int, str]) -> LocalError:
         le = measured(session, res, roles)
+        if judges_selection(session, le, res, roles):
+            return le
         if needs_replay(session, le):
             plan, why = replay_plan(session, le.pair, roles, le.out_slot or 0)
             if plan is None:
@@ -708,6 +737,9 @@ def scan(
         # error from an op that could not be judged taints as a root does: what it carries is never "noise"
         tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
+    flipped = [le.selection is not None and le.selection.flipped for le in locals_]
+    out.reach = flip_reach(flipped, tainted, predecessors)
+    out.flips = flip_sites(order, locals_, out.reach, lambda p, slot: feeding_ops(session.alignment, p, slot))
     out.unread = [(res.pair.label, r) for res in results for r in res.outputs if r.verdict == UNREADABLE]
     out.in_context = rejudge(session, out, predecessors, roles, before)
     return out
@@ -753,11 +785,11 @@ def rejudge(
                     said = f"{err.describe()}; " if err is not None else ""
                     restate(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
                 elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
-                    restate(r, CLOSE, why)
+                    restate(r, CLOSE, _flip_reason(sr, _reach_into(session, sr, le.pair, r.slot, pos), r) or why)
         for cached in res.outputs:
             r = now(cached)
             if why := _carried(r, sr.tainted[pos], cos):
-                restate(r, CLOSE, why)
+                restate(r, CLOSE, _flip_reason(sr, sr.reach[pos] if sr.reach else None, r) or why)
     return before.merged(judged.values())
 
 
@@ -781,6 +813,35 @@ def _tainted_into(
         if o.kind == "pair" and o.pair is not None and o.pair.index in position
     ]
     return any(sr.tainted[p] for p in found) if found else into
+
+
+def _reach_into(session: Session, sr: ScanResult, pair: OpPair, slot: int, pos: int) -> int | None:
+    """The flip whose changed selection reaches input `slot` (selection.py): its own producer's; with no graph,
+    the op's own (a flip op's own inputs are not reached by its flip)."""
+    if not sr.reach:
+        return None
+    position = position_of(sr)
+    found = [
+        position[o.pair.index]
+        for o in origins(session.ref, session.target, session.alignment, pair, slot)
+        if o.kind == "pair" and o.pair is not None and o.pair.index in position
+    ]
+    if not found:
+        return sr.reach[pos] if sr.reach[pos] != pos else None
+    reached = [f for p in found if (f := sr.reach[p]) is not None]
+    return min(reached) if reached else None
+
+
+def _flip_reason(sr: ScanResult, flip: int | None, r: TensorResult) -> FlipReason | None:
+    """The reason code of a tensor a flipped selection reaches (None when none does): an output of the flip op
+    itself, or a tensor downstream of it."""
+    if flip is None:
+        return None
+    pair = sr.locals[flip].pair
+    err = result_error(r)
+    own = pair.ref is not None and any(t is r.ref for t in pair.ref.outputs.values())
+    code = SelectionReason.FLIP if own else SelectionReason.AFTER_FLIP
+    return FlipReason(code, pair.name, err.rel if err is not None and not err.nonfinite else math.nan)
 
 
 def _one_sided(session: Session, pair: OpPair, slot: int) -> str:

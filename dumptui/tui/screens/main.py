@@ -109,6 +109,7 @@ class MainScreen(Screen[None]):
     model: var[OpTreeModel | None] = var(None, init=False)  # the aligned pairs and their verdicts, once open
     tags: var[dict[int, str]] = var(dict, init=False)  # ops tagged culprit / root / probe in the op lists
     roots: var[frozenset[int]] = var(frozenset(), init=False)  # the bisection's roots (their hints say so)
+    selection_words: var[dict[int, str]] = var(dict, init=False)  # selection ops judged by their own inputs, in words
     status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
@@ -139,7 +140,9 @@ class MainScreen(Screen[None]):
         yield StatusLine(id="status").data_bind(MainScreen.theme_styles, facts=MainScreen.status)
         with Horizontal(id="body"):
             yield OpsPane(id="left").data_bind(MainScreen.theme_styles, MainScreen.tags)
-            yield OpDetail(id="detail").data_bind(MainScreen.theme_styles, MainScreen.model, MainScreen.roots)
+            yield OpDetail(id="detail").data_bind(
+                MainScreen.theme_styles, MainScreen.model, MainScreen.roots, MainScreen.selection_words
+            )
         yield BisectPanel(id="bisect").data_bind(MainScreen.theme_styles, MainScreen.model)
         yield KeysFooter()
 
@@ -405,6 +408,8 @@ class MainScreen(Screen[None]):
         self.tags = tags
         if not msg.stepping:
             self.roots = frozenset(i for i, tag in tags.items() if tag in ("culprit", "root"))
+            if dict(state.selections) != self.selection_words:
+                self.selection_words = dict(state.selections)
         self._refresh_verdicts_of(
             [h.index for h in state.history] + [state.probe_index] + ([state.culprit.index] if state.culprit else [])
         )

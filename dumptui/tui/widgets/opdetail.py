@@ -27,6 +27,7 @@ from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
+from dumptui.report.selection import reason_text
 from dumptui.tui.messages import OpMessage
 from dumptui.tui.styles import ThemeStyles, labelled, name_text
 
@@ -78,7 +79,9 @@ def lines_text(lines: list[Text]) -> Text:
 def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: list[str] | None = None) -> list[Text]:
     """What is known about one tensor pair without reading it again; its statistics table keeps the columns
     that fit `width` (never wraps its own columns)."""
-    lines = [Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(r.reason))]
+    lines = [
+        Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(reason_text(r.reason)))
+    ]
     s = r.stats
     rows = []
     for side, t, ss in (("ref", r.ref, s.ref if s else None), ("target", r.target, s.target if s else None)):
@@ -125,6 +128,8 @@ class OpDetail(VerticalScroll):
     theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
     model: var[OpTreeModel | None] = var(None, init=False)
     roots: var[frozenset[int]] = var(frozenset(), init=False)
+    # selection ops (TopK, NMS...) judged by their own inputs, in words: compared as selections, not elements
+    selection_words: var[dict[int, str]] = var(dict, init=False)
 
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
@@ -158,6 +163,9 @@ class OpDetail(VerticalScroll):
 
     def watch_roots(self) -> None:
         self._redraw()  # the hints follow the roots found
+
+    def watch_selection_words(self) -> None:
+        self._redraw()
 
     def _redraw(self) -> None:
         if self.result is not None:
@@ -240,6 +248,9 @@ class OpDetail(VerticalScroll):
             )
         line.append(paired_words(pair.how), style=st.muted if pair.how == EXACT else st.variable("warning", True))
         info.append(line)
+        said = self.selection_words.get(pair.index)
+        if said:
+            info.append(Text.assemble(("selection: ", "bold"), name_text(said)))
         for h in for_root(res.hints, pair.index in self.roots, pair.op_type):
             info.append(
                 Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(h.text))

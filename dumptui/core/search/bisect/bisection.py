@@ -535,6 +535,7 @@ class Bisection:
             le
             for le in self.scan_result.locals
             if le.kind in (LocalKind.CARRIES, LocalKind.ROOT)
+            and (le.selection is None or not le.selection.conclusive)  # a selection's gain says nothing
             and le.gain_rel is not None
             and 1 < le.gain_rel < float("inf")
         ]

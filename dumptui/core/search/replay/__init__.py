@@ -14,6 +14,10 @@ Supported op types (MindSpore kernel names and conventions):
   reductions     ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ArgMax ArgMin ArgMaxWithValue ArgMinWithValue
   shape          Reshape Flatten Transpose ExpandDims Squeeze Concat Split StridedSlice Gather GatherV2 Tile
                  BroadcastTo OnesLike ZerosLike Identity Depend TensorMove
+  selection      TopK TopkExt Sort SortExt ArgSort NMSWithMask NonMaxSuppressionV3 NonMaxSuppressionV4
+                 NonMaxSuppression NonMaxSuppressionV6 GatherD GatherNd Unique MaskedSelect OneHot
+  (msprobe)      topk sort argsort argmax argmin nms gather index_select unique masked_select where one_hot
+                 (selection.py: ties in index order, NaN the greatest)
 
 Deliberately not replayed (ReplayUnsupported says so):
   - BatchNorm outputs 1-4 (in inference they are uninitialised memory) and training-mode BatchNorm;
@@ -37,7 +41,7 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
-from dumptui.core.search.replay import activations, conv, elementwise, linalg, norm, reduce, shape
+from dumptui.core.search.replay import activations, conv, elementwise, linalg, norm, reduce, selection, shape
 from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel
 from dumptui.core.search.replay.irvalues import parse_value
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -45,7 +49,7 @@ from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 __all__ = ["ReplayInputs", "ReplayUnsupported", "SUPPORTED", "parse_value", "replay", "replay_at", "supported"]
 
 _KERNELS: dict[str, Kernel] = {}
-for _module in (elementwise, activations, linalg, conv, norm, reduce, shape):
+for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection):
     _KERNELS.update(_module.kernels())
 _SAMPLED: dict[str, SampledKernel] = linalg.sampled_kernels()
 

@@ -1,0 +1,257 @@
+"""Selection ops judged by what each side's own inputs give (core/search/selection.py): a tie broken another
+way or a near-tie that flipped is no root; a kernel that selects what its inputs do not give is; a reference
+that does not follow its own inputs concludes nothing. The numbers of each flip (ranks, margin, input error)
+and the selections compared as sets."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dumptui.core.compare.noise import TensorError
+from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule, classify
+from dumptui.core.search.replay.selection import nms_with_mask
+from dumptui.core.search.selection import (
+    FlipKind,
+    SelectionCode,
+    Side,
+    Unjudged,
+    flip_reach,
+    judge,
+    tie_tolerance,
+)
+
+RNG = np.random.default_rng(33)
+
+
+def topk_side(x: np.ndarray, k: int, order_key=None, dtype: str = "float32") -> Side:
+    """A TopK as a device computes it: the k largest of the last axis, ties broken by `order_key`."""
+    v = x.astype(np.float64)
+    idx = np.stack([np.lexsort((order_key(row) if order_key else np.arange(row.size), -row))[:k] for row in v])
+    vals = np.take_along_axis(x, idx, axis=-1)
+    return Side({0: x, 1: np.array(k, dtype=np.int64)}, {0: vals, 1: idx.astype(np.int32)}, {0: dtype})
+
+
+def test_exact_ties_broken_the_other_way_are_a_flip_of_margin_zero_not_a_root():
+    x = np.array([[0.5, 0.9, 0.5, 0.1, 0.5]], dtype=np.float16)
+    ref = topk_side(x, 3)  # ties in index order: 1, 0, 2
+    tgt = topk_side(x, 3, order_key=lambda r: -np.arange(r.size), dtype="float16")  # 1, 4, 2
+    proof = judge("TopK", {}, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP and proof.conclusive and not proof.broken
+    assert (proof.selected, proof.equal, proof.common, proof.differing) == (3, 2, 2, 1)
+    (f,) = proof.flips
+    assert (f.kind, f.rank, f.index, f.other) == (FlipKind.RANK, 1, 0, 4)
+    assert f.margin == 0.0 and f.input_error == 0.0
+
+
+def test_near_tie_flipped_by_input_noise_names_ranks_margin_and_input_error():
+    base = np.linspace(0.9, 0.3, 20)  # element i at rank i
+    ref_x = base.copy()
+    ref_x[15], ref_x[16] = 0.4123, 0.4119  # ranks 15 and 16 nearly tie
+    tgt_x = ref_x.copy()
+    tgt_x[16] += 0.008  # the target's inputs carry 8e-3 there
+    proof = judge("TopK", {}, {}, topk_side(ref_x[None], 18), topk_side(tgt_x[None], 18))
+    assert proof.code == SelectionCode.FLIP
+    assert proof.equal == 16 and proof.common == 18 and proof.differing == 2
+    ranks = sorted(f.rank for f in proof.flips)
+    assert ranks == [15, 16]
+    first = next(f for f in proof.flips if f.rank == 15)
+    assert (first.index, first.other) == (15, 16)
+    assert first.value == pytest.approx(0.4123) and first.other_value == pytest.approx(0.4119)
+    assert first.margin == pytest.approx(4e-4, rel=1e-6)
+    assert first.input_error == pytest.approx(0.008, rel=1e-6) and first.margin < first.input_error
+    assert proof.input_error == pytest.approx(0.008, rel=1e-6)
+    assert proof.margin == pytest.approx(4e-4, rel=1e-6)
+
+
+def test_a_kernel_returning_the_wrong_kth_element_is_broken_and_says_where():
+    x = np.sort(RNG.uniform(0, 1, 40))[::-1].copy()[None]
+    good = topk_side(x, 8)
+    bad = topk_side(x, 8)
+    bad.outputs[1][0, 7] = 20  # the element ranked 21st at rank 8
+    bad.outputs[0][0, 7] = x[0, 20]
+    proof = judge("TopK", {}, {}, good, bad)
+    assert proof.code == SelectionCode.BROKEN and proof.broken and proof.wrong_count == 1
+    (w,) = proof.wrong
+    assert (w.rank, w.index) == (7, 20) and w.value == x[0, 20] and w.expected == x[0, 7]
+
+
+def test_values_output_that_disagrees_with_its_indices_is_broken():
+    x = RNG.uniform(0, 1, (2, 10)).astype(np.float32)
+    tgt = topk_side(x, 3)
+    tgt.outputs[0] = tgt.outputs[0] * np.float32(1.01)
+    assert judge("TopK", {}, {}, topk_side(x, 3), tgt).code == SelectionCode.BROKEN
+
+
+def test_a_reference_that_does_not_follow_its_inputs_concludes_nothing():
+    x = RNG.uniform(0, 1, (1, 10)).astype(np.float32)
+    ref = topk_side(x, 3)
+    ref.outputs[1] = ref.outputs[1][:, ::-1].copy()  # smallest first: another op than TopK's definition
+    ref.outputs[0] = ref.outputs[0][:, ::-1].copy()
+    proof = judge("TopK", {}, {}, ref, topk_side(x, 3))
+    assert proof.code == SelectionCode.UNMODELLED and not proof.conclusive and proof.ref_wrong == 2
+
+
+def test_ties_within_the_inputs_rounding_but_not_beyond():
+    assert tie_tolerance("float16") == pytest.approx(2 * 2.0**-11) and tie_tolerance("int32") == 0.0
+    x = np.array([[1.0, 1.0 + 2.0**-10, 0.2]], dtype=np.float64)
+    swapped = topk_side(x, 1, dtype="float16")
+    swapped.outputs = {0: x[:, :1].copy(), 1: np.array([[0]], dtype=np.int32)}  # 1.0 for 1 + 2^-10: one fp16 step
+    assert judge("TopK", {}, {}, topk_side(x, 1), swapped).code == SelectionCode.FLIP
+    far = topk_side(x, 1, dtype="float16")
+    far.outputs = {0: x[:, 2:3].copy(), 1: np.array([[2]], dtype=np.int32)}
+    assert judge("TopK", {}, {}, topk_side(x, 1), far).code == SelectionCode.BROKEN
+
+
+def test_nan_is_the_largest_and_ties_with_nan():
+    x = np.array([[0.3, np.nan, 0.9, np.nan]], dtype=np.float32)
+    ref = topk_side(x, 2, order_key=None)
+    ref.outputs = {0: np.array([[np.nan, np.nan]], dtype=np.float32), 1: np.array([[1, 3]], dtype=np.int32)}
+    tgt = Side(dict(ref.inputs), {0: ref.outputs[0], 1: np.array([[3, 1]], dtype=np.int32)}, {0: "float32"})
+    proof = judge("TopK", {}, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP and math.isnan(proof.flips[0].value)
+
+
+def test_unsorted_topk_compares_sets_and_sort_with_k_n():
+    x = RNG.uniform(0, 1, (1, 12)).astype(np.float32)
+    ref = topk_side(x, 5)
+    tgt = topk_side(x, 5)
+    tgt.outputs = {0: tgt.outputs[0][:, ::-1].copy(), 1: tgt.outputs[1][:, ::-1].copy()}
+    unsorted = judge("TopK", {"sorted": "Bool(0)"}, {}, ref, tgt)
+    assert unsorted.code == SelectionCode.SAME and unsorted.equal == 5
+    assert judge("TopK", {}, {}, ref, tgt).code == SelectionCode.BROKEN  # sorted: the order is the op's
+    s = np.argsort(x, axis=-1, kind="stable")
+    side = Side({0: x}, {0: np.take_along_axis(x, s, -1), 1: s.astype(np.int32)}, {0: "float32"})
+    assert judge("Sort", {}, {}, side, side).code == SelectionCode.SAME
+
+
+def test_argmax_without_keep_dims_and_with_value():
+    x = np.array([[[1.0, 5.0], [5.0, 2.0]], [[0.0, 0.0], [3.0, 1.0]]], dtype=np.float32)  # argmax over axis 1
+    ref = Side({0: x}, {0: np.array([[1, 0], [1, 1]], dtype=np.int32)}, {0: "float32"})
+    tied = Side({0: x}, {0: np.array([[1, 0], [1, 1]], dtype=np.int32)}, {0: "float32"})
+    assert judge("ArgMax", {"axis": "I64(1)"}, {}, ref, tied).code == SelectionCode.SAME
+    wrong = Side({0: x}, {0: np.array([[0, 0], [1, 1]], dtype=np.int32)}, {0: "float32"})
+    assert judge("ArgMax", {"axis": "I64(1)"}, {}, ref, wrong).code == SelectionCode.BROKEN
+    with_value = Side(
+        {0: x, 1: np.int64(1)}, {0: ref.outputs[0], 1: np.array([[5.0, 5.0], [3.0, 1.0]])}, {0: "float32"}
+    )
+    assert judge("ArgMaxWithValue", {}, {}, with_value, with_value).code == SelectionCode.SAME
+
+
+def test_an_index_output_of_another_size_is_not_judged():
+    x = np.zeros((1, 6), dtype=np.float32)
+    side = Side({0: x, 1: np.int64(3)}, {0: x[:, :2], 1: np.zeros((1, 2), np.int32)}, {})
+    with pytest.raises(Unjudged, match="expected"):
+        judge("TopK", {}, {}, side, side)
+
+
+# ------------------------------------------------------------------------------------------------ NMS
+
+
+def nms_side(boxes: np.ndarray, scores: np.ndarray, reverse_ties: bool = False) -> Side:
+    b = np.concatenate([boxes, scores[:, None]], axis=1).astype(np.float32)
+    out = nms_with_mask(b, 0.5)
+    if reverse_ties:
+        s = b[:, 4].astype(np.float64)
+        ranked = np.lexsort((-np.arange(s.size), -s))
+        redo = nms_with_mask(b[ranked], 0.5, by_score=False)
+        out = {0: b[ranked], 1: ranked, 2: redo[2]}
+    return Side({0: b}, {0: out[0], 1: out[1].astype(np.int32), 2: out[2]}, {0: "float32"})
+
+
+def test_nms_ties_broken_the_other_way_and_a_score_swap_and_an_overlap_crossing():
+    boxes = np.array([[0, 0, 10, 10], [1, 0, 11, 10], [30, 30, 40, 40], [31, 30, 41, 40], [60, 60, 70, 70]], float)
+    scores = np.array([0.80, 0.80, 0.61, 0.60, 0.3])
+    ref = nms_side(boxes, scores)
+    tie = judge("NMSWithMask", {"iou_threshold": "F32(0.5)"}, {}, ref, nms_side(boxes, scores, reverse_ties=True))
+    assert tie.code == SelectionCode.FLIP and {f.index for f in tie.flips} == {0, 1}
+    assert all(f.kind == FlipKind.SCORE and f.margin == 0.0 for f in tie.flips)
+    swapped = scores.copy()
+    swapped[3] = 0.62  # boxes 2 and 3 overlap: their order decides which is kept
+    sw = judge("NMSWithMask", {"iou_threshold": "F32(0.5)"}, {}, ref, nms_side(boxes, swapped))
+    assert sw.code == SelectionCode.FLIP and sw.differing == 2 and sw.equal == 2
+    f = next(f for f in sw.flips if f.kept_by == "ref")
+    assert (f.kind, f.index, f.other) == (FlipKind.SCORE, 2, 3)
+    assert f.margin == pytest.approx(0.01, abs=1e-6) and f.input_error == pytest.approx(0.02, abs=1e-6)
+    # boxes 0 and 4 made to overlap at IoU just under 0.5 on the reference, just over on the target
+    near = boxes.copy()
+    near[4] = [0, 0, 10, 20.2]  # IoU with box 0: 100 / 202 = 0.495
+    over = near.copy()
+    over[4] = [0, 0, 10, 19.8]  # 100 / 198 = 0.505
+    s2 = np.array([0.9, 0.1, 0.61, 0.05, 0.5])
+    ov = judge("NMSWithMask", {"iou_threshold": "F32(0.5)"}, {}, nms_side(near, s2), nms_side(over, s2))
+    (g,) = [f for f in ov.flips if f.index == 4]
+    assert g.kind == FlipKind.OVERLAP and g.kept_by == "ref" and g.other == 0
+    assert g.margin == pytest.approx(0.5 - 100 / 202, rel=1e-3)
+
+
+def test_nms_that_keeps_a_suppressed_box_is_broken_and_the_ascend_form_is_accepted():
+    boxes = np.array([[0, 0, 10, 10], [1, 0, 11, 10], [30, 30, 40, 40]], float)
+    scores = np.array([0.9, 0.8, 0.7])
+    ref = nms_side(boxes, scores)
+    bad = nms_side(boxes, scores)
+    bad.outputs[2] = np.array([True, True, True])  # box 1 kept though box 0 overlaps it by 0.82
+    proof = judge("NMSWithMask", {"iou_threshold": "F32(0.5)"}, {}, ref, bad)
+    assert proof.code == SelectionCode.BROKEN and proof.wrong[0].index == 1
+    b = np.concatenate([boxes, scores[::-1, None]], axis=1).astype(np.float32)  # input order != score order
+    ascend = nms_with_mask(b, 0.5, by_score=False)
+    side = Side({0: b}, {0: ascend[0], 1: ascend[1].astype(np.int32), 2: ascend[2]}, {0: "float32"})
+    assert judge("NMSWithMask", {"iou_threshold": "F32(0.5)"}, {}, side, side).code == SelectionCode.SAME
+
+
+def test_cann_nms_v3_lists_and_the_limit():
+    boxes = np.array([[0, 0, 10, 10], [0, 1, 10, 11], [30, 30, 40, 40], [50, 50, 60, 60]], float)  # (y0, x0, ...)
+    scores = np.array([0.9, 0.85, 0.7, 0.6])
+    ins = {0: boxes, 1: scores, 2: np.int32(2), 3: np.float32(0.5), 4: np.float32(0.0)}
+    ref = Side(ins, {0: np.array([0, 2], dtype=np.int32)}, {0: "float32"})
+    assert judge("NonMaxSuppressionV3", {}, {}, ref, ref).code == SelectionCode.SAME
+    missing = Side(ins, {0: np.array([0], dtype=np.int32)}, {0: "float32"})  # box 2 left out for nothing
+    assert judge("NonMaxSuppressionV3", {}, {}, ref, missing).code == SelectionCode.BROKEN
+
+
+def test_unique_compared_as_sets():
+    x = np.array([3.0, 1.0, 3.0, 2.0], dtype=np.float32)
+    ref = Side({0: x}, {0: np.array([1.0, 2.0, 3.0]), 1: np.array([2, 0, 2, 1])}, {})
+    other_order = Side({0: x}, {0: np.array([3.0, 1.0, 2.0]), 1: np.array([0, 1, 0, 2])}, {})
+    assert judge("Unique", {}, {}, ref, other_order).code == SelectionCode.SAME
+    merged_x = np.array([3.0, 1.0, 3.0, 3.0], dtype=np.float32)
+    merged = Side({0: merged_x}, {0: np.array([1.0, 3.0]), 1: np.array([1, 0, 1, 1])}, {})
+    proof = judge("Unique", {}, {}, ref, merged)
+    assert proof.code == SelectionCode.FLIP and proof.differing == 1 and proof.flips[0].value == 2.0
+    lying = Side({0: x}, {0: np.array([1.0, 3.0]), 1: np.array([1, 0, 1, 0])}, {})
+    assert judge("Unique", {}, {}, ref, lying).code == SelectionCode.BROKEN
+
+
+# ------------------------------------------------------------------------------------------------ the rule
+
+
+def local(selection) -> LocalError:
+    out = TensorError(0.3, 0.3, 0.3, 0.3, 0, 16)
+    inp = TensorError(0.003, 0.003, 0.003, 0.003, 0, 256)
+    le = LocalError(None, out, 1, inp, 0, 1e-3, "float16")  # type: ignore[arg-type]
+    le.selection = selection
+    return classify(le, 10.0)
+
+
+def test_classify_a_flip_carries_a_broken_selection_is_a_root_unmodelled_falls_to_the_gain_rule():
+    x = np.array([[0.5, 0.9, 0.5, 0.1, 0.5]], dtype=np.float16)
+    flip = judge("TopK", {}, {}, topk_side(x, 3), topk_side(x, 3, order_key=lambda r: -np.arange(r.size)))
+    le = local(flip)
+    assert (le.kind, le.rule, le.why) == (LocalKind.CARRIES, LocalRule.SELECTION_FLIP, "selection-flip")
+    bad = topk_side(x, 3)
+    bad.outputs[1] = np.array([[3, 1, 0]], dtype=np.int32)
+    bad.outputs[0] = np.take_along_axis(x, bad.outputs[1].astype(np.int64), -1)
+    le = local(judge("TopK", {}, {}, topk_side(x, 3), bad))
+    assert (le.kind, le.rule) == (LocalKind.ROOT, LocalRule.SELECTION_BROKEN)
+    le = local(judge("TopK", {}, {}, bad, topk_side(x, 3)))
+    assert le.rule == LocalRule.GAIN and le.kind == LocalKind.ROOT  # x100 what came in, nothing concluded
+
+
+def test_flip_reach_follows_the_dataflow_and_stops_where_a_root_reaches():
+    # 0 -> 1 (flip) -> 2 -> 4 ; 3 (root) -> 5 ; 1 -> 3 ; 2 -> 5 (tainted by 3)
+    preds = {0: set(), 1: {0}, 2: {1}, 3: {1}, 4: {2}, 5: {2, 3}}
+    tainted = [False, False, False, True, False, True]
+    reach = flip_reach([False, True, False, False, False, False], tainted, preds.__getitem__)
+    assert reach == [None, 1, 1, None, 1, None]

@@ -1,0 +1,99 @@
+"""Generated detectors whose head ends in a TopK and an NMS (core/demo/detector.py, MindSpore layout; fp16 +
+folded BatchNorm + int8 at once): near-tie flips and no bug are benign, with the flips named; a bug before the
+TopK, after it (a Concat's wiring, an off-by-one slice) or in the TopK kernel itself is named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dumptui import cli
+from dumptui.core.demo.detector import FLIP_OPS, VARIANTS, write_detector_demo
+
+
+@pytest.fixture(scope="module")
+def detectors(tmp_path_factory):
+    root = tmp_path_factory.mktemp("detector")
+    return {v: write_detector_demo(str(root / v), v) for v in VARIANTS}
+
+
+def run(capsys, *args: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = cli.main([*args, "--json", "-"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_the_benign_target_flips_both_selections(detectors):
+    d = detectors["flips"]
+    assert d.topk_flips >= 1 and d.nms_flips >= 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_is_judged_right(detectors, capsys, variant):
+    d = detectors[variant]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    got = None if doc["culprit"] is None else (doc["culprit"]["ref"], doc["culprit"]["target"])
+    assert got == d.culprit, doc["culprit"]
+    assert code == (0 if d.culprit is None else 1)
+    roots = {r["ref"] for r in doc.get("roots", [])}
+    if variant != "topk-wrong":
+        assert not roots & set(FLIP_OPS), "a selection that only flipped is never a root"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compare_names_the_same_roots(detectors, capsys, variant):
+    d = detectors[variant]
+    code, doc = run(capsys, "compare", d.ref, d.target)
+    assert code == (0 if d.culprit is None else 1)
+    if d.culprit is not None:
+        assert doc["roots"][0]["ref"] == d.culprit[0]
+
+
+def test_benign_answer_names_the_flips_with_margins_and_what_feeds_them(detectors, capsys):
+    d = detectors["flips"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 0
+    sites = {f["op"]: f for f in doc["flips"]}
+    assert set(sites) == set(FLIP_OPS)
+    topk = sites[FLIP_OPS[0]]["selection"]
+    assert topk["code"] == "selection-flip" and topk["differing"] == d.topk_flips
+    assert topk["equal"] == topk["selected"] - d.topk_flips and topk["common"] <= topk["selected"]
+    for f in topk["flips"]:  # each flip: its two candidates were nearer than the error that moved them
+        assert f["kind"] == "rank" and f["margin"] <= f["input_error"]
+        assert f["margin"] == pytest.approx(abs(f["value"] - f["other_value"]), rel=1e-9)
+    nms = sites[FLIP_OPS[1]]["selection"]
+    assert nms["differing"] == d.nms_flips and {f["kind"] for f in nms["flips"]} <= {"score", "overlap", "cascade"}
+    assert sites[FLIP_OPS[0]]["reached"] > 0 and sites[FLIP_OPS[0]]["feeding"][0].endswith("Sigmoid-op0")
+    # the benign reasons say it in words, the flips first after why the pair is noisy
+    assert any(line.startswith(FLIP_OPS[0]) and "margin" in line for line in doc["benign"][1:3])
+    # the TopK's outputs and what its indices reach: the reason is a code, never "diverged"
+    code, cmp = run(capsys, "compare", d.ref, d.target)
+    topk_op = next(o for o in cmp["ops"] if o["ref"] == FLIP_OPS[0])
+    assert topk_op["local_error"]["rule"] == "selection-flip"
+    assert "selection-flip" in {o["reason"] for o in topk_op["outputs"]}
+    reasons = [t["reason"] for o in cmp["ops"] for t in o["outputs"]]
+    assert "selection-flip" in reasons and "after-selection-flip" in reasons
+    assert not [t for o in cmp["ops"] for t in o["outputs"] if t["verdict"] == "diverged"]
+
+
+def test_the_text_answer_words_the_flip_and_the_broken_kernel(detectors, capsys):
+    d = detectors["flips"]
+    capsys.readouterr()
+    assert cli.main(["bisect", d.ref, d.target]) == 0
+    out = capsys.readouterr().out
+    assert "flipped on near-ties" in out and "the error its inputs carry there" in out
+    assert "Where error grows most" not in out or "TopK" not in out.split("Where error grows most")[1].split("\n")[0]
+    w = detectors["topk-wrong"]
+    assert cli.main(["bisect", w.ref, w.target]) == 1
+    out = capsys.readouterr().out
+    assert "its selection does not follow from its own inputs: rank 32 holds element" in out
+
+
+@pytest.mark.parametrize("command", ["bisect", "compare"])
+def test_documents_with_flips_validate_against_the_schemas(detectors, capsys, command):
+    from helpers.schemas import validator
+
+    d = detectors["flips"]
+    _code, doc = run(capsys, command, d.ref, d.target)
+    validator(command).validate(doc)
