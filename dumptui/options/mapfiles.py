@@ -54,6 +54,12 @@ def _check_events(yaml: Any, text: str, loader: Any) -> None:
             depth -= 1
 
 
+def _one_line(error: Exception) -> str:
+    """PyYAML's message (several lines, each place `in "<unicode string>", line L, column C`) on one line."""
+    parts = [line.strip().replace('in "<unicode string>", ', "at ") for line in str(error).splitlines()]
+    return "; ".join(p for p in parts if p)
+
+
 def read_pairs(path: str, ref: Dump, target: Dump) -> list[tuple[str, str]]:
     """(ref op name, target op name) pairs from a map file; ValueError with the reason when it is malformed."""
     if not is_yaml(path):
@@ -73,7 +79,7 @@ def read_pairs(path: str, ref: Dump, target: Dump) -> list[tuple[str, str]]:
         _check_events(yaml, text, loader)
         doc = yaml.load(text, Loader=loader)  # (a safe loader: plain data only)
     except yaml.YAMLError as e:
-        raise ValueError(f"not valid YAML: {e}") from None
+        raise ValueError(f"not valid YAML: {_one_line(e)}") from None
     except RecursionError:
         raise ValueError("not a mapping: nested too deep to read") from None
     if not json_depth_ok(doc):

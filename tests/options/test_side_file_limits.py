@@ -55,3 +55,12 @@ def test_the_largest_mapping_yaml_allowed_is_read_in_about_a_second(tmp_path):
     took = time.process_time() - start
     assert len(pairs) > 50_000
     assert took < 5, took  # about 0.8 s here (libyaml); the pure-Python parser took 12 s, and 3 minutes at 64 MiB
+
+
+def test_a_yaml_error_is_said_on_one_line(demo_pair, tmp_path):
+    """PyYAML's messages span lines; on stderr they were one line with `\\x0a` escapes in it."""
+    bad = tmp_path / "pairs.yaml"
+    bad.write_text("a: [1, 2\nb: c\n")
+    code, _out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--map", bad, "-q")
+    assert code == 2 and "not valid YAML: while parsing a flow sequence; at line 1" in err, err
+    assert "\\x0a" not in err and len(err.strip().splitlines()) == 1
