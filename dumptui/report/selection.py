@@ -131,7 +131,8 @@ def proof_sentence(p: SelectionProof) -> str:
         elif w is not None and w.index >= 0:
             first = f": box {w.index} (score {_v(w.value)}) is kept or left out against the overlaps of its inputs"
         total = f" ({p.wrong_count} of {p.selected} selections)" if p.selected else f" ({p.wrong_count} selections)"
-        return f"its selection does not follow from its own inputs{first}{total}"
+        compared = f"; {counts(p)} on both sides" if p.selected else ""
+        return f"its selection does not follow from its own inputs{first}{total}{compared}"
     if p.code == SelectionCode.UNMODELLED:
         return (
             f"the reference's own selection does not follow from its inputs as {p.op_type} is replayed here "

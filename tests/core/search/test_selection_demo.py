@@ -72,6 +72,7 @@ def test_benign_answer_names_the_flips_with_margins_and_what_feeds_them(detector
     topk_op = next(o for o in cmp["ops"] if o["ref"] == FLIP_OPS[0])
     assert topk_op["local_error"]["rule"] == "selection-flip"
     assert "selection-flip" in {o["reason"] for o in topk_op["outputs"]}
+    assert topk_op["verdict"] == "flipped"  # its own word and mark, neither close nor diverged
     reasons = [t["reason"] for o in cmp["ops"] for t in o["outputs"]]
     assert "selection-flip" in reasons and "after-selection-flip" in reasons
     assert not [t for o in cmp["ops"] for t in o["outputs"] if t["verdict"] == "diverged"]
