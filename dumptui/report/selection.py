@@ -239,3 +239,26 @@ def site_json(s: FlipSite) -> dict:
 
 def _num(x: float) -> float | None:
     return None if math.isnan(x) or math.isinf(x) else float(x)
+
+
+# ------------------------------------------------------------------------------------------------ remedy
+
+
+def near_tie_files(sites: Sequence[FlipSite]) -> dict[str, str]:
+    """For a pair with no root whose selections flipped: the ops whose precision feeds the near-ties, kept in
+    float32 (ATC's --keep_dtype and --op_precision_mode files, and what they are for): file name -> text."""
+    names = list(dict.fromkeys(n for s in sites for n in s.feeding_target))
+    if not names:
+        return {}
+    said = "\n".join(f"{s.name}: {counts(s.proof)}; {flips_words(s.proof)}" for s in sites)
+    return {
+        "keep_dtype.cfg": "".join(f"{n}\n" for n in names),
+        "op_precision.ini": "[ByNodeName]\n" + "".join(f"{n}=high_precision\n" for n in names),
+        "NEAR_TIES.txt": (
+            "No culprit: no op computes anything wrong. Selections flipped on near-ties:\n"
+            f"{said}\n\n"
+            "Not a bug. If the reference's selections matter, keep the ops whose precision feeds the near-ties in "
+            "float32 (atc ... --keep_dtype=keep_dtype.cfg, or --op_precision_mode=op_precision.ini); ties closer "
+            "than their inputs' rounding may still be broken either way.\n"
+        ),
+    }

@@ -758,21 +758,22 @@ class FlipSite:
     worst_name: str
     worst_error: float  # its output error, relative to its RMS
     feeding: tuple[str, ...]  # names of the computing ops whose output the scores are (nearest first)
+    feeding_target: tuple[str, ...] = ()  # the same ops' names on the target (what a device's config names)
 
 
-def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[str, ...]:
+def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[OpPair, ...]:
     """The computing ops whose precision feeds input `slot` of `pair`: its producer, looking through ops that
     only carry values (Reshape, Transpose, Cast...), then that op's own data producer, up to MAX_FEEDING."""
     from dumptui.core.graph.dataflow import producer_pair
 
-    out: list[str] = []
+    out: list[OpPair] = []
     current, at = pair, slot
     for _ in range(MAX_CARRIER_HOPS):
         prod = producer_pair(alignment, current, at)  # type: ignore[arg-type]
         if prod is None or prod is current:
             break
         if prod.op_type not in _CARRIERS:
-            out.append(prod.name)
+            out.append(prod)
             if len(out) >= MAX_FEEDING:
                 break
         current, at = prod, 0
@@ -783,7 +784,7 @@ def flip_sites(
     order: Sequence[OpPair],
     locals_: Sequence[object],
     reach: Sequence[int | None],
-    feeding: Callable[[OpPair, int], tuple[str, ...]],
+    feeding: Callable[[OpPair, int], tuple[OpPair, ...]],
 ) -> tuple[FlipSite, ...]:
     """Every op of a scan whose selection flipped, with what it reaches (`reach`: flip_reach's answer) and the
     ops feeding it. `locals_` are the scan's LocalErrors (read by their `selection`, `out_rel`)."""
@@ -795,6 +796,7 @@ def flip_sites(
         pair = order[pos]
         reached = [p for p in range(pos + 1, len(order)) if reach[p] == pos]
         errors = [(getattr(locals_[p], "out_rel", None) or 0.0, p) for p in reached]
+        feeds = feeding(pair, proof.input_slot)
         worst_error, worst = max(errors, default=(0.0, None))
         sites.append(
             FlipSite(
@@ -806,7 +808,8 @@ def flip_sites(
                 worst=None if worst is None else order[worst].index,
                 worst_name="" if worst is None else order[worst].name,
                 worst_error=float(worst_error),
-                feeding=feeding(pair, proof.input_slot),
+                feeding=tuple(p.name for p in feeds),
+                feeding_target=tuple((p.target or p.op).name for p in feeds),
             )
         )
     return tuple(sites)

@@ -98,3 +98,20 @@ def test_documents_with_flips_validate_against_the_schemas(detectors, capsys, co
     d = detectors["flips"]
     _code, doc = run(capsys, command, d.ref, d.target)
     validator(command).validate(doc)
+
+
+def test_remedy_of_a_benign_flip_names_the_ops_feeding_the_near_ties(detectors, capsys, tmp_path):
+    from helpers.schemas import validator
+
+    d = detectors["flips"]
+    code, doc = run(capsys, "remedy", d.ref, d.target, "-o", str(tmp_path / "out"))
+    assert code == 0 and doc["remedy"]["culprits"] == []
+    validator("remedy").validate(doc)
+    feeding = [n for s in doc["near_ties"] for n in s["feeding"]]
+    assert "Default/head-Head/Sigmoid-op0" in feeding and "Default/head-Head/cls-Conv2d/Conv2D-op0" in feeding
+    kept = (tmp_path / "out" / "keep_dtype.cfg").read_text().split()
+    assert kept[:2] == ["Default/head-Head/Sigmoid-op0", "Default/head-Head/cls-Conv2d/Conv2D-op0"]
+    assert "no op computes anything wrong" in (tmp_path / "out" / "NEAR_TIES.txt").read_text()
+    broken = detectors["topk-wrong"]
+    code, doc = run(capsys, "remedy", broken.ref, broken.target)
+    assert code == 1 and doc["near_ties"] == [] and doc["remedy"]["culprits"][0]["ref"] == FLIP_OPS[0]
