@@ -115,3 +115,13 @@ def test_remedy_of_a_benign_flip_names_the_ops_feeding_the_near_ties(detectors, 
     broken = detectors["topk-wrong"]
     code, doc = run(capsys, "remedy", broken.ref, broken.target)
     assert code == 1 and doc["near_ties"] == [] and doc["remedy"]["culprits"][0]["ref"] == FLIP_OPS[0]
+
+
+def test_the_noise_line_leaves_out_what_a_flip_changed(detectors, capsys):
+    """ "largest output error ... carried from precision noise" is said of noise only: the ops a flipped selection
+    reaches differ by the flip (20 % of their RMS here), which the flip's own line says."""
+    d = detectors["flips"]
+    _code, doc = run(capsys, "bisect", d.ref, d.target)
+    (noise,) = [line for line in doc["benign"] if line.startswith("largest output error")]
+    assert "decode-BoxDecode" not in noise and "nms-NMS" not in noise and "topk-TopK" not in noise
+    assert max(f["worst_error"] for f in doc["flips"] if f["worst_error"] is not None) > 0.05
