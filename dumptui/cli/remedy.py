@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from dumptui.core.search.bisect import Bisection
     from dumptui.core.search.remedy import remedies, write_files
     from dumptui.report import jsonout
-    from dumptui.report.remedy import print_remedies, remedy_section
+    from dumptui.report.data import flips_of
+    from dumptui.report.remedy import print_near_ties, print_remedies, remedy_section, write_named
+    from dumptui.report.selection import near_tie_files, site_json
 
     ref, target, session = open_session(args, kl=False)
     for path in (args.out, args.json):
@@ -43,14 +45,21 @@ def run(args: argparse.Namespace) -> int:
     bi = Bisection(session)
     bi.run()
     found = remedies(session, bi.roots())
-    written = write_files(args.out, found) if args.out else []
+    # no root, but selections that flipped on near-ties: the ops whose precision feeds them (no bug: exit 0)
+    near_ties = flips_of(bi) if not found else ()
+    written = write_files(args.out, found) if args.out and (found or not near_ties) else []
+    if args.out and near_ties:
+        written += write_named(args.out, near_tie_files(near_ties))
     code = exit_code(bool(found), bool(bi.undecided))
     if args.json is not None:
-        jsonout.write(
-            jsonout.document("remedy", {"remedy": remedy_section(found), "written": written}, code), args.json
-        )
+        body = {"remedy": remedy_section(found), "written": written, "near_ties": [site_json(s) for s in near_ties]}
+        jsonout.write(jsonout.document("remedy", body, code), args.json)
     if args.json != jsonout.STDOUT:
-        print_remedies(console(), found, written)
+        con = console()
+        if not near_ties:
+            print_remedies(con, found, written)
+        else:
+            print_near_ties(con, near_ties, written)
         if code == EXIT_USAGE:  # no culprit because none could be found: said, not left to the exit code
             print(f"dumptui: undecided (exit code 2): {clean('; '.join(bi.undecided))}", file=sys.stderr)
     return code

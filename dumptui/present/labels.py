@@ -53,6 +53,7 @@ LEGEND_ORDER = (  # what a user looks for first: a divergence, then agreement, t
     Verdict.NOT_COMPARABLE,
     Verdict.UNREADABLE,
     Verdict.IGNORED,
+    Verdict.FLIPPED,
 )
 
 
@@ -74,6 +75,7 @@ SHORT = {
     "dtype mismatch": "dtype",
     "shape mismatch": "shape",
     "diverged": "diverged",
+    "flipped": "flipped",
 }
 
 

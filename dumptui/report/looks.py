@@ -17,6 +17,7 @@ MARKS: dict[Verdict, str] = {
     Verdict.ONLY_REF: "<",
     Verdict.ONLY_TARGET: ">",
     Verdict.PENDING: "·",
+    Verdict.FLIPPED: "⇄",
     Verdict.CLOSE: "≈",
     Verdict.IGNORED: "-",
     Verdict.EQUAL: "=",
@@ -30,6 +31,7 @@ ROLES: dict[Verdict, str] = {
     Verdict.ONLY_REF: "one-sided",
     Verdict.ONLY_TARGET: "one-sided",
     Verdict.PENDING: "muted",
+    Verdict.FLIPPED: "close",  # no divergence: a near-tie that flipped (its mark and word tell it from close)
     Verdict.CLOSE: "close",
     Verdict.IGNORED: "muted",
     Verdict.EQUAL: "ok",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 from rich.console import Console
 
 from dumptui.core.search.remedy import Remedy, remedy_files
+from dumptui.core.search.selection import FlipSite
+from dumptui.report.selection import site_sentence
 from dumptui.report.tables import name
 
 
@@ -39,6 +42,21 @@ def remedy_section(found: list[Remedy]) -> dict:
     }
 
 
+def write_named(folder: str, files: dict[str, str]) -> list[str]:
+    """Files (name -> text) written into `folder` (created); the paths written."""
+    import os
+
+    from dumptui.core.io.safeio import write_text
+
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for fname, text in files.items():
+        path = os.path.join(folder, fname)
+        write_text(path, text)
+        written.append(path)
+    return written
+
+
 def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> None:
     if not found:
         con.print("[bold green]No culprit[/bold green]: nothing to remedy")
@@ -55,3 +73,15 @@ def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> Non
                 con.print(f"[bold]{fname}[/bold]")
                 for line in files[fname].rstrip("\n").split("\n"):  # line by line: a newline is not escaped
                     con.print(name(line), highlight=False)
+
+
+def print_near_ties(con: Console, sites: Sequence[FlipSite], written: Sequence[str] = ()) -> None:
+    """The flips of a pair with no root, and the ops whose precision feeds them (`dumptui remedy`)."""
+    con.print("[bold green]No culprit[/bold green]: no op computes anything wrong; selections flipped on near-ties:")
+    for s in sites:
+        con.print(f"  {name(site_sentence(s))}")
+    feeding = list(dict.fromkeys(n for s in sites for n in s.feeding_target))
+    if feeding:
+        con.print(f"To keep the reference's selections, keep in float32: {name(', '.join(feeding))}")
+    for path in written:
+        con.print(f"wrote {name(path)}")

@@ -131,7 +131,8 @@ def proof_sentence(p: SelectionProof) -> str:
         elif w is not None and w.index >= 0:
             first = f": box {w.index} (score {_v(w.value)}) is kept or left out against the overlaps of its inputs"
         total = f" ({p.wrong_count} of {p.selected} selections)" if p.selected else f" ({p.wrong_count} selections)"
-        return f"its selection does not follow from its own inputs{first}{total}"
+        compared = f"; {counts(p)} on both sides" if p.selected else ""
+        return f"its selection does not follow from its own inputs{first}{total}{compared}"
     if p.code == SelectionCode.UNMODELLED:
         return (
             f"the reference's own selection does not follow from its inputs as {p.op_type} is replayed here "
@@ -238,3 +239,26 @@ def site_json(s: FlipSite) -> dict:
 
 def _num(x: float) -> float | None:
     return None if math.isnan(x) or math.isinf(x) else float(x)
+
+
+# ------------------------------------------------------------------------------------------------ remedy
+
+
+def near_tie_files(sites: Sequence[FlipSite]) -> dict[str, str]:
+    """For a pair with no root whose selections flipped: the ops whose precision feeds the near-ties, kept in
+    float32 (ATC's --keep_dtype and --op_precision_mode files, and what they are for): file name -> text."""
+    names = list(dict.fromkeys(n for s in sites for n in s.feeding_target))
+    if not names:
+        return {}
+    said = "\n".join(f"{s.name}: {counts(s.proof)}; {flips_words(s.proof)}" for s in sites)
+    return {
+        "keep_dtype.cfg": "".join(f"{n}\n" for n in names),
+        "op_precision.ini": "[ByNodeName]\n" + "".join(f"{n}=high_precision\n" for n in names),
+        "NEAR_TIES.txt": (
+            "No culprit: no op computes anything wrong. Selections flipped on near-ties:\n"
+            f"{said}\n\n"
+            "Not a bug. If the reference's selections matter, keep the ops whose precision feeds the near-ties in "
+            "float32 (atc ... --keep_dtype=keep_dtype.cfg, or --op_precision_mode=op_precision.ini); ties closer "
+            "than their inputs' rounding may still be broken either way.\n"
+        ),
+    }

@@ -21,7 +21,7 @@ from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
 from dumptui.report.looks import role
-from dumptui.report.selection import reason_text
+from dumptui.report.selection import counts, reason_text
 
 # verdict role (core/compare/verdict.py) -> rich style
 ROLE_STYLE = {
@@ -350,7 +350,10 @@ def compare_table(results: list[OpResult], only_bad: bool = False, judgement: Ru
         if p.how != "exact name":
             title.append(f"  paired by {fmt.clean(p.how)}", style="dim")
         le = judgement.local_of(p.index)
-        if le is not None and le.out is not None and le.kind != LocalKind.CLEAN:
+        if le is not None and le.selection is not None and le.selection.conclusive:
+            # a selection is compared as selections: its gain says nothing
+            title.append(f"  {counts(le.selection)}", style="bold red" if is_root else "dim")
+        elif le is not None and le.out is not None and le.kind != LocalKind.CLEAN:
             title.append(
                 f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
                 style="bold red" if is_root else "dim",

@@ -104,7 +104,8 @@ def test_marks_are_distinct_without_colour():
     from dumptui.core.compare.verdict import Verdict
 
     marks = [mark(v) for v in Verdict]
-    assert len(set(marks)) == len(marks) == 11
+    assert len(set(marks)) == len(marks) == 12
+    assert mark("flipped") == "⇄"  # a selection flipped on near-ties: neither close nor diverged
     assert mark(None) == "·" and mark("diverged") == "✗"
 
 

@@ -33,6 +33,8 @@ def test_op_pane_says_the_selections_of_a_flipped_topk(demo):
             )
             info = plain(scr.query_one("#op-info"))
             assert f"{32 - demo.topk_flips} of 32 selections equal" in info
+            assert "flipped" in {str(r.verdict) for r in scr.detail.result.outputs}
             assert not [r for r in scr.detail.result.outputs if str(r.verdict) == "diverged"]
+            assert scr.model.verdict(topk) == "flipped"  # the tree's mark: ⇄
 
     run(go())

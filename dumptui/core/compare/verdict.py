@@ -59,9 +59,12 @@ class Verdict(str, Enum):
     ONLY_REF = ("only in ref", 5)
     ONLY_TARGET = ("only in target", 6)
     PENDING = ("pending", 7)  # not computed yet
-    CLOSE = ("close", 8)
-    IGNORED = ("ignored", 9)
-    EQUAL = ("equal", 10)
+    # judged in context only: a selection (TopK, NMS...) that flipped on near-ties, each side's following from
+    # its own inputs, and what its changed selection reaches (core/search/selection.py): no divergence
+    FLIPPED = ("flipped", 8)
+    CLOSE = ("close", 9)
+    IGNORED = ("ignored", 10)
+    EQUAL = ("equal", 11)
 
     __str__ = str.__str__  # "diverged", not "Verdict.DIVERGED", in f-strings and prints
 
@@ -75,7 +78,7 @@ class Verdict(str, Enum):
 
     @property
     def good(self) -> bool:
-        return self in (Verdict.EQUAL, Verdict.CLOSE)
+        return self in (Verdict.EQUAL, Verdict.CLOSE, Verdict.FLIPPED)
 
     @classmethod
     def of(cls, text: "str | Verdict | None") -> "Verdict | None":
@@ -93,6 +96,7 @@ SHAPE_MISMATCH, DTYPE_MISMATCH = Verdict.SHAPE_MISMATCH, Verdict.DTYPE_MISMATCH
 ONLY_REF, ONLY_TARGET = Verdict.ONLY_REF, Verdict.ONLY_TARGET
 NOT_COMPARABLE, UNREADABLE, IGNORED = Verdict.NOT_COMPARABLE, Verdict.UNREADABLE, Verdict.IGNORED
 PENDING = Verdict.PENDING
+FLIPPED = Verdict.FLIPPED
 
 VERDICTS = tuple(v for v in Verdict if v is not PENDING)
 BAD = frozenset(v for v in Verdict if v.bad)

@@ -34,7 +34,17 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session, pair_key
 from dumptui.core.compare.smallpairs import compare_many
-from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
+from dumptui.core.compare.verdict import (
+    CLOSE,
+    DIVERGED,
+    EQUAL,
+    FLIPPED,
+    IGNORED,
+    ONLY_REF,
+    ONLY_TARGET,
+    UNREADABLE,
+    Verdict,
+)
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
@@ -785,11 +795,11 @@ def rejudge(
                     said = f"{err.describe()}; " if err is not None else ""
                     restate(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
                 elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
-                    restate(r, CLOSE, _flip_reason(sr, _reach_into(session, sr, le.pair, r.slot, pos), r) or why)
+                    restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
         for cached in res.outputs:
             r = now(cached)
             if why := _carried(r, sr.tainted[pos], cos):
-                restate(r, CLOSE, _flip_reason(sr, sr.reach[pos] if sr.reach else None, r) or why)
+                restate(r, *_flipped_or(sr, sr.reach[pos] if sr.reach else None, r, why))
     return before.merged(judged.values())
 
 
@@ -830,6 +840,13 @@ def _reach_into(session: Session, sr: ScanResult, pair: OpPair, slot: int, pos: 
         return sr.reach[pos] if sr.reach[pos] != pos else None
     reached = [f for p in found if (f := sr.reach[p]) is not None]
     return min(reached) if reached else None
+
+
+def _flipped_or(sr: ScanResult, flip: int | None, r: TensorResult, why: str) -> tuple[Verdict, str]:
+    """A tensor carried without a root: flipped (with its reason code) where a flipped selection reaches it,
+    else close, carried precision noise (`why`)."""
+    reason = _flip_reason(sr, flip, r)
+    return (FLIPPED, reason) if reason is not None else (CLOSE, why)
 
 
 def _flip_reason(sr: ScanResult, flip: int | None, r: TensorResult) -> FlipReason | None:

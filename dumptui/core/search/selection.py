@@ -335,32 +335,52 @@ def _judge_ranks(op_type: str, spec: RankSpec, ref: Side, target: Side) -> Selec
         w = wrong_ref[0]
         why = f"row {w.row} rank {w.rank}: index {w.index} value {w.value!r}, expected {w.expected!r}"
         return replace(base, code=SelectionCode.UNMODELLED, ref_wrong=len(wrong_ref), unmodelled_why=why)
-    if wrong_tgt:
-        return replace(base, code=SelectionCode.BROKEN, wrong_count=len(wrong_tgt), wrong=tuple(wrong_tgt[:MAX_WRONG]))
     if not same_shape:
+        if wrong_tgt:
+            return replace(
+                base, code=SelectionCode.BROKEN, wrong_count=len(wrong_tgt), wrong=tuple(wrong_tgt[:MAX_WRONG])
+            )
         raise Unjudged(f"{op_type} selects from {r.scores.shape} on the reference, {t.scores.shape} on the target")
+    equal, common, differing, flips = _compare_ranks(spec, r, t)
+    if wrong_tgt:  # compared as selections too, but its differences are no flips
+        return replace(
+            base,
+            code=SelectionCode.BROKEN,
+            wrong_count=len(wrong_tgt),
+            wrong=tuple(wrong_tgt[:MAX_WRONG]),
+            equal=equal,
+            common=common,
+            differing=differing,
+        )
+    code = SelectionCode.FLIP if differing else SelectionCode.SAME
+    return replace(base, code=code, equal=equal, common=common, differing=differing, flips=tuple(flips))
+
+
+def _compare_ranks(spec: RankSpec, r: _Ranked, t: _Ranked) -> tuple[int, int, int, list[Flip]]:
+    """(equal, common, differing, flips) of two sides' selections of the same scores' shape: rank by rank where
+    the op orders them, as sets where it does not."""
     flips: list[Flip] = []
     equal = common = differing = 0
+    n = r.scores.shape[1]
     for i in range(r.picked.shape[0]):
-        a_row, b_row = r.picked[i], t.picked[i]
-        common += len(set(a_row.tolist()) & set(b_row.tolist()))
+        a_row, b_row = r.picked[i].tolist(), t.picked[i].tolist()
+        common += len(set(a_row) & set(b_row))
         if spec.ordered:
-            pairs = [(j, int(a), int(b)) for j, (a, b) in enumerate(zip(a_row.tolist(), b_row.tolist()))]
+            pairs = [(j, a, b) for j, (a, b) in enumerate(zip(a_row, b_row))]
             equal += sum(a == b for _j, a, b in pairs)
             pairs = [p for p in pairs if p[1] != p[2]]
         else:  # compared as sets: each element only one side selects, against one only the other selects
-            only_r = sorted(set(a_row.tolist()) - set(b_row.tolist()), key=lambda e: -r.scores[i, e])
-            only_t = sorted(set(b_row.tolist()) - set(a_row.tolist()), key=lambda e: -r.scores[i, e])
+            only_r = sorted(set(a_row) - set(b_row), key=lambda e: -r.scores[i, e] if 0 <= e < n else 0.0)
+            only_t = sorted(set(b_row) - set(a_row), key=lambda e: -r.scores[i, e] if 0 <= e < n else 0.0)
             equal += len(a_row) - len(only_r)
             pairs = [(-1, a, b) for a, b in zip(only_r, only_t)]
         differing += len(pairs)
         for j, a, b in pairs:
-            if len(flips) < MAX_FLIPS:
+            if len(flips) < MAX_FLIPS and 0 <= a < n and 0 <= b < n:
                 va, vb = float(r.scores[i, a]), float(r.scores[i, b])
                 moved = abs(float(t.scores[i, a]) - va) + abs(float(t.scores[i, b]) - vb)
                 flips.append(Flip(FlipKind.RANK, i, j, a, b, va, vb, abs(va - vb), moved))
-    code = SelectionCode.FLIP if differing else SelectionCode.SAME
-    return replace(base, code=code, equal=equal, common=common, differing=differing, flips=tuple(flips))
+    return equal, common, differing, flips
 
 
 def _input_error(a: np.ndarray, b: np.ndarray) -> float:
@@ -517,6 +537,9 @@ def _judge_nms(op_type: str, args: Sequence[OpArgs], ref: Side, target: Side) ->
             base,
             code=SelectionCode.BROKEN,
             selected=selected,
+            equal=sum(len(a & b) for a, b in zip(kept_r, kept_t)),
+            common=sum(len(a & b) for a, b in zip(kept_r, kept_t)),
+            differing=sum(len(a ^ b) for a, b in zip(kept_r, kept_t)),
             wrong_count=len(wrong[1]),
             wrong=tuple(wrong[1][:MAX_WRONG]),
         )
@@ -735,21 +758,22 @@ class FlipSite:
     worst_name: str
     worst_error: float  # its output error, relative to its RMS
     feeding: tuple[str, ...]  # names of the computing ops whose output the scores are (nearest first)
+    feeding_target: tuple[str, ...] = ()  # the same ops' names on the target (what a device's config names)
 
 
-def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[str, ...]:
+def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[OpPair, ...]:
     """The computing ops whose precision feeds input `slot` of `pair`: its producer, looking through ops that
     only carry values (Reshape, Transpose, Cast...), then that op's own data producer, up to MAX_FEEDING."""
     from dumptui.core.graph.dataflow import producer_pair
 
-    out: list[str] = []
+    out: list[OpPair] = []
     current, at = pair, slot
     for _ in range(MAX_CARRIER_HOPS):
         prod = producer_pair(alignment, current, at)  # type: ignore[arg-type]
         if prod is None or prod is current:
             break
         if prod.op_type not in _CARRIERS:
-            out.append(prod.name)
+            out.append(prod)
             if len(out) >= MAX_FEEDING:
                 break
         current, at = prod, 0
@@ -760,7 +784,7 @@ def flip_sites(
     order: Sequence[OpPair],
     locals_: Sequence[object],
     reach: Sequence[int | None],
-    feeding: Callable[[OpPair, int], tuple[str, ...]],
+    feeding: Callable[[OpPair, int], tuple[OpPair, ...]],
 ) -> tuple[FlipSite, ...]:
     """Every op of a scan whose selection flipped, with what it reaches (`reach`: flip_reach's answer) and the
     ops feeding it. `locals_` are the scan's LocalErrors (read by their `selection`, `out_rel`)."""
@@ -772,6 +796,7 @@ def flip_sites(
         pair = order[pos]
         reached = [p for p in range(pos + 1, len(order)) if reach[p] == pos]
         errors = [(getattr(locals_[p], "out_rel", None) or 0.0, p) for p in reached]
+        feeds = feeding(pair, proof.input_slot)
         worst_error, worst = max(errors, default=(0.0, None))
         sites.append(
             FlipSite(
@@ -783,7 +808,8 @@ def flip_sites(
                 worst=None if worst is None else order[worst].index,
                 worst_name="" if worst is None else order[worst].name,
                 worst_error=float(worst_error),
-                feeding=feeding(pair, proof.input_slot),
+                feeding=tuple(p.name for p in feeds),
+                feeding_target=tuple((p.target or p.op).name for p in feeds),
             )
         )
     return tuple(sites)

@@ -74,6 +74,7 @@ def test_a_kernel_returning_the_wrong_kth_element_is_broken_and_says_where():
     bad.outputs[0][0, 7] = x[0, 20]
     proof = judge("TopK", {}, {}, good, bad)
     assert proof.code == SelectionCode.BROKEN and proof.broken and proof.wrong_count == 1
+    assert (proof.selected, proof.equal, proof.common, proof.differing) == (8, 7, 7, 1)
     (w,) = proof.wrong
     assert (w.rank, w.index) == (7, 20) and w.value == x[0, 20] and w.expected == x[0, 7]
 

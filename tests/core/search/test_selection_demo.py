@@ -72,6 +72,7 @@ def test_benign_answer_names_the_flips_with_margins_and_what_feeds_them(detector
     topk_op = next(o for o in cmp["ops"] if o["ref"] == FLIP_OPS[0])
     assert topk_op["local_error"]["rule"] == "selection-flip"
     assert "selection-flip" in {o["reason"] for o in topk_op["outputs"]}
+    assert topk_op["verdict"] == "flipped"  # its own word and mark, neither close nor diverged
     reasons = [t["reason"] for o in cmp["ops"] for t in o["outputs"]]
     assert "selection-flip" in reasons and "after-selection-flip" in reasons
     assert not [t for o in cmp["ops"] for t in o["outputs"] if t["verdict"] == "diverged"]
@@ -97,3 +98,30 @@ def test_documents_with_flips_validate_against_the_schemas(detectors, capsys, co
     d = detectors["flips"]
     _code, doc = run(capsys, command, d.ref, d.target)
     validator(command).validate(doc)
+
+
+def test_remedy_of_a_benign_flip_names_the_ops_feeding_the_near_ties(detectors, capsys, tmp_path):
+    from helpers.schemas import validator
+
+    d = detectors["flips"]
+    code, doc = run(capsys, "remedy", d.ref, d.target, "-o", str(tmp_path / "out"))
+    assert code == 0 and doc["remedy"]["culprits"] == []
+    validator("remedy").validate(doc)
+    feeding = [n for s in doc["near_ties"] for n in s["feeding"]]
+    assert "Default/head-Head/Sigmoid-op0" in feeding and "Default/head-Head/cls-Conv2d/Conv2D-op0" in feeding
+    kept = (tmp_path / "out" / "keep_dtype.cfg").read_text().split()
+    assert kept[:2] == ["Default/head-Head/Sigmoid-op0", "Default/head-Head/cls-Conv2d/Conv2D-op0"]
+    assert "no op computes anything wrong" in (tmp_path / "out" / "NEAR_TIES.txt").read_text()
+    broken = detectors["topk-wrong"]
+    code, doc = run(capsys, "remedy", broken.ref, broken.target)
+    assert code == 1 and doc["near_ties"] == [] and doc["remedy"]["culprits"][0]["ref"] == FLIP_OPS[0]
+
+
+def test_the_noise_line_leaves_out_what_a_flip_changed(detectors, capsys):
+    """ "largest output error ... carried from precision noise" is said of noise only: the ops a flipped selection
+    reaches differ by the flip (20 % of their RMS here), which the flip's own line says."""
+    d = detectors["flips"]
+    _code, doc = run(capsys, "bisect", d.ref, d.target)
+    (noise,) = [line for line in doc["benign"] if line.startswith("largest output error")]
+    assert "decode-BoxDecode" not in noise and "nms-NMS" not in noise and "topk-TopK" not in noise
+    assert max(f["worst_error"] for f in doc["flips"] if f["worst_error"] is not None) > 0.05

@@ -552,8 +552,13 @@ class Bisection:
             if c.status == CheckStatus.BENIGN:
                 out.append(f"{c.kind} {c.name}: {c.detail}")
         if self.scan_result is not None:
+            reach = self.scan_result.reach  # what a flipped selection reaches differs by the flip, not by noise
             worst = max(
-                (le for le in self.scan_result.locals if le.out is not None),
+                (
+                    le
+                    for pos, le in enumerate(self.scan_result.locals)
+                    if le.out is not None and not (reach and reach[pos] is not None)
+                ),
                 key=lambda le: le.out_rel or 0.0,
                 default=None,
             )

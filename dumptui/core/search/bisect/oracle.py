@@ -80,5 +80,5 @@ def brief(res: OpResult) -> str:
             max_abs = f"{st.max_abs:.3g}" if st.max_abs is not None else "undefined"
             parts.append(f"{r.label} {r.verdict} (cos {format_cos(st.cos)}, max abs {max_abs})")
         else:
-            parts.append(f"{r.label} {r.verdict}" + (f" ({r.reason})" if r.verdict not in ("equal", "close") else ""))
+            parts.append(f"{r.label} {r.verdict}" + (f" ({r.reason})" if r.verdict not in GOOD else ""))
     return "; ".join(parts) or res.verdict
