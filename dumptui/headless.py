@@ -14,6 +14,7 @@ from dumptui.core.io.errors import UsageError
 from dumptui.options.pair import SIDES, PairOptions, make_session, many_files, open_pair
 from dumptui.report import jsonout
 from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, stage_bars
+from dumptui.report.reasons import say_all
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,10 +114,10 @@ def print_compare(
             f"#{r.pair.index + 1} {name(r.pair.label)}" for r in roots
         )
         if incomplete:
-            why = "; ".join(comparison.bisection.undecided) or "not everything could be read"
+            why = "; ".join(say_all(comparison.bisection.undecided)) or "not everything could be read"
             conclusion += f"\n[bold magenta]Incomplete[/bold magenta] (a root may lie there too): {name(why)}"
     elif incomplete:
-        why = "; ".join(comparison.bisection.undecided) or (
+        why = "; ".join(say_all(comparison.bisection.undecided)) or (
             "no root of divergence among what could be read, but not everything could be read"
         )
         conclusion = f"[bold magenta]Undecided[/bold magenta] (exit code 2): {name(why)}"

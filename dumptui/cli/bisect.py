@@ -65,17 +65,18 @@ def run(args: argparse.Namespace) -> int:
         return code
     con = console()
     if verbosity.quiet:
+        from dumptui.report.reasons import say_all
         from dumptui.report.tables import name
 
         con.print(
             f"culprit: #{culprit.pair.index + 1} {name(culprit.pair.label)} ({name(culprit.pair.op_type)})"
             if culprit is not None
-            else "undecided: " + name("; ".join(bi.undecided))
+            else "undecided: " + name("; ".join(say_all(bi.undecided)))
             if bi.undecided
             else "no root of divergence"
         )
         if culprit is not None and bi.undecided:
-            con.print("incomplete: " + name("; ".join(bi.undecided)))
+            con.print("incomplete: " + name("; ".join(say_all(bi.undecided))))
     else:
         from dumptui.report.tables import print_bisect
 

@@ -25,6 +25,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     from dumptui.report import jsonout
     from dumptui.report.documents import bisect_document, compare_document, compare_skipped, incomplete
     from dumptui.report.ranks import allranks_json, print_allranks
+    from dumptui.report.reasons import say_all
 
     if getattr(args, "csv", None) or getattr(args, "xlsx", None):
         raise UsageError("--csv and --xlsx write one rank and step: choose them with --rank N --step N")
@@ -50,10 +51,10 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
         if command == "bisect":
             reports[unit] = bisect_document(search)
             if search.undecided and not roots:
-                undecided[unit] = "; ".join(search.undecided)
+                undecided[unit] = "; ".join(say_all(search.undecided))
         else:
             if incomplete(search, compare_skipped(session, search)):
-                undecided[unit] = "; ".join(search.bisection.undecided) or "not everything could be read"
+                undecided[unit] = "; ".join(say_all(search.bisection.undecided)) or "not everything could be read"
             reports[unit] = compare_document(session, search)
         return session, roots
 

@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from dumptui.core.search.remedy import remedies, write_files
     from dumptui.report import jsonout
     from dumptui.report.data import flips_of
+    from dumptui.report.reasons import say_all
     from dumptui.report.remedy import print_near_ties, print_remedies, remedy_section, write_named
     from dumptui.report.selection import near_tie_files, site_json
 
@@ -61,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_near_ties(con, near_ties, written)
         if code == EXIT_USAGE:  # no culprit because none could be found: said, not left to the exit code
-            print(f"dumptui: undecided (exit code 2): {clean('; '.join(bi.undecided))}", file=sys.stderr)
+            print(f"dumptui: undecided (exit code 2): {clean('; '.join(say_all(bi.undecided)))}", file=sys.stderr)
     return code

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from dumptui.report import data, share
     from dumptui.report.console import detail, note, progress_bar
     from dumptui.report.documents import compare_document, compare_skipped, incomplete
+    from dumptui.report.reasons import say_all
 
     fmt = args.format or ("md" if str(args.out).lower().endswith((".md", ".markdown")) else "html")
     verbosity = verbosity_of(args)
@@ -63,6 +64,6 @@ def run(args: argparse.Namespace) -> int:
         write_text(args.out, text)
         note(f"wrote {args.out} ({fmt}, {len(text.encode()):,} bytes)", verbosity)
     if code == EXIT_USAGE:  # the report says why; the exit code alone would leave a script guessing
-        why = "; ".join(comparison.bisection.undecided) or "not everything could be read"
+        why = "; ".join(say_all(comparison.bisection.undecided)) or "not everything could be read"
         print(f"dumptui: undecided (exit code 2): {clean(why)}", file=sys.stderr)
     return code

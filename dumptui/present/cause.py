@@ -22,10 +22,12 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
+from dumptui.core.search.cause import differing_inputs
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
-from dumptui.report.cause import cause_sentence, differing_inputs, fmt_gain, of_what, proof_words
+from dumptui.report.cause import cause_sentence, fmt_gain, of_what, proof_words
+from dumptui.report.reasons import say_all
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
@@ -121,7 +123,9 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
         why=fmt.short_types(sentence),
         how=p.how,
         caveats=tuple(
-            dict.fromkeys(c for c in root.caveats if c not in sentence and not any(f.name in c for f in failed))
+            dict.fromkeys(
+                c for c in say_all(root.caveats) if c not in sentence and not any(f.name in c for f in failed)
+            )
         ),
         hints=tuple(
             (h.kind, h.text)

@@ -21,6 +21,7 @@ from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
 from dumptui.report.data import benign_evidence
+from dumptui.report.reasons import say, say_all
 from dumptui.report.selection import proof_sentence
 
 if TYPE_CHECKING:  # the app imports this module before its first paint: networkx (via bisect) can wait
@@ -169,7 +170,7 @@ class BisectDriver:
             probe_name=pair.label,
             probe_detail=brief(res),
             pending=f"known once every op above it is judged ({self.bi.scan_reason()})",
-            notes=tuple(self.bi.notes),
+            notes=tuple(say_all(self.bi.notes)),
         )
 
     def _advance(self) -> None:
@@ -283,7 +284,7 @@ class BisectDriver:
                 order[s.position].name,
                 s.mark,
                 s.source,
-                s.detail,
+                say(s.detail),
                 s.candidates_before,
             )
             for i, s in enumerate(bi.history)
@@ -303,7 +304,7 @@ class BisectDriver:
             started=bi.started,
             finished=bi.finished,
             no_divergence=bi.no_divergence,
-            undecided=tuple(bi.undecided),
+            undecided=tuple(say_all(bi.undecided)),
             candidates=frozenset(bi.candidates),
             good=frozenset(bi.good),
             bad=frozenset(bi.bad),
@@ -320,7 +321,7 @@ class BisectDriver:
             checks=checks,
             check_problems=problems,
             notes=tuple(
-                ([self.session.ref.selection_note] if self.session.ref.selection_note else []) + list(bi.notes)
+                ([self.session.ref.selection_note] if self.session.ref.selection_note else []) + say_all(bi.notes)
             ),
             can_undo=bi.can_undo,
             search=bi.search if bi.started else "",

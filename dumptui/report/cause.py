@@ -9,15 +9,11 @@ from typing import Sequence
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.verdict import BAD
-from dumptui.core.search.bisect import CheckKind, CheckStatus, InputCheck, Root, RootKind
-from dumptui.core.search.localerror import DiffKind, LocalError, LocalRule
+from dumptui.core.search.bisect import InputCheck, Root
+from dumptui.core.search.cause import Basis, root_cause
+from dumptui.core.search.localerror import LocalError, LocalRule
+from dumptui.report.reasons import fmt_gain, replay_sentence, say
 from dumptui.report.selection import proof_sentence
-
-
-def fmt_gain(g: float | None) -> str:
-    if g is None:
-        return "-"
-    return "inf" if g == float("inf") else f"{g:.3g}"
 
 
 def of_what(le: LocalError) -> str:
@@ -35,7 +31,7 @@ def proof_words(le: LocalError | None) -> str:
     if le.selection is not None:
         return proof_sentence(le.selection)
     if le.replay is not None:
-        return le.replay.sentence()
+        return replay_sentence(le.replay)
     if not le.replay_note:
         return ""
     decided = {
@@ -46,22 +42,6 @@ def proof_words(le: LocalError | None) -> str:
         LocalRule.WITHIN_FLOOR: "its output is within the noise floor",
     }.get(le.rule)
     return f"{le.replay_note}: {decided}" if decided else le.replay_note
-
-
-def _vendor_kernel(root: Root) -> bool:
-    """The target runs a vendor kernel of the reference's op (Custom_ReduceSum_<digest> for ReduceSum) and
-    nothing else differs: its definition differing proves nothing, the replay does (FloorMod vs Mod is
-    another op, not a kernel of it)."""
-    le, p = root.local, root.pair
-    if le is None or p.ref is None or p.target is None or p.ref.op_type == p.target.op_type:
-        return False
-    only_type = all(d.kind == DiffKind.OP_TYPE for d in le.differs)
-    return only_type and p.ref.op_type in p.target.op_type.split("_")
-
-
-def differing_inputs(pair_key: str, checks: Sequence[InputCheck]) -> list[InputCheck]:
-    """The preconditions that failed for this op: weights or network inputs it reads that differ."""
-    return [c for c in checks if c.status == CheckStatus.DIFFERS and any(u.key == pair_key for u in c.consumers)]
 
 
 def _output_words(le: LocalError | None, res: OpResult | None) -> str:
@@ -79,48 +59,52 @@ def why(root: Root, checks: Sequence[InputCheck]) -> str:
 
 
 def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
-    """(cause, sentence): one sentence per kind of cause, from the facts."""
+    """(cause, sentence): the engine's cause of the root (core/search/cause.py), in words from its facts."""
+    cause = root_cause(root, checks)
     le = root.local
     out = _output_words(le, root.result)
-    failed = differing_inputs(root.pair.key, checks)
-    if le is not None and le.differs and not (le.rule == LocalRule.REPLAY_BROKEN and _vendor_kernel(root)):
-        return "constant", f"its definition differs ({'; '.join(le.differs)}), and {out}"
-    if root.kind != RootKind.OUTPUTS and root.why:
-        # a weight or input the preconditions found differing: the engine's sentence names what (a folded
-        # BatchNorm's channel and variance, an int8 scale, the rounding it exceeds)
-        return ("weight" if root.kind == RootKind.PARAMETER else "input"), root.why
-    weights = [c for c in failed if c.kind == CheckKind.PARAMETER]
-    if weights:
-        names = ", ".join(c.name for c in weights)
+    basis = cause.basis
+    if basis == Basis.DEFINITION:
+        assert le is not None
+        return cause.kind, f"its definition differs ({'; '.join(le.differs)}), and {out}"
+    if basis in (Basis.PRECONDITION, Basis.ENGINE_REASON):
+        # a weight or input the preconditions found differing: their reason names what (a folded BatchNorm's
+        # channel and variance, an int8 scale, the rounding it exceeds); wired otherwise: which input carries which
+        return cause.kind, say(root.why)
+    if basis in (Basis.WEIGHTS_DIFFER, Basis.WEIGHTS_DIFFER_OP_CORRECT):
+        names = ", ".join(c.name for c in cause.failed)
         computes = (
             "; the op itself computes correctly on what it is given (replay)"
-            if le is not None and le.rule == LocalRule.REPLAY_MATCHES
+            if basis == Basis.WEIGHTS_DIFFER_OP_CORRECT
             else ""
         )
         return (
-            "weight",
+            cause.kind,
             f"its weight {names} differs by more than fp16/bf16 rounding{computes}: check the checkpoint and "
             "its conversion",
         )
-    if failed or root.kind == RootKind.INPUT:
-        names = ", ".join(c.name for c in failed) or "its input"
-        return "input", f"{names}, which no op in the dump computes, differs: check the preprocessing"
-    if le is None or le.out is None or le.wiring:
-        return "data", root.why  # (wired otherwise: the engine's sentence says which input carries which)
+    if basis == Basis.INPUTS_DIFFER:
+        names = ", ".join(c.name for c in cause.failed) or "its input"
+        return cause.kind, f"{names}, which no op in the dump computes, differs: check the preprocessing"
+    assert le is not None
     ins = (
         "its inputs agree exactly"
         if le.data_in is None or le.data_in.worst_rel == 0
         else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
     )
-    if le.rule == LocalRule.SELECTION_BROKEN and le.selection is not None:
-        return "data", f"error is born here: {ins}, and {proof_sentence(le.selection)}"
-    if le.rule == LocalRule.REPLAY_BROKEN:
-        # a vendor kernel in the op's place (only its type differs, and it names the op): the replay proves it: the strongest cause first, then what differs in its definition (a vendor
+    if basis == Basis.SELECTION_BROKEN:
+        assert le.selection is not None
+        return cause.kind, f"error is born here: {ins}, and {proof_sentence(le.selection)}"
+    if basis == Basis.REPLAY_BROKEN:
+        # the replay proves it: the strongest cause first, then what differs in its definition (a vendor
         # kernel in the reference op's place), which alone proves nothing
         differs = f"; its definition differs ({'; '.join(le.differs)})" if le.differs else ""
-        return "data", f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees{differs}"
-    if le.rule in (LocalRule.COS_ALARM, LocalRule.SPARSE):
-        return "data", f"error is born here: {le.why}"  # (the rule's own numbers: the cosine, the share)
-    if le.is_root:
-        return "data", f"error is born here: {ins}, {out} (x{fmt_gain(le.gain_rel)} what came in)"
-    return "data", f"{ins}; {out}"
+        return (
+            cause.kind,
+            f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees{differs}",
+        )
+    if basis == Basis.RULE:
+        return cause.kind, f"error is born here: {say(le.why)}"  # (the rule's own numbers: the cosine, the share)
+    if basis == Basis.GAIN:
+        return cause.kind, f"error is born here: {ins}, {out} (x{fmt_gain(le.gain_rel)} what came in)"
+    return cause.kind, f"{ins}; {out}"

@@ -15,6 +15,7 @@ from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
 from dumptui.report import selection as selection_words
 from dumptui.report.cause import fmt_gain, why
+from dumptui.report.reasons import replay_sentence, say, say_all
 
 
 def num(v: Any) -> Any:
@@ -94,7 +95,7 @@ def local_error(le: LocalError | None) -> dict | None:
         "kind": le.kind,
         "rule": le.rule,  # which rule decided (localerror.LocalRule)
         "statistics_only": le.statistics_only,  # its error is of its statistics, not of its elements' RMS
-        "why": le.why,
+        "why": say(le.why),
         "output_error": num(le.out_rel),
         "output_slot": le.out_slot,
         "input_error": num(le.data_in.worst_rel) if le.data_in is not None else None,
@@ -115,7 +116,7 @@ def local_error(le: LocalError | None) -> dict | None:
             "sampled_positions": rp.sample or None,
             "output_elements": rp.elements or None,
             "error_margin": num(rp.error_margin) if rp.sample else None,
-            "sentence": rp.sentence(),
+            "sentence": replay_sentence(rp),
         },
         "replay_note": le.replay_note or None,
         "selection": selection_words.proof_json(le.selection),
@@ -125,7 +126,9 @@ def local_error(le: LocalError | None) -> dict | None:
 def root(r: Root, session: Session, checks: Sequence[InputCheck] = ()) -> dict:
     res = r.result or session.op_result(r.pair)
     d = op_result(res, is_root=r.local is not None and r.local.is_root)
-    d.update({"kind": r.kind, "why": why(r, checks), "caveats": list(r.caveats), "local_error": local_error(r.local)})
+    d.update(
+        {"kind": r.kind, "why": why(r, checks), "caveats": say_all(r.caveats), "local_error": local_error(r.local)}
+    )
     return d
 
 
@@ -267,7 +270,7 @@ def bisect_report(bi: Bisection) -> dict:
                 "position": bi.order[st.position].index + 1,  # the op's position, as in `ops` and `roots`
                 "mark": st.mark,
                 "source": st.source,
-                "detail": st.detail,
+                "detail": say(st.detail),
                 "candidates_before": st.candidates_before,
             }
             for st in bi.history
@@ -286,5 +289,5 @@ def bisect_report(bi: Bisection) -> dict:
         "damaged_tensors": damaged_tensors(s),
         "ref": dump_summary(s.ref),
         "target": dump_summary(s.target),
-        "notes": list(bi.notes) + list(s.alignment.warnings),
+        "notes": say_all(bi.notes) + list(s.alignment.warnings),
     }

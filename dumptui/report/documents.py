@@ -11,6 +11,7 @@ from dumptui.core.search.compare_all import Comparison
 from dumptui.core.search.remedy import remedies
 from dumptui.report import data
 from dumptui.report import selection as selection_words
+from dumptui.report.reasons import say_all
 from dumptui.report.remedy import remedy_section
 
 
@@ -31,7 +32,7 @@ def bisect_document(bi: Bisection) -> dict:
     skipped = data.skipped(bi.session)
     return {
         **data.bisect_report(bi),
-        "undecided": list(bi.undecided),
+        "undecided": say_all(bi.undecided),
         "incomplete": bool(bi.undecided) or left_unread(skipped),
         "skipped": skipped,
         "remedy": remedy_section(remedies(bi.session, bi.roots()[:1])),
@@ -70,7 +71,7 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
         "flips": [selection_words.site_json(f) for f in data.flips_of(comparison.bisection)],
         "damaged_tensors": data.damaged_tensors(session),
         "skipped": skipped,
-        "undecided": list(comparison.bisection.undecided),
+        "undecided": say_all(comparison.bisection.undecided),
         "incomplete": incomplete(comparison, skipped),
         "tensors_read": session.tensors_read,
     }

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from dumptui.core.ranks.allunits import AllUnits, StepVerdict, UnitOutcome
 from dumptui.core.ranks.units import Unit
+from dumptui.report.reasons import say
 from dumptui.report.tables import name
 
 
@@ -32,7 +33,7 @@ def first_divergence(result: AllUnits) -> dict | None:
             "op": verdict.first_roots[r].name,
             "op_type": verdict.first_roots[r].op_type,
             "position": verdict.first_roots[r].position + 1,
-            "why": verdict.first_roots[r].why,
+            "why": say(verdict.first_roots[r].why),
         }
         for r in cross.first
     ]
@@ -83,7 +84,12 @@ def _outcome_cells(o: UnitOutcome, reads: dict[Unit, int], undecided: Mapping[Un
     if first is None:
         return [o.unit.label, "-", "no divergence", n]
     more = f" (+{len(o.roots) - 1} more)" if len(o.roots) > 1 else ""
-    return [o.unit.label, f"#{first.position + 1} {name(first.name)} ({name(first.op_type)}){more}", name(first.why), n]
+    return [
+        o.unit.label,
+        f"#{first.position + 1} {name(first.name)} ({name(first.op_type)}){more}",
+        name(say(first.why)),
+        n,
+    ]
 
 
 def print_allranks(

@@ -21,6 +21,7 @@ from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
 from dumptui.report.looks import role
+from dumptui.report.reasons import say
 from dumptui.report.selection import counts, reason_text
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -141,7 +142,7 @@ def print_root(console: Console, r: Root, session: Session, heading: str, checks
         console.print("  " + name(line))
     print_local(console, r.local)
     for c in r.caveats:
-        console.print(f"  [yellow]caveat:[/yellow] {name(c)}")
+        console.print(f"  [yellow]caveat:[/yellow] {name(say(c))}")
     for h in for_root(res.hints, r.local is not None and r.local.is_root, p.op_type):
         console.print(f"  [bold yellow]hint ({name(h.kind)}):[/bold yellow] {name(h.text)}")
     op = p.op
@@ -244,7 +245,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
         style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
         console.print(
             f"  {i:2d}. [{st.candidates_before} candidates] #{bi.order[st.position].index + 1} "
-            f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(st.detail)}"
+            f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(say(st.detail))}"
         )
     culprit = bi.first_root()
     benign = benign_evidence(bi) if culprit is None else []
@@ -253,7 +254,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             "[bold magenta]Undecided[/bold magenta] (exit code 2): what could not be read or judged hides the answer:"
         )
         for line in bi.undecided:
-            console.print(f"  - {name(line)}")
+            console.print(f"  - {name(say(line))}")
     elif culprit is None and benign:
         console.print("[bold green]Benign[/bold green]: no op creates error beyond what precision explains:")
         for line in benign:
@@ -286,8 +287,8 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             "Where error grows most: "
             + "; ".join(f"{name(le.pair.label)} x{fmt_gain(le.gain_rel)} ({le.kind})" for le in sources)
         )
-    for n in bi.notes + s.alignment.warnings:
-        console.print(f"note: {name(n)}")
+    for n in [*bi.notes, *s.alignment.warnings]:
+        console.print(f"note: {name(say(n))}")
     damaged = [
         t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)
     ]

@@ -11,6 +11,7 @@ from dumptui.core.model.dump import KERNEL, Op
 from dumptui.core.search.bisect import Bisection
 from dumptui.options.pair import PairOptions, make_session
 from dumptui.present import tree
+from dumptui.report.reasons import say_all
 
 
 def pairs_of(names: list[str]) -> list[OpPair]:
@@ -49,7 +50,7 @@ def test_a_conflict_of_the_users_own_mark_says_it_is_theirs(demo_pair):
     agreeing = next(i for i in range(len(bi.order)) if bi.computed_verdict(i)[0] == "good")
     bi.mark(agreeing, "bad", "user", "marked by the user")
     bi.run()
-    said = " ".join(bi.undecided)
+    said = " ".join(say_all(bi.undecided))
     assert "marked bad by you" in said and "u undoes it" in said, said
     assert "missing, unreadable" not in said
     assert bi.undo()  # the mark is the user's to take back: the search then finds the planted root

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from dumptui.core.compare.session import Session
 from dumptui.core.io.errors import DumptuiError
 from dumptui.core.model.dump import Op
+from dumptui.core.model.reason import Said
 from dumptui.core.ranks.commorder import CrossRank, RankEvents, first_divergence, rank_events
 from dumptui.core.ranks.units import Unit
 from dumptui.core.search.bisect import Root
@@ -33,7 +34,7 @@ class UnitRoot:
     position: int
     name: str
     op_type: str
-    why: str
+    why: Said  # report/reasons.py words it
     at_inputs: bool = False  # an input or parameter of the op differs: the divergence is there before it runs
 
 

@@ -33,9 +33,9 @@ import math
 from dataclasses import dataclass, field
 
 from dumptui.core.compare.hints import DISCONTINUOUS
-from dumptui.core.compare.metrics import format_cos
-from dumptui.core.compare.noise import TensorError, fmt_rel
+from dumptui.core.compare.noise import TensorError
 from dumptui.core.graph.align import OpPair
+from dumptui.core.model.reason import NO_REASON, Reason, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search.selection import SelectionCode, SelectionProof
 
@@ -95,7 +95,6 @@ class Difference(str):
 
 
 TAIL_SHARE = 0.01  # a share of elements far off that is a sparse error, not a few jumps (the trim is 1 %)
-SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
 
 @dataclass(frozen=True)
@@ -125,39 +124,6 @@ class ReplayProof:
         """Broken on a share of elements the trimmed mean does not see."""
         return self.tail_target > max(tail_limit, gain * self.tail_ref)
 
-    def sentence(self, ref_name: str = "reference", target_name: str = "target") -> str:
-        text = (
-            f"given its own inputs, the {target_name} output is off by {_off(self.dev_target)} "
-            f"from what the op computes; the {ref_name}'s by {_off(self.dev_ref)}"
-        )
-        if 0 < self.tail_target <= SPARSE or 0 < self.tail_ref <= SPARSE:  # a sparse error: its share says it
-            text += (
-                f"; elements far off: {self.tail_target:.1%} of the {target_name}'s, "
-                f"{self.tail_ref:.1%} of the {ref_name}'s"
-            )
-        if self.sample:
-            text += f" ({self.sample_words()})"
-        return text
-
-    def sample_words(self) -> str:
-        """How far a sampled proof's numbers can be from the whole output's: the shares far off within three
-        binomial standard errors (99.7 %; at least 3/n, the rule of three, where none was seen)."""
-        n = self.sample
-        margin = max(3 * math.sqrt(max(t * (1 - t), 0.0) / n) for t in (self.tail_ref, self.tail_target))
-        return (
-            f"compared at {n:,} of {self.elements:,} output positions drawn at random, fixed seed: the errors "
-            f"within ±{self.error_margin:.0%} and the shares far off within ±{max(margin, 3 / n):.1%} "
-            "of the whole output's at 99.7 %"
-        )
-
-
-def _off(dev: float) -> str:
-    """A deviation in words: `inf` only where it is infinite, and then why (a finite max beside "off by inf"
-    read as a contradiction: the exact result overflows the dtype, or NaN/Inf stand against finite values)."""
-    if math.isfinite(dev):
-        return f"{fmt_rel(dev)} (of its RMS)"
-    return "an infinite error (NaN/Inf on one side where the other is finite: an overflow of its dtype)"
-
 
 @dataclass(slots=True)  # one per op pair in a scan: no __dict__ each
 class LocalError:
@@ -172,10 +138,12 @@ class LocalError:
     floor_dtype: str | None
     differs: list[Difference] = field(default_factory=list)  # constants / attributes / op type that differ
     replay: ReplayProof | None = None
-    replay_note: str = ""  # why there is no replay, when there is none
+    replay_note: str = ""  # why there is no replay, when there is none (a code of replay/: report words it)
     kind: LocalKind = LocalKind.UNKNOWN
     rule: LocalRule = LocalRule.UNCOMPARED  # which rule decided `kind`
-    why: str = ""
+    why: Reason = NO_REASON  # which rule decided, with its numbers (report/reasons.py words it)
+    gain_limit: float = 0.0  # the thresholds it was judged with (--gain, --cos): what the words quote
+    cos_limit: float | None = None
     out_tail: float = 0.0  # share of output elements far off (beyond 10x the floor; the worst output)
     in_tail: float = 0.0  # the same, the largest of its data inputs
     out_cos: float | None = None  # the lowest cosine of its outputs, of its data inputs
@@ -228,32 +196,32 @@ def _gain(out: TensorError | None, data_in: TensorError | None, rel: bool) -> fl
 
 
 def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | None = None) -> LocalError:
-    """Fill `kind` and `why` of an analysis whose errors are known. `max_off` and `cos` are the thresholds'
-    (`--max-off`, `--cos`): the tail rule counts from the smaller of `max_off` and TAIL_SHARE."""
+    """Fill `kind`, `rule` and `why` of an analysis whose errors are known. `max_off` and `cos` are the
+    thresholds' (`--max-off`, `--cos`): the tail rule counts from the smaller of `max_off` and TAIL_SHARE."""
+    le.gain_limit, le.cos_limit = gain, cos
     if le.out is None and _selection(le) is None:
-        le.kind, le.why = LocalKind.UNKNOWN, "its outputs could not be compared"
+        le.kind, le.rule, le.why = LocalKind.UNKNOWN, LocalRule.UNCOMPARED, because(Why.UNCOMPARED)
         return le
     out_rel = le.out_rel or 0.0
-    floor_words = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
+    floor = (le.floor_dtype or "", le.floor)
     tail_limit = min(max_off, TAIL_SHARE)
     if le.wiring and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
         # it computes what it should from what it gets, but it gets another value: the root is the wiring
-        le.kind, le.rule = LocalKind.ROOT, LocalRule.WIRING
-        le.why = f"its inputs are wired otherwise than the reference's: {le.wiring}; output error {fmt_rel(out_rel)}"
+        le.kind, le.rule, le.why = LocalKind.ROOT, LocalRule.WIRING, because(Why.WIRING, le.wiring, out_rel)
         return le
     worst_in = le.data_in.worst_rel if le.data_in is not None else 0.0
     le.unjudged_flow = bool(le.unjudged) and worst_in > gain * le.floor
     if le.blind and (out_rel > le.floor or _sparse(le, gain, tail_limit)):
         # what came in through that input is not known: neither "born here" nor "carried" can be said
         le.kind, le.unjudged_flow, le.rule = LocalKind.UNKNOWN, True, LocalRule.BLIND
-        le.why = f"its output is off by {fmt_rel(out_rel)}, but {le.blind}: what came in could not be judged"
+        le.why = because(Why.BLIND, out_rel, le.blind)
         return le
     # the user's own alarm, in every mode and for every op: its help says "also call a pair diverged below
     # this cosine", so the op where the cosine first drops below it is where that divergence is born (a
     # FloorMod that jumps on fp16 noise included: exempted, `--cos` changed nothing on a noisy pair)
-    alarm = _cos_alarm(le, cos)
-    if alarm:
-        le.kind, le.why, le.rule = LocalKind.ROOT, alarm, LocalRule.COS_ALARM
+    if _cos_alarm(le, cos):
+        le.kind, le.rule = LocalKind.ROOT, LocalRule.COS_ALARM
+        le.why = because(Why.COS_ALARM, le.out_cos, cos, le.in_cos)
         return le
     rule = _selection(le)
     if rule is not None:
@@ -261,58 +229,37 @@ def classify(le: LocalError, gain: float, max_off: float = 1.0, cos: float | Non
         kind = LocalKind.ROOT if rule == LocalRule.SELECTION_BROKEN else LocalKind.CARRIES
         if rule == LocalRule.SELECTION_SAME and out_rel <= le.floor:
             kind = LocalKind.CLEAN
-        le.kind, le.rule, le.why = kind, rule, rule.value  # a code: report/selection.py words it
+        le.kind, le.rule, le.why = kind, rule, because(Why.SELECTION, rule)  # report/selection.py words it
         return le
     jumps = not le.pair_types().isdisjoint(DISCONTINUOUS)
     sparse = _sparse(le, gain, tail_limit)
     if out_rel <= le.floor and not sparse:
-        le.kind, le.why, le.rule = LocalKind.CLEAN, f"output within the {floor_words}", LocalRule.WITHIN_FLOOR
+        le.kind, le.rule, le.why = LocalKind.CLEAN, LocalRule.WITHIN_FLOOR, because(Why.WITHIN_FLOOR, *floor)
         return le
-    reasons = ("; ".join(le.differs)) if le.differs else ""
+    differs = tuple(le.differs)
     if le.replay is not None and le.replay.conclusive(gain):
         if le.replay.broken(gain, tail_limit):
             le.kind, le.rule = LocalKind.ROOT, LocalRule.REPLAY_BROKEN
-            le.why = le.replay.sentence() + (f"; {reasons}" if reasons else "")
+            le.why = because(Why.REPLAY_BROKEN, le.replay, differs)
         else:
             le.kind, le.rule = LocalKind.CARRIES, LocalRule.REPLAY_MATCHES
-            le.why = "matches the op recomputed on its own inputs: " + le.replay.sentence() + _unjudged_words(le)
+            le.why = because(Why.REPLAY_MATCHES, le.replay, _unjudged_reason(le))
         return le
     if sparse and not jumps:
         le.kind, le.rule = LocalKind.ROOT, LocalRule.SPARSE
-        src = "none of its inputs' elements are" if le.in_tail == 0 else f"{le.in_tail:.1%} of its inputs' are"
-        extent = "a sparse error" if le.out_tail <= SPARSE else "an error"
-        le.why = (
-            f"{extent}: {le.out_tail:.1%} of its output elements are off by more than 10x the "
-            f"{floor_words} ({src}); the trimmed mean error is {fmt_rel(out_rel)}"
-        ) + (f"; {reasons}" if reasons else "")
-        if le.replay_note:
-            le.why += f" ({le.replay_note})"
+        le.why = because(Why.SPARSE, le.out_tail, le.in_tail, *floor, out_rel, differs, le.replay_note)
         return le
     if out_rel <= le.floor:
-        le.kind, le.why, le.rule = LocalKind.CLEAN, f"output within the {floor_words}", LocalRule.WITHIN_FLOOR
+        le.kind, le.rule, le.why = LocalKind.CLEAN, LocalRule.WITHIN_FLOOR, because(Why.WITHIN_FLOOR, *floor)
         return le
     g_rel, g_abs = le.gain_rel or 0.0, le.gain_abs or 0.0
+    carried_in = le.data_in.worst_rel if le.data_in is not None else 0.0
     if g_rel >= gain and g_abs >= gain:
         le.kind, le.rule = LocalKind.ROOT, LocalRule.GAIN
-        src = (
-            "inputs agree"
-            if le.data_in is None or le.data_in.worst_rel == 0
-            else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
-        )
-        le.why = (
-            f"{src}, output error {fmt_rel(out_rel)} > {floor_words}: error grows x{_fmt_gain(g_rel)} "
-            f"here (x{_fmt_gain(g_abs)} in absolute terms)"
-        ) + (f"; {reasons}" if reasons else "")
-        if le.replay is not None:
-            le.why += f" (replay inconclusive: the reference deviates {fmt_rel(le.replay.dev_ref)} from it)"
-        elif le.replay_note:
-            le.why += f" ({le.replay_note})"
+        le.why = because(Why.GAIN, carried_in, out_rel, *floor, g_rel, g_abs, differs, le.replay, le.replay_note)
     else:
         le.kind, le.rule = LocalKind.CARRIES, LocalRule.GAIN_BELOW
-        le.why = (
-            f"output error {fmt_rel(out_rel)}, x{_fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
-        ) + (f"; note: {reasons}" if reasons else "")
-        le.why += _unjudged_words(le)
+        le.why = because(Why.GAIN_BELOW, out_rel, g_rel, gain, differs, _unjudged_reason(le))
     return le
 
 
@@ -326,28 +273,20 @@ def _selection(le: LocalError) -> LocalRule | None:
     return LocalRule.SELECTION_FLIP if sel.code == SelectionCode.FLIP else LocalRule.SELECTION_SAME
 
 
-def _unjudged_words(le: LocalError) -> str:
+def _unjudged_reason(le: LocalError) -> Reason | None:
     """Where error carried in comes from an op that exists on one side only: said, and never called noise."""
     if not le.unjudged_flow:
-        return ""
-    worst = le.data_in.worst_rel if le.data_in is not None else 0.0
-    return f"; the error carried in ({fmt_rel(worst)}) comes {le.unjudged}, which could not be judged"
+        return None
+    return because(Why.UNJUDGED_CARRIED, le.data_in.worst_rel if le.data_in is not None else 0.0, le.unjudged)
 
 
-def unjudged_reason(le: LocalError) -> str:
+def unjudged_reason(le: LocalError) -> Reason:
     """Why no root can be named for an error that came through an op on one side only (the answer's
-    "undecided"): the same sentence from the scan and from the culprit check."""
+    "undecided"): the same reason from the scan and from the culprit check."""
     if le.blind:
-        return (
-            f"{le.pair.name}: {le.why}; whether its error is born there or came in cannot be told (see the "
-            "files that could not be read or placed)"
-        )
+        return because(Why.BLIND_UNDECIDED, le.pair.name, le.why)
     worst = le.data_in.worst_rel if le.data_in is not None else 0.0
-    return (
-        f"{le.pair.name} carries {fmt_rel(worst)} of error that came {le.unjudged}: "
-        "an op on one side only, or one whose output one dump does not hold, cannot be judged (pair it with "
-        "--map, dump it on both sides, or see the files that could not be read or placed)"
-    )
+    return because(Why.UNJUDGED_UNDECIDED, le.pair.name, worst, le.unjudged)
 
 
 def _sparse(le: LocalError, gain: float, tail_limit: float) -> bool:
@@ -355,14 +294,11 @@ def _sparse(le: LocalError, gain: float, tail_limit: float) -> bool:
     return le.out_tail > max(tail_limit, gain * le.in_tail) and (le.out is None or le.out.n * le.out_tail >= 2)
 
 
-def _cos_alarm(le: LocalError, cos: float | None) -> str:
+def _cos_alarm(le: LocalError, cos: float | None) -> bool:
     """`--cos C`: the cosine of the output drops below C here while every data input's is at least C."""
     if cos is None or le.out_cos is None or le.out_cos >= cos:
-        return ""
-    if le.in_cos is not None and le.in_cos < cos:
-        return ""
-    ins = "its inputs agree exactly" if le.in_cos is None else f"its data inputs' lowest is {format_cos(le.in_cos)}"
-    return f"cosine {format_cos(le.out_cos)} < --cos {cos} here, {ins}: the cosine alarm given"
+        return False
+    return le.in_cos is None or le.in_cos >= cos
 
 
 def shape_of_error(outs: list, ins: list) -> tuple[float, float, float | None, float | None]:
@@ -378,9 +314,3 @@ def shape_of_error(outs: list, ins: list) -> tuple[float, float, float | None, f
         return min(cs, default=None)
 
     return tail(outs), tail(ins), low_cos(outs), low_cos(ins)
-
-
-def _fmt_gain(g: float) -> str:
-    if math.isinf(g):
-        return "inf"
-    return f"{g:.3g}"

@@ -106,9 +106,10 @@ def remedy_of_root(session: Session, root: Root) -> Remedy:
     """A root's remedy, the one rule every report uses: a root made by a weight or an input that differs is
     remedied there (the preconditions' sentence), one whose inputs are wired otherwise by the graph, else by
     the op's precision or definition."""
-    return remedy_for(
-        session, root.pair, root.why if root.kind != RootKind.OUTPUTS else "", root.local.wiring if root.local else ""
-    )
+    differs = root.why if root.kind != RootKind.OUTPUTS else ""
+    # a weight's or an input's root is the preconditions' (still words: they move to report/reasons.py next)
+    assert isinstance(differs, str), differs
+    return remedy_for(session, root.pair, differs, root.local.wiring if root.local else "")
 
 
 def _device_dtypes(pair: OpPair) -> list[str]:

@@ -13,6 +13,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats import open_dump
 from dumptui.core.search.bisect import Bisection, sessionfile
+from dumptui.report.reasons import say, say_all
 
 
 def demo_session(info):
@@ -28,7 +29,7 @@ def test_demo_planted_culprit_found_graph_mode(demo_pair):
     r = bi.first_root()
     assert r.pair.name == demo_pair.planted and r.kind == "outputs"
     # the planted bug is a layout attribute: said, as the app's culprit panel says it
-    assert r.why == 'inputs agree, outputs diverge; its definition differs (attribute format: "NCHW" vs "NHWC")'
+    assert say(r.why) == 'inputs agree, outputs diverge; its definition differs (attribute format: "NCHW" vs "NHWC")'
     assert all(t.verdict in ("equal", "close") for t in r.result.inputs)
     assert r.result.outputs[0].verdict == "diverged"
     assert any("format" in h.text and "NHWC" in h.text for h in r.result.hints)
@@ -253,7 +254,7 @@ def test_user_marked_good_producer_is_named_in_the_caveat(clean_demo_pair, demo_
     bi.run()
     r = bi.first_root()
     assert r.pair.name != clean_demo_pair.planted
-    assert any("marked good" in c and clean_demo_pair.planted in c for c in r.caveats)
+    assert any("marked good" in c and clean_demo_pair.planted in c for c in say_all(r.caveats))
     # On a noisy pair the scan has read every op: a wrong mark cannot hide the root it found.
     bi = Bisection(demo_session(demo_pair))
     bi.start()

@@ -19,6 +19,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
 from dumptui.core.search.localerror import LocalError, ReplayProof, classify
+from dumptui.report.reasons import say
 
 NOISY = SHARED / "mindspore-2.10-noisy"
 
@@ -82,11 +83,11 @@ def le_of(
 def test_gain_rule_needs_both_scales_and_the_floor():
     assert le_of(3e-3, 2e-4).kind == "root"  # x15 on both scales, above the floor
     assert le_of(1e-3, 2e-4).kind == "carries"  # x5: carried, with the numbers
-    assert "x5 what its inputs carry" in le_of(1e-3, 2e-4).why
+    assert "x5 what its inputs carry" in say(le_of(1e-3, 2e-4).why)
     assert le_of(5e-5, 0.0).kind == "clean"  # below the fp32 floor whatever the gain
     # a reduction grows absolute error 20x, not relative error: not a root
     assert le_of(3e-3, 2e-4, out_abs=1e-3, in_abs=5e-4).kind == "carries"
-    assert le_of(1e-2, 0.0).kind == "root" and "inputs agree" in le_of(1e-2, 0.0).why
+    assert le_of(1e-2, 0.0).kind == "root" and "inputs agree" in say(le_of(1e-2, 0.0).why)
 
 
 def test_replay_decides_where_it_is_conclusive():
@@ -96,11 +97,13 @@ def test_replay_decides_where_it_is_conclusive():
     # a silent kernel bug: gain only x3, yet the target departs from what the op computes
     broken = ReplayProof(dev_ref=1e-8, dev_target=5e-3, floor_ref=2.0**-13, floor_target=2.0**-13)
     le = le_of(6e-3, 2e-3, replay=broken, differs=["constant input.6: 1e-05 vs 0.005"])
-    assert le.kind == "root" and "off by 5.00e-03" in le.why and "1e-05 vs 0.005" in le.why
+    assert le.kind == "root" and "off by 5.00e-03" in say(le.why) and "1e-05 vs 0.005" in say(le.why)
     # the recomputation does not model the reference op: the gain rule decides
     unknown = ReplayProof(dev_ref=0.5, dev_target=0.5, floor_ref=2.0**-13, floor_target=2.0**-13)
     assert le_of(6e-3, 2e-3, replay=unknown).kind == "carries"
-    assert le_of(6e-2, 2e-4, replay=unknown).kind == "root" and "inconclusive" in le_of(6e-2, 2e-4, replay=unknown).why
+    assert le_of(6e-2, 2e-4, replay=unknown).kind == "root" and "inconclusive" in say(
+        le_of(6e-2, 2e-4, replay=unknown).why
+    )
 
 
 # ------------------------------------------------------------------------------------------------ generated networks
@@ -132,7 +135,7 @@ def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, b
     assert demo.n_kernels >= 200
     bi = run(demo.ref, demo.target)
     roots = [r.pair.name for r in bi.roots()]
-    assert roots == ([demo.planted] if bug else []), (bi.search_reason, [str(r.why) for r in bi.roots()])
+    assert roots == ([demo.planted] if bug else []), (bi.search_reason, [say(r.why) for r in bi.roots()])
     assert bi.search == ("bisection" if precision == "fp32" else "scan")
     comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)), workers=1)
     assert [r.pair.name for r in comparison.roots] == roots  # bisect and compare agree
@@ -171,7 +174,7 @@ def test_benign_discontinuous_jumps_are_not_roots(noisy_nets):
     jumped = [le for le in floors if le.out is not None and le.out.rel_l2 > 10 * le.out.rel]
     assert jumped, "the generated fp16 run should make some Floor jump"
     for le in jumped:
-        assert le.kind in ("carries", "clean"), le.why
+        assert le.kind in ("carries", "clean"), say(le.why)
     verdicts = {t.verdict for r in comparison.results for t in r.outputs}
     assert "diverged" not in verdicts
 
@@ -197,7 +200,7 @@ def test_noisy_fixture_culprits(name):
     bi = run(str(NOISY / gt["ref"]), str(NOISY / gt["target"]))
     root = bi.first_root()
     if gt["culprit"] is None:
-        assert root is None, [r.why for r in bi.roots()]
+        assert root is None, [say(r.why) for r in bi.roots()]
         return
     assert root is not None and (root.pair.ref.name, root.pair.target.name) == (
         gt["culprit"]["ref"],
@@ -214,9 +217,9 @@ def test_noisy_fixture_proofs_carry_the_numbers():
     pairs = need_noisy()
     p1 = run(str(NOISY / pairs["REF_vs_P1"]["ref"]), str(NOISY / pairs["REF_vs_P1"]["target"])).first_root()
     assert p1.local.replay is not None and p1.local.replay.dev_ref == 0 and p1.local.replay.dev_target > 0.1
-    assert "op type Floor vs Trunc" in p1.local.why
+    assert "op type Floor vs Trunc" in say(p1.local.why)
     p5 = run(str(NOISY / pairs["REF_vs_P5"]["ref"]), str(NOISY / pairs["REF_vs_P5"]["target"]))
-    assert "constant input.1: 0.5 vs 500" in p5.first_root().local.why
+    assert "constant input.1: 0.5 vs 500" in say(p5.first_root().local.why)
     exp = next(le for le in p5.scan_result.locals if le.pair.op_type == "Exp")
     assert exp.kind == "carries" and math.isinf(exp.gain_rel)  # infinite gain, yet replay says carried
 
@@ -231,12 +234,12 @@ def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
     root = bi.first_root()
     constant = next(r for r in bi.session.op_result(root.pair, purpose="view").inputs if r.slot == slot)
     assert constant.verdict == "diverged" and "carried" not in constant.reason
-    assert root.why.startswith(f"outputs diverge; constant input.{slot} differs (")
-    assert "inputs agree, outputs" not in root.why
+    assert say(root.why).startswith(f"outputs diverge; constant input.{slot} differs (")
+    assert "inputs agree, outputs" not in say(root.why)
     # the other inputs carry fp16 noise beyond this op's float32 floor: said with its number, never "agree"
     le = root.local
     assert le is not None and le.data_in is not None and le.data_in.worst_rel > le.floor
-    assert root.why.endswith(
+    assert say(root.why).endswith(
         f"; its other inputs carry {fmt_rel(le.data_in.worst_rel)} (noise carried in, no root upstream)"
     )
 

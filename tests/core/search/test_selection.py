@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dumptui.core.compare.noise import TensorError
+from dumptui.core.model.reason import Why, because
 from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule, classify
 from dumptui.core.search.replay.selection import nms_with_mask
 from dumptui.core.search.selection import (
@@ -240,7 +241,11 @@ def test_classify_a_flip_carries_a_broken_selection_is_a_root_unmodelled_falls_t
     x = np.array([[0.5, 0.9, 0.5, 0.1, 0.5]], dtype=np.float16)
     flip = judge("TopK", {}, {}, topk_side(x, 3), topk_side(x, 3, order_key=lambda r: -np.arange(r.size)))
     le = local(flip)
-    assert (le.kind, le.rule, le.why) == (LocalKind.CARRIES, LocalRule.SELECTION_FLIP, "selection-flip")
+    assert (le.kind, le.rule, le.why) == (
+        LocalKind.CARRIES,
+        LocalRule.SELECTION_FLIP,
+        because(Why.SELECTION, LocalRule.SELECTION_FLIP),
+    )
     bad = topk_side(x, 3)
     bad.outputs[1] = np.array([[3, 1, 0]], dtype=np.int32)
     bad.outputs[0] = np.take_along_axis(x, bad.outputs[1].astype(np.int64), -1)

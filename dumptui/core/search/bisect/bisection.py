@@ -20,6 +20,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
 from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, parameter_roots
@@ -50,7 +51,8 @@ class Bisection:
         self.order: list[OpPair] = kernel_order(session)
         self.position = {p.index: i for i, p in enumerate(self.order)}
         self.key_position = {p.key: i for i, p in enumerate(self.order)}
-        self.strategy, self.notes = choose_strategy(session, self.order, use_graph)
+        self.strategy, notes = choose_strategy(session, self.order, use_graph)
+        self.notes: list[Said] = list(notes)
         # tensor verdicts judged in context (benign weights, then the scan's carried noise): a new mapping each
         # time it grows, never written into the session's cache; every reader asks `judged` / `judged_op`
         self._judging = Judging()
@@ -64,13 +66,13 @@ class Bisection:
         self.scan_result: ScanResult | None = None
         # why the search could not decide, when damage hides the answer (an unreadable graph output whose
         # readable inputs agree, nothing paired): then there is no "no divergence", and the CLI exits 2
-        self.undecided: list[str] = []
+        self.undecided: list[Said] = []  # words: report/reasons.py says them
         self._prepared = False
         self._scan_reason: str | None = None  # scan_reason's answer, once the preconditions are known
         # what the search itself said (notes, undecided) is said again by the next start: a reset goes back
         # to what the preparations said, so nothing grows with each reset and start
-        self._prepared_notes: list[str] = list(self.notes)
-        self._prepared_undecided: list[str] = []
+        self._prepared_notes: list[Said] = list(self.notes)
+        self._prepared_undecided: list[Said] = []
         self.reset()
 
     # ---------------------------------------------------------------------------- state, read-only views
@@ -170,19 +172,19 @@ class Bisection:
                     self.undecided.append(why)
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
 
-    def _everything_ignored(self) -> str:
+    def _everything_ignored(self) -> Reason | None:
         """Why nothing can be judged when the ignore rules cover every output of every op ("" otherwise): that
         is no answer, never "no divergence" (a config that ignored every op said exit 0)."""
-        reasons: dict[str, None] = {}
+        reasons: dict[str, None] = {}  # the ignore rules' own reasons (the user's words, or the built-in's)
         for pair in self.order:
             for _io, slot, _r, _t in self.session.tensor_pairs(pair, "output"):
                 why = self.session.ignore_reason(pair, "output", slot)
                 if why is None:
-                    return ""
+                    return None
                 reasons[why] = None
         if not reasons:
-            return ""
-        return f"every op's outputs are ignored ({'; '.join(reasons)}): nothing was judged, so there is no answer"
+            return None
+        return because(Why.EVERYTHING_IGNORED, list(reasons))
 
     def scan_reason(self) -> str:
         """Why every op must be judged (a scan), in words; "" for a clean pair (bisection). Runs the
@@ -256,32 +258,26 @@ class Bisection:
         # what could not be read or judged is said whether or not a root was found: the answer is then incomplete
         judged = {p.index for p in self.order}
         sinks = unjudged_sinks(self.session.ref, self.session.alignment, judged)
-        for why in [*self._unread_after_scan(), *sinks[:MAX_UNJUDGED_SAID]]:
-            if why not in self.undecided:
-                self.undecided.append(why)
+        for said in [*self._unread_after_scan(), *sinks[:MAX_UNJUDGED_SAID]]:
+            if said not in self.undecided:
+                self.undecided.append(said)
         self._prepared_notes, self._prepared_undecided = list(self.notes), list(self.undecided)
 
-    def _unread_after_scan(self) -> list[str]:
+    def _unread_after_scan(self) -> list[Said]:
         """What the scan could not read, in words: each op whose output is damaged could not be judged (it may
         be the root), and files that could not be placed (the same rule as compare's, documents.incomplete)."""
         ops = self.scan_result.unread if self.scan_result is not None else []
-        out = [unjudged_output(name, r) for name, r in ops[:MAX_UNJUDGED_SAID]]
+        out: list[Said] = [unjudged_output(name, r) for name, r in ops[:MAX_UNJUDGED_SAID]]
         if len(ops) > MAX_UNJUDGED_SAID:
-            out.append(f"{len(ops) - MAX_UNJUDGED_SAID} more outputs could not be read: those ops could not be judged")
+            out.append(because(Why.MORE_OUTPUTS_UNREAD, len(ops) - MAX_UNJUDGED_SAID))
         return out + self._unread_files()
 
-    def _unread_files(self) -> list[str]:
+    def _unread_files(self) -> list[Said]:
         """The files of either dump that could not be placed or opened, in words (documents.incomplete's rule)."""
         files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
-        out = [
-            f"{pr.path} could not be read whole ({pr.reason}): the ops it holds could not all be judged"
-            for pr in files[:MAX_UNJUDGED_SAID]
-        ]
+        out: list[Said] = [because(Why.FILE_UNREAD, pr.path, pr.reason) for pr in files[:MAX_UNJUDGED_SAID]]
         if len(files) > MAX_UNJUDGED_SAID:
-            out.append(
-                f"{len(files) - MAX_UNJUDGED_SAID} more files could not be placed or opened: "
-                "the ops they belong to could not be judged"
-            )
+            out.append(because(Why.MORE_FILES_UNREAD, len(files) - MAX_UNJUDGED_SAID))
         return out
 
     def start(self) -> None:
@@ -291,15 +287,15 @@ class Bisection:
         self.prepare()
         st = self.state.evolve(started=True)
         if not self.order:
-            self.notes.append("no op is dumped on both sides: nothing to bisect")
-            self.undecided.append("nothing to bisect: no op is dumped with outputs on both sides")
+            self.notes.append(because(Why.NOTHING_PAIRED))
+            self.undecided.append(because(Why.NOTHING_TO_BISECT))
             self.state = st.evolve(finished=True, no_divergence=False)
             return
         sinks = self.strategy.sinks()
         for s in sinks[:MAX_SINKS]:
             mark, detail = self.oracle.verdict(s, "graph output")
             st = st.with_step(
-                Step(self.order[s].key, s, mark, Source.START, "graph output: " + detail, len(st.candidates))
+                Step(self.order[s].key, s, mark, Source.START, because(Why.GRAPH_OUTPUT, detail), len(st.candidates))
             )
             bad: int | None = s if mark == Mark.BAD else None
             if mark == Mark.SKIP and self.session.cached_verdict(self.order[s]) == UNREADABLE:
@@ -313,7 +309,7 @@ class Bisection:
         else:
             st = st.evolve(finished=True, no_divergence=not self.undecided, candidates=frozenset())
             if len(sinks) > MAX_SINKS:
-                self.notes.append(f"{len(sinks) - MAX_SINKS} other graph outputs not checked (use `compare`)")
+                self.notes.append(because(Why.MORE_SINKS_UNCHECKED, len(sinks) - MAX_SINKS))
         self.state = self._maybe_converged(st)
 
     def _last_readable(self, st: SearchState, sink: int, why: str) -> tuple[SearchState, int | None]:
@@ -329,23 +325,17 @@ class Bisection:
                 seen.add(p)
                 read += 1
                 mark, detail = self.oracle.verdict(p, "graph output")
-                where = f"last readable output before {self.order[sink].name}: {detail}"
+                where = because(Why.LAST_READABLE, self.order[sink].name, detail)
                 st = st.with_step(Step(self.order[p].key, p, mark, Source.START, where, len(st.candidates)))
                 if mark == Mark.BAD:
-                    self.notes.append(
-                        f"graph output {self.order[sink].name} unreadable ({why}): searched from {self.order[p].name}"
-                    )
+                    self.notes.append(because(Why.SEARCHED_FROM, self.order[sink].name, why, self.order[p].name))
                     return st, p
                 if mark == Mark.GOOD:
                     agree.append(p)
                     st = st.evolve(good=st.good | {p})
                 else:
                     queue.append(p)
-        checked = f"the {len(agree)} last readable outputs before it agree" if agree else "no readable output before it"
-        self.undecided.append(
-            f"graph output {self.order[sink].name} cannot be read ({why}) and {checked}: "
-            "whether the network diverges is unknown"
-        )
+        self.undecided.append(because(Why.OUTPUT_UNREAD_UNKNOWN, self.order[sink].name, why, len(agree)))
         return st, None
 
     def next_probe(self) -> int | None:
@@ -438,21 +428,18 @@ class Bisection:
                 ):
                     # the user's own mark contradicts the numbers: say so (it is theirs to undo), never blame
                     # the dumps for it
-                    verdicts = ", ".join(sorted({str(r.verdict) for r in out.result.outputs}))
-                    why = (
-                        f"{self.order[st.hi].label} was marked bad by you, but its outputs agree ({verdicts}): "
-                        "no root can be named below your mark (u undoes it)"
-                    )
+                    verdicts = tuple(sorted({str(r.verdict) for r in out.result.outputs}))
+                    why = because(Why.USER_MARK_CONFLICT, self.order[st.hi].label, verdicts)
                 if why not in self.undecided:
                     self.undecided.append(why)
                 return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
             if out.carried_only:
                 # no root where the walk ended: the answer is the scan's and the preconditions' roots (compare's);
                 # with none, where the error carried here is born could not be told
-                self.notes.append(f"the search ended at {self.order[st.hi].name}, no root: {out.why}")
+                self.notes.append(because(Why.SEARCH_ENDED, self.order[st.hi].name, out.why))
                 known = bool(self.parameter_roots) or bool(self.scan_result is not None and self.scan_result.roots)
                 if not known and out.why not in self.undecided:
-                    self.undecided.append(out.why + ": where it is born could not be told")
+                    self.undecided.append(because(Why.BIRTH_UNTOLD, out.why))
                 return st.evolve(finished=True, no_divergence=False, candidates=frozenset())
             if out.unjudged and out.unjudged not in self.undecided:
                 self.undecided.append(out.unjudged)
@@ -468,7 +455,7 @@ class Bisection:
                     p,
                     Mark.BAD,
                     Source.CHECK,
-                    out.why + ": continuing from its producer",
+                    because(Why.CONTINUING, out.why),
                     len(st.candidates),
                 )
             )

@@ -12,12 +12,12 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root, RootKind
@@ -31,25 +31,16 @@ MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
 class CheckOutcome:
     result: OpResult
     continue_from: int | None  # the producer to continue from, when an input it produces carries the error
-    why: str
-    caveats: list[str]
+    why: Reason
+    caveats: list[Said]
     local: LocalError | None = None
-    undecided: str = ""  # why no root can be named here (the error came through an op that could not be judged)
+    undecided: Reason | None = None  # why no root can be named here (the error came through an op not judged)
     # an output of the op named that could not be read: the op is a root by what differs in its definition or
     # its weights, but the error it makes cannot be judged (said with the answer, which is then incomplete)
-    unjudged: str = ""
+    unjudged: Reason | None = None
     # the walk ended at an op that only carries error in, from a producer the scan judged good (a value judged
     # at two floors: an fp16 output read as fp32 after a Cast): no root here; the scan's roots are the answer
     carried_only: bool = False
-
-
-def inputs_words(le: LocalError) -> str:
-    """What the inputs carry, in words that agree with the numbers shown beside them: "agree" when they are
-    within the noise floor; beyond it, the error they carry (noise carried in: no root upstream)."""
-    worst = le.data_in.worst_rel if le.data_in is not None else 0.0
-    if worst <= le.floor:
-        return "inputs agree"
-    return f"inputs carry {fmt_rel(worst)} (noise carried in, no root upstream)"
 
 
 def _carried(r: TensorResult) -> float:
@@ -60,9 +51,9 @@ def _carried(r: TensorResult) -> float:
     return math.inf if err.nonfinite else err.worst_rel
 
 
-def unjudged_output(label: str, r: TensorResult) -> str:
-    """The answer's line for an op whose output could not be read: the same words from the scan and the check."""
-    return f"{label} {r.label} could not be read ({r.reason}): that op could not be judged"
+def unjudged_output(label: str, r: TensorResult) -> Reason:
+    """The answer's line for an op whose output could not be read: the same reason from the scan and the check."""
+    return because(Why.OUTPUT_NOT_JUDGED, label, r.label, r.reason)
 
 
 class CulpritCheck:
@@ -99,7 +90,7 @@ class CulpritCheck:
             res = self.judged(res)
         le = self.local(pos, res)
         roles = input_roles(pair)
-        caveats: list[str] = []
+        caveats: list[Said] = []
         carriers: list[TensorResult] = []
         unproduced_bad: list[tuple[TensorResult, str]] = []
         retyped = pair.ref is not None and pair.target is not None and pair.ref.op_type != pair.target.op_type
@@ -116,16 +107,13 @@ class CulpritCheck:
             elif bad:
                 carriers.append(r)
             elif r.verdict not in GOOD:
-                caveats.append(f"input.{r.slot}: {r.verdict} ({r.reason})")
+                caveats.append(because(Why.INPUT_NOT_GOOD, r.slot, r.verdict, r.reason))
         counted = [r for r in res.outputs if r.verdict != IGNORED]
         unreadable_out = bool(counted) and all(r.verdict == UNREADABLE for r in counted)
         if not carriers and not unproduced_bad and unreadable_out:
             # damage at the op itself: its inputs agree and what reads it diverges, but whether its own output
             # does cannot be seen; naming it (or its consumer) would be a guess the numbers do not back
-            why = (
-                f"{pair.label} could not be judged: its output is unreadable ({counted[0].reason}); its inputs "
-                "agree and the op that reads it diverges, so the divergence is born there or just after it"
-            )
+            why = because(Why.OUTPUT_UNREADABLE_INPUTS_AGREE, pair.label, counted[0].reason)
             return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if le.kind == LocalKind.CARRIES and le.in_slot is not None:
             worst = next((r for r in res.inputs if r.slot == le.in_slot), None)
@@ -144,7 +132,7 @@ class CulpritCheck:
             for r in carriers:
                 step = self._producer_step(pair, pos, r, good, caveats, led_to_good)
                 if step is not None:
-                    why = f"input.{r.slot} of {pair.name} carries the error ({r.reason})"
+                    why = because(Why.INPUT_CARRIES, r.slot, pair.name, r.reason)
                     return CheckOutcome(res, step, why, [], le)
         if (
             le.kind != LocalKind.ROOT
@@ -155,16 +143,12 @@ class CulpritCheck:
         ):
             # the search came here through a tensor that differs where it is read but not where it is made (a
             # file missing, renamed or unreadable on one side): this op agrees, so it is no root either
-            why = (
-                f"{pair.label} agrees ({', '.join(sorted({str(r.verdict) for r in counted}))} outputs), yet the op "
-                "that reads it saw a differing input: that input is missing, unreadable or judged otherwise in one "
-                "dump, so where the divergence is born cannot be told"
-            )
+            verdicts = tuple(sorted({str(r.verdict) for r in counted}))
+            why = because(Why.AGREES_YET_READ_DIFFERS, pair.label, verdicts)
             return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if unreadable_out and not unproduced_bad:
             # its output cannot be seen and what its inputs carry leads nowhere judged: never named on a guess
-            why = f"{pair.label} could not be judged: its output is unreadable ({counted[0].reason})"
-            why += "".join(f"; {c}" for c in caveats)
+            why = because(Why.OUTPUT_UNREADABLE, pair.label, counted[0].reason, caveats)
             return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if le.kind != LocalKind.ROOT and le.unjudged_flow:
             # neither this op (it only carries the error) nor the op the error came through (one side only)
@@ -181,32 +165,31 @@ class CulpritCheck:
             # its error came in through inputs whose producers the scan judged good: the same value judged at two
             # floors (an fp16 output read as fp32 after a Cast). The local-error rule says no root is here, and
             # the scan (compare) names none: neither does the search
-            slots = ", ".join(f"input.{r.slot}" for r in led_to_good)
-            why = f"{pair.label} only carries error that came in through {slots} ({le.why})"
+            why = because(Why.ONLY_CARRIES, pair.label, [r.slot for r in led_to_good], le.why)
             return CheckOutcome(res, None, why, caveats, le, carried_only=True)
+        carried_in = le.data_in.worst_rel if le.data_in is not None else 0.0
         why = (
-            f"{inputs_words(le)}, outputs diverge"
+            because(Why.INPUTS_AGREE_OUTPUTS_DIVERGE, carried_in, le.floor)
             if not carriers
-            else "its outputs diverge, and so do inputs it does not produce (see caveats)"
+            else because(Why.OUTPUTS_AND_UNPRODUCED_DIVERGE)
             if le.kind != LocalKind.ROOT
-            else "error is born here: " + le.why
+            else because(Why.BORN_HERE, le.why)
         )
-        unjudged = ""
+        unjudged = None
         if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
-            why = "outputs diverge"
+            why = because(Why.OUTPUTS_DIVERGE)
             if unreadable_out:  # never "outputs diverge" beside an output nobody could read
-                why = f"its output could not be read ({counted[0].reason})"
+                why = because(Why.OWN_OUTPUT_UNREADABLE, counted[0].reason)
                 unjudged = unjudged_output(pair.label, counted[0])
         for r, origin in unproduced_bad:
             names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
-            what = f"{origin} {'/'.join(sorted(names))} (input.{r.slot})" if names else f"{origin} input.{r.slot}"
-            why += f"; {what} differs ({r.reason})"
+            why = why.also(because(Why.UNPRODUCED_DIFFERS, origin, sorted(names), r.slot, r.reason))
         if unproduced_bad and not carriers:
-            why += f"; its other {inputs_words(le)}"
+            why = why.also(because(Why.OTHER_INPUTS, carried_in, le.floor))
         # what the app's culprit panel says of such an op: a scalar argument, an attribute, a reduce op (a
         # constant input that differs is said above, with its numbers)
         if definition and le.kind == LocalKind.ROOT:
-            why += f"; its definition differs ({'; '.join(definition)})"
+            why = why.also(because(Why.DEFINITION_DIFFERS, definition))
         return CheckOutcome(res, None, why, caveats, le, unjudged=unjudged)
 
     def _producer_step(
@@ -215,7 +198,7 @@ class CulpritCheck:
         pos: int,
         r: TensorResult,
         good: frozenset[int],
-        caveats: list[str],
+        caveats: list[Said],
         led_to_good: list[TensorResult],
     ) -> int | None:
         """The producer's position to continue from, or None (with a caveat saying why not; `led_to_good`
@@ -226,23 +209,15 @@ class CulpritCheck:
             return ppos
         if prod is not None and ppos is not None and ppos in good:
             led_to_good.append(r)
-            caveats.append(
-                f"input.{r.slot} diverges, yet its producer {prod.name} was marked good: check that mark (u undoes it)"
-            )
+            caveats.append(because(Why.PRODUCER_MARKED_GOOD, r.slot, prod.name))
         elif prod is not None and ppos is None:
-            side = "target-only" if prod.ref is None else ("reference-only" if prod.target is None else "unprobed")
-            caveats.append(
-                f"input.{r.slot} diverges; it is produced by {side} op {prod.name}: that op is the likely cause"
-            )
+            caveats.append(because(Why.PRODUCER_ONE_SIDED, r.slot, prod.ref is None, prod.target is None, prod.name))
         elif prod is None:
-            caveats.append(
-                f"input.{r.slot} diverges ({r.reason}) and its producer is unknown"
-                + ("" if self.strategy.finds_other_roots else " (no graph)")
-            )
+            caveats.append(because(Why.PRODUCER_UNKNOWN, r.slot, r.reason, self.strategy.finds_other_roots))
         return None
 
     # ---------------------------------------------------------------------------- other roots
-    def other_roots(self, root: int, good: frozenset[int], notes: list[str]) -> list[Root]:
+    def other_roots(self, root: int, good: frozenset[int], notes: list[Said]) -> list[Root]:
         """Other roots: side inputs feeding the diverged region from outside the culprit's ancestry."""
         if not self.strategy.finds_other_roots:
             return []
@@ -252,7 +227,7 @@ class CulpritCheck:
         frontier = {p for b in st.descendants(root) for p in st.predecessors(b) if p not in explained}
         for checked, f in enumerate(sorted(frontier, reverse=True)):
             if checked >= MAX_FRONTIER:
-                notes.append(f"{len(frontier) - checked} more side inputs of the diverged region not checked")
+                notes.append(because(Why.SIDE_INPUTS_UNCHECKED, len(frontier) - checked))
                 break
             if f in explained or self.oracle.verdict(f, "other roots")[0] != Mark.BAD:
                 continue

@@ -41,7 +41,12 @@ def steps_json(mode: str, history: tuple[Step, ...] | list[Step]) -> dict:
         "version": VERSION,
         "mode": mode,
         "steps": [
-            {"key": s.key, "mark": str(s.mark), "source": str(s.source), "detail": s.detail}
+            {
+                "key": s.key,
+                "mark": str(s.mark),
+                "source": str(s.source),
+                "detail": s.detail if isinstance(s.detail, str) else "",
+            }
             for s in history
             if Source(s.source).is_mark
         ],

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.graph.align import OpPair
+from dumptui.core.model.reason import Said
 from dumptui.core.model.vocab import Word
 from dumptui.core.search.localerror import LocalError
 
@@ -66,7 +67,7 @@ class Step:
     position: int  # position in the candidate order
     mark: Mark
     source: Source
-    detail: str = ""
+    detail: Said = ""  # a probe's verdict, or why the check continued (report/reasons.py words it)
     candidates_before: int = 0
 
 
@@ -76,9 +77,9 @@ class Root:
 
     pair: OpPair
     kind: RootKind
-    why: str
+    why: Said  # report/reasons.py words it
     result: OpResult | None = None
-    caveats: list[str] = field(default_factory=list)
+    caveats: list[Said] = field(default_factory=list)
     local: LocalError | None = None  # gains, replay proof (localerror.py)
 
 

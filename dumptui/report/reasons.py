@@ -1,0 +1,284 @@
+"""The words of the engine's reasons: the one place a `Reason` (a code and its values) becomes a sentence.
+
+The engine says which rule decided and with which numbers (core/model/reason.py); every view — text, JSON,
+CSV, the report, the app through present/ — words it here, so the same code and numbers give the same words
+everywhere and a sentence cannot drift from the decision beside it. Each function takes the values in the
+order `Why`'s comment lists them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.model.reason import Reason, Why
+from dumptui.core.search.localerror import ReplayProof
+
+SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
+
+
+def say(r: Reason | str | None) -> str:
+    """The sentence of a reason (a plain string is already words: a name, a reader's message)."""
+    if r is None:
+        return ""
+    if isinstance(r, str):
+        return r
+    return _WORDS[r.code](*r.args)
+
+
+def say_all(rs: Iterable[Reason | str]) -> list[str]:
+    return [say(r) for r in rs]
+
+
+# ------------------------------------------------------------------------------------------ numbers in words
+def floor_words(dtype: str, floor: float) -> str:
+    return f"{dtype} floor {fmt_rel(floor)}" if dtype else f"floor {fmt_rel(floor)}"
+
+
+def fmt_gain(g: float | None) -> str:
+    """A gain: `inf` only where it is infinite (an error out of inputs that agree exactly); `-` for none."""
+    if g is None:
+        return "-"
+    return "inf" if math.isinf(g) else f"{g:.3g}"
+
+
+def _off(dev: float) -> str:
+    """A deviation in words: `inf` only where it is infinite, and then why (a finite max beside "off by inf"
+    read as a contradiction: the exact result overflows the dtype, or NaN/Inf stand against finite values)."""
+    if math.isfinite(dev):
+        return f"{fmt_rel(dev)} (of its RMS)"
+    return "an infinite error (NaN/Inf on one side where the other is finite: an overflow of its dtype)"
+
+
+def replay_sentence(p: ReplayProof, ref_name: str = "reference", target_name: str = "target") -> str:
+    """What a replay proves: how far each side's output is from the op recomputed on its own inputs."""
+    text = (
+        f"given its own inputs, the {target_name} output is off by {_off(p.dev_target)} "
+        f"from what the op computes; the {ref_name}'s by {_off(p.dev_ref)}"
+    )
+    if 0 < p.tail_target <= SPARSE or 0 < p.tail_ref <= SPARSE:  # a sparse error: its share says it
+        text += f"; elements far off: {p.tail_target:.1%} of the {target_name}'s, {p.tail_ref:.1%} of the {ref_name}'s"
+    if p.sample:
+        text += f" ({sample_words(p)})"
+    return text
+
+
+def sample_words(p: ReplayProof) -> str:
+    """How far a sampled proof's numbers can be from the whole output's: the shares far off within three
+    binomial standard errors (99.7 %; at least 3/n, the rule of three, where none was seen)."""
+    n = p.sample
+    margin = max(3 * math.sqrt(max(t * (1 - t), 0.0) / n) for t in (p.tail_ref, p.tail_target))
+    return (
+        f"compared at {n:,} of {p.elements:,} output positions drawn at random, fixed seed: the errors "
+        f"within ±{p.error_margin:.0%} and the shares far off within ±{max(margin, 3 / n):.1%} "
+        "of the whole output's at 99.7 %"
+    )
+
+
+def _differs(differs: tuple[str, ...], lead: str = "; ") -> str:
+    return f"{lead}{'; '.join(differs)}" if differs else ""
+
+
+def _then(r: Reason | None) -> str:
+    return f"; {say(r)}" if r is not None else ""
+
+
+def _inputs(carried: float, floor: float) -> str:
+    """What the inputs carry, in words that agree with the numbers beside them: "agree" within the noise
+    floor; beyond it, the error they carry (noise carried in: no root upstream)."""
+    if carried <= floor:
+        return "inputs agree"
+    return f"inputs carry {fmt_rel(carried)} (noise carried in, no root upstream)"
+
+
+# ------------------------------------------------------------------------------------ the local-error rule
+def _wiring(wiring: str, out_rel: float) -> str:
+    return f"its inputs are wired otherwise than the reference's: {wiring}; output error {fmt_rel(out_rel)}"
+
+
+def _blind(out_rel: float, blind: str) -> str:
+    return f"its output is off by {fmt_rel(out_rel)}, but {blind}: what came in could not be judged"
+
+
+def _cos_alarm(out_cos: float, cos: float, in_cos: float | None) -> str:
+    ins = "its inputs agree exactly" if in_cos is None else f"its data inputs' lowest is {format_cos(in_cos)}"
+    return f"cosine {format_cos(out_cos)} < --cos {cos} here, {ins}: the cosine alarm given"
+
+
+def _replay_broken(p: ReplayProof, differs: tuple[str, ...]) -> str:
+    return replay_sentence(p) + _differs(differs)
+
+
+def _replay_matches(p: ReplayProof, unjudged: Reason | None) -> str:
+    return "matches the op recomputed on its own inputs: " + replay_sentence(p) + _then(unjudged)
+
+
+def _sparse(
+    out_tail: float, in_tail: float, dtype: str, floor: float, out_rel: float, differs: tuple[str, ...], note: str
+) -> str:
+    src = "none of its inputs' elements are" if in_tail == 0 else f"{in_tail:.1%} of its inputs' are"
+    extent = "a sparse error" if out_tail <= SPARSE else "an error"
+    text = (
+        f"{extent}: {out_tail:.1%} of its output elements are off by more than 10x the "
+        f"{floor_words(dtype, floor)} ({src}); the trimmed mean error is {fmt_rel(out_rel)}"
+    ) + _differs(differs)
+    return text + (f" ({note})" if note else "")
+
+
+def _gain(
+    carried: float,
+    out_rel: float,
+    dtype: str,
+    floor: float,
+    g_rel: float,
+    g_abs: float,
+    differs: tuple[str, ...],
+    replay: ReplayProof | None,
+    note: str,
+) -> str:
+    src = "inputs agree" if carried == 0 else f"inputs carry {fmt_rel(carried)}"
+    text = (
+        f"{src}, output error {fmt_rel(out_rel)} > {floor_words(dtype, floor)}: error grows x{fmt_gain(g_rel)} "
+        f"here (x{fmt_gain(g_abs)} in absolute terms)"
+    ) + _differs(differs)
+    if replay is not None:
+        return text + f" (replay inconclusive: the reference deviates {fmt_rel(replay.dev_ref)} from it)"
+    return text + (f" ({note})" if note else "")
+
+
+def _gain_below(out_rel: float, g_rel: float, gain: float, differs: tuple[str, ...], unjudged: Reason | None) -> str:
+    text = f"output error {fmt_rel(out_rel)}, x{fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
+    return text + _differs(differs, "; note: ") + _then(unjudged)
+
+
+def _unjudged_carried(carried: float, where: str) -> str:
+    return f"the error carried in ({fmt_rel(carried)}) comes {where}, which could not be judged"
+
+
+def _blind_undecided(name: str, why: Reason) -> str:
+    return (
+        f"{name}: {say(why)}; whether its error is born there or came in cannot be told (see the files that "
+        "could not be read or placed)"
+    )
+
+
+def _unjudged_undecided(name: str, carried: float, where: str) -> str:
+    return (
+        f"{name} carries {fmt_rel(carried)} of error that came {where}: an op on one side only, or one whose "
+        "output one dump does not hold, cannot be judged (pair it with --map, dump it on both sides, or see the "
+        "files that could not be read or placed)"
+    )
+
+
+# ---------------------------------------------------------------------------------------- the culprit check
+def _output_unreadable_inputs_agree(label: str, why: str) -> str:
+    return (
+        f"{label} could not be judged: its output is unreadable ({why}); its inputs agree and the op that reads "
+        "it diverges, so the divergence is born there or just after it"
+    )
+
+
+def _agrees_yet_read_differs(label: str, verdicts: tuple[str, ...]) -> str:
+    return (
+        f"{label} agrees ({', '.join(verdicts)} outputs), yet the op that reads it saw a differing input: that "
+        "input is missing, unreadable or judged otherwise in one dump, so where the divergence is born cannot "
+        "be told"
+    )
+
+
+def _output_unreadable(label: str, why: str, caveats: tuple[Reason, ...]) -> str:
+    return f"{label} could not be judged: its output is unreadable ({why})" + "".join(f"; {say(c)}" for c in caveats)
+
+
+def _only_carries(label: str, slots: tuple[int, ...], why: Reason) -> str:
+    ins = ", ".join(f"input.{s}" for s in slots)
+    return f"{label} only carries error that came in through {ins} ({say(why)})"
+
+
+def _unproduced_differs(origin: str, names: tuple[str, ...], slot: int, why: str) -> str:
+    what = f"{origin} {'/'.join(names)} (input.{slot})" if names else f"{origin} input.{slot}"
+    return f"{what} differs ({why})"
+
+
+def _producer_one_sided(slot: int, ref_missing: bool, target_missing: bool, name: str) -> str:
+    side = "target-only" if ref_missing else ("reference-only" if target_missing else "unprobed")
+    return f"input.{slot} diverges; it is produced by {side} op {name}: that op is the likely cause"
+
+
+def _producer_unknown(slot: int, why: str, has_graph: bool) -> str:
+    return f"input.{slot} diverges ({why}) and its producer is unknown" + ("" if has_graph else " (no graph)")
+
+
+def _output_unread_unknown(sink: str, why: str, agreeing: int) -> str:
+    checked = f"the {agreeing} last readable outputs before it agree" if agreeing else "no readable output before it"
+    return f"graph output {sink} cannot be read ({say(why)}) and {checked}: whether the network diverges is unknown"
+
+
+_WORDS: dict[Why, Callable[..., str]] = {
+    Why.UNCOMPARED: lambda: "its outputs could not be compared",
+    Why.WIRING: _wiring,
+    Why.BLIND: _blind,
+    Why.COS_ALARM: _cos_alarm,
+    Why.WITHIN_FLOOR: lambda dtype, floor: f"output within the {floor_words(dtype, floor)}",
+    Why.REPLAY_BROKEN: _replay_broken,
+    Why.REPLAY_MATCHES: _replay_matches,
+    Why.SPARSE: _sparse,
+    Why.GAIN: _gain,
+    Why.GAIN_BELOW: _gain_below,
+    Why.SELECTION: lambda rule: str(rule),  # report/selection.py says what the selection did, from its proof
+    Why.UNJUDGED_CARRIED: _unjudged_carried,
+    Why.BLIND_UNDECIDED: _blind_undecided,
+    Why.UNJUDGED_UNDECIDED: _unjudged_undecided,
+    Why.OUTPUT_UNREADABLE_INPUTS_AGREE: _output_unreadable_inputs_agree,
+    Why.INPUT_CARRIES: lambda slot, name, why: f"input.{slot} of {name} carries the error ({why})",
+    Why.AGREES_YET_READ_DIFFERS: _agrees_yet_read_differs,
+    Why.OUTPUT_UNREADABLE: _output_unreadable,
+    Why.ONLY_CARRIES: _only_carries,
+    Why.INPUTS_AGREE_OUTPUTS_DIVERGE: lambda carried, floor: f"{_inputs(carried, floor)}, outputs diverge",
+    Why.OUTPUTS_AND_UNPRODUCED_DIVERGE: lambda: (
+        "its outputs diverge, and so do inputs it does not produce (see caveats)"
+    ),
+    Why.BORN_HERE: lambda why: "error is born here: " + say(why),
+    Why.OUTPUTS_DIVERGE: lambda: "outputs diverge",
+    Why.OWN_OUTPUT_UNREADABLE: lambda why: f"its output could not be read ({why})",
+    Why.UNPRODUCED_DIFFERS: _unproduced_differs,
+    Why.OTHER_INPUTS: lambda carried, floor: f"its other {_inputs(carried, floor)}",
+    Why.DEFINITION_DIFFERS: lambda differs: f"its definition differs ({'; '.join(differs)})",
+    Why.OUTPUT_NOT_JUDGED: lambda label, tensor, why: (
+        f"{label} {tensor} could not be read ({why}): that op could not be judged"
+    ),
+    Why.INPUT_NOT_GOOD: lambda slot, verdict, why: f"input.{slot}: {verdict} ({why})",
+    Why.PRODUCER_MARKED_GOOD: lambda slot, name: (
+        f"input.{slot} diverges, yet its producer {name} was marked good: check that mark (u undoes it)"
+    ),
+    Why.PRODUCER_ONE_SIDED: _producer_one_sided,
+    Why.PRODUCER_UNKNOWN: _producer_unknown,
+    Why.SIDE_INPUTS_UNCHECKED: lambda n: f"{n} more side inputs of the diverged region not checked",
+    Why.USER_MARK_CONFLICT: lambda label, verdicts: (
+        f"{label} was marked bad by you, but its outputs agree ({', '.join(verdicts)}): no root can be named "
+        "below your mark (u undoes it)"
+    ),
+    Why.SEARCH_ENDED: lambda name, why: f"the search ended at {name}, no root: {say(why)}",
+    Why.BIRTH_UNTOLD: lambda why: f"{say(why)}: where it is born could not be told",
+    Why.CONTINUING: lambda why: f"{say(why)}: continuing from its producer",
+    Why.EVERYTHING_IGNORED: lambda reasons: (
+        f"every op's outputs are ignored ({'; '.join(reasons)}): nothing was judged, so there is no answer"
+    ),
+    Why.MORE_OUTPUTS_UNREAD: lambda n: f"{n} more outputs could not be read: those ops could not be judged",
+    Why.FILE_UNREAD: lambda path, why: (
+        f"{path} could not be read whole ({why}): the ops it holds could not all be judged"
+    ),
+    Why.MORE_FILES_UNREAD: lambda n: (
+        f"{n} more files could not be placed or opened: the ops they belong to could not be judged"
+    ),
+    Why.NOTHING_PAIRED: lambda: "no op is dumped on both sides: nothing to bisect",
+    Why.NOTHING_TO_BISECT: lambda: "nothing to bisect: no op is dumped with outputs on both sides",
+    Why.MORE_SINKS_UNCHECKED: lambda n: f"{n} other graph outputs not checked (use `compare`)",
+    Why.GRAPH_OUTPUT: lambda detail: "graph output: " + say(detail),
+    Why.LAST_READABLE: lambda sink, detail: f"last readable output before {sink}: {say(detail)}",
+    Why.SEARCHED_FROM: lambda sink, why, start: f"graph output {sink} unreadable ({say(why)}): searched from {start}",
+    Why.OUTPUT_UNREAD_UNKNOWN: _output_unread_unknown,
+    Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
+}

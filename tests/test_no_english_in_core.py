@@ -1,0 +1,187 @@
+"""No English in the engine: dumptui/core hands out codes and numbers, report/ words them.
+
+The engine decides once and says *which* rule decided with *which* numbers (core/model/reason.py);
+dumptui/report/reasons.py is the one place a reason becomes a sentence. A sentence built in the engine is a
+second place that can disagree with the decision (and a view tempted to parse it), so this test counts the
+English string literals of every engine module: the judgement's modules hold none, and the modules that still
+hold some (readers' messages about bad input, the scan's noise summary, the remedy's advice) may only lose
+them. When you move words out, lower the module's number here; a new sentence in the engine fails.
+
+Counted: string literals and f-strings of three words or more, outside docstrings, bare expression strings
+and `raise` statements (an exception's message about unreadable input is addressed to the user as an error,
+with its path, and is not a judgement).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from dumptui.core.model.reason import Why
+
+CORE = Path(__file__).resolve().parent.parent / "dumptui" / "core"
+WORD = re.compile(r"[A-Za-z]{2,}")
+
+# modules whose decisions every view renders: no English at all
+JUDGEMENT = (
+    "model/reason",
+    "search/localerror",
+    "search/judgement",
+    "search/context",
+    "search/bisect/culprit",
+    "search/bisect/types",
+    "search/bisect/state",
+)
+
+# what is left to move (a ratchet: a number may only go down, to 0 and out of this table)
+ENGLISH_LEFT = {
+    "compare/daskexec": 1,
+    "compare/hints": 7,
+    "compare/metrics": 11,
+    "compare/metrictable": 31,
+    "compare/msprobe_metrics": 11,
+    "compare/noise": 2,
+    "compare/pairstats": 2,
+    "compare/session": 8,
+    "compare/smallpairs": 8,
+    "compare/verdict": 18,
+    "formats/__init__": 1,
+    "formats/anf_pb": 1,
+    "formats/cann": 12,
+    "formats/cann_file": 12,
+    "formats/cann_proto": 1,
+    "formats/device_tensors": 2,
+    "formats/filecheck": 11,
+    "formats/files": 1,
+    "formats/indexproc": 2,
+    "formats/irtext": 2,
+    "formats/mindspore": 17,
+    "formats/mindspore_bin": 14,
+    "formats/msprobe": 10,
+    "formats/names": 4,
+    "formats/npy_folder": 5,
+    "formats/pipeline": 6,
+    "formats/runs": 4,
+    "formats/statistic_csv": 8,
+    "formats/torchpt": 9,
+    "graph/align": 8,
+    "graph/build": 1,
+    "graph/byflow": 3,
+    "graph/dataflow": 6,
+    "graph/fusion": 2,
+    "index/cache": 4,
+    "index/codec": 2,
+    "io/indexing_progress": 8,
+    "io/jsonstream": 3,
+    "io/npy": 6,
+    "io/safeio": 3,
+    "model/dump": 4,
+    "model/flowgraph": 1,
+    "ranks/allunits": 1,
+    "ranks/commorder": 1,
+    "ranks/merge": 1,
+    "search/bisect/bisection": 4,
+    "search/bisect/oracle": 1,
+    "search/bisect/preconditions": 17,
+    "search/bisect/sessionfile": 11,
+    "search/bisect/strategy": 2,
+    "search/bisect/transformed": 18,
+    "search/compare_all": 1,
+    "search/remedy": 22,
+    "search/replay/args": 1,
+    "search/replay/conv": 1,
+    "search/replay/irvalues": 2,
+    "search/replay/norm": 2,
+    "search/replay/precision": 11,
+    "search/scan": 18,
+    "search/selection": 5,
+    "tools/convert": 5,
+    "tools/dumpconfig": 1,
+    "tools/inspect_file": 12,
+}
+
+
+def english_literals(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every English literal of `source` that counts (see the module's docstring)."""
+    tree = ast.parse(source)
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            skip.add(id(node.value))  # docstrings and bare strings
+        if isinstance(node, ast.Raise):
+            skip.update(id(n) for n in ast.walk(node))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(n) for n in ast.walk(node) if n is not node)  # counted once, as the f-string
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else " X " for v in node.values)
+        else:
+            continue
+        if " " in text and len(WORD.findall(text)) >= 3:
+            found.append((node.lineno, text))
+    return found
+
+
+def _modules() -> dict[str, list[tuple[int, str]]]:
+    out = {}
+    for path in sorted(CORE.rglob("*.py")):
+        name = path.relative_to(CORE).with_suffix("").as_posix()
+        if name.startswith("demo/"):
+            continue  # the demo generators write dumps (names, not judgements) and stand apart (import contract)
+        out[name] = english_literals(path.read_text(encoding="utf-8"))
+    return out
+
+
+def test_the_judgement_modules_hold_no_english():
+    modules = _modules()
+    for name in JUDGEMENT:
+        assert name in modules, f"{name} is not an engine module"
+        assert modules[name] == [], f"{name} builds English: {modules[name]} (a Why code and report/reasons.py)"
+
+
+def test_english_in_the_engine_only_shrinks():
+    modules = _modules()
+    grew = {
+        name: (len(found), ENGLISH_LEFT.get(name, 0), found[-1])
+        for name, found in modules.items()
+        if len(found) > ENGLISH_LEFT.get(name, 0)
+    }
+    assert not grew, (
+        "English added to the engine (module: (literals now, allowed, the last one)); give it a Why code and "
+        f"word it in dumptui/report/reasons.py: {grew}"
+    )
+    shrunk = {
+        name: (len(modules.get(name, [])), n) for name, n in ENGLISH_LEFT.items() if len(modules.get(name, [])) < n
+    }
+    assert not shrunk, f"words moved out: lower (or remove) these numbers in ENGLISH_LEFT: {shrunk}"
+
+
+def test_the_count_sees_a_sentence_and_leaves_docstrings_and_errors_alone():
+    planted = """
+def f(x):
+    \"\"\"A docstring of many words is not counted.\"\"\"
+    if x:
+        raise ValueError(f"the file {x} is unreadable here")
+    label = "op name"
+    return f"error is born here: {x} grows"
+"""
+    assert [text for _, text in english_literals(planted.replace("\\", ""))] == ["error is born here:  X  grows"]
+
+
+def test_every_reason_code_has_words():
+    from dumptui.report.reasons import _WORDS
+
+    assert set(Why) == set(_WORDS), set(Why) ^ set(_WORDS)
+
+
+@pytest.mark.parametrize("name", sorted(ENGLISH_LEFT))
+def test_the_table_names_real_modules(name):
+    assert (CORE / f"{name}.py").is_file(), f"ENGLISH_LEFT names {name}, which is no engine module"
