@@ -30,7 +30,7 @@ from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
 from dumptui.core.search.compare_all import every_op_judged
 from dumptui.core.search.judgement import RunJudgement, judge
-from dumptui.core.search.remedy import Remedy, remedies, remedy_files, write_files
+from dumptui.core.search.remedy import Remedy, remedies
 from dumptui.core.tools import redump
 from dumptui.options import pair as pairing
 from dumptui.present import autosave as saved
@@ -40,6 +40,7 @@ from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, Red
 from dumptui.present.progress import EveryFewCounts, IndexingWords, compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
+from dumptui.report.remedyfiles import remedy_files, write_files
 
 VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
 # ...and at most this many verdicts a report: the UI thread applies a report in one step (its folders' counts,

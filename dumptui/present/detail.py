@@ -12,6 +12,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.model.dump import TensorRef
 from dumptui.present.words import cos_words, nonfinite_words
 from dumptui.report import fmt
+from dumptui.report.reasons import say
 
 
 def default_row(res: OpResult) -> int:
@@ -28,7 +29,7 @@ def element_detail_problem(r: TensorResult) -> str | None:
     """Why the worst elements and the error histogram of a tensor pair cannot be computed, or None."""
     ref, target = r.ref, r.target
     if ref is None or target is None:
-        return r.reason
+        return say(r.reason)
     if not ref.has_data or not target.has_data:
         return "statistics-only dump: no tensor data"
     if ref.problem or target.problem:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
+from dumptui.core.model.reason import Said
 from dumptui.core.search.bisect import CheckKind, CheckStatus
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
@@ -137,7 +138,7 @@ class BisectDriver:
     def __init__(self, bisection: "Bisection"):
         self.bi = bisection
         self.probe: int | None = None
-        self.probe_verdict: tuple[str, str] | None = None
+        self.probe_verdict: tuple[str, Said] | None = None
         self._scan_points: dict[int, PlotPoint] | None = None  # a scan's numbers do not change: built once
         self._compared: dict[int, PlotPoint] = {}  # a clean pair's outputs compared by the statistics
 
@@ -168,7 +169,7 @@ class BisectDriver:
             probe=pos,
             probe_index=pair.index,
             probe_name=pair.label,
-            probe_detail=brief(res),
+            probe_detail=say(brief(res)),
             pending=f"known once every op above it is judged ({self.bi.scan_reason()})",
             notes=tuple(say_all(self.bi.notes)),
         )
@@ -314,7 +315,7 @@ class BisectDriver:
             probe_index=probe_pair.index if probe_pair is not None else None,
             probe_name=probe_pair.label if probe_pair is not None else "",
             probe_mark=self.probe_verdict[0] if self.probe_verdict else None,
-            probe_detail=self.probe_verdict[1] if self.probe_verdict else "",
+            probe_detail=say(self.probe_verdict[1]) if self.probe_verdict else "",
             history=history,
             culprit=culprit,
             others=others or (),
@@ -372,7 +373,7 @@ def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
         for c in cs:
             counts[c.status] = counts.get(c.status, 0) + 1
         parts.append(f"{label}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-        problems += [f"{c.status}: {c.name}: {c.detail}" for c in cs if c.status != CheckStatus.EQUAL]
+        problems += [f"{c.status}: {c.name}: {say(c.detail)}" for c in cs if c.status != CheckStatus.EQUAL]
     return "; ".join(parts), tuple(problems)
 
 

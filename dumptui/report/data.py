@@ -46,7 +46,7 @@ def tensor_result(r: TensorResult) -> dict:
         "io": r.io,
         "slot": r.slot,
         "verdict": r.verdict,
-        "reason": r.reason,
+        "reason": say(r.reason),
         "notes": list(r.notes),
         "ref": tensor_side(r.ref),
         "target": tensor_side(r.target),
@@ -140,7 +140,7 @@ def flips_of(bi: Bisection) -> tuple[FlipSite, ...]:
 def benign_evidence(bi: Bisection) -> list[str]:
     """Why a pair with differences and no root is benign, in words: the flips of its selections first (why the
     outputs differ, when they do), then the engine's other reasons."""
-    engine = bi.benign_evidence()
+    engine = say_all(bi.benign_evidence())
     if not engine:
         return []
     return [*engine[:1], *selection_words.benign_lines(flips_of(bi)), *engine[1:]]
@@ -179,7 +179,7 @@ def input_check(c: InputCheck, judged: Callable[[TensorResult], TensorResult] = 
         "name": c.name,
         "kind": c.kind,
         "status": c.status,
-        "detail": c.detail,
+        "detail": say(c.detail),
         "consumers": [p.name for p in c.consumers],
         "result": tensor_result(judged(c.result)),
     }

@@ -14,7 +14,10 @@ from collections.abc import Callable, Iterable
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Reason, Why
+from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import ReplayProof
+from dumptui.core.search.remedy import Remedy
+from dumptui.core.search.replay.precision import PrecisionFinding
 
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
@@ -25,7 +28,16 @@ def say(r: Reason | str | None) -> str:
         return ""
     if isinstance(r, str):
         return r
-    return _WORDS[r.code](*r.args)
+    return _WORDS[r.code](*(_worded(a) for a in r.args))
+
+
+def _worded(arg: object) -> object:
+    """A reason's value as its words take it: a nested reason (at any depth of a tuple) already said."""
+    if isinstance(arg, Reason):
+        return say(arg)
+    if isinstance(arg, tuple):
+        return tuple(_worded(a) for a in arg)
+    return arg
 
 
 def say_all(rs: Iterable[Reason | str]) -> list[str]:
@@ -216,6 +228,80 @@ def _output_unread_unknown(sink: str, why: str, agreeing: int) -> str:
     return f"graph output {sink} cannot be read ({say(why)}) and {checked}: whether the network diverges is unknown"
 
 
+def _beyond_rounding(numbers: Reason | str, kind: CheckKind) -> str:
+    advice = {
+        CheckKind.NETWORK_INPUT: "check the preprocessing (the field guide's first precondition)",
+        CheckKind.PARAMETER: "check the checkpoint and its conversion",
+    }.get(kind, "no dumped op produces it: a weight (check the checkpoint) or an input from outside the dump")
+    return f"differs by more than fp16/bf16 rounding would explain; {say(numbers)}: {advice}"
+
+
+def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: str) -> str:
+    said = []
+    for part in parts:
+        if len(part) == 4:
+            label, verdict, cos, max_abs = part
+            big = f"{max_abs:.3g}" if isinstance(max_abs, float) else "undefined"
+            said.append(f"{label} {verdict} (cos {format_cos(cos)}, max abs {big})")  # type: ignore[arg-type]
+        else:
+            label, verdict, why = part
+            said.append(f"{label} {verdict}" + (f" ({say(why)})" if why is not None else ""))  # type: ignore[arg-type]
+    return "; ".join(said) or op_verdict
+
+
+def _blind_inputs(inputs: tuple[tuple[int, str, Reason | str], ...]) -> str:
+    said = []
+    for slot, verdict, why in inputs:
+        where = (
+            "unreadable"
+            if verdict == "unreadable"
+            else f"dumped in the {'reference' if verdict == 'only in ref' else 'target'} only"
+        )
+        said.append(f"input.{slot} is {where} ({say(why)})")
+    return "; ".join(said)
+
+
+# ----------------------------------------------------------------------------------------------- the remedy
+def _f(v: float) -> str:
+    return "inf" if math.isinf(v) else ("nan" if math.isnan(v) else f"{v:.2e}")
+
+
+def finding_sentence(f: PrecisionFinding) -> str:
+    """What the device-precision replay found (replay/precision.py), with its numbers."""
+    if f.cause == "precision":
+        if f.how == "reproduces":
+            return (
+                f"precision: the op at {f.variant}, from the reference's inputs, reproduces the target's "
+                f"output (off by {_f(f.dev_device)} of its RMS, within the {f.dtype} floor "
+                f"{_f(f.floor)}; the exact op is off by {_f(f.dev_exact)}): keep it in float32"
+            )
+        return (
+            f"precision: the op at {f.variant}, from the reference's inputs, errs by {_f(f.dev_replay)} "
+            f"of its RMS, the same size as the target's {_f(f.dev_exact)} (another summation order rounds "
+            "differently): keep it in float32"
+        )
+    if f.cause == "semantics":
+        return (
+            f"not precision: at {f.dtype} the op, from the reference's inputs, is off by "
+            f"{_f(f.dev_replay)} of its RMS, the target by {_f(f.dev_exact)}; the target computes "
+            "another function (its implementation or definition differs): the remedy is the op"
+        )
+    if f.cause == "input":
+        return f"not the op: {say(f.note)}"
+    if f.cause == "wiring":
+        return (
+            f"not the op: it computes what it should from what it gets, but the target's graph feeds it "
+            f"other inputs ({say(f.note)}): the remedy is the graph (the converter, or the model code that "
+            "builds it)"
+        )
+    return f"precision or semantics not decided: {say(f.note)}"
+
+
+def remedy_sentence(r: Remedy) -> str:
+    """A culprit's remedy: what the replay found, then what to change where the finding does not say it."""
+    return finding_sentence(r.finding) + (f"; {say(r.change)}" if r.change is not None else "")
+
+
 _WORDS: dict[Why, Callable[..., str]] = {
     Why.UNCOMPARED: lambda: "its outputs could not be compared",
     Why.WIRING: _wiring,
@@ -264,7 +350,7 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.BIRTH_UNTOLD: lambda why: f"{say(why)}: where it is born could not be told",
     Why.CONTINUING: lambda why: f"{say(why)}: continuing from its producer",
     Why.EVERYTHING_IGNORED: lambda reasons: (
-        f"every op's outputs are ignored ({'; '.join(reasons)}): nothing was judged, so there is no answer"
+        f"every op's outputs are ignored ({'; '.join(say_all(reasons))}): nothing was judged, so there is no answer"
     ),
     Why.MORE_OUTPUTS_UNREAD: lambda n: f"{n} more outputs could not be read: those ops could not be judged",
     Why.FILE_UNREAD: lambda path, why: (
@@ -280,5 +366,99 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.LAST_READABLE: lambda sink, detail: f"last readable output before {sink}: {say(detail)}",
     Why.SEARCHED_FROM: lambda sink, why, start: f"graph output {sink} unreadable ({say(why)}): searched from {start}",
     Why.OUTPUT_UNREAD_UNKNOWN: _output_unread_unknown,
+    # a tensor pair's verdict
+    Why.EMPTY_TENSOR: lambda: "empty tensor",
+    Why.BITWISE_EQUAL: lambda: "bitwise equal",
+    Why.VALUES_EQUAL: lambda: "values equal (dtypes or NaN payloads differ)",
+    Why.NONFINITE_MISMATCH: lambda n: f"NaN/Inf at different positions ({n} elements)",
+    Why.NO_FINITE_PAIR: lambda: "no element is finite on both sides",
+    Why.COS_BELOW: lambda cos, limit: f"cosine {cos:.6f} < {limit}",
+    Why.ERROR_ABOVE_FLOOR: lambda err, dtype, floor, zeros: (
+        f"error {fmt_rel(err)} of its RMS > {floor_words(dtype, floor)}" + (f"; {zeros}" if zeros else "")
+    ),
+    Why.OFF_SHARE_ABOVE: lambda share, factor, dtype, floor, max_off: (
+        f"{share:.1%} of elements off by more than {factor}x the {floor_words(dtype, floor)} (limit {max_off:.0%})"
+    ),
+    Why.ERROR_WITHIN_FLOOR: lambda err, dtype, floor: f"error {fmt_rel(err)} of its RMS <= {floor_words(dtype, floor)}",
+    Why.STAT_NONFINITE: lambda key, a, b: f"{key} {a} vs {b}",
+    Why.STAT_NONFINITE_COUNT: lambda key, a, b: f"{key} count {a} vs {b}",
+    Why.NO_STATISTIC: lambda: "no statistic available on both sides",
+    Why.STATISTICS_IDENTICAL: lambda: "all statistics identical",
+    Why.STAT_WITHIN: lambda worst, key, lim: f"largest relative difference {worst:.3g} ({key}) <= {lim:.3g}",
+    Why.STAT_DIFFERS: lambda key, worst, lim: f"{key} differs by {worst:.3g} relative (limit {lim:.3g})",
+    Why.STATISTICS_ONLY: lambda why: "statistics only: " + say(why),
+    Why.DTYPES_INCOMPARABLE: lambda rd, td: f"dtypes {rd} vs {td} cannot be compared",
+    Why.SHAPES_INCOMPARABLE: lambda rs, ts, rn, tn: f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)",
+    Why.SHAPES_DIFFER: lambda rs, ts, why: f"shapes {list(rs)} vs {list(ts)}; values: {say(why)}",
+    Why.IGNORED_BY_USER: lambda spec: f"ignored by the user ({spec})",
+    Why.BATCHNORM_UNINITIALISED: lambda: (
+        "BatchNorm in inference: outputs 1-4 are uninitialised memory and differ run to run"
+    ),
+    # the preconditions
+    Why.ONE_SIDED: lambda: "dumped on one side only",
+    Why.CARRIED_FROM_STEP: lambda step, level, err, numbers: (
+        f"carried from step {step}: this rank already differed there (up to {fmt_rel(level)}), and the optimizer "
+        f"updated the weights with it; its error {fmt_rel(err)}; {say(numbers)}"
+    ),
+    Why.TRANSFORM_VERIFIED: lambda what, numbers: f"{say(what)}; {say(numbers)} against the untransformed weight",
+    Why.TRANSFORM_WRONG: lambda what, transform: f"{say(what)}: check the conversion ({transform})",
+    Why.CARRIED_FLOWING: lambda err, level, source, gain, numbers: (
+        f"carried: its error {fmt_rel(err)} is at the level of the error already flowing "
+        f"({fmt_rel(level)} at {source}, x{gain:g} allowed): computed outside the dump from what the network "
+        f"carries (a view, a split, a cast msprobe does not record); {say(numbers)}"
+    ),
+    Why.STATISTICS_AGREE: lambda dtype, worst, floor: (
+        f"statistics agree within the {dtype} noise floor ({fmt_rel(worst)} <= {fmt_rel(floor)}); "
+        "statistics only, a weaker check than tensors"
+    ),
+    Why.CLOSE_LOWER_PRECISION: lambda low, numbers: (
+        f"close; computed in {'/'.join(low)} on one side (a precision change upstream); {say(numbers)}"
+    ),
+    Why.ROUNDING_ONLY: lambda fmt, numbers: (
+        f"differs only by {fmt} rounding (as a deliberate {fmt} conversion would give); {say(numbers)}"
+    ),
+    Why.BEYOND_ROUNDING: _beyond_rounding,
+    Why.GOES_NO_FURTHER: lambda why, name: f"{say(why)}; it goes no further: every output of {name} is equal",
+    Why.NETWORK_INPUT_DIFFERS: lambda name: f"the network input {name} differs: check the preprocessing",
+    Why.TRANSFORMED_PARAMETER: lambda name, why: f"parameter {name}: {say(why)}",
+    Why.PARAMETER_DIFFERS: lambda name: f"parameter {name} differs: check the checkpoint and its conversion",
+    Why.UNPRODUCED_INPUT_DIFFERS: lambda name: (
+        f"input {name}, which no dumped op produces, differs (a weight, or computed outside the dump)"
+    ),
+    Why.NUMBERS: lambda cos, max_abs: (
+        f"cos {format_cos(cos)}, max abs {max_abs:.3g}" if max_abs is not None else f"cos {format_cos(cos)}"
+    ),
+    Why.PROBE: _probe,
+    Why.BLIND_INPUTS: _blind_inputs,
+    Why.BENIGN_CHECK: lambda kind, name, why: f"{kind} {name}: {say(why)}",
+    Why.LARGEST_CARRIED: lambda err, name: (
+        f"largest output error {fmt_rel(err)} of its RMS at {name}, carried from precision noise (no op creates "
+        "error beyond its inputs' noise)"
+    ),
+    Why.MARKED_BY_USER: lambda: "marked by the user",
+    Why.NO_REPLAY_FOR: lambda op_type: f"no replay for {op_type}",
+    Why.OUTPUT_NOT_ON_BOTH: lambda: "output.0 is not dumped on both sides",
+    Why.TOO_LARGE_TO_REPLAY: lambda: "too large to replay here",
+    Why.COULD_NOT_READ: lambda e: f"could not read: {e}",
+    Why.NO_REPLAY: lambda e: f"no replay: {e}",
+    Why.REPLAY_FAILED: lambda e: f"replay failed: {e}",
+    Why.REPLAY_GIVES_TARGET: lambda dev: (
+        f"from the reference's inputs the op gives the target's output (off by {_f(dev)}): the difference comes "
+        "in through its inputs"
+    ),
+    Why.CHANGE_ATTRIBUTES: lambda attrs: (
+        f"the target's op is defined with other graph attributes ({attrs}): fix its definition"
+    ),
+    Why.CHANGE_TO_FLOORMOD: lambda target, ref: (
+        f"the target runs {target} where the reference runs {ref}; use ops.FloorMod (ops.Mod differs between "
+        "Ascend310 and Ascend910)"
+    ),
+    Why.CHANGE_TO_REFERENCE_OP: lambda target, ref: (
+        f"the target runs {target} where the reference runs {ref}: use the reference's op"
+    ),
+    Why.CHECK_DISCONTINUOUS: lambda target: f"check how the device's {target} is defined (a discontinuous op)",
+    Why.KERNEL_DIFFERS: lambda target: (
+        f"the device's {target} kernel computes another function: report it, or replace the op"
+    ),
     Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
 }

@@ -7,8 +7,10 @@ from typing import Sequence
 
 from rich.console import Console
 
-from dumptui.core.search.remedy import Remedy, remedy_files
+from dumptui.core.search.remedy import Remedy
 from dumptui.core.search.selection import FlipSite
+from dumptui.report.reasons import remedy_sentence, say
+from dumptui.report.remedyfiles import remedy_files
 from dumptui.report.selection import site_sentence
 from dumptui.report.tables import name
 
@@ -25,7 +27,7 @@ def remedy_section(found: list[Remedy]) -> dict:
                 "ref": r.ref_name,
                 "target": r.target_name,
                 "cause": r.cause,
-                "sentence": r.sentence(),
+                "sentence": remedy_sentence(r),
                 "device_dtype": r.finding.dtype or None,
                 "variant": r.finding.variant or None,
                 "how": r.finding.how or None,
@@ -34,27 +36,12 @@ def remedy_section(found: list[Remedy]) -> dict:
                 "device_replay_vs_exact": _num(r.finding.dev_replay),
                 "floor": _num(r.finding.floor),
                 "cell": r.cell,
-                "change": r.change,
+                "change": say(r.change) if r.change is not None else "",
             }
             for r in found
         ],
         "files": remedy_files(found),
     }
-
-
-def write_named(folder: str, files: dict[str, str]) -> list[str]:
-    """Files (name -> text) written into `folder` (created); the paths written."""
-    import os
-
-    from dumptui.core.io.safeio import write_text
-
-    os.makedirs(folder, exist_ok=True)
-    written = []
-    for fname, text in files.items():
-        path = os.path.join(folder, fname)
-        write_text(path, text)
-        written.append(path)
-    return written
 
 
 def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> None:
@@ -63,7 +50,7 @@ def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> Non
     for r in found:
         style = {"precision": "bold yellow", "semantics": "bold red"}.get(r.cause, "bold")
         con.print(f"[{style}]{r.cause}[/] {name(r.target_name)} ({name(r.target_type)})")
-        con.print(f"  {name(r.sentence())}")
+        con.print(f"  {name(remedy_sentence(r))}")
     for path in written:
         con.print(f"wrote {name(path)}")
     files = remedy_files(found)

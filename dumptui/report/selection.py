@@ -9,6 +9,7 @@ import math
 from typing import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.model.reason import Said
 from dumptui.core.search.selection import (
     Flip,
     FlipKind,
@@ -18,6 +19,7 @@ from dumptui.core.search.selection import (
     SelectionProof,
     SelectionReason,
 )
+from dumptui.report.reasons import say
 
 SAID_FLIPS = 3  # flips described one by one in a sentence (the rest are counted)
 
@@ -167,10 +169,10 @@ def benign_lines(sites: Iterable[FlipSite]) -> list[str]:
     return [site_sentence(s) for s in sites]
 
 
-def reason_text(reason: str) -> str:
-    """A tensor's reason in words: a flip's code worded, any other reason as it is."""
+def reason_text(reason: Said) -> str:
+    """A tensor's reason in words: a flip's code worded, any other reason by report/reasons.py."""
     if not isinstance(reason, FlipReason):
-        return reason
+        return say(reason)
     err = "" if math.isnan(reason.error) else f"error {fmt_rel(reason.error)} of its RMS: "
     if reason.code == SelectionReason.FLIP:
         return f"{err}its selection flipped on near-ties, each side's following from its own inputs (no op is wrong)"

@@ -14,6 +14,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, EQUAL
 from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.reason import Reason
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
@@ -21,7 +22,7 @@ from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
 from dumptui.report.looks import role
-from dumptui.report.reasons import say
+from dumptui.report.reasons import remedy_sentence, say
 from dumptui.report.selection import counts, reason_text
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -41,8 +42,8 @@ def verdict_style(v: str | None) -> str:
 
 
 def name(s: object) -> str:
-    """Text from a file, for Rich markup (fmt.markup: cleaned, tags escaped)."""
-    return fmt.markup(s)
+    """Text from a file or an engine's reason (worded), for Rich markup (fmt.markup: cleaned, tags escaped)."""
+    return fmt.markup(say(s) if isinstance(s, Reason) else s)
 
 
 def verdict_text(v: str | None) -> Text:
@@ -160,7 +161,7 @@ def print_cause(console: Console, session: Session, r: Root) -> None:
     rem = remedy_of_root(session, r)
     if rem.cause == "unknown":
         return
-    console.print(f"  [bold yellow]cause:[/bold yellow] {name(rem.sentence())}")
+    console.print(f"  [bold yellow]cause:[/bold yellow] {name(remedy_sentence(rem))}")
     if rem.cause == "precision":
         console.print(
             "  remedy: `dumptui remedy REF TARGET -o DIR` writes keep_dtype.cfg, op_precision.ini, converter_ascend.cfg, to_float32.py"
@@ -208,7 +209,7 @@ def print_checks(console: Console, checks: list[InputCheck]) -> None:
             if c.status == CheckStatus.EQUAL:
                 continue
             style = {"differs": "bold red", "benign": "cyan"}.get(c.status, "yellow")
-            console.print(f"    [{style}]{c.status}[/] {name(c.name)}: {name(c.detail)}")
+            console.print(f"    [{style}]{c.status}[/] {name(c.name)}: {name(say(c.detail))}")
 
 
 def print_bisect(console: Console, bi: Bisection) -> None:

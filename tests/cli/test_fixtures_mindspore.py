@@ -15,6 +15,7 @@ from dumptui.core.graph.byflow import DATAFLOW_RETYPED
 from dumptui.core.model.dump import DumpError
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
+from dumptui.report.reasons import say
 
 CONV2 = "Default/conv2-ConvBlock/Conv2D-op0"
 
@@ -151,7 +152,7 @@ def test_compare_shows_small_differences_of_benign_pairs(fixtures):
         7.47e-3, abs=1e-4
     )
     bn = by[("Default/bn1-BatchNorm2d/BatchNorm-op0", "output.3")]
-    assert bn.verdict == "ignored" and "uninitialised" in bn.reason
+    assert bn.verdict == "ignored" and "uninitialised" in say(bn.reason)
     conv = by[("Default/conv1-ConvBlock/Conv2D-op0", "output.0")]
     assert conv.verdict == "close" and any("repaired" in n for n in conv.notes)
     assert not any(t.bad for r in results for t in r.inputs + r.outputs)
@@ -161,7 +162,7 @@ def test_c_wround_weights_benign_rounding_said_so(fixtures):
     s, bi, culprit = bisect(fixtures, "C_wround")
     status = {c.name: c.status for c in bi.checks}
     assert status["conv1.weight"] == "benign" and status["x"] == "benign" and status["conv1.bias"] == "equal"
-    assert "float16 rounding" in next(c.detail for c in bi.checks if c.name == "x")
+    assert "float16 rounding" in next(say(c.detail) for c in bi.checks if c.name == "x")
 
 
 def test_weights_that_differ_make_their_consumer_the_culprit(fixtures, tmp_path):
@@ -186,7 +187,7 @@ def test_weights_that_differ_make_their_consumer_the_culprit(fixtures, tmp_path)
     bi.check_inputs()
     bi.run()
     assert bi.first_root() is None
-    assert next(c for c in bi.checks if c.name == "conv2.weight").detail.endswith(
+    assert say(next(c for c in bi.checks if c.name == "conv2.weight").detail).endswith(
         f"it goes no further: every output of {CONV2} is equal"
     )
     tgt = scaled("A_w", conv_too=True)
@@ -195,10 +196,10 @@ def test_weights_that_differ_make_their_consumer_the_culprit(fixtures, tmp_path)
     checks = bi.check_inputs()
     bad = [c for c in checks if c.status == "differs"]
     assert [c.name for c in bad] == ["conv2.weight"]
-    assert "checkpoint" in bad[0].detail and bad[0].result.stats.cos > 0.9999
+    assert "checkpoint" in say(bad[0].detail) and bad[0].result.stats.cos > 0.9999
     bi.run()
     culprit = bi.first_root()
-    assert culprit.pair.name == CONV2 and culprit.kind == "parameter" and "conv2.weight" in culprit.why
+    assert culprit.pair.name == CONV2 and culprit.kind == "parameter" and "conv2.weight" in say(culprit.why)
 
 
 def test_extras_multigraph_iterations_and_filter():

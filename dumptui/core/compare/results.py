@@ -11,6 +11,7 @@ from dumptui.core.compare.metrics import ElementTolerance, PairStats
 from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, worst
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.reason import Said
 
 
 @dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
@@ -20,7 +21,7 @@ class TensorResult:
     ref: TensorRef | None
     target: TensorRef | None
     verdict: str
-    reason: str = ""
+    reason: Said = ""  # a Reason (report/reasons.py words it), or a reader's words about an unreadable file
     stats: PairStats | None = None
     tolerance: ElementTolerance | None = None
     notes: Sequence[str] = ()  # kept as a tuple: no empty list per result

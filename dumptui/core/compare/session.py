@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from functools import partial
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import ReadLedger
@@ -40,10 +40,11 @@ from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
 from dumptui.core.model import recordstats
 from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.model.recordstats import RecordStats
 
 TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
-Prechecked = tuple[ElementTolerance, list[str], "str | None"]  # tolerance, notes, ignore reason
+Prechecked = tuple[ElementTolerance, list[str], "Reason | None"]  # tolerance, notes, ignore reason
 
 
 def pair_key(ref: TensorRef | None, target: TensorRef | None) -> int:
@@ -107,7 +108,7 @@ class Session:
                 out.append((side, slot, r.get(slot), t.get(slot)))
         return out
 
-    def ignore_reason(self, pair: OpPair, io: str, slot: int) -> str | None:
+    def ignore_reason(self, pair: OpPair, io: str, slot: int) -> Reason | None:
         op = pair.ref or pair.target
         return self._ignore_matcher.reason(op, io, slot) if op is not None else None
 
@@ -201,7 +202,7 @@ class Session:
                 ref,
                 target,
                 IGNORED if ignored else DTYPE_MISMATCH,
-                ignored or f"dtypes {ref.dtype} vs {target.dtype} cannot be compared",
+                ignored or because(Why.DTYPES_INCOMPARABLE, ref.dtype, target.dtype),
                 notes=notes,
             )
         if rn != tn:
@@ -211,7 +212,7 @@ class Session:
                 ref,
                 target,
                 IGNORED if ignored else SHAPE_MISMATCH,
-                ignored or f"shapes {list(rs)} vs {list(ts)} ({rn} vs {tn} elements)",
+                ignored or because(Why.SHAPES_INCOMPARABLE, tuple(rs), tuple(ts), rn, tn),
                 notes=notes,
             )
         if ref.dtype != target.dtype:
@@ -233,12 +234,12 @@ class Session:
         tol, notes, ignored = pre
         self.ledger.book(purpose, pair.key, io, slot)
         tv = judge(st, self.thresholds, *self.thresholds.floor(ref.dtype, target.dtype))
-        verdict, reason = tv.verdict, tv.reason
+        verdict, reason = tv.verdict, cast(Said, tv.reason)
         rs, ts = ref.shape or (), target.shape or ()
         if tuple(rs) != tuple(ts):
             notes = notes + [f"shapes differ: {list(rs)} vs {list(ts)}, compared element by element"]
             if verdict != EQUAL:
-                verdict, reason = SHAPE_MISMATCH, f"shapes {list(rs)} vs {list(ts)}; values: {reason}"
+                verdict, reason = SHAPE_MISMATCH, because(Why.SHAPES_DIFFER, tuple(rs), tuple(ts), reason)
         if ignored:
             verdict, reason = IGNORED, ignored
         return TensorResult(io, slot, ref, target, verdict, reason, st, tol, notes)
@@ -250,7 +251,7 @@ class Session:
         slot: int,
         ref: TensorRef,
         target: TensorRef,
-        ignored: str | None,
+        ignored: Reason | None,
         notes: list[str],
         purpose: str,
     ) -> TensorResult:
@@ -261,6 +262,7 @@ class Session:
         except (OSError, ValueError) as e:
             return TensorResult(io, slot, ref, target, UNREADABLE, f"read failed: {e}", notes=notes)
         self.ledger.book(purpose, pair.key, io, slot)
+        reason: Reason
         verdict, reason, differences = compare_statistics(
             rstat or {}, tstat or {}, self.thresholds.floor(ref.dtype, target.dtype)[0], ref.size
         )
@@ -277,7 +279,7 @@ class Session:
             ref,
             target,
             verdict,
-            "statistics only: " + reason,
+            because(Why.STATISTICS_ONLY, reason),
             notes=notes,
             statistics_only=True,
             stat_rel=rel,

@@ -26,11 +26,12 @@ from typing import Iterable, Mapping
 
 from dumptui.core.compare.elements import stats_within_rounding, within_rounding
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
-from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, fmt_rel, least_precise, tensor_error
+from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, least_precise, tensor_error
 from dumptui.core.io import dtypes
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import Op, TensorRef
+from dumptui.core.model.reason import Reason, Why, because
 
 
 class Verdict(str, Enum):
@@ -160,39 +161,33 @@ def _tolerance(f: float) -> ElementTolerance:
 @dataclass
 class TensorVerdict:
     verdict: str
-    reason: str = ""
+    reason: Reason
 
 
 def judge(st: PairStats, th: Thresholds, floor: float, floor_dtype: str | None = None) -> TensorVerdict:
     """The verdict of a compared pair (same element count, both readable), against the noise floor of its
     dtypes: close when its trimmed mean error is within the floor (and few elements are far off)."""
     if st.n == 0:
-        return TensorVerdict(EQUAL if st.values_equal else NOT_COMPARABLE, "empty tensor")
+        return TensorVerdict(EQUAL if st.values_equal else NOT_COMPARABLE, because(Why.EMPTY_TENSOR))
     if st.bitwise_equal:
-        return TensorVerdict(EQUAL, "bitwise equal")
+        return TensorVerdict(EQUAL, because(Why.BITWISE_EQUAL))
     if st.values_equal:
-        return TensorVerdict(EQUAL, "values equal (dtypes or NaN payloads differ)")
+        return TensorVerdict(EQUAL, because(Why.VALUES_EQUAL))
     if st.nonfinite_mismatch:
-        return TensorVerdict(DIVERGED, f"NaN/Inf at different positions ({st.nonfinite_mismatch} elements)")
+        return TensorVerdict(DIVERGED, because(Why.NONFINITE_MISMATCH, st.nonfinite_mismatch))
     if st.compared == 0:
-        return TensorVerdict(NOT_COMPARABLE, "no element is finite on both sides")
+        return TensorVerdict(NOT_COMPARABLE, because(Why.NO_FINITE_PAIR))
     err = tensor_error(st)
     assert err is not None
-    where = f"{floor_dtype} floor {fmt_rel(floor)}" if floor_dtype else f"floor {fmt_rel(floor)}"
+    where = (floor_dtype or "", floor)
     if th.cos is not None and st.cos is not None and st.cos < th.cos:
-        return TensorVerdict(DIVERGED, f"cosine {st.cos:.6f} < {th.cos}")
+        return TensorVerdict(DIVERGED, because(Why.COS_BELOW, st.cos, th.cos))
     if err.rel > floor:
-        zeros = st.undefined.get("cos", "")
-        return TensorVerdict(
-            DIVERGED, f"error {fmt_rel(err.rel)} of its RMS > {where}" + (f"; {zeros}" if zeros else "")
-        )
+        return TensorVerdict(DIVERGED, because(Why.ERROR_ABOVE_FLOOR, err.rel, *where, st.undefined.get("cos", "")))
     off_share = st.n_off / max(st.compared, 1)
     if st.compared > 1 and off_share > th.max_off:
-        return TensorVerdict(
-            DIVERGED,
-            f"{off_share:.1%} of elements off by more than {ELEMENT_FACTOR}x the {where} (limit {th.max_off:.0%})",
-        )
-    return TensorVerdict(CLOSE, f"error {fmt_rel(err.rel)} of its RMS <= {where}")
+        return TensorVerdict(DIVERGED, because(Why.OFF_SHARE_ABOVE, off_share, ELEMENT_FACTOR, *where, th.max_off))
+    return TensorVerdict(CLOSE, because(Why.ERROR_WITHIN_FLOOR, err.rel, *where))
 
 
 # ---------------------------------------------------------------------------------------------- ignore rules
@@ -203,7 +198,7 @@ class IgnoreRule:
     """Tensors whose difference means nothing. `pattern` is a glob on the op name, optionally `:io.slot`."""
 
     pattern: str
-    reason: str
+    reason: Reason
     op_types: tuple[str, ...] = ()
     io: str | None = None
     slots: tuple[int, ...] | None = None
@@ -221,7 +216,7 @@ class IgnoreRule:
 BUILTIN_IGNORES = (
     IgnoreRule(
         "*",
-        "BatchNorm in inference: outputs 1-4 are uninitialised memory and differ run to run",
+        because(Why.BATCHNORM_UNINITIALISED),
         op_types=("BatchNorm", "FusedBatchNorm", "BatchNormInfer", "BNInfer", "FusedBatchNormEx"),
         io="output",
         slots=(1, 2, 3, 4),
@@ -258,11 +253,11 @@ class IgnoreMatcher:
             self._by_name[op_name] = found
         return found
 
-    def reason(self, op: "Op", io: str, slot: int) -> str | None:
+    def reason(self, op: "Op", io: str, slot: int) -> Reason | None:
         return ignore_reason(self.candidates(op.name), op, io, slot)
 
 
-def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", io: str, slot: int) -> str | None:
+def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", io: str, slot: int) -> Reason | None:
     """Why tensor `io.slot` of `op` means nothing (an ignore rule matches), or None.
 
     BatchNorm's input 5 is is_training; its outputs 1-4 are results only when training, so the built-in rule
@@ -290,8 +285,8 @@ def parse_user_ignore(spec: str) -> IgnoreRule:
     m = re.match(r"^(.*?):(input|output)\.(\d+|\*)$", spec.strip())
     if m:
         slots = None if m.group(3) == "*" else (int(m.group(3)),)
-        return IgnoreRule(m.group(1), f"ignored by the user ({spec.strip()})", io=m.group(2), slots=slots)
-    return IgnoreRule(spec.strip(), f"ignored by the user ({spec.strip()})")
+        return IgnoreRule(m.group(1), because(Why.IGNORED_BY_USER, spec.strip()), io=m.group(2), slots=slots)
+    return IgnoreRule(spec.strip(), because(Why.IGNORED_BY_USER, spec.strip()))
 
 
 def read_ignore_file(path: str) -> list[IgnoreRule]:
@@ -328,7 +323,7 @@ STAT_KEYS = ("max", "min", "mean", "l2")
 
 def compare_statistics(
     ref: Mapping, tgt: Mapping, floor: float, n: int | None
-) -> tuple[str, str, dict[str, float | None]]:
+) -> tuple[str, Reason, dict[str, float | None]]:
     """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
     of the reference (so a mean near zero is not blown up); the verdict uses the largest.
 
@@ -349,7 +344,7 @@ def compare_statistics(
         if not (math.isfinite(a) and math.isfinite(b)):
             rel[k] = None
             if (a != b) and not (math.isnan(a) and math.isnan(b)):
-                return DIVERGED, f"{k} {a} vs {b}", rel
+                return DIVERGED, because(Why.STAT_NONFINITE, k, a, b), rel
             continue
         usable += 1
         if a != b:
@@ -362,14 +357,14 @@ def compare_statistics(
     for k in ("nan", "pos_inf", "neg_inf"):
         a, b = ref.get(k), tgt.get(k)
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
-            return DIVERGED, f"{k} count {int(a)} vs {int(b)}", rel
+            return DIVERGED, because(Why.STAT_NONFINITE_COUNT, k, int(a), int(b)), rel
     if usable == 0:
-        return NOT_COMPARABLE, "no statistic available on both sides", rel
+        return NOT_COMPARABLE, because(Why.NO_STATISTIC), rel
     if equal:
-        return EQUAL, "all statistics identical", rel
+        return EQUAL, because(Why.STATISTICS_IDENTICAL), rel
     if worst_val <= lim:
-        return CLOSE, f"largest relative difference {worst_val:.3g} ({worst_key}) <= {lim:.3g}", rel
-    return DIVERGED, f"{worst_key} differs by {worst_val:.3g} relative (limit {lim:.3g})", rel
+        return CLOSE, because(Why.STAT_WITHIN, worst_val, worst_key, lim), rel
+    return DIVERGED, because(Why.STAT_DIFFERS, worst_key, worst_val, lim), rel
 
 
 def rounding_explains(ref: TensorRef | None, target: TensorRef | None) -> str | None:

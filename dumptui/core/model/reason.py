@@ -70,6 +70,63 @@ class Why(Word):
     LAST_READABLE = "last-readable"  # (graph output name, its probe's verdict)
     SEARCHED_FROM = "searched-from"  # (graph output name, why unreadable, op searched from)
     OUTPUT_UNREAD_UNKNOWN = "output-unread-unknown"  # (graph output name, why unreadable, outputs before it agreeing)
+    # a tensor pair's verdict (compare/verdict.py)
+    EMPTY_TENSOR = "empty-tensor"  # ()
+    BITWISE_EQUAL = "bitwise-equal"  # ()
+    VALUES_EQUAL = "values-equal"  # ()
+    NONFINITE_MISMATCH = "nonfinite-mismatch"  # (elements with NaN/Inf on one side only)
+    NO_FINITE_PAIR = "no-finite-pair"  # ()
+    COS_BELOW = "cos-below"  # (cosine, --cos)
+    ERROR_ABOVE_FLOOR = "error-above-floor"  # (error, floor dtype, floor, why the cosine is undefined or "")
+    OFF_SHARE_ABOVE = "off-share-above"  # (share far off, factor, floor dtype, floor, --max-off)
+    ERROR_WITHIN_FLOOR = "error-within-floor"  # (error, floor dtype, floor)
+    STAT_NONFINITE = "stat-nonfinite"  # (statistic, reference value, target value)
+    STAT_NONFINITE_COUNT = "stat-nonfinite-count"  # (count kind, reference count, target count)
+    NO_STATISTIC = "no-statistic"  # ()
+    STATISTICS_IDENTICAL = "statistics-identical"  # ()
+    STAT_WITHIN = "stat-within"  # (largest relative difference, statistic, limit)
+    STAT_DIFFERS = "stat-differs"  # (statistic, relative difference, limit)
+    STATISTICS_ONLY = "statistics-only"  # (the statistics' reason)
+    DTYPES_INCOMPARABLE = "dtypes-incomparable"  # (reference dtype, target dtype)
+    SHAPES_INCOMPARABLE = "shapes-incomparable"  # (reference shape, target shape, their element counts)
+    SHAPES_DIFFER = "shapes-differ"  # (reference shape, target shape, the values' reason)
+    IGNORED_BY_USER = "ignored-by-user"  # (the user's pattern)
+    BATCHNORM_UNINITIALISED = "batchnorm-uninitialised"  # ()
+    # the preconditions (bisect/preconditions.py)
+    ONE_SIDED = "one-sided"  # ()
+    CARRIED_FROM_STEP = "carried-from-step"  # (step, the error there, its error, numbers)
+    TRANSFORM_VERIFIED = "transform-verified"  # (the transformation's words, numbers)
+    TRANSFORM_WRONG = "transform-wrong"  # (the transformation's words, the transformation)
+    CARRIED_FLOWING = "carried-flowing"  # (its error, the error flowing, where, --gain, numbers)
+    STATISTICS_AGREE = "statistics-agree"  # (dtype, largest relative difference, floor)
+    CLOSE_LOWER_PRECISION = "close-lower-precision"  # (the lower dtypes, numbers)
+    ROUNDING_ONLY = "rounding-only"  # (the format whose rounding explains it, numbers)
+    BEYOND_ROUNDING = "beyond-rounding"  # (numbers, CheckKind)
+    GOES_NO_FURTHER = "goes-no-further"  # (the check's reason, the consumer whose outputs are equal)
+    NETWORK_INPUT_DIFFERS = "network-input-differs"  # (name)
+    TRANSFORMED_PARAMETER = "transformed-parameter"  # (name, the check's reason)
+    PARAMETER_DIFFERS = "parameter-differs"  # (name)
+    UNPRODUCED_INPUT_DIFFERS = "unproduced-input-differs"  # (name)
+    NUMBERS = "numbers"  # (cosine, largest absolute difference or None)
+    # what a probe says, benign reasons
+    PROBE = "probe"  # (per output: (label, verdict, cosine, max abs) or (label, verdict, reason or None); op verdict)
+    BLIND_INPUTS = "blind-inputs"  # (per input not compared: (slot, verdict, reason))
+    BENIGN_CHECK = "benign-check"  # (CheckKind, name, the check's reason)
+    LARGEST_CARRIED = "largest-carried"  # (largest output error, op name)
+    MARKED_BY_USER = "marked-by-user"  # ()
+    # the remedy (search/remedy.py, replay/precision.py)
+    NO_REPLAY_FOR = "no-replay-for"  # (op type)
+    OUTPUT_NOT_ON_BOTH = "output-not-on-both"  # ()
+    TOO_LARGE_TO_REPLAY = "too-large-to-replay"  # ()
+    COULD_NOT_READ = "could-not-read"  # (the error)
+    NO_REPLAY = "no-replay"  # (why not)
+    REPLAY_FAILED = "replay-failed"  # (the error)
+    REPLAY_GIVES_TARGET = "replay-gives-target"  # (the target's deviation from the exact op)
+    CHANGE_ATTRIBUTES = "change-attributes"  # (the attributes that differ)
+    CHANGE_TO_FLOORMOD = "change-to-floormod"  # (target type, reference type)
+    CHANGE_TO_REFERENCE_OP = "change-to-reference-op"  # (target type, reference type)
+    CHECK_DISCONTINUOUS = "check-discontinuous"  # (target type)
+    KERNEL_DIFFERS = "kernel-differs"  # (target type)
     # joining reasons
     ALSO = "also"  # (reason, reason, ...): said one after the other
 
@@ -81,6 +138,13 @@ class Reason:
 
     code: Why
     args: tuple[object, ...] = ()
+
+    def __str__(self) -> str:
+        # a reason has no words of its own: an f-string or str() of one is a view that forgot to word it
+        raise TypeError(f"a Reason ({self.code}) is worded by dumptui.report.reasons.say, not str()")
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError(f"a Reason ({self.code}) is worded by dumptui.report.reasons.say, not format()")
 
     def also(self, *more: Reason) -> Reason:
         """This reason followed by `more` (an ALSO of them all, flattened)."""

@@ -152,7 +152,9 @@ class LocalError:
     unjudged: str = ""  # the op on one side only that its worst data input comes from (it could not be judged)
     unjudged_flow: bool = False  # that input carries error far above the floor: the answer cannot be "noise"
     statistics_only: bool = False  # its output was compared on statistics (max/min/mean/L2), not elements
-    blind: str = ""  # a data input not compared (missing or unreadable) whose value no producer shows either
+    blind: Reason | None = (
+        None  # a data input not compared (missing or unreadable) whose value no producer shows either
+    )
     selection: SelectionProof | None = None  # a selection op judged by its own inputs (selection.py)
 
     @property

@@ -17,7 +17,6 @@ comparing again says whether the culprit is gone (the remedied target's bisectio
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -26,8 +25,8 @@ import numpy as np
 from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
-from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.types import Root, RootKind
 from dumptui.core.search.replay import ReplayInputs, supported
 from dumptui.core.search.replay.precision import LOW, PrecisionFinding, judge_precision
@@ -45,7 +44,7 @@ class Remedy:
     target_type: str
     finding: PrecisionFinding
     cell: str = ""  # the MindSpore cell path that holds the op ("head.l2"), '' at the top level
-    change: str = ""  # what to change, in words
+    change: Reason | None = None  # what to change (report/reasons.py words it)
     notes: list[str] = field(default_factory=list)
     attributes: str = ""  # graph attributes that differ, in words
 
@@ -53,11 +52,8 @@ class Remedy:
     def cause(self) -> str:
         return self.finding.cause
 
-    def sentence(self) -> str:
-        return self.finding.sentence() + (f"; {self.change}" if self.change else "")
 
-
-def remedy_for(session: Session, pair: OpPair, differs: str = "", wiring: str = "") -> Remedy:
+def remedy_for(session: Session, pair: OpPair, differs: Said = "", wiring: str = "") -> Remedy:
     """The cause of one culprit and its remedy (reads the reference's inputs and the target's output).
     `differs`: the root is a weight or network input that differs (the preconditions' sentence): the remedy
     is that input, not the op. `wiring`: the op gets other inputs than the reference's (localerror's
@@ -72,16 +68,16 @@ def remedy_for(session: Session, pair: OpPair, differs: str = "", wiring: str = 
         r_type, t_type = (pair.ref or pair.op).op_type, (pair.target or pair.op).op_type
         return Remedy(r_name, t_name, r_type, t_type, finding, cell=cell_path(t_name))
     if ref is None or tgt is None:
-        finding = PrecisionFinding("unknown", note="dumped on one side only")
+        finding = PrecisionFinding("unknown", note=because(Why.ONE_SIDED))
         return Remedy(pair.name, pair.name, pair.op_type, pair.op_type, finding)
     base = Remedy(ref.name, tgt.name, ref.op_type, tgt.op_type, PrecisionFinding("unknown"), cell=cell_path(tgt.name))
     out_r, out_t = ref.outputs.get(0), tgt.outputs.get(0)
     if not supported(ref.op_type):
-        base.finding = PrecisionFinding("unknown", note=f"no replay for {ref.op_type}")
+        base.finding = PrecisionFinding("unknown", note=because(Why.NO_REPLAY_FOR, ref.op_type))
     elif out_r is None or out_t is None or not out_t.has_data:
-        base.finding = PrecisionFinding("unknown", note="output.0 is not dumped on both sides")
+        base.finding = PrecisionFinding("unknown", note=because(Why.OUTPUT_NOT_ON_BOTH))
     elif sum(t.size or 0 for t in ref.inputs.values()) > REMEDY_MAX_ELEMENTS:
-        base.finding = PrecisionFinding("unknown", note="too large to replay here")
+        base.finding = PrecisionFinding("unknown", note=because(Why.TOO_LARGE_TO_REPLAY))
     else:
         try:
             inputs = {s: _read(t) for s, t in ref.inputs.items()}
@@ -95,7 +91,7 @@ def remedy_for(session: Session, pair: OpPair, differs: str = "", wiring: str = 
             )
             base.finding = judge_precision(spec, _read(out_t), _device_dtypes(pair))
         except (OSError, ValueError) as e:
-            base.finding = PrecisionFinding("unknown", note=f"could not read: {e}")
+            base.finding = PrecisionFinding("unknown", note=because(Why.COULD_NOT_READ, str(e)))
     diff = attribute_diff(ref.attrs, tgt.attrs)
     base.attributes = "; ".join(f"{k}: {a} vs {b}" for k, (a, b) in diff.items())
     base.change = _change(base)
@@ -107,8 +103,6 @@ def remedy_of_root(session: Session, root: Root) -> Remedy:
     remedied there (the preconditions' sentence), one whose inputs are wired otherwise by the graph, else by
     the op's precision or definition."""
     differs = root.why if root.kind != RootKind.OUTPUTS else ""
-    # a weight's or an input's root is the preconditions' (still words: they move to report/reasons.py next)
-    assert isinstance(differs, str), differs
     return remedy_for(session, root.pair, differs, root.local.wiring if root.local else "")
 
 
@@ -119,23 +113,19 @@ def _device_dtypes(pair: OpPair) -> list[str]:
     return low or list(LOW)
 
 
-def _change(r: Remedy) -> str:
-    if r.cause == "precision":
-        return ""  # the finding's sentence says it: keep it in float32
-    if r.cause == "semantics":
-        if r.attributes:
-            return f"the target's op is defined with other graph attributes ({r.attributes}): fix its definition"
-        if r.ref_type != r.target_type:
-            if {"Mod", "FloorMod"} >= {r.ref_type, r.target_type}:
-                return (
-                    f"the target runs {r.target_type} where the reference runs {r.ref_type}; use ops.FloorMod "
-                    "(ops.Mod differs between Ascend310 and Ascend910)"
-                )
-            return f"the target runs {r.target_type} where the reference runs {r.ref_type}: use the reference's op"
-        if r.ref_type in DISCONTINUOUS:
-            return f"check how the device's {r.target_type} is defined (a discontinuous op)"
-        return f"the device's {r.target_type} kernel computes another function: report it, or replace the op"
-    return ""
+def _change(r: Remedy) -> Reason | None:
+    """What to change on the target, where the finding alone does not say it (precision says: float32)."""
+    if r.cause != "semantics":
+        return None
+    if r.attributes:
+        return because(Why.CHANGE_ATTRIBUTES, r.attributes)
+    if r.ref_type != r.target_type:
+        if {"Mod", "FloorMod"} >= {r.ref_type, r.target_type}:
+            return because(Why.CHANGE_TO_FLOORMOD, r.target_type, r.ref_type)
+        return because(Why.CHANGE_TO_REFERENCE_OP, r.target_type, r.ref_type)
+    if r.ref_type in DISCONTINUOUS:
+        return because(Why.CHECK_DISCONTINUOUS, r.target_type)
+    return because(Why.KERNEL_DIFFERS, r.target_type)
 
 
 def cell_path(name: str) -> str:
@@ -148,91 +138,10 @@ def cell_path(name: str) -> str:
     return ".".join(c for c in cells if c)
 
 
-# ------------------------------------------------------------------------------------------- the files
-
-
-def keep_dtype_file(remedies: list[Remedy]) -> str:
-    """ATC's --keep_dtype file: one op name per line (the ops whose cause is precision)."""
-    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == "precision"))
-    return "".join(f"{n}\n" for n in names)
-
-
-def op_precision_file(remedies: list[Remedy]) -> str:
-    """ATC's --op_precision_mode file: these ops (by node name) computed at high precision, the rest as built."""
-    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == "precision"))
-    if not names:
-        return ""
-    return "[ByNodeName]\n" + "".join(f"{n}=high_precision\n" for n in names)
-
-
-def lite_config(remedies: list[Remedy]) -> str:
-    """The MindSpore Lite converter's config (--configFile): [ascend_context] precision_mode, for the model."""
-    if not any(r.cause == "precision" for r in remedies):
-        return ""
-    return "[ascend_context]\nprecision_mode=preferred_fp32\n"
-
-
-def mindspore_snippet(remedies: list[Remedy]) -> str:
-    """MindSpore: the cells holding the ops to keep in float32, `to_float(mstype.float32)` each."""
-    cells = list(dict.fromkeys(r.cell for r in remedies if r.cause == "precision"))
-    if not cells:
-        return ""
-    lines = ["import mindspore as ms", "from mindspore import dtype as mstype", ""]
-    lines.append("# `net` is the network as built for export; each line keeps one cell's ops in float32")
-    for c in cells:
-        lines.append(f"net{'.' + c if c else ''}.to_float(mstype.float32)")
-    return "\n".join(lines) + "\n"
-
-
-def remedy_files(remedies: list[Remedy]) -> dict[str, str]:
-    """File name -> text, for the files that have something to say."""
-    files = {
-        "keep_dtype.cfg": keep_dtype_file(remedies),
-        "op_precision.ini": op_precision_file(remedies),
-        "converter_ascend.cfg": lite_config(remedies),
-        "to_float32.py": mindspore_snippet(remedies),
-    }
-    files["REMEDY.txt"] = summary(remedies)
-    return {k: v for k, v in files.items() if v}
-
-
-def summary(remedies: list[Remedy]) -> str:
-    if not remedies:
-        return "No culprit: nothing to remedy.\n"
-    lines = []
-    for r in remedies:
-        lines.append(f"{r.target_name} ({r.target_type}): {r.sentence()}")
-    if any(r.cause == "precision" for r in remedies):
-        lines += [
-            "",
-            "Per op first (the rest of the model keeps its speed):",
-            "keep_dtype.cfg: atc ... --keep_dtype=keep_dtype.cfg (one op per line; `OpType::<type>` keeps every op "
-            "of a type; not applied under --precision_mode=must_keep_origin_dtype, which keeps all anyway)",
-            "op_precision.ini: atc ... --op_precision_mode=op_precision.ini (these ops at high precision)",
-            "The whole model, if per op is not enough:",
-            "converter_ascend.cfg: converter_lite ... --configFile=converter_ascend.cfg: precision_mode="
-            "preferred_fp32 changes the WHOLE model to float32 wherever an op supports it (slower everywhere)",
-            "to_float32.py: MindSpore, before export: the cells holding these ops kept in float32",
-        ]
-    lines += ["", "Re-dump the target with the remedy and compare again: the culprit should be gone."]
-    return "\n".join(lines) + "\n"
-
-
 def _read(t: TensorRef) -> np.ndarray:
     a = np.asarray(t.read())
     shape = t.shape
     return a.reshape(shape) if shape is not None and a.size == int(np.prod(shape)) else a
-
-
-def write_files(folder: str, found: list[Remedy]) -> list[str]:
-    """Write the remedy files into `folder` (created); returns the paths written."""
-    os.makedirs(folder, exist_ok=True)
-    written = []
-    for fname, text in remedy_files(found).items():
-        path = os.path.join(folder, fname)
-        write_text(path, text)
-        written.append(path)
-    return written
 
 
 def remedies(session: Session, roots: list[Root]) -> list[Remedy]:

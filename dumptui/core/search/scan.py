@@ -48,6 +48,7 @@ from dumptui.core.compare.verdict import (
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
+from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.search import replay
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import (
@@ -199,10 +200,10 @@ def measured(session: Session, res: OpResult, roles: dict[int, str] | None = Non
     return le
 
 
-def _blind(session: Session, pair: OpPair, res: OpResult, roles: dict[int, str]) -> str:
+def _blind(session: Session, pair: OpPair, res: OpResult, roles: dict[int, str]) -> Reason | None:
     """The data inputs of the op that could not be compared (unreadable, or dumped on one side only) and whose
-    value its producer's output does not show on both sides either, in words: what came in there is unknown
-    (damage that hides an input never makes an op a root on its other inputs). Empty when there is none."""
+    value its producer's output does not show on both sides either: what came in there is unknown (damage
+    that hides an input never makes an op a root on its other inputs). None when there is none."""
     out = []
     for r in res.inputs:
         damaged = r.verdict == UNREADABLE
@@ -219,9 +220,8 @@ def _blind(session: Session, pair: OpPair, res: OpResult, roles: dict[int, str])
             not damaged and not unjudged_origins(session.ref, session.target, session.alignment, pair, r.slot)
         ):
             continue  # known where it is made; or on one side only by design (a group's own inputs), no damage
-        said = "unreadable" if damaged else f"dumped in the {'reference' if r.verdict == ONLY_REF else 'target'} only"
-        out.append(f"input.{r.slot} is {said} ({r.reason})")
-    return "; ".join(out)
+        out.append((r.slot, str(r.verdict), r.reason))
+    return because(Why.BLIND_INPUTS, out) if out else None
 
 
 def needs_replay(session: Session, le: LocalError) -> bool:

@@ -12,6 +12,7 @@ from helpers.msdumps import STAT_HEADERS, ms_file, small_dump, stat_dump
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.statistic_csv import read_statistic_csv
 from dumptui.core.model.dump import DumpError
+from dumptui.report.reasons import say
 
 
 def test_full_scope_names_with_dtype_suffix(tmp_path):
@@ -160,7 +161,7 @@ def test_statistic_only_pair_compares_on_statistics(tmp_path):
     s = Session(a, b)
     res = s.op_result(s.alignment.kernels[0])
     out = res.outputs[0]
-    assert out.statistics_only and out.verdict == "diverged" and out.reason.startswith("statistics only")
+    assert out.statistics_only and out.verdict == "diverged" and say(out.reason).startswith("statistics only")
     assert out.stat_rel["max"] == pytest.approx(0.5)
     assert any("weaker check" in n for n in out.notes)
     assert res.inputs[0].verdict == "equal"

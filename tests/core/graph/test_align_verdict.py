@@ -9,6 +9,7 @@ from dumptui.core.compare.metrics import compare_arrays
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, Thresholds, judge, parse_user_ignore
 from dumptui.core.graph.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
 from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.report.reasons import say
 
 
 class FakeRef(TensorRef):
@@ -108,13 +109,13 @@ def test_rules_equal_close_diverged():
     drift = (y + 0.01 * np.abs(y).mean()).astype(np.float32)  # a 1 % drift, cosine 0.99995
     v = verdict(y, drift)
     assert compare_arrays(y, drift, TOL32).cos > 0.9999 and v.verdict == DIVERGED
-    said = v.reason.split()  # "error 7.9e-03 of its RMS > float32 floor 1.22e-04"
-    assert said[0] == "error" and v.reason.endswith("of its RMS > float32 floor 1.22e-04")
+    said = say(v.reason).split()  # "error 7.9e-03 of its RMS > float32 floor 1.22e-04"
+    assert said[0] == "error" and say(v.reason).endswith("of its RMS > float32 floor 1.22e-04")
     assert abs(float(said[1]) - robust_rel(y, drift)) <= 0.006 * robust_rel(y, drift)  # 3 digits, within rounding
     spikes = y.copy()
     spikes[:3] += 0.75  # a discontinuity moves 3 elements
     v = verdict(y, spikes)
-    assert v.verdict == CLOSE and robust_rel(y, spikes) == 0 and "error 0 of its RMS" in v.reason
+    assert v.verdict == CLOSE and robust_rel(y, spikes) == 0 and "error 0 of its RMS" in say(v.reason)
     many = y.copy()
     many[:150] += 0.75  # 15 %: not a few outliers
     assert verdict(y, many).verdict == DIVERGED
@@ -139,12 +140,16 @@ def test_nan_at_different_positions_diverges():
     y = np.array([1.0, 2.0, np.nan, 4.0], np.float32)
     x = np.array([1.0, np.nan, 3.0, 4.0], np.float32)
     v = verdict(y, x)
-    assert v.verdict == DIVERGED and "NaN/Inf" in v.reason
+    assert v.verdict == DIVERGED and "NaN/Inf" in say(v.reason)
 
 
 def test_one_side_zero_diverges_with_reason():
     v = verdict(np.ones(8, np.float32), np.zeros(8, np.float32))
-    assert v.verdict == DIVERGED and "target is all zeros" in v.reason and "error 1.00e+00 of its RMS" in v.reason
+    assert (
+        v.verdict == DIVERGED
+        and "target is all zeros" in say(v.reason)
+        and "error 1.00e+00 of its RMS" in say(v.reason)
+    )
 
 
 def test_hints_and_attribute_diff():

@@ -183,7 +183,7 @@ def test_bf16_rounded_input_is_a_named_benign_precondition(noisy_nets):
     demo = noisy_nets[("bf16-input", None)]
     bi = run(demo.ref, demo.target)
     x = next(c for c in bi.checks if c.name == "x")
-    assert x.kind == "network input" and x.status == "benign" and "bfloat16 rounding" in x.detail
+    assert x.kind == "network input" and x.status == "benign" and "bfloat16 rounding" in say(x.detail)
     assert bi.first_root() is None and "rounded (x)" in bi.search_reason
     assert np.array_equal(bf16_round(bf16_round(np.float32([1.0001, -3.3]))), bf16_round(np.float32([1.0001, -3.3])))
 
@@ -233,7 +233,7 @@ def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
     bi = run(str(NOISY / gt["ref"]), str(NOISY / gt["target"]))
     root = bi.first_root()
     constant = next(r for r in bi.session.op_result(root.pair, purpose="view").inputs if r.slot == slot)
-    assert constant.verdict == "diverged" and "carried" not in constant.reason
+    assert constant.verdict == "diverged" and "carried" not in say(constant.reason)
     assert say(root.why).startswith(f"outputs diverge; constant input.{slot} differs (")
     assert "inputs agree, outputs" not in say(root.why)
     # the other inputs carry fp16 noise beyond this op's float32 floor: said with its number, never "agree"

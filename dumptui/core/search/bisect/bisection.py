@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
@@ -143,7 +142,7 @@ class Bisection:
         """An op's result with each tensor as this search judges it."""
         return self.in_context.op(res)
 
-    def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+    def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
         """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
         return self.oracle.verdict(pos, purpose)
 
@@ -175,7 +174,7 @@ class Bisection:
     def _everything_ignored(self) -> Reason | None:
         """Why nothing can be judged when the ignore rules cover every output of every op ("" otherwise): that
         is no answer, never "no divergence" (a config that ignored every op said exit 0)."""
-        reasons: dict[str, None] = {}  # the ignore rules' own reasons (the user's words, or the built-in's)
+        reasons: dict[Reason, None] = {}  # the ignore rules' own reasons (the user's pattern, or the built-in)
         for pair in self.order:
             for _io, slot, _r, _t in self.session.tensor_pairs(pair, "output"):
                 why = self.session.ignore_reason(pair, "output", slot)
@@ -312,7 +311,7 @@ class Bisection:
                 self.notes.append(because(Why.MORE_SINKS_UNCHECKED, len(sinks) - MAX_SINKS))
         self.state = self._maybe_converged(st)
 
-    def _last_readable(self, st: SearchState, sink: int, why: str) -> tuple[SearchState, int | None]:
+    def _last_readable(self, st: SearchState, sink: int, why: Said) -> tuple[SearchState, int | None]:
         """A graph output that cannot be read: read the last readable outputs that feed it instead (walking
         back through unreadable ones). Returns the state and the first bad one found; when all agree, whether
         the unreadable output diverges is unknown, and `undecided` says so."""
@@ -345,7 +344,7 @@ class Bisection:
             return None
         return self.culprit_check.choose(st.candidates, st.hi, st.lo)
 
-    def mark(self, pos: int, mark: str, source: str = Source.USER, detail: str = "") -> None:
+    def mark(self, pos: int, mark: str, source: str = Source.USER, detail: Said = "") -> None:
         """Record a verdict for the op at `pos` (good/bad/skip) and narrow the candidates."""
         if not self.started:
             self.start()
@@ -528,16 +527,16 @@ class Bisection:
         ]
         return sorted(grown, key=lambda le: -(le.gain_rel or 0))[:k]
 
-    def benign_evidence(self) -> list[str]:
-        """Why a pair with differences and no root is benign, in words (empty when it is bitwise clean)."""
+    def benign_evidence(self) -> list[Said]:
+        """Why a pair with differences and no root is benign (empty when it is bitwise clean)."""
         if self.first_root() is not None:
             return []
-        out = []
+        out: list[Said] = []
         if self.search == "scan":
             out.append(self.search_reason)
         for c in self.checks or []:
             if c.status == CheckStatus.BENIGN:
-                out.append(f"{c.kind} {c.name}: {c.detail}")
+                out.append(because(Why.BENIGN_CHECK, c.kind, c.name, c.detail))
         if self.scan_result is not None:
             reach = self.scan_result.reach  # what a flipped selection reaches differs by the flip, not by noise
             worst = max(
@@ -550,10 +549,7 @@ class Bisection:
                 default=None,
             )
             if worst is not None and worst.out_rel:
-                out.append(
-                    f"largest output error {fmt_rel(worst.out_rel)} of its RMS at {worst.pair.name}, "
-                    "carried from precision noise (no op creates error beyond its inputs' noise)"
-                )
+                out.append(because(Why.LARGEST_CARRIED, worst.out_rel, worst.pair.name))
         return out
 
     # ---------------------------------------------------------------------------- save / resume
@@ -576,5 +572,5 @@ class Bisection:
                 mark, detail = self.oracle.verdict(pos)
                 self.mark(pos, mark, Source.COMPUTED, detail)
             else:
-                self.mark(pos, s.get("mark", Mark.GOOD), Source.USER, s.get("detail", "marked by the user"))
+                self.mark(pos, s.get("mark", Mark.GOOD), Source.USER, s.get("detail") or because(Why.MARKED_BY_USER))
         return missing

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, GOOD, IGNORED
 from dumptui.core.graph.align import OpPair
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.types import Mark
 
 
 class Oracle(Protocol):
-    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
         """(mark, detail) for the op at `pos` of the bisection order."""
         ...
 
@@ -27,7 +27,7 @@ class Oracle(Protocol):
         """The mark already computed or set for `pos` (never reads)."""
         ...
 
-    def set(self, pos: int, mark: Mark, detail: str) -> None: ...
+    def set(self, pos: int, mark: Mark, detail: Said) -> None: ...
 
     def forget(self, pos: int) -> None: ...
 
@@ -39,9 +39,9 @@ class ComputedOracle:
         self.session = session
         self.order = order
         self.judged = judged  # the search's verdicts in context (the bisection's), else each pair's own
-        self._cache: dict[int, tuple[Mark, str]] = {}
+        self._cache: dict[int, tuple[Mark, Said]] = {}
 
-    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, str]:
+    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
         if pos not in self._cache:
             res = self.session.op_result(self.order[pos], inputs=False, purpose=purpose)
             if self.judged is not None:
@@ -54,7 +54,7 @@ class ComputedOracle:
         hit = self._cache.get(pos)
         return hit[0] if hit else None
 
-    def set(self, pos: int, mark: Mark, detail: str) -> None:
+    def set(self, pos: int, mark: Mark, detail: Said) -> None:
         self._cache[pos] = (mark, detail)
 
     def forget(self, pos: int) -> None:
@@ -69,16 +69,17 @@ def mark_of(verdict: str) -> Mark:
     return Mark.SKIP
 
 
-def brief(res: OpResult) -> str:
-    """`output.0 diverged (cos 0.548305, max abs 8.03)`: the outputs of a probe in one line."""
-    parts = []
+def brief(res: OpResult) -> Reason:
+    """What a probe's outputs say, each with its numbers (`output.0 diverged (cos 0.548305, max abs 8.03)`
+    in words): (label, verdict, cosine, max abs) where it has numbers, else (label, verdict, its reason or
+    None when good)."""
+    parts: list[tuple[object, ...]] = []
     for r in res.outputs:
         if r.verdict == IGNORED:
             continue
         st = r.stats
         if st is not None and st.cos is not None and r.verdict != "equal":
-            max_abs = f"{st.max_abs:.3g}" if st.max_abs is not None else "undefined"
-            parts.append(f"{r.label} {r.verdict} (cos {format_cos(st.cos)}, max abs {max_abs})")
+            parts.append((r.label, str(r.verdict), st.cos, st.max_abs))
         else:
-            parts.append(f"{r.label} {r.verdict}" + (f" ({r.reason})" if r.verdict not in GOOD else ""))
-    return "; ".join(parts) or res.verdict
+            parts.append((r.label, str(r.verdict), None if r.verdict in GOOD else r.reason))
+    return because(Why.PROBE, parts, str(res.verdict))

@@ -13,22 +13,17 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from dumptui.core.compare.metrics import format_cos
-from dumptui.core.compare.noise import floor_of, fmt_rel, least_precise
+from dumptui.core.compare.noise import floor_of, least_precise
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import EQUAL, IGNORED, NOT_COMPARABLE, UNREADABLE, rounding_explains
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
 from dumptui.core.model.dump import PARAMETER
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.scan import result_error
-
-ADVICE = {
-    CheckKind.NETWORK_INPUT: "check the preprocessing (the field guide's first precondition)",
-    "parameter": "check the checkpoint and its conversion",
-}
 
 
 def check_inputs(session: Session) -> list[InputCheck]:
@@ -60,7 +55,7 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
             p.ref.outputs.get(0) if p.ref else None,
             p.target.outputs.get(0) if p.target else None,
             p.how,
-            "dumped on one side only",
+            because(Why.ONE_SIDED),
         )
         return InputCheck(op.name, kind, r, CheckStatus.UNPAIRED, p.how, users)
     r = session.identical(p, "output", 0, "precondition")
@@ -94,10 +89,7 @@ def _carried_from_step(session: Session, check: InputCheck) -> None:
     if err is None or err.nonfinite or err.rel > CARRIED_WEIGHT * level:
         return
     check.status = CheckStatus.BENIGN
-    check.detail = (
-        f"carried from step {step}: this rank already differed there (up to {fmt_rel(level)}), and the optimizer "
-        f"updated the weights with it; its error {fmt_rel(err.rel)}; {numbers(check.result)}"
-    )
+    check.detail = because(Why.CARRIED_FROM_STEP, step, level, err.rel, numbers(check.result))
 
 
 def transformed_input(check: InputCheck, found: TransformCheck) -> InputCheck:
@@ -106,16 +98,16 @@ def transformed_input(check: InputCheck, found: TransformCheck) -> InputCheck:
     check.channels = list(found.bad_channels)
     if found.ok:
         check.status = CheckStatus.BENIGN
-        check.detail = f"{found.detail}; {numbers(check.result)} against the untransformed weight"
+        check.detail = because(Why.TRANSFORM_VERIFIED, found.detail, numbers(check.result))
     else:
-        check.detail = f"{found.detail}: check the conversion ({found.transform})"
+        check.detail = because(Why.TRANSFORM_WRONG, found.detail, found.transform)
     check.explains = dict(found.explains)
     return check
 
 
 def _explained_by_transforms(checks: list[InputCheck]) -> None:
     """Parameters on one side only that a verified transformation accounts for: benign, and said why."""
-    explains: dict[str, str] = {}
+    explains: dict[str, Said] = {}
     for c in checks:
         if c.transform:
             for name, why in c.explains.items():
@@ -204,14 +196,10 @@ def _carried_if_flowing(session: Session, check: InputCheck, flowing: _FlowingEr
     gain = session.thresholds.gain
     if level > 0 and err.rel <= gain * level:
         check.status = CheckStatus.BENIGN
-        check.detail = (
-            f"carried: its error {fmt_rel(err.rel)} is at the level of the error already flowing "
-            f"({fmt_rel(level)} at {source}, x{gain:g} allowed): computed outside the dump from what the network "
-            f"carries (a view, a split, a cast msprobe does not record); {numbers(check.result)}"
-        )
+        check.detail = because(Why.CARRIED_FLOWING, err.rel, level, source, gain, numbers(check.result))
 
 
-def _statistics_agree(r: TensorResult) -> str | None:
+def _statistics_agree(r: TensorResult) -> Reason | None:
     """Why a statistics-only pair shows no difference, or None. Statistics recorded by the dumping tool and
     statistics computed from a tensor differ by their own rounding (msprobe sums in float32): within the
     dtype's noise floor they cannot tell a difference, and "the input differs" would be an answer made by a
@@ -223,10 +211,7 @@ def _statistics_agree(r: TensorResult) -> str | None:
     floor = floor_of(dtype)
     if not rel or max(rel) > floor:
         return None
-    return (
-        f"statistics agree within the {dtype or 'float32'} noise floor ({fmt_rel(max(rel))} <= {fmt_rel(floor)}); "
-        "statistics only, a weaker check than tensors"
-    )
+    return because(Why.STATISTICS_AGREE, dtype or "float32", max(rel), floor)
 
 
 def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]) -> InputCheck:
@@ -257,7 +242,7 @@ def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]
             kind,
             r,
             CheckStatus.BENIGN,
-            f"close; computed in {'/'.join(sorted(low))} on one side (a precision change upstream); {numbers(r)}",
+            because(Why.CLOSE_LOWER_PRECISION, sorted(low), numbers(r)),
             users,
         )
     if fmt is not None:
@@ -266,20 +251,10 @@ def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]
             kind,
             r,
             CheckStatus.BENIGN,
-            f"differs only by {fmt} rounding (as a deliberate {fmt} conversion would give); {numbers(r)}",
+            because(Why.ROUNDING_ONLY, fmt, numbers(r)),
             users,
         )
-    advice = ADVICE.get(
-        kind, "no dumped op produces it: a weight (check the checkpoint) or an input from outside the dump"
-    )
-    return InputCheck(
-        name,
-        kind,
-        r,
-        CheckStatus.DIFFERS,
-        f"differs by more than fp16/bf16 rounding would explain; {numbers(r)}: {advice}",
-        users,
-    )
+    return InputCheck(name, kind, r, CheckStatus.DIFFERS, because(Why.BEYOND_ROUNDING, numbers(r), kind), users)
 
 
 def parameter_roots(checks: list[InputCheck], session: Session | None = None) -> list[Root]:
@@ -296,15 +271,16 @@ def parameter_roots(checks: list[InputCheck], session: Session | None = None) ->
                 continue
             seen.add(cons.key)
             if session is not None and _outputs_equal(session, cons):
-                c.detail += f"; it goes no further: every output of {cons.name} is equal"
+                c.detail = because(Why.GOES_NO_FURTHER, c.detail, cons.name)
                 continue
-            why = {
-                CheckKind.NETWORK_INPUT: f"the network input {c.name} differs: check the preprocessing",
-                CheckKind.PARAMETER: f"parameter {c.name}: {c.detail}"
-                if c.transform
-                else f"parameter {c.name} differs: check the checkpoint and its conversion",
-            }.get(
-                c.kind, f"input {c.name}, which no dumped op produces, differs (a weight, or computed outside the dump)"
+            why = (
+                because(Why.NETWORK_INPUT_DIFFERS, c.name)
+                if c.kind == CheckKind.NETWORK_INPUT
+                else because(Why.TRANSFORMED_PARAMETER, c.name, c.detail)
+                if c.kind == CheckKind.PARAMETER and c.transform
+                else because(Why.PARAMETER_DIFFERS, c.name)
+                if c.kind == CheckKind.PARAMETER
+                else because(Why.UNPRODUCED_INPUT_DIFFERS, c.name)
             )
             roots.append(
                 Root(
@@ -321,9 +297,9 @@ def _outputs_equal(session: Session, pair: OpPair) -> bool:
     return bool(outs) and all(r.verdict == EQUAL for r in outs)
 
 
-def numbers(r: TensorResult) -> str:
+def numbers(r: TensorResult) -> Said:
+    """The numbers a check's words quote: the cosine and the largest difference (the reason without them)."""
     st = r.stats
     if st is None:
         return r.reason
-    cos = format_cos(st.cos)
-    return f"cos {cos}, max abs {st.max_abs:.3g}" if st.max_abs is not None else f"cos {cos}"
+    return because(Why.NUMBERS, st.cos, st.max_abs)

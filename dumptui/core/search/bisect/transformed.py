@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from dumptui.core.compare.verdict import DIVERGED, judge
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
 from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.reason import Said
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
@@ -558,7 +560,7 @@ def _against(
     except (OSError, ValueError):
         return None
     tv = judge(st, session.thresholds, floor, kind)
-    verdict, reason = tv.verdict, tv.reason
+    verdict, reason = tv.verdict, cast(Said, tv.reason)
     if not found.ok and io == "input":
         verdict, reason = DIVERGED, found.detail
     what = (

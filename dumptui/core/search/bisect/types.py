@@ -91,8 +91,8 @@ class InputCheck:
     kind: CheckKind
     result: TensorResult
     status: CheckStatus
-    detail: str = ""
+    detail: Said = ""  # why it has its status (report/reasons.py words it)
     consumers: list[OpPair] = field(default_factory=list)
     transform: str = ""  # a transformation the target applied on purpose, verified (transformed.py): its name
     channels: list[int] = field(default_factory=list)  # output channels the transformation does not explain
-    explains: dict[str, str] = field(default_factory=dict)  # other parameters the transformation accounts for
+    explains: dict[str, Said] = field(default_factory=dict)  # other parameters the transformation accounts for

@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.replay import replay
 from dumptui.core.search.replay.args import OpArgs, normalise_axes
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -127,40 +128,7 @@ class PrecisionFinding:
     dev_replay: float = math.nan  # the device replay vs the exact one: the error that precision gives
     floor: float = math.nan
     how: str = ""  # "reproduces" | "same size"
-    note: str = ""  # why unknown
-
-    def sentence(self) -> str:
-        if self.cause == "precision":
-            if self.how == "reproduces":
-                return (
-                    f"precision: the op at {self.variant}, from the reference's inputs, reproduces the target's "
-                    f"output (off by {_f(self.dev_device)} of its RMS, within the {self.dtype} floor "
-                    f"{_f(self.floor)}; the exact op is off by {_f(self.dev_exact)}): keep it in float32"
-                )
-            return (
-                f"precision: the op at {self.variant}, from the reference's inputs, errs by {_f(self.dev_replay)} "
-                f"of its RMS, the same size as the target's {_f(self.dev_exact)} (another summation order rounds "
-                "differently): keep it in float32"
-            )
-        if self.cause == "semantics":
-            return (
-                f"not precision: at {self.dtype} the op, from the reference's inputs, is off by "
-                f"{_f(self.dev_replay)} of its RMS, the target by {_f(self.dev_exact)}; the target computes "
-                "another function (its implementation or definition differs): the remedy is the op"
-            )
-        if self.cause == "input":
-            return f"not the op: {self.note}"
-        if self.cause == "wiring":
-            return (
-                f"not the op: it computes what it should from what it gets, but the target's graph feeds it "
-                f"other inputs ({self.note}): the remedy is the graph (the converter, or the model code that "
-                "builds it)"
-            )
-        return f"precision or semantics not decided: {self.note}"
-
-
-def _f(v: float) -> str:
-    return "inf" if math.isinf(v) else ("nan" if math.isnan(v) else f"{v:.2e}")
+    note: Said = ""  # why unknown, or what differs (a weight, the wiring): report/reasons.py words it
 
 
 def deviation(want: np.ndarray, got: np.ndarray) -> float:
@@ -187,9 +155,9 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
     try:
         exact = replay(spec)[0]
     except ReplayUnsupported as e:
-        return PrecisionFinding("unknown", note=f"no replay: {e}")
+        return PrecisionFinding("unknown", note=because(Why.NO_REPLAY, str(e)))
     except (ValueError, FloatingPointError, KeyError) as e:
-        return PrecisionFinding("unknown", note=f"replay failed: {e}")
+        return PrecisionFinding("unknown", note=because(Why.REPLAY_FAILED, str(e)))
     got = np.asarray(target_out, dtype=np.float64)
     try:
         dev_exact = deviation(exact, got)
@@ -199,8 +167,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
         return PrecisionFinding(
             "unknown",
             dev_exact=dev_exact,
-            note=f"from the reference's inputs the op gives the target's output (off by {_f(dev_exact)}): "
-            "the difference comes in through its inputs",
+            note=because(Why.REPLAY_GIVES_TARGET, dev_exact),
         )
     best: PrecisionFinding | None = None
     closest: PrecisionFinding | None = None
