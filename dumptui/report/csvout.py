@@ -20,6 +20,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
+from dumptui.report.reasons import say_all
 from dumptui.report.selection import reason_text
 
 HEADER = [
@@ -110,7 +111,7 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
             "Bench Path": r.ref.path if r.ref else "",
         }
     )
-    messages = [reason_text(r.reason)] + list(r.notes)
+    messages = [reason_text(r.reason), *say_all(r.notes)]
     if st is not None:
         for col, attr in _METRIC_COLS:
             d[col] = _v(getattr(st, attr))

@@ -47,7 +47,7 @@ def tensor_result(r: TensorResult) -> dict:
         "slot": r.slot,
         "verdict": r.verdict,
         "reason": say(r.reason),
-        "notes": list(r.notes),
+        "notes": say_all(r.notes),
         "ref": tensor_side(r.ref),
         "target": tensor_side(r.target),
         "statistics_only": r.statistics_only,

@@ -302,6 +302,35 @@ def remedy_sentence(r: Remedy) -> str:
     return finding_sentence(r.finding) + (f"; {say(r.change)}" if r.change is not None else "")
 
 
+# ----------------------------------------------------------------------------------- transformed weights
+def _g(v: float) -> str:
+    return f"{v:.3g}" if math.isfinite(v) else "undefined"
+
+
+def _channel(part: tuple) -> str:
+    kind, c = part[0], part[1]
+    if kind == "bias":
+        return f"channel {c}: folded bias {_g(part[2])}, the reference's fold gives {_g(part[3])}"
+    if kind == "variance":
+        var, ref_var, whose, ratio = part[2:]
+        return (
+            f"channel {c}: folded with variance {_g(var)}, the reference's is {_g(ref_var)}"
+            + (f" (channel {whose}'s)" if whose is not None else "")
+            + f"; scale x{ratio:.3g} of γ/√(σ²+ε)"
+        )
+    if kind == "scale":
+        scale, ratio, folded, best = part[2:]
+        return (
+            f"channel {c}: scale {_g(scale)} dequantises to x{ratio:.3g} the reference weight"
+            f"{' (folded)' if folded else ''}; its int8 values imply scale {_g(best)}"
+        )
+    return f"channel {c}: off by {part[2]:.3g} quantisation steps, which no scale explains (the int8 values themselves differ)"
+
+
+def _channels(parts: tuple, more: int) -> str:
+    return "; ".join(_channel(p) for p in parts) + (f"; and {more} more channels" if more > 0 else "")
+
+
 _WORDS: dict[Why, Callable[..., str]] = {
     Why.UNCOMPARED: lambda: "its outputs could not be compared",
     Why.WIRING: _wiring,
@@ -459,6 +488,34 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.CHECK_DISCONTINUOUS: lambda target: f"check how the device's {target} is defined (a discontinuous op)",
     Why.KERNEL_DIFFERS: lambda target: (
         f"the device's {target} kernel computes another function: report it, or replace the op"
+    ),
+    Why.NO_SUCH_TENSOR: lambda ref_lacks: "no such tensor in the " + ("reference" if ref_lacks else "target"),
+    Why.REPAIRED: lambda side, what: f"{side}: repaired data, {what}",
+    Why.DTYPES_DIFFER: lambda rd, td: f"dtypes differ: {rd} vs {td} (compared as values)",
+    Why.SHAPES_DIFFER_NOTE: lambda rs, ts: f"shapes differ: {list(rs)} vs {list(ts)}, compared element by element",
+    Why.ON_STATISTICS: lambda: "compared on statistics (max/min/mean/L2), a weaker check than on tensors",
+    Why.SCALE_OF: lambda transform, op: f"the {transform} scale of {op}, verified with it",
+    Why.FOLDED_INTO: lambda op: f"folded into {op} by the target (verified with it)",
+    Why.FOLDED_BIAS: lambda: "the folded BatchNorm's bias β − μ·γ/√(σ²+ε), verified",
+    Why.FOLD_EPSILON: lambda eps, ref_eps: (
+        f"folded BatchNorm with epsilon {eps:.3g}, the reference's is {ref_eps:.3g} (every channel's folded scale "
+        "implies it)"
+    ),
+    Why.FOLD_WRONG: lambda parts, more: "folded BatchNorm wrong on " + _channels(parts, more),
+    Why.WORST_ROUNDING: lambda worst, dtype: f"largest deviation {worst:.2g} units of {dtype} rounding",
+    Why.WORST_STEP: lambda worst: f"largest deviation {worst:.2g} of a step",
+    Why.QUANTISED_WRONG: lambda transform, parts, more: f"{transform} weight wrong on " + _channels(parts, more),
+    Why.QUANTISED_OK: lambda transform, channels, folded, worst: (
+        f"{transform}: dequantised with its scales, every one of {channels} channels is within half a "
+        f"quantisation step of the reference's {'folded ' if folded else ''}weight ({worst})"
+    ),
+    Why.FOLD_OK: lambda channels, dtype, worst: (
+        "folded BatchNorm (W·γ/√(σ²+ε), bias β − μ·γ/√(σ²+ε)) recomputed from the reference's parameters: "
+        f"every one of {channels} channels agrees within {dtype} rounding ({worst})"
+    ),
+    Why.AGAINST_TRANSFORMED_WEIGHT: lambda transform: f"compared with the reference's weight transformed ({transform})",
+    Why.AGAINST_SCALED_OUTPUT: lambda: (
+        "compared with the reference's output scaled per channel by its BatchNorm's γ/√(σ²+ε) (folded)"
     ),
     Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
 }

@@ -22,7 +22,7 @@ from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
 from dumptui.report.looks import role
-from dumptui.report.reasons import remedy_sentence, say
+from dumptui.report.reasons import remedy_sentence, say, say_all
 from dumptui.report.selection import counts, reason_text
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -122,7 +122,7 @@ def reasons(results: list[TensorResult]) -> list[str]:
             continue
         line = f"{r.label}: {r.verdict} - {reason_text(r.reason)}"
         if r.notes:
-            line += " [" + "; ".join(r.notes) + "]"
+            line += " [" + "; ".join(say_all(r.notes)) + "]"
         out.append(line)
     return out
 

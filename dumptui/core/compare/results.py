@@ -24,7 +24,7 @@ class TensorResult:
     reason: Said = ""  # a Reason (report/reasons.py words it), or a reader's words about an unreadable file
     stats: PairStats | None = None
     tolerance: ElementTolerance | None = None
-    notes: Sequence[str] = ()  # kept as a tuple: no empty list per result
+    notes: Sequence[Said] = ()  # kept as a tuple: no empty list per result (report/reasons.py words them)
     statistics_only: bool = False
     # statistic-only comparisons: relative differences of max, min, mean, L2 (packed when all four are there)
     stat_rel: Mapping[str, float | None] | None = None

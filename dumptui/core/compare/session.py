@@ -44,7 +44,7 @@ from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.model.recordstats import RecordStats
 
 TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
-Prechecked = tuple[ElementTolerance, list[str], "Reason | None"]  # tolerance, notes, ignore reason
+Prechecked = tuple[ElementTolerance, list[Said], "Reason | None"]  # tolerance, notes, ignore reason
 
 
 def pair_key(ref: TensorRef | None, target: TensorRef | None) -> int:
@@ -150,7 +150,7 @@ class Session:
 
     @staticmethod
     def read_failed(
-        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[str]
+        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[Said]
     ) -> TensorResult:
         """A pair whose values could not be read although their headers could: the file that fails is found
         and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
@@ -176,11 +176,11 @@ class Session:
                 ref,
                 target,
                 ONLY_TARGET if ref is None else ONLY_REF,
-                "no such tensor in the " + ("reference" if ref is None else "target"),
+                because(Why.NO_SUCH_TENSOR, ref is None),
             )
         ignored = self.ignore_reason(pair, io, slot)
-        notes = [
-            f"{side}: repaired data, {t.repaired}"
+        notes: list[Said] = [
+            because(Why.REPAIRED, side, t.repaired)
             for side, t in (("ref", ref), ("target", target))
             if t.has_data and t.repaired
         ]
@@ -216,7 +216,7 @@ class Session:
                 notes=notes,
             )
         if ref.dtype != target.dtype:
-            notes.append(f"dtypes differ: {ref.dtype} vs {target.dtype} (compared as values)")
+            notes.append(because(Why.DTYPES_DIFFER, ref.dtype, target.dtype))
         return self.thresholds.tolerance(ref.dtype, target.dtype), notes, ignored
 
     def finish(
@@ -237,7 +237,7 @@ class Session:
         verdict, reason = tv.verdict, cast(Said, tv.reason)
         rs, ts = ref.shape or (), target.shape or ()
         if tuple(rs) != tuple(ts):
-            notes = notes + [f"shapes differ: {list(rs)} vs {list(ts)}, compared element by element"]
+            notes = [*notes, because(Why.SHAPES_DIFFER_NOTE, tuple(rs), tuple(ts))]
             if verdict != EQUAL:
                 verdict, reason = SHAPE_MISMATCH, because(Why.SHAPES_DIFFER, tuple(rs), tuple(ts), reason)
         if ignored:
@@ -252,7 +252,7 @@ class Session:
         ref: TensorRef,
         target: TensorRef,
         ignored: Reason | None,
-        notes: list[str],
+        notes: list[Said],
         purpose: str,
     ) -> TensorResult:
         """Statistic-only dumps: compare max/min/mean/L2 (a weaker check, and said so)."""
@@ -272,7 +272,7 @@ class Session:
         if tuple(differences) == recordstats.KEYS:  # kept for the session, one per pair: packed (recordstats.py)
             mx, mn, mean, l2 = differences.values()
             rel = RecordStats(recordstats.pack((mx, mn, mean, l2)))
-        notes.append("compared on statistics (max/min/mean/L2), a weaker check than on tensors")
+        notes.append(because(Why.ON_STATISTICS))
         return TensorResult(
             io,
             slot,

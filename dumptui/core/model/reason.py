@@ -86,6 +86,11 @@ class Why(Word):
     STATISTICS_IDENTICAL = "statistics-identical"  # ()
     STAT_WITHIN = "stat-within"  # (largest relative difference, statistic, limit)
     STAT_DIFFERS = "stat-differs"  # (statistic, relative difference, limit)
+    NO_SUCH_TENSOR = "no-such-tensor"  # (whether the reference lacks it)
+    REPAIRED = "repaired"  # (side, what was repaired)
+    DTYPES_DIFFER = "dtypes-differ"  # (reference dtype, target dtype): compared as values
+    SHAPES_DIFFER_NOTE = "shapes-differ-note"  # (reference shape, target shape): compared element by element
+    ON_STATISTICS = "on-statistics"  # ()
     STATISTICS_ONLY = "statistics-only"  # (the statistics' reason)
     DTYPES_INCOMPARABLE = "dtypes-incomparable"  # (reference dtype, target dtype)
     SHAPES_INCOMPARABLE = "shapes-incomparable"  # (reference shape, target shape, their element counts)
@@ -127,6 +132,21 @@ class Why(Word):
     CHANGE_TO_REFERENCE_OP = "change-to-reference-op"  # (target type, reference type)
     CHECK_DISCONTINUOUS = "check-discontinuous"  # (target type)
     KERNEL_DIFFERS = "kernel-differs"  # (target type)
+    # transformed weights (bisect/transformed.py)
+    SCALE_OF = "scale-of"  # (transformation, op)
+    FOLDED_INTO = "folded-into"  # (op)
+    FOLDED_BIAS = "folded-bias"  # ()
+    FOLD_EPSILON = "fold-epsilon"  # (epsilon the target implies, the reference's)
+    FOLD_WRONG = "fold-wrong"  # (per channel: ("bias", c, folded, expected) or ("variance", c, var, ref var,
+    #                              whose or None, scale ratio); channels not named)
+    WORST_ROUNDING = "worst-rounding"  # (largest deviation in units of rounding, dtype)
+    WORST_STEP = "worst-step"  # (largest deviation in quantisation steps)
+    QUANTISED_WRONG = "quantised-wrong"  # (transformation, per channel: ("scale", k, scale, ratio, folded,
+    #                                        implied scale) or ("steps", k, steps); channels not named)
+    QUANTISED_OK = "quantised-ok"  # (transformation, channels, folded, worst)
+    FOLD_OK = "fold-ok"  # (channels, dtype, worst)
+    AGAINST_TRANSFORMED_WEIGHT = "against-transformed-weight"  # (transformation)
+    AGAINST_SCALED_OUTPUT = "against-scaled-output"  # ()
     # joining reasons
     ALSO = "also"  # (reason, reason, ...): said one after the other
 

@@ -110,7 +110,7 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     if r.stat_rel:
         lines.append(Text("  relative differences: " + ", ".join(f"{k} {fmt.g(v)}" for k, v in r.stat_rel.items())))
     for n in r.notes:
-        lines.append(labelled("  note: ", "bold", n))
+        lines.append(labelled("  note: ", "bold", reason_text(n)))
     return lines
 
 

@@ -68,7 +68,7 @@ def test_fp16_region_is_close_not_diverged(demo_pair):
     fp16 = next(p for p in s.alignment.pairs if p.name == demo_pair.fp16_first)
     res = s.op_result(fp16)
     assert res.outputs[0].verdict == "close"
-    assert any("dtypes differ" in n for n in res.outputs[0].notes)
+    assert any("dtypes differ" in n for n in say_all(res.outputs[0].notes))
     casts = [p for p in s.alignment.unpaired() if p.target is not None and p.target.op_type == "Cast"]
     assert len(casts) >= 2
 

@@ -31,7 +31,7 @@ from dumptui.core.compare.verdict import DIVERGED, judge
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
 from dumptui.core.model.dump import Dump, Op, TensorRef
-from dumptui.core.model.reason import Said
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
@@ -54,13 +54,13 @@ class TransformCheck:
 
     transform: str  # "folded BatchNorm", "int8 per-channel", "folded BatchNorm + int8 per-tensor", ...
     ok: bool
-    detail: str  # the sentence shown for the weight
+    detail: Said  # what was verified, or what is wrong (report/reasons.py words it)
     bad_channels: list[int] = field(default_factory=list)
-    explains: dict[str, str] = field(default_factory=dict)  # other parameters this accounts for -> why
+    explains: dict[str, Said] = field(default_factory=dict)  # other parameters this accounts for -> why
     consumer_ref: str = ""  # key of the reference op that uses the weight
     consumer_target: str = ""
     floor: float = 0.0  # the int8 noise floor of the consumer's output (0 when not quantised)
-    worst: str = ""  # the largest deviation, in words
+    worst: Reason | None = None  # the largest deviation
     implied: np.ndarray | None = field(default=None, repr=False)  # per channel: target weight / expected
     expected: np.ndarray | None = field(default=None, repr=False)  # the reference's weight, transformed
     out_scale: np.ndarray | None = field(default=None, repr=False)  # folded BatchNorm: s per output channel
@@ -128,7 +128,7 @@ def verify(session: Session, p: OpPair) -> TransformCheck | None:
             _check_quantised(out, expected, w_tgt_raw, scales, fold is not None)
             out.floor = quantisation_floor(scales, w_ref)
             if chain.scale_name:
-                out.explains[chain.scale_name] = f"the {transform} scale of {tgt_op.name}, verified with it"
+                out.explains[chain.scale_name] = because(Why.SCALE_OF, transform, tgt_op.name)
         else:
             effective = _channels(w_tgt_raw.astype(np.float64))
             _check_rounded(out, expected, w_tgt_raw, tt.dtype)
@@ -138,7 +138,7 @@ def verify(session: Session, p: OpPair) -> TransformCheck | None:
     if fold is not None and bn is not None:
         _check_fold_bias(out, fold, bn)
         for n in bn.param_names:
-            out.explains.setdefault(n, f"folded into {tgt_op.name} by the target (verified with it)")
+            out.explains.setdefault(n, because(Why.FOLDED_INTO, tgt_op.name))
     if out.ok:
         out.detail = _ok_sentence(out, fold is not None, quantised, tt.dtype, w_ref.shape[0])
     return out
@@ -317,39 +317,28 @@ def _check_fold_bias(out: TransformCheck, fold: _Fold, bn: _BatchNorm) -> None:
                 out.bad_channels.append(int(c))
         out.bad_channels.sort()
         if bn.bias_name:
-            out.explains[bn.bias_name] = "the folded BatchNorm's bias β − μ·γ/√(σ²+ε), verified"
+            out.explains[bn.bias_name] = because(Why.FOLDED_BIAS)
     if out.bad_channels:
         out.ok = False
         out.detail = _fold_sentence(out, fold, bn)
 
 
-def _fold_sentence(out: TransformCheck, fold: _Fold, bn: _BatchNorm) -> str:
+def _fold_sentence(out: TransformCheck, fold: _Fold, bn: _BatchNorm) -> Reason:
     """Which channels are folded wrong, with the variance (or epsilon) the target's numbers imply."""
     implied = out.implied * fold.scale if out.implied is not None else None  # the target's γ/√(σ²+ε)
-    parts = []
+    parts: list[tuple[object, ...]] = []
     eps_guess = _epsilon_guess(implied, bn, out.bad_channels) if implied is not None else None
     if eps_guess is not None:
-        return (
-            f"folded BatchNorm with epsilon {eps_guess:.3g}, the reference's is {bn.eps:.3g} "
-            f"(every channel's folded scale implies it)"
-        )
+        return because(Why.FOLD_EPSILON, eps_guess, bn.eps)
     for c in out.bad_channels[:NAMED_CHANNELS]:
         s_t = float(implied[c]) if implied is not None else math.nan
         if implied is None or not np.isfinite(s_t) or s_t == 0 or abs(s_t / fold.scale[c] - 1) < 1e-3:
             # the weight agrees: only the bias is off, which the mean (or beta) explains
-            parts.append(
-                f"channel {c}: folded bias {_fmt(_bias_of(bn, c))}, the reference's fold gives {_fmt(fold.bias[c])}"
-            )
+            parts.append(("bias", c, float(_bias_of(bn, c)), float(fold.bias[c])))
             continue
         var_t = (bn.gamma[c] / s_t) ** 2 - bn.eps
-        whose = _whose(bn.var, var_t, c)
-        parts.append(
-            f"channel {c}: folded with variance {_fmt(var_t)}, the reference's is {_fmt(bn.var[c])}"
-            + (f" (channel {whose}'s)" if whose is not None else "")
-            + f"; scale x{s_t / fold.scale[c]:.3g} of γ/√(σ²+ε)"
-        )
-    more = len(out.bad_channels) - NAMED_CHANNELS
-    return "folded BatchNorm wrong on " + "; ".join(parts) + (f"; and {more} more channels" if more > 0 else "")
+        parts.append(("variance", c, float(var_t), float(bn.var[c]), _whose(bn.var, var_t, c), s_t / fold.scale[c]))
+    return because(Why.FOLD_WRONG, parts, len(out.bad_channels) - NAMED_CHANNELS)
 
 
 def _bias_of(bn: _BatchNorm, c: int) -> float:
@@ -399,7 +388,7 @@ def _check_rounded(out: TransformCheck, expected: np.ndarray, got: np.ndarray, d
     with np.errstate(all="ignore"):
         rel = np.abs(g - e) / (np.abs(e) + np.abs(e).max(axis=1, keepdims=True) * 2.0**-14 + 1e-30)
     worst = float(np.max(rel)) / unit if e.size else 0.0
-    out.worst = f"largest deviation {worst:.2g} units of {dtype or 'float32'} rounding"
+    out.worst = because(Why.WORST_ROUNDING, worst, dtype or "float32")
     if out.bad_channels:
         out.ok = False
 
@@ -424,29 +413,20 @@ def _check_quantised(
     over = np.abs(deq - e) / half  # in half steps
     bad = np.nonzero((over > 1).any(axis=1))[0]
     out.bad_channels = [int(k) for k in bad]
-    out.worst = f"largest deviation {float(over.max()) * 0.5 if over.size else 0:.2g} of a step"
+    out.worst = because(Why.WORST_STEP, float(over.max()) * 0.5 if over.size else 0.0)
     if not out.bad_channels:
         return
     out.ok = False
-    parts = []
+    parts: list[tuple[object, ...]] = []
     for k in out.bad_channels[:NAMED_CHANNELS]:
         den = float((qq[k] * qq[k]).sum())
         best = float((qq[k] * e[k]).sum() / den) if den else math.nan
         resid = np.abs(qq[k] * best - e[k]).max() if np.isfinite(best) else math.inf
         if np.isfinite(best) and resid <= 0.5 * abs(best) * STEP_SLACK * 1.5:
-            parts.append(
-                f"channel {k}: scale {_fmt(scales[k])} dequantises to x{scales[k] / best:.3g} the reference weight"
-                f"{' (folded)' if folded else ''}; its int8 values imply scale {_fmt(best)}"
-            )
+            parts.append(("scale", k, float(scales[k]), float(scales[k] / best), folded, best))
         else:
-            parts.append(
-                f"channel {k}: off by {float(over[k].max()) * 0.5:.3g} quantisation steps, "
-                "which no scale explains (the int8 values themselves differ)"
-            )
-    more = len(out.bad_channels) - NAMED_CHANNELS
-    out.detail = (
-        f"{out.transform} weight wrong on " + "; ".join(parts) + (f"; and {more} more channels" if more > 0 else "")
-    )
+            parts.append(("steps", k, float(over[k].max()) * 0.5))
+    out.detail = because(Why.QUANTISED_WRONG, out.transform, parts, len(out.bad_channels) - NAMED_CHANNELS)
 
 
 def _channel_scales(scale: np.ndarray, c: int) -> np.ndarray:
@@ -458,19 +438,10 @@ def _channel_scales(scale: np.ndarray, c: int) -> np.ndarray:
     return s
 
 
-def _ok_sentence(out: TransformCheck, folded: bool, quantised: bool, dtype: str | None, channels: int) -> str:
-    worst = out.worst
+def _ok_sentence(out: TransformCheck, folded: bool, quantised: bool, dtype: str | None, channels: int) -> Reason:
     if quantised:
-        what = (
-            f"{out.transform}: dequantised with its scales, every one of {channels} channels is within half a "
-            f"quantisation step of the reference's {'folded ' if folded else ''}weight ({worst})"
-        )
-    else:
-        what = (
-            f"folded BatchNorm (W·γ/√(σ²+ε), bias β − μ·γ/√(σ²+ε)) recomputed from the reference's parameters: "
-            f"every one of {channels} channels agrees within {dtype or 'float32'} rounding ({worst})"
-        )
-    return what
+        return because(Why.QUANTISED_OK, out.transform, channels, folded, out.worst)
+    return because(Why.FOLD_OK, channels, dtype or "float32", out.worst)
 
 
 def _unit(dtype: str | None) -> float:
@@ -485,10 +456,6 @@ def _read(t: TensorRef) -> np.ndarray:
     if dtypes.is_float(str(a.dtype)) or a.dtype.kind == "f":
         return a.astype(np.float64)
     return a
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.3g}" if np.isfinite(v) else "undefined"
 
 
 # ------------------------------------------------------------------------------------------- the consumer
@@ -564,9 +531,9 @@ def _against(
     if not found.ok and io == "input":
         verdict, reason = DIVERGED, found.detail
     what = (
-        f"compared with the reference's weight transformed ({found.transform})"
+        because(Why.AGAINST_TRANSFORMED_WEIGHT, found.transform)
         if io == "input"
-        else "compared with the reference's output scaled per channel by its BatchNorm's γ/√(σ²+ε) (folded)"
+        else because(Why.AGAINST_SCALED_OUTPUT)
     )
     res = TensorResult(io, slot, ref, tgt, verdict, reason, st, tol, (what,))
     session.substitute(res, final=not found.ok and io == "input")
