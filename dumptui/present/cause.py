@@ -27,7 +27,7 @@ from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
 from dumptui.report.cause import cause_sentence, fmt_gain, of_what, proof_words
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import difference_words, say_all
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
@@ -142,5 +142,5 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
         cause=cause,
         numbers=local_numbers(le) if le is not None else "",
         replay=replay_words(le),
-        differs=tuple(le.differs) if le is not None else (),
+        differs=tuple(difference_words(d) for d in le.differs) if le is not None else (),
     )

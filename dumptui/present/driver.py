@@ -170,7 +170,7 @@ class BisectDriver:
             probe_index=pair.index,
             probe_name=pair.label,
             probe_detail=say(brief(res)),
-            pending=f"known once every op above it is judged ({self.bi.scan_reason()})",
+            pending=f"known once every op above it is judged ({say(self.bi.scan_reason())})",
             notes=tuple(say_all(self.bi.notes)),
         )
 
@@ -326,7 +326,7 @@ class BisectDriver:
             ),
             can_undo=bi.can_undo,
             search=bi.search if bi.started else "",
-            search_reason=bi.search_reason,
+            search_reason=say(bi.search_reason),
             benign=benign,
             points=self._points(),
             selections=_selections(bi),

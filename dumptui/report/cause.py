@@ -12,7 +12,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.bisect import InputCheck, Root
 from dumptui.core.search.cause import Basis, root_cause
 from dumptui.core.search.localerror import LocalError, LocalRule
-from dumptui.report.reasons import fmt_gain, replay_sentence, say
+from dumptui.report.reasons import differences_words, fmt_gain, replay_sentence, say
 from dumptui.report.selection import proof_sentence
 
 
@@ -41,7 +41,7 @@ def proof_words(le: LocalError | None) -> str:
         LocalRule.WIRING: "its wiring decides",
         LocalRule.WITHIN_FLOOR: "its output is within the noise floor",
     }.get(le.rule)
-    return f"{le.replay_note}: {decided}" if decided else le.replay_note
+    return f"{say(le.replay_note)}: {decided}" if decided else say(le.replay_note)
 
 
 def _output_words(le: LocalError | None, res: OpResult | None) -> str:
@@ -66,7 +66,7 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
     basis = cause.basis
     if basis == Basis.DEFINITION:
         assert le is not None
-        return cause.kind, f"its definition differs ({'; '.join(le.differs)}), and {out}"
+        return cause.kind, f"its definition differs ({differences_words(le.differs)}), and {out}"
     if basis in (Basis.PRECONDITION, Basis.ENGINE_REASON):
         # a weight or input the preconditions found differing: their reason names what (a folded BatchNorm's
         # channel and variance, an int8 scale, the rounding it exceeds); wired otherwise: which input carries which
@@ -98,7 +98,7 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
     if basis == Basis.REPLAY_BROKEN:
         # the replay proves it: the strongest cause first, then what differs in its definition (a vendor
         # kernel in the reference op's place), which alone proves nothing
-        differs = f"; its definition differs ({'; '.join(le.differs)})" if le.differs else ""
+        differs = f"; its definition differs ({differences_words(le.differs)})" if le.differs else ""
         return (
             cause.kind,
             f"error is born here: {ins}, {out}, and the op recomputed on its own inputs disagrees{differs}",

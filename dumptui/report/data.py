@@ -15,7 +15,7 @@ from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
 from dumptui.report import selection as selection_words
 from dumptui.report.cause import fmt_gain, why
-from dumptui.report.reasons import replay_sentence, say, say_all
+from dumptui.report.reasons import difference_words, replay_sentence, say, say_all
 
 
 def num(v: Any) -> Any:
@@ -106,7 +106,7 @@ def local_error(le: LocalError | None) -> dict | None:
         "gain_words": fmt_gain(le.gain_rel),
         "floor": num(le.floor),
         "floor_dtype": le.floor_dtype,
-        "differs": list(le.differs),
+        "differs": [difference_words(d) for d in le.differs],
         "replay": None
         if rp is None
         else {
@@ -118,7 +118,7 @@ def local_error(le: LocalError | None) -> dict | None:
             "error_margin": num(rp.error_margin) if rp.sample else None,
             "sentence": replay_sentence(rp),
         },
-        "replay_note": le.replay_note or None,
+        "replay_note": say(le.replay_note) or None,
         "selection": selection_words.proof_json(le.selection),
     }
 
@@ -253,7 +253,7 @@ def bisect_report(bi: Bisection) -> dict:
             }
             for r in roots
         ],
-        "search": {"kind": bi.search, "reason": bi.search_reason},
+        "search": {"kind": bi.search, "reason": say(bi.search_reason)},
         "benign": benign_evidence(bi) if culprit is None else [],
         "flips": [selection_words.site_json(f) for f in flips_of(bi)],
         "error_sources": [

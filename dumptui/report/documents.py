@@ -11,7 +11,7 @@ from dumptui.core.search.compare_all import Comparison
 from dumptui.core.search.remedy import remedies
 from dumptui.report import data
 from dumptui.report import selection as selection_words
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import say, say_all
 from dumptui.report.remedy import remedy_section
 
 
@@ -66,7 +66,7 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
         ],
         "roots": [data.root(r, session, comparison.bisection.checks or []) for r in comparison.roots],
         "remedy": remedy_section(remedies(session, comparison.roots)),
-        "search": {"kind": comparison.bisection.search, "reason": comparison.bisection.search_reason},
+        "search": {"kind": comparison.bisection.search, "reason": say(comparison.bisection.search_reason)},
         "benign": data.benign_evidence(comparison.bisection),
         "flips": [selection_words.site_json(f) for f in data.flips_of(comparison.bisection)],
         "damaged_tensors": data.damaged_tensors(session),

@@ -15,7 +15,7 @@ from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
-from dumptui.core.search.localerror import ReplayProof
+from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
 from dumptui.core.search.remedy import Remedy
 from dumptui.core.search.replay.precision import PrecisionFinding
 
@@ -89,8 +89,22 @@ def sample_words(p: ReplayProof) -> str:
     )
 
 
-def _differs(differs: tuple[str, ...], lead: str = "; ") -> str:
-    return f"{lead}{'; '.join(differs)}" if differs else ""
+def difference_words(d: Difference) -> str:
+    """One difference of an op's definition: `op type Floor vs Trunc`, `attribute format: "NCHW" vs "NHWC"`,
+    `constant input.1: 0.5 vs 500`."""
+    if d.kind == DiffKind.OP_TYPE:
+        return f"op type {d.ref} vs {d.target}"
+    if d.kind == DiffKind.ATTRIBUTE:
+        return f"attribute {d.name}: {d.ref} vs {d.target}"
+    return f"constant input.{d.slot}: {d.ref} vs {d.target}"
+
+
+def differences_words(differs: Iterable[Difference]) -> str:
+    return "; ".join(difference_words(d) for d in differs)
+
+
+def _differs(differs: tuple[Difference, ...], lead: str = "; ") -> str:
+    return f"{lead}{differences_words(differs)}" if differs else ""
 
 
 def _then(r: Reason | None) -> str:
@@ -119,7 +133,7 @@ def _cos_alarm(out_cos: float, cos: float, in_cos: float | None) -> str:
     return f"cosine {format_cos(out_cos)} < --cos {cos} here, {ins}: the cosine alarm given"
 
 
-def _replay_broken(p: ReplayProof, differs: tuple[str, ...]) -> str:
+def _replay_broken(p: ReplayProof, differs: tuple[Difference, ...]) -> str:
     return replay_sentence(p) + _differs(differs)
 
 
@@ -128,7 +142,13 @@ def _replay_matches(p: ReplayProof, unjudged: Reason | None) -> str:
 
 
 def _sparse(
-    out_tail: float, in_tail: float, dtype: str, floor: float, out_rel: float, differs: tuple[str, ...], note: str
+    out_tail: float,
+    in_tail: float,
+    dtype: str,
+    floor: float,
+    out_rel: float,
+    differs: tuple[Difference, ...],
+    note: str,
 ) -> str:
     src = "none of its inputs' elements are" if in_tail == 0 else f"{in_tail:.1%} of its inputs' are"
     extent = "a sparse error" if out_tail <= SPARSE else "an error"
@@ -146,7 +166,7 @@ def _gain(
     floor: float,
     g_rel: float,
     g_abs: float,
-    differs: tuple[str, ...],
+    differs: tuple[Difference, ...],
     replay: ReplayProof | None,
     note: str,
 ) -> str:
@@ -160,7 +180,9 @@ def _gain(
     return text + (f" ({note})" if note else "")
 
 
-def _gain_below(out_rel: float, g_rel: float, gain: float, differs: tuple[str, ...], unjudged: Reason | None) -> str:
+def _gain_below(
+    out_rel: float, g_rel: float, gain: float, differs: tuple[Difference, ...], unjudged: Reason | None
+) -> str:
     text = f"output error {fmt_rel(out_rel)}, x{fmt_gain(g_rel)} what its inputs carry (< x{gain:g}): carried in"
     return text + _differs(differs, "; note: ") + _then(unjudged)
 
@@ -331,6 +353,33 @@ def _channels(parts: tuple, more: int) -> str:
     return "; ".join(_channel(p) for p in parts) + (f"; and {more} more channels" if more > 0 else "")
 
 
+# ---------------------------------------------------------------------------------------------- the scan
+def _error(err: tuple[int, float]) -> str:
+    """A tensor's error: where NaN/Inf differ, else its trimmed mean error relative to its RMS."""
+    nonfinite, rel = err
+    return f"NaN/Inf differ at {nonfinite} positions" if nonfinite else f"error {fmt_rel(rel)} of its RMS"
+
+
+def _noise(one_sided: int, types: tuple[str, ...], mixed: int, low: str | None) -> str:
+    parts = []
+    if one_sided:
+        parts.append(f"{one_sided} ops on one side only ({', '.join(types)})")
+    if mixed:
+        parts.append(f"{mixed} outputs in another dtype on the target")
+    if low is not None:
+        parts.append(f"the target computes in {low}")
+    return "; ".join(parts)
+
+
+def _noisy_pair(noise: str | None, rounded: tuple[str, ...], transformed: tuple[str, ...]) -> str:
+    parts = [noise] if noise else []
+    for words, names in (("rounded", rounded), ("transformed", transformed)):
+        if names:
+            named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            parts.append(f"{len(names)} inputs/weights {words} ({named})")
+    return "noisy pair: " + "; ".join(parts)
+
+
 _WORDS: dict[Why, Callable[..., str]] = {
     Why.UNCOMPARED: lambda: "its outputs could not be compared",
     Why.WIRING: _wiring,
@@ -360,7 +409,7 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.OWN_OUTPUT_UNREADABLE: lambda why: f"its output could not be read ({why})",
     Why.UNPRODUCED_DIFFERS: _unproduced_differs,
     Why.OTHER_INPUTS: lambda carried, floor: f"its other {_inputs(carried, floor)}",
-    Why.DEFINITION_DIFFERS: lambda differs: f"its definition differs ({'; '.join(differs)})",
+    Why.DEFINITION_DIFFERS: lambda differs: f"its definition differs ({differences_words(differs)})",
     Why.OUTPUT_NOT_JUDGED: lambda label, tensor, why: (
         f"{label} {tensor} could not be read ({why}): that op could not be judged"
     ),
@@ -517,5 +566,23 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.AGAINST_SCALED_OUTPUT: lambda: (
         "compared with the reference's output scaled per channel by its BatchNorm's γ/√(σ²+ε) (folded)"
     ),
+    Why.WIRED: lambda pairs: "; ".join(f"input.{k} carries the reference's input.{j}" for k, j in pairs),
+    Why.OUTPUT_SLOT_NOT_ON_BOTH: lambda slot: f"output.{slot} is not dumped on both sides",
+    Why.NOT_REPLAYED_SIZE: lambda n, limit: f"not replayed: {n} input elements (limit {limit})",
+    Why.REPLAY_NO_OUTPUT: lambda op_type, slot: f"the replay of {op_type} gives no output.{slot}",
+    Why.CARRIES_REF_INPUT: lambda j: f"carries the reference's input.{j}: wired otherwise",
+    Why.COMES_UNJUDGED: lambda err, where: (
+        (f"{_error(err)}; " if err is not None else "") + f"it comes {where}, which could not be judged"
+    ),
+    Why.CARRIED_NOISE: lambda err: (
+        (f"{_error(err)}, " if err is not None else "") + "carried precision noise (no root of divergence upstream)"
+    ),
+    Why.SELECTION_TOO_LARGE: lambda n, limit: f"selection not judged: {n} elements (limit {limit})",
+    Why.SELECTION_NOT_JUDGED: lambda why: f"selection not judged: {why}",
+    Why.NOISE: _noise,
+    Why.NOISY_PAIR: _noisy_pair,
+    Why.DATAFLOW_INFERRED: lambda: "the dataflow is inferred from the records, not read from a graph: every op judged",
+    Why.CLEAN_PAIR: lambda: "clean pair: same dtypes, same ops, equal inputs and weights",
+    Why.COMPARE_READS_ALL: lambda: "compare reads every op",
     Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
 }

@@ -22,7 +22,7 @@ from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
 from dumptui.report.looks import role
-from dumptui.report.reasons import remedy_sentence, say, say_all
+from dumptui.report.reasons import difference_words, remedy_sentence, say, say_all
 from dumptui.report.selection import counts, reason_text
 
 # verdict role (core/compare/verdict.py) -> rich style
@@ -186,7 +186,7 @@ def print_local(console: Console, le: LocalError | None) -> None:
     elif le.replay_note:
         console.print(f"  proof: {name(proof_words(le))}")
     for d in le.differs:
-        console.print(f"  differs: {name(fmt.short_types(d))}")
+        console.print(f"  differs: {name(fmt.short_types(difference_words(d)))}")
 
 
 def print_checks(console: Console, checks: list[InputCheck]) -> None:

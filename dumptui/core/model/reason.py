@@ -147,6 +147,21 @@ class Why(Word):
     FOLD_OK = "fold-ok"  # (channels, dtype, worst)
     AGAINST_TRANSFORMED_WEIGHT = "against-transformed-weight"  # (transformation)
     AGAINST_SCALED_OUTPUT = "against-scaled-output"  # ()
+    # the scan (search/scan.py, search/selection.py) and why a search scans
+    WIRED = "wired"  # ((target slot, the reference slot it carries), ...)
+    OUTPUT_SLOT_NOT_ON_BOTH = "output-slot-not-on-both"  # (slot)
+    NOT_REPLAYED_SIZE = "not-replayed-size"  # (input elements, limit)
+    REPLAY_NO_OUTPUT = "replay-no-output"  # (op type, slot)
+    CARRIES_REF_INPUT = "carries-ref-input"  # (the reference's slot it carries)
+    COMES_UNJUDGED = "comes-unjudged"  # ((NaN/Inf positions, relative error) or None, where it comes from)
+    CARRIED_NOISE = "carried-noise"  # ((NaN/Inf positions, relative error) or None)
+    SELECTION_TOO_LARGE = "selection-too-large"  # (elements, limit)
+    SELECTION_NOT_JUDGED = "selection-not-judged"  # (why)
+    NOISE = "noise"  # (ops on one side only, their op types (4 at most), outputs in another dtype, low dtype)
+    NOISY_PAIR = "noisy-pair"  # (NOISE or None, rounded inputs/weights, transformed ones)
+    DATAFLOW_INFERRED = "dataflow-inferred"  # ()
+    CLEAN_PAIR = "clean-pair"  # ()
+    COMPARE_READS_ALL = "compare-reads-all"  # ()
     # joining reasons
     ALSO = "also"  # (reason, reason, ...): said one after the other
 

@@ -14,6 +14,7 @@ from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.processes import ComparePool, shared_processes
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
+from dumptui.core.model.reason import Why, because
 from dumptui.core.search.bisect import Bisection, Root
 from dumptui.core.search.judgement import RunJudgement, judge
 from dumptui.core.search.localerror import LocalError
@@ -43,7 +44,7 @@ def every_op_judged(
     bi = Bisection(session, use_graph=use_graph, workers=workers)
     bi.prepare(progress, cancelled)
     if bi.scan_result is None:
-        bi.use_scan("compare reads every op", progress, cancelled)
+        bi.use_scan(because(Why.COMPARE_READS_ALL), progress, cancelled)
     return bi
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from dumptui.core.compare.hints import DISCONTINUOUS
 from dumptui.core.compare.noise import TensorError
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.reason import NO_REASON, Reason, Why, because
+from dumptui.core.model.reason import NO_REASON, Reason, Said, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search.selection import SelectionCode, SelectionProof
 
@@ -78,20 +78,16 @@ class DiffKind(Word):
     CONSTANT = "constant input"
 
 
-class Difference(str):
-    """One difference in an op's definition: its words (a str, as every view prints it) and its kind and
-    slot as codes, so the engine and the views decide by the code and never parse the words."""
+@dataclass(frozen=True)
+class Difference:
+    """One difference in an op's definition: what differs (a code), where, and each side's value as the
+    dump writes it (report/reasons.py `difference_words` says it)."""
 
     kind: DiffKind
-    slot: int | None
-
-    def __new__(cls, text: str, kind: DiffKind, slot: int | None = None) -> "Difference":
-        self = super().__new__(cls, text)
-        self.kind, self.slot = kind, slot
-        return self
-
-    def __getnewargs__(self) -> tuple[str, DiffKind, int | None]:  # type: ignore[override]
-        return str(self), self.kind, self.slot
+    ref: str
+    target: str
+    slot: int | None = None  # a constant input's slot
+    name: str = ""  # an attribute's name
 
 
 TAIL_SHARE = 0.01  # a share of elements far off that is a sparse error, not a few jumps (the trim is 1 %)
@@ -138,7 +134,7 @@ class LocalError:
     floor_dtype: str | None
     differs: list[Difference] = field(default_factory=list)  # constants / attributes / op type that differ
     replay: ReplayProof | None = None
-    replay_note: str = ""  # why there is no replay, when there is none (a code of replay/: report words it)
+    replay_note: Said = ""  # why there is no replay, when there is none (report/reasons.py words it)
     kind: LocalKind = LocalKind.UNKNOWN
     rule: LocalRule = LocalRule.UNCOMPARED  # which rule decided `kind`
     why: Reason = NO_REASON  # which rule decided, with its numbers (report/reasons.py words it)
@@ -148,7 +144,7 @@ class LocalError:
     in_tail: float = 0.0  # the same, the largest of its data inputs
     out_cos: float | None = None  # the lowest cosine of its outputs, of its data inputs
     in_cos: float | None = None
-    wiring: str = ""  # how the target's inputs are wired otherwise than the reference's ("inputs 0 and 1 swapped")
+    wiring: Reason | None = None  # how the target's inputs are wired otherwise than the reference's (WIRED)
     unjudged: str = ""  # the op on one side only that its worst data input comes from (it could not be judged)
     unjudged_flow: bool = False  # that input carries error far above the floor: the answer cannot be "noise"
     statistics_only: bool = False  # its output was compared on statistics (max/min/mean/L2), not elements

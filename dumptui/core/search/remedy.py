@@ -53,7 +53,7 @@ class Remedy:
         return self.finding.cause
 
 
-def remedy_for(session: Session, pair: OpPair, differs: Said = "", wiring: str = "") -> Remedy:
+def remedy_for(session: Session, pair: OpPair, differs: Said = "", wiring: Reason | None = None) -> Remedy:
     """The cause of one culprit and its remedy (reads the reference's inputs and the target's output).
     `differs`: the root is a weight or network input that differs (the preconditions' sentence): the remedy
     is that input, not the op. `wiring`: the op gets other inputs than the reference's (localerror's
@@ -103,7 +103,7 @@ def remedy_of_root(session: Session, root: Root) -> Remedy:
     remedied there (the preconditions' sentence), one whose inputs are wired otherwise by the graph, else by
     the op's precision or definition."""
     differs = root.why if root.kind != RootKind.OUTPUTS else ""
-    return remedy_for(session, root.pair, differs, root.local.wiring if root.local else "")
+    return remedy_for(session, root.pair, differs, root.local.wiring if root.local else None)
 
 
 def _device_dtypes(pair: OpPair) -> list[str]:

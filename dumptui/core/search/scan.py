@@ -48,7 +48,7 @@ from dumptui.core.compare.verdict import (
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, TensorRef
-from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search import replay
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import (
@@ -186,10 +186,8 @@ def measured(session: Session, res: OpResult, roles: dict[int, str] | None = Non
     le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
     le.statistics_only = any(r.statistics_only for r in res.outputs if r.slot == out_slot)
     data_slots = sorted(s for s, role in roles.items() if role == "data")
-    le.wiring = "; ".join(
-        f"input.{k} carries the reference's input.{j}"
-        for k, j in wiring(session.ref, session.target, session.alignment, pair, data_slots)
-    )
+    wired = wiring(session.ref, session.target, session.alignment, pair, data_slots)
+    le.wiring = because(Why.WIRED, wired) if wired else None
     if in_slot is not None:
         unjudged = unjudged_origins(session.ref, session.target, session.alignment, pair, in_slot)
         le.unjudged = " and ".join(f"into input.{in_slot} {words}" for words in unjudged)
@@ -256,9 +254,9 @@ def _differences(res: OpResult, roles: dict[int, str]) -> list[Difference]:
     out = []
     if pair.ref is not None and pair.target is not None:
         if pair.ref.op_type != pair.target.op_type:
-            out.append(Difference(f"op type {pair.ref.op_type} vs {pair.target.op_type}", DiffKind.OP_TYPE))
+            out.append(Difference(DiffKind.OP_TYPE, pair.ref.op_type, pair.target.op_type))
         for k, (a, b) in attribute_diff(pair.ref.attrs, pair.target.attrs).items():
-            out.append(Difference(f"attribute {k}: {a} vs {b}", DiffKind.ATTRIBUTE))
+            out.append(Difference(DiffKind.ATTRIBUTE, str(a), str(b), name=k))
     for r in res.inputs:
         if (
             roles.get(r.slot) == "constant"
@@ -266,14 +264,12 @@ def _differences(res: OpResult, roles: dict[int, str]) -> list[Difference]:
             and r.ref is not None
             and r.target is not None
         ):
-            out.append(
-                Difference(f"constant input.{r.slot}: {_value(r.ref)} vs {_value(r.target)}", DiffKind.CONSTANT, r.slot)
-            )
+            out.append(Difference(DiffKind.CONSTANT, _value(r.ref), _value(r.target), r.slot))
     for slot, role in roles.items():
         if role == "constant" and slot not in {r.slot for r in res.inputs}:
             texts = [s.ref if s is not None else None for s in input_source(pair, slot)]
             if texts[0] is not None and texts[1] is not None and texts[0] != texts[1]:
-                out.append(Difference(f"constant input.{slot}: {texts[0]} vs {texts[1]}", DiffKind.CONSTANT, slot))
+                out.append(Difference(DiffKind.CONSTANT, str(texts[0]), str(texts[1]), slot))
     return out
 
 
@@ -307,18 +303,18 @@ class ReplayPlan:
     slot: int
 
 
-def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, str]:
+def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, Said]:
     """The replay of the op's output `slot`, or None and why there is none."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
-        return None, "dumped on one side only"
+        return None, because(Why.ONE_SIDED)
     if not replay.supported(ref.op_type):
-        return None, f"no replay for {ref.op_type}"
+        return None, because(Why.NO_REPLAY_FOR, ref.op_type)
     if slot not in ref.outputs or slot not in tgt.outputs:
-        return None, f"output.{slot} is not dumped on both sides"
+        return None, because(Why.OUTPUT_SLOT_NOT_ON_BOTH, slot)
     n = sum(t.size or 0 for t in list(ref.inputs.values()) + list(tgt.inputs.values()))
     if n > REPLAY_MAX_ELEMENTS:
-        return None, f"not replayed: {n} input elements (limit {REPLAY_MAX_ELEMENTS})"
+        return None, because(Why.NOT_REPLAYED_SIZE, n, REPLAY_MAX_ELEMENTS)
     outs = (ref.outputs[slot], tgt.outputs[slot])
     return ReplayPlan(
         op_type=ref.op_type,
@@ -334,7 +330,7 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
     ), ""
 
 
-def run_replay(plan: ReplayPlan) -> tuple[ReplayProof | None, str]:
+def run_replay(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:
     """Recompute the reference op's definition on each side's own inputs; (proof, or None and why not)."""
     return run_replays_here([plan])[0]
 
@@ -344,10 +340,10 @@ _Compared = tuple[np.ndarray, np.ndarray, ElementTolerance, "np.ndarray | None",
 REPLAYS_AT_ONCE = 1 << 20  # output elements of the replays whose deviations are computed together
 
 
-def run_replays_here(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, str]]:
+def run_replays_here(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, Said]]:
     """run_replay of each plan, in this process; the deviations of small outputs computed together
     (smallpairs.py: the same numbers as one at a time), REPLAYS_AT_ONCE output elements at a time."""
-    out: list[tuple[ReplayProof | None, str]] = []
+    out: list[tuple[ReplayProof | None, Said]] = []
     held: list[tuple[ReplayPlan, list[_Compared]]] = []
     size = 0
 
@@ -374,7 +370,7 @@ def run_replays_here(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, 
     return out
 
 
-def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, str]:
+def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, Said]:
     """Each side's recomputation (rounded to its output's dtype) beside its dumped output, at the positions
     compared; or None and why there is none."""
     slot = plan.slot
@@ -400,7 +396,7 @@ def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, str]:
             if at is None:
                 want = replay.replay(spec)
                 if slot not in want:
-                    return None, f"the replay of {plan.op_type} gives no output.{slot}"
+                    return None, because(Why.REPLAY_NO_OUTPUT, plan.op_type, slot)
             got = _read(out_t)
             if at is None:
                 positions = sample_positions(got.size)
@@ -448,12 +444,12 @@ def _shipped(plan: ReplayPlan) -> ReplayPlan | None:
     )
 
 
-def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, str]:
+def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:
     """In a worker process: the tensors back from their specs, then the replay."""
     return run_replay(_unshipped(plan))
 
 
-def _run_shipped_many(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, str]]:
+def _run_shipped_many(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, Said]]:
     """In a worker process: several replays, their small outputs' deviations computed together."""
     return run_replays_here([_unshipped(plan) for plan in plans])
 
@@ -468,7 +464,7 @@ def _unshipped(plan: ReplayPlan) -> ReplayPlan:
 
 def run_replays(
     plans: list[ReplayPlan], workers: int | ComparePool | None = None, cancelled: Callable[[], bool] | None = None
-) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
+) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
     """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
     started for them when there are enough bytes to read (both cores: the replays were half a noisy scan),
     else here. A plan whose tensors cannot be described to a worker runs here. (Within a command's
@@ -512,7 +508,7 @@ class StreamedReplays:
         self.workers = max(1, workers)
         self.count = 0
         self._pending: list[tuple[int, ReplayPlan]] = []
-        self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, str]]]]] = []
+        self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, Said]]]]] = []
         self._here: list[tuple[int, ReplayPlan]] = []
 
     def add(self, key: int, plan: ReplayPlan) -> None:
@@ -535,7 +531,7 @@ class StreamedReplays:
 
     def results(
         self, cancelled: Callable[[], bool] | None = None
-    ) -> Iterator[tuple[int, tuple[ReplayProof | None, str]]]:
+    ) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
         """(key, (proof or None, why not)) of every plan added."""
         # the last plans split among the workers: nothing else is left for them, and this process waits for
         # these (as one task, one worker ran up to 127 replays while the other idled: 40-160 ms of a noisy
@@ -559,7 +555,7 @@ class StreamedReplays:
                 future.cancel()
 
 
-def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, str]:
+def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, Said]:
     """The replay of one op here and now (the bisection's probes, the culprit checks)."""
     plan, why = replay_plan(session, pair, roles, slot)
     return run_replay(plan) if plan is not None else (None, why)
@@ -771,7 +767,7 @@ def rejudge(
     def now(r: TensorResult) -> TensorResult:  # two ops may read one file: the later sees the earlier's verdict
         return judged.get(pair_key(r.ref, r.target)) or before.tensor(r)
 
-    def restate(r: TensorResult, verdict: str, reason: str) -> None:
+    def restate(r: TensorResult, verdict: str, reason: Said) -> None:
         if not session.is_final(r):  # a result computed against a transformed reference keeps its own
             judged[pair_key(r.ref, r.target)] = restated(r, verdict, reason)
 
@@ -787,13 +783,11 @@ def rejudge(
         for cached in res.inputs:
             r = now(cached)
             if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
-                restate(r, DIVERGED, f"carries the reference's input.{swapped[r.slot]}: wired otherwise")
+                restate(r, DIVERGED, because(Why.CARRIES_REF_INPUT, swapped[r.slot]))
             elif roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
                 through = _one_sided(session, le.pair, r.slot)
                 if through and r.verdict == DIVERGED and not r.statistics_only:
-                    err = result_error(r)
-                    said = f"{err.describe()}; " if err is not None else ""
-                    restate(r, DIVERGED, f"{said}it comes {through}, which could not be judged")
+                    restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
                 elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
                     restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
         for cached in res.outputs:
@@ -842,7 +836,7 @@ def _reach_into(session: Session, sr: ScanResult, pair: OpPair, slot: int, pos: 
     return min(reached) if reached else None
 
 
-def _flipped_or(sr: ScanResult, flip: int | None, r: TensorResult, why: str) -> tuple[Verdict, str]:
+def _flipped_or(sr: ScanResult, flip: int | None, r: TensorResult, why: Reason) -> tuple[Verdict, Said]:
     """A tensor carried without a root: flipped (with its reason code) where a flipped selection reaches it,
     else close, carried precision noise (`why`)."""
     reason = _flip_reason(sr, flip, r)
@@ -866,19 +860,22 @@ def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
     return " and ".join(unjudged_origins(session.ref, session.target, session.alignment, pair, slot))
 
 
-def _carried(r: TensorResult, tainted: bool, cos: float | None) -> str:
-    """Why `r` is carried precision noise ("" when it is not: it agrees, a root may feed it, NaN/Inf, or its
+def _carried(r: TensorResult, tainted: bool, cos: float | None) -> Reason | None:
+    """Why `r` is carried precision noise (None when it is not: it agrees, a root may feed it, NaN/Inf, or its
     cosine is below the user's `--cos`, which calls it diverged whatever its context)."""
     if r.verdict != DIVERGED or tainted:
-        return ""
+        return None
     if cos is not None and r.stats is not None and r.stats.cos is not None and r.stats.cos < cos:
-        return ""
+        return None
     err = result_error(r)
     if err is not None and err.nonfinite:
-        return ""  # NaN/Inf differences are never noise
-    if err is None:
-        return "carried precision noise (no root of divergence upstream)"
-    return f"{err.describe()}, carried precision noise (no root of divergence upstream)"
+        return None  # NaN/Inf differences are never noise
+    return because(Why.CARRIED_NOISE, _error_numbers(err))
+
+
+def _error_numbers(err: TensorError | None) -> tuple[int, float] | None:
+    """A tensor's error as its reasons quote it: (positions where NaN/Inf differ, relative error)."""
+    return None if err is None else (err.nonfinite, err.rel)
 
 
 def kernel_order(session: Session) -> list[OpPair]:
@@ -894,13 +891,11 @@ def kernel_order(session: Session) -> list[OpPair]:
     ]
 
 
-def describe_noise(session: Session) -> str:
-    """Why a pair counts as noisy, in words (empty when it is clean)."""
-    reasons = []
+def describe_noise(session: Session) -> Reason | None:
+    """Why a pair counts as noisy (None when it is clean): ops on one side only (the op types of the side
+    present), outputs in another dtype on the target, a target that computes in float16/bfloat16."""
     casts = [p for p in session.alignment.unpaired() if p.kind == KERNEL]
-    if casts:
-        types = sorted({p.op_type for p in casts})  # one-sided: the op type of the side present
-        reasons.append(f"{len(casts)} ops on one side only ({', '.join(types[:4])})")
+    types = sorted({p.op_type for p in casts})
     mixed = 0
     for p in kernel_order(session):
         assert p.ref is not None and p.target is not None  # kernel_order keeps paired ops only
@@ -908,8 +903,6 @@ def describe_noise(session: Session) -> str:
             r = p.ref.outputs.get(s)
             if r is not None and r.dtype != t.dtype:
                 mixed += 1
-    if mixed:
-        reasons.append(f"{mixed} outputs in another dtype on the target")
     low = least_precise(
         [
             t.dtype
@@ -918,9 +911,10 @@ def describe_noise(session: Session) -> str:
             for t in p.target.outputs.values()
         ]
     )
-    if low in ("float16", "bfloat16") and not mixed:
-        reasons.append(f"the target computes in {low}")
-    return "; ".join(reasons)
+    low = low if low in ("float16", "bfloat16") and not mixed else None
+    if not casts and not mixed and low is None:
+        return None
+    return because(Why.NOISE, len(casts), types[:4], mixed, low)
 
 
 __all__ = [

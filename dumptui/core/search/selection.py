@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
+from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search import replay
 from dumptui.core.search.replay.args import OpArgs
@@ -206,14 +207,14 @@ def judge(op_type: str, attrs: dict[str, str], constants: dict[int, str], ref: S
     raise Unjudged(f"{op_type} is no selection op")
 
 
-def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tuple[SelectionProof | None, str]:
+def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tuple[SelectionProof | None, Said]:
     """The selection judgement of one op pair from its dumped tensors: (proof, "") or (None, why not)."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None or not is_selection(ref.op_type):
         return None, ""
     n = sum(t.size or 0 for op in (ref, tgt) for t in (*op.inputs.values(), *op.outputs.values()))
     if n > MAX_SELECTION_ELEMENTS:
-        return None, f"selection not judged: {n} elements (limit {MAX_SELECTION_ELEMENTS})"
+        return None, because(Why.SELECTION_TOO_LARGE, n, MAX_SELECTION_ELEMENTS)
     try:
         ref_in = {s: _read(t) for s, t in ref.inputs.items()}
         tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
@@ -226,10 +227,8 @@ def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tu
         )
         constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
         return judge(ref.op_type, dict(ref.attrs), constants, *sides), ""
-    except (Unjudged, replay.ReplayUnsupported) as e:
-        return None, f"selection not judged: {e}"
-    except (OSError, ValueError, IndexError) as e:
-        return None, f"selection not judged: {e}"
+    except (Unjudged, replay.ReplayUnsupported, OSError, ValueError, IndexError) as e:
+        return None, because(Why.SELECTION_NOT_JUDGED, str(e))
 
 
 def _read(t: TensorRef) -> np.ndarray:

@@ -51,7 +51,7 @@ def test_reads_at_most_2log2n_plus_4_pairs(tmp_path, n_ops):
     s = demo_session(info)
     bi = Bisection(s)
     bi.run()
-    assert bi.search == "bisection" and bi.search_reason.startswith("clean pair")
+    assert bi.search == "bisection" and say(bi.search_reason).startswith("clean pair")
     assert bi.first_root().pair.name == info.planted
     n = len(bi.order)
     bisect_reads = sum(1 for r in s.ledger.reads() if r.purpose != "precondition")
@@ -59,7 +59,7 @@ def test_reads_at_most_2log2n_plus_4_pairs(tmp_path, n_ops):
     noisy = write_demo(str(tmp_path / "noisy"), n_ops=n_ops, size=64)
     bi = Bisection(demo_session(noisy))
     bi.run()
-    assert bi.search == "scan" and "on one side only (Cast)" in bi.search_reason
+    assert bi.search == "scan" and "on one side only (Cast)" in say(bi.search_reason)
     assert bi.first_root().pair.name == noisy.planted
 
 

@@ -61,13 +61,14 @@ class Bisection:
         self.parameter_roots: list[Root] = []
         self.workers = workers
         self.search = "bisection"  # or "scan": every op read and judged by its local error
-        self.search_reason = ""
+        self.search_reason: Said = ""
         self.scan_result: ScanResult | None = None
         # why the search could not decide, when damage hides the answer (an unreadable graph output whose
         # readable inputs agree, nothing paired): then there is no "no divergence", and the CLI exits 2
         self.undecided: list[Said] = []  # words: report/reasons.py says them
         self._prepared = False
-        self._scan_reason: str | None = None  # scan_reason's answer, once the preconditions are known
+        self._scan_reason: Reason | None = None  # scan_reason's answer, once the preconditions are known
+        self._scan_reason_known = False
         # what the search itself said (notes, undecided) is said again by the next start: a reset goes back
         # to what the preparations said, so nothing grows with each reset and start
         self._prepared_notes: list[Said] = list(self.notes)
@@ -163,7 +164,7 @@ class Bisection:
         if reason:
             self.use_scan(reason, progress, cancelled)
         else:
-            self.search_reason = "clean pair: same dtypes, same ops, equal inputs and weights"
+            self.search_reason = because(Why.CLEAN_PAIR)
             # files that could not be placed or opened are said as a scan says them: "no root" would be a
             # claim about ops never read (a stale run's files left beside the new ones said exit 0)
             for why in self._unread_files():
@@ -185,10 +186,10 @@ class Bisection:
             return None
         return because(Why.EVERYTHING_IGNORED, list(reasons))
 
-    def scan_reason(self) -> str:
-        """Why every op must be judged (a scan), in words; "" for a clean pair (bisection). Runs the
-        preconditions (reads the weights and inputs); known before the scan reads anything else."""
-        if self._scan_reason is not None:
+    def scan_reason(self) -> Reason | None:
+        """Why every op must be judged (a scan); None for a clean pair (bisection). Runs the preconditions
+        (reads the weights and inputs); known before the scan reads anything else."""
+        if self._scan_reason_known:
             return self._scan_reason
         self.check_inputs()
         self.in_context = self.in_context.merged(
@@ -197,22 +198,19 @@ class Bisection:
             if c.status == CheckStatus.BENIGN and not self.session.is_final(c.result)
         )
         noise = describe_noise(self.session)
-        for words, names in (
-            ("rounded", [c.name for c in self.checks or [] if c.status == CheckStatus.BENIGN and not c.transform]),
-            ("transformed", [c.name for c in self.checks or [] if c.status == CheckStatus.BENIGN and c.transform]),
-        ):
-            if names:
-                named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-                noise = "; ".join(filter(None, [noise, f"{len(names)} inputs/weights {words} ({named})"]))
+        benign = [c for c in self.checks or [] if c.status == CheckStatus.BENIGN]
+        rounded = [c.name for c in benign if not c.transform]
+        transformed = [c.name for c in benign if c.transform]
         inferred = [d.path for d in (self.session.ref, self.session.target) if is_inferred(d.graph_source)]
-        if noise:
-            self._scan_reason = f"noisy pair: {noise}"
+        self._scan_reason_known = True
+        if noise is not None or rounded or transformed:
+            self._scan_reason = because(Why.NOISY_PAIR, noise, rounded, transformed)
         elif inferred:
             # a chain rebuilt from matching values can break (a view nobody recorded, a value seen twice): the
             # search does not trust it to skip ops, and judges every op as compare does (the same roots)
-            self._scan_reason = "the dataflow is inferred from the records, not read from a graph: every op judged"
+            self._scan_reason = because(Why.DATAFLOW_INFERRED)
         else:
-            self._scan_reason = ""
+            self._scan_reason = None
         return self._scan_reason
 
     def first_probe_if_output_diverges(self) -> int | None:
@@ -227,7 +225,7 @@ class Bisection:
 
     def use_scan(
         self,
-        reason: str,
+        reason: Reason,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> None:
