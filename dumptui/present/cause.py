@@ -27,7 +27,7 @@ from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
 from dumptui.report.cause import cause_sentence, fmt_gain, of_what, proof_words
-from dumptui.report.reasons import difference_words, say_all
+from dumptui.report.reasons import difference_words, say, say_all
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
@@ -128,7 +128,7 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
             )
         ),
         hints=tuple(
-            (h.kind, h.text)
+            (h.kind, say(h.reason))
             # a known cause first: at 60x18 the first hint is what stays above the fold
             for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != "known cause")
             # the sentence of a definition that differs already names the attributes

@@ -80,7 +80,7 @@ def op_result(res: OpResult, is_root: bool = False) -> dict:
         "paired_by": p.how,
         "verdict": res.verdict,
         "input_verdict": res.input_verdict,
-        "hints": [h.text for h in for_root(res.hints, is_root, p.op_type)],
+        "hints": [say(h.reason) for h in for_root(res.hints, is_root, p.op_type)],
         "inputs": [tensor_result(r) for r in res.inputs],
         "outputs": [tensor_result(r) for r in res.outputs],
     }

@@ -584,5 +584,25 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.DATAFLOW_INFERRED: lambda: "the dataflow is inferred from the records, not read from a graph: every op judged",
     Why.CLEAN_PAIR: lambda: "clean pair: same dtypes, same ops, equal inputs and weights",
     Why.COMPARE_READS_ALL: lambda: "compare reads every op",
+    Why.HINT_MOD: lambda floormod_in_ref: (
+        "ops.Mod gives different results on Ascend310 and Ascend910 for the same inputs; ops.FloorMod is the "
+        "suggested replacement" + (" (the reference uses FloorMod here)" if floormod_in_ref else "")
+    ),
+    Why.HINT_CONV_FP16: lambda: (
+        "Ascend310 runs Conv2D in fp16 (a Cast to fp16 before it and back after): expect cosine about 0.9999, not 1"
+    ),
+    Why.HINT_SATURATES: lambda: (
+        "through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the final result"
+    ),
+    Why.HINT_DISCONTINUOUS: lambda types: (
+        f"{'/'.join(types)} is discontinuous: tiny benign input noise can move some outputs by a whole step"
+    ),
+    Why.HINT_ATTRIBUTES: lambda items: (
+        "graph attributes differ between the two sides: " + ", ".join(f"{k}: {a} vs {b}" for k, a, b in items)
+    ),
+    Why.HINT_DISCONTINUOUS_ROOT: lambda op_type: (
+        f"{op_type} is discontinuous, yet more changed here than a whole-step jump on tiny noise explains (see the "
+        "local error): not benign"
+    ),
     Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
 }

@@ -145,7 +145,7 @@ def print_root(console: Console, r: Root, session: Session, heading: str, checks
     for c in r.caveats:
         console.print(f"  [yellow]caveat:[/yellow] {name(say(c))}")
     for h in for_root(res.hints, r.local is not None and r.local.is_root, p.op_type):
-        console.print(f"  [bold yellow]hint ({name(h.kind)}):[/bold yellow] {name(h.text)}")
+        console.print(f"  [bold yellow]hint ({name(h.kind)}):[/bold yellow] {name(say(h.reason))}")
     op = p.op
     if op.code:
         console.print(f"  source: {name(op.code[-1])}")

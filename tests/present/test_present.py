@@ -20,6 +20,7 @@ from dumptui.present import bars, columns, keys, paths, relations, search, tree
 from dumptui.present import driver as bisection
 from dumptui.present.progress import RUNNING
 from dumptui.report.looks import mark
+from dumptui.report.reasons import say
 
 
 def pairs_of(names, kinds=None):
@@ -241,7 +242,7 @@ def test_driver_accepting_computed_verdicts_finds_the_planted_culprit(demo_pair,
         ", ".join(f"{r.label} {r.verdict}" for r in res.inputs) + f" → output.0 diverged (cos {out.stats.cos:.6f})"
     )
     # the attributes hint says what the sentence says: left out
-    assert st.culprit.hints == tuple((h.kind, h.text) for h in res.hints if h.kind != "attributes")
+    assert st.culprit.hints == tuple((h.kind, say(h.reason)) for h in res.hints if h.kind != "attributes")
     assert st.culprit.ref_name == st.culprit.target_name == demo_pair.planted and not st.culprit.renamed
     assert st.probe is None and not st.can_mark and st.steps_left == 0
 

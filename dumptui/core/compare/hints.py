@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from dumptui.core.model.reason import Reason, Why, because
+
 
 @dataclass(frozen=True)
 class Hint:
-    text: str
+    reason: Reason  # what it says (report/reasons.py words it)
     kind: str = "known cause"
 
 
@@ -54,17 +56,7 @@ def hints_for(
     out: list[Hint] = []
     types = {t for t in (op_type_ref, op_type_target) if t}
     if "Mod" in types:
-        out.append(
-            Hint(
-                "ops.Mod gives different results on Ascend310 and Ascend910 for the same inputs; "
-                "ops.FloorMod is the suggested replacement"
-                + (
-                    " (the reference uses FloorMod here)"
-                    if op_type_ref == "FloorMod" and op_type_target == "Mod"
-                    else ""
-                )
-            )
-        )
+        out.append(Hint(because(Why.HINT_MOD, op_type_ref == "FloorMod" and op_type_target == "Mod")))
     if types & {"Conv2D", "Conv2d", "Conv3D", "DepthwiseConv2dNative", "Conv2DBackpropInput"}:
         low = {"float16", "bfloat16"}
         if (
@@ -72,13 +64,7 @@ def hints_for(
             and not (low & set(dtypes_ref))
             or (neighbour_types_target and "Cast" in neighbour_types_target)
         ):
-            out.append(
-                Hint(
-                    "Ascend310 runs Conv2D in fp16 (a Cast to fp16 before it and back after): "
-                    "expect cosine about 0.9999, not 1",
-                    "precision",
-                )
-            )
+            out.append(Hint(because(Why.HINT_CONV_FP16), "precision"))
     low_precision = {"float16", "bfloat16"}
     in_fp16 = bool(low_precision & set(dtypes_target)) and not (low_precision & set(dtypes_ref))
     if types & {"Sigmoid", "Exp", "Softmax", "Tanh"} and (
@@ -86,23 +72,12 @@ def hints_for(
     ):
         # only where the target computes it in fp16 (its dtype, or a Cast beside it): an fp32 Exp downstream
         # of the real bug is no saturation
-        out.append(
-            Hint(
-                "through an fp16 Exp, Sigmoid saturates: many identical outputs, usually harmless for the final result",
-                "precision",
-            )
-        )
+        out.append(Hint(because(Why.HINT_SATURATES), "precision"))
     if types & DISCONTINUOUS:
-        out.append(
-            Hint(
-                f"{'/'.join(sorted(types & DISCONTINUOUS))} is discontinuous: tiny benign input noise can move "
-                "some outputs by a whole step",
-                "discontinuous",
-            )
-        )
+        out.append(Hint(because(Why.HINT_DISCONTINUOUS, sorted(types & DISCONTINUOUS)), "discontinuous"))
     if attr_diff:
-        items = ", ".join(f"{k}: {a} vs {b}" for k, (a, b) in sorted(attr_diff.items()))
-        out.append(Hint(f"graph attributes differ between the two sides: {items}", "attributes"))
+        items = [(k, str(a), str(b)) for k, (a, b) in sorted(attr_diff.items())]
+        out.append(Hint(because(Why.HINT_ATTRIBUTES, items), "attributes"))
     return out
 
 
@@ -137,13 +112,7 @@ def for_root(hints: list[Hint], is_root: bool, op_type: str) -> list[Hint]:
     out = []
     for h in hints:
         if h.kind == "discontinuous":
-            out.append(
-                Hint(
-                    f"{op_type} is discontinuous, yet more changed here than a whole-step jump on tiny "
-                    "noise explains (see the local error): not benign",
-                    "discontinuous",
-                )
-            )
+            out.append(Hint(because(Why.HINT_DISCONTINUOUS_ROOT, op_type), "discontinuous"))
         else:
             out.append(h)
     return out

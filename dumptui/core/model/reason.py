@@ -162,6 +162,13 @@ class Why(Word):
     DATAFLOW_INFERRED = "dataflow-inferred"  # ()
     CLEAN_PAIR = "clean-pair"  # ()
     COMPARE_READS_ALL = "compare-reads-all"  # ()
+    # hints: known causes (compare/hints.py)
+    HINT_MOD = "hint-mod"  # (whether the reference uses FloorMod here)
+    HINT_CONV_FP16 = "hint-conv-fp16"  # ()
+    HINT_SATURATES = "hint-saturates"  # ()
+    HINT_DISCONTINUOUS = "hint-discontinuous"  # (the discontinuous op types)
+    HINT_ATTRIBUTES = "hint-attributes"  # ((attribute, reference value, target value), ...)
+    HINT_DISCONTINUOUS_ROOT = "hint-discontinuous-root"  # (op type)
     # joining reasons
     ALSO = "also"  # (reason, reason, ...): said one after the other
 

@@ -32,7 +32,7 @@ def test_demo_planted_culprit_found_graph_mode(demo_pair):
     assert say(r.why) == 'inputs agree, outputs diverge; its definition differs (attribute format: "NCHW" vs "NHWC")'
     assert all(t.verdict in ("equal", "close") for t in r.result.inputs)
     assert r.result.outputs[0].verdict == "diverged"
-    assert any("format" in h.text and "NHWC" in h.text for h in r.result.hints)
+    assert any("format" in say(h.reason) and "NHWC" in say(h.reason) for h in r.result.hints)
     assert bi.roots() == [r]
 
 
