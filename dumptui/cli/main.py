@@ -146,7 +146,7 @@ def _run(sub: str | None, rest: list[str], ctrl_c: CtrlC) -> int:
         reason = (
             "out of memory: the dumps (or a side file) need more memory than this process may use; choose one "
             "rank and step (--rank N --step N), filter with --ignore, or run on a machine with more memory "
-            "(docs/formats.md: Limits)"
+            "(docs/formats.md#damaged-dumps: Limits)"
         )
         return fail(sub, args, rest, "", reason, reason)
     except Exception as e:  # a bug: still never exit 1, which scripts read as "divergence found"

@@ -3,7 +3,7 @@
 whether msprobe marked it as failing.
 
 Execution order: a MindSpore kernel compare names tensor files whose names carry the dump timestamp (the
-true order within a dump, FORMATS.md §1), so the order needs no dump; an API compare names API calls, whose
+true order within a dump, docs/formats.md#mindspore-native-dump), so the order needs no dump; an API compare names API calls, whose
 order is that of the NPU dump's dump.json (`--dump DIR`); without it, msprobe's row order (which follows
 dump.json) is kept.
 """

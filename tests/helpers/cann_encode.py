@@ -1,5 +1,5 @@
 """A CANN raw dump encoder for tests: writes what an Ascend device writes, so the reader can be checked
-against arrays we know. It shares only the protobuf schema with dumptui; the enum numbers (FORMATS.md §2) and
+against arrays we know. It shares only the protobuf schema with dumptui; the enum numbers (docs/formats.md#cann-raw-dump) and
 the device layouts (§2.2) are written out again here, the layouts element by element with explicit index
 arithmetic, so that a mistake in dumptui's vectorised conversion cannot hide behind the same mistake here.
 """

@@ -81,7 +81,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _payload_mismatch(path: str) -> bool:
-    """The MindSpore float16-header bug (FORMATS.md §6): the payload is larger than the header declares."""
+    """The MindSpore float16-header bug (docs/formats.md#known-traps): the payload is larger than the header declares."""
     if not path:
         return False
     with open(path, "rb") as fh:

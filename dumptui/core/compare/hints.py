@@ -1,4 +1,4 @@
-"""Known causes (FORMATS.md §6) that match an op pair: Mod on Ascend310, Conv2D in fp16, saturating Sigmoid,
+"""Known causes (docs/formats.md#known-traps) that match an op pair: Mod on Ascend310, Conv2D in fp16, saturating Sigmoid,
 discontinuous ops, graph attributes that differ. A hint explains; it never changes a verdict."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def hints_for(
     attr_diff: dict[str, tuple[str, str]] | None = None,
     neighbour_types_target: set[str] | None = None,
 ) -> list[Hint]:
-    """Known causes (FORMATS.md §6) that match an op pair."""
+    """Known causes (docs/formats.md#known-traps) that match an op pair."""
     out: list[Hint] = []
     types = {t for t in (op_type_ref, op_type_target) if t}
     if "Mod" in types:

@@ -1,7 +1,7 @@
 """Comparison statistics for one tensor pair, computed in chunks with float64 accumulation.
 
 x is the target (e.g. Ascend310), y the reference (e.g. Ascend910); both are read chunk by chunk from their
-memory maps, so memory stays bounded by a chunk whatever the tensor size. Definitions (FORMATS.md §4):
+memory maps, so memory stays bounded by a chunk whatever the tensor size. Definitions (docs/formats.md#comparison-metrics):
 
 - cosine `x.y / (|x| |y|)`: 1 when both are all zeros, undefined when only one is.
 - max / mean absolute error, RMSE `sqrt(mean((x-y)^2))`, relative Euclidean distance `|x-y| / |y|`.

@@ -1,5 +1,5 @@
 """CANN / ACL raw dumps (Ascend310 inference, GE graphs) and MindSpore's raw async dumps on Ascend, read
-without CANN (FORMATS.md §2).
+without CANN (docs/formats.md#cann-raw-dump).
 
 One raw file is one execution of one op: its name gives the op type, the op name (separators replaced by `_`)
 and the timestamp; its DumpData header gives every input and output with dtype, device format, device shape

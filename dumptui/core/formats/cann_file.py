@@ -1,4 +1,4 @@
-"""One CANN raw dump file: its name, its DumpData header, and where each tensor's bytes are (FORMATS.md §2).
+"""One CANN raw dump file: its name, its DumpData header, and where each tensor's bytes are (docs/formats.md#cann-raw-dump).
 
 Two layouts exist. Current: `uint64 little-endian L` | L bytes of DumpData with empty `data` fields | the
 payloads of every input, every output, every buffer and every workspace, in that order, each `size` bytes; it

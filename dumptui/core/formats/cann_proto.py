@@ -1,6 +1,6 @@
-"""The DumpData protobuf of CANN raw dumps (package `toolkit.dumpdata`, proto3; FORMATS.md §2), and its enums.
+"""The DumpData protobuf of CANN raw dumps (package `toolkit.dumpdata`, proto3; docs/formats.md#cann-raw-dump), and its enums.
 
-Field numbers are those of CANN's dump_data.proto, as FORMATS.md lists them. `data_type` and `format` are
+Field numbers are those of CANN's dump_data.proto, as CANN defines them (docs/formats.md#cann-raw-dump). `data_type` and `format` are
 declared int32 rather than enums: proto3 enums are open anyway, and a plain number keeps a value our table
 does not know (a newer CANN's dtype) readable, so that we can name it instead of failing.
 """
@@ -72,7 +72,7 @@ _ENUMS: EnumTable = {}
 MESSAGES = message_classes("dumptui/dump_data.proto", "toolkit.dumpdata", "proto3", _ENUMS, _MESSAGES)
 DumpData = MESSAGES["DumpData"]
 
-# DataType numbers (FORMATS.md §2). 28 and up disagree between CANN sources: they are named, never decoded.
+# DataType numbers (docs/formats.md#cann-raw-dump). 28 and up disagree between CANN sources: they are named, never decoded.
 DATA_TYPES = {
     0: "UNDEFINED",
     1: "FLOAT",
@@ -127,7 +127,7 @@ DECODED_TYPES = {
     "QUINT8": "uint8",
     "QUINT16": "uint16",
 }
-# Format numbers: ge::Format of CANN's graph/types.h, which FORMATS.md §2 quotes in part.
+# Format numbers: ge::Format of CANN's graph/types.h, which docs/formats.md#cann-raw-dump quotes in part.
 FORMAT_NAMES = {
     0: "NCHW",
     1: "NHWC",

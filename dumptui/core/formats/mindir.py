@@ -1,4 +1,4 @@
-"""MindIR files (`.mindir`, package `mind_ir`, proto2; FORMATS.md §1.4): the name of the graph they hold.
+"""MindIR files (`.mindir`, package `mind_ir`, proto2; docs/formats.md#mindir): the name of the graph they hold.
 
 An Ascend310 dump config must name the model as that graph's name plus ".0"; a wrong name silently dumps
 nothing, and `mindspore.load()` does not expose it. The name is `ModelProto.graph.name` (field 7, then 2),

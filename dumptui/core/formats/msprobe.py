@@ -1,4 +1,4 @@
-"""msprobe dumps (MindStudio probe, PyTorch or MindSpore API level), FORMATS.md §3.
+"""msprobe dumps (MindStudio probe, PyTorch or MindSpore API level), docs/formats.md#msprobe-dumps.
 
     {dump_path}/step{N}/rank{R}/ (or proc{PID}/) dump.json, construct.json, stack.json, dump_tensor_data/*.pt|*.npy
 

@@ -1,6 +1,6 @@
 """MindSpore's `statistic.csv` (dumps with `saved_data: statistic`): one row per tensor, statistics only.
 
-Three header variants are known (FORMATS.md): 1.6-2.2 with zero/inf/nan counts, 1.6+ with `L2 Value` and `MD5`,
+Three header variants are known (docs/formats.md#mindspore-native-dump): 1.6-2.2 with zero/inf/nan counts, 1.6+ with `L2 Value` and `MD5`,
 and 2.4+ whose statistic columns are configurable (`statistic_category`). The first ten columns are fixed.
 """
 

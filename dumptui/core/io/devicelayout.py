@@ -1,4 +1,4 @@
-"""Ascend device tensor layouts back to the framework's shape, padding cut away (FORMATS.md §2.2).
+"""Ascend device tensor layouts back to the framework's shape, padding cut away (docs/formats.md#device-layouts).
 
 A device dumps a tensor in the layout its kernel used: NC1HWC0 splits channels into blocks of C0, FRACTAL_Z
 and FRACTAL_NZ tile weights and matrices into 16 x C0 fractals, NHWC/HWCN/CHWN are plain transposes. To

@@ -1,4 +1,4 @@
-"""Dump configurations written from scratch (FORMATS.md §5): ACL's `acl.json` for an Ascend310 model, and
+"""Dump configurations written from scratch (docs/formats.md#dump-configurations): ACL's `acl.json` for an Ascend310 model, and
 MindSpore's `data_dump.json` for given kernels.
 
 The ACL config needs the model's graph name plus ".0" (a wrong name silently dumps nothing): we read it from

@@ -1,6 +1,6 @@
 """Dump configurations for a second, narrower run: only the kernels of the suspect interval.
 
-MindSpore `data_dump.json` (FORMATS.md §5) with `dump_mode: 1` and the interval's kernels, so the next run
+MindSpore `data_dump.json` (docs/formats.md#dump-configurations) with `dump_mode: 1` and the interval's kernels, so the next run
 of a model too large to dump whole dumps only what the bisection still suspects. Never written inside a dump.
 """
 

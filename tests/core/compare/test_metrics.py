@@ -23,7 +23,7 @@ TOL = ElementTolerance(atol=1e-6, rtol=1e-4, rms_tol=0.05)
 
 
 def reference_metrics(y, x, tol=TOL):
-    """Straight numpy over float64, written from the definitions in FORMATS.md §4 (independent code path)."""
+    """Straight numpy over float64, written from the definitions in docs/formats.md#comparison-metrics (independent code path)."""
     y = np.asarray(y, dtype=np.float64).ravel()
     x = np.asarray(x, dtype=np.float64).ravel()
     keep = np.isfinite(x) & np.isfinite(y)
