@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.ms_training import lr_changed_at_step_2, one_step
+from helpers.ms_training import APPLY, lr_changed_at_step_2, one_step
 
 from dumptui import cli
 
@@ -82,7 +82,13 @@ def test_post_update_parameters_are_judged_as_updated(capsys, one_step_run):
 
 
 def test_each_apply_momentum_reads_its_own_parameter(capsys, one_step_run):
-    """The four ApplyMomentum ops are told apart by the parameter they update, never one name for four."""
+    """Each updated parameter is told with its own ApplyMomentum (the one whose output its file holds), never
+    one name for four."""
     doc = _bisect(capsys, *one_step_run)
+    details = {e["name"]: e["detail"] for e in doc["preconditions"]["not_equal"]}
+    for name, op in APPLY.items():
+        detail = details[name.replace(".", "_")]
+        assert op.replace("_", "/") in detail, (name, detail)
+        assert [other for other in APPLY.values() if other.replace("_", "/") in detail] == [op]
     text = json.dumps(doc)
     assert "fc2.bias differs" not in text and "fc2_bias differs" not in text
