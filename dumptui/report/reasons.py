@@ -478,6 +478,10 @@ _WORDS: dict[Why, Callable[..., str]] = {
         f"carried from step {step}: this rank already differed there (up to {fmt_rel(level)}), and the optimizer "
         f"updated the weights with it; its error {fmt_rel(err)}; {say(numbers)}"
     ),
+    Why.WRITTEN_AFTER_UPDATE: lambda op, numbers: (
+        f"updated in this step: the file holds what {op} wrote (judged there), not the value the step read; "
+        f"{say(numbers)}"
+    ),
     Why.TRANSFORM_VERIFIED: lambda what, numbers: f"{say(what)}; {say(numbers)} against the untransformed weight",
     Why.TRANSFORM_WRONG: lambda what, transform: f"{say(what)}: check the conversion ({transform})",
     Why.CARRIED_FLOWING: lambda err, level, source, gain, numbers: (

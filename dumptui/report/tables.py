@@ -208,7 +208,7 @@ def print_checks(console: Console, checks: list[InputCheck]) -> None:
         for c in cs:
             if c.status == CheckStatus.EQUAL:
                 continue
-            style = {"differs": "bold red", "benign": "cyan"}.get(c.status, "yellow")
+            style = {"differs": "bold red", "benign": "cyan", "updated": "cyan"}.get(c.status, "yellow")
             console.print(f"    [{style}]{c.status}[/] {name(c.name)}: {name(say(c.detail))}")
 
 

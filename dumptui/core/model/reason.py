@@ -100,6 +100,7 @@ class Why(Word):
     # the preconditions (bisect/preconditions.py)
     ONE_SIDED = "one-sided"  # ()
     CARRIED_FROM_STEP = "carried-from-step"  # (step, the error there, its error, numbers)
+    WRITTEN_AFTER_UPDATE = "written-after-update"  # (the optimizer kernel that wrote it, numbers)
     TRANSFORM_VERIFIED = "transform-verified"  # (the transformation's words, numbers)
     TRANSFORM_WRONG = "transform-wrong"  # (the transformation's words, the transformation)
     CARRIED_FLOWING = "carried-flowing"  # (its error, the error flowing, where, --gain, numbers)

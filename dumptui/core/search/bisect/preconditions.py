@@ -66,12 +66,46 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
         return None
     check = judge_input(op.name, kind, r, users)
     if check.status == CheckStatus.DIFFERS and kind == CheckKind.PARAMETER:
+        updater = _written_after_update(session, p)
+        if updater is not None:
+            check.status = CheckStatus.UPDATED
+            check.detail = because(Why.WRITTEN_AFTER_UPDATE, updater.name, numbers(r))
+            return check
         found = verify(session, p)
         if found is not None:
             compare_consumer(session, found)
             return transformed_input(check, found)
         _carried_from_step(session, check)
     return check
+
+
+def _is_update(op_type: str) -> bool:
+    """An optimizer kernel that writes a parameter in place (ApplyMomentum, ApplyAdam, SparseApplyFtrl, ...)."""
+    return op_type.startswith(("Apply", "SparseApply"))
+
+
+def _has_update_kernels(session: Session) -> bool:
+    return any(q.ref is not None and _is_update(q.ref.op_type) for q in session.alignment.kernels)
+
+
+def _written_after_update(session: Session, p: OpPair) -> OpPair | None:
+    """The optimizer kernel whose output 0 this parameter's file holds on both sides, byte for byte: MindSpore
+    writes Parameter files at the end of the step, after the update, so such a file is that kernel's output
+    (judged with it), not the value the step's kernels read. None when no update kernel wrote it."""
+    if p.ref is None or p.target is None:
+        return None
+    mine = [t for t in (p.ref.outputs.get(0), p.target.outputs.get(0)) if t is not None and t.has_data]
+    if len(mine) != 2:
+        return None
+    for q in session.alignment.kernels:
+        if not (q.paired and q.ref is not None and q.target is not None and _is_update(q.ref.op_type)):
+            continue
+        theirs = [t for t in (q.ref.outputs.get(0), q.target.outputs.get(0)) if t is not None and t.has_data]
+        if len(theirs) != 2 or any(t.shape != m.shape for t, m in zip(theirs, mine, strict=True)):
+            continue
+        if all(session.same_files.identical(m.path, t.path) for m, t in zip(mine, theirs, strict=True)):
+            return q
+    return None
 
 
 CARRIED_WEIGHT = 2.0  # a weight updated with an earlier step's error: at most this many times that error
@@ -81,9 +115,11 @@ def _carried_from_step(session: Session, check: InputCheck) -> None:
     """A weight of a training step that differs when this rank already differed one step before: the
     optimizer updated it with that step's error (a weight moves by lr x its gradient, an update smaller than
     the weight, so its error relative to itself stays below the largest error that step saw; CARRIED_WEIGHT
-    times that allows for the statistics' own rounding). Beyond that level it is a root of its own."""
-    if session.carried_from_step is None:
-        return
+    times that allows for the statistics' own rounding). Beyond that level it is a root of its own. Where the
+    optimizer's kernels are dumped, a weight they updated is UPDATED (its file written after them) and one they
+    did not update is not carried: it differed before the step as it does now."""
+    if session.carried_from_step is None or _has_update_kernels(session):
+        return  # with the optimizer's kernels dumped, the weights they update are told apart (UPDATED)
     step, level = session.carried_from_step
     err = result_error(check.result)
     if err is None or err.nonfinite or err.rel > CARRIED_WEIGHT * level:

@@ -56,6 +56,7 @@ class CheckStatus(Word):
     EQUAL = "equal"
     BENIGN = "benign"  # differs by rounding, or by a transformation verified (folded BatchNorm, int8)
     DIFFERS = "differs"
+    UPDATED = "updated"  # a file written after the step's optimizer updated it: judged with that kernel's output
     UNPAIRED = "unpaired"
     UNREADABLE = "unreadable"
     IGNORED = "ignored"

@@ -1,0 +1,94 @@
+"""Issue 32, item 5, on a MindSpore training run (tests/helpers/ms_training.py: two Dense layers, SGD with
+momentum, three iterations, Parameter files written after the update).
+
+(a) The target's learning-rate list differs only in its entry 2: iterations 0 and 1 compute the same numbers,
+iteration 2's Gather of the learning rate is where the runs part. `--iteration all` must name it at step 2, as
+`--iteration 2` alone does, and the every-unit table must show for each unit what the single-unit run names.
+(b) One iteration whose learning rate differs: the Parameter files hold the parameters after their update, so
+they are judged as updated (never "check the checkpoint") and are never roots because they were updated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers.ms_training import APPLY, lr_changed_at_step_2, one_step
+
+from dumptui import cli
+
+GATHER = "Default/optimizer-Momentum/Gather-op0"
+
+
+def _bisect(capsys, *argv: str) -> dict:
+    capsys.readouterr()
+    code = cli.main(["bisect", *argv, "-q", "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit"] == code
+    return doc
+
+
+def _names(report: dict) -> list[str]:
+    return [r["ref"] or r["target"] for r in report["roots"]]
+
+
+@pytest.fixture(scope="module")
+def lr_run(tmp_path_factory):
+    return tuple(str(p) for p in lr_changed_at_step_2(tmp_path_factory.mktemp("lr2")))
+
+
+@pytest.fixture(scope="module")
+def one_step_run(tmp_path_factory):
+    return tuple(str(p) for p in one_step(tmp_path_factory.mktemp("one")))
+
+
+def test_the_corpus_agrees_until_step_2(capsys, lr_run):
+    """The generator itself: iterations 0 and 1 compute equal numbers; step 2's Gather output differs."""
+    for step in ("0", "1"):
+        assert _names(_bisect(capsys, *lr_run, "--iteration", step)) == []
+
+
+def test_iteration_2_alone_names_the_lr_gather(capsys, lr_run):
+    assert _names(_bisect(capsys, *lr_run, "--iteration", "2"))[:1] == [GATHER]
+
+
+def test_every_iteration_names_the_lr_gather_at_step_2(capsys, lr_run):
+    every = _bisect(capsys, *lr_run, "--iteration", "all")
+    by_step = {u["step"]: _names(u["report"]) for u in every["units"]}
+    assert by_step["0"] == [] and by_step["1"] == []
+    assert by_step["2"][:1] == [GATHER]
+
+
+def test_the_table_shows_what_each_unit_alone_names(capsys, lr_run):
+    every = _bisect(capsys, *lr_run, "--iteration", "all")
+    for unit in every["units"]:
+        alone = _bisect(capsys, *lr_run, "--iteration", unit["step"])
+        assert _names(alone) == _names(unit["report"]), unit["step"]
+
+
+def test_one_step_names_the_lr_gather(capsys, one_step_run):
+    doc = _bisect(capsys, *one_step_run)
+    assert doc["culprit"]["ref"] == GATHER
+
+
+def test_post_update_parameters_are_judged_as_updated(capsys, one_step_run):
+    doc = _bisect(capsys, *one_step_run)
+    updated = {"fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"}
+    for entry in doc["preconditions"]["not_equal"]:
+        if entry["name"] in updated:
+            assert entry["status"] == "updated", entry["name"]
+            assert "checkpoint" not in json.dumps(entry), entry["name"]
+    roots = " ".join(_names(doc))
+    assert not any(name in roots for name in updated)
+
+
+def test_each_apply_momentum_reads_its_own_parameter(capsys, one_step_run):
+    """Each updated parameter is told with its own ApplyMomentum (the one whose output its file holds), never
+    one name for four."""
+    doc = _bisect(capsys, *one_step_run)
+    details = {e["name"]: e["detail"] for e in doc["preconditions"]["not_equal"]}
+    for name, op in APPLY.items():
+        detail = details[name.replace(".", "_")]
+        assert op.replace("_", "/") in detail, (name, detail)
+        assert [other for other in APPLY.values() if other.replace("_", "/") in detail] == [op]
+    text = json.dumps(doc)
+    assert "fc2.bias differs" not in text and "fc2_bias differs" not in text
