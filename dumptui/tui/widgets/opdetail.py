@@ -253,7 +253,9 @@ class OpDetail(VerticalScroll):
             info.append(Text.assemble(("selection: ", "bold"), name_text(said)))
         for h in for_root(res.hints, pair.index in self.roots, pair.op_type):
             info.append(
-                Text.assemble((f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(reason_text(h.reason)))
+                Text.assemble(
+                    (f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(reason_text(h.reason))
+                )
             )
         self.query_one("#op-info", Static).update(lines_text(info))
         op = pair.op
