@@ -92,3 +92,23 @@ def test_each_apply_momentum_reads_its_own_parameter(capsys, one_step_run):
         assert [other for other in APPLY.values() if other.replace("_", "/") in detail] == [op]
     text = json.dumps(doc)
     assert "fc2.bias differs" not in text and "fc2_bias differs" not in text
+
+
+def _compare(capsys, *argv: str) -> dict:
+    capsys.readouterr()
+    code = cli.main(["compare", *argv, "-q", "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit"] == code
+    return doc
+
+
+@pytest.mark.parametrize("which", ["one step", "iteration 2"])
+def test_compare_names_the_roots_bisect_names(capsys, which, one_step_run, lr_run):
+    """No graph file says who reads the learning-rate list: the Gather's input is found as the parameter by its
+    value (and ApplyMomentum's learning rate as the Gather's output, not the parameter's). compare said "no
+    root" (the Gather carried noise) where bisect named the Gather: one answer now, the parameter's."""
+    args = one_step_run if which == "one step" else (*lr_run, "--iteration", "2")
+    b, c = _bisect(capsys, *args), _compare(capsys, *args)
+    assert _names(c) == _names(b) == [GATHER]
+    assert c["exit"] == b["exit"] == 1
+    assert "parameter learning_rate differs" in b["culprit"]["why"]

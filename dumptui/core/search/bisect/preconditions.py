@@ -19,7 +19,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import EQUAL, IGNORED, NOT_COMPARABLE, UNREADABLE, rounding_explains
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
-from dumptui.core.model.dump import PARAMETER
+from dumptui.core.model.dump import PARAMETER, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
@@ -76,7 +76,56 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
             compare_consumer(session, found)
             return transformed_input(check, found)
         _carried_from_step(session, check)
+    if check.status == CheckStatus.DIFFERS and not check.consumers:
+        check.consumers = _readers_by_value(session, p)
     return check
+
+
+def _readers_by_value(session: Session, p: OpPair) -> list[OpPair]:
+    """The kernels that read this parameter, found by value where no graph says it: an input whose file is byte
+    for byte the parameter's on both sides (a learning-rate list read by a Gather in a dump without graph
+    files). Without them a parameter that differs names no root, and the scan calls what it feeds carried
+    noise: compare said "no root" where bisect named the reader."""
+    mine = [t for t in (p.ref.outputs.get(0) if p.ref else None, p.target.outputs.get(0) if p.target else None)]
+    if any(t is None or not t.has_data for t in mine):
+        return []
+    ref_t, tgt_t = mine
+    assert ref_t is not None and tgt_t is not None
+    out = []
+    for q in session.alignment.kernels:
+        if not (q.paired and q.ref is not None and q.target is not None):
+            continue
+        for slot, qr in q.ref.inputs.items():
+            qt = q.target.inputs.get(slot)
+            if qt is None or not qr.has_data or not qt.has_data:
+                continue
+            if (qr.size, qr.dtype, qt.size, qt.dtype) != (ref_t.size, ref_t.dtype, tgt_t.size, tgt_t.dtype):
+                continue
+            if not (_same(session, ref_t, qr) and _same(session, tgt_t, qt)):
+                continue
+            if not _made_by_a_kernel(session, q, qr, qt):
+                out.append(q)
+                break
+    return out
+
+
+def _same(session: Session, a: TensorRef, b: TensorRef) -> bool:
+    return bool(session.same_files.identical(a.path, b.path))
+
+
+def _made_by_a_kernel(session: Session, reader: OpPair, ref_in: TensorRef, tgt_in: TensorRef) -> bool:
+    """Whether an op that ran before `reader` wrote this very value on both sides: then that op feeds it (the
+    learning rate a Gather picked, read by each ApplyMomentum), not the parameter that happens to hold it."""
+    for k in session.alignment.kernels:
+        if k.index >= reader.index or not (k.paired and k.ref is not None and k.target is not None):
+            continue
+        for slot, kr in k.ref.outputs.items():
+            kt = k.target.outputs.get(slot)
+            if kt is None or not kr.has_data or not kt.has_data or (kr.size, kt.size) != (ref_in.size, tgt_in.size):
+                continue
+            if _same(session, kr, ref_in) and _same(session, kt, tgt_in):
+                return True
+    return False
 
 
 def _is_update(op_type: str) -> bool:
