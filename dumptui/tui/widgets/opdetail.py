@@ -216,7 +216,10 @@ class OpDetail(VerticalScroll):
             self.query_one("#op-title", Static).update(Text(text, style=self.theme_styles.muted))
 
     def show_pending(self, pair: OpPair, verdict: str | None, kernels: int) -> None:
-        """At once, before its tensors are read: the name, and the table emptied."""
+        """At once, before its tensors are read: the name, and the table emptied; a new op opens at its header
+        (the last op's scroll would show the middle of statistics with the name off screen)."""
+        if pair.index != self.index:
+            self.scroll_home(animate=False)
         self.index = pair.index
         self.result = None
         self.query_one("#op-title", Static).update(self._title(pair, verdict, kernels))
@@ -233,6 +236,8 @@ class OpDetail(VerticalScroll):
         self.kernels = kernels
         pair = res.pair
         same_op = self.result is not None and self.result.pair is pair
+        if pair.index != self.index:
+            self.scroll_home(animate=False)  # a new op at its header; the same op's new numbers keep the place
         self.index = pair.index
         self.result = res
         self.query_one("#op-title", Static).update(self._title(pair, res.verdict, kernels))
