@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.noise import floor_of, least_precise
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.compare.session import Session
@@ -30,11 +31,14 @@ def check_inputs(session: Session) -> list[InputCheck]:
     """Every parameter / network input dumped as such, then those only seen as their consumers' inputs (all of
     them when one side dumps no parameters at all, as CANN raw dumps do: its ops' inputs hold them)."""
     one_sided = not all(any(op.kind == PARAMETER for op in d.ops) for d in (session.ref, session.target))
-    found = [
-        _check_parameter(session, p)
-        for p in session.alignment.pairs
-        if p.kind == PARAMETER and (p.paired or not one_sided)
-    ]
+    params = [p for p in session.alignment.pairs if p.kind == PARAMETER and (p.paired or not one_sided)]
+    # byte-identical files first (no statistics to compute); the others' statistics computed as one batch, in
+    # the command's worker processes when there are many (a deep model's thousands of weights), not one by one
+    same = [session.identical(p, "output", 0, "precondition") if p.paired else None for p in params]
+    rest = [p for p, s in zip(params, same) if p.paired and s is None]
+    if rest:
+        evaluate_all(session, rest, purpose="precondition")
+    found = [_check_parameter(session, p, s) for p, s in zip(params, same)]
     checks = [c for c in found if c is not None]
     _explained_by_transforms(checks)
     checks += _check_consumed_only(session, {c.name for c in checks})
@@ -42,7 +46,8 @@ def check_inputs(session: Session) -> list[InputCheck]:
     return checks
 
 
-def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
+def _check_parameter(session: Session, p: OpPair, same: TensorResult | None) -> InputCheck | None:
+    """`same`: the parameter's result when its two files are byte-identical (Session.identical)."""
     op = p.ref or p.target
     assert op is not None
     kind = CheckKind.NETWORK_INPUT if op.attrs.get("is_weight") == "false" else CheckKind.PARAMETER
@@ -58,7 +63,7 @@ def _check_parameter(session: Session, p: OpPair) -> InputCheck | None:
             because(Why.ONE_SIDED),
         )
         return InputCheck(op.name, kind, r, CheckStatus.UNPAIRED, p.how, users)
-    r = session.identical(p, "output", 0, "precondition")
+    r = same
     if r is None:
         res = session.op_result(p, inputs=False, purpose="precondition")
         r = res.outputs[0] if res.outputs else None
