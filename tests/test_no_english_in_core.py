@@ -56,7 +56,7 @@ ENGLISH_LEFT = {
     "compare/pairstats": 2,
     "compare/session": 1,
     "compare/smallpairs": 5,
-    "formats/__init__": 1,
+    "formats/registry": 1,
     "formats/cann": 12,
     "formats/cann_file": 12,
     "formats/cann_proto": 1,

@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from functools import partial
 from typing import Any
 
-from dumptui.core.formats import open_dump
+from dumptui.core.formats.registry import open_dump
 from dumptui.core.index import cache as indexcache
 from dumptui.core.io.indexing_progress import STAGE_NAMES, reporting
 from dumptui.core.io.procs import start_resource_tracker, worker_start

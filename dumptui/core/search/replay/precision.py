@@ -26,8 +26,8 @@ from typing import Callable
 import numpy as np
 
 from dumptui.core.model.reason import Said, Why, because
-from dumptui.core.search.replay import replay
 from dumptui.core.search.replay.args import OpArgs, normalise_axes
+from dumptui.core.search.replay.run import replay
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
 LOW = ("float16", "bfloat16")
