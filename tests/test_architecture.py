@@ -116,6 +116,13 @@ def test_the_import_graph_is_read():
     assert graph.has_edge("dumptui.cli.info", "dumptui.core.formats")
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """A planted package: each relative path written with its text."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_a_circle_through_a_package_init_is_found(tmp_path):
     """The circle this rule was written for: core.graph imported the IR model from inside the formats package,
     whose __init__ imports the readers, which import core.graph."""
@@ -127,9 +134,7 @@ def test_a_circle_through_a_package_init_is_found(tmp_path):
         "dumptui/core/formats/irgraph.py": "",
         "dumptui/core/formats/mindspore.py": "from ..graph import attach_ir\nfrom .irgraph import IRGraph\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     assert circles(import_graph(tmp_path)) == [
         ["dumptui.core.formats", "dumptui.core.formats.mindspore", "dumptui.core.graph"]
     ]
@@ -281,7 +286,5 @@ def test_a_face_import_is_found(tmp_path):
         "dumptui/pkg/member.py": "from dumptui.pkg import open_it\nfrom dumptui.pkg import sibling\n",
         "dumptui/pkg/sibling.py": "from . import member\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     assert face_imports(tmp_path) == [("dumptui.pkg.member", "open_it")]  # a sibling module is no face import

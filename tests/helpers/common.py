@@ -59,6 +59,20 @@ def run_cli(*args, cwd=None, env_extra=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def json_answer(capsys, command: str, *argv: str) -> dict:
+    """`dumptui COMMAND ARGV -q --json -` in this process: its JSON document (its `exit` checked against the
+    return code)."""
+    import json
+
+    from dumptui import cli
+
+    capsys.readouterr()
+    code = cli.main([command, *argv, "-q", "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit"] == code
+    return doc
+
+
 def renamed_copy(target: str, out: str, scope: str, old: str, new: str) -> str:
     """A copy of a MindSpore target dump where the op `{scope}/{old}-op0` is `{new}-op0` of type `new`: its
     files, the execution-order csv and the graph say so (what a converter that swaps an op type gives)."""

@@ -12,19 +12,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.common import json_answer
 from helpers.ms_training import APPLY, lr_changed_at_step_2, one_step
-
-from dumptui import cli
 
 GATHER = "Default/optimizer-Momentum/Gather-op0"
 
 
 def _bisect(capsys, *argv: str) -> dict:
-    capsys.readouterr()
-    code = cli.main(["bisect", *argv, "-q", "--json", "-"])
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["exit"] == code
-    return doc
+    return json_answer(capsys, "bisect", *argv)
 
 
 def _names(report: dict) -> list[str]:
@@ -95,11 +90,7 @@ def test_each_apply_momentum_reads_its_own_parameter(capsys, one_step_run):
 
 
 def _compare(capsys, *argv: str) -> dict:
-    capsys.readouterr()
-    code = cli.main(["compare", *argv, "-q", "--json", "-"])
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["exit"] == code
-    return doc
+    return json_answer(capsys, "compare", *argv)
 
 
 @pytest.mark.parametrize("which", ["one step", "iteration 2"])

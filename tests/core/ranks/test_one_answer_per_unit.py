@@ -9,18 +9,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.common import SHARED
+from helpers.common import SHARED, json_answer
 from helpers.msprobe_training import Change, write_training
-
-from dumptui import cli
 
 
 def _bisect(capsys, *argv: str) -> dict:
-    capsys.readouterr()
-    code = cli.main(["bisect", *argv, "-q", "--json", "-"])
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["exit"] == code
-    return doc
+    return json_answer(capsys, "bisect", *argv)
 
 
 def _names(report: dict) -> list[tuple[str, str]]:
