@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -63,6 +64,19 @@ UNDEFINED_WORDS: dict[Undefined, str] = {
 def undefined_words(undefined: Mapping[str, Undefined]) -> dict[str, str]:
     """A pair's reasons for its undefined values, metric by metric, in words."""
     return {metric: UNDEFINED_WORDS[why] for metric, why in undefined.items()}
+
+
+# what indexing is doing (the status line's and the CLI's progress): the stage and what it counts
+STAGE_WORDS: dict[Stage, tuple[str, str]] = {
+    Stage.FORMAT: ("finding the format", "files"),
+    Stage.LISTING: ("listing tensor files", "files"),
+    Stage.DUMP_JSON: ("reading dump.json", "calls"),
+    Stage.GRAPH_FILES: ("reading the graph files", "lines"),
+    Stage.DATAFLOW: ("linking the dataflow", "nodes"),
+    Stage.CHECKING: ("checking tensor files", "files"),
+    Stage.STORING: ("storing the index", "ops"),
+    Stage.CACHE: ("reading the index cache", "ops"),
+}
 
 
 # ------------------------------------------------------------------------------------------ numbers in words
