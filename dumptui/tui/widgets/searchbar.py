@@ -38,6 +38,13 @@ class SearchBar(Input):
     # Shown in the footer while typing: the screen's one-letter keys (q, ?) are letters of the query then,
     # and the footer would otherwise be empty.
     BINDINGS = [
+        Binding(
+            "enter",
+            "submit",
+            "Go there",
+            id="search.enter",
+            tooltip="Go to the match and back to the list (n / N walk the matches, escape ends the search)",
+        ),
         Binding("escape", "close", "End the search", id="search.close"),
         Binding("down", "step(True)", "Next match", id="search.down"),
         Binding("up", "step(False)", "Previous match", id="search.up"),
