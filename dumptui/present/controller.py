@@ -25,6 +25,7 @@ from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
@@ -147,7 +148,7 @@ class PairController:
         big = self._preview_count >= INDEX_IN_PROCESSES_FROM_OPS
         words = IndexingWords(time.monotonic)
 
-        def indexing(side: str, stage: str, done: int, total: int | None) -> None:
+        def indexing(side: str, stage: Stage, done: int, total: int | None) -> None:
             progress(words.update(side, stage, done, total))
 
         return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing)

@@ -20,7 +20,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import say_all, undefined_words
 from dumptui.report.selection import reason_text
 
 HEADER = [
@@ -121,7 +121,7 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
             d[f"{pre} Inf"] = side.pos_inf + side.neg_inf
             for col, attr in _SIDE_COLS:
                 d[f"{pre} {col}"] = _v(getattr(side, attr))
-        messages += [f"{k}: {why}" for k, why in st.undefined.items()]
+        messages += [f"{k}: {why}" for k, why in undefined_words(st.undefined).items()]
     d["Err_message"] = "; ".join(m for m in messages if m)
     if r.io == "output" and (le is None or r.slot == le.out_slot):
         if le is not None:

@@ -15,7 +15,7 @@ from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
 from dumptui.report import selection as selection_words
 from dumptui.report.cause import fmt_gain, why
-from dumptui.report.reasons import difference_words, replay_sentence, say, say_all
+from dumptui.report.reasons import difference_words, replay_sentence, say, say_all, undefined_words
 
 
 def num(v: Any) -> Any:
@@ -54,7 +54,7 @@ def tensor_result(r: TensorResult) -> dict:
     }
     if r.stats is not None:
         s = r.stats.to_dict()
-        d["stats"] = {
+        stats: dict[str, object] = {
             k: (
                 {kk: num(vv) for kk, vv in v.items()}
                 if isinstance(v, dict)
@@ -62,6 +62,8 @@ def tensor_result(r: TensorResult) -> dict:
             )
             for k, v in s.items()
         }
+        stats["undefined"] = undefined_words(r.stats.undefined)
+        d["stats"] = stats
     if r.stat_rel is not None:
         d["statistic_relative_differences"] = {k: num(v) for k, v in r.stat_rel.items()}
     if r.tolerance is not None:

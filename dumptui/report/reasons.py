@@ -9,10 +9,12 @@ order `Why`'s comment lists them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -22,10 +24,12 @@ from dumptui.core.search.replay.precision import PrecisionFinding
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
 
-def say(r: Reason | str | None) -> str:
+def say(r: Reason | Undefined | str | None) -> str:
     """The sentence of a reason (a plain string is already words: a name, a reader's message)."""
     if r is None:
         return ""
+    if isinstance(r, Undefined):  # before str: a code is a str too, and its text is not its words
+        return UNDEFINED_WORDS[r]
     if isinstance(r, str):
         return r
     return _WORDS[r.code](*(_worded(a) for a in r.args))
@@ -33,7 +37,7 @@ def say(r: Reason | str | None) -> str:
 
 def _worded(arg: object) -> object:
     """A reason's value as its words take it: a nested reason (at any depth of a tuple) already said."""
-    if isinstance(arg, Reason):
+    if isinstance(arg, Reason | Undefined):
         return say(arg)
     if isinstance(arg, tuple):
         return tuple(_worded(a) for a in arg)
@@ -42,6 +46,37 @@ def _worded(arg: object) -> object:
 
 def say_all(rs: Iterable[Reason | str]) -> list[str]:
     return [say(r) for r in rs]
+
+
+# why a metric is undefined (a value None beside its reason)
+UNDEFINED_WORDS: dict[Undefined, str] = {
+    Undefined.EMPTY: "empty tensor",
+    Undefined.NO_FINITE_PAIR: "no element is finite on both sides",
+    Undefined.REF_ZEROS: "reference is all zeros",
+    Undefined.TARGET_ZEROS: "target is all zeros",
+    Undefined.NO_REF_ABOVE_EPS: "no reference element has |y| > eps",
+    Undefined.KL_NOT_ASKED: "not computed (ask for it: --kl)",
+    Undefined.REF_CONSTANT: "reference is constant",
+    Undefined.TARGET_CONSTANT: "target is constant",
+}
+
+
+def undefined_words(undefined: Mapping[str, Undefined]) -> dict[str, str]:
+    """A pair's reasons for its undefined values, metric by metric, in words."""
+    return {metric: UNDEFINED_WORDS[why] for metric, why in undefined.items()}
+
+
+# what indexing is doing (the status line's and the CLI's progress): the stage and what it counts
+STAGE_WORDS: dict[Stage, tuple[str, str]] = {
+    Stage.FORMAT: ("finding the format", "files"),
+    Stage.LISTING: ("listing tensor files", "files"),
+    Stage.DUMP_JSON: ("reading dump.json", "calls"),
+    Stage.GRAPH_FILES: ("reading the graph files", "lines"),
+    Stage.DATAFLOW: ("linking the dataflow", "nodes"),
+    Stage.CHECKING: ("checking tensor files", "files"),
+    Stage.STORING: ("storing the index", "ops"),
+    Stage.CACHE: ("reading the index cache", "ops"),
+}
 
 
 # ------------------------------------------------------------------------------------------ numbers in words

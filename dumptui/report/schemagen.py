@@ -13,6 +13,44 @@ from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind, M
 COMMON = os.path.join(os.path.dirname(__file__), "schemas", "common.schema.json")
 STATS_EXTRA = ("ref", "target", "undefined", "notes")  # a pair's record beside its metrics
 
+# what each metric means, for the JSON schema and the docs (the metric table itself holds no words)
+METRIC_MEANINGS: dict[str, str] = {
+    "n": "elements in the pair",
+    "bitwise_equal": "both tensors hold the same bytes",
+    "values_equal": "the same values (NaN where NaN), though the bytes may differ (-0.0, NaN payloads)",
+    "compared": "elements finite on both sides, which the error metrics use",
+    "nonfinite_mismatch": "elements NaN or infinite on one side only, or a different one",
+    "n_diff": "elements that differ",
+    "n_off": "elements off by more than the element tolerance, plus the non-finite mismatches",
+    "cos": "cosine similarity of the two tensors (float64)",
+    "max_abs": "largest |target - ref|",
+    "max_abs_index": "where the largest |target - ref| is",
+    "max_abs_ref": "largest |ref|",
+    "max_abs_target": "largest |target|",
+    "mean_abs": "mean |target - ref|",
+    "mean_abs_trimmed": "mean |target - ref| without the largest 1 % (the verdict's error)",
+    "rms_ref": "root mean square of the reference",
+    "rmse": "root mean square of target - ref",
+    "rel_euclid": "||target - ref|| / ||ref|| (msprobe's EucDist is the absolute one)",
+    "max_rel": "largest |target - ref| / |ref| over the elements with |ref| > eps",
+    "mean_rel": "mean |target - ref| / |ref| over the elements with |ref| > eps",
+    "acc_rel": "sum of |target - ref| / |ref| over the elements with |ref| > eps",
+    "thousandth": "share of elements with |target - ref| <= 0.001 max(|ref|, eps)",
+    "five_thousandths": "share of elements with |target - ref| <= 0.005 max(|ref|, eps)",
+    "kl": "Kullback-Leibler divergence of the min-max- and sum-normalised tensors (P ref, Q target)",
+    "count": "elements",
+    "finite": "finite elements",
+    "nan": "NaN elements",
+    "pos_inf": "+Inf elements",
+    "neg_inf": "-Inf elements",
+    "zeros": "elements equal to 0",
+    "min": "smallest finite value",
+    "max": "largest finite value",
+    "mean": "mean of the finite values",
+    "std": "standard deviation of the finite values",
+    "l2": "L2 norm of the finite values",
+}
+
 
 def _property(m: Metric, side: bool = False) -> dict:
     if m.kind == Kind.FLAG:
@@ -21,7 +59,7 @@ def _property(m: Metric, side: bool = False) -> dict:
         prop = {"type": ["array", "null"], "items": {"type": "integer"}}
     else:
         prop = {"$ref": "#/$defs/number"}
-    words = [m.meaning]
+    words = [METRIC_MEANINGS[m.name]]
     if m.column:
         words.append(f"CSV columns 'NPU {m.column}', 'Bench {m.column}'" if side else f"CSV column {m.column!r}")
     if m.msprobe:

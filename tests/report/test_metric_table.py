@@ -75,3 +75,7 @@ def test_the_csv_row_of_a_pair_holds_the_records_numbers(tmp_path):
             assert text == "" if v is None else float(text) == v
     rows = list(csv.reader(io.StringIO(",".join(HEADER))))
     assert rows[0] == HEADER
+
+
+def test_every_metric_has_its_meaning_in_words():
+    assert set(schemagen.METRIC_MEANINGS) == {m.name for m in (*PAIR_METRICS, *SIDE_METRICS)}

@@ -28,6 +28,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.pairstats import PairStats, SideStats
 from dumptui.core.model.dump import SMALL_READ, TensorRef
 
@@ -267,7 +268,7 @@ def compare_arrays_chunks(
     if n == 0:
         st.bitwise_equal = st.values_equal = True
         for k in _ELEMENT_METRICS:
-            st.set_undefined(k, "empty tensor")
+            st.set_undefined(k, Undefined.EMPTY)
         return st
     if _bitwise_equal(chunks_fn):
         return _equal_pair_stats(chunks_fn, n)
@@ -417,13 +418,13 @@ class _Acc:
         st.n_off = self.off + st.nonfinite_mismatch
         if compared == 0:
             for k in _ELEMENT_METRICS:
-                st.set_undefined(k, "no element is finite on both sides")
+                st.set_undefined(k, Undefined.NO_FINITE_PAIR)
             return
         nx_, ny_ = math.sqrt(self.xs.sumsq), math.sqrt(self.ys.sumsq)
         if nx_ == 0 and ny_ == 0:
             st.cos = 1.0
         elif nx_ == 0 or ny_ == 0:
-            st.set_undefined("cos", "target is all zeros" if nx_ == 0 else "reference is all zeros")
+            st.set_undefined("cos", Undefined.TARGET_ZEROS if nx_ == 0 else Undefined.REF_ZEROS)
         else:
             st.cos = max(-1.0, min(1.0, self.sxy / (nx_ * ny_)))
         st.max_abs = self.max_abs
@@ -437,22 +438,22 @@ class _Acc:
             if self.sdd == 0:
                 st.rel_euclid = 0.0
             else:
-                st.set_undefined("rel_euclid", "reference is all zeros")
+                st.set_undefined("rel_euclid", Undefined.REF_ZEROS)
         else:
             st.rel_euclid = math.sqrt(self.sdd) / ny_
         if self.rel_count:
             st.max_rel, st.mean_rel, st.acc_rel = self.rel_max, self.rel_sum / self.rel_count, self.rel_sum
         else:
             for k in ("max_rel", "mean_rel", "acc_rel"):
-                st.set_undefined(k, "no reference element has |y| > eps")
+                st.set_undefined(k, Undefined.NO_REF_ABOVE_EPS)
         st.thousandth = self.within1 / compared
         st.five_thousandths = self.within5 / compared
         if not self.kl:
-            st.set_undefined("kl", "not computed (ask for it: --kl)")
+            st.set_undefined("kl", Undefined.KL_NOT_ASKED)
         elif st.ref.max is not None and st.ref.min is not None and st.ref.max <= st.ref.min:
-            st.set_undefined("kl", "reference is constant")
+            st.set_undefined("kl", Undefined.REF_CONSTANT)
         elif st.target.max is not None and st.target.min is not None and st.target.max <= st.target.min:
-            st.set_undefined("kl", "target is constant")
+            st.set_undefined("kl", Undefined.TARGET_CONSTANT)
         elif st.values_equal:
             st.kl = 0.0
         else:
@@ -550,7 +551,7 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
     st.ref = st.target = s
     if s.finite == 0:
         for k in _ELEMENT_METRICS:
-            st.set_undefined(k, "no element is finite on both sides")
+            st.set_undefined(k, Undefined.NO_FINITE_PAIR)
         return st
     st.cos = 1.0
     st.max_abs = st.mean_abs = st.mean_abs_trimmed = st.rmse = st.rel_euclid = 0.0
@@ -560,12 +561,12 @@ def _equal_pair_stats(chunks_fn: ChunksFn, n: int) -> PairStats:
         st.max_rel = st.mean_rel = st.acc_rel = 0.0
     else:
         for k in ("max_rel", "mean_rel", "acc_rel"):
-            st.set_undefined(k, "no reference element has |y| > eps")
+            st.set_undefined(k, Undefined.NO_REF_ABOVE_EPS)
     assert s.max is not None and s.min is not None  # finish() sets both when s.finite > 0 (checked above)
     if s.max > s.min:
         st.kl = 0.0
     else:
-        st.set_undefined("kl", "reference is constant")
+        st.set_undefined("kl", Undefined.REF_CONSTANT)
     return st
 
 

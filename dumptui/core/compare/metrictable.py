@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from dumptui.core.model.vocab import Word
+
 
 class Kind(str, Enum):
     COUNT = "count"  # an integer count (exact up to 2**53)
@@ -18,11 +20,23 @@ class Kind(str, Enum):
     INDEX = "index"  # a position in the tensor (a list of integers)
 
 
+class Undefined(Word):
+    """Why a value is undefined (None): report/reasons.py words it."""
+
+    EMPTY = "empty"  # the tensor holds no element
+    NO_FINITE_PAIR = "no-finite-pair"  # no element is finite on both sides
+    REF_ZEROS = "ref-zeros"  # the reference is all zeros (and the target is not)
+    TARGET_ZEROS = "target-zeros"
+    NO_REF_ABOVE_EPS = "no-ref-above-eps"  # no reference element has |y| > eps: no relative error
+    KL_NOT_ASKED = "kl-not-asked"  # KL divergence is computed only when asked (--kl)
+    REF_CONSTANT = "ref-constant"  # KL of a constant tensor: min-max normalisation divides by zero
+    TARGET_CONSTANT = "target-constant"
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
     kind: Kind
-    meaning: str
     column: str | None = None  # dumptui's CSV column
     msprobe: str | None = None  # msprobe's column of the same number (its own definition may differ: see there)
     label: str = ""  # the app's column heading, when not the name
@@ -34,76 +48,44 @@ class Metric:
 
 # In the order of `PairStats.to_dict` and the CSV.
 PAIR_METRICS: tuple[Metric, ...] = (
-    Metric("n", Kind.COUNT, "elements in the pair", "Element Count"),
-    Metric("bitwise_equal", Kind.FLAG, "both tensors hold the same bytes"),
-    Metric(
-        "values_equal", Kind.FLAG, "the same values (NaN where NaN), though the bytes may differ (-0.0, NaN payloads)"
-    ),
-    Metric("compared", Kind.COUNT, "elements finite on both sides, which the error metrics use"),
-    Metric("nonfinite_mismatch", Kind.COUNT, "elements NaN or infinite on one side only, or a different one"),
-    Metric("n_diff", Kind.COUNT, "elements that differ", "Diff Count"),
-    Metric("n_off", Kind.COUNT, "elements off by more than the element tolerance, plus the non-finite mismatches"),
-    Metric("cos", Kind.VALUE, "cosine similarity of the two tensors (float64)", "Cosine", "Cosine"),
-    Metric("max_abs", Kind.VALUE, "largest |target - ref|", "MaxAbsErr", "MaxAbsErr"),
-    Metric("max_abs_index", Kind.INDEX, "where the largest |target - ref| is", "MaxAbsErr Index"),
-    Metric("max_abs_ref", Kind.VALUE, "largest |ref|"),
-    Metric("max_abs_target", Kind.VALUE, "largest |target|"),
-    Metric("mean_abs", Kind.VALUE, "mean |target - ref|", "MeanAbsErr"),
-    Metric("mean_abs_trimmed", Kind.VALUE, "mean |target - ref| without the largest 1 % (the verdict's error)"),
-    Metric("rms_ref", Kind.VALUE, "root mean square of the reference"),
-    Metric("rmse", Kind.VALUE, "root mean square of target - ref", "RMSE"),
-    Metric(
-        "rel_euclid", Kind.VALUE, "||target - ref|| / ||ref|| (msprobe's EucDist is the absolute one)", "RelEucDist"
-    ),
-    Metric(
-        "max_rel",
-        Kind.VALUE,
-        "largest |target - ref| / |ref| over the elements with |ref| > eps",
-        "MaxRelativeErr",
-        "MaxRelativeErr",
-    ),
-    Metric("mean_rel", Kind.VALUE, "mean |target - ref| / |ref| over the elements with |ref| > eps", "MeanRelativeErr"),
-    Metric(
-        "acc_rel",
-        Kind.VALUE,
-        "sum of |target - ref| / |ref| over the elements with |ref| > eps",
-        "AccumulatedRelativeError",
-    ),
-    Metric(
-        "thousandth",
-        Kind.VALUE,
-        "share of elements with |target - ref| <= 0.001 max(|ref|, eps)",
-        "One Thousandth Err Ratio",
-        "One Thousandth Err Ratio",
-    ),
-    Metric(
-        "five_thousandths",
-        Kind.VALUE,
-        "share of elements with |target - ref| <= 0.005 max(|ref|, eps)",
-        "Five Thousandths Err Ratio",
-        "Five Thousandths Err Ratio",
-    ),
-    Metric(
-        "kl",
-        Kind.VALUE,
-        "Kullback-Leibler divergence of the min-max- and sum-normalised tensors (P ref, Q target)",
-        "KullbackLeiblerDivergence",
-    ),
+    Metric("n", Kind.COUNT, "Element Count"),
+    Metric("bitwise_equal", Kind.FLAG),
+    Metric("values_equal", Kind.FLAG),
+    Metric("compared", Kind.COUNT),
+    Metric("nonfinite_mismatch", Kind.COUNT),
+    Metric("n_diff", Kind.COUNT, "Diff Count"),
+    Metric("n_off", Kind.COUNT),
+    Metric("cos", Kind.VALUE, "Cosine", "Cosine"),
+    Metric("max_abs", Kind.VALUE, "MaxAbsErr", "MaxAbsErr"),
+    Metric("max_abs_index", Kind.INDEX, "MaxAbsErr Index"),
+    Metric("max_abs_ref", Kind.VALUE),
+    Metric("max_abs_target", Kind.VALUE),
+    Metric("mean_abs", Kind.VALUE, "MeanAbsErr"),
+    Metric("mean_abs_trimmed", Kind.VALUE),
+    Metric("rms_ref", Kind.VALUE),
+    Metric("rmse", Kind.VALUE, "RMSE"),
+    Metric("rel_euclid", Kind.VALUE, "RelEucDist"),
+    Metric("max_rel", Kind.VALUE, "MaxRelativeErr", "MaxRelativeErr"),
+    Metric("mean_rel", Kind.VALUE, "MeanRelativeErr"),
+    Metric("acc_rel", Kind.VALUE, "AccumulatedRelativeError"),
+    Metric("thousandth", Kind.VALUE, "One Thousandth Err Ratio", "One Thousandth Err Ratio"),
+    Metric("five_thousandths", Kind.VALUE, "Five Thousandths Err Ratio", "Five Thousandths Err Ratio"),
+    Metric("kl", Kind.VALUE, "KullbackLeiblerDivergence"),
 )
 
 # One tensor's statistics; the CSV column is "NPU <column>" (target) and "Bench <column>" (reference).
 SIDE_METRICS: tuple[Metric, ...] = (
-    Metric("count", Kind.COUNT, "elements"),
-    Metric("finite", Kind.COUNT, "finite elements"),
-    Metric("nan", Kind.COUNT, "NaN elements", "NaN"),
-    Metric("pos_inf", Kind.COUNT, "+Inf elements"),
-    Metric("neg_inf", Kind.COUNT, "-Inf elements"),
-    Metric("zeros", Kind.COUNT, "elements equal to 0"),
-    Metric("min", Kind.VALUE, "smallest finite value", "min", "Min"),
-    Metric("max", Kind.VALUE, "largest finite value", "max", "Max"),
-    Metric("mean", Kind.VALUE, "mean of the finite values", "mean", "Mean"),
-    Metric("std", Kind.VALUE, "standard deviation of the finite values", "std"),
-    Metric("l2", Kind.VALUE, "L2 norm of the finite values", "l2norm", "Norm", label="L2"),
+    Metric("count", Kind.COUNT),
+    Metric("finite", Kind.COUNT),
+    Metric("nan", Kind.COUNT, "NaN"),
+    Metric("pos_inf", Kind.COUNT),
+    Metric("neg_inf", Kind.COUNT),
+    Metric("zeros", Kind.COUNT),
+    Metric("min", Kind.VALUE, "min", "Min"),
+    Metric("max", Kind.VALUE, "max", "Max"),
+    Metric("mean", Kind.VALUE, "mean", "Mean"),
+    Metric("std", Kind.VALUE, "std"),
+    Metric("l2", Kind.VALUE, "l2norm", "Norm", label="L2"),
 )
 
 

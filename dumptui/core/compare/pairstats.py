@@ -20,7 +20,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind, names
+from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind, Undefined, names
 
 # The fields, from the one metric table (metrictable.py); the record's layout follows their order.
 SIDE_INTS = names(SIDE_METRICS, Kind.COUNT)
@@ -46,7 +46,7 @@ _WORD = _N_I + _N_PAIR_F + 2 * _N_SIDE_F
 _INDEX = _WORD + 1
 FLAG_BIT = 40
 EXACT = 1 << 53  # counts are kept exactly up to here (a tensor of 2**53 elements would be 8 PB of int8)
-_NO_REASONS: Mapping[str, str] = MappingProxyType({})
+_NO_REASONS: Mapping[str, Undefined] = MappingProxyType({})
 
 
 def _none_bits(first: int, count: int) -> int:
@@ -223,13 +223,13 @@ class PairStats:
         self,
         ref: SideStats | None = None,
         target: SideStats | None = None,
-        undefined: Mapping[str, str] | None = None,
+        undefined: Mapping[str, Undefined] | None = None,
         notes: list[str] | tuple[str, ...] = (),
         max_abs_index: tuple[int, ...] | None = None,
         **values: Any,
     ):
         self._v = array("d", [0.0] * _WORD + [float(_none_bits(0, _N_PAIR_F + 2 * _N_SIDE_F)), -1.0])
-        self._undefined: dict[str, str] | None = dict(undefined) if undefined else None
+        self._undefined: dict[str, Undefined] | None = dict(undefined) if undefined else None
         self._notes: tuple[str, ...] | None = tuple(notes) if notes else None
         for k, v in values.items():
             if k not in PAIR_ORDER or k == "max_abs_index":
@@ -274,11 +274,11 @@ class PairStats:
         self._v = self._v[:_INDEX] + array("d", tail)  # a new array of the exact size: no spare room kept
 
     @property
-    def undefined(self) -> Mapping[str, str]:
+    def undefined(self) -> Mapping[str, Undefined]:
         """Why each undefined value is undefined (read-only here: `set_undefined` adds a reason)."""
         return self._undefined if self._undefined is not None else _NO_REASONS
 
-    def set_undefined(self, field: str, why: str) -> None:
+    def set_undefined(self, field: str, why: Undefined) -> None:
         if self._undefined is None:
             self._undefined = {}
         self._undefined[field] = why
@@ -341,7 +341,7 @@ def records_from_rows(
     rows: np.ndarray,
     words: list[int],
     indexes: list[tuple[int, ...] | None],
-    undefined: list[dict[str, str] | None],
+    undefined: list[dict[str, Undefined] | None],
 ) -> list[PairStats]:
     """One PairStats per row of `rows` (float64, RECORD_COLUMNS wide, counts already checked below 2**53),
     with its bit word, max_abs_index and reasons for undefined values."""

@@ -25,6 +25,7 @@ from dumptui.core.compare.metrics import (
     compare_arrays,
     compare_tensors,
 )
+from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.pairstats import (
     PAIR_FLOATS,
     RECORD_COLUMNS,
@@ -47,7 +48,7 @@ _F = {name: pair_column(name) for name in PAIR_FLOATS}  # every value of the met
 _BIT = {name: 1 << none_bit(col) for name, col in _F.items()}
 _BITWISE, _VALUES_EQUAL = 1 << flag_bit("bitwise_equal"), 1 << flag_bit("values_equal")
 _REL = ("max_rel", "mean_rel", "acc_rel")
-_NO_REL = "no reference element has |y| > eps"
+_NO_REL = Undefined.NO_REF_ABOVE_EPS
 _SIDE_NAMES = SIDE_ORDER  # a side's counts, then its values (the metric table's)
 _REF_COLS = np.array([side_column("ref", name) for name in _SIDE_NAMES])
 _TARGET_COLS = np.array([side_column("target", name) for name in _SIDE_NAMES])
@@ -204,7 +205,7 @@ def _rows(n: int, items: list[SmallPair], kl: bool) -> list[PairStats | None]:
     _equal_rows(V, equal, n)
     words: list[int] = []
     indexes: list[tuple[int, ...] | None] = []
-    reasons: list[dict[str, str] | None] = []
+    reasons: list[dict[str, Undefined] | None] = []
     for r, (_ref, _target, shape, _tol) in enumerate(items):
         if equal[r]:
             w, why = _equal_word(V, r, int(nbig[r]))
@@ -273,22 +274,22 @@ def _kl(X: np.ndarray, Y: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 def _word(
     V: np.ndarray, r: int, kl: bool, nx: float, ny: float, sdd: float, nbig: int, n_diff: int
-) -> tuple[int, dict[str, str] | None]:
+) -> tuple[int, dict[str, Undefined] | None]:
     """The bit word and the reasons for the undefined values of a computed row (metrics._Acc.finish's rules,
     in its order: the reasons keep their order in JSON)."""
-    why: dict[str, str] = {}
+    why: dict[str, Undefined] = {}
     word = 0
     undefined = 0
     if nx == 0 and ny == 0:
         V[r, _F["cos"]] = 1.0
     elif nx == 0 or ny == 0:
-        why["cos"] = "target is all zeros" if nx == 0 else "reference is all zeros"
+        why["cos"] = Undefined.TARGET_ZEROS if nx == 0 else Undefined.REF_ZEROS
         undefined |= _BIT["cos"]
     if ny == 0:
         if sdd == 0:
             V[r, _F["rel_euclid"]] = 0.0
         else:
-            why["rel_euclid"] = "reference is all zeros"
+            why["rel_euclid"] = Undefined.REF_ZEROS
             undefined |= _BIT["rel_euclid"]
     if not nbig:
         for k in _REL:
@@ -297,13 +298,13 @@ def _word(
     ref_constant = V[r, _REF_MAX] <= V[r, _REF_MIN]
     target_constant = V[r, _TARGET_MAX] <= V[r, _TARGET_MIN]
     if not kl:
-        why["kl"] = "not computed (ask for it: --kl)"
+        why["kl"] = Undefined.KL_NOT_ASKED
         undefined |= _BIT["kl"]
     elif ref_constant:
-        why["kl"] = "reference is constant"
+        why["kl"] = Undefined.REF_CONSTANT
         undefined |= _BIT["kl"]
     elif target_constant:
-        why["kl"] = "target is constant"
+        why["kl"] = Undefined.TARGET_CONSTANT
         undefined |= _BIT["kl"]
     elif n_diff == 0:
         V[r, _F["kl"]] = 0.0
@@ -330,16 +331,16 @@ def _equal_rows(V: np.ndarray, equal: np.ndarray, n: int) -> None:
     V[rows, _F["kl"]] = 0.0  # undefined where the reference is constant (_equal_word)
 
 
-def _equal_word(V: np.ndarray, r: int, nbig: int) -> tuple[int, dict[str, str] | None]:
+def _equal_word(V: np.ndarray, r: int, nbig: int) -> tuple[int, dict[str, Undefined] | None]:
     """A bitwise-equal row's bit word and reasons: no largest difference to point at."""
-    why: dict[str, str] = {}
+    why: dict[str, Undefined] = {}
     undefined = _BIT["max_abs_ref"] | _BIT["max_abs_target"]
     if not nbig:
         for k in _REL:
             why[k] = _NO_REL
             undefined |= _BIT[k]
     if not V[r, _REF_MAX] > V[r, _REF_MIN]:
-        why["kl"] = "reference is constant"
+        why["kl"] = Undefined.REF_CONSTANT
         undefined |= _BIT["kl"]
     return _BITWISE | _VALUES_EQUAL | undefined, why or None
 

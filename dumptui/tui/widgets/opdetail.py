@@ -27,6 +27,7 @@ from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
+from dumptui.report.reasons import say
 from dumptui.report.selection import reason_text
 from dumptui.tui.messages import OpMessage
 from dumptui.tui.styles import ThemeStyles, labelled, name_text
@@ -114,7 +115,7 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
             )
         )
         for metric, why in sorted(s.undefined.items()):
-            lines.append(Text(f"  {metric} undefined: {fmt.clean(why)}", style=st.muted))
+            lines.append(Text(f"  {metric} undefined: {fmt.clean(say(why))}", style=st.muted))
     if r.stat_rel:
         lines.append(Text("  relative differences: " + ", ".join(f"{k} {fmt.g(v)}" for k, v in r.stat_rel.items())))
     for n in r.notes:

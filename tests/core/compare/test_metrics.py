@@ -16,6 +16,7 @@ from dumptui.core.compare.metrics import (
     compare_tensors,
     side_stats,
 )
+from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import TensorRef
 
@@ -107,7 +108,7 @@ def test_bitwise_equal_pair():
 def test_empty_tensor():
     st = compare_arrays(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), TOL)
     assert st.n == 0 and st.values_equal
-    assert st.cos is None and st.undefined["cos"] == "empty tensor"
+    assert st.cos is None and st.undefined["cos"] is Undefined.EMPTY
 
 
 def test_all_zeros_both_sides_cosine_is_one():
@@ -120,11 +121,11 @@ def test_one_side_zero_cosine_undefined_with_reason():
     y = np.zeros(10, np.float32)
     x = np.ones(10, np.float32)
     st = compare_arrays(y, x, TOL)
-    assert st.cos is None and st.undefined["cos"] == "reference is all zeros"
-    assert st.rel_euclid is None and "reference is all zeros" in st.undefined["rel_euclid"]
-    assert st.max_rel is None and "eps" in st.undefined["max_rel"]
+    assert st.cos is None and st.undefined["cos"] is Undefined.REF_ZEROS
+    assert st.rel_euclid is None and st.undefined["rel_euclid"] is Undefined.REF_ZEROS
+    assert st.max_rel is None and st.undefined["max_rel"] is Undefined.NO_REF_ABOVE_EPS
     st = compare_arrays(x, y, TOL)
-    assert st.cos is None and st.undefined["cos"] == "target is all zeros"
+    assert st.cos is None and st.undefined["cos"] is Undefined.TARGET_ZEROS
 
 
 def test_nan_inf_same_positions_are_no_difference():

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from dumptui.core.compare.metrics import compare_arrays
+from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.pairstats import (
     PAIR_FLAGS,
     PAIR_FLOATS,
@@ -111,10 +112,10 @@ def test_sides_are_views_and_assigning_one_copies_it():
 def test_to_dict_is_the_dataclass_form():
     st = PairStats(n=6, bitwise_equal=False, compared=6, cos=0.5, max_abs=2.0, max_abs_index=(1, 2), kl=None)
     st.ref = SideStats(count=6, finite=6, min=1.0)
-    st.set_undefined("kl", "reference is constant")
+    st.set_undefined("kl", Undefined.REF_CONSTANT)
     d = st.to_dict()
     assert list(d) == DATACLASS_ORDER and list(d["ref"]) == SIDE_ORDER and list(d["target"]) == SIDE_ORDER
-    assert d["max_abs_index"] == [1, 2] and d["undefined"] == {"kl": "reference is constant"} and d["notes"] == []
+    assert d["max_abs_index"] == [1, 2] and d["undefined"] == {"kl": Undefined.REF_CONSTANT} and d["notes"] == []
     assert d["ref"]["min"] == 1.0 and d["target"]["min"] is None and d["kl"] is None and d["cos"] == 0.5
     assert json.loads(json.dumps(d)) == d
     assert PairStats(notes=["a"]).to_dict()["notes"] == ["a"]
@@ -125,8 +126,8 @@ def test_reasons_are_added_through_set_undefined_only():
     assert dict(st.undefined) == {}
     with pytest.raises(TypeError):
         st.undefined["cos"] = "x"  # type: ignore[index]
-    st.set_undefined("cos", "reference is all zeros")
-    assert st.undefined["cos"] == "reference is all zeros" and st.undefined.get("kl") is None
+    st.set_undefined("cos", Undefined.REF_ZEROS)
+    assert st.undefined["cos"] is Undefined.REF_ZEROS and st.undefined.get("kl") is None
 
 
 def test_records_pickle_and_compare_by_value():
