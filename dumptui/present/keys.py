@@ -469,6 +469,7 @@ ACTIONS: tuple[Action, ...] = (
 )
 
 _BY_NAME = {(a.on, a.name): a for a in ACTIONS}
+_OF_THE_MOMENT = frozenset(a.action for a in ACTIONS if a.hidden)
 
 
 def actions_on(on: str) -> list[Action]:
@@ -495,6 +496,15 @@ def state(action: Action, context: KeyContext) -> bool | None:
     if available(action, context):
         return True
     return False if action.hidden else None
+
+
+def footer_rank(action: str) -> int:
+    """Where a footer key goes (`action` as a binding names it): q and ? first, never cut on a narrow
+    terminal; then the keys of the moment (a `hidden` action is on show only while it applies: the search's
+    n / N / escape); then the rest in the table's order."""
+    if action in ALWAYS_SHOWN:
+        return 0
+    return 1 if action in _OF_THE_MOMENT else 2
 
 
 def available_now(context: KeyContext) -> frozenset[str]:

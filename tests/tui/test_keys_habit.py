@@ -14,8 +14,10 @@ from dumptui.tui.widgets.footer import KeysFooter
 
 
 def footer_keys(app) -> dict[str, str]:
-    """The footer's keys on show now: key -> label."""
-    return {k.key: k.description for k in app.screen.query(KeysFooter).first().query("FooterKey") if k.region.width}
+    """The footer's keys on screen now (not cut at the right edge): key -> label."""
+    width = app.size.width
+    keys = app.screen.query(KeysFooter).first().query("FooterKey")
+    return {k.key: k.description for k in keys if k.region.width and k.region.right <= width}
 
 
 def test_g_G_home_end_go_to_the_ends_of_each_focused_list(demo_pair):
@@ -173,5 +175,38 @@ def test_search_enter_leaves_the_box_n_N_walk_the_matches_escape_ends_it(demo_pa
             assert scr.op_tree.has_focus and "no match" in scr.query_one("#left").border_subtitle
             await pilot.press("n")
             assert scr.current == at
+
+    run(go())
+
+
+def test_at_80_columns_the_footer_says_what_n_N_do_and_typing_is_typing(demo_pair):
+    """The search's keys come right after q and ? (never cut at 80 columns); while the box has the keys,
+    + and - are letters of the query, not marks, and the footer does not offer them."""
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, size=(80, 24)) as (app, pilot, scr):
+            marks = len(scr.bstate.history)
+            await pilot.press("slash", "r", "e", "l", "plus", "minus")
+            await idle(scr, pilot)
+            bar = scr.query_one("#search")
+            assert bar.value == "rel+-" and len(scr.bstate.history) == marks
+            typing = footer_keys(app)
+            assert "plus" not in typing and "minus" not in typing and "q" not in typing
+            assert {"enter", "escape", "up", "down"} <= typing.keys(), typing
+            for _ in range(2):
+                await pilot.press("backspace")
+            await pilot.press("enter")
+            await pilot.pause()
+            walking = list(footer_keys(app).items())
+            assert walking[:5] == [
+                ("q", "Quit"),
+                ("question_mark", "Help"),
+                ("n", "Next match"),
+                ("N", "Prev match"),
+                ("escape", "End search"),
+            ], walking
+            await pilot.press("escape")
+            await pilot.pause()
+            assert [k for k, _ in footer_keys(app).items()][:5] == ["q", "question_mark", "space", "plus", "minus"]
 
     run(go())
