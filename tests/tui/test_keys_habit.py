@@ -210,3 +210,26 @@ def test_at_80_columns_the_footer_says_what_n_N_do_and_typing_is_typing(demo_pai
             assert [k for k, _ in footer_keys(app).items()][:5] == ["q", "question_mark", "space", "plus", "minus"]
 
     run(go())
+
+
+def test_g_G_home_end_in_the_op_pane_and_the_bisection_panel(demo_pair):
+    """The panes that scroll rather than hold a cursor: g / home their top, G / end their bottom."""
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, size=(80, 24)) as (app, pilot, scr):
+            for _ in range(3):  # a history longer than the panel
+                await pilot.press("space")
+                await idle(scr, pilot)
+            await wait_until(lambda: scr.detail.result is not None and scr.detail.index == scr.current, what="the op")
+            await pilot.pause()
+            for pane in (scr.detail, scr.panel):
+                pane.focus()
+                await pilot.pause()
+                assert pane.max_scroll_y > 0, pane.id
+                for bottom, top in (("G", "g"), ("end", "home")):
+                    await pilot.press(bottom)
+                    await wait_until(lambda p=pane: p.scroll_y == p.max_scroll_y, what=f"{pane.id}'s {bottom}")
+                    await pilot.press(top)
+                    await wait_until(lambda p=pane: p.scroll_y == 0, what=f"{pane.id}'s {top}")
+
+    run(go())
