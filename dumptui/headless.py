@@ -146,7 +146,7 @@ def print_compare(
         for p in dump.problems:
             if p.severity == "error" and p.path not in shown:
                 shown.add(p.path)
-                con.print(f"[magenta]unreadable[/magenta] ({side}) {name(p.path)}: {name(p.reason)}")
+                con.print(f"[magenta]unreadable[/magenta] ({side}) {name(p.path)}: {name(say(p.reason))}")
     if any(d["repaired"] and not d["problem"] for d in damaged):
         con.print("(* = compared as repaired data: the payload read with the dtype its size implies)")
     print_skipped(con, session, [t for r in comparison.results for t in r.inputs + r.outputs])

@@ -45,7 +45,11 @@ def run(args: argparse.Namespace) -> int:
         path = dumpconfig.write_json(args.out, acl.config)
         print(f"graph name: {clean(acl.graph_name)}\nmodel_name: {clean(acl.model_name)}\nwrote {clean(path)}")
         exists = "exists" if os.path.isdir(args.dump_path) else "does not exist yet: mkdir -p " + args.dump_path
-        print(f"warning: {dumpconfig.MISSING_FOLDER} ({args.dump_path} {exists})", file=sys.stderr)
+        print(
+            "warning: ACL writes no dump into a folder that does not exist: create it before the run"
+            f" ({args.dump_path} {exists})",
+            file=sys.stderr,
+        )
         return EXIT_OK
     config = dumpconfig.mindspore_dump_config(
         args.kernels, args.path, args.net_name, args.iteration, args.trans_flag == "true"

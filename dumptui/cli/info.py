@@ -126,14 +126,16 @@ def run(args: argparse.Namespace) -> int:
     con.print(f"  order:       {say(dump.order_source)}; graph: {name(graph)}")
     for n in say_all(dump.notes):
         con.print(f"  note:        {name(n)}")
-    problems = list(dict.fromkeys([(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable))
+    problems = list(
+        dict.fromkeys([(p.path, say(p.reason)) for p in dump.problems if p.severity == "error"] + unreadable)
+    )
     for path, reason in problems:
         con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
     for path, reason in repaired:
         con.print(f"  [yellow]damaged[/yellow] {name(path)}: {name(reason)}")
     for p in dump.problems:
         if p.severity != "error":
-            con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(p.reason)}")
+            con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(say(p.reason))}")
     if problems:
         files = len({path for path, _reason in problems})
         con.print(f"  [magenta]{files} file{'s' if files != 1 else ''} unreadable[/magenta] (listed above)")

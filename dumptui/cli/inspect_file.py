@@ -23,8 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dumptui.core.tools.inspect_file import inspect_file
     from dumptui.report import fmt
+    from dumptui.report.fileinfo import inspect_file
 
     try:
         info = inspect_file(args.file, args.values)

@@ -41,7 +41,7 @@ from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, Red
 from dumptui.present.progress import EveryFewCounts, IndexingWords, compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import say, say_all
 from dumptui.report.remedyfiles import remedy_files, write_files
 
 VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
@@ -132,7 +132,7 @@ class PairController:
         warnings."""
         session = self.opened
         unreadable = [
-            (side, [(p.path, p.reason) for p in d.problems if p.severity == "error"])
+            (side, [(p.path, say(p.reason)) for p in d.problems if p.severity == "error"])
             for side, d in (("ref", session.ref), ("target", session.target))
         ]
         return unreadable, say_all(session.alignment.warnings)

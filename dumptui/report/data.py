@@ -157,7 +157,7 @@ def benign_evidence(bi: Bisection) -> list[str]:
 
 
 def problem(p: Problem) -> dict:
-    return {"path": p.path, "reason": p.reason, "severity": p.severity}
+    return {"path": p.path, "reason": say(p.reason), "severity": p.severity}
 
 
 def dump_summary(d: Dump) -> dict:

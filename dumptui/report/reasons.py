@@ -21,7 +21,7 @@ from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
 from dumptui.core.search.remedy import Remedy
-from dumptui.core.search.replay.precision import PrecisionFinding
+from dumptui.core.search.replay.precision import LARGEST, PrecisionFinding
 
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
@@ -72,6 +72,20 @@ UNDEFINED_WORDS: dict[Undefined, str] = {
 def undefined_words(undefined: Mapping[str, Undefined]) -> dict[str, str]:
     """A pair's reasons for its undefined values, metric by metric, in words."""
     return {metric: UNDEFINED_WORDS[why] for metric, why in undefined.items()}
+
+
+def _two_runs(head: tuple[int, int]) -> str:
+    twice, kernels = head
+    return f"two runs in one folder: {twice} of its {kernels} kernels have their tensors twice"
+
+
+def _span(stamps: tuple[int, int]) -> str:
+    return f"{stamps[0]}..{stamps[1]}"
+
+
+def _some(names: tuple[tuple[str, ...], int]) -> str:
+    shown, more = names
+    return ", ".join(shown) + (f" and {more} more" if more else "")
 
 
 # how an op's name was recovered, what gave a dump's order
@@ -375,17 +389,33 @@ def _f(v: float) -> str:
     return "inf" if math.isinf(v) else ("nan" if math.isnan(v) else f"{v:.2e}")
 
 
+# what the device does in each precision variant (replay/precision.py VARIANTS), given its dtype
+PRECISION_VARIANT_WORDS = {
+    "io": "{dtype} inputs and output (saturating at {largest:g}), computed exactly between",
+    "io-inf": "{dtype} inputs and output (overflow to inf), computed exactly between",
+    "accumulate": "{dtype} accumulation, element after element (saturating)",
+    "unshifted": "exp(x) in {dtype} without subtracting the maximum (saturating)",
+}
+
+
+def variant_words(f: PrecisionFinding) -> str:
+    """The device-precision variant of a finding in words ("" when none)."""
+    if not f.variant:
+        return ""
+    return PRECISION_VARIANT_WORDS[f.variant].format(dtype=f.dtype, largest=LARGEST.get(f.dtype, 0.0))
+
+
 def finding_sentence(f: PrecisionFinding) -> str:
     """What the device-precision replay found (replay/precision.py), with its numbers."""
     if f.cause == "precision":
         if f.how == "reproduces":
             return (
-                f"precision: the op at {f.variant}, from the reference's inputs, reproduces the target's "
+                f"precision: the op at {variant_words(f)}, from the reference's inputs, reproduces the target's "
                 f"output (off by {_f(f.dev_device)} of its RMS, within the {f.dtype} floor "
                 f"{_f(f.floor)}; the exact op is off by {_f(f.dev_exact)}): keep it in float32"
             )
         return (
-            f"precision: the op at {f.variant}, from the reference's inputs, errs by {_f(f.dev_replay)} "
+            f"precision: the op at {variant_words(f)}, from the reference's inputs, errs by {_f(f.dev_replay)} "
             f"of its RMS, the same size as the target's {_f(f.dev_exact)} (another summation order rounds "
             "differently): keep it in float32"
         )
@@ -692,6 +722,24 @@ _WORDS: dict[Why, Callable[..., str]] = {
         f"{n} tensors stored in a device layout (trans_flag false): read in the graph's shape"
     ),
     Why.RANK_NOTE: lambda rank, note: f"rank {rank}: {note}",
+    Why.OVERFLOW_RECORD: lambda: (
+        "overflow record (Opdebug): an op overflowed in this step; listed here, not compared as an op"
+    ),
+    Why.TWO_RUNS_UNTOLD: lambda head, early, late, twice: (
+        f"{_two_runs(head)} (every one), one set stamped {_span(early)}, the other {_span(late)}; which "
+        "run this dump is cannot be told: the answer compares the earlier one only: remove the other run's "
+        f"files and compare again (twice: {_some(twice)})"
+    ),
+    Why.TWO_RUNS_ONE_LEFT_OUT: lambda head, left, older, n, names, kept: (
+        f"{_two_runs(head)}: the files stamped {_span(left)} ({'older' if older else 'newer'}, {n} ops) are "
+        f"another run's and were left out: {_some(names)}; the run compared is the whole one, stamped "
+        f"{_span(kept)}: remove the other run's files and compare again"
+    ),
+    Why.TWO_RUNS_NEITHER_WHOLE: lambda head, early, late, twice: (
+        f"{_two_runs(head)}, one set stamped {_span(early)}, the other {_span(late)}, and neither run is whole: "
+        f"both are compared as calls of the kernels: remove the other run's files and compare again (twice: "
+        f"{_some(twice)})"
+    ),
     Why.COMM_NO_PEER: lambda n: f"{n} Send/Receive ops name no peer rank (dest_rank/src_rank): not used to order ranks",
     Why.RANKS_INTERLEAVED: lambda source: f"{source}, ranks interleaved by communication ops",
     Why.GRAPH_ORDER_CYCLE: lambda cycle: (

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from dumptui.core.search.remedy import Remedy
 from dumptui.core.search.selection import FlipSite
-from dumptui.report.reasons import remedy_sentence, say
+from dumptui.report.reasons import remedy_sentence, say, variant_words
 from dumptui.report.remedyfiles import remedy_files
 from dumptui.report.selection import site_sentence
 from dumptui.report.tables import name
@@ -29,7 +29,7 @@ def remedy_section(found: list[Remedy]) -> dict:
                 "cause": r.cause,
                 "sentence": remedy_sentence(r),
                 "device_dtype": r.finding.dtype or None,
-                "variant": r.finding.variant or None,
+                "variant": variant_words(r.finding) or None,
                 "how": r.finding.how or None,
                 "target_vs_device_replay": _num(r.finding.dev_device),
                 "target_vs_exact": _num(r.finding.dev_exact),

@@ -230,7 +230,7 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     for d in (s.ref, s.target):
         for problem in d.problems:
             if problem.severity == "error":
-                console.print(f"  [magenta]unreadable[/magenta] {name(problem.path)}: {name(problem.reason)}")
+                console.print(f"  [magenta]unreadable[/magenta] {name(problem.path)}: {name(say(problem.reason))}")
     print_checks(console, bi.checks or [])
     if bi.search == "scan":
         console.print(

@@ -25,7 +25,6 @@ from dumptui.core.io.procs import single_threaded_blas
 BATCH_BYTES = 64 << 20  # a task holds pairs up to about this many bytes (both sides)...
 BATCH_PAIRS = 256  # ...and at most this many pairs: a scheduler spends about a millisecond per task
 RETRIES = 2
-MISSING = "--dask needs Dask distributed, an optional extra: pip install 'dumptui[dask]'"
 
 
 def _spec_bytes(spec: TensorSpec) -> int:
@@ -90,7 +89,7 @@ class DaskExecutor:
         try:
             import distributed
         except ImportError:
-            raise UsageError(MISSING) from None
+            raise UsageError("--dask needs Dask distributed, an optional extra: pip install 'dumptui[dask]'") from None
         self.path_map = path_map or []
         self.cluster: Any = None
         if scheduler.startswith("local:") or scheduler == "local":

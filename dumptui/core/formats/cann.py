@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from dumptui.core.formats.ge_graph import GeGraph, GeNode
 
 FORMAT = "cann-raw"
-OVERFLOW_REASON = "overflow record (Opdebug): an op overflowed in this step; listed here, not compared as an op"
+OVERFLOW_REASON = because(Why.OVERFLOW_RECORD)
 
 
 def _fixed(layout: Layout) -> Layout:
@@ -249,7 +249,7 @@ def open_cann(path: str, selection: Selection) -> Dump:
         raise DumpError(
             path,
             f"none of the {len(files)} raw dump files in {step.path} is readable: "
-            + (dump.problems[-1].reason if dump.problems else "unknown reason"),
+            + next((p.reason for p in reversed(dump.problems) if isinstance(p.reason, str)), "unknown reason"),
         )
     irs: dict[str, IRGraph] = {}
     if ge is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dumptui.core.model.dump import KERNEL, Op, Problem
+from dumptui.core.model.reason import Why, because
 
 SHOWN = 3  # the copies a problem names one by one
 
@@ -75,15 +76,15 @@ def _cut(ops: list[Op]) -> _Cut | None:
     return _Cut(early, late, False)
 
 
-def _stamps(ops: list[Op]) -> str:
+def _stamps(ops: list[Op]) -> tuple[int, int]:
     times = [_time(op) for op in ops]
-    return f"{min(times)}..{max(times)}"
+    return min(times), max(times)
 
 
-def _named(ops: list[Op]) -> str:
+def _named(ops: list[Op]) -> tuple[tuple[str, ...], int]:
+    """The first SHOWN kernel names, and how many more there are."""
     names = sorted({op.file_name or op.name for op in ops if op.kind == KERNEL})
-    more = f" and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
-    return ", ".join(names[:SHOWN]) + more
+    return tuple(names[:SHOWN]), max(len(names) - SHOWN, 0)
 
 
 def _renumber(ops: list[Op]) -> None:
@@ -104,29 +105,21 @@ def separate_runs(ops: list[Op], folder: str) -> tuple[list[Op], Problem | None]
     every = set(_calls(ops))
     early_kernels, late_kernels = set(_calls(cut.early)), set(_calls(cut.late))
     twice = [op for op in cut.early + cut.late if _group(op) in early_kernels & late_kernels]
-    head = f"two runs in one folder: {len(early_kernels & late_kernels)} of its {len(every)} kernels have their tensors twice"
+    head = (len(early_kernels & late_kernels), len(every))
     if early_kernels == every and late_kernels == every:
         return ops, Problem(
-            folder,
-            f"{head} (every one), one set stamped {_stamps(cut.early)}, the other {_stamps(cut.late)}; which "
-            "run this dump is cannot be told: the answer compares the earlier one only: remove the other run's "
-            f"files and compare again (twice: {_named(twice)})",
+            folder, because(Why.TWO_RUNS_UNTOLD, head, _stamps(cut.early), _stamps(cut.late), _named(twice))
         )
     if early_kernels == every or late_kernels == every:
         kept, left = (cut.early, cut.late) if early_kernels == every else (cut.late, cut.early)
         dropped = {id(op) for op in left}
         ops = [op for op in ops if id(op) not in dropped]
         _renumber(ops)
-        age = "older" if left is cut.early else "newer"
+        older = left is cut.early
         return ops, Problem(
             folder,
-            f"{head}: the files stamped {_stamps(left)} ({age}, {len(left)} ops) are another run's and were left "
-            f"out: {_named(left)}; the run compared is the whole one, stamped {_stamps(kept)}: remove the other "
-            "run's files and compare again",
+            because(Why.TWO_RUNS_ONE_LEFT_OUT, head, _stamps(left), older, len(left), _named(left), _stamps(kept)),
         )
     return ops, Problem(
-        folder,
-        f"{head}, one set stamped {_stamps(cut.early)}, the other {_stamps(cut.late)}, and neither run is whole: "
-        f"both are compared as calls of the kernels: remove the other run's files and compare again (twice: "
-        f"{_named(twice)})",
+        folder, because(Why.TWO_RUNS_NEITHER_WHOLE, head, _stamps(cut.early), _stamps(cut.late), _named(twice))
     )

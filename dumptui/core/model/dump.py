@@ -112,7 +112,7 @@ class Problem:
     """A file or folder that could not be used as expected, and why."""
 
     path: str
-    reason: str
+    reason: Said  # a reader's message (why the file cannot be read), or a Reason: report/reasons.py words it
     severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
 
 

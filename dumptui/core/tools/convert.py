@@ -26,6 +26,7 @@ from dumptui.core.formats.files import read_mapping_csv
 from dumptui.core.io.devicelayout import BLOCK_FORMATS, TRANSPOSES
 from dumptui.core.io.errors import UsageError
 from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.reason import Said
 
 MAX_NAME_BYTES = 255
 
@@ -39,39 +40,13 @@ class ConvertReport:
     bytes_written: int = 0
     layouts: Counter[str] = field(default_factory=Counter)  # device format -> tensors put back
     widened_bf16: int = 0
-    not_converted: list[tuple[str, str]] = field(default_factory=list)  # (file and tensor, reason)
+    not_converted: list[tuple[str, Said]] = field(default_factory=list)  # (file and tensor, reason)
     overflow: list[str] = field(default_factory=list)
     numbered: int = 0
 
     @property
     def complete(self) -> bool:
         return not self.not_converted
-
-    def summary_lines(self) -> list[str]:
-        lines = [
-            f"converted {len(self.written)} tensors of {self.ops} ops from {self.source} to {self.out} "
-            f"({self.bytes_written} B)"
-        ]
-        if self.layouts:
-            lines.append(
-                "  put back from device layouts into the original shape: "
-                + ", ".join(f"{fmt} {n}" for fmt, n in sorted(self.layouts.items()))
-            )
-        if self.widened_bf16:
-            lines.append(
-                f"  bfloat16 saved as float32 (numpy has no bfloat16; the name says bfloat16): {self.widened_bf16}"
-            )
-        if self.numbered:
-            lines.append(
-                f"  {self.numbered} names too long for a file: numbered, see {os.path.join(self.out, 'mapping.csv')}"
-            )
-        if self.not_converted:
-            lines.append(f"not converted: {len(self.not_converted)}")
-            lines += [f"  {what}: {why}" for what, why in self.not_converted]
-        if self.overflow:
-            lines.append(f"overflow records (Opdebug; not tensors of an op, not converted): {len(self.overflow)}")
-            lines += [f"  {path}" for path in self.overflow]
-        return lines
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -16,7 +16,6 @@ from dumptui.core.formats.mindir import read_graph_name
 from dumptui.core.tools.redump import mindspore_config
 
 ACL_DUMP_MODES = ("all", "input", "output")
-MISSING_FOLDER = "ACL writes no dump into a folder that does not exist: create it before the run"
 
 
 @dataclass

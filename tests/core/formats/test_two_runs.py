@@ -15,6 +15,7 @@ from helpers.common import run_cli
 from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats.runs import separate_runs
 from dumptui.core.model.dump import KERNEL, Op
+from dumptui.report.reasons import say
 
 
 def _iteration_folder(dump: str) -> str:
@@ -150,7 +151,7 @@ def test_a_later_partial_run_is_cut_off_by_its_pause():
     stale = [_op(n, t) for n, t in (("A", 10**6), ("B", 10**6 + 10))]
     kept, problem = separate_runs(run + stale, "f")
     assert kept == run and all(op.call == 1 for op in kept)
-    assert problem is not None and problem.severity == "error" and "(newer, 2 ops)" in problem.reason
+    assert problem is not None and problem.severity == "error" and "(newer, 2 ops)" in say(problem.reason)
 
 
 @pytest.mark.parametrize(

@@ -57,8 +57,7 @@ def round_to(a: np.ndarray, dtype: str, saturate: bool = True) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Variant:
-    name: str
-    words: str  # what the device does, in words
+    name: str  # what the device does (report/reasons.py words it, with the dtype and its largest value)
     run: Callable[[ReplayInputs, str], np.ndarray]
 
 
@@ -109,10 +108,10 @@ def _unshifted(spec: ReplayInputs, dtype: str) -> np.ndarray:
 
 
 VARIANTS = (
-    Variant("io", "{dtype} inputs and output (saturating at {largest:g}), computed exactly between", _io(True)),
-    Variant("io-inf", "{dtype} inputs and output (overflow to inf), computed exactly between", _io(False)),
-    Variant("accumulate", "{dtype} accumulation, element after element (saturating)", _accumulate),
-    Variant("unshifted", "exp(x) in {dtype} without subtracting the maximum (saturating)", _unshifted),
+    Variant("io", _io(True)),
+    Variant("io-inf", _io(False)),
+    Variant("accumulate", _accumulate),
+    Variant("unshifted", _unshifted),
 )
 
 
@@ -122,7 +121,7 @@ class PrecisionFinding:
 
     cause: str  # "precision" | "semantics" | "input" (a weight or input differs: `note`) | "wiring" | "unknown"
     dtype: str = ""
-    variant: str = ""  # words of the variant that explains it
+    variant: str = ""  # the name of the variant that explains it (VARIANTS; report/reasons.py words it)
     dev_device: float = math.nan  # target vs the device replay, relative error of the RMS
     dev_exact: float = math.nan  # target vs the exact replay (both from the reference's inputs)
     dev_replay: float = math.nan  # the device replay vs the exact one: the error that precision gives
@@ -180,8 +179,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
                 dev_replay = deviation(exact, dev_out)
             except (ReplayUnsupported, ValueError, FloatingPointError, KeyError):
                 continue
-            words = v.words.format(dtype=dtype, largest=LARGEST.get(dtype, 0.0))
-            found = PrecisionFinding("precision", dtype, words, dev_device, dev_exact, dev_replay, floor, "reproduces")
+            found = PrecisionFinding("precision", dtype, v.name, dev_device, dev_exact, dev_replay, floor, "reproduces")
             if dev_device <= floor and dev_device < dev_exact:
                 if best is None or dev_device < best.dev_device:
                     best = found
@@ -195,7 +193,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
                     math.log(closest.dev_replay / closest.dev_exact)
                 ):
                     closest = PrecisionFinding(
-                        "precision", dtype, words, dev_device, dev_exact, dev_replay, floor, "same size"
+                        "precision", dtype, v.name, dev_device, dev_exact, dev_replay, floor, "same size"
                     )
     if best is not None:
         return best
@@ -210,7 +208,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
     return PrecisionFinding(
         "semantics",
         dtype,
-        VARIANTS[0].words.format(dtype=dtype, largest=LARGEST.get(dtype, 0.0)),
+        VARIANTS[0].name,
         math.nan,
         dev_exact,
         dev_replay,

@@ -1,4 +1,5 @@
-"""One dump file on its own: what its name says, what its header says, and its values."""
+"""One dump file on its own, as `dumptui inspect` shows it: what its name says, what its header says, and its
+values (the engine reads it; these are its words)."""
 
 from __future__ import annotations
 
