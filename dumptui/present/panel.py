@@ -14,9 +14,10 @@ from typing import Callable
 
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
+from dumptui.present.columns import fit_name
 from dumptui.present.driver import BisectState
 from dumptui.present.errorplot import PLOT_LEGEND, error_plot
-from dumptui.present.words import elide_middle, plural
+from dumptui.present.words import plural
 from dumptui.report.looks import mark as verdict_mark
 
 Span = tuple[str, str]
@@ -106,10 +107,10 @@ def culprit_lines(c: RootView, width: int) -> list[Line]:
         if len(pair) + 4 <= width:
             out.append((("ref ", "muted"), (c.ref_name, ""), (" ↔ ", "muted"), (c.target_name, "")))
         else:
-            out.append((("ref    ", "muted"), (elide_middle(c.ref_name, width - 7), "")))
-            out.append((("target ", "muted"), (elide_middle(c.target_name, width - 7), "")))
+            out.append((("ref    ", "muted"), (fit_name(c.ref_name, width - 7), "")))
+            out.append((("target ", "muted"), (fit_name(c.target_name, width - 7), "")))
     else:
-        out.append(((elide_middle(c.label, width), "muted"),))
+        out.append(((fit_name(c.label, width), "muted"),))
     out += wrap((("why: ", "bold"), (c.why, "")), width)
     if c.rank:
         story = (
@@ -161,7 +162,7 @@ def _probe_line(
             (word, "bold"),
             (f"{number_of(state.probe)} ", ""),
             (verdict_mark(probe_verdict), f"verdict:{probe_verdict or ''}"),
-            (" " + elide_middle(state.probe_name, name_room), ""),
+            (" " + fit_name(state.probe_name, name_room), ""),
         )
     ]
 
@@ -200,7 +201,7 @@ def panel_lines(
             out.append((("other roots of divergence, in execution order:", "bold"),))
             for o in state.others:
                 out += wrap(
-                    ((f"  #{o.index + 1} ", "bold"), (f"{elide_middle(o.label, width // 2)} ", ""), (o.why, "")),
+                    ((f"  #{o.index + 1} ", "bold"), (f"{fit_name(o.label, width // 2)} ", ""), (o.why, "")),
                     width,
                     4,
                 )

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dumptui.present.bars import histogram_bar
-from dumptui.present.columns import elide_left, elide_path, format_columns
+from dumptui.present.columns import fit_name, format_columns
 from dumptui.present.detail import (
     STATS_COLUMNS,
     TENSOR_COLUMNS,
@@ -189,15 +189,18 @@ class OpDetail(VerticalScroll):
         names, each on a line, when the pairing renamed it): never wrapped mid-word."""
         st = self.theme_styles
         width = self.text_width
-        leaf = pair.name.rsplit("/", 1)[-1]
-        where = f"#{pair.index + 1} of {kernels}" if pair.kind == KERNEL else pair.kind
+        leaf = fmt.clean(pair.name.rsplit("/", 1)[-1])
+        where = f"  #{pair.index + 1} of {kernels}  " if pair.kind == KERNEL else f"  {pair.kind}  "
+        kind = f" ({fmt.clean(fmt.short_types(pair.op_type))})"
+        verdict_text = st.verdict_text(verdict)
+        room = width - 2 - len(kind) - len(where) - verdict_text.cell_len
         head = Text.assemble(
             st.mark(verdict),
             " ",
-            (fmt.clean(leaf), "bold"),
-            f" ({fmt.clean(fmt.short_types(pair.op_type))})",
-            (f"  {where}  ", st.muted),
-            st.verdict_text(verdict),
+            (fit_name(leaf, max(room, min(len(leaf), 16))), "bold"),  # the rest gives way first, at the right
+            kind,
+            (where, st.muted),
+            verdict_text,
             no_wrap=True,
             overflow="ellipsis",
         )
@@ -205,10 +208,10 @@ class OpDetail(VerticalScroll):
         if pair.ref is not None and pair.target is not None and pair.ref.name != pair.target.name:
             for side, name in (("ref    ", pair.ref.name), ("target ", pair.target.name)):
                 lines.append(
-                    Text.assemble((side, st.muted), fmt.clean(elide_path(name, width - len(side))), no_wrap=True)
+                    Text.assemble((side, st.muted), fit_name(fmt.clean(name), width - len(side)), no_wrap=True)
                 )
         else:
-            lines.append(Text(fmt.clean(elide_path(pair.name, width)), style=st.muted, no_wrap=True))
+            lines.append(Text(fit_name(fmt.clean(pair.name), width), style=st.muted, no_wrap=True))
         return lines_text(lines)
 
     def show_no_op(self, text: str) -> None:
@@ -310,12 +313,12 @@ class OpDetail(VerticalScroll):
                     arrow,
                     self.theme_styles.mark(v),
                     f" #{rel.index + 1} ",
-                    elide_left(fmt.clean(rel.name), width - len(arrow) - 8),
+                    fit_name(fmt.clean(rel.name), width - len(arrow) - 8),
                 )
                 options.append(Option(prompt, id=f"{RelationList.OP_PREFIX}{rel.index}"))
             else:
                 prompt = Text.assemble(
-                    arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)), self.theme_styles.muted)
+                    arrow, (fit_name(fmt.clean(rel.name), width - len(arrow)), self.theme_styles.muted)
                 )
                 options.append(Option(prompt, disabled=True))
         if not options:

@@ -1,0 +1,95 @@
+"""The one rule for names shown in fewer columns than they have (report/names.py): cut in the middle with `…`,
+the op's own name kept, every piece shown found in the real name."""
+
+from __future__ import annotations
+
+import pytest
+
+from dumptui.report.names import ELLIPSIS, cut_name, cut_pair, is_shown_from
+
+MS = "Default/stage0-Stage/block6-ResidualBlock/Add-op0"
+DEEP = "Default/network-WithLossCell/_backbone-Net/mixer-Mixer/quant-FakeQuantPerLayer/Floor-op0"
+MSPROBE = ("Functional.conv2d.3.forward", "Tensor.__add__.0.forward", "Torch.matmul.12.backward")
+NAMES = (MS, DEEP, *MSPROBE, "block12-ResidualBlock", "Conv2D-op12", "Default/Add-op0", "x" * 30)
+
+
+@pytest.mark.parametrize(
+    "name,width,shown",
+    [
+        (MS, 60, MS),  # fits: unchanged
+        (MS, len(MS), MS),
+        (MS, 40, "Default/st…/block6-ResidualBlock/Add-op0"),  # whole scopes before the op, the start after
+        (MS, 30, "…/block6-ResidualBlock/Add-op0"),
+        (MS, 24, "Default/stage0-…/Add-op0"),
+        (MS, 8, "…Add-op0"),
+        (DEEP, 50, "Def…/mixer-Mixer/quant-FakeQuantPerLayer/Floor-op0"),
+        ("Functional.conv2d.3.forward", 24, "Functi….conv2d.3.forward"),  # the family gives way, not the API
+        ("Functional.conv2d.3.forward", 17, "…conv2d.3.forward"),
+        ("Functional.conv2d.3.forward", 16, "conv2d…3.forward"),  # the API and its index around the cut
+        ("Tensor.__add__.0.forward", 20, "T….__add__.0.forward"),
+        ("Tensor.__add__.0.forward", 16, "__add__….forward"),
+        ("Conv2D-op12", 8, "Conv…p12"),  # the op's own name longer than the room: its type and its index
+        ("block12-ResidualBlock", 12, "block12…lock"),  # a scope: its own name before its class
+    ],
+)
+def test_examples(name, width, shown):
+    assert cut_name(name, width) == shown
+
+
+def test_short_names_are_unchanged_and_tiny_widths_still_say_there_is_a_cut():
+    for name in NAMES:
+        assert cut_name(name, len(name)) == name and cut_name(name, 500) == name
+        assert cut_name(name, 1) == ELLIPSIS and cut_name(name, 0) == ""
+    assert cut_name("", 3) == ""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_width_shows_pieces_of_the_real_name_around_one_cut(name):
+    for width in range(0, len(name) + 3):
+        shown = cut_name(name, width)
+        assert len(shown) <= width, (width, shown)
+        if width >= 1:
+            assert is_shown_from(shown, name), (width, shown)
+            assert len(shown) == min(width, len(name))  # the room is used: nothing dropped that fitted
+
+
+@pytest.mark.parametrize("name", [MS, DEEP])
+def test_a_scope_path_keeps_its_op_whole_and_cuts_at_a_scope(name):
+    leaf = name.rsplit("/", 1)[1]
+    for width in range(len(leaf) + 1, len(name)):
+        shown = cut_name(name, width)
+        head, tail = shown.split(ELLIPSIS)
+        assert name.startswith(head) and name.endswith(tail) and tail.endswith(leaf)
+        assert tail == leaf or tail.startswith("/")  # whole scopes only after the cut
+
+
+@pytest.mark.parametrize("name", MSPROBE)
+def test_an_msprobe_name_keeps_its_api_and_call_index(name):
+    family, own = name.split(".", 1)
+    api = own.split(".")[0]
+    for width in range(len(own) + 1, len(name)):
+        shown = cut_name(name, width)
+        assert shown.endswith(own), shown  # `Functio….forward` never: the API is what tells calls apart
+    for width in range(len(api) + 4, len(own) + 1):
+        assert cut_name(name, width).startswith(api)  # narrower: the API first, 3 of the end after it
+
+
+def test_the_own_name_longer_than_the_room():
+    assert cut_name("Default/Conv2D-op12", 8) == "Conv…p12"
+    assert is_shown_from("Conv…p12", "Default/Conv2D-op12")
+
+
+def test_a_rename_cuts_each_side_alone():
+    assert cut_pair("FloorMod-op0", "Mod-op0", 40) == "FloorMod-op0 ↔ Mod-op0"
+    shown = cut_pair("Default/a-A/FloorMod-op0", "Default/b-B/Mod-op0", 30)
+    a, b = shown.split(" ↔ ")
+    assert len(shown) <= 30 and is_shown_from(a, "Default/a-A/FloorMod-op0") and is_shown_from(b, "Default/b-B/Mod-op0")
+    assert cut_pair("FloorMod-op0", "Mod-op0", 9) == cut_name("FloorMod-op0", 9)  # no room for both
+
+
+def test_what_the_check_refuses():
+    assert not is_shown_from("Default/stage0/block6-ResidualBlock/Add-op0", MS)  # a path in no dump
+    assert not is_shown_from("…t/mixer/quant/Floor-op0", DEEP)
+    assert is_shown_from("Functio…", "Functional.conv2d.3.forward")  # a real cut (if a poor one) is one
+    assert not is_shown_from("Add-op0…Default", MS)  # the pieces out of order
+    assert not is_shown_from("a…b…c", "a-b-c")
