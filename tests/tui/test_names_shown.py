@@ -7,40 +7,12 @@ from __future__ import annotations
 
 import pytest
 from helpers.app import opened, plain, run, wait_until
-from helpers.msprobe_write import write_dump
-from helpers.names import known_names, not_real
+from helpers.names import known_names, long_scope_pair, msprobe_pair, not_real
 from rich.text import Text
 
 from dumptui.tui.widgets.opdetail import RelationList
 
 SIZE = (80, 24)
-
-# (call, module, inputs, outputs): names that are long and differ only in their API or call index
-MSPROBE_CALLS = [
-    ("Functional.embedding.0.forward", "", [1.0], [2.0]),
-    ("Tensor.__getitem__.0.forward", "", [2.0], [3.0]),
-    ("Functional.scaled_dot_product_attention.0.forward", "", [3.0], [4.0]),
-    ("Tensor.__add__.0.forward", "", [4.0, 3.0], [5.0]),
-    ("Functional.layer_norm.0.forward", "", [5.0], [6.0]),
-    ("Functional.conv2d.3.forward", "", [6.0], [7.0]),
-    ("Functional.conv2d.4.forward", "", [7.0], [8.0]),
-    ("Tensor.__mul__.0.forward", "", [8.0], [9.0]),
-    ("Torch.matmul.12.forward", "", [9.0], [10.0]),
-]
-
-
-def msprobe_pair(root) -> tuple[str, str]:
-    """The target's attention output 1.5 times off, and everything after it."""
-    target = []
-    off = False
-    for name, module, ins, outs in MSPROBE_CALLS:
-        ins = [v * 1.5 if off and v == ins[0] else v for v in ins]
-        off = off or "attention" in name
-        target.append((name, module, ins, [v * 1.5 for v in outs] if off else outs))
-    return (
-        write_dump(root / "ref", "Module", {}, MSPROBE_CALLS),
-        write_dump(root / "target", "Module", {}, target),
-    )
 
 
 def screen_lines(app) -> list[str]:
@@ -109,6 +81,11 @@ def check(*argv) -> None:
 
 def test_mindspore_names_shown_are_real(demo_pair):
     check(demo_pair.ref, demo_pair.target)
+
+
+def test_long_mindspore_scopes_shown_are_real(demo_pair, tmp_path):
+    ref, target = long_scope_pair(demo_pair, tmp_path)
+    check(ref, target)
 
 
 def test_renamed_mindspore_names_shown_are_real(renamed_demo_pair):
