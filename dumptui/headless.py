@@ -14,7 +14,7 @@ from dumptui.core.io.errors import UsageError
 from dumptui.options.pair import SIDES, PairOptions, make_session, many_files, open_pair
 from dumptui.report import jsonout
 from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, stage_bars
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import say, say_all
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,7 +58,7 @@ def open_session(args: argparse.Namespace, kl: bool, command: str = "bisect") ->
             indexing=(lambda side, *rest: stages(f"indexing {side}", *rest)) if stages else None,
         )
         session = make_session(options, ref, target, kl=kl, command=command)
-    counts = ", ".join(f"{n} {how}" for how, n in session.alignment.counts().items())
+    counts = ", ".join(f"{n} {say(how)}" for how, n in session.alignment.counts().items())
     detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)
     for d in (ref, target):
         for n in d.notes:
@@ -134,7 +134,7 @@ def print_compare(
     con.print(compare_summary(comparison.results))
     con.print(conclusion)
     for warning in session.alignment.warnings:
-        con.print(f"[yellow]note:[/yellow] {name(warning)}")
+        con.print(f"[yellow]note:[/yellow] {name(say(warning))}")
     damaged = data.damaged_tensors(session)
     for d in damaged:
         con.print(

@@ -121,7 +121,7 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
         op_type=fmt.short_types(p.op_type),
         kind=root.kind,
         why=fmt.short_types(sentence),
-        how=p.how,
+        how=say(p.how),
         caveats=tuple(
             dict.fromkeys(
                 c for c in say_all(root.caveats) if c not in sentence and not any(f.name in c for f in failed)

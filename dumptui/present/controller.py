@@ -25,6 +25,7 @@ from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
@@ -40,6 +41,7 @@ from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, Red
 from dumptui.present.progress import EveryFewCounts, IndexingWords, compare_batches
 from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
+from dumptui.report.reasons import say_all
 from dumptui.report.remedyfiles import remedy_files, write_files
 
 VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
@@ -133,7 +135,7 @@ class PairController:
             (side, [(p.path, p.reason) for p in d.problems if p.severity == "error"])
             for side, d in (("ref", session.ref), ("target", session.target))
         ]
-        return unreadable, list(session.alignment.warnings)
+        return unreadable, say_all(session.alignment.warnings)
 
     # ------------------------------------------------------------------ opening
     def preview(self) -> OpTreeModel | None:
@@ -147,7 +149,7 @@ class PairController:
         big = self._preview_count >= INDEX_IN_PROCESSES_FROM_OPS
         words = IndexingWords(time.monotonic)
 
-        def indexing(side: str, stage: str, done: int, total: int | None) -> None:
+        def indexing(side: str, stage: Stage, done: int, total: int | None) -> None:
             progress(words.update(side, stage, done, total))
 
         return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing)

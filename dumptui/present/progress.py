@@ -11,8 +11,9 @@ from enum import Enum
 from typing import Callable, Iterator, Sequence
 
 from dumptui.core.graph.align import OpPair
-from dumptui.core.io.indexing_progress import UNITS as INDEXING_UNITS
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.present.driver import BisectCommand
+from dumptui.report.reasons import STAGE_WORDS
 
 
 class StatisticsState(str, Enum):
@@ -134,9 +135,9 @@ class IndexingWords:
 
     def __init__(self, clock: Callable[[], float]):
         self.clock = clock
-        self._sides: dict[str, tuple[str, float, int, int | None]] = {}  # side -> (stage, its start, done, total)
+        self._sides: dict[str, tuple[Stage, float, int, int | None]] = {}  # side -> (stage, its start, done, total)
 
-    def update(self, side: str, stage: str, done: int, total: int | None) -> str:
+    def update(self, side: str, stage: Stage, done: int, total: int | None) -> str:
         now = self.clock()
         was = self._sides.get(side)
         started = was[1] if was is not None and was[0] == stage else now
@@ -145,9 +146,9 @@ class IndexingWords:
 
     def _words(self, side: str, now: float) -> str:
         stage, started, done, total = self._sides[side]
-        unit = INDEXING_UNITS.get(stage, "")
+        doing, unit = STAGE_WORDS[stage]
         count = f"{done:,} {unit}" if total is None else f"{done:,} of {total:,} {unit}"
         elapsed = now - started
         if total is not None and 0 < done < total and elapsed >= 1.0:
             count += f", ~{(total - done) * elapsed / done:.0f} s left"
-        return f"{side}: {stage} {count}".rstrip()
+        return f"{side}: {doing} {count}".rstrip()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dumptui.core.compare.metrics import PairStats, SideStats, format_cos
 from dumptui.core.graph.align import EXACT
+from dumptui.core.graph.pairedby import PairedBy
+from dumptui.report.reasons import say
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -12,9 +14,9 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def paired_words(how: str) -> str:
+def paired_words(how: PairedBy) -> str:
     """How an op pair was made, as a phrase that reads after `paired`."""
-    return "paired by exact name" if how == EXACT else f"paired: {how}"
+    return "paired by exact name" if how == EXACT else f"paired: {say(how)}"
 
 
 def nonfinite_count(side: SideStats) -> tuple[int, int]:

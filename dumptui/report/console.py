@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Callable, Iterator, TextIO
 from rich.console import Console, ConsoleRenderable, Group, RenderHook, RichCast
 from rich.text import Text
 
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.report.names import cut_name
+from dumptui.report.reasons import STAGE_WORDS
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -166,7 +168,7 @@ def progress_bar(label: str, verbosity: Verbosity) -> Iterator[ProgressFn | None
         yield update
 
 
-StageFn = Callable[[str, str, int, "int | None"], None]  # (what, stage, done, total or None)
+StageFn = Callable[[str, Stage, int, "int | None"], None]  # (what, stage, done, total or None)
 
 
 @contextmanager
@@ -179,16 +181,17 @@ def stage_bars(label: str, verbosity: Verbosity) -> Iterator[StageFn | None]:
         return
     with _bars() as bar:
         waiting = bar.add_task(label, total=None)
-        tasks: dict[str, tuple[TaskID, str]] = {}  # what -> (its bar, its stage)
+        tasks: dict[str, tuple[TaskID, Stage | None]] = {}  # what -> (its bar, its stage)
 
-        def update(what: str, stage: str, done: int, total: int | None) -> None:
+        def update(what: str, stage: Stage, done: int, total: int | None) -> None:
             if not tasks:
                 bar.remove_task(waiting)
-            task, shown = tasks.get(what, (None, ""))
+            task, shown = tasks.get(what, (None, None))
+            doing = STAGE_WORDS[stage][0]
             if task is None:
-                task = bar.add_task(f"{what}: {stage}", total=total)
+                task = bar.add_task(f"{what}: {doing}", total=total)
             elif shown != stage:
-                bar.reset(task, description=f"{what}: {stage}")  # its own rate and time left
+                bar.reset(task, description=f"{what}: {doing}")  # its own rate and time left
                 for t in bar.tasks:
                     if t.id == task:
                         t.total = total  # rich's update leaves a total of None unchanged: unknown, say so

@@ -20,7 +20,7 @@ from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
-from dumptui.report.reasons import say_all, undefined_words
+from dumptui.report.reasons import say, say_all, undefined_words
 from dumptui.report.selection import reason_text
 
 HEADER = [
@@ -106,7 +106,7 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
             "NPU Tensor Shape": list(r.target.shape) if r.target and r.target.shape is not None else "",
             "Bench Tensor Shape": list(r.ref.shape) if r.ref and r.ref.shape is not None else "",
             "Verdict": r.verdict,
-            "Paired By": p.how,
+            "Paired By": say(p.how),
             "NPU Path": r.target.path if r.target else "",
             "Bench Path": r.ref.path if r.ref else "",
         }

@@ -9,6 +9,7 @@ from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import UNREADABLE
+from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
@@ -79,7 +80,7 @@ def op_result(res: OpResult, is_root: bool = False) -> dict:
         "target": p.target.name if p.target else None,
         "op_type": p.op_type,
         "position": p.index + 1,  # 1-based, as `#N` in the text output
-        "paired_by": p.how,
+        "paired_by": say(p.how),
         "verdict": res.verdict,
         "input_verdict": res.input_verdict,
         "hints": [say(h.reason) for h in for_root(res.hints, is_root, p.op_type)],
@@ -278,18 +279,18 @@ def bisect_report(bi: Bisection) -> dict:
             for st in bi.history
         ],
         "preconditions": preconditions(bi.checks or [], bi.judged),
-        "alignment": s.alignment.counts(),
+        "alignment": {say(how): n for how, n in s.alignment.counts().items()},
         "unpaired": [
             {"side": "ref" if p.target is None else "target", "op": p.name, "op_type": p.op_type}
             for p in s.alignment.unpaired()
         ],
         "paired_not_by_name": [
-            {"ref": _name(p.ref), "target": _name(p.target), "how": p.how}
+            {"ref": _name(p.ref), "target": _name(p.target), "how": say(p.how)}
             for p in s.alignment.pairs
-            if p.paired and p.how != "exact name"
+            if p.paired and p.how is not PairedBy.EXACT
         ],
         "damaged_tensors": damaged_tensors(s),
         "ref": dump_summary(s.ref),
         "target": dump_summary(s.target),
-        "notes": say_all(bi.notes) + list(s.alignment.warnings),
+        "notes": say_all(bi.notes) + say_all(s.alignment.warnings),
     }

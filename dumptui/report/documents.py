@@ -55,7 +55,7 @@ def compare_document(session: Session, comparison: Comparison, only_diverged: bo
     return {
         "ref": data.dump_summary(session.ref),
         "target": data.dump_summary(session.target),
-        "alignment": session.alignment.counts(),
+        "alignment": {say(how): n for how, n in session.alignment.counts().items()},
         "ops": [  # a root's hints as its root entry words them (a discontinuity at a root is never benign)
             {
                 **data.op_result(r, is_root=r.pair.index in root_indices),

@@ -33,7 +33,7 @@ from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import say, say_all
 from dumptui.report.selection import reason_text
 
 NAMES = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape"]
@@ -128,7 +128,7 @@ def dumptui_cells(ctx: RowContext, r: TensorResult) -> dict[str, str]:
         "dumptui Position": str(ctx.index),
         "dumptui Verdict": r.verdict,
         "dumptui Reason": "; ".join(m for m in [reason_text(r.reason), *say_all(r.notes)] if m),
-        "dumptui Paired By": ctx.res.pair.how,
+        "dumptui Paired By": say(ctx.res.pair.how),
     }
     if r.io == "output" and (le is None or r.slot == le.out_slot):
         if le is not None:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.graph.pairedby import PairedBy
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -23,12 +25,14 @@ from dumptui.core.search.replay.precision import PrecisionFinding
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
 
-def say(r: Reason | Undefined | str | None) -> str:
+def say(r: Reason | Undefined | PairedBy | str | None) -> str:
     """The sentence of a reason (a plain string is already words: a name, a reader's message)."""
     if r is None:
         return ""
     if isinstance(r, Undefined):  # before str: a code is a str too, and its text is not its words
         return UNDEFINED_WORDS[r]
+    if isinstance(r, PairedBy):
+        return PAIRED_WORDS[r]
     if isinstance(r, str):
         return r
     return _WORDS[r.code](*(_worded(a) for a in r.args))
@@ -36,7 +40,7 @@ def say(r: Reason | Undefined | str | None) -> str:
 
 def _worded(arg: object) -> object:
     """A reason's value as its words take it: a nested reason (at any depth of a tuple) already said."""
-    if isinstance(arg, Reason | Undefined):
+    if isinstance(arg, Reason | Undefined | PairedBy):
         return say(arg)
     if isinstance(arg, tuple):
         return tuple(_worded(a) for a in arg)
@@ -63,6 +67,36 @@ UNDEFINED_WORDS: dict[Undefined, str] = {
 def undefined_words(undefined: Mapping[str, Undefined]) -> dict[str, str]:
     """A pair's reasons for its undefined values, metric by metric, in words."""
     return {metric: UNDEFINED_WORDS[why] for metric, why in undefined.items()}
+
+
+# how two ops were paired
+PAIRED_WORDS: dict[PairedBy, str] = {
+    PairedBy.EXACT: "exact name",
+    PairedBy.NORMALISED: "normalised name",
+    PairedBy.COUNTER: "same scope and type, -opN differs",
+    PairedBy.POSITION: "position in execution order, same type and shapes",
+    PairedBy.RENAMED: "renamed at the same position and scope, same shapes and input values",
+    PairedBy.MAPPED: "map file",
+    PairedBy.DATAFLOW: "dataflow: same paired producers and consumers",
+    PairedBy.DATAFLOW_RETYPED: "dataflow: same paired producers and consumers, another op type",
+    PairedBy.GROUPED: "dataflow: a group of ops between the same paired neighbours",
+    PairedBy.FUSED: "fused op: several ref ops, one target op",
+    PairedBy.ONLY_REF: "only in ref",
+    PairedBy.ONLY_TARGET: "only in target",
+}
+
+
+# what indexing is doing (the status line's and the CLI's progress): the stage and what it counts
+STAGE_WORDS: dict[Stage, tuple[str, str]] = {
+    Stage.FORMAT: ("finding the format", "files"),
+    Stage.LISTING: ("listing tensor files", "files"),
+    Stage.DUMP_JSON: ("reading dump.json", "calls"),
+    Stage.GRAPH_FILES: ("reading the graph files", "lines"),
+    Stage.DATAFLOW: ("linking the dataflow", "nodes"),
+    Stage.CHECKING: ("checking tensor files", "files"),
+    Stage.STORING: ("storing the index", "ops"),
+    Stage.CACHE: ("reading the index cache", "ops"),
+}
 
 
 # ------------------------------------------------------------------------------------------ numbers in words
@@ -253,6 +287,7 @@ def _only_carries(label: str, slots: tuple[int, ...], why: Reason) -> str:
 
 
 def _unproduced_differs(origin: str, names: tuple[str, ...], slot: int, why: str) -> str:
+    origin = "input from outside the dump" if origin == "input" else origin
     what = f"{origin} {'/'.join(names)} (input.{slot})" if names else f"{origin} input.{slot}"
     return f"{what} differs ({why})"
 
@@ -596,6 +631,23 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.NOT_REPLAYED_SIZE: lambda n, limit: f"not replayed: {n} input elements (limit {limit})",
     Why.REPLAY_NO_OUTPUT: lambda op_type, slot: f"the replay of {op_type} gives no output.{slot}",
     Why.CARRIES_REF_INPUT: lambda j: f"carries the reference's input.{j}: wired otherwise",
+    Why.THROUGH_ONE_SIDED_OP: lambda side, name: f"through the {side}-only op {name}",
+    Why.OUTPUT_NOT_HELD: lambda name, slot, missing: (
+        f"from {name}, whose output.{slot} the {' and '.join(missing)} dump does not hold"
+    ),
+    Why.UNJUDGED_ORIGINS: lambda origins: " and ".join(origins),
+    Why.INTO_INPUT: lambda slot, origins: " and ".join(f"into input.{slot} {words}" for words in origins),
+    Why.MAP_OP_NOT_FOUND: lambda side, name: f"map file: {side} op {name} not found",
+    Why.MAP_ALREADY_PAIRED: lambda a, b: f"map file: {a} or {b} is already paired",
+    Why.IDENTICAL_FILES: lambda: "bitwise equal (identical files)",
+    Why.GRAPH_ORDER_CYCLE: lambda cycle: (
+        f"the graphs disagree on the order of some ops (cycle {[list(c) for c in cycle]}): bisecting linearly"
+    ),
+    Why.SINK_UNJUDGED: lambda name, paired: (
+        f"{name} ends the reference's graph and is dumped "
+        + ("without its outputs on both sides" if paired else "in the reference only")
+        + ": whether the output diverges there could not be judged"
+    ),
     Why.COMES_UNJUDGED: lambda err, where: (
         (f"{_error(err)}; " if err is not None else "") + f"it comes {where}, which could not be judged"
     ),

@@ -13,6 +13,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, EQUAL
+from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, TensorRef
 from dumptui.core.model.reason import Reason
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
@@ -134,8 +135,8 @@ def print_root(console: Console, r: Root, session: Session, heading: str, checks
         f"[bold]{heading}:[/bold] [bold red]{name(p.label)}[/bold red] ({name(fmt.short_types(p.op_type))}), "
         f"position {p.index + 1} of {len(session.alignment.kernels)} in execution order"
     )
-    if p.how != "exact name":
-        console.print(f"  paired by: {name(p.how)}")
+    if p.how is not PairedBy.EXACT:
+        console.print(f"  paired by: {name(say(p.how))}")
     console.print(f"  why: {name(fmt.short_types(why(r, checks)))}")
     console.print(tensor_table(res.inputs + res.outputs))
     console.print(stats_table(res.inputs + res.outputs))
@@ -217,10 +218,10 @@ def print_bisect(console: Console, bi: Bisection) -> None:
     console.print(f"[bold]ref[/bold]:    {dump_line(s.ref)}")
     console.print(f"[bold]target[/bold]: {dump_line(s.target)}")
     counts = s.alignment.counts()
-    console.print("alignment: " + ", ".join(f"{n} {name(k)}" for k, n in counts.items()))
+    console.print("alignment: " + ", ".join(f"{n} {name(say(k))}" for k, n in counts.items()))
     for p in s.alignment.pairs:
-        if p.ref is not None and p.target is not None and p.how != "exact name":
-            console.print(f"  {name(p.ref.name)} ↔ {name(p.target.name)}: {name(p.how)}")
+        if p.ref is not None and p.target is not None and p.how is not PairedBy.EXACT:
+            console.print(f"  {name(p.ref.name)} ↔ {name(p.target.name)}: {name(say(p.how))}")
     unpaired = s.alignment.unpaired()
     if unpaired:
         shown = ", ".join(name(p.name) for p in unpaired[:6])
@@ -346,11 +347,11 @@ def compare_table(results: list[OpResult], only_bad: bool = False, judgement: Ru
         title.append(fmt.clean(p.label))
         title.append(f" ({fmt.clean(p.op_type)})", style="dim")
         if not p.paired:
-            title.append(f"  {fmt.clean(p.how)}, {len(rows)} tensors", style="yellow")
+            title.append(f"  {fmt.clean(say(p.how))}, {len(rows)} tensors", style="yellow")
             lines.append(title)
             continue
-        if p.how != "exact name":
-            title.append(f"  paired by {fmt.clean(p.how)}", style="dim")
+        if p.how is not PairedBy.EXACT:
+            title.append(f"  paired by {fmt.clean(say(p.how))}", style="dim")
         le = judgement.local_of(p.index)
         if le is not None and le.selection is not None and le.selection.conclusive:
             # a selection is compared as selections: its gain says nothing

@@ -21,6 +21,7 @@ from helpers.msprobe_write import write_dump
 from dumptui.core.formats import open_dump
 from dumptui.core.ranks.merge import merge_ranks
 from dumptui.options import mapfiles
+from dumptui.report.reasons import say
 from dumptui.tui.screens.error import OpenErrorScreen
 
 MS_MODULES = {"network": "GPT", "network.norm_out": "RMSNorm", "network.layers.1.feed_forward.adapter": "Dense"}
@@ -196,7 +197,7 @@ def test_the_app_pairs_by_the_layer_mapping_and_finds_the_planted_call(tmp_path)
         async with app.run_test(size=(120, 36)) as pilot:
             scr = await ready(app, pilot)
             pairs = scr.controller.session.alignment.pairs
-            named = {(p.ref and p.ref.name, p.target and p.target.name): p.how for p in pairs}
+            named = {(p.ref and p.ref.name, p.target and p.target.name): say(p.how) for p in pairs}
             assert {k: how for k, how in named.items() if "forward" in (k[0] or k[1])} == EXPECTED
             await space_until_converged(scr, pilot)
             culprit = pairs[scr.bstate.culprit.index]

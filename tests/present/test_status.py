@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dumptui.core.io.indexing_progress import Stage
 from dumptui.present.panel import plain
 from dumptui.present.status import StatusFacts, status_line
 
@@ -44,20 +45,18 @@ def test_indexing_words_say_each_dumps_stage_count_and_time_left():
 
     now = [100.0]
     words = IndexingWords(lambda: now[0])
-    assert (
-        words.update("ref", "listing tensor files", 0, 70_000) == "indexing ref: listing tensor files 0 of 70,000 files"
-    )
+    assert words.update("ref", Stage.LISTING, 0, 70_000) == "indexing ref: listing tensor files 0 of 70,000 files"
     now[0] = 102.0  # 2 s for 20,000 of 70,000: 50,000 more at that rate is 5 s
-    assert words.update("ref", "listing tensor files", 20_000, 70_000) == (
+    assert words.update("ref", Stage.LISTING, 20_000, 70_000) == (
         "indexing ref: listing tensor files 20,000 of 70,000 files, ~5 s left"
     )
-    text = words.update("target", "reading the graph files", 8_192, None)  # no total: a count, no time left
+    text = words.update("target", Stage.GRAPH_FILES, 8_192, None)  # no total: a count, no time left
     assert text == (
         "indexing ref: listing tensor files 20,000 of 70,000 files, ~5 s left"
         " · target: reading the graph files 8,192 lines"
     )
     now[0] = 102.5  # a new stage starts its own clock: half a second in, no estimate yet
-    assert words.update("ref", "linking the dataflow", 1_000, 29_000).startswith(
+    assert words.update("ref", Stage.DATAFLOW, 1_000, 29_000).startswith(
         "indexing ref: linking the dataflow 1,000 of 29,000 nodes · target"
     )
 

@@ -86,11 +86,6 @@ class TensorError:
         """The relative error with outliers kept, infinite when NaN/Inf positions differ."""
         return math.inf if self.nonfinite else max(self.rel, self.rel_l2)
 
-    def describe(self) -> str:
-        if self.nonfinite:
-            return f"NaN/Inf differ at {self.nonfinite} positions"
-        return f"error {fmt_rel(self.rel)} of its RMS"
-
 
 ZERO_ERROR = TensorError(0.0, 0.0, 0.0, 0.0)
 

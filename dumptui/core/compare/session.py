@@ -315,7 +315,7 @@ class Session:
         if not self.same_files.identical(r.path, t.path):  # regular files only (samefiles reads through safeio)
             return None
         self.ledger.book(purpose, pair.key, io, slot)
-        return TensorResult(io, slot, r, t, EQUAL, "bitwise equal (identical files)")
+        return TensorResult(io, slot, r, t, EQUAL, because(Why.IDENTICAL_FILES))
 
     # ------------------------------------------------------------------ ops
     def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:

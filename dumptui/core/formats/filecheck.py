@@ -16,7 +16,7 @@ import os
 import stat
 from collections import defaultdict
 
-from dumptui.core.io.indexing_progress import EVERY, report
+from dumptui.core.io.indexing_progress import EVERY, Stage, report
 from dumptui.core.io.safeio import what_is
 from dumptui.core.model.dump import Dump, Problem, TensorRef
 
@@ -69,7 +69,7 @@ def check_tensor_files(dump: Dump) -> None:
     known = {p.path for p in dump.problems}
     total = sum(len(tensors) for tensors in by_folder.values())
     checked = 0
-    report("checking tensor files", checked, total)
+    report(Stage.CHECKING, checked, total)
     for folder, tensors in by_folder.items():
         real = os.path.realpath(folder)
         inside: list[str] | None = roots
@@ -89,11 +89,11 @@ def check_tensor_files(dump: Dump) -> None:
                             found[entry.name] = problem
                         checked += 1
                         if checked % EVERY == 0:
-                            report("checking tensor files", checked, total)
+                            report(Stage.CHECKING, checked, total)
         except OSError:
             continue  # a folder that cannot be listed: its tensors say so when they are read
         finally:
-            report("checking tensor files", checked, total)  # each folder's end (a dump has a few)
+            report(Stage.CHECKING, checked, total)  # each folder's end (a dump has a few)
         for t in tensors:
             problem = found.get(os.path.basename(t.path))
             if problem is not None and problem[0] == ERROR:

@@ -22,12 +22,12 @@ from typing import Any
 
 from dumptui.core.formats.registry import open_dump
 from dumptui.core.index import cache as indexcache
-from dumptui.core.io.indexing_progress import STAGE_NAMES, reporting
+from dumptui.core.io.indexing_progress import STAGE_NAMES, Stage, reporting
 from dumptui.core.io.procs import start_resource_tracker, worker_start
 
 Request = tuple[str, str | None, str | None, str | None, str | None]  # path, rank, graph, iteration, fmt
 # (which dump: its path here, its side from open_pair; stage, done, total or None): how far its indexing has come
-IndexingReport = Callable[[str, str, int, "int | None"], None]
+IndexingReport = Callable[[str, Stage, int, "int | None"], None]
 
 REPORT_SECONDS = 0.1  # how often the caller hears how far the children have come
 _FIELDS = 3  # a child's report on the board: stage number (0: not started), done, total (-1: unknown)
@@ -42,8 +42,8 @@ def _child_start(nice: int, parent: int, board: Any) -> None:
     _board = board
 
 
-def _to_board(slot: int) -> Callable[[str, int, "int | None"], None]:
-    def report(stage: str, done: int, total: int | None) -> None:
+def _to_board(slot: int) -> Callable[[Stage, int, "int | None"], None]:
+    def report(stage: Stage, done: int, total: int | None) -> None:
         at = slot * _FIELDS
         _board[at + 1], _board[at + 2] = done, -1 if total is None else total
         _board[at] = STAGE_NAMES.index(stage) + 1

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from dumptui.core.io import dtypes, limits
-from dumptui.core.io.indexing_progress import counted
+from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.io.safeio import bounded_lines
 from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
@@ -263,7 +263,7 @@ def parse_ir_text(path: str) -> IRGraph:
     node: IRNode | None = None  # the node whose type and comment lines follow
     type_lines: list[str] = []  # of `node`
     shared = _Shared()
-    for raw in counted("reading the graph files", _lines(path)):
+    for raw in counted(Stage.GRAPH_FILES, _lines(path)):
         line = raw.strip()
         if not line:
             continue

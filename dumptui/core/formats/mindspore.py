@@ -46,7 +46,7 @@ from dumptui.core.formats.reader import Selection
 from dumptui.core.formats.runs import separate_runs
 from dumptui.core.formats.statistic_csv import statistic_rows
 from dumptui.core.io import dtypes, limits
-from dumptui.core.io.indexing_progress import counted
+from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
 
@@ -183,7 +183,7 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
     # one string object per distinct io/format/dtype label and op type, not one per file: a million-file index
     # holds them a million times over
     spelled: dict[str | None, str] = {}
-    for n in counted("listing tensor files", names):
+    for n in counted(Stage.LISTING, names):
         if not n.endswith(".npy"):
             if RAW_NAME.match(n):  # another format's tensor file: what it holds is not read, never unsaid
                 problems.append(Problem(prefix + n, MIXED_RAW_FILE))

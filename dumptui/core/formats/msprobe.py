@@ -29,7 +29,7 @@ from dumptui.core.formats.reader import Selection, choose_one
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.io import dtypes, jsonstream, limits
 from dumptui.core.io.errors import DumpError
-from dumptui.core.io.indexing_progress import counted
+from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model import recordstats
@@ -504,9 +504,7 @@ def read_calls(path: str) -> Iterator[tuple[str, str, Any]]:
     `data` not an object, or one call larger than MAX_JSON_RECORD (named with what to do)."""
     try:
         with open_regular(path) as fh:
-            for kind, key, value in counted(
-                "reading dump.json", jsonstream.members(fh, "data", limits.MAX_JSON_RECORD)
-            ):
+            for kind, key, value in counted(Stage.DUMP_JSON, jsonstream.members(fh, "data", limits.MAX_JSON_RECORD)):
                 if kind == "document":
                     raise DumpError(
                         path, f"unreadable dump.json: the document is {limits.kind_of(value)}, not an object"

@@ -77,7 +77,7 @@ def open_dump(
     selection = Selection(rank, graph, iteration)
 
     def index() -> Dump:
-        indexing_progress.report("finding the format", 0)
+        indexing_progress.report(indexing_progress.Stage.FORMAT, 0)
         chosen = fmt or detect(path)
         reader = _BY_FORMAT.get(chosen)
         if reader is None:

@@ -24,26 +24,23 @@ import numpy as np
 
 from dumptui.core.graph.byflow import GROUPED, Flow, as_one, pair_groups, pair_ops
 from dumptui.core.graph.fusion import FUSED, fused_groups
+from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
+from dumptui.core.model.reason import Said, Why, because
 
-EXACT = "exact name"
-NORMALISED = "normalised name"
-COUNTER = "same scope and type, -opN differs"
-POSITION = "position in execution order, same type and shapes"
-RENAMED = "renamed at the same position and scope, same shapes and input values"
+EXACT, NORMALISED, COUNTER = PairedBy.EXACT, PairedBy.NORMALISED, PairedBy.COUNTER
+POSITION, RENAMED = PairedBy.POSITION, PairedBy.RENAMED
 RENAMED_AGREE = 0.05  # inputs of a rename "agree" within 5 % (relative L2): noise, not another value
-MAPPED = "map file"
-ONLY_REF = "only in ref"
-ONLY_TARGET = "only in target"
+MAPPED, ONLY_REF, ONLY_TARGET = PairedBy.MAPPED, PairedBy.ONLY_REF, PairedBy.ONLY_TARGET
 
 
 @dataclass(eq=False, slots=True)  # one per aligned op, kept for the session: no __dict__ each
 class OpPair:
     ref: Op | None
     target: Op | None
-    how: str
+    how: PairedBy
     index: int = -1  # position in the aligned order
 
     def __repr__(self) -> str:
@@ -89,7 +86,7 @@ class OpPair:
 @dataclass
 class Alignment:
     pairs: list[OpPair] = field(default_factory=list)  # kernels in aligned execution order, then the rest
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Said] = field(default_factory=list)  # report/reasons.py words them
 
     def __post_init__(self) -> None:
         self.reindex()
@@ -117,8 +114,8 @@ class Alignment:
     def unpaired(self) -> list[OpPair]:
         return [p for p in self.pairs if not p.paired]
 
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def counts(self) -> dict[PairedBy, int]:
+        out: dict[PairedBy, int] = {}
         for p in self.pairs:
             out[p.how] = out.get(p.how, 0) + 1
         return out
@@ -168,15 +165,15 @@ def align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None = None) 
 
 
 def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
-    warnings: list[str] = []
+    warnings: list[Said] = []
     tgt_ops = target.ops
     ref_ops, fused = fused_groups(ref.ops, tgt_ops)  # a fused target op's ref ops become one group op
     r_of: dict[int, Op] = {}  # id(ref op) -> target op
-    how: dict[int, str] = {}
+    how: dict[int, PairedBy] = {}
     t_used: set[int] = set()
     r_of_t: dict[int, Op] = {}  # id(target op) -> ref op
 
-    def pair(r: Op, t: Op, h: str) -> None:
+    def pair(r: Op, t: Op, h: PairedBy) -> None:
         r_of[id(r)] = t
         how[id(r)] = h
         t_used.add(id(t))
@@ -217,10 +214,10 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
         for a, b in forced:
             r, t = rk.get(a), tk.get(b)
             if r is None or t is None:
-                warnings.append(f"map file: {'ref op ' + a if r is None else 'target op ' + b} not found")
+                warnings.append(because(Why.MAP_OP_NOT_FOUND, "ref" if r is None else "target", a if r is None else b))
                 continue
             if id(r) in r_of or id(t) in t_used:
-                warnings.append(f"map file: {a} or {b} is already paired")
+                warnings.append(because(Why.MAP_ALREADY_PAIRED, a, b))
                 continue
             pair(r, t, MAPPED)
     for r, t in fused:
@@ -280,7 +277,7 @@ def _pair_groups(
     r_of: dict[int, Op],
     r_of_t: dict[int, Op],
     t_used: set[int],
-    pair: Callable[[Op, Op, str], None],
+    pair: Callable[[Op, Op, PairedBy], None],
 ) -> tuple[list[Op], list[Op]]:
     """Groups of unpaired ops between the same paired neighbours, each side's group one op (fusion.group_op);
     the op lists with each group standing where its last member ran."""
@@ -380,7 +377,7 @@ def _pair_gaps(
     T: list[Op],
     r_of: dict[int, Op],
     t_used: set[int],
-    pair: Callable[[Op, Op, str], None],
+    pair: Callable[[Op, Op, PairedBy], None],
     renames: bool = True,
 ) -> None:
     # Only the unpaired ops matter, and they are few: gaps are found by bisecting their positions.
@@ -454,7 +451,7 @@ def _lcs(a: list, b: list) -> list[tuple[int, int]]:
     return out
 
 
-def _merge_order(ref_ops: list[Op], tgt_ops: list[Op], r_of: dict[int, Op], how: dict[int, str]) -> list[OpPair]:
+def _merge_order(ref_ops: list[Op], tgt_ops: list[Op], r_of: dict[int, Op], how: dict[int, PairedBy]) -> list[OpPair]:
     """Kernels in the reference's execution order, target-only kernels inserted where the target ran them."""
     rk = [o for o in ref_ops if o.kind == KERNEL]
     tk = sorted((o for o in tgt_ops if o.kind == KERNEL), key=lambda o: o.order)

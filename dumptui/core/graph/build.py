@@ -11,7 +11,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from dumptui.core.io.indexing_progress import counted
+from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, InputSource
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
 from dumptui.core.model.ir import IRArg, IRGraph, IRNode
@@ -117,7 +117,7 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: FlowGraphBuilder, param
     shared_attrs: dict[Hashable, Mapping[str, str]] = {}
     shared_code: dict[tuple[str, ...], Sequence[str]] = {}
     # every kernel of the graph, dumped or not: a filtered dump keeps its ancestry through undumped kernels
-    for node in counted("linking the dataflow", ir.nodes.values(), len(ir.nodes)):
+    for node in counted(Stage.DATAFLOW, ir.nodes.values(), len(ir.nodes)):
         if node.virtual or not node.full_name:
             continue
         key = full_to_key.get(node.full_name, node.full_name)

@@ -18,11 +18,10 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 from dumptui.core.graph.fusion import group_op
+from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import KERNEL, Op
 
-DATAFLOW = "dataflow: same paired producers and consumers"
-DATAFLOW_RETYPED = "dataflow: same paired producers and consumers, another op type"
-GROUPED = "dataflow: a group of ops between the same paired neighbours"
+DATAFLOW, DATAFLOW_RETYPED, GROUPED = PairedBy.DATAFLOW, PairedBy.DATAFLOW_RETYPED, PairedBy.GROUPED
 PASS_THROUGH = frozenset({"Cast", "TensorMove", "Identity", "Depend", "Load", "Reshape", "ExpandDims", "Squeeze"})
 MAX_DEPTH = 8  # pass-through ops looked through in a row
 MAX_GROUP = 32  # ops in one group (a fused kernel stands for a handful)
@@ -95,7 +94,7 @@ def _out_shape(op: Op) -> tuple | None:
     return t.shape if t is not None else None
 
 
-def _compatible(r: Op, t: Op, sig: Signature) -> str | None:
+def _compatible(r: Op, t: Op, sig: Signature) -> PairedBy | None:
     """How the two may pair (DATAFLOW or DATAFLOW_RETYPED), or None."""
     if r.op_type in PASS_THROUGH or t.op_type in PASS_THROUGH:
         return None
@@ -117,7 +116,7 @@ def pair_ops(
     tgt_paired: Callable[[Op], int | None],
     is_free_ref: Callable[[Op], bool],
     is_free_tgt: Callable[[Op], bool],
-    pair: Callable[[Op, Op, str], None],
+    pair: Callable[[Op, Op, PairedBy], None],
 ) -> int:
     """One-to-one pairs between the same paired neighbours, repeated until no more are found (each pair made
     can place its neighbours). Returns how many were made."""

@@ -9,6 +9,7 @@ from typing import Callable
 from dumptui.core.graph.align import Alignment, OpPair
 from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH
 from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op
+from dumptui.core.model.reason import Reason, Why, because
 
 
 def input_source(pair: OpPair, slot: int) -> tuple[InputSource | None, InputSource | None]:
@@ -31,7 +32,7 @@ def producer_pair(alignment: Alignment, pair: OpPair, slot: int) -> OpPair | Non
 
 
 def unproduced(pair: OpPair, slot: int) -> str | None:
-    """'parameter' / 'constant' / 'input from outside the dump' when no op produces this input on either
+    """'parameter' / 'constant' / 'input' (from outside the dump) when no op produces this input on either
     side (per the graph); None when an op does, or when no graph says."""
     rs, ts = input_source(pair, slot)
     kinds = {s.kind for s in (rs, ts) if s is not None}
@@ -40,7 +41,7 @@ def unproduced(pair: OpPair, slot: int) -> str | None:
     for k in ("parameter", "constant"):
         if k in kinds:
             return k
-    return "input from outside the dump"
+    return "input"
 
 
 def consumers(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair) -> list[OpPair]:
@@ -150,12 +151,13 @@ def one_sided_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPai
     return [(side, o.op) for side, o in (("reference", r), ("target", t)) if o.kind == "one-sided" and o.op is not None]
 
 
-def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> list[str]:
-    """Where input `slot` comes from without having been judged, in words: an op on one side only that
+def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> list[Reason]:
+    """Where input `slot` comes from without having been judged (reasons to word): an op on one side only that
     computes it, or an op pair whose output it is, that output missing on one side (not dumped, or a file
     that could not be read or placed). What such an input carries is never known to be noise."""
     out = [
-        f"through the {side}-only op {op.name}" for side, op in one_sided_origins(ref, target, alignment, pair, slot)
+        because(Why.THROUGH_ONE_SIDED_OP, side, op.name)
+        for side, op in one_sided_origins(ref, target, alignment, pair, slot)
     ]
     seen: set[tuple[int, int]] = set()
     for o in origins(ref, target, alignment, pair, slot):
@@ -169,17 +171,17 @@ def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair
             if op is None or o.out_slot not in op.outputs
         ]
         if missing:
-            out.append(f"from {p.name}, whose output.{o.out_slot} the {' and '.join(missing)} dump does not hold")
+            out.append(because(Why.OUTPUT_NOT_HELD, p.name, o.out_slot, tuple(missing)))
     return out
 
 
-def unjudged_sinks(ref: Dump, alignment: Alignment, judged: set[int]) -> list[str]:
+def unjudged_sinks(ref: Dump, alignment: Alignment, judged: set[int]) -> list[Reason]:
     """Ops of the reference that compute and end its graph (nothing consumes them: the network's outputs) but
     could not be judged: dumped in the reference only (the target's files lost) or without outputs on both
     sides. Whether the network diverges there is not known, so no answer may be "no divergence" for them.
     (An op the target alone has whose output nothing reads, such as an adapter left unused, is not one: the
     reference defines the network's outputs.) `judged`: the indices of the op pairs compared."""
-    out: list[str] = []
+    out: list[Reason] = []
     graph = ref.graph
     if graph is None:
         return out
@@ -188,9 +190,5 @@ def unjudged_sinks(ref: Dump, alignment: Alignment, judged: set[int]) -> list[st
         if p.kind != KERNEL or p.index in judged or op is None or op.op_type in PASS_THROUGH or op.key not in graph:
             continue
         if next(iter(graph.successors(op.key)), None) is None:  # nothing reads it: a network output
-            where = "in the reference only" if not p.paired else "without its outputs on both sides"
-            out.append(
-                f"{op.name} ends the reference's graph and is dumped {where}: "
-                "whether the output diverges there could not be judged"
-            )
+            out.append(because(Why.SINK_UNJUDGED, op.name, p.paired))
     return out

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
+from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import KERNEL, Op
 
-FUSED = "fused op: several ref ops, one target op"
+FUSED = PairedBy.FUSED
 _SEPARATORS = re.compile(r"[/\\. _]+")
 
 

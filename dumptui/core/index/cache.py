@@ -44,7 +44,7 @@ from typing import Any
 
 from dumptui.core.index import codec as indexcodec
 from dumptui.core.index import restricted
-from dumptui.core.io.indexing_progress import report
+from dumptui.core.io.indexing_progress import Stage, report
 from dumptui.core.model.dump import Dump
 
 SCHEMA = 2  # 2: a magic number and a JSON header before the columns
@@ -312,7 +312,7 @@ def cached_index(
         entry = entry_path(path, fmt, selection)
     except OSError:
         return CacheResult(index(), hit=False, why_not_stored="the dump folder cannot be looked at")
-    report("reading the index cache", 0)  # the entry's columns read before its ops are counted
+    report(Stage.CACHE, 0)  # the entry's columns read before its ops are counted
     dump = load(entry)
     if dump is not None:
         try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dumptui.core.io.indexing_progress import counted
+from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import Dump, Op, TensorRef
 from dumptui.core.model.slotmap import EMPTY, SlotMap
 
@@ -92,7 +92,7 @@ def encode(dump: Dump) -> dict[str, Any]:
     slots: list[int] = []  # per tensor of each op, inputs then outputs: its slot and its tensor
     members: list[int] = []
     o_extra: dict[int, tuple[Any, Any, Any, Any]] = {}  # op -> (sources, attrs, code, fused) when any is set
-    for i, op in enumerate(counted("storing the index", dump.ops)):
+    for i, op in enumerate(counted(Stage.STORING, dump.ops)):
         o_kind.append(small.ref((op.op_type, op.kind, op.graph, op.name_source, len(op.inputs), len(op.outputs))))
         o_names += (op.name, op.file_name, op.key)
         o_ints += (op.order, op.timestamp, op.call)
@@ -149,7 +149,7 @@ def decode(cols: dict[str, Any]) -> Dump:
     o_names, o_ints, o_kinds = cols["o_names"], cols["o_ints"], cols["o_kinds"]
     ops: list[Op] = []
     pos = 0
-    for i, kind in enumerate(counted("reading the index cache", cols["o_kind"])):
+    for i, kind in enumerate(counted(Stage.CACHE, cols["o_kind"])):
         typ, op_kind, graph, source, n_in, n_out = o_kinds[kind]
         mid, end = pos + n_in, pos + n_in + n_out
         j = 3 * i

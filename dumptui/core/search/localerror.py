@@ -145,7 +145,7 @@ class LocalError:
     out_cos: float | None = None  # the lowest cosine of its outputs, of its data inputs
     in_cos: float | None = None
     wiring: Reason | None = None  # how the target's inputs are wired otherwise than the reference's (WIRED)
-    unjudged: str = ""  # the op on one side only that its worst data input comes from (it could not be judged)
+    unjudged: Reason | None = None  # where its worst data input comes from unjudged (INTO_INPUT)
     unjudged_flow: bool = False  # that input carries error far above the floor: the answer cannot be "noise"
     statistics_only: bool = False  # its output was compared on statistics (max/min/mean/L2), not elements
     blind: Reason | None = (

@@ -190,7 +190,7 @@ def measured(session: Session, res: OpResult, roles: dict[int, str] | None = Non
     le.wiring = because(Why.WIRED, wired) if wired else None
     if in_slot is not None:
         unjudged = unjudged_origins(session.ref, session.target, session.alignment, pair, in_slot)
-        le.unjudged = " and ".join(f"into input.{in_slot} {words}" for words in unjudged)
+        le.unjudged = because(Why.INTO_INPUT, in_slot, tuple(unjudged)) if unjudged else None
     le.blind = _blind(session, pair, res, roles)
     counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
@@ -855,9 +855,10 @@ def _flip_reason(sr: ScanResult, flip: int | None, r: TensorResult) -> FlipReaso
     return FlipReason(code, pair.name, err.rel if err is not None and not err.nonfinite else math.nan)
 
 
-def _one_sided(session: Session, pair: OpPair, slot: int) -> str:
-    """Where the input comes from without being judged, in words (what it carries is not known to be noise)."""
-    return " and ".join(unjudged_origins(session.ref, session.target, session.alignment, pair, slot))
+def _one_sided(session: Session, pair: OpPair, slot: int) -> Reason | None:
+    """Where the input comes from without being judged (what it carries is not known to be noise)."""
+    origins = unjudged_origins(session.ref, session.target, session.alignment, pair, slot)
+    return because(Why.UNJUDGED_ORIGINS, tuple(origins)) if origins else None
 
 
 def _carried(r: TensorResult, tainted: bool, cos: float | None) -> Reason | None:

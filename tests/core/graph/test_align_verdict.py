@@ -8,6 +8,7 @@ from dumptui.core.compare.hints import attribute_diff, hints_for
 from dumptui.core.compare.metrics import compare_arrays
 from dumptui.core.compare.verdict import CLOSE, DIVERGED, EQUAL, Thresholds, judge, parse_user_ignore
 from dumptui.core.graph.align import COUNTER, EXACT, NORMALISED, ONLY_REF, ONLY_TARGET, POSITION, RENAMED, align
+from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Op, TensorRef
 from dumptui.report.reasons import say
 
@@ -80,7 +81,7 @@ def test_forced_pairs_win():
     r = dump(["A-op0", "B-op0"])
     t = dump(["B-op0", "A-op0"])
     got = how(align(r, t, [("A-op0", "B-op0")]))
-    assert ("A-op0", "B-op0", "map file") in got
+    assert ("A-op0", "B-op0", PairedBy.MAPPED) in got
 
 
 TH = Thresholds()

@@ -11,7 +11,7 @@ import re
 
 from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats import indexproc, open_dump
-from dumptui.core.io.indexing_progress import EVERY, STAGE_NAMES, counted, reporting
+from dumptui.core.io.indexing_progress import EVERY, STAGE_NAMES, Stage, counted, reporting
 
 
 def _settled(root: str) -> None:
@@ -45,23 +45,23 @@ def test_each_stage_counts_what_the_dump_holds(tmp_path, monkeypatch):
     info = write_demo(str(tmp_path / "demo"), n_ops=60, size=8)
     got = _reports(info.target)
     assert _in_order(got) == [
-        "finding the format",
-        "listing tensor files",
-        "reading the graph files",
-        "linking the dataflow",
-        "checking tensor files",
+        Stage.FORMAT,
+        Stage.LISTING,
+        Stage.GRAPH_FILES,
+        Stage.DATAFLOW,
+        Stage.CHECKING,
     ]
     (folder,) = glob.glob(os.path.join(info.target, "rank_0", "Net", "0", "0"))
     names = os.listdir(folder)
     npy = [n for n in names if n.endswith(".npy")]
-    assert _last(got, "listing tensor files") == ("listing tensor files", len(names), len(names))
-    assert _last(got, "checking tensor files") == ("checking tensor files", len(npy), len(npy))
+    assert _last(got, Stage.LISTING) == (Stage.LISTING, len(names), len(names))
+    assert _last(got, Stage.CHECKING) == (Stage.CHECKING, len(npy), len(npy))
     (graph,) = glob.glob(os.path.join(info.target, "rank_0", "graphs", "*.ir"))
     with open(graph) as fh:
         lines = fh.read().splitlines()
-    assert _last(got, "reading the graph files") == ("reading the graph files", len(lines), None)
+    assert _last(got, Stage.GRAPH_FILES) == (Stage.GRAPH_FILES, len(lines), None)
     nodes = sum(1 for line in lines if re.match(r"\s*%\d+\(", line))
-    assert _last(got, "linking the dataflow") == ("linking the dataflow", nodes, nodes)
+    assert _last(got, Stage.DATAFLOW) == (Stage.DATAFLOW, nodes, nodes)
     # every report within its total, and the counts of a stage never go back
     for stage in set(r[0] for r in got):
         counts = [done for s, done, total in got if s == stage]
@@ -76,10 +76,10 @@ def test_storing_and_reading_the_index_cache_count_the_ops(tmp_path, monkeypatch
     _settled(info.ref)
     ops = len(open_dump(info.ref).ops)
     first = _reports(info.ref, cache=True)
-    assert _last(first, "storing the index") == ("storing the index", ops, ops)
+    assert _last(first, Stage.STORING) == (Stage.STORING, ops, ops)
     again = _reports(info.ref, cache=True)
-    assert _in_order(again) == ["reading the index cache"]  # nothing listed or read again
-    assert _last(again, "reading the index cache") == ("reading the index cache", ops, ops)
+    assert _in_order(again) == [Stage.CACHE]  # nothing listed or read again
+    assert _last(again, Stage.CACHE) == (Stage.CACHE, ops, ops)
 
 
 def test_the_indexing_processes_report_each_dump_to_the_caller(tmp_path, monkeypatch):
@@ -95,7 +95,7 @@ def test_the_indexing_processes_report_each_dump_to_the_caller(tmp_path, monkeyp
         ops = len(open_dump(path).ops)
         _in_order(got[path])
         # the last word, read after the child ended: the whole index stored
-        assert got[path][-1] == ("storing the index", ops, ops), path
+        assert got[path][-1] == (Stage.STORING, ops, ops), path
 
 
 def test_msprobe_calls_are_counted_as_dump_json_is_read(tmp_path, monkeypatch):
@@ -108,12 +108,12 @@ def test_msprobe_calls_are_counted_as_dump_json_is_read(tmp_path, monkeypatch):
         doc = json.load(fh)
     got = _reports(root)
     # each top-level member and each call of `data`: one item read
-    assert _last(got, "reading dump.json") == ("reading dump.json", len(doc) - 1 + len(doc["data"]), None)
+    assert _last(got, Stage.DUMP_JSON) == (Stage.DUMP_JSON, len(doc) - 1 + len(doc["data"]), None)
 
 
 def test_a_long_loop_reports_every_so_often_not_every_item():
     got: list = []
     with reporting(lambda *r: got.append(r)):
-        assert list(counted("listing tensor files", range(EVERY * 2 + 5))) == list(range(EVERY * 2 + 5))
+        assert list(counted(Stage.LISTING, range(EVERY * 2 + 5))) == list(range(EVERY * 2 + 5))
     assert [done for _s, done, _t in got] == [0, EVERY, EVERY * 2, EVERY * 2 + 5]
-    assert list(counted("listing tensor files", [1, 2])) == [1, 2]  # nobody listening: the items alone
+    assert list(counted(Stage.LISTING, [1, 2])) == [1, 2]  # nobody listening: the items alone

@@ -17,7 +17,15 @@ from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.noise import floor_of, least_precise
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import EQUAL, IGNORED, NOT_COMPARABLE, UNREADABLE, rounding_explains
+from dumptui.core.compare.verdict import (
+    EQUAL,
+    IGNORED,
+    NOT_COMPARABLE,
+    ONLY_REF,
+    ONLY_TARGET,
+    UNREADABLE,
+    rounding_explains,
+)
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
 from dumptui.core.model.dump import PARAMETER, TensorRef
@@ -59,7 +67,7 @@ def _check_parameter(session: Session, p: OpPair, same: TensorResult | None) -> 
             0,
             p.ref.outputs.get(0) if p.ref else None,
             p.target.outputs.get(0) if p.target else None,
-            p.how,
+            ONLY_REF if p.target is None else ONLY_TARGET,
             because(Why.ONE_SIDED),
         )
         return InputCheck(op.name, kind, r, CheckStatus.UNPAIRED, p.how, users)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
+from dumptui.core.model.reason import Reason, Why, because
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -63,7 +64,6 @@ class PairDag:
 
 class LinearStrategy:
     name = "linear"
-    describe = "over the execution order"
     finds_other_roots = False
 
     def __init__(self, n: int):
@@ -96,7 +96,6 @@ class LinearStrategy:
 
 class GraphStrategy:
     name = "graph"
-    describe = "graph-aware"
     finds_other_roots = True
 
     def __init__(self, dag: PairDag):
@@ -151,7 +150,7 @@ def _reach(adjacent: list[tuple[int, ...]], pos: int, within: set[int] | frozens
 Strategy = LinearStrategy | GraphStrategy
 
 
-def choose_strategy(session: Session, order: list[OpPair], use_graph: bool) -> tuple[Strategy, list[str]]:
+def choose_strategy(session: Session, order: list[OpPair], use_graph: bool) -> tuple[Strategy, list[Reason]]:
     """The graph strategy where a graph gives edges between probe-able ops, else linear; notes say why."""
     if use_graph:
         dag, notes = pair_graph(session, order)
@@ -161,7 +160,7 @@ def choose_strategy(session: Session, order: list[OpPair], use_graph: bool) -> t
     return LinearStrategy(len(order)), []
 
 
-def pair_graph(session: Session, order: list[OpPair]) -> tuple[PairDag | None, list[str]]:
+def pair_graph(session: Session, order: list[OpPair]) -> tuple[PairDag | None, list[Reason]]:
     """Edges between probe-able pairs from both dumps' graphs, bridging ops that cannot be probed."""
     position = {p.index: i for i, p in enumerate(order)}
     edges: list[tuple[int, int]] = []
@@ -187,7 +186,7 @@ def pair_graph(session: Session, order: list[OpPair]) -> tuple[PairDag | None, l
         g.add_nodes_from(range(len(order)))
         g.add_edges_from(edges)
         cycle = list(nx.simple_cycles(g))[:1]
-        return None, [f"the graphs disagree on the order of some ops (cycle {cycle}): bisecting linearly"]
+        return None, [because(Why.GRAPH_ORDER_CYCLE, tuple(tuple(c) for c in cycle))]
     return dag, []
 
 
