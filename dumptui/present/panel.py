@@ -19,6 +19,7 @@ from dumptui.present.driver import BisectState
 from dumptui.present.errorplot import PLOT_LEGEND, error_plot
 from dumptui.present.words import plural
 from dumptui.report.looks import mark as verdict_mark
+from dumptui.report.names import cut_word
 
 Span = tuple[str, str]
 Line = tuple[Span, ...]
@@ -30,8 +31,9 @@ _WORD = re.compile(r"\S+\s*|\s+")
 
 
 def wrap(spans: Line, width: int, indent: int = 2) -> list[Line]:
-    """Greedy word wrap over styled spans; continuation lines start with `indent` spaces. A word longer than
-    the line is cut (names are elided before they get here, so that is rare)."""
+    """Greedy word wrap over styled spans; continuation lines start with `indent` spaces. A word longer than a
+    line (a name: in a reason, or not cut before it got here) is cut in the middle by the one rule of names,
+    never folded over lines."""
     width = max(width, indent + 8)
     lines: list[list[Span]] = [[]]
     used = 0
@@ -47,11 +49,8 @@ def wrap(spans: Line, width: int, indent: int = 2) -> list[Line]:
                 new_line()
                 if not word.strip():
                     continue
-            while used + len(word.rstrip()) > width:  # a single word longer than the room
-                room = width - used
-                lines[-1].append((word[:room], role))
-                word = word[room:]
-                new_line()
+            if used + len(word.rstrip()) > width:  # a single word longer than a line
+                word = cut_word(word, width - used)
             lines[-1].append((word, role))
             used += len(word)
     return [tuple(_merge(line)) for line in lines]

@@ -8,6 +8,7 @@ script can grep a name whole. Progress bars go to stderr, and only when stderr i
 
 from __future__ import annotations
 
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from rich.console import Console, ConsoleRenderable, Group, RenderHook, RichCast
 from rich.text import Text
 
 from dumptui.core.io.indexing_progress import Stage
-from dumptui.report.names import cut_name
+from dumptui.report.names import cut_word, word_core
 from dumptui.report.reasons import STAGE_WORDS
+
+_WORD = re.compile(r"\S+")
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -50,9 +53,6 @@ def is_terminal(stream: TextIO) -> bool:
         return False
 
 
-_PUNCTUATION = "()[]{},;:.'\"`"
-
-
 def fit_words(text: Text, width: int, console: Console) -> Text:
     """`text` with each word longer than `width` (a name: nothing else is that long) cut in the middle by the
     one rule of names, its punctuation kept around it; a line wrapped at spaces then never folds a name."""
@@ -61,20 +61,15 @@ def fit_words(text: Text, width: int, console: Console) -> Text:
         return text
     out = Text(end=text.end, justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap, style=text.style)
     at = 0
-    start = 0
-    for i, ch in enumerate([*plain, " "]):
-        if not ch.isspace():
+    for m in _WORD.finditer(plain):
+        if len(m.group()) <= width:
             continue
-        if i - start > width:
-            word = plain[start:i]
-            core = word.strip(_PUNCTUATION)
-            left = word.index(core) if core else 0
-            right = len(word) - left - len(core)
-            shown = cut_name(core, max(1, width - left - right))
-            out.append_text(text[at : start + left])
-            out.append(shown, style=text.get_style_at_offset(console, start + left))
-            at = start + left + len(core)
-        start = i + 1
+        left, right = word_core(m.group())
+        start, end = m.start() + left, m.start() + right
+        shown = cut_word(m.group(), width)
+        out.append_text(text[at:start])
+        out.append(shown[left : len(shown) - (len(m.group()) - right)], style=text.get_style_at_offset(console, start))
+        at = end
     out.append_text(text[at:])
     return out
 

@@ -94,6 +94,25 @@ def cut_pair(a: str, b: str, width: int, between: str = " ↔ ") -> str:
     return cut_name(a, wa) + between + cut_name(b, room - wa)
 
 
+_PUNCTUATION = "()[]{},;:.'\"`"
+
+
+def word_core(word: str) -> tuple[int, int]:
+    """Where a word's core (a name) starts and ends inside the punctuation around it: `(Default/Add-op0),`."""
+    core = word.strip(_PUNCTUATION)
+    left = word.index(core) if core else 0
+    return left, left + len(core)
+
+
+def cut_word(word: str, room: int) -> str:
+    """A word of running text (its trailing spaces kept) in `room` columns: its core cut by the rule, the
+    punctuation around it kept."""
+    text = word.rstrip()
+    start, end = word_core(text)
+    fitted = cut_name(text[start:end], max(1, room - start - (len(text) - end)))
+    return text[:start] + fitted + text[end:] + word[len(text) :]
+
+
 def is_shown_from(shown: str, name: str) -> bool:
     """Whether `shown` is `name` or `name` cut by the rule: the pieces around its one `…` in the name's
     order, together shorter than it (the check of tests and of a user's grep)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dumptui.report.names import ELLIPSIS, cut_name, cut_pair, is_shown_from
+from dumptui.report.names import ELLIPSIS, cut_name, cut_pair, cut_word, is_shown_from
 
 MS = "Default/stage0-Stage/block6-ResidualBlock/Add-op0"
 DEEP = "Default/network-WithLossCell/_backbone-Net/mixer-Mixer/quant-FakeQuantPerLayer/Floor-op0"
@@ -93,3 +93,19 @@ def test_what_the_check_refuses():
     assert is_shown_from("Functio…", "Functional.conv2d.3.forward")  # a real cut (if a poor one) is one
     assert not is_shown_from("Add-op0…Default", MS)  # the pieces out of order
     assert not is_shown_from("a…b…c", "a-b-c")
+
+
+def test_a_word_of_running_text_keeps_its_punctuation_and_spaces():
+    shown = cut_word(f"({DEEP}), ", 30)
+    assert shown.startswith("(") and shown.endswith("), ") and len(shown.rstrip()) == 30
+    assert is_shown_from(shown.rstrip()[1:-2], DEEP)
+    assert cut_word("(Add-op0) ", 30) == "(Add-op0) "
+
+
+def test_the_bisection_pane_wrap_cuts_a_long_name_by_the_rule_never_folds_it():
+    from dumptui.present.panel import plain, wrap
+
+    lines = [plain(x) for x in wrap((("why: ", "bold"), (f"error comes in from ({DEEP}) through it", "")), 50)]
+    assert all(len(line) <= 50 for line in lines), lines
+    words = [w.strip("()") for line in lines for w in line.split() if "/" in w]
+    assert len(words) == 1 and is_shown_from(words[0], DEEP) and words[0].endswith("/Floor-op0"), lines
