@@ -94,6 +94,7 @@ def cut_pair(a: str, b: str, width: int, between: str = " ↔ ") -> str:
     return cut_name(a, wa) + between + cut_name(b, room - wa)
 
 
+_LONG_WORD = re.compile(r"\S+")
 _PUNCTUATION = "()[]{},;:.'\"`"
 
 
@@ -111,6 +112,14 @@ def cut_word(word: str, room: int) -> str:
     start, end = word_core(text)
     fitted = cut_name(text[start:end], max(1, room - start - (len(text) - end)))
     return text[:start] + fitted + text[end:] + word[len(text) :]
+
+
+def cut_long_words(text: str, width: int) -> str:
+    """Running text (a reason, a hint) whose words longer than `width` (names: nothing else is that long) are cut
+    by `cut_word`: wrapped at spaces, it never folds a name over lines."""
+    if len(text) <= width or width <= 0:
+        return text
+    return _LONG_WORD.sub(lambda m: cut_word(m.group(), width) if len(m.group()) > width else m.group(), text)
 
 
 def is_shown_from(shown: str, name: str) -> bool:

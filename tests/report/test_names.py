@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dumptui.report.names import ELLIPSIS, cut_name, cut_pair, cut_word, is_shown_from
+from dumptui.report.names import ELLIPSIS, cut_name, cut_pair, cut_long_words, cut_word, is_shown_from
 
 MS = "Default/stage0-Stage/block6-ResidualBlock/Add-op0"
 DEEP = "Default/network-WithLossCell/_backbone-Net/mixer-Mixer/quant-FakeQuantPerLayer/Floor-op0"
@@ -109,3 +109,12 @@ def test_the_bisection_pane_wrap_cuts_a_long_name_by_the_rule_never_folds_it():
     assert all(len(line) <= 50 for line in lines), lines
     words = [w.strip("()") for line in lines for w in line.split() if "/" in w]
     assert len(words) == 1 and is_shown_from(words[0], DEEP) and words[0].endswith("/Floor-op0"), lines
+
+
+def test_running_text_keeps_its_words_and_cuts_only_names_longer_than_a_line():
+    text = f"error comes in from {DEEP} through input.0"
+    assert cut_long_words(text, 200) == text
+    shown = cut_long_words(text, 40)
+    words = shown.split()
+    assert words[:3] == ["error", "comes", "in"] and words[-2:] == ["through", "input.0"]
+    assert all(len(w) <= 40 for w in words) and is_shown_from(words[4], DEEP)

@@ -29,7 +29,8 @@ def pane_texts(scr) -> list[str]:
     flat = scr.flat
     width = flat.scrollable_content_region.width or 26
     out += [flat._row_text(i, width).plain for i in flat.rows]
-    out += plain(scr.detail.query_one("#op-title")).split("\n")
+    for part in ("#op-title", "#op-info", "#tensor-detail"):
+        out += plain(scr.detail.query_one(part)).split("\n")
     for option in scr.detail.query_one(RelationList).options:
         out.append(option.prompt.plain if isinstance(option.prompt, Text) else str(option.prompt))
     out += ["".join(t for t, _r in line) for line in scr.panel.lines]

@@ -27,6 +27,7 @@ from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
+from dumptui.report.names import cut_long_words
 from dumptui.report.reasons import say
 from dumptui.report.selection import reason_text
 from dumptui.tui.messages import OpMessage
@@ -81,7 +82,12 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     """What is known about one tensor pair without reading it again; its statistics table keeps the columns
     that fit `width` (never wraps its own columns)."""
     lines = [
-        Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(reason_text(r.reason)))
+        Text.assemble(
+            (f"{r.label}: ", "bold"),
+            st.verdict_text(r.verdict),
+            " - ",
+            name_text(cut_long_words(reason_text(r.reason), width - 2)),
+        )
     ]
     s = r.stats
     rows = []
@@ -111,7 +117,7 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     if r.stat_rel:
         lines.append(Text("  relative differences: " + ", ".join(f"{k} {fmt.g(v)}" for k, v in r.stat_rel.items())))
     for n in r.notes:
-        lines.append(labelled("  note: ", "bold", reason_text(n)))
+        lines.append(labelled("  note: ", "bold", cut_long_words(reason_text(n), width - 2)))
     return lines
 
 
@@ -259,11 +265,12 @@ class OpDetail(VerticalScroll):
         info.append(line)
         said = self.selection_words.get(pair.index)
         if said:
-            info.append(Text.assemble(("selection: ", "bold"), name_text(said)))
+            info.append(Text.assemble(("selection: ", "bold"), name_text(cut_long_words(said, self.text_width))))
         for h in for_root(res.hints, pair.index in self.roots, pair.op_type):
             info.append(
                 Text.assemble(
-                    (f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(reason_text(h.reason))
+                    (f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)),
+                    name_text(cut_long_words(reason_text(h.reason), self.text_width)),
                 )
             )
         self.query_one("#op-info", Static).update(lines_text(info))
