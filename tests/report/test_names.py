@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dumptui.report.names import ELLIPSIS, cut_name, cut_pair, cut_long_words, cut_word, is_shown_from
+from dumptui.report.names import ELLIPSIS, cut_long_words, cut_name, cut_pair, cut_word, is_shown_from
 
 MS = "Default/stage0-Stage/block6-ResidualBlock/Add-op0"
 DEEP = "Default/network-WithLossCell/_backbone-Net/mixer-Mixer/quant-FakeQuantPerLayer/Floor-op0"
