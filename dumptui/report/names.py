@@ -49,7 +49,12 @@ def _cut_own(own: str, width: int, index: int) -> str:
     first = _HEAD_END.search(own, 1)
     key = first.start() if first else (room + 1) // 2  # `Conv2D` of `Conv2D-op12`, `conv2d` of `conv2d.3.forward`
     if index:
-        head = max(room - index, min(key, room - min(index, 3)))  # the index whole, or 3 of it
+        if key + index <= room or (key > room - 3 and room - index >= room // 2):
+            head = room - index  # the index whole, and the type or API whole when it fits
+        elif key <= room - 3:
+            head = key  # the type or API whole, the end of the index after it
+        else:
+            head = room - min(index, 3)
     else:  # no index: the head up to its first separator, the rest from the end
         head = max(min(key, room - 1), room // 2)
     head = max(1, min(head, room - 1)) if room >= 2 else room

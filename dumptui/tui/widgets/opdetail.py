@@ -191,8 +191,9 @@ class OpDetail(VerticalScroll):
 
     # ------------------------------------------------------------------ content
     def _title(self, pair: OpPair, verdict: str | None, kernels: int) -> Text:
-        """The op's leaf name, type, number and verdict; then its full name elided in the middle (both sides'
-        names, each on a line, when the pairing renamed it): never wrapped mid-word."""
+        """The op's leaf name, type (left out when the name says it and room is short), number and verdict; then
+        its full name (both sides' names, each on a line, when the pairing renamed it); names cut by the one rule
+        of names, never wrapped mid-word."""
         st = self.theme_styles
         width = self.text_width
         leaf = fmt.clean(pair.name.rsplit("/", 1)[-1])
@@ -200,6 +201,9 @@ class OpDetail(VerticalScroll):
         kind = f" ({fmt.clean(fmt.short_types(pair.op_type))})"
         verdict_text = st.verdict_text(verdict)
         room = width - 2 - len(kind) - len(where) - verdict_text.cell_len
+        if room < len(leaf) and fmt.clean(pair.op_type) in leaf:  # the type is in the name (msprobe's API): once
+            room += len(kind)
+            kind = ""
         head = Text.assemble(
             st.mark(verdict),
             " ",
