@@ -7,12 +7,12 @@ whenever it fits:
 
 - a scope path (MindSpore, CANN: `Default/stage0-Stage/block6-ResidualBlock/Add-op0`): the end from a `/`
   on, as many whole scopes as fit before the op's own name (`Add-op0`), then as much of the start as fits
-  (`Default/sta…/block6-ResidualBlock/Add-op0`, `…/Add-op0`);
+  (`Default/st…/block6-ResidualBlock/Add-op0`, `…Add-op0`);
 - an msprobe name (`Functional.conv2d.3.forward`, `Tensor.__add__.0.forward`,
   `Module.layer1.0.conv1.Conv2d.forward.0`): the API, its call index and direction kept, the family before
-  them giving way first (`Func…conv2d.3.forward`, `…__add__.0.forward`);
+  them giving way first (`Fu….conv2d.3.forward`, `….__add__.0.forward`);
 - the op's own name longer than the room: its head (the type, the API: what tells ops apart) and its index
-  (`-op12`, `.3.forward`) around the cut (`Conv…p12`, `conv2…3.forward`); any other name: its head up to its
+  (`-op12`, `.3.forward`) around the cut (`Conv…p12`, `conv2d….forward`); any other name: its head up to its
   first `-` or `.` (`block12` of `block12-ResidualBlock`), then its end.
 
 Widths are counted in characters (names are cleaned for the terminal first, `fmt.clean`).
