@@ -26,7 +26,10 @@ NAMES = (MS, DEEP, *MSPROBE, "block12-ResidualBlock", "Conv2D-op12", "Default/Ad
         ("Functional.conv2d.3.forward", 24, "Functi….conv2d.3.forward"),  # the family gives way, not the API
         ("Functional.conv2d.3.forward", 17, "…conv2d.3.forward"),
         ("Functional.conv2d.3.forward", 16, "conv2d…3.forward"),  # the API and its index around the cut
+        ("Functional.conv2d.3.forward", 20, "Fu….conv2d.3.forward"),
+        ("Functional.conv2d.3.forward", 15, "conv2d….forward"),
         ("Tensor.__add__.0.forward", 20, "T….__add__.0.forward"),
+        ("Tensor.__add__.0.forward", 19, "….__add__.0.forward"),
         ("Tensor.__add__.0.forward", 16, "__add__….forward"),
         ("Functional.scaled_dot_product_attention.0.forward", 27, "scaled_dot_produ….0.forward"),  # index whole
         ("Conv2D-op12", 8, "Conv…p12"),  # the op's own name longer than the room: its type and its index
