@@ -86,8 +86,22 @@ def cut_name(name: str, width: int) -> str:
     return name[:head] + ELLIPSIS + name[tail_at:]
 
 
+def _common_ends(a: str, b: str) -> tuple[int, int]:
+    """How many characters `a` and `b` share at their start, and at their end."""
+    n = min(len(a), len(b))
+    start = next((i for i in range(n) if a[i] != b[i]), n)
+    end = next((i for i in range(n) if a[-1 - i] != b[-1 - i]), n)
+    return start, end
+
+
+def _cut_head(name: str, width: int) -> str:
+    """`name`'s start and `…`: what is left of two names that end alike (`FloorMod-op0`, `Mod-op0`)."""
+    return name if len(name) <= width else name[: width - 1] + ELLIPSIS
+
+
 def cut_pair(a: str, b: str, width: int, between: str = " ↔ ") -> str:
-    """Two names of one op (a rename: the reference's, the target's) in `width`, each cut by the rule; the
+    """Two names of one op (a rename: the reference's, the target's) in `width`; two op names that end alike
+    (`-op0`) keep their starts, where they differ (`Floor… ↔ Mod-op0`), others are each cut by the rule; the
     reference's alone (cut) when there is no room for both."""
     whole = a + between + b
     if len(whole) <= width:
@@ -96,7 +110,9 @@ def cut_pair(a: str, b: str, width: int, between: str = " ↔ ") -> str:
     if room < 8:
         return cut_name(a, width)
     wa = min(len(a), max(room // 2, room - len(b)))
-    return cut_name(a, wa) + between + cut_name(b, room - wa)
+    same_start, same_end = _common_ends(a, b)
+    cut = _cut_head if "/" not in a + b and same_end >= 2 and same_end > same_start else cut_name
+    return cut(a, wa) + between + cut(b, room - wa)
 
 
 _LONG_WORD = re.compile(r"\S+")

@@ -539,7 +539,7 @@ def test_failures_name_the_path_and_the_reason():
         ("block0-ResidualBlock", 30, "block0-ResidualBlock"),  # fits: whole
         ("block12-ResidualBlock", 14, "block12…lBlock"),  # the sibling's own name stays whole
         ("block0-ResidualBlock", 18, "block0-R…dualBlock"),
-        ("FloorMod-op0 ↔ Mod-op0", 16, "Fl…op0 ↔ Mod-op0"),  # a rename: each side cut by the rule alone
+        ("FloorMod-op0 ↔ Mod-op0", 16, "Floor… ↔ Mod-op0"),  # a rename: the starts, where the two differ
         ("Add-op0 ↔ AddV2-op0", 19, "Add-op0 ↔ AddV2-op0"),
         ("Trunc-op0", 7, "Tru…op0"),  # the type's head and the index
         ("abcdefghijklmnop", 7, "abc…nop"),
