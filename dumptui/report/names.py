@@ -111,8 +111,12 @@ def cut_pair(a: str, b: str, width: int, between: str = " ↔ ") -> str:
         return cut_name(a, width)
     wa = min(len(a), max(room // 2, room - len(b)))
     same_start, same_end = _common_ends(a, b)
-    cut = _cut_head if "/" not in a + b and same_end >= 2 and same_end > same_start else cut_name
-    return cut(a, wa) + between + cut(b, room - wa)
+    if "/" not in a + b and same_end >= 2 and same_end > same_start:
+        if room - wa < len(b):  # the target's cut anyway: its type and `…` (`Mod…`), the rest to the reference
+            first = _HEAD_END.search(b, 1)
+            wa = max(wa, min(len(a), room - (first.start() + 1 if first else (room + 1) // 2)))
+        return _cut_head(a, wa) + between + _cut_head(b, room - wa)
+    return cut_name(a, wa) + between + cut_name(b, room - wa)
 
 
 _LONG_WORD = re.compile(r"\S+")

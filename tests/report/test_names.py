@@ -91,7 +91,7 @@ def test_a_rename_cuts_each_side_alone():
     assert cut_pair("FloorMod-op0", "Mod-op0", 9) == cut_name("FloorMod-op0", 9)  # no room for both
     # two op names that end alike keep their starts, where they differ (the op types), each a real piece
     assert cut_pair("FloorMod-op0", "Mod-op0", 19) == "FloorMod… ↔ Mod-op0"
-    assert cut_pair("FloorMod-op0", "Mod-op0", 13) == "Floo… ↔ Mod-…"
+    assert cut_pair("FloorMod-op0", "Mod-op0", 13) == "Floor… ↔ Mod…"  # the target cut: its type, the rest to the ref
     for width in range(11, 23):
         a, b = cut_pair("FloorMod-op0", "Mod-op0", width).split(" ↔ ")
         assert is_shown_from(a, "FloorMod-op0") and is_shown_from(b, "Mod-op0") and len(a) + 3 + len(b) <= width
