@@ -74,7 +74,9 @@ demo: $(STAMP)
 clean:
 	rm -rf $(VENV) .venv-py3.* demo bench/out .pytest_cache
 
-## what is written from the code: the man page (from the parsers), the JSON schema's metrics (from the table)
+## what is written from the code: the man page (from the parsers), the JSON schema's metrics (from the table),
+## docs/keys.md's key tables (from the key table and the widgets' bindings)
 docs: $(STAMP)
 	$(PY) -m dumptui.cli.manpage > docs/dumptui.1
 	$(PY) -m dumptui.report.schemagen
+	$(PY) -m dumptui.tui.keydoc

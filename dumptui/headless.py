@@ -61,7 +61,7 @@ def open_session(args: argparse.Namespace, kl: bool, command: str = "bisect") ->
     counts = ", ".join(f"{n} {say(how)}" for how, n in session.alignment.counts().items())
     detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)
     for d in (ref, target):
-        for n in d.notes:
+        for n in say_all(d.notes):
             detail(f"{d.path}: {n}", verbosity)
     return ref, target, session
 

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         )
         jsonout.write(jsonout.document("info", out, EXIT_OK), args.json)
         return EXIT_OK
+    from dumptui.report.reasons import INFERRED_FLOW, say, say_all
     from dumptui.report.tables import name
 
     con = console()
@@ -121,8 +122,9 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"  read:        {name(dump.rank or 'rank -')}, step {name(read_steps or '-')}")
     con.print("  ops:         " + ", ".join(f"{n} {k}s" for k, n in kinds.items()))
     con.print(f"  tensors:     {dump.tensor_count()} ({fmt.nbytes(total)})")
-    con.print(f"  order:       {dump.order_source}; graph: {name(dump.graph_source or 'none')}")
-    for n in dump.notes:
+    graph = INFERRED_FLOW if dump.flow_inferred else dump.graph_source or "none"
+    con.print(f"  order:       {say(dump.order_source)}; graph: {name(graph)}")
+    for n in say_all(dump.notes):
         con.print(f"  note:        {name(n)}")
     problems = list(dict.fromkeys([(p.path, p.reason) for p in dump.problems if p.severity == "error"] + unreadable))
     for path, reason in problems:

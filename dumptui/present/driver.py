@@ -201,7 +201,7 @@ class BisectDriver:
         self._advance()
 
     def overrule(self, mark: str) -> None:
-        """The user's verdict for the probe (`g` / `b`), whatever the engine computed."""
+        """The user's verdict for the probe (`+` / `-`), whatever the engine computed."""
         if self.probe is None:
             return
         computed = self.probe_verdict[0] if self.probe_verdict else None

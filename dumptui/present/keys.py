@@ -3,7 +3,13 @@ palette offers it, and when it is available. The key bindings, the command palet
 `check_action` are all derived from it (dumptui/tui/keymap.py), so a command is declared once.
 
 Keys that only move inside one widget (up/down in the tree, a table's columns) stay in that widget's own
-BINDINGS: Textual's widgets handle them there, and the help screen reads them from the widget.
+BINDINGS: Textual's widgets handle them there, and the help screen reads them from the widget. The top and
+bottom of whatever list is focused (`g` / `G`, home / end, as less, vim and lazygit have them) are the table's:
+one binding for every list, the help screen's included.
+
+Marking the probe good or bad is `+` / `-`: keys no common pager or TUI gives a frequent meaning (`g` is
+"top" in less, vim, lazygit and k9s; `b` is "back a page" in less and "back a word" in vim), read as pass /
+fail.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ class KeyContext:
     bisect_task: BisectCommand | None = None  # what the bisection worker is doing (None idle, RUN while `a` steps)
     bisection: BisectState | None = None
     statistics: StatisticsState = WAITING  # the full compare
+    searching: bool = False  # a `/` search holds a query: n / N walk its matches, escape ends it
 
     @property
     def idle(self) -> bool:
@@ -81,6 +88,10 @@ def _statistics_done(c: KeyContext) -> bool:
     return c.indexed and c.statistics == DONE
 
 
+def _searching(c: KeyContext) -> bool:
+    return c.indexed and c.searching
+
+
 def _can_cancel(c: KeyContext) -> bool:
     return c.statistics == RUNNING or c.bisect_task == BisectCommand.RUN
 
@@ -102,6 +113,9 @@ class Action:
     when: Condition | None = None  # available only then; None = always
     on: str = SCREEN  # bound on the main screen, or on the app (available on every screen)
     priority: bool = False  # before the focused widget's own bindings
+    # Not shown at all (footer, key dispatch) while unavailable, so the next binding of the same key answers
+    # it: `n` walks the search's matches while a search is active, the diverged ops otherwise.
+    hidden: bool = False
 
     @property
     def name(self) -> str:
@@ -143,7 +157,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "bisect.good",
         "mark('good')",
-        "g",
+        "plus",
         "Good",
         "Mark the probe good (overrule)",
         BISECTION,
@@ -154,7 +168,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "bisect.bad",
         "mark('bad')",
-        "b",
+        "minus",
         "Bad",
         "Mark the probe bad (overrule)",
         BISECTION,
@@ -243,6 +257,55 @@ ACTIONS: tuple[Action, ...] = (
         BISECTION,
         palette="Search ops by name or type",
         when=_indexed,
+    ),
+    Action(
+        "search.next",
+        "search_next",
+        "n",
+        "Next match",
+        "Next match of the search (while a search is active; escape ends it, n is the next diverged op again)",
+        BISECTION,
+        footer=True,
+        when=_searching,
+        hidden=True,
+    ),
+    Action(
+        "search.previous",
+        "search_previous",
+        "N",
+        "Prev match",
+        "Previous match of the search (while a search is active)",
+        BISECTION,
+        footer=True,
+        when=_searching,
+        hidden=True,
+    ),
+    Action(
+        "search.end",
+        "end_search",
+        "escape",
+        "End search",
+        "End the search: clear the query, n / N walk the diverged ops again",
+        BISECTION,
+        footer=True,
+        when=_searching,
+        hidden=True,
+    ),
+    Action(
+        "nav.first",
+        "first",
+        "g,home",
+        "Top",
+        "Go to the top of the focused list or pane (op tree, flat list, tensors, producers / consumers, bisection)",
+        BISECTION,
+    ),
+    Action(
+        "nav.last",
+        "last",
+        "G,end",
+        "Bottom",
+        "Go to the bottom of the focused list or pane",
+        BISECTION,
     ),
     Action(
         "nav.probe",
@@ -362,7 +425,16 @@ ACTIONS: tuple[Action, ...] = (
         palette="Compute all statistics (after a cancel)",
         when=_can_compute_statistics,
     ),
-    Action("app.quit", "quit", "q", "Quit", "Quit", EVERYWHERE, footer=True, on=APP),
+    Action(
+        "app.quit",
+        "quit",
+        "q",
+        "Quit",
+        "Quit at once (nothing to confirm: the bisection is autosaved after every mark)",
+        EVERYWHERE,
+        footer=True,
+        on=APP,
+    ),
     Action(
         "app.interrupt",
         "interrupt",
@@ -389,7 +461,7 @@ ACTIONS: tuple[Action, ...] = (
         "command_palette",
         "ctrl+p",
         "Commands",
-        "The command palette: the main actions",
+        "The command palette: the main actions, and the theme",
         EVERYWHERE,
         on=APP,
         priority=True,
@@ -397,11 +469,17 @@ ACTIONS: tuple[Action, ...] = (
 )
 
 _BY_NAME = {(a.on, a.name): a for a in ACTIONS}
+_OF_THE_MOMENT = frozenset(a.action for a in ACTIONS if a.hidden)
 
 
 def actions_on(on: str) -> list[Action]:
     """The actions bound on the main screen (`SCREEN`) or on the app (`APP`), in the table's order."""
     return [a for a in ACTIONS if a.on == on]
+
+
+def by_id(action_id: str) -> Action:
+    """The table's action of that id (the help screen binds `nav.first` / `nav.last` too)."""
+    return next(a for a in ACTIONS if a.id == action_id)
 
 
 def action_named(name: str, on: str = SCREEN) -> Action | None:
@@ -410,6 +488,23 @@ def action_named(name: str, on: str = SCREEN) -> Action | None:
 
 def available(action: Action, context: KeyContext) -> bool:
     return action.when is None or action.when(context)
+
+
+def state(action: Action, context: KeyContext) -> bool | None:
+    """What Textual's `check_action` answers: True available; None shown dimmed; False not there at all (a
+    `hidden` action, so the key's next binding answers)."""
+    if available(action, context):
+        return True
+    return False if action.hidden else None
+
+
+def footer_rank(action: str) -> int:
+    """Where a footer key goes (`action` as a binding names it): q and ? first, never cut on a narrow
+    terminal; then the keys of the moment (a `hidden` action is on show only while it applies: the search's
+    n / N / escape); then the rest in the table's order."""
+    if action in ALWAYS_SHOWN:
+        return 0
+    return 1 if action in _OF_THE_MOMENT else 2
 
 
 def available_now(context: KeyContext) -> frozenset[str]:

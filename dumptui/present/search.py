@@ -1,5 +1,5 @@
-"""Finding ops: by name (`/`) and the next or previous diverged one (`n` / `N`), in execution order,
-wrapping around, among the rows shown."""
+"""Finding ops: by name (`/`; `n` / `N` walk the matches while a search is active) and the next or previous
+diverged one (`n` / `N` otherwise), in execution order, wrapping around, among the rows shown."""
 
 from __future__ import annotations
 
@@ -84,3 +84,16 @@ def next_root(roots: Iterable[int], current: int | None) -> int | None:
 
 def match_words(matches: int) -> str:
     return f"{matches} match{'es' if matches != 1 else ''}"
+
+
+WALK_HINT = "n/N walk · esc ends"  # what n / N and escape do once the search box gave the keys back
+
+
+def matches_line(matches: int | None, scope: str = "", walking: bool = False) -> str:
+    """The search's count under the list it searched: `matches` (None: no query), `scope` the rows searched
+    when none matched ("among the diverged ops"); `walking`: the box gave the keys back, so it says what n / N
+    and escape do now."""
+    if matches is None:
+        return ""
+    found = match_words(matches) if matches else "no match" + (f" {scope}" if scope else "")
+    return f"{found} · {WALK_HINT}" if walking else found

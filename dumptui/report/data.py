@@ -16,7 +16,14 @@ from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
 from dumptui.report import selection as selection_words
 from dumptui.report.cause import fmt_gain, why
-from dumptui.report.reasons import difference_words, replay_sentence, say, say_all, undefined_words
+from dumptui.report.reasons import (
+    INFERRED_FLOW,
+    difference_words,
+    replay_sentence,
+    say,
+    say_all,
+    undefined_words,
+)
 
 
 def num(v: Any) -> Any:
@@ -169,9 +176,9 @@ def dump_summary(d: Dump) -> dict:
         "iterations": d.iterations,
         "ops": kinds,
         "tensors": d.tensor_count(),
-        "order": d.order_source,
-        "graph_file": d.graph_source,
-        "notes": list(d.notes),
+        "order": say(d.order_source),
+        "graph_file": INFERRED_FLOW if d.flow_inferred else d.graph_source,
+        "notes": say_all(d.notes),
         "problems": [problem(p) for p in d.problems],
     }
 

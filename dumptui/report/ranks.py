@@ -12,7 +12,7 @@ from rich.table import Table
 
 from dumptui.core.ranks.allunits import AllUnits, StepVerdict, UnitOutcome
 from dumptui.core.ranks.units import Unit
-from dumptui.report.reasons import say
+from dumptui.report.reasons import say, say_all
 from dumptui.report.tables import name
 
 
@@ -52,7 +52,7 @@ def first_divergence(result: AllUnits) -> dict | None:
         "first": firsts,
         "concurrent": cross.concurrent,
         "carried": carried,
-        "notes": cross.notes,
+        "notes": say_all(cross.notes),
     }
 
 
@@ -146,4 +146,4 @@ def _print_first(console: Console, verdict: StepVerdict) -> None:
             how = f"after {origin} came in by {name(reach.via)} (position {math.ceil(reach.position) + 1})"
         console.print(f"  rank {verdict.units[r].rank}: {name(root.name)} (position {root.position + 1}) {how}")
     for note in cross.notes:
-        console.print(f"  note: {name(note)}")
+        console.print(f"  note: {name(say(note))}")

@@ -16,6 +16,7 @@ from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.indexing_progress import Stage
+from dumptui.core.model.dump import NameSource, OrderSource
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -25,7 +26,7 @@ from dumptui.core.search.replay.precision import PrecisionFinding
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
 
-def say(r: Reason | Undefined | PairedBy | str | None) -> str:
+def say(r: Reason | Undefined | PairedBy | NameSource | OrderSource | str | None) -> str:
     """The sentence of a reason (a plain string is already words: a name, a reader's message)."""
     if r is None:
         return ""
@@ -33,6 +34,10 @@ def say(r: Reason | Undefined | PairedBy | str | None) -> str:
         return UNDEFINED_WORDS[r]
     if isinstance(r, PairedBy):
         return PAIRED_WORDS[r]
+    if isinstance(r, NameSource):
+        return NAME_SOURCE_WORDS[r]
+    if isinstance(r, OrderSource):
+        return ORDER_SOURCE_WORDS[r]
     if isinstance(r, str):
         return r
     return _WORDS[r.code](*(_worded(a) for a in r.args))
@@ -40,7 +45,7 @@ def say(r: Reason | Undefined | PairedBy | str | None) -> str:
 
 def _worded(arg: object) -> object:
     """A reason's value as its words take it: a nested reason (at any depth of a tuple) already said."""
-    if isinstance(arg, Reason | Undefined | PairedBy):
+    if isinstance(arg, Reason | Undefined | PairedBy | NameSource | OrderSource):
         return say(arg)
     if isinstance(arg, tuple):
         return tuple(_worded(a) for a in arg)
@@ -67,6 +72,32 @@ UNDEFINED_WORDS: dict[Undefined, str] = {
 def undefined_words(undefined: Mapping[str, Undefined]) -> dict[str, str]:
     """A pair's reasons for its undefined values, metric by metric, in words."""
     return {metric: UNDEFINED_WORDS[why] for metric, why in undefined.items()}
+
+
+# how an op's name was recovered, what gave a dump's order
+NAME_SOURCE_WORDS: dict[NameSource, str] = {
+    NameSource.FILE_NAME: "file name",
+    NameSource.GRAPH: "execution order / graph",
+    NameSource.GRAPH_SHORT: "execution order / graph (short name)",
+    NameSource.GRAPH_COUNTER_ORDER: "graph (-opN counters offset: paired in counter order)",
+    NameSource.GRAPH_COUNTER_ONLY: "execution order / graph (counter match only)",
+    NameSource.GRAPH_PARAMETER: "graph parameter",
+    NameSource.MODULE_PARAMETER: "module parameter",
+    NameSource.DUMP_JSON: "dump.json",
+    NameSource.GE_GRAPH: "GE graph",
+    NameSource.DUMPDATA: "DumpData.op_name",
+    NameSource.FUSED_GROUP: "fused group of the reference",
+}
+ORDER_SOURCE_WORDS: dict[OrderSource, str] = {
+    OrderSource.FILE_NAMES: "file names",
+    OrderSource.FILE_TIMESTAMPS: "file timestamps",
+    OrderSource.EXECUTION_CSV: "execution order csv",
+    OrderSource.GRAPH_TOPOLOGICAL: "graph topological order",
+    OrderSource.GRAPH_NODES: "graph node order",
+    OrderSource.DUMP_JSON: "dump.json order",
+    OrderSource.FILE_MTIMES: "file modification times",
+}
+INFERRED_FLOW = "inferred from matching statistics in dump.json"  # where a dump's dataflow came from
 
 
 # how two ops were paired
@@ -640,6 +671,29 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.MAP_OP_NOT_FOUND: lambda side, name: f"map file: {side} op {name} not found",
     Why.MAP_ALREADY_PAIRED: lambda a, b: f"map file: {a} or {b} is already paired",
     Why.IDENTICAL_FILES: lambda: "bitwise equal (identical files)",
+    Why.NO_GRAPH_FILE: lambda: "no graph file: inputs cannot be traced to their producers",
+    Why.ORDER_FROM_FILE_NAMES: lambda no_graph: (
+        "no execution-order csv and no graph file: order follows file names"
+        if no_graph
+        else "no timestamps and no execution-order csv: order follows file names"
+    ),
+    Why.KERNELS_NOT_IN_ORDER: lambda n, source: f"{n} kernels not in the {source}: placed last, by file name",
+    Why.OTHER_GRAPHS_LEFT_OUT: lambda n, graph: f"{n} ops of other graphs left out (--graph {graph})",
+    Why.KERNELS_NOT_IN_GRAPH: lambda n, kept: (
+        f"{n} kernels not found in the graph file" + (" (kept their file names)" if kept else "")
+    ),
+    Why.GRAPH_NOT_READ: lambda g: f"graph {g} not read (choose it with --graph {g})",
+    Why.GE_GRAPH_UNUSED: lambda name: f"GE graph {name} names none of the dumped ops: not used",
+    Why.OVERFLOW_RECORDS: lambda n: (
+        f"{n} overflow record{'s' if n > 1 else ''} (Opdebug files): an op "
+        "overflowed in this step; they are listed with the warnings, not compared"
+    ),
+    Why.DEVICE_LAYOUT_READ: lambda n: (
+        f"{n} tensors stored in a device layout (trans_flag false): read in the graph's shape"
+    ),
+    Why.RANK_NOTE: lambda rank, note: f"rank {rank}: {note}",
+    Why.COMM_NO_PEER: lambda n: f"{n} Send/Receive ops name no peer rank (dest_rank/src_rank): not used to order ranks",
+    Why.RANKS_INTERLEAVED: lambda source: f"{source}, ranks interleaved by communication ops",
     Why.GRAPH_ORDER_CYCLE: lambda cycle: (
         f"the graphs disagree on the order of some ops (cycle {[list(c) for c in cycle]}): bisecting linearly"
     ),

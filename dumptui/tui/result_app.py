@@ -189,6 +189,11 @@ class ResultApp(App[None]):
         if row is not None:
             self.show(row)
 
+    def on_search_bar_left(self, _msg: SearchBar.Left) -> None:
+        """enter: the row found stays selected and the rows have the keys (n is the next failing row here)."""
+        self.query_one(SearchBar).clear()
+        self.rows_tree.focus()
+
     def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
         self.rows_tree.focus()
 

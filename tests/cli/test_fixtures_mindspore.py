@@ -12,7 +12,8 @@ from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.graph.byflow import DATAFLOW_RETYPED
-from dumptui.core.model.dump import DumpError
+from dumptui.core.graph.pairedby import PairedBy
+from dumptui.core.model.dump import DumpError, NameSource, OrderSource
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
 from dumptui.report.reasons import say, say_all
@@ -38,7 +39,7 @@ def test_names_from_execution_order(fixtures):
     assert "full scope names" in d.variant and "with .{dtype} suffix" in d.variant
     eo = (fixtures / "A" / "rank_0" / "execution_order" / "ms_execution_order_graph_0.csv").read_text().split()[1:]
     assert [op.name for op in d.kernels] == eo
-    assert d.order_source == "file timestamps"
+    assert d.order_source is OrderSource.FILE_TIMESTAMPS
     assert len(d.ops) == 32 and d.tensor_count() == 80
     x = d.op("x")
     assert x.kind == "parameter" and x.attrs["is_weight"] == "false"
@@ -62,7 +63,7 @@ def test_c_fp16_dump_counters_mapped_to_graph_names(fixtures):
         ("Cast-op4", "Cast-op7"),
         ("Cast-op5", "Cast-op8"),
     ]
-    assert "counter order" in casts[0].name_source
+    assert casts[0].name_source is NameSource.GRAPH_COUNTER_ORDER
     names = [op.name for op in d.kernels]
     # conv2's weight casts ran right after conv1's casts, before conv1's Conv2D (the csv lists them later)
     assert names.index("Default/conv2-ConvBlock/Cast-op5") < names.index("Default/conv1-ConvBlock/Conv2D-op0")
@@ -129,7 +130,7 @@ def test_b_mod_pairs_floormod_with_mod_and_hints(fixtures):
 def test_c_fp16_alignment_keeps_extra_casts_unpaired(fixtures):
     s = session(fixtures, "C_fp16")
     counts = s.alignment.counts()
-    assert counts == {"exact name": 32, "only in target": 18}
+    assert counts == {PairedBy.EXACT: 32, PairedBy.ONLY_TARGET: 18}
     assert all(p.target.op_type == "Cast" for p in s.alignment.unpaired())
 
 

@@ -470,10 +470,24 @@ def test_commands_available_as_the_work_progresses():
         "app.help",
         "app.command_palette",
         "view.zoom",
+        "nav.first",
+        "nav.last",
     }
     assert ids() == always  # nothing indexed yet
     indexed = ids(indexed=True)
     assert {"nav.search", "nav.next_diverged", "view.toggle", "view.only_diverged"} <= indexed
+    # a search's n / N / escape only while it holds a query; hidden otherwise, so n falls to the diverged ops
+    search_keys = {"search.next", "search.previous", "search.end"}
+    assert not search_keys & indexed and search_keys <= ids(indexed=True, searching=True)
+    walk = keys.by_id("search.next")
+    assert keys.state(walk, keys.KeyContext(indexed=True)) is False
+    assert keys.state(walk, keys.KeyContext(indexed=True, searching=True)) is True
+    assert keys.state(keys.by_id("bisect.accept"), keys.KeyContext(indexed=True)) is None  # shown dimmed
+    order = [a.id for a in keys.ACTIONS]
+    assert order.index("search.next") < order.index("nav.next_diverged")  # the first available binding answers
+    assert order.index("search.end") < order.index("work.cancel")
+    ranks = [keys.footer_rank(a) for a in ("quit", "help", "search_next", "end_search", "accept", "mark('good')")]
+    assert ranks == [0, 0, 1, 1, 2, 2]
     assert "bisect.accept" not in indexed  # the bisection order is not built yet
     ready = dict(indexed=True, bisection_ready=True)
     assert {"bisect.accept", "bisect.run"} <= ids(**ready)  # space starts the bisection

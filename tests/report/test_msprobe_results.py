@@ -137,7 +137,7 @@ def test_open_result_bad_input_exit_2(tmp_path):
 
 
 def test_open_result_has_search_help_and_the_palette(msprobe_result):
-    """`/` finds rows by op or tensor name (typing jumps, enter goes on, escape closes), `?` lists the keys and
+    """`/` finds rows by op or tensor name (typing jumps, ↓ goes on, enter goes there, escape closes), `?` lists the keys and
     marks, ctrl+p offers the app's own commands."""
     from dumptui.tui.result_app import ResultApp
     from dumptui.tui.screens.help import HelpScreen
@@ -155,13 +155,21 @@ def test_open_result_has_search_help_and_the_palette(msprobe_result):
             at = app.rows_tree.cursor_node.data
             assert "relu" in at.op.lower() and app.search_matches == len(relus)
             assert app.rows_tree.border_subtitle == f"{len(relus)} matches"
-            await pilot.press("enter")
+            await pilot.press("down")  # the next match
             await pilot.pause()
             assert app.rows_tree.cursor_node.data is not at and "relu" in app.rows_tree.cursor_node.data.op.lower()
             await pilot.press("escape")
             await pilot.pause()
             assert app.focused is app.rows_tree and not app.query_one("#search").display
             assert app.rows_tree.border_subtitle == ""
+            # enter goes to the match and gives the keys back to the rows (n: the next failing row here)
+            await pilot.press("slash", *"relu")
+            await pilot.pause()
+            found = app.rows_tree.cursor_node.data
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.rows_tree.cursor_node.data is found and "relu" in found.op.lower()
+            assert app.focused is app.rows_tree and not app.query_one("#search").display
             await pilot.press("question_mark")
             await pilot.pause()
             assert isinstance(app.screen, HelpScreen)

@@ -51,7 +51,7 @@ def test_an_autosave_with_escapes_is_offered_and_resumed_escaped(demo_pair):
 
     async def first():
         async with opened(demo_pair.ref, demo_pair.target) as (_app, pilot, scr):
-            await pilot.press("b")
+            await pilot.press("minus")
             await idle(scr, pilot)
             await pilot.press("q")
 

@@ -166,13 +166,13 @@ def test_overrule_undo_and_reset(demo_pair):
         async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             assert scr.check_action("undo", ()) is None  # nothing marked yet
             first = scr.bstate
-            await pilot.press("g")
+            await pilot.press("plus")
             await idle(scr, pilot)
             after_good = scr.bstate
             assert after_good.history[-1].source == "user" and after_good.history[-1].mark == "good"
             assert after_good.history[-1].index == first.probe_index
             assert after_good.candidates != first.candidates and after_good.can_undo
-            await pilot.press("b")
+            await pilot.press("minus")
             await idle(scr, pilot)
             assert scr.bstate.history[-1].mark == "bad"
             await pilot.press("u")
@@ -210,15 +210,17 @@ def test_search_moves_to_matching_ops(demo_pair):
             assert scr.op_tree.selected_index == scr.current
             await pilot.press("escape")
             assert not bar.display and scr.op_tree.has_focus
-            # enter goes to the next match, wrapping
+            # enter goes to the match and gives the keys back; n the next match (tests/tui/test_keys_habit.py)
             await pilot.press("slash", *"relu-op0")
             first = scr.current
             await pilot.press("enter")
+            assert scr.current == first and scr.op_tree.has_focus
+            await pilot.press("n")
             second = scr.current
             assert second != first and "ReLU" in pairs[second].name
             assert scr.search_matches == sum(1 for p in pairs if "relu-op0" in p.name.lower())
-            assert scr.query_one("#left").border_subtitle == f"{scr.search_matches} matches"
-            await pilot.press("up")
+            assert scr.query_one("#left").border_subtitle.startswith(f"{scr.search_matches} matches")
+            await pilot.press("N")
             assert scr.current == first
             await pilot.press("escape")
             # a query that matches nothing leaves the selection alone
@@ -272,7 +274,7 @@ def test_save_and_resume_with_session_file(demo_pair, tmp_path, monkeypatch):
         async with opened(demo_pair.ref, demo_pair.target, "--cos", "0.99") as (app, pilot, scr):
             await pilot.press("space")
             await idle(scr, pilot)
-            await pilot.press("b")
+            await pilot.press("minus")
             await idle(scr, pilot)
             state = scr.bstate
             await pilot.press("S")
@@ -363,8 +365,10 @@ def test_help_lists_every_binding_generated(demo_pair):
             keys = {r[0] for r in rows}
             for k in (
                 "space",
-                "g",
-                "b",
+                "+",
+                "-",
+                "g / home",
+                "G / end",
                 "a",
                 "u",
                 "r",
@@ -815,7 +819,7 @@ def test_x_writes_the_same_table_as_compare_csv(demo_pair, tmp_path, profile):
 
 
 def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, held_bisection):
-    """While the bisection order is still built, space and g are not dropped unsaid: "not ready: ..."."""
+    """While the bisection order is still built, space and + are not dropped unsaid: "not ready: ..."."""
     gate = held_bisection
 
     async def go():
@@ -824,7 +828,7 @@ def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, he
             await wait_until(lambda: app.main is not None and app.main.model is not None, what="the tree")
             assert app.main.controller.driver is None
             await pilot.press("space")
-            await pilot.press("g")
+            await pilot.press("plus")
             await pilot.pause()
             gate.set()
             await wait_until(lambda: app.main.bstate is not None, what="the bisection")

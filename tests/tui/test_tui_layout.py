@@ -187,7 +187,7 @@ def test_the_bisection_is_autosaved_and_offered_back(demo_pair):
         async with opened(demo_pair.ref, demo_pair.target) as (app, pilot, scr):
             await pilot.press("space")
             await idle(scr, pilot)
-            await pilot.press("b")
+            await pilot.press("minus")
             await idle(scr, pilot)
             steps = len([h for h in scr.bstate.history if h.source in ("user", "computed")])
             await pilot.press("q")  # no confirmation needed: nothing is lost

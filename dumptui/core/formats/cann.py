@@ -43,8 +43,9 @@ from dumptui.core.formats.runs import separate_runs
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
-from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
+from dumptui.core.model.dump import KERNEL, Dump, NameSource, Op, OrderSource, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
+from dumptui.core.model.reason import Why, because
 
 if TYPE_CHECKING:
     from dumptui.core.formats.ge_graph import GeGraph, GeNode
@@ -86,7 +87,7 @@ def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[st
         names = graph.by_file_form()
         known = sum(1 for n in file_names if n in names)
         if known == 0:
-            dump.notes.append(f"GE graph {os.path.basename(candidate)} names none of the dumped ops: not used")
+            dump.notes.append(because(Why.GE_GRAPH_UNUSED, os.path.basename(candidate)))
         elif best is None or known > best[0]:
             best = (known, graph)
     return best[1] if best else None
@@ -129,19 +130,16 @@ def _list_files(dump: Dump, folder: str) -> list[tuple[str, RawName]]:
         else:
             out.append((path, rec))
     if overflows:
-        dump.notes.append(
-            f"{overflows} overflow record{'s' if overflows > 1 else ''} (Opdebug files): an op "
-            "overflowed in this step; they are listed with the warnings, not compared"
-        )
+        dump.notes.append(because(Why.OVERFLOW_RECORDS, overflows))
     return out
 
 
 def _op(raw: RawFile, graph_id: str, node: GeNode | None) -> Op:
-    name, source = raw.name.op_name, "file name"
+    name, source = raw.name.op_name, NameSource.FILE_NAME
     if node is not None:
-        name, source = node.name, "GE graph"
+        name, source = node.name, NameSource.GE_GRAPH
     if raw.op_name:
-        name, source = raw.op_name, "DumpData.op_name"
+        name, source = raw.op_name, NameSource.DUMPDATA
     op = Op(
         name=name,
         op_type=raw.name.op_type,
@@ -221,7 +219,7 @@ def _mindspore_names(dump: Dump, step: StepFolder, ops: list[Op], graph_id: str)
     graph_names = list(orders.get(graph_id, []))
     if graph_id in irs:
         graph_names += [n.full_name for n in irs[graph_id].nodes.values() if n.full_name and not n.virtual]
-    unnamed = [op for op in ops if op.name_source == "file name"]
+    unnamed = [op for op in ops if op.name_source is NameSource.FILE_NAME]
     resolved = resolve_names(sorted({op.file_name for op in unnamed}), graph_names)
     for op in unnamed:
         if op.file_name in resolved:
@@ -240,7 +238,7 @@ def open_cann(path: str, selection: Selection) -> Dump:
         graphs=[graph_id],
         iterations={graph_id: step.step or ""},
         device="Ascend",
-        order_source="file timestamps",
+        order_source=OrderSource.FILE_TIMESTAMPS,
     )
     files = _list_files(dump, step.path)
     if not files:

@@ -16,6 +16,7 @@ from dumptui.core.io.devicelayout import PLAIN_FORMATS, TRANSPOSES, DevicePayloa
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op, TensorRef
 from dumptui.core.model.ir import IRGraph, IRNode
+from dumptui.core.model.reason import Why, because
 
 Shape = tuple[int, ...]
 
@@ -78,5 +79,5 @@ def restore_original_shapes(dump: Dump, irs: Mapping[str, IRGraph]) -> int:
                 op.put(io, slot, t.relayout(shape, partial(_original_view, t, shape)))
                 count += 1
     if count:
-        dump.notes.append(f"{count} tensors stored in a device layout (trans_flag false): read in the graph's shape")
+        dump.notes.append(because(Why.DEVICE_LAYOUT_READ, count))
     return count

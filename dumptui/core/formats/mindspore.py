@@ -47,8 +47,21 @@ from dumptui.core.formats.runs import separate_runs
 from dumptui.core.formats.statistic_csv import statistic_rows
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.indexing_progress import Stage, counted
-from dumptui.core.model.dump import CONSTANT, INPUT_ATTRS, KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, Op, Problem, TensorRef
+from dumptui.core.model.dump import (
+    CONSTANT,
+    INPUT_ATTRS,
+    KERNEL,
+    PARAMETER,
+    WEIGHT_ATTRS,
+    Dump,
+    NameSource,
+    Op,
+    OrderSource,
+    Problem,
+    TensorRef,
+)
 from dumptui.core.model.ir import IRGraph
+from dumptui.core.model.reason import Why, because
 
 MIXED_RAW_FILE = (
     "a CANN raw dump file among MindSpore .npy files (two formats in one dump): not read; convert it with "
@@ -307,7 +320,7 @@ def _name_ops(ops: list[Op], graphs: list[str], orders: dict[str, list[str]], ir
         for op in ops:
             if op.graph == g and op.kind == PARAMETER and op.file_name in params:
                 prm = params[op.file_name]
-                op.name, op.name_source = prm.name, "graph parameter"
+                op.name, op.name_source = prm.name, NameSource.GRAPH_PARAMETER
                 op.attrs = WEIGHT_ATTRS if prm.is_weight else INPUT_ATTRS
 
 
@@ -335,15 +348,15 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
     timestamps = [op.timestamp for op in kernels]
     have_ts = all(timestamps) and len(set(timestamps)) == len(kernels)
     if have_ts and kernels:
-        dump.order_source = "file timestamps"
+        dump.order_source = OrderSource.FILE_TIMESTAMPS
         number_in_order(kernels, {}, lambda op: (op.timestamp, op.key))
     elif orders:
-        dump.order_source = "execution order csv"
+        dump.order_source = OrderSource.EXECUTION_CSV
         position = listed_positions((g, n) for g in dump.graphs for n in orders.get(g, []))
         number_in_order(kernels, position, lambda op: (op.timestamp or 0, op.key))
     elif irs:
         # the graph file lists nodes in a topological order: the last resort that still respects dataflow
-        dump.order_source = "graph topological order"
+        dump.order_source = OrderSource.GRAPH_TOPOLOGICAL
         position = listed_positions((g, n.full_name) for g, ir in irs.items() for n in ir.nodes.values() if n.full_name)
         number_in_order(kernels, position, lambda op: (op.key,))
     else:
@@ -376,7 +389,7 @@ def _new_dump(path: str, loc: Located) -> Dump:
     dump.graphs = sorted(loc.chosen, key=numeric_key)
     dump.iterations = {g: it for g, (it, _) in loc.chosen.items()}
     for g in sorted(set(loc.data_dirs) - set(loc.chosen), key=numeric_key):
-        dump.notes.append(f"graph {g} not read (choose it with --graph {g})")
+        dump.notes.append(because(Why.GRAPH_NOT_READ, g))
     return dump
 
 
@@ -407,9 +420,9 @@ def open_mindspore(path: str, selection: Selection) -> Dump:
     unmapped = link_dataflow(dump, irs, lambda g, name: param_keys.get((g, name)))
     restore_original_shapes(dump, irs)  # trans_flag false: device layouts back to the graph's shapes
     if unmapped and len(unmapped) < len(kernels):
-        dump.notes.append(f"{len(unmapped)} kernels not found in the graph file (kept their file names)")
+        dump.notes.append(because(Why.KERNELS_NOT_IN_GRAPH, len(unmapped), True))
     if not orders and not have_ts:
-        dump.notes.append("no timestamps and no execution-order csv: order follows file names")
+        dump.notes.append(because(Why.ORDER_FROM_FILE_NAMES, False))
     return dump
 
 

@@ -36,8 +36,9 @@ from dumptui.core.io import dtypes, limits
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import regular_size
-from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, Dump, Op, Problem, TensorRef
+from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, Dump, Op, OrderSource, Problem, TensorRef
 from dumptui.core.model.ir import IRGraph
+from dumptui.core.model.reason import Why, because
 
 DTYPE_LABELS = (
     "Bool",
@@ -310,19 +311,19 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
     order, else the file names."""
     chosen_orders = {g: orders[g] for g in dump.graphs if g in orders}
     if chosen_orders:
-        dump.order_source = "execution order csv"
+        dump.order_source = OrderSource.EXECUTION_CSV
         listed = [(g, n) for g, names in chosen_orders.items() for n in names]
     elif irs:
-        dump.order_source = "graph node order"
+        dump.order_source = OrderSource.GRAPH_NODES
         listed = [(g, n.full_name) for g, ir in irs.items() for n in ir.nodes.values() if not n.virtual]
     else:
         listed = []
-        dump.notes.append("no execution-order csv and no graph file: order follows file names")
+        dump.notes.append(because(Why.ORDER_FROM_FILE_NAMES, True))
     position = listed_positions(listed)
     number_in_order(kernels, position, lambda op: (op.file_name,))
     missing = [op for op in kernels if (op.graph, op.name) not in position]
     if position and missing:
-        dump.notes.append(f"{len(missing)} kernels not in the {dump.order_source}: placed last, by file name")
+        dump.notes.append(because(Why.KERNELS_NOT_IN_ORDER, len(missing), dump.order_source))
 
 
 def open_mindspore_bin(path: str, selection: Selection) -> Dump:
@@ -355,7 +356,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
         foreign = [op for op in ops if op.graph not in ("", graph)]
         if foreign:
             ops = [op for op in ops if op.graph in ("", graph)]
-            dump.notes.append(f"{len(foreign)} ops of other graphs left out (--graph {graph})")
+            dump.notes.append(because(Why.OTHER_GRAPHS_LEFT_OUT, len(foreign), graph))
     assign_keys(ops)
 
     kernels = [op for op in ops if op.kind == KERNEL]
@@ -367,7 +368,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
     unmapped = link_dataflow(dump, irs, lambda _graph, name: param_keys.get(name))
     restore_original_shapes(dump, irs)  # trans_flag false: device layouts back to the graph's shapes
     if unmapped:
-        dump.notes.append(f"{len(unmapped)} kernels not found in the graph file")
+        dump.notes.append(because(Why.KERNELS_NOT_IN_GRAPH, len(unmapped), False))
     return dump
 
 

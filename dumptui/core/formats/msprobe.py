@@ -33,7 +33,18 @@ from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model import recordstats
-from dumptui.core.model.dump import KERNEL, PARAMETER, WEIGHT_ATTRS, Dump, InputSource, Op, Problem, TensorRef
+from dumptui.core.model.dump import (
+    KERNEL,
+    PARAMETER,
+    WEIGHT_ATTRS,
+    Dump,
+    InputSource,
+    NameSource,
+    Op,
+    OrderSource,
+    Problem,
+    TensorRef,
+)
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
 from dumptui.core.model.slotmap import SlotMap
 
@@ -324,7 +335,9 @@ class _Calls:
             full = f"{scope}.{pname}"
             if full in self.params or not isinstance(rec, dict):
                 continue
-            op = Op(name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source="module parameter")
+            op = Op(
+                name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source=NameSource.MODULE_PARAMETER
+            )
             tref, sig = self.record(rec, "output", 0, full)
             op.put("output", 0, tref)
             op.attrs = WEIGHT_ATTRS
@@ -346,7 +359,7 @@ class _Calls:
             op_type=self.shared.setdefault(op_type, op_type),
             kind=KERNEL,
             file_name=name,
-            name_source="dump.json",
+            name_source=NameSource.DUMP_JSON,
         )
         ins, outs = call_tensors(entry)
         attrs = call_attrs(entry)
@@ -572,8 +585,8 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
     dump.iterations = {"": m.group(1)} if m else {}
     dump.ops = calls.ops + list(calls.params.values())
     dump.graph = _infer_dataflow(dump, calls)
-    dump.graph_source = "inferred from matching statistics in dump.json"
-    dump.order_source = "dump.json order"
+    dump.flow_inferred = True
+    dump.order_source = OrderSource.DUMP_JSON
     dump.parameters.update({p: True for p in calls.params})
     return dump
 

@@ -12,6 +12,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
+from dumptui.core.model.dump import NameSource
+
 _OPN = re.compile(r"^(.*)-op(\d+)$")
 _UNSAFE = re.compile(r"[/\\. ]")
 
@@ -26,8 +28,7 @@ def split_opn(name: str) -> tuple[str, int | None]:
     return (m.group(1), int(m.group(2))) if m else (name, None)
 
 
-EXACT = "execution order / graph"
-SHORT = "execution order / graph (short name)"
+EXACT, SHORT = NameSource.GRAPH, NameSource.GRAPH_SHORT
 
 # A name's counter and the name it belongs to, per name without its counter: {base: [(N, name), ...]}
 _Counted = dict[str, list[tuple[int, str]]]
@@ -46,7 +47,7 @@ def _by_counter(names: list[str], form: Callable[[str], str]) -> tuple[_Counted,
     return groups, unnumbered
 
 
-def _pair_counters(files: list[tuple[int, str]], graph: list[tuple[int, str]]) -> dict[str, tuple[str, str]]:
+def _pair_counters(files: list[tuple[int, str]], graph: list[tuple[int, str]]) -> dict[str, tuple[str, NameSource]]:
     """Pair the file names and graph names of one base name by their counters (both lists sorted)."""
     file_ns = [n for n, _ in files]
     by_n = dict(graph)
@@ -54,23 +55,20 @@ def _pair_counters(files: list[tuple[int, str]], graph: list[tuple[int, str]]) -
         return {f: (by_n[n], EXACT) for n, f in files}
     if len(files) == len(graph):
         # Same kernels, counters offset (seen with inserted Casts): pair them in counter order.
-        return {
-            f: (g, EXACT if n == gn else f"graph (file says -op{n}, graph -op{gn}: paired in counter order)")
-            for (n, f), (gn, g) in zip(files, graph)
-        }
-    return {f: (by_n[n], "execution order / graph (counter match only)") for n, f in files if n in by_n}
+        return {f: (g, EXACT if n == gn else NameSource.GRAPH_COUNTER_ORDER) for (n, f), (gn, g) in zip(files, graph)}
+    return {f: (by_n[n], NameSource.GRAPH_COUNTER_ONLY) for n, f in files if n in by_n}
 
 
 def _only(candidates: list[str] | None) -> str | None:
     return candidates[0] if candidates is not None and len(candidates) == 1 else None
 
 
-def resolve_names(file_names: list[str], graph_names: list[str]) -> dict[str, tuple[str, str]]:
+def resolve_names(file_names: list[str], graph_names: list[str]) -> dict[str, tuple[str, NameSource]]:
     """{file op name: (full name, how)} for every file op name that the graph names explain.
 
     `graph_names` are the full scope names of the graph's kernels (execution order csv or graph file).
     """
-    result: dict[str, tuple[str, str]] = {}
+    result: dict[str, tuple[str, NameSource]] = {}
     if not graph_names:
         return result
     by_form: dict[str, list[str]] = defaultdict(list)

@@ -13,7 +13,8 @@ from collections import defaultdict
 
 from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, TensorRef
+from dumptui.core.model.dump import KERNEL, Dump, Op, OrderSource, Problem, TensorRef
+from dumptui.core.model.reason import Why, because
 
 # DOTALL and \Z: a name may hold a newline (a file name can), and it must not split one op in two
 _IO = re.compile(r"^(?P<op>.+?)[._](?P<io>input|output|in|out)[._](?P<slot>\d+)\Z", re.DOTALL)
@@ -83,8 +84,8 @@ def open_npy_folder(path: str) -> Dump:
     for i, op in enumerate(ops):
         op.order = i
     dump.ops = ops
-    dump.order_source = "file modification times"
-    dump.notes.append("no graph file: inputs cannot be traced to their producers")
+    dump.order_source = OrderSource.FILE_MTIMES
+    dump.notes.append(because(Why.NO_GRAPH_FILE))
     return dump
 
 

@@ -17,6 +17,7 @@ from dumptui.core.formats.files import execution_order_csv, list_dir, read_execu
 from dumptui.core.graph.build import dataflow_graph
 from dumptui.core.model.dump import KERNEL, Dump, Op, Problem
 from dumptui.core.model.ir import IRGraph
+from dumptui.core.model.reason import Why, because
 
 GRAPH_TEXT_FILES = (
     "ms_output_trace_code_graph_{g}.ir",
@@ -24,7 +25,7 @@ GRAPH_TEXT_FILES = (
     "ms_output_trace_code_graph_{g}.dat",
 )
 GRAPH_PROTOBUF_FILE = "ms_output_trace_code_graph_{g}.pb"
-NO_GRAPH_NOTE = "no graph file: inputs cannot be traced to their producers"
+NO_GRAPH_NOTE = because(Why.NO_GRAPH_FILE)
 
 
 def foreign_file(path: str) -> Problem:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import KERNEL, Op
+from dumptui.core.model.dump import KERNEL, NameSource, Op
 
 FUSED = PairedBy.FUSED
 _SEPARATORS = re.compile(r"[/\\. _]+")
@@ -58,7 +58,7 @@ def group_op(members: list[Op]) -> Op:
         outputs=dict(last.outputs),
         order=last.order,
         timestamp=first.timestamp,
-        name_source="fused group of the reference",
+        name_source=NameSource.FUSED_GROUP,
         sources=dict(first.sources),
         key=last.key,
         call=last.call,

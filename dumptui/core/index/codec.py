@@ -22,7 +22,8 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
 # 7: the modules moved into core/ folders (pickled class paths changed); 8: statistics records packed
-FORMAT_VERSION = 8
+# 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred
+FORMAT_VERSION = 9
 
 
 class _Table:

@@ -25,6 +25,10 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("dumptui.core.model.dump", "Dump"),
         ("dumptui.core.model.dump", "InputSource"),
         ("dumptui.core.model.dump", "Problem"),
+        ("dumptui.core.model.dump", "NameSource"),  # codes (enums pickle as their class and value)
+        ("dumptui.core.model.dump", "OrderSource"),
+        ("dumptui.core.model.reason", "Reason"),  # a dump's notes
+        ("dumptui.core.model.reason", "Why"),
         ("dumptui.core.model.flowgraph", "FlowGraph"),
         ("dumptui.core.model.slotmap", "slot_map"),
         ("dumptui.core.model.recordstats", "record_stats"),

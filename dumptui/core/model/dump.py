@@ -24,8 +24,10 @@ from dumptui.core.io import dtypes
 from dumptui.core.io.errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
 from dumptui.core.io.safeio import open_regular
+from dumptui.core.model.reason import Reason, Said
 from dumptui.core.model.recordstats import RecordStats, as_packed
 from dumptui.core.model.slotmap import EMPTY, SlotMap, V
+from dumptui.core.model.vocab import Word
 
 if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model only holds one
     import networkx as nx
@@ -35,6 +37,36 @@ if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model o
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+
+
+class NameSource(Word):
+    """How an op's name was recovered (report/reasons.py words it)."""
+
+    FILE_NAME = "file-name"  # as its files spell it
+    GRAPH = "graph"  # the execution order or graph file names it exactly
+    GRAPH_SHORT = "graph-short"  # the graph's name whose last scope element the file holds
+    GRAPH_COUNTER_ORDER = "graph-counter-order"  # file and graph -opN counters offset: paired in counter order
+    GRAPH_COUNTER_ONLY = "graph-counter-only"  # only the -opN counter matched
+    GRAPH_PARAMETER = "graph-parameter"
+    MODULE_PARAMETER = "module-parameter"  # msprobe: a module's parameter
+    DUMP_JSON = "dump-json"  # msprobe's dump.json
+    GE_GRAPH = "ge-graph"  # CANN: the GE graph
+    DUMPDATA = "dumpdata"  # CANN: the op name in the file's DumpData header
+    FUSED_GROUP = "fused-group"  # the reference's ops a fused target op stands for, as one
+
+
+class OrderSource(Word):
+    """What gave a dump's execution order (report/reasons.py words it)."""
+
+    FILE_NAMES = "file-names"
+    FILE_TIMESTAMPS = "file-timestamps"
+    EXECUTION_CSV = "execution-csv"
+    GRAPH_TOPOLOGICAL = "graph-topological"  # the graph file's node order, topological
+    GRAPH_NODES = "graph-nodes"  # MindSpore 1.x: the graph file's node order
+    DUMP_JSON = "dump-json"  # msprobe: dump.json's order
+    FILE_MTIMES = "file-mtimes"  # a folder of .npy files: their modification times
+
+
 # a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
 WorkerSpec = tuple[str, str, int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
@@ -394,7 +426,7 @@ class Op:
     outputs: Mapping[int, TensorRef] = field(default_factory=dict)
     order: int = -1  # position in the dump's execution order (kernels), -1 otherwise
     timestamp: int | None = None  # earliest file timestamp
-    name_source: str = "file name"  # how `name` was recovered
+    name_source: NameSource = NameSource.FILE_NAME  # how `name` was recovered
     sources: Mapping[int, InputSource] = field(default_factory=dict)  # input slot -> producer (from the graph)
     attrs: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # primitive attributes (from the IR)
     code: Sequence[str] = ()  # user source lines (from the IR)
@@ -459,13 +491,14 @@ class Dump:
     iterations: dict[str, str] = field(default_factory=dict)  # graph -> iteration used
     ops: list[Op] = field(default_factory=list)  # kernels in execution order, then the rest
     problems: list[Problem] = field(default_factory=list)
-    order_source: str = "file names"
+    order_source: OrderSource | Reason = OrderSource.FILE_NAMES  # a Reason: ranks interleaved (ranks/merge.py)
     statistics_only: bool = False
     # dataflow over op keys, when a graph file was read (or inferred): a networkx graph while a reader builds
     # it, frozen into a compact FlowGraph once the dump is indexed (formats.open_dump)
     graph: nx.DiGraph | FlowGraph | None = None
     graph_source: str | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[Said] = field(default_factory=list)  # report/reasons.py words them
+    flow_inferred: bool = False  # the dataflow was inferred (msprobe: from matching statistics), not read
     # why this part of the dump was opened when the user let dumptui choose it (`--step all` in the app)
     selection_note: str = ""
     parameters: dict[str, bool] = field(default_factory=dict)  # graph parameter name -> is a weight (else an input)

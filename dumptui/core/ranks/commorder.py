@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from dumptui.core.model.reason import Reason, Why, because
+
 COLLECTIVES = {
     "allreduce",
     "allgather",
@@ -96,10 +98,10 @@ class RankEvents:
         self.unmatched += unmatched
 
     @property
-    def notes(self) -> list[str]:
+    def notes(self) -> list[Reason]:
         if not self.unmatched:
             return []
-        return [f"{self.unmatched} Send/Receive ops name no peer rank (dest_rank/src_rank): not used to order ranks"]
+        return [because(Why.COMM_NO_PEER, self.unmatched)]
 
 
 def rank_events(rank: int, ops: Sequence[OpLike]) -> tuple[list[CommEvent], int]:
@@ -181,7 +183,7 @@ class CrossRank:
 
     first: list[int]  # ranks whose divergence nothing explains, in rank order (several: concurrent)
     explained: dict[int, Reach]  # rank -> how the divergence of a first rank reached it
-    notes: list[str] = field(default_factory=list)
+    notes: list[Reason] = field(default_factory=list)  # report/reasons.py words them
 
     @property
     def concurrent(self) -> bool:

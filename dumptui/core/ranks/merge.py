@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op
 from dumptui.core.model.flowgraph import as_networkx
+from dumptui.core.model.reason import Why, because
 from dumptui.core.ranks.commorder import CommEvent, RankEvents, comm_events, rank_events, reach
 
 if TYPE_CHECKING:  # imported where ranks are merged: a module that only needs PREFIX does not load networkx
@@ -56,9 +57,10 @@ def merge_ranks(dumps: Mapping[str, Dump], path: str) -> Dump:
         rank=",".join(ranks),
         graphs=list(first.graphs),
         iterations=dict(first.iterations),
-        order_source=f"{first.order_source}, ranks interleaved by communication ops",
+        order_source=because(Why.RANKS_INTERLEAVED, first.order_source),
         statistics_only=all(d.statistics_only for d in dumps.values()),
         graph_source=first.graph_source,
+        flow_inferred=first.flow_inferred,
     )
     kernels_of: dict[int, list[Op]] = {}  # by rank number (communication ops name their peers by number)
     others: list[Op] = []
@@ -73,7 +75,7 @@ def merge_ranks(dumps: Mapping[str, Dump], path: str) -> Dump:
         )
         others += [op for op in ops if op.kind != KERNEL]
         merged.problems += dump.problems
-        merged.notes += [f"rank {rank}: {note}" for note in dump.notes]
+        merged.notes += [because(Why.RANK_NOTE, rank, note) for note in dump.notes]
         merged.parameters.update({prefix + name: weight for name, weight in dump.parameters.items()})
         if dump.graph is not None:
             source = as_networkx(dump.graph)

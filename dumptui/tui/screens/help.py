@@ -13,8 +13,9 @@ from textual.widgets import Static
 
 from dumptui.present.bars import BAR_LEGEND
 from dumptui.present.errorplot import PLOT_LEGEND
+from dumptui.present.keys import by_id
 from dumptui.present.labels import marks_legend
-from dumptui.tui.keymap import HelpRow, HelpSection
+from dumptui.tui.keymap import HelpRow, HelpSection, binding
 
 
 class HelpScreen(ModalScreen[None]):
@@ -23,6 +24,8 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "close", "Close the help", id="help.close"),
         Binding("up,k", "scroll('up')", "Scroll up", id="help.up", show=False),
         Binding("down,j", "scroll('down')", "Scroll down", id="help.down", show=False),
+        binding(by_id("nav.first")),  # g / home, G / end: as in every list of the main screen
+        binding(by_id("nav.last")),
     ]
 
     def __init__(self, sections: list[HelpSection], marks: list[tuple[str, str]] | None = None):
@@ -86,6 +89,12 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_first(self) -> None:
+        self.query_one("#help-body", VerticalScroll).scroll_home(animate=False)
+
+    def action_last(self) -> None:
+        self.query_one("#help-body", VerticalScroll).scroll_end(animate=False)
 
     def action_scroll(self, direction: str) -> None:
         body = self.query_one("#help-body", VerticalScroll)

@@ -33,7 +33,8 @@ from dumptui.present.controller import PairController
 from dumptui.present.copy import CopyChoice, copy_choices
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.failures import describe, failure_line
-from dumptui.present.keys import SCREEN, KeyContext, action_named, available, available_now, waiting_for
+from dumptui.present.keys import SCREEN, KeyContext, action_named, available_now, waiting_for
+from dumptui.present.keys import state as key_state
 from dumptui.present.paths import shown_pair
 from dumptui.present.progress import (
     CANCELLED,
@@ -111,6 +112,7 @@ class MainScreen(Screen[None]):
     roots: var[frozenset[int]] = var(frozenset(), init=False)  # the bisection's roots (their hints say so)
     selection_words: var[dict[int, str]] = var(dict, init=False)  # selection ops judged by their own inputs, in words
     status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
+    search_query = var("", init=False)  # the `/` search's query: n / N walk its matches while it is set
 
     def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
         super().__init__()
@@ -201,6 +203,7 @@ class MainScreen(Screen[None]):
             bisect_task=self.bisect_task,
             bisection=self.bstate,
             statistics=self.stats_state,
+            searching=bool(self.search_query),
         )
 
     def on_key(self, event: events.Key) -> None:
@@ -213,7 +216,7 @@ class MainScreen(Screen[None]):
         entry = action_named(action, SCREEN)
         if entry is None:
             return True
-        return True if available(entry, self.key_context()) else None
+        return key_state(entry, self.key_context())
 
     def _update_available(self) -> None:
         """After any change of the state the action table reads (the footer follows through `available`)."""
@@ -688,18 +691,57 @@ class MainScreen(Screen[None]):
     def on_search_bar_query(self, msg: SearchBar.Query) -> None:
         if self.model is None:
             return
+        self.search_query = msg.text.strip()
+        self._search(msg.forward, msg.inclusive, walking=not self.ops.search.has_focus)
+
+    def _search(self, forward: bool, inclusive: bool, walking: bool) -> None:
+        """The next (or previous) op matching the query, from the op shown; the count under the list."""
         bar = self.ops.search
-        if not msg.text.strip():
+        if not self.search_query:
             bar.show_matches(None)
             return
         rows, pairs = self._rows(), self.controller.pairs
-        self.search_matches = count_matches(pairs, rows, msg.text)
-        index = find_op(pairs, rows, msg.text, self.current, msg.forward, msg.inclusive)
-        bar.show_matches(
-            self.search_matches if index is not None else 0, "among the diverged ops" if self.only_diverged else ""
-        )
+        self.search_matches = count_matches(pairs, rows, self.search_query)
+        index = find_op(pairs, rows, self.search_query, self.current, forward, inclusive)
+        scope = "among the diverged ops" if self.only_diverged else ""
+        bar.show_matches(self.search_matches if index is not None else 0, scope, walking)
         if index is not None:
             self.select_op(index)
+        elif walking:
+            self.notify(f"no match for {fmt.clean(self.search_query)!r} {scope}".rstrip(), timeout=4, markup=False)
+
+    def on_search_bar_left(self, _msg: SearchBar.Left) -> None:
+        """enter: the match is shown, the list has the keys, n / N walk the matches."""
+        self.op_list.focus()
+        if self.search_query:
+            self.ops.search.show_matches(self.search_matches, walking=True)
 
     def on_search_bar_closed(self, _msg: SearchBar.Closed) -> None:
+        self.search_query = ""
         self.op_list.focus()
+
+    def action_search_next(self) -> None:
+        self._search(True, inclusive=False, walking=True)
+
+    def action_search_previous(self) -> None:
+        self._search(False, inclusive=False, walking=True)
+
+    def action_end_search(self) -> None:
+        self.ops.search.clear()
+        self.search_query = ""
+
+    def watch_search_query(self) -> None:
+        self._update_available()
+
+    # ------------------------------------------------------------------ g / G, home / end
+    def action_first(self) -> None:
+        self._to_end(last=False)
+
+    def action_last(self) -> None:
+        self._to_end(last=True)
+
+    def _to_end(self, last: bool) -> None:
+        """The focused list's (or pane's) first or last line: each of them has `action_first` / `action_last`."""
+        move = getattr(self.focused, "action_last" if last else "action_first", None)
+        if callable(move):
+            move()

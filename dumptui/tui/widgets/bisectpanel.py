@@ -29,6 +29,14 @@ class BisectPanel(VerticalScroll):
         Binding("down,j", "scroll_down", "Scroll down", id="bisect_panel.down", show=False),
     ]
 
+    def action_first(self) -> None:
+        """g (the screen's binding, for every list and pane; home does the same here): the panel's top."""
+        self.scroll_home(animate=False)
+
+    def action_last(self) -> None:
+        """G: the end of the history."""
+        self.scroll_end(animate=False)
+
     # bound to the main screen's (`data_bind`): the theme's styles, and the op tree's model for the probe's verdict
     theme_styles: var[ThemeStyles] = var(ThemeStyles({}), init=False)
     model: var[OpTreeModel | None] = var(None, init=False)

@@ -24,7 +24,7 @@ from dumptui.tui.messages import OpMessage
 from dumptui.tui.styles import ThemeStyles
 
 
-class FlatOpList(ScrollView, can_focus=True):
+class FlatOpList(ScrollView, can_focus=True, inherit_bindings=False):
     class OpHighlighted(OpMessage):
         """The cursor moved onto an op."""
 
@@ -38,8 +38,6 @@ class FlatOpList(ScrollView, can_focus=True):
         Binding("down,j", "cursor_down", "Down", id="flat.down", show=False),
         Binding("pageup", "page_up", "Page up", id="flat.page_up", show=False),
         Binding("pagedown", "page_down", "Page down", id="flat.page_down", show=False),
-        Binding("home", "first", "First op", id="flat.home", show=False),
-        Binding("end", "last", "Last op", id="flat.end", show=False),
         Binding("enter", "activate", "Show the op's tables", id="flat.enter", show=False),
     ]
 
@@ -152,6 +150,7 @@ class FlatOpList(ScrollView, can_focus=True):
         self.cursor += max(1, self.scrollable_content_region.height - 1)
 
     def action_first(self) -> None:
+        """g / home (the screen's binding, for every list): the first op."""
         self.cursor = 0
 
     def action_last(self) -> None:

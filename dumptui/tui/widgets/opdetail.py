@@ -42,9 +42,17 @@ class TensorTable(DataTable, inherit_bindings=False):
         Binding("left", "cursor_left", "Scroll left", id="tensors.left", show=False),
         Binding("right", "cursor_right", "Scroll right", id="tensors.right", show=False),
         Binding("enter", "select_cursor", "Show this tensor's detail", id="tensors.enter", show=False),
-        Binding("home", "scroll_home", "First column", id="tensors.home", show=False),
-        Binding("end", "scroll_end", "Last column", id="tensors.end", show=False),
     ]
+
+    def action_first(self) -> None:
+        """g / home (the screen's binding, for every list): the first tensor."""
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        """G / end: the last tensor."""
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
 
 class RelationList(OptionList, inherit_bindings=False):
@@ -121,13 +129,22 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     return lines
 
 
-class OpDetail(VerticalScroll):
+class OpDetail(VerticalScroll, inherit_bindings=False):
+    # Not the scroll container's home / end: those of the tensor table and the producers / consumers inside
+    # it go on to the screen's g / G binding (their own first and last line), not to this pane's scroll.
     BINDINGS = [
         Binding("up,k", "scroll_up", "Scroll up", id="detail.up", show=False),
         Binding("down,j", "scroll_down", "Scroll down", id="detail.down", show=False),
         Binding("pageup", "page_up", "Page up", id="detail.page_up", show=False),
         Binding("pagedown", "page_down", "Page down", id="detail.page_down", show=False),
     ]
+
+    def action_first(self) -> None:
+        """g (the screen's binding, for every list and pane; home does the same here): the op's header."""
+        self.scroll_home(animate=False)
+
+    def action_last(self) -> None:
+        self.scroll_end(animate=False)
 
     # Bound to the main screen's (`data_bind`): the theme's styles; the op tree's model (the neighbours' verdicts);
     # the ops the bisection named roots of divergence: a root's discontinuity hint says "not benign"

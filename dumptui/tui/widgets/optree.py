@@ -47,8 +47,6 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         Binding("enter", "select_cursor", "Open folder / show the op's tables", id="tree.enter", show=False),
         Binding("pageup", "page_up", "Page up", id="tree.page_up", show=False),
         Binding("pagedown", "page_down", "Page down", id="tree.page_down", show=False),
-        Binding("home", "scroll_home", "First line", id="tree.home", show=False),
-        Binding("end", "scroll_end", "Last line", id="tree.end", show=False),
     ]
 
     # bound to the main screen's (`data_bind`): the theme's styles; the ops the bisection tags (culprit, root, probe)
@@ -255,6 +253,16 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         if node is None or node.data is None or node.data.kind != "op":
             return None
         return node.data.index
+
+    def action_first(self) -> None:
+        """g / home (the screen's binding, for every list): the first line."""
+        if self.root.children:
+            self.action_scroll_home()
+
+    def action_last(self) -> None:
+        """G / end: the last line shown (a folder's "… more" line included: the tree adds pages lazily)."""
+        if self.root.children:
+            self.action_scroll_end()
 
     def action_collapse_or_parent(self) -> None:
         node = self.cursor_node

@@ -24,6 +24,8 @@ from helpers.cann_encode import (
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import NameSource
+from dumptui.report.reasons import say_all
 
 
 def check_every_tensor(dump, ops: list[RawOp]) -> int:
@@ -139,7 +141,7 @@ def test_overflow_records_are_listed_not_compared(tmp_path):
     assert [op.op_type for op in dump.ops] == ["Conv2D"]
     overflow = [p for p in dump.problems if "Opdebug" in p.path]
     assert len(overflow) == 1 and "overflow" in overflow[0].reason and overflow[0].severity == "warning"
-    assert any("overflow record" in n for n in dump.notes)
+    assert any("overflow record" in n for n in say_all(dump.notes))
 
 
 def test_name_variants_mapping_and_dumpdata_op_name(tmp_path):
@@ -168,7 +170,7 @@ def test_name_variants_mapping_and_dumpdata_op_name(tmp_path):
     assert not dump.problems
     names = {op.name: op for op in dump.ops}
     assert set(names) == {"Default_Relu-op1", "Default_Add-op2", numbered.full_name}
-    assert names[numbered.full_name].name_source == "DumpData.op_name"
+    assert names[numbered.full_name].name_source is NameSource.DUMPDATA
     assert "no stream id (old CANN)" in dump.variant and "FFTS+" in dump.variant
 
 

@@ -13,6 +13,7 @@ from helpers.msdumps import CONV, make_dump, ms_file, write_tensor
 from dumptui.core.demo.dumpwriter import DumpWriter
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.names import file_form
+from dumptui.report.reasons import say_all
 
 RNG = np.random.default_rng(11)
 CONV2 = "Default/conv1-Conv2d/Conv2D-op0"
@@ -45,7 +46,7 @@ def test_npy_device_layouts_read_in_the_graph_shape(tmp_path):
         assert t.problem is None and t.shape == want.shape
         assert np.array_equal(t.array(), want) and np.array_equal(t.read(), want.reshape(-1))
     assert conv.outputs[0].fmt == "NC1HWC0"
-    assert any("device layout" in n for n in dump.notes)
+    assert any("device layout" in n for n in say_all(dump.notes))
 
 
 def test_without_a_graph_the_shape_is_not_guessed(tmp_path):

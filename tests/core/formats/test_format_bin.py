@@ -12,7 +12,7 @@ from helpers.msdumps import CAST, CONV, CSV_ORDER, MOD, RELU, TRANS, make_dump
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.mindspore_bin import looks_like, parse_bin_name
-from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, DumpError, InputSource
+from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, DumpError, InputSource, NameSource, OrderSource
 
 FIXTURES = SHARED
 
@@ -56,11 +56,11 @@ def test_opens_and_indexes(dump_root):
     dump = open_dump(str(root))
     assert dump.format == "mindspore-bin"
     assert dump.rank == "0" and dump.iterations == {"0": "0"} and dump.graphs == ["0"]
-    assert dump.order_source == "execution order csv"
+    assert dump.order_source is OrderSource.EXECUTION_CSV
     assert [op.name for op in dump.kernels] == CSV_ORDER
     assert [op.order for op in dump.kernels] == list(range(5))
     assert [op.op_type for op in dump.kernels] == ["Conv2D", "Mod", "Cast", "TransData", "ReLU"]
-    assert all(op.name_source == "file name" for op in dump.ops)
+    assert all(op.name_source is NameSource.FILE_NAME for op in dump.ops)
     # kernels first, then parameters and constants
     rest = [(op.name, op.kind, op.op_type, op.order) for op in dump.ops[5:]]
     assert rest == [
@@ -124,11 +124,11 @@ def test_graph_from_ir(dump_root):
 def test_order_without_csv_follows_the_graph_then_file_names(tmp_path):
     make_dump(tmp_path / "a" / "Net" / "device_0", with_csv=False)
     dump = open_dump(str(tmp_path / "a"))
-    assert dump.order_source == "graph node order"
+    assert dump.order_source is OrderSource.GRAPH_NODES
     assert [op.name for op in dump.kernels] == IR_ORDER
     make_dump(tmp_path / "b" / "Net" / "device_0", with_csv=False, with_ir=False)
     dump = open_dump(str(tmp_path / "b"))
-    assert dump.order_source == "file names" and dump.graph is None
+    assert dump.order_source is OrderSource.FILE_NAMES and dump.graph is None
     assert [op.file_name for op in dump.kernels] == sorted(op.file_name for op in dump.kernels)
 
 

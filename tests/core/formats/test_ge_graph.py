@@ -7,6 +7,7 @@ from helpers.cann_encode import RawOp, Tensor, step_folder, write
 
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.ge_graph import read_ge_graph, to_ir
+from dumptui.core.model.dump import NameSource
 
 # As GE's OnnxUtils writes it: "ge:" types, "src:index" inputs, ":-1" control edges, "" for an absent input,
 # attributes sorted by name, and fields this reader does not declare (they are skipped).
@@ -75,7 +76,7 @@ def test_origin_layout_and_shape_decide_how_nc1hwc0_is_read(tmp_path):
     (tmp_path / "ge_onnx_00000070_graph_0_Build.pbtxt").write_text(GE_TEXT)
     dump = open_dump(str(tmp_path / "dump"))
     op = dump.ops[0]
-    assert op.name == "Default/conv1-Conv2d/Conv2D-op5" and op.name_source == "GE graph"
+    assert op.name == "Default/conv1-Conv2d/Conv2D-op5" and op.name_source is NameSource.GE_GRAPH
     assert op.fused == ("Default/conv1-Conv2d/Conv2D-op0", "Default/conv1-Conv2d/BiasAdd-op0")
     assert np.array_equal(op.inputs[0].array(), x) and np.array_equal(op.outputs[0].array(), x)
 

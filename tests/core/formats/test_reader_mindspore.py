@@ -11,7 +11,7 @@ from helpers.msdumps import STAT_HEADERS, ms_file, small_dump, stat_dump
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.statistic_csv import read_statistic_csv
-from dumptui.core.model.dump import DumpError
+from dumptui.core.model.dump import DumpError, NameSource, OrderSource
 from dumptui.report.reasons import say, say_all
 
 
@@ -20,7 +20,7 @@ def test_full_scope_names_with_dtype_suffix(tmp_path):
     assert detect(root) == "mindspore-npy"
     d = open_dump(root)
     assert [op.name for op in d.kernels] == ["Default/conv1-Conv/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"]
-    assert d.kernels[0].name_source.startswith("execution order")
+    assert d.kernels[0].name_source is NameSource.GRAPH
     assert "with .{dtype} suffix" in d.variant and "full scope" in d.variant
     conv = d.kernels[0]
     assert conv.inputs[1].dtype == "float32" and conv.inputs[1].shape == (3, 2, 1, 1)
@@ -40,8 +40,8 @@ def test_file_names_kept_when_no_order_or_graph(tmp_path):
     root = small_dump(str(tmp_path / "a"))
     os.remove(os.path.join(root, "rank_0", "execution_order", "ms_execution_order_graph_0.csv"))
     d = open_dump(root)
-    assert d.kernels[0].name == "Default_conv1-Conv_Conv2D-op0" and d.kernels[0].name_source == "file name"
-    assert any("no graph file" in n for n in d.notes)
+    assert d.kernels[0].name == "Default_conv1-Conv_Conv2D-op0" and d.kernels[0].name_source is NameSource.FILE_NAME
+    assert any("no graph file" in n for n in say_all(d.notes))
 
 
 @pytest.mark.parametrize("level", ["root", "rank", "net", "graph", "iteration"])
@@ -236,7 +236,7 @@ def test_order_falls_back_to_csv_then_graph(tmp_path):
     with open(os.path.join(eo, "ms_execution_order_graph_0.csv"), "w") as fh:
         fh.write("NodeExecutionOrder-FullNameWithScope\nDefault/B-op0\nDefault/A-op0\n")
     dump = open_dump(root)
-    assert dump.order_source == "execution order csv" and [o.name for o in dump.kernels] == [
+    assert dump.order_source is OrderSource.EXECUTION_CSV and [o.name for o in dump.kernels] == [
         "Default/B-op0",
         "Default/A-op0",
     ]
@@ -250,7 +250,7 @@ def test_order_falls_back_to_csv_then_graph(tmp_path):
             "  %1(b) = ReLU(%0)\n      # Fullname with scope: (Default/A-op0)\n}\n"
         )
     dump = open_dump(root)
-    assert dump.order_source == "graph topological order"
+    assert dump.order_source is OrderSource.GRAPH_TOPOLOGICAL
     assert [o.name for o in dump.kernels] == ["Default/B-op0", "Default/A-op0"]
     assert dump.graph.has_edge("Default/B-op0", "Default/A-op0")
 

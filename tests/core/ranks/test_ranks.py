@@ -15,6 +15,7 @@ from dumptui.core.demo.ranks import ALLGATHER, MATMUL1, write_ranks_demo
 from dumptui.core.io.errors import DumpError
 from dumptui.core.ranks.commorder import comm_events, comm_kind, first_divergence, reach
 from dumptui.core.ranks.units import Unit, layout, pair_units, units
+from dumptui.report.reasons import say
 
 
 def units_validator():
@@ -203,7 +204,7 @@ def test_send_and_receive_order_ranks_one_way():
 def test_send_without_a_peer_is_named_not_guessed():
     ops = {0: program("Send", "Add"), 1: program("Receive", "Add")}
     events = comm_events(ops)
-    assert events.unmatched == 2 and "name no peer rank" in events.notes[0]
+    assert events.unmatched == 2 and "name no peer rank" in say(events.notes[0])
     assert first_divergence(events, {0: 1, 1: 1}).first == [0, 1]
 
 

@@ -201,7 +201,7 @@ class Bisection:
         benign = [c for c in self.checks or [] if c.status == CheckStatus.BENIGN]
         rounded = [c.name for c in benign if not c.transform]
         transformed = [c.name for c in benign if c.transform]
-        inferred = [d.path for d in (self.session.ref, self.session.target) if is_inferred(d.graph_source)]
+        inferred = [d.path for d in (self.session.ref, self.session.target) if is_inferred(d)]
         self._scan_reason_known = True
         if noise is not None or rounded or transformed:
             self._scan_reason = because(Why.NOISY_PAIR, noise, rounded, transformed)

@@ -28,7 +28,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
-from dumptui.core.model.dump import PARAMETER, TensorRef
+from dumptui.core.model.dump import PARAMETER, Dump, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
@@ -252,15 +252,15 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
     return out
 
 
-def is_inferred(graph_source: str | None) -> bool:
+def is_inferred(dump: Dump) -> bool:
     """A dataflow rebuilt from the records (msprobe: matching statistics), not read from a graph file."""
-    return bool(graph_source) and str(graph_source).startswith("inferred")
+    return dump.flow_inferred
 
 
 def _inferred(session: Session) -> bool:
     """Whether a dump's dataflow was rebuilt from its records (msprobe: no graph): there, an input no dumped op
     produces is most often a view or split of an earlier output; with a graph it is a weight or an input."""
-    return any(is_inferred(d.graph_source) for d in (session.ref, session.target))
+    return any(is_inferred(d) for d in (session.ref, session.target))
 
 
 class _FlowingError:
