@@ -12,7 +12,7 @@ whenever it fits:
   `Module.layer1.0.conv1.Conv2d.forward.0`): the API, its call index and direction kept, the family before
   them giving way first (`Fu….conv2d.3.forward`, `….__add__.0.forward`);
 - the op's own name longer than the room: its head (the type, the API: what tells ops apart) and its index
-  (`-op12`, `.3.forward`) around the cut (`Conv…p12`, `conv2d….forward`); any other name: its head up to its
+  (`-op12`, `.3.forward`) around the cut (`Conv2D…2`, `conv2d….forward`); any other name: its head up to its
   first `-` or `.` (`block12` of `block12-ResidualBlock`), then its end.
 
 Widths are counted in characters (names are cleaned for the terminal first, `fmt.clean`).
@@ -51,8 +51,8 @@ def _cut_own(own: str, width: int, index: int) -> str:
     if index:
         if key + index <= room or (key > room - 3 and room - index >= room // 2):
             head = room - index  # the index whole, and the type or API whole when it fits
-        elif key <= room - 3:
-            head = key  # the type or API whole, the end of the index after it
+        elif key <= room - 1:
+            head = key  # the type or API whole, the end of the index after it (`Cast…1`: op0 or op1)
         else:
             head = room - min(index, 3)
     else:  # no index: the head up to its first separator, the rest from the end

@@ -555,7 +555,7 @@ def test_failures_name_the_path_and_the_reason():
         ("block0-ResidualBlock", 18, "block0-R…dualBlock"),
         ("FloorMod-op0 ↔ Mod-op0", 16, "Floor… ↔ Mod-op0"),  # a rename: the starts, where the two differ
         ("Add-op0 ↔ AddV2-op0", 19, "Add-op0 ↔ AddV2-op0"),
-        ("Trunc-op0", 7, "Tru…op0"),  # the type's head and the index
+        ("Trunc-op0", 7, "Trunc…0"),  # the type whole, the end of the index
         ("abcdefghijklmnop", 7, "abc…nop"),
     ],
 )

@@ -32,7 +32,8 @@ NAMES = (MS, DEEP, *MSPROBE, "block12-ResidualBlock", "Conv2D-op12", "Default/Ad
         ("Tensor.__add__.0.forward", 19, "….__add__.0.forward"),
         ("Tensor.__add__.0.forward", 16, "__add__….forward"),
         ("Functional.scaled_dot_product_attention.0.forward", 27, "scaled_dot_produ….0.forward"),  # index whole
-        ("Conv2D-op12", 8, "Conv…p12"),  # the op's own name longer than the room: its type and its index
+        ("Conv2D-op12", 8, "Conv2D…2"),  # the own name longer than the room: its type, its index's end
+        ("Conv2D-op12", 7, "Con…p12"),  # less room: 3 of the index, the rest of the type
         ("block12-ResidualBlock", 12, "block12…lock"),  # a scope: its own name before its class
     ],
 )
@@ -79,8 +80,8 @@ def test_an_msprobe_name_keeps_its_api_and_call_index(name):
 
 
 def test_the_own_name_longer_than_the_room():
-    assert cut_name("Default/Conv2D-op12", 8) == "Conv…p12"
-    assert is_shown_from("Conv…p12", "Default/Conv2D-op12")
+    assert cut_name("Default/Conv2D-op12", 8) == "Conv2D…2"
+    assert is_shown_from("Conv2D…2", "Default/Conv2D-op12")
 
 
 def test_a_rename_cuts_each_side_alone():
