@@ -2,8 +2,9 @@
 
 A label keeps, in this order, the verdict mark, the tag (the probe, the culprit, another root: the characters
 of the bisection bar), the op's number and the count of diverged ops inside a folder; the name gives way,
-cut in the middle so that what tells rows apart stays (`block12-…alBlock`; in the flat list the op's name and
-its nearest scopes' own names, `…/block5/conv/Conv2D-op0`). Nothing is cut at the right edge.
+cut in the middle by the one rule of names (report/names.py: `block12-…alBlock`; in the flat list the op's own
+name and as many of its nearest scopes as fit, `Defa…/block5-Block/conv-Conv/Conv2D-op0`). Nothing is cut at
+the right edge.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 from dumptui.core.compare.verdict import Verdict
 from dumptui.present.bars import BAR_CHAR
-from dumptui.present.columns import elide_name, elide_path
+from dumptui.present.columns import fit_name
 from dumptui.report.looks import MARKS
 
 TAG_WORDS = {"probe": "probe", "culprit": "culprit", "root": "other root"}
@@ -26,10 +27,9 @@ class LabelParts:
     tag: str  # " ◀ culprit", or " ◀!" when there is no room for the word; "" without a tag
 
 
-def fit_label(name: str, number: str, tag: str | None, room: int, path: bool = False) -> LabelParts:
-    """The parts of a label after the mark and its space (`room` characters for them). `path`: the name is a
-    whole scope path (the flat list), elided keeping each row's distinguishing scopes; else one name (the
-    tree's), cut in the middle."""
+def fit_label(name: str, number: str, tag: str | None, room: int) -> LabelParts:
+    """The parts of a label after the mark and its space (`room` characters for them). The name (a whole scope
+    path in the flat list, one name in the tree) cut by the one rule of names (report/names.py)."""
     tag_text = f" ◀ {TAG_WORDS[tag]}" if tag else ""
     if tag and len(name) + len(number) + len(tag_text) > room:
         tag_text = f" ◀{TAG_CHAR[tag]}"
@@ -37,8 +37,7 @@ def fit_label(name: str, number: str, tag: str | None, room: int, path: bool = F
     if left < min(len(name), 6):  # too narrow for the number as well: the name keeps a few characters
         number = ""
         left = room - len(tag_text)
-    fit = elide_path if path else elide_name
-    return LabelParts(fit(name, max(1, left)), number, tag_text)
+    return LabelParts(fit_name(name, max(1, left)), number, tag_text)
 
 
 LEGEND_ORDER = (  # what a user looks for first: a divergence, then agreement, then the rarer states

@@ -14,10 +14,12 @@ from typing import Callable
 
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
+from dumptui.present.columns import fit_name
 from dumptui.present.driver import BisectState
 from dumptui.present.errorplot import PLOT_LEGEND, error_plot
-from dumptui.present.words import elide_middle, plural
+from dumptui.present.words import plural
 from dumptui.report.looks import mark as verdict_mark
+from dumptui.report.names import cut_word
 
 Span = tuple[str, str]
 Line = tuple[Span, ...]
@@ -29,8 +31,9 @@ _WORD = re.compile(r"\S+\s*|\s+")
 
 
 def wrap(spans: Line, width: int, indent: int = 2) -> list[Line]:
-    """Greedy word wrap over styled spans; continuation lines start with `indent` spaces. A word longer than
-    the line is cut (names are elided before they get here, so that is rare)."""
+    """Greedy word wrap over styled spans; continuation lines start with `indent` spaces. A word longer than a
+    line (a name: in a reason, or not cut before it got here) is cut in the middle by the one rule of names,
+    never folded over lines."""
     width = max(width, indent + 8)
     lines: list[list[Span]] = [[]]
     used = 0
@@ -46,11 +49,8 @@ def wrap(spans: Line, width: int, indent: int = 2) -> list[Line]:
                 new_line()
                 if not word.strip():
                     continue
-            while used + len(word.rstrip()) > width:  # a single word longer than the room
-                room = width - used
-                lines[-1].append((word[:room], role))
-                word = word[room:]
-                new_line()
+            if used + len(word.rstrip()) > width:  # a single word longer than a line
+                word = cut_word(word, width - used)
             lines[-1].append((word, role))
             used += len(word)
     return [tuple(_merge(line)) for line in lines]
@@ -106,10 +106,10 @@ def culprit_lines(c: RootView, width: int) -> list[Line]:
         if len(pair) + 4 <= width:
             out.append((("ref ", "muted"), (c.ref_name, ""), (" ↔ ", "muted"), (c.target_name, "")))
         else:
-            out.append((("ref    ", "muted"), (elide_middle(c.ref_name, width - 7), "")))
-            out.append((("target ", "muted"), (elide_middle(c.target_name, width - 7), "")))
+            out.append((("ref    ", "muted"), (fit_name(c.ref_name, width - 7), "")))
+            out.append((("target ", "muted"), (fit_name(c.target_name, width - 7), "")))
     else:
-        out.append(((elide_middle(c.label, width), "muted"),))
+        out.append(((fit_name(c.label, width), "muted"),))
     out += wrap((("why: ", "bold"), (c.why, "")), width)
     if c.rank:
         story = (
@@ -161,7 +161,7 @@ def _probe_line(
             (word, "bold"),
             (f"{number_of(state.probe)} ", ""),
             (verdict_mark(probe_verdict), f"verdict:{probe_verdict or ''}"),
-            (" " + elide_middle(state.probe_name, name_room), ""),
+            (" " + fit_name(state.probe_name, name_room), ""),
         )
     ]
 
@@ -200,7 +200,7 @@ def panel_lines(
             out.append((("other roots of divergence, in execution order:", "bold"),))
             for o in state.others:
                 out += wrap(
-                    ((f"  #{o.index + 1} ", "bold"), (f"{elide_middle(o.label, width // 2)} ", ""), (o.why, "")),
+                    ((f"  #{o.index + 1} ", "bold"), (f"{fit_name(o.label, width // 2)} ", ""), (o.why, "")),
                     width,
                     4,
                 )

@@ -1,5 +1,5 @@
-"""Small words that must agree with the numbers beside them: plurals, names elided in the middle (the op's own
-name always kept), how a pair was made, and metrics that NaN/Inf make meaningless."""
+"""Small words that must agree with the numbers beside them: plurals, how a pair was made, and metrics that
+NaN/Inf make meaningless."""
 
 from __future__ import annotations
 
@@ -12,29 +12,6 @@ from dumptui.report.reasons import say
 def plural(n: int, word: str, many: str | None = None) -> str:
     """`1 step`, `2 steps`, `0 suspects` (`many` for irregular plurals: `1 match`, `3 matches`)."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
-
-
-def elide_middle(path: str, width: int) -> str:
-    """A scope path that fits `width`: its first scope, `…`, then as many of its last components as fit, the
-    op's own name always whole (`Default/…/block6-ResidualBlock/Add-op0`); a name longer than `width` alone
-    keeps its end."""
-    if width <= 0:
-        return ""
-    if len(path) <= width:
-        return path
-    parts = path.split("/")
-    leaf = parts[-1]
-    if len(parts) == 1 or len(leaf) + 2 > width:
-        return "…" + path[len(path) - width + 1 :] if width > 1 else "…"
-    head = parts[0] + "/…/" if len(parts) > 2 else "…/"
-    tail = leaf
-    for part in reversed(parts[1:-1]):
-        if len(head) + len(part) + 1 + len(tail) > width:
-            break
-        tail = part + "/" + tail
-    if len(head) + len(tail) > width:
-        head = "…/"
-    return head + tail
 
 
 def paired_words(how: PairedBy) -> str:

@@ -1,22 +1,27 @@
 """Where headless text goes and how it looks: stdout for answers, stderr for progress and chatter.
 
-On a terminal, rich wraps to the window as usual. Piped or redirected, nothing is wrapped: a line is as long
-as it needs to be, so an op name (MindSpore scope names run to hundreds of characters) is never broken and a
-script can grep it whole. Progress bars go to stderr, and only when stderr is a terminal and not `-q`.
+On a terminal, rich wraps to the window as usual, and a word longer than the window (an op name: MindSpore scope
+names run to hundreds of characters) is cut in the middle by the one rule of names (report/names.py), never
+folded over lines. Piped or redirected, nothing is wrapped or cut: a line is as long as it needs to be, so a
+script can grep a name whole. Progress bars go to stderr, and only when stderr is a terminal and not `-q`.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator, TextIO
 
-from rich.console import Console
+from rich.console import Console, ConsoleRenderable, Group, RenderHook, RichCast
 from rich.text import Text
 
 from dumptui.core.io.indexing_progress import Stage
+from dumptui.report.names import cut_word, word_core
 from dumptui.report.reasons import STAGE_WORDS
+
+_WORD = re.compile(r"\S+")
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -48,11 +53,53 @@ def is_terminal(stream: TextIO) -> bool:
         return False
 
 
+def fit_words(text: Text, width: int, console: Console) -> Text:
+    """`text` with each word longer than `width` (a name: nothing else is that long) cut in the middle by the
+    one rule of names, its punctuation kept around it; a line wrapped at spaces then never folds a name."""
+    plain = text.plain
+    if width <= 0 or len(plain) <= width:
+        return text
+    out = Text(end=text.end, justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap, style=text.style)
+    at = 0
+    for m in _WORD.finditer(plain):
+        if len(m.group()) <= width:
+            continue
+        left, right = word_core(m.group())
+        start, end = m.start() + left, m.start() + right
+        shown = cut_word(m.group(), width)
+        out.append_text(text[at:start])
+        out.append(shown[left : len(shown) - (len(m.group()) - right)], style=text.get_style_at_offset(console, start))
+        at = end
+    out.append_text(text[at:])
+    return out
+
+
+class FitLongWords(RenderHook):
+    """What a terminal console prints, each too-long word cut by `fit_words` to the console's width (text and
+    groups of text: the renderables the answers are made of)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [self._fit(r) for r in renderables]
+
+    def _fit(self, r: ConsoleRenderable | RichCast | str) -> ConsoleRenderable:
+        if isinstance(r, Text):
+            return fit_words(r, self.console.width, self.console)
+        if isinstance(r, Group):
+            return Group(*(self._fit(x) for x in r.renderables), fit=r.fit)
+        return r  # type: ignore[return-value]  # tables fold their own cells
+
+
 def stdout_console(stream: TextIO | None = None) -> Console:
-    """The console for a command's answer: wrapped to the window on a terminal, never wrapped otherwise."""
+    """The console for a command's answer: wrapped to the window on a terminal, a name longer than a line cut
+    in the middle there; never wrapped nor cut otherwise."""
     stream = sys.stdout if stream is None else stream
     if is_terminal(stream):
-        return Console(file=stream, highlight=False, soft_wrap=False)
+        console = Console(file=stream, highlight=False, soft_wrap=False)
+        console.push_render_hook(FitLongWords(console))
+        return console
     return Console(file=stream, highlight=False, soft_wrap=True, width=UNWRAPPED_WIDTH, color_system=None)
 
 

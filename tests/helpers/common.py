@@ -97,3 +97,25 @@ def renamed_copy(target: str, out: str, scope: str, old: str, new: str) -> str:
                     lines[k] = lines[k].replace(full_old, full_new)
                 Path(path).write_text("\n".join(lines))
     return out
+
+
+def long_scopes_copy(dump: str, out: str, scopes: dict[str, str]) -> str:
+    """A copy of a MindSpore dump whose scopes are renamed (`{"stage0-Stage": "stage0-AVeryLong…Stage"}`): its
+    files' names, the execution-order csv and the graph say so. The names shown of a model with long scopes."""
+    import shutil
+
+    shutil.copytree(dump, out)
+    for root, _dirs, files in os.walk(out):
+        for f in files:
+            path = os.path.join(root, f)
+            if f.endswith((".csv", ".ir")):
+                text = Path(path).read_text()
+                for old, new in scopes.items():
+                    text = text.replace(f"/{old}/", f"/{new}/")
+                Path(path).write_text(text)
+            new_f = f
+            for old, new in scopes.items():
+                new_f = new_f.replace(f"_{old}_", f"_{new}_")
+            if new_f != f:
+                os.rename(path, os.path.join(root, new_f))
+    return out

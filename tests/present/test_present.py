@@ -148,7 +148,7 @@ def test_next_root_after_the_op_shown_wrapping():
     assert search.next_root([], 3) is None
 
 
-def test_elide_left_keeps_the_op():
+def test_elide_left_keeps_the_end_of_a_message():
     assert columns.elide_left("Default/a/b/Conv2D-op0", 12) == "…/Conv2D-op0"
     assert columns.elide_left("short", 12) == "short"
     assert columns.elide_left("abc", 1) == "…" and columns.elide_left("abc", 0) == ""
@@ -552,32 +552,32 @@ def test_failures_name_the_path_and_the_reason():
     [
         ("block0-ResidualBlock", 30, "block0-ResidualBlock"),  # fits: whole
         ("block12-ResidualBlock", 14, "block12…lBlock"),  # the sibling's own name stays whole
-        ("block0-ResidualBlock", 18, "block0-…idualBlock"),
-        ("FloorMod-op0 ↔ Mod-op0", 16, "FloorMod ↔ Mod"),  # a rename: the op types tell the sides apart
-        ("Add-op0 ↔ AddV2-op0", 12, "Add ↔ AddV2"),
-        ("FloorMod-op0 ↔ Mod-op0", 12, "Fl…Mod ↔ Mod"),  # each side keeps a share
-        ("Trunc-op0", 7, "Trunc…0"),
+        ("block0-ResidualBlock", 18, "block0-R…dualBlock"),
+        ("FloorMod-op0 ↔ Mod-op0", 16, "Floor… ↔ Mod-op0"),  # a rename: the starts, where the two differ
+        ("Add-op0 ↔ AddV2-op0", 19, "Add-op0 ↔ AddV2-op0"),
+        ("Trunc-op0", 7, "Trunc…0"),  # the type whole, the end of the index
         ("abcdefghijklmnop", 7, "abc…nop"),
     ],
 )
-def test_a_name_is_cut_in_the_middle_keeping_what_tells_siblings_apart(name, width, shown):
-    from dumptui.present.columns import elide_name
+def test_a_label_is_cut_in_the_middle_keeping_what_tells_siblings_apart(name, width, shown):
+    from dumptui.present.columns import fit_name
 
-    assert elide_name(name, width) == shown and len(shown) <= width
+    assert fit_name(name, width) == shown and len(shown) <= width
 
 
-def test_a_path_keeps_the_op_and_its_nearest_scopes_names():
-    from dumptui.present.columns import elide_path
+def test_a_path_keeps_the_op_and_its_nearest_scopes_whole_names():
+    from dumptui.present.columns import fit_name
+    from dumptui.report.names import is_shown_from
 
     path = "Default/stage0-Stage/block5-ResidualBlock/conv-Conv1x1/Conv2D-op0"
-    assert elide_path(path, 80) == path
-    assert elide_path(path, 40) == "Default/stage0/block5/conv/Conv2D-op0"
-    assert elide_path(path, 24) == "…/block5/conv/Conv2D-op0"
-    assert elide_path(path, 20) == "…ck5/conv/Conv2D-op0"  # which block, even at 20 columns
+    assert fit_name(path, 80) == path
+    assert fit_name(path, 50) == "Defa…/block5-ResidualBlock/conv-Conv1x1/Conv2D-op0"
+    assert fit_name(path, 30) == "Defau…/conv-Conv1x1/Conv2D-op0"  # no scope shortened to a name it lacks
+    assert fit_name(path, 12) == "…/Conv2D-op0"
     rows = [path.replace("block5", f"block{i}") for i in range(4, 8)]
-    assert len({elide_path(r, 20) for r in rows}) == 4  # rows of a flat list stay distinct
+    assert len({fit_name(r, 50) for r in rows}) == 4  # rows of a flat list stay distinct where there is room
     for w in range(1, 70):
-        assert len(elide_path(path, w)) <= w
+        assert len(fit_name(path, w)) <= w and is_shown_from(fit_name(path, w), path)
 
 
 def test_the_title_shows_the_dumps_without_what_they_share():

@@ -12,6 +12,7 @@ import pytest
 from helpers.app import idle, make_app, opened, plain, run, wait_until
 
 from dumptui.present import autosave as saved
+from dumptui.report.names import is_shown_from
 from dumptui.tui.screens.copy import CopyScreen
 from dumptui.tui.screens.resume import ResumeScreen
 from dumptui.tui.widgets.footer import KeysFooter
@@ -24,12 +25,8 @@ def unwrapped(lines: list[str]) -> str:
 
 
 def shows_elided(word: str, name: str) -> bool:
-    """`word` is `name` elided in the middle, keeping its start and its own (last) component whole."""
-    if "…" not in word:
-        return False
-    head, tail = word.split("…", 1)
-    leaf = name.rsplit("/", 1)[-1]
-    return name.startswith(head) and name.endswith(tail) and tail.endswith("/" + leaf)
+    """`word` is `name` cut in the middle by the one rule of names, its own (last) component whole."""
+    return "…" in word and is_shown_from(word, name) and word.endswith(name.rsplit("/", 1)[-1])
 
 
 async def converge(scr, pilot) -> None:

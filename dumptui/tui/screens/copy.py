@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from dumptui.present.columns import elide_left
+from dumptui.present.columns import fit_name
 from dumptui.present.copy import CopyChoice
 from dumptui.report import fmt
 
@@ -44,4 +44,4 @@ class CopyScreen(ModalScreen[CopyChoice | None]):
 
 
 def copied_words(choice: CopyChoice, width: int = 60) -> str:
-    return f"copied {choice.label}: {elide_left(fmt.clean(choice.text), width)}"
+    return f"copied {choice.label}: {fit_name(fmt.clean(choice.text), width)}"

@@ -12,7 +12,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from dumptui.present.bars import BAR_LEGEND
-from dumptui.present.columns import elide_left
+from dumptui.present.columns import fit_name
 from dumptui.present.driver import BisectState
 from dumptui.present.panel import Line, panel_lines, plain
 from dumptui.present.tree import OpTreeModel
@@ -142,7 +142,7 @@ class BisectPanel(VerticalScroll):
         name_room = max(24, self._width() // 2 - 16)
         for h in reversed(s.history):
             line = Text(f"{h.number:3d}. #{h.index + 1} ", no_wrap=True, overflow="ellipsis")
-            line.append(elide_left(fmt.clean(h.name), name_room))
+            line.append(fit_name(fmt.clean(h.name), name_room))
             line.append(
                 f" {h.mark}", style=st.verdict("diverged" if h.mark == "bad" else "equal" if h.mark == "good" else None)
             )

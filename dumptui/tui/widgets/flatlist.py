@@ -93,7 +93,7 @@ class FlatOpList(ScrollView, can_focus=True, inherit_bindings=False):
         digits = len(str(len(model.pairs)))
         number = f" #{index + 1:<{digits}} "
         text = Text.assemble(st.mark(model.verdict(index)), (number, st.muted))
-        parts = fit_label(fmt.clean(pair.label), "", tag, max(4, width - text.cell_len), path=True)
+        parts = fit_label(fmt.clean(pair.label), "", tag, max(4, width - text.cell_len))
         text.append(parts.name)
         if tag:
             text.append(parts.tag, style=st.error if tag == "culprit" else st.accent)

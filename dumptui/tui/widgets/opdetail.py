@@ -12,7 +12,7 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dumptui.present.bars import histogram_bar
-from dumptui.present.columns import elide_left, elide_path, format_columns
+from dumptui.present.columns import fit_name, format_columns
 from dumptui.present.detail import (
     STATS_COLUMNS,
     TENSOR_COLUMNS,
@@ -27,6 +27,7 @@ from dumptui.present.tree import OpTreeModel
 from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
+from dumptui.report.names import cut_long_words
 from dumptui.report.reasons import say
 from dumptui.report.selection import reason_text
 from dumptui.tui.messages import OpMessage
@@ -89,7 +90,12 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     """What is known about one tensor pair without reading it again; its statistics table keeps the columns
     that fit `width` (never wraps its own columns)."""
     lines = [
-        Text.assemble((f"{r.label}: ", "bold"), st.verdict_text(r.verdict), " - ", name_text(reason_text(r.reason)))
+        Text.assemble(
+            (f"{r.label}: ", "bold"),
+            st.verdict_text(r.verdict),
+            " - ",
+            name_text(cut_long_words(reason_text(r.reason), width - 2)),
+        )
     ]
     s = r.stats
     rows = []
@@ -119,7 +125,7 @@ def tensor_summary(r: TensorResult, st: ThemeStyles, width: int = 80, rows_out: 
     if r.stat_rel:
         lines.append(Text("  relative differences: " + ", ".join(f"{k} {fmt.g(v)}" for k, v in r.stat_rel.items())))
     for n in r.notes:
-        lines.append(labelled("  note: ", "bold", reason_text(n)))
+        lines.append(labelled("  note: ", "bold", cut_long_words(reason_text(n), width - 2)))
     return lines
 
 
@@ -202,19 +208,26 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
 
     # ------------------------------------------------------------------ content
     def _title(self, pair: OpPair, verdict: str | None, kernels: int) -> Text:
-        """The op's leaf name, type, number and verdict; then its full name elided in the middle (both sides'
-        names, each on a line, when the pairing renamed it): never wrapped mid-word."""
+        """The op's leaf name, type (left out when the name says it and room is short), number and verdict; then
+        its full name (both sides' names, each on a line, when the pairing renamed it); names cut by the one rule
+        of names, never wrapped mid-word."""
         st = self.theme_styles
         width = self.text_width
-        leaf = pair.name.rsplit("/", 1)[-1]
-        where = f"#{pair.index + 1} of {kernels}" if pair.kind == KERNEL else pair.kind
+        leaf = fmt.clean(pair.name.rsplit("/", 1)[-1])
+        where = f"  #{pair.index + 1} of {kernels}  " if pair.kind == KERNEL else f"  {pair.kind}  "
+        kind = f" ({fmt.clean(fmt.short_types(pair.op_type))})"
+        verdict_text = st.verdict_text(verdict)
+        room = width - 2 - len(kind) - len(where) - verdict_text.cell_len
+        if room < len(leaf) and fmt.clean(pair.op_type) in leaf:  # the type is in the name (msprobe's API): once
+            room += len(kind)
+            kind = ""
         head = Text.assemble(
             st.mark(verdict),
             " ",
-            (fmt.clean(leaf), "bold"),
-            f" ({fmt.clean(fmt.short_types(pair.op_type))})",
-            (f"  {where}  ", st.muted),
-            st.verdict_text(verdict),
+            (fit_name(leaf, max(room, min(len(leaf), 16))), "bold"),  # the rest gives way first, at the right
+            kind,
+            (where, st.muted),
+            verdict_text,
             no_wrap=True,
             overflow="ellipsis",
         )
@@ -222,10 +235,10 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
         if pair.ref is not None and pair.target is not None and pair.ref.name != pair.target.name:
             for side, name in (("ref    ", pair.ref.name), ("target ", pair.target.name)):
                 lines.append(
-                    Text.assemble((side, st.muted), fmt.clean(elide_path(name, width - len(side))), no_wrap=True)
+                    Text.assemble((side, st.muted), fit_name(fmt.clean(name), width - len(side)), no_wrap=True)
                 )
         else:
-            lines.append(Text(fmt.clean(elide_path(pair.name, width)), style=st.muted, no_wrap=True))
+            lines.append(Text(fit_name(fmt.clean(pair.name), width), style=st.muted, no_wrap=True))
         return lines_text(lines)
 
     def show_no_op(self, text: str) -> None:
@@ -273,11 +286,12 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
         info.append(line)
         said = self.selection_words.get(pair.index)
         if said:
-            info.append(Text.assemble(("selection: ", "bold"), name_text(said)))
+            info.append(Text.assemble(("selection: ", "bold"), name_text(cut_long_words(said, self.text_width))))
         for h in for_root(res.hints, pair.index in self.roots, pair.op_type):
             info.append(
                 Text.assemble(
-                    (f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)), name_text(reason_text(h.reason))
+                    (f"hint ({fmt.clean(h.kind)}): ", st.variable("warning", True)),
+                    name_text(cut_long_words(reason_text(h.reason), self.text_width)),
                 )
             )
         self.query_one("#op-info", Static).update(lines_text(info))
@@ -327,12 +341,12 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
                     arrow,
                     self.theme_styles.mark(v),
                     f" #{rel.index + 1} ",
-                    elide_left(fmt.clean(rel.name), width - len(arrow) - 8),
+                    fit_name(fmt.clean(rel.name), width - len(arrow) - 8),
                 )
                 options.append(Option(prompt, id=f"{RelationList.OP_PREFIX}{rel.index}"))
             else:
                 prompt = Text.assemble(
-                    arrow, (elide_left(fmt.clean(rel.name), width - len(arrow)), self.theme_styles.muted)
+                    arrow, (fit_name(fmt.clean(rel.name), width - len(arrow)), self.theme_styles.muted)
                 )
                 options.append(Option(prompt, disabled=True))
         if not options:
