@@ -138,7 +138,7 @@ def proof_sentence(p: SelectionProof) -> str:
     if p.code == SelectionCode.UNMODELLED:
         return (
             f"the reference's own selection does not follow from its inputs as {p.op_type} is replayed here "
-            f"({p.unmodelled_why or f'{p.ref_wrong} selections'}): nothing is concluded from it"
+            f"({_unmodelled(p) or f'{p.ref_wrong} selections'}): nothing is concluded from it"
         )
     if p.code == SelectionCode.SAME:
         return f"each side's selection follows from its own inputs, and they agree ({counts(p)})"
@@ -264,3 +264,13 @@ def near_tie_files(sites: Sequence[FlipSite]) -> dict[str, str]:
             "than their inputs' rounding may still be broken either way.\n"
         ),
     }
+
+
+def _unmodelled(p: SelectionProof) -> str:
+    """The reference's first selection its own inputs do not give, in numbers ("" when none is known)."""
+    w = p.unmodelled
+    if w is None:
+        return ""
+    if p.unmodelled_box:
+        return f"group {w.row}: box {w.index} (score {w.value!r}) kept or left out against its own inputs"
+    return f"row {w.row} rank {w.rank}: index {w.index} value {w.value!r}, expected {w.expected!r}"

@@ -138,7 +138,8 @@ class SelectionProof:
     input_error: float = 0.0  # the largest |target - reference| of the scores the op selects by
     input_slot: int = 0  # the input holding those scores
     tolerance: float = 0.0  # the tie tolerance used on the target (relative)
-    unmodelled_why: str = field(default="", compare=False)  # the reference's first wrong selection, in numbers
+    unmodelled: Wrong | None = field(default=None, compare=False)  # the reference's first wrong selection
+    unmodelled_box: bool = field(default=False, compare=False)  # ...a box NMS kept or left out
 
     @property
     def broken(self) -> bool:
@@ -331,9 +332,7 @@ def _judge_ranks(op_type: str, spec: RankSpec, ref: Side, target: Side) -> Selec
     input_error = _input_error(r.scores, t.scores) if r.scores.shape == t.scores.shape else math.inf
     base = SelectionProof(SelectionCode.SAME, op_type, selected=selected, input_error=input_error, tolerance=t.tol)
     if wrong_ref:
-        w = wrong_ref[0]
-        why = f"row {w.row} rank {w.rank}: index {w.index} value {w.value!r}, expected {w.expected!r}"
-        return replace(base, code=SelectionCode.UNMODELLED, ref_wrong=len(wrong_ref), unmodelled_why=why)
+        return replace(base, code=SelectionCode.UNMODELLED, ref_wrong=len(wrong_ref), unmodelled=wrong_ref[0])
     if not same_shape:
         if wrong_tgt:
             return replace(
@@ -525,9 +524,9 @@ def _judge_nms(op_type: str, args: Sequence[OpArgs], ref: Side, target: Side) ->
         input_slot=0 if op_type == "NMSWithMask" else 1,
     )
     if wrong[0]:
-        w = wrong[0][0]
-        why = f"group {w.row}: box {w.index} (score {w.value!r}) kept or left out against its own inputs"
-        return replace(base, code=SelectionCode.UNMODELLED, ref_wrong=len(wrong[0]), unmodelled_why=why)
+        return replace(
+            base, code=SelectionCode.UNMODELLED, ref_wrong=len(wrong[0]), unmodelled=wrong[0][0], unmodelled_box=True
+        )
     kept_r = [set(g.kept) for g in r_groups]
     kept_t = [set(g.kept) for g in t_groups]
     selected = sum(len(a | b) for a, b in zip(kept_r, kept_t))

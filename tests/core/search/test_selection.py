@@ -23,6 +23,7 @@ from dumptui.core.search.selection import (
     judge,
     tie_tolerance,
 )
+from dumptui.report.selection import proof_sentence
 
 RNG = np.random.default_rng(33)
 
@@ -94,6 +95,12 @@ def test_a_reference_that_does_not_follow_its_inputs_concludes_nothing():
     ref.outputs[0] = ref.outputs[0][:, ::-1].copy()
     proof = judge("TopK", {}, {}, ref, topk_side(x, 3))
     assert proof.code == SelectionCode.UNMODELLED and not proof.conclusive and proof.ref_wrong == 2
+    # the first wrong rank, said with its numbers: rank 0 holds the third largest where the largest belongs
+    w = proof.unmodelled
+    order = np.argsort(-x[0], kind="stable")
+    assert w is not None and (w.row, w.rank, w.index) == (0, 0, int(order[2]))
+    assert w.value == pytest.approx(float(x[0, order[2]])) and w.expected == pytest.approx(float(x[0, order[0]]))
+    assert f"row 0 rank 0: index {int(order[2])} value {w.value!r}" in proof_sentence(proof)
 
 
 def test_ties_within_the_inputs_rounding_but_not_beyond():
