@@ -70,3 +70,20 @@ def test_piped_names_stay_whole(capsys, long_pair):
     out = capsys.readouterr().out
     assert "…" not in out
     assert any(name in out for name in real_names(ref) if "TransformerEncoderStage" in name and "/Add-op0" in name)
+
+
+def test_the_every_unit_table_fits_80_columns(monkeypatch, capsys, tmp_path):
+    """`--rank all --step all` on a terminal: its table (the why wrapped) within COLUMNS, every name real."""
+    from helpers.msprobe_training import Change, write_training
+
+    ref = write_training(tmp_path / "ref")
+    target = write_training(tmp_path / "target", Change("mul_scale", rank=1, step=2))
+    out = on_terminal(monkeypatch, capsys, "bisect", ref, target, "--rank", "all", "--step", "all")
+    lines = out.splitlines()
+    assert len(lines) > 6 and all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    assert any("rank 1, step 2" in line for line in lines), out
+    names = set()
+    for unit in sorted((tmp_path / "ref").glob("step*/rank*")):
+        names |= real_names(unit)
+    bad = not_real(lines, names | {str(ref), str(target)})
+    assert bad == [], "\n".join(bad)
