@@ -14,6 +14,7 @@ from dumptui.core.io.errors import UsageError
 from dumptui.options.pair import SIDES, PairOptions, make_session, many_files, open_pair
 from dumptui.report import jsonout
 from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, stage_bars
+from dumptui.report.documents import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, exit_code  # noqa: F401  (the one rule)
 from dumptui.report.reasons import say, say_all
 
 if TYPE_CHECKING:
@@ -25,16 +26,8 @@ if TYPE_CHECKING:
     from dumptui.core.search.compare_all import Comparison
     from dumptui.report.msprobe_csv import MsprobeTable
 
-EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: ctrl+c, as a shell reports it
-
-
-def exit_code(found: bool, incomplete: bool) -> int:
-    """The one exit-code rule of every command that looks for roots: 1 when a root of divergence was found,
-    else 2 when the answer is incomplete (something on the way could not be read or judged: "no root" would be
-    a claim the run cannot make), else 0."""
-    return EXIT_DIVERGED if found else EXIT_USAGE if incomplete else EXIT_OK
 
 
 def verbosity_of(args: argparse.Namespace) -> Verbosity:

@@ -36,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from dumptui.report import jsonout
     from dumptui.report.data import flips_of
     from dumptui.report.reasons import say_all
-    from dumptui.report.remedy import print_near_ties, print_remedies, remedy_section
-    from dumptui.report.remedyfiles import write_files, write_named
+    from dumptui.report.remedy import print_near_ties, print_remedies
+    from dumptui.report.remedyfiles import remedy_section, write_files, write_named
     from dumptui.report.selection import near_tie_files, site_json
 
     ref, target, session = open_session(args, kl=False)

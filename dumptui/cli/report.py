@@ -8,8 +8,7 @@ import time
 
 from dumptui.cli.common import refuse_inside
 from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, worker_count
-from dumptui.core.io.errors import UsageError
-from dumptui.headless import EXIT_USAGE, exit_code, open_session, verbosity_of
+from dumptui.headless import EXIT_USAGE, open_session, verbosity_of
 from dumptui.report.fmt import clean
 
 NAME = "report"
@@ -37,9 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dumptui.core.io.safeio import write_text
     from dumptui.core.search.compare_all import compare_pair
-    from dumptui.report import data, share
+    from dumptui.report import share
     from dumptui.report.console import detail, note, progress_bar
-    from dumptui.report.documents import compare_document, compare_skipped, incomplete
     from dumptui.report.reasons import say_all
 
     fmt = args.format or ("md" if str(args.out).lower().endswith((".md", ".markdown")) else "html")
@@ -51,13 +49,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar("comparing", verbosity) as progress:
         comparison = compare_pair(session, workers=args.workers, progress=progress)
     detail(f"compared in {time.perf_counter() - t0:.2f} s", verbosity)
-    code = exit_code(bool(comparison.roots), incomplete(comparison, compare_skipped(session, comparison)))
-    doc = compare_document(session, comparison)
-    pre = data.preconditions(comparison.bisection.check_inputs(), comparison.bisection.judged)
-    try:
-        text = share.markdown(doc, pre, code) if fmt == "md" else share.html_page(doc, pre, code)
-    except ImportError as e:
-        raise UsageError(str(e)) from None
+    text, code = share.report_text(session, comparison, fmt)
     if args.out == "-":
         print(text, end="")
     else:

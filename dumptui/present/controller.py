@@ -29,7 +29,7 @@ from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
-from dumptui.core.search.compare_all import every_op_judged
+from dumptui.core.search.compare_all import compare_pair, every_op_judged
 from dumptui.core.search.judgement import RunJudgement, judge
 from dumptui.core.search.remedy import Remedy, remedies
 from dumptui.core.tools import redump
@@ -43,6 +43,7 @@ from dumptui.present.tree import OpTreeModel, preview_pairs
 from dumptui.report.csvprofiles import DEFAULT_PROFILE, write_profile
 from dumptui.report.reasons import say, say_all
 from dumptui.report.remedyfiles import remedy_files, write_files
+from dumptui.report.share import report_text
 
 VERDICT_BATCH_SECONDS = 0.3  # verdicts and bisection states are reported at most this often (each is a repaint)
 # ...and at most this many verdicts a report: the UI thread applies a report in one step (its folders' counts,
@@ -374,6 +375,11 @@ class PairController:
         if bi is not None and bi.scan_result is not None and bi.finished:
             return judge(bi)
         return judge(every_op_judged(self.opened, workers=self.pool))
+
+    def report_page(self) -> tuple[str, int]:
+        """The report `dumptui report` writes for this pair (one self-contained HTML page) and compare's exit
+        code: the same comparison, its tensor pairs already compared by the app."""
+        return report_text(self.opened, compare_pair(self.opened, workers=self.pool))
 
     def comparison_csv(self, profile: str = DEFAULT_PROFILE) -> tuple[str, int]:
         """Every tensor pair as CSV in `profile` (text, rows): the same table as `compare --csv`, its verdicts,

@@ -239,6 +239,16 @@ ACTIONS: tuple[Action, ...] = (
         when=_has_culprit,
     ),
     Action(
+        "export.report",
+        "export_report",
+        "W",
+        "Report",
+        "Write the report to share: one HTML page (the answer, its proof, the error plot), as `dumptui report`",
+        BISECTION,
+        palette="Write the report (one HTML page to share)",
+        when=_statistics_done,
+    ),
+    Action(
         "export.csv",
         "export_csv",
         "x",

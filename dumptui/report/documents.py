@@ -12,7 +12,21 @@ from dumptui.core.search.remedy import remedies
 from dumptui.report import data
 from dumptui.report import selection as selection_words
 from dumptui.report.reasons import say, say_all
-from dumptui.report.remedy import remedy_section
+from dumptui.report.remedyfiles import remedy_section
+
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
+
+
+def exit_code(found: bool, incomplete: bool) -> int:
+    """The one exit-code rule of every command that looks for roots: 1 when a root of divergence was found,
+    else 2 when the answer is incomplete (something on the way could not be read or judged: "no root" would be
+    a claim the run cannot make), else 0. (headless.py gives it to the commands; the app's report uses it too.)"""
+    return EXIT_DIVERGED if found else EXIT_USAGE if incomplete else EXIT_OK
+
+
+def compare_code(session: Session, comparison: Comparison) -> int:
+    """compare's exit code for this comparison."""
+    return exit_code(bool(comparison.roots), incomplete(comparison, compare_skipped(session, comparison)))
 
 
 def left_unread(skipped: dict) -> bool:

@@ -2,46 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from rich.console import Console
 
 from dumptui.core.search.remedy import Remedy
 from dumptui.core.search.selection import FlipSite
-from dumptui.report.reasons import remedy_sentence, say, variant_words
+from dumptui.report.reasons import remedy_sentence
 from dumptui.report.remedyfiles import remedy_files
 from dumptui.report.selection import site_sentence
 from dumptui.report.tables import name
-
-
-def _num(v: float) -> float | None:
-    return v if isinstance(v, float) and math.isfinite(v) else None
-
-
-def remedy_section(found: list[Remedy]) -> dict:
-    """The `remedy` section of bisect/compare --json: each culprit's cause and the files' texts."""
-    return {
-        "culprits": [
-            {
-                "ref": r.ref_name,
-                "target": r.target_name,
-                "cause": r.cause,
-                "sentence": remedy_sentence(r),
-                "device_dtype": r.finding.dtype or None,
-                "variant": variant_words(r.finding) or None,
-                "how": r.finding.how or None,
-                "target_vs_device_replay": _num(r.finding.dev_device),
-                "target_vs_exact": _num(r.finding.dev_exact),
-                "device_replay_vs_exact": _num(r.finding.dev_replay),
-                "floor": _num(r.finding.floor),
-                "cell": r.cell,
-                "change": say(r.change) if r.change is not None else "",
-            }
-            for r in found
-        ],
-        "files": remedy_files(found),
-    }
 
 
 def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> None:

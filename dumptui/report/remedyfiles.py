@@ -1,14 +1,15 @@
-"""The remedy files of the culprits (core/search/remedy.py decides each remedy): ATC's keep_dtype.cfg and
+"""The remedy of the culprits (core/search/remedy.py decides each remedy): its files (ATC's keep_dtype.cfg and
 op_precision.ini, the MindSpore Lite converter's config, a MindSpore snippet and REMEDY.txt saying which does
-what. No rich here: the app's presenter writes them too."""
+what) and the `remedy` section of bisect/compare --json. No rich here: the app's presenter writes them too."""
 
 from __future__ import annotations
 
+import math
 import os
 
 from dumptui.core.io.safeio import write_text
 from dumptui.core.search.remedy import Remedy
-from dumptui.report.reasons import remedy_sentence
+from dumptui.report.reasons import remedy_sentence, say, variant_words
 
 
 def keep_dtype_file(remedies: list[Remedy]) -> str:
@@ -92,3 +93,32 @@ def write_named(folder: str, files: dict[str, str]) -> list[str]:
         write_text(path, text)
         written.append(path)
     return written
+
+
+def _num(v: float) -> float | None:
+    return v if isinstance(v, float) and math.isfinite(v) else None
+
+
+def remedy_section(found: list[Remedy]) -> dict:
+    """The `remedy` section of bisect/compare --json: each culprit's cause and the files' texts."""
+    return {
+        "culprits": [
+            {
+                "ref": r.ref_name,
+                "target": r.target_name,
+                "cause": r.cause,
+                "sentence": remedy_sentence(r),
+                "device_dtype": r.finding.dtype or None,
+                "variant": variant_words(r.finding) or None,
+                "how": r.finding.how or None,
+                "target_vs_device_replay": _num(r.finding.dev_device),
+                "target_vs_exact": _num(r.finding.dev_exact),
+                "device_replay_vs_exact": _num(r.finding.dev_replay),
+                "floor": _num(r.finding.floor),
+                "cell": r.cell,
+                "change": say(r.change) if r.change is not None else "",
+            }
+            for r in found
+        ],
+        "files": remedy_files(found),
+    }

@@ -1,10 +1,10 @@
 """`dumptui report`: the answer as one file to share, rendered from the same documents `compare --json` and the
-preconditions give (one source for every number): a self-contained HTML page (the plot embedded with its
-library, no network needed to open it) or Markdown for an issue tracker.
+preconditions give (one source for every number): a self-contained HTML page (the plot drawn inline,
+no network needed to open it) or Markdown for an issue tracker.
 
-The plot is plotly's (an optional extra, `pip install 'dumptui[report]'`): a real, zoomable, log-scale chart
-in one HTML file with its JavaScript inlined, which hand-drawn SVG would not give without a charting library
-of our own to maintain.
+The plot is drawn here as inline SVG (two log-scale panels, a point per judged op whose hover title names it
+and its value): no script, no library, so the page stays small enough to attach to an issue (plotly inlined
+whole made a 30-op report 4.8 MB).
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ import html
 from typing import Any
 
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.session import Session
+from dumptui.core.search.compare_all import Comparison
+from dumptui.report import data
 from dumptui.report.cause import fmt_gain
+from dumptui.report.documents import compare_code, compare_document
 from dumptui.report.fmt import clean
 
 VERDICT_WORDS = {
@@ -119,38 +123,98 @@ def markdown(doc: dict, pre: dict, code: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _figure(doc: dict) -> Any:
-    """Output error and local gain of every judged op along the execution order, log scale, roots marked."""
-    try:
-        from plotly.subplots import make_subplots
-    except ImportError:
-        msg = "the HTML report draws its plot with plotly: pip install 'dumptui[report]' (or --format md)"
-        raise ImportError(msg) from None
-    ops = [op for op in doc["ops"] if (op.get("local_error") or {}).get("output_error") is not None]
-    x = [op["position"] for op in ops]
-    names = [clean(op["ref"] or op["target"] or "") for op in ops]
-    err = [max(op["local_error"]["output_error"], 1e-12) for op in ops]
-    gain = [op["local_error"]["gain"] for op in ops]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06, subplot_titles=("error", "gain"))
-    fig.add_scatter(x=x, y=err, mode="lines+markers", name="output error (of its RMS)", text=names, row=1, col=1)
-    fig.add_scatter(
-        x=x, y=[g if g and g > 0 else None for g in gain], mode="markers", name="local gain", text=names, row=2, col=1
-    )
+MAX_POINTS = 4000  # points drawn per trace; beyond, each of MAX_POINTS slices of the order keeps its largest
+PLOT_W, PLOT_LEFT, PLOT_RIGHT = 1100, 70, 20  # the SVG's width and its margins (px)
+PANELS = (("error", "output error (of its RMS)", 260), ("gain", "local gain", 170))  # key, axis title, height
+
+
+def _points(doc: dict, key: str) -> list[tuple[int, float, str]]:
+    """(position, value, name) of every op with a positive local `key` ("error": its output error, "gain"),
+    thinned to MAX_POINTS by keeping the largest of each slice of the order (a peak is never dropped)."""
+    out = []
+    for op in doc["ops"]:
+        le = op.get("local_error") or {}
+        v = le.get("output_error") if key == "error" else le.get("gain")
+        if le.get("output_error") is None or v is None or not v > 0 or v == float("inf"):
+            continue
+        out.append((op["position"], float(v), clean(op["ref"] or op["target"] or "")))
+    if len(out) <= MAX_POINTS:
+        return out
+    lo, hi = out[0][0], out[-1][0]
+    best: dict[int, tuple[int, float, str]] = {}
+    for p in out:
+        b = (p[0] - lo) * MAX_POINTS // (hi - lo + 1)
+        if b not in best or p[1] > best[b][1]:
+            best[b] = p
+    return sorted(best.values())
+
+
+def _decades(values: list[float]) -> tuple[int, int]:
+    """The log10 range the axis spans: whole decades around the values."""
+    import math
+
+    lo = math.floor(math.log10(min(values))) if values else -6
+    hi = math.ceil(math.log10(max(values))) if values else 0
+    return lo, max(hi, lo + 1)
+
+
+def _panel(doc: dict, key: str, title: str, height: int, xs: tuple[int, int]) -> str:
+    """One log-scale panel as SVG: decade gridlines, a point per op with its hover title, the roots marked."""
+    import math
+
+    e = html.escape
+    pts = _points(doc, key)
+    lo, hi = _decades([v for _x, v, _n in pts])
+    top, bottom = 24, height - 34
+    x0, x1 = xs
+    span = max(x1 - x0, 1)
+
+    def X(pos: float) -> float:
+        return PLOT_LEFT + (pos - x0) * (PLOT_W - PLOT_LEFT - PLOT_RIGHT) / span
+
+    def Y(v: float) -> float:
+        return bottom - (math.log10(v) - lo) * (bottom - top) / (hi - lo)
+
+    out = [f'<svg class="plot" id="plot-{key}" width="{PLOT_W}" height="{height}" role="img"><title>{e(title)}</title>']
+    out.append(f'<text x="4" y="14" class="axis">{e(title)}, log scale</text>')
+    for d in range(lo, hi + 1):
+        y = Y(10.0**d)
+        out.append(f'<line x1="{PLOT_LEFT}" x2="{PLOT_W - PLOT_RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+        out.append(f'<text x="{PLOT_LEFT - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">1e{d}</text>')
+    for i in range(11):
+        pos = x0 + round(i * span / 10)
+        out.append(f'<text x="{X(pos):.1f}" y="{height - 18}" class="tick" text-anchor="middle">#{pos}</text>')
     for i, r in enumerate(doc["roots"]):
-        fig.add_vline(x=r["position"], line_dash="dash", line_color="red" if i == 0 else "orange")
-        fig.add_annotation(x=r["position"], y=1.02, yref="paper", showarrow=False, text="culprit" if i == 0 else "root")
-    fig.update_yaxes(type="log", row=1, col=1)
-    fig.update_yaxes(type="log", row=2, col=1)
-    fig.update_xaxes(title_text="position in execution order", row=2, col=1)
-    fig.update_layout(height=560, margin={"l": 60, "r": 20, "t": 40, "b": 40}, hovermode="closest")
-    return fig
+        x = X(r["position"])
+        what = "culprit" if i == 0 else "root"
+        out.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" class="{what}"><title>{what}: '
+            f"#{r['position']} {e(clean(r['ref'] or r['target'] or ''))}</title></line>"
+        )
+        out.append(f'<text x="{x + 3:.1f}" y="{top + 10}" class="{what}-label">{what}</text>')
+    word = "error" if key == "error" else "gain x"
+    for pos, v, name in pts:
+        out.append(
+            f'<circle cx="{X(pos):.1f}" cy="{Y(v):.1f}" r="3" data-position="{pos}" data-value="{v:.6g}">'
+            f"<title>#{pos} {e(name)}: {word}{_rel(v) if key == 'error' else f'{v:.3g}'}</title></circle>"
+        )
+    out.append(f'<text x="{PLOT_W // 2}" y="{height - 2}" class="axis" text-anchor="middle">')
+    out.append("position in execution order</text></svg>")
+    return "".join(out)
+
+
+def plot_svg(doc: dict) -> str:
+    """Output error and local gain of every judged op along the execution order, log scale, roots marked: two
+    inline SVG panels whose points say their op and value on hover (their <title>), no script and no library."""
+    positions = [op["position"] for op in doc["ops"] if op.get("position") is not None]
+    xs = (min(positions), max(positions)) if positions else (0, 1)
+    return "\n".join(_panel(doc, key, title, height, xs) for key, title, height in PANELS)
 
 
 def html_page(doc: dict, pre: dict, code: int) -> str:
     """One self-contained page: every string escaped, the plot's JavaScript inlined (opens offline)."""
     e = html.escape
-    fig = _figure(doc)
-    plot = fig.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
+    plot = plot_svg(doc)
     summary = "".join(f"<tr><th>{e(label)}</th><td>{e(clean(text))}</td></tr>" for label, text in _summary(doc, code))
     pre_items = "".join(f"<li>{e(clean(line))}</li>" for line in _preconditions(pre))
     diverged = _diverged(doc)
@@ -169,6 +233,11 @@ body {{ font-family: system-ui, sans-serif; margin: 2em; max-width: 1200px; }}
 table {{ border-collapse: collapse; }} th, td {{ text-align: left; padding: 2px 8px; vertical-align: top; }}
 #summary th {{ white-space: nowrap; }} #ops td, #ops th {{ border-bottom: 1px solid #ddd; font-size: 90%; }}
 code {{ background: #f4f4f4; }}
+svg.plot {{ display: block; margin: 0.5em 0; }} svg .grid {{ stroke: #e4e4e4; }}
+svg .tick, svg .axis {{ font-size: 11px; fill: #555; }} svg circle {{ fill: #1f77b4; fill-opacity: 0.75; }}
+svg circle:hover {{ fill: #d62728; r: 6; }} svg .culprit {{ stroke: #d62728; stroke-dasharray: 5 3; }}
+svg .root {{ stroke: #ff7f0e; stroke-dasharray: 5 3; }} svg .culprit-label {{ fill: #d62728; font-size: 11px; }}
+svg .root-label {{ fill: #ff7f0e; font-size: 11px; }}
 </style></head><body>
 <h1>{e(title)}</h1>
 <table id="summary">{summary}</table>
@@ -180,3 +249,12 @@ code {{ background: #f4f4f4; }}
 <p><small>made by dumptui; every number is the one <code>dumptui compare --json</code> gives</small></p>
 </body></html>
 """
+
+
+def report_text(session: Session, comparison: Comparison, fmt: str = "html") -> tuple[str, int]:
+    """The report of a comparison (`dumptui report`, the app's `W`, `serve`'s download) and compare's exit
+    code: "html" (one self-contained page) or "md"."""
+    code = compare_code(session, comparison)
+    doc = compare_document(session, comparison)
+    pre = data.preconditions(comparison.bisection.check_inputs(), comparison.bisection.judged)
+    return (markdown(doc, pre, code) if fmt == "md" else html_page(doc, pre, code)), code

@@ -1,6 +1,6 @@
 """`dumptui serve REF TARGET`: the app in a browser. The server is started on a loopback port, a headless
 Chromium loads the page (its screenshot is kept in the test's output folder), and two exports reach the
-browser as downloads: the session (`S`) and the comparison as CSV (`x`)."""
+browser as downloads: the session (`S`), the comparison as CSV (`x`) and the report to share (`W`)."""
 
 from __future__ import annotations
 
@@ -192,10 +192,14 @@ def test_serve_opens_the_app_in_a_browser_and_exports_are_downloads(server, demo
             data = json.loads(session.read_text())
             assert data["dumptui_session"] == 1 and data["dumps"]["ref"] == os.path.abspath(demo_pair.ref)
             rows = await download(b, ("x", "enter"), "dumptui-compare.csv")
+            report = await download(b, ("W", "enter"), "dumptui-report.html")
             await b.screenshot(shot)
-            return rows.read_text()
+            return rows.read_text(), report.read_text()
 
-    table = list(csv.DictReader(asyncio.run(go()).splitlines()))
+    text, page = asyncio.run(go())
+    table = list(csv.DictReader(text.splitlines()))
+    # the report to share, as `dumptui report` writes it
+    assert demo_pair.planted in page and "<script" not in page and 'id="plot-error"' in page
     # every tensor pair of the pair: one .npy file per tensor on the reference side, plus the target's only
     ref_files = sum(len(fs) for _r, _d, fs in os.walk(demo_pair.ref) if any(f.endswith(".npy") for f in fs))
     assert len(table) >= ref_files - 1 and "Cosine" in table[0]
@@ -203,6 +207,7 @@ def test_serve_opens_the_app_in_a_browser_and_exports_are_downloads(server, demo
     print(f"screenshot of the served app: {shot}")
     # nothing was written on the server's side: the exports went to the browser only
     assert not list(tmp_path.glob("dumptui-*.json")) and not list(tmp_path.glob("*.csv"))
+    assert not list(tmp_path.glob("*.html"))
 
 
 def test_serve_on_another_interface_than_loopback_warns(demo_pair, monkeypatch, capsys):

@@ -50,7 +50,7 @@ def every_op_judged(
 
 def compare_pair(
     session: Session,
-    workers: int | None = None,
+    workers: int | ComparePool | None = None,
     use_graph: bool = True,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,

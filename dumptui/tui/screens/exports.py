@@ -64,6 +64,7 @@ class Exports:
         self.exported_path: str | None = None
         self.csv_path: str | None = None
         self.remedy_path: str | None = None
+        self.report_path: str | None = None
         self.delivered: list[str] = []  # file names handed to the browser, in order
 
     @property
@@ -226,6 +227,44 @@ class Exports:
         )
 
     # ------------------------------------------------------------------ x: the comparison as CSV
+    # ------------------------------------------------------------------ W: the report to share
+    def report(self) -> None:
+        if self.web:
+            dialog = SaveScreen("dumptui-report.html", refuse_file_name, "Download the report (HTML) as:", "", "report")
+        else:
+            default = os.path.join(os.path.dirname(default_export_path(self.controller.dumps())), "dumptui-report.html")
+            dialog = SaveScreen(
+                default,
+                lambda p: refuse_output(p, self.controller.dumps()),
+                "Write the report (one HTML page to share) to:",
+                "the answer, its proof and the error along the execution order, as `dumptui report` writes it",
+                "report",
+            )
+        self.app.push_screen(dialog, self._report_to)
+
+    def _report_to(self, path: str | None) -> None:
+        if path:
+            self._in_thread(lambda: self.write_report(path))
+
+    def write_report(self, path: str) -> None:
+        """Off the UI thread: the comparison's answer (its tensor pairs cached: statistics are done)."""
+        text, _code = self.controller.report_page()
+        if get_current_worker().is_cancelled:
+            return
+        if self.web:
+            self.app.call_from_thread(self._deliver, text, path, "the report")
+            return
+        full = os.path.abspath(os.path.expanduser(path))
+        try:
+            self.controller.write_text_file(full, text)
+        except OSError as e:
+            self.app.call_from_thread(self.show_failure, "report", e, full)
+            return
+        self.report_path = full
+        self.app.call_from_thread(
+            self.notify, f"wrote the report ({len(text.encode()):,} bytes) to {full}", markup=False, timeout=10
+        )
+
     def csv(self) -> None:
         dumps = self.controller.dumps()
         refuse: Callable[[str], str | None]

@@ -645,6 +645,9 @@ class MainScreen(Screen[None]):
     def action_export_csv(self) -> None:
         self.exports.csv()
 
+    def action_export_report(self) -> None:
+        self.exports.report()
+
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:
         return self.tree_model.rows(self.only_diverged)
