@@ -20,7 +20,8 @@ from typing import Callable
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING, StatisticsState
 
-SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
+SCREEN, APP, PICKER = "screen", "app", "picker"  # where an action is bound and runs: the main screen, the app,
+# or the picker of ranks and steps (tui/screens/picker.py)
 ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them
 
 
@@ -34,6 +35,7 @@ class KeyContext:
     bisection: BisectState | None = None
     statistics: StatisticsState = WAITING  # the full compare
     searching: bool = False  # a `/` search holds a query: n / N walk its matches, escape ends it
+    picker: bool = False  # the pair holds several ranks or steps: the picker they were chosen in is there
 
     @property
     def idle(self) -> bool:
@@ -96,6 +98,10 @@ def _can_cancel(c: KeyContext) -> bool:
     return c.statistics == RUNNING or c.bisect_task == BisectCommand.RUN
 
 
+def _has_picker(c: KeyContext) -> bool:
+    return c.picker
+
+
 def _can_compute_statistics(c: KeyContext) -> bool:
     return c.indexed and c.statistics in (CANCELLED, FAILED)
 
@@ -140,6 +146,7 @@ def waiting_for(key: str, context: KeyContext) -> Action | None:
 
 
 BISECTION = "Bisection, navigation, views"
+RANKS_AND_STEPS = "Ranks and steps (a pair with several)"
 EVERYWHERE = "Everywhere"
 
 ACTIONS: tuple[Action, ...] = (
@@ -436,6 +443,28 @@ ACTIONS: tuple[Action, ...] = (
         when=_can_compute_statistics,
     ),
     Action(
+        "picker.back",
+        "pick_unit",
+        "P",
+        "Ranks/steps",
+        "Back to the picker of ranks and steps, to open another (a pair with several)",
+        RANKS_AND_STEPS,
+        palette="Ranks and steps: open another",
+        footer=True,
+        when=_has_picker,
+    ),
+    Action(
+        "picker.open",
+        "open_unit",
+        "enter",
+        "Open",
+        "Open the highlighted rank and step in the main view (in the picker)",
+        RANKS_AND_STEPS,
+        footer=True,
+        on=PICKER,
+        priority=True,
+    ),
+    Action(
         "app.quit",
         "quit",
         "q",
@@ -483,7 +512,8 @@ _OF_THE_MOMENT = frozenset(a.action for a in ACTIONS if a.hidden)
 
 
 def actions_on(on: str) -> list[Action]:
-    """The actions bound on the main screen (`SCREEN`) or on the app (`APP`), in the table's order."""
+    """The actions bound on the main screen (`SCREEN`), the app (`APP`) or the picker (`PICKER`), in the
+    table's order."""
     return [a for a in ACTIONS if a.on == on]
 
 

@@ -13,6 +13,7 @@ from textual.theme import Theme
 from dumptui.options.pair import PairOptions
 from dumptui.present import autosave as saved
 from dumptui.present.keys import APP
+from dumptui.present.picker import units_to_pick
 from dumptui.report.fmt import clean_lines
 from dumptui.tui import keymap
 from dumptui.tui.commands import DumpCommands
@@ -21,6 +22,7 @@ from dumptui.tui.screens.copy import CopyScreen
 from dumptui.tui.screens.help import HelpScreen
 from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
+from dumptui.tui.screens.picker import PickerScreen
 from dumptui.tui.widgets.bisectpanel import BisectPanel
 from dumptui.tui.widgets.flatlist import FlatOpList
 from dumptui.tui.widgets.opdetail import RelationList, TensorTable
@@ -69,7 +71,30 @@ class DumpTuiApp(App[None]):
         if theme and theme in self.available_themes:
             self.theme = theme
         self.theme_changed_signal.subscribe(self, self._save_theme)
+        # several ranks or steps and none chosen: the picker first (its table fills as each unit is searched)
+        choice = units_to_pick(self.options) if self.session_file is None else None
+        if choice is not None:
+            self.push_screen(PickerScreen(self.options, choice))
+            return
         self.push_screen(self.MAIN_SCREEN(self.options, self.session_file))
+
+    def open_unit(self, options: PairOptions, label: str) -> None:
+        """The picker's choice opened in the main screen (`P` there pops it: back to the picker)."""
+        self.push_screen(self.MAIN_SCREEN(options, picker=True))
+        self.notify(f"opening {label}", timeout=3)
+
+    @property
+    def picker(self) -> PickerScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, PickerScreen)), None)
+
+    def _stop_work(self) -> None:
+        """Quitting: the main screen's worker processes ended, the picker's search told to stop."""
+        main = self.main
+        if main is not None:
+            main.controller.close()
+        picker = self.picker
+        if picker is not None:
+            picker.stop.set()
 
     def _save_theme(self, theme: Theme) -> None:
         """The theme chosen (ctrl+p) is the next launch's theme too."""
@@ -92,17 +117,13 @@ class DumpTuiApp(App[None]):
     async def action_quit(self) -> None:
         """Quit at once: the worker processes are ended, not waited for (nothing they do is saved work: the
         bisection is autosaved after every mark)."""
-        main = self.main
-        if main is not None:
-            main.controller.close()
+        self._stop_work()
         self.exit()
 
     async def action_interrupt(self) -> None:
         """ctrl+c: quit as `q` does, with the exit code of an interrupted command (130, as bisect and compare
         give): a script that started the app can tell it was interrupted."""
-        main = self.main
-        if main is not None:
-            main.controller.close()
+        self._stop_work()
         self.exit(return_code=EXIT_INTERRUPTED)
 
     def action_help(self) -> None:

@@ -93,9 +93,12 @@ def run_units(
     units: list[Unit],
     run: UnitRun,
     on_unit: Callable[[Unit, Session, list[Root]], None] | None = None,
+    on_outcome: Callable[[UnitOutcome], object] | None = None,
 ) -> AllUnits:
     """Search every unit with `run`, in step then rank order; `on_unit` sees each unit's session and roots
-    before they are let go (to report them). A unit that cannot be opened is recorded with its reason."""
+    before they are let go (to report them), `on_outcome` each unit's outcome once it is complete, a unit that
+    could not be searched included (the app's picker fills its table with them as they come). A unit that
+    cannot be opened is recorded with its reason."""
     outcomes: list[UnitOutcome] = []
     events: dict[str | None, RankEvents] = {}
     ranks_seen: dict[str | None, int] = {}
@@ -110,6 +113,8 @@ def run_units(
         except DumptuiError as e:
             outcome.error = str(e)
             differed[unit.rank] = None
+            if on_outcome is not None:
+                on_outcome(outcome)
             continue
         level = largest_error(session)
         differed[unit.rank] = (unit.step or "", level) if level > 0 else None
@@ -126,6 +131,8 @@ def run_units(
         events.setdefault(unit.step, RankEvents()).add(rank_id, evs, unmatched)
         if on_unit is not None:
             on_unit(unit, session, roots)
+        if on_outcome is not None:
+            on_outcome(outcome)
     return AllUnits(outcomes, _order_steps(outcomes, events), carried=dict(differed))
 
 

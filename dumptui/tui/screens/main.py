@@ -114,9 +114,10 @@ class MainScreen(Screen[None]):
     status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
     search_query = var("", init=False)  # the `/` search's query: n / N walk its matches while it is set
 
-    def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
+    def __init__(self, options: pairing.PairOptions, session_file: str | None = None, picker: bool = False):
         super().__init__()
         self.options = options
+        self.picker = picker  # opened from the picker of ranks and steps (`P` goes back to it)
         # the engine's state for the pair and the work on it (present/controller.py): the workers call it
         self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
         self.pair_work = PairWork(self, self.controller)  # the workers that call it off the UI thread
@@ -204,6 +205,7 @@ class MainScreen(Screen[None]):
             bisection=self.bstate,
             statistics=self.stats_state,
             searching=bool(self.search_query),
+            picker=self.picker,
         )
 
     def on_key(self, event: events.Key) -> None:
@@ -447,7 +449,7 @@ class MainScreen(Screen[None]):
             failure = describe(error, f"{self.options.ref} / {self.options.target}")
             self.open_stage = "cannot open the dumps"
             self._draw_status()
-            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
+            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), self._after_open_error)
             return
         failure = describe(error, path or self._failure_subject(work))
         if work == "stats":
@@ -455,6 +457,18 @@ class MainScreen(Screen[None]):
         self.failure = (work, fmt.clean(failure_line(work, failure)))
         self._draw_status()
         self.notify(self.failure[1], severity="error", timeout=15, markup=False)
+
+    def _after_open_error(self, _result: object) -> None:
+        """A unit chosen in the picker that cannot be opened: back to the picker; else the app ends (exit 2)."""
+        if self.picker:
+            self.action_pick_unit()
+        else:
+            self.app.exit(return_code=2)
+
+    def action_pick_unit(self) -> None:
+        """Back to the picker of ranks and steps: this unit's screen closes (its workers with it)."""
+        if self.picker and self.app.screen is self:
+            self.app.pop_screen()
 
     def retry_work(self, work: str) -> None:
         """Work that failed is started again: its failure is no longer the state."""
