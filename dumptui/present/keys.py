@@ -35,7 +35,7 @@ class KeyContext:
     bisection: BisectState | None = None
     statistics: StatisticsState = WAITING  # the full compare
     searching: bool = False  # a `/` search holds a query: n / N walk its matches, escape ends it
-    picker: bool = False  # the pair holds several ranks or steps: the picker they were chosen in is there
+    picked: bool = False  # this unit was opened from the ranks x steps picker: `U` goes back to it
 
     @property
     def idle(self) -> bool:
@@ -96,10 +96,6 @@ def _searching(c: KeyContext) -> bool:
 
 def _can_cancel(c: KeyContext) -> bool:
     return c.statistics == RUNNING or c.bisect_task == BisectCommand.RUN
-
-
-def _has_picker(c: KeyContext) -> bool:
-    return c.picker
 
 
 def _can_compute_statistics(c: KeyContext) -> bool:
@@ -244,6 +240,18 @@ ACTIONS: tuple[Action, ...] = (
         BISECTION,
         palette="Export the remedy of the culprits (keep fp32, or the op)",
         when=_has_culprit,
+    ),
+    Action(
+        "nav.units",
+        "pick_unit",
+        "U",
+        "Units",
+        "Back to the ranks x steps picker (several ranks or steps, none chosen): enter there opens another",
+        BISECTION,
+        palette="Choose another rank and step",
+        footer=True,
+        when=lambda c: c.picked,
+        hidden=True,
     ),
     Action(
         "export.report",
@@ -441,17 +449,6 @@ ACTIONS: tuple[Action, ...] = (
         BISECTION,
         palette="Compute all statistics (after a cancel)",
         when=_can_compute_statistics,
-    ),
-    Action(
-        "picker.back",
-        "pick_unit",
-        "P",
-        "Ranks/steps",
-        "Back to the picker of ranks and steps, to open another (a pair with several)",
-        RANKS_AND_STEPS,
-        palette="Ranks and steps: open another",
-        footer=True,
-        when=_has_picker,
     ),
     Action(
         "picker.open",

@@ -2,7 +2,8 @@
 (`bisect --rank all --step all`) filling its table as each unit is searched.
 
 The answer is the engine's (core/ranks/allunits.py `run_units`, each unit searched by `search_unit`, the one
-search a single unit's run makes too): this module only words it for the table. The search runs in a worker
+search a single unit's run makes too, each root's why as the unit's own report says it): this module only
+words it for the table, with the headless table's words of a unit (report/unitwords.py). The search runs in a worker
 (`search_every_unit`, off the UI thread); what it tells is applied to a `UnitPicker` on the UI thread
 (`started`, `answered`, `finished`), which the screen (tui/screens/picker.py) draws.
 """
@@ -15,12 +16,17 @@ from typing import Callable
 from dumptui.core.io.errors import DumptuiError
 from dumptui.core.ranks.allunits import AllUnits, UnitOutcome, run_units
 from dumptui.core.ranks.units import ALL, Unit, layout, pair_units, units
+from dumptui.core.search.bisect.types import InputCheck
 from dumptui.options.pair import PairOptions, search_unit
+from dumptui.report.cause import why
 from dumptui.report.fmt import clean
 from dumptui.report.names import cut_name
-from dumptui.report.reasons import say, say_all
+from dumptui.report.reasons import say_all
+from dumptui.report.unitwords import NO_DIVERGENCE, UNDECIDED, UNREADABLE, outcome_words
 
 __all__ = [
+    "UNDECIDED",
+    "UNREADABLE",
     "AllUnits",
     "PickerCancelled",
     "Unit",
@@ -30,16 +36,15 @@ __all__ = [
     "search_every_unit",
     "unit_options",
     "units_to_pick",
+    "wants_picker",
 ]
 
-# what a cell says of its unit
-WAITING, SEARCHING, DIVERGED, SAME, UNDECIDED, UNREADABLE, ONLY_REF, ONLY_TARGET = (
+# what a cell says of its unit: the states of report/unitwords.py once searched, these before and beside
+WAITING, SEARCHING, DIVERGED, SAME, ONLY_REF, ONLY_TARGET = (
     "waiting",
     "searching",
     "diverged",
-    "same",
-    "undecided",
-    "unreadable",
+    NO_DIVERGENCE,
     "only ref",
     "only target",
 )
@@ -89,6 +94,11 @@ def units_to_pick(options: PairOptions) -> UnitChoice | None:
     return UnitChoice(common, only_ref, only_target)
 
 
+def wants_picker(options: PairOptions) -> bool:
+    """Whether opening this pair needs a choice the user did not make (several ranks or steps, none given)."""
+    return units_to_pick(options) is not None
+
+
 def unit_options(options: PairOptions, unit: Unit) -> PairOptions:
     """The options that open one unit, as `--rank R --step S` would."""
     return replace(options, rank=unit.rank, iteration=unit.step)
@@ -96,35 +106,21 @@ def unit_options(options: PairOptions, unit: Unit) -> PairOptions:
 
 @dataclass(frozen=True)
 class UnitAnswer:
-    """One unit's answer, in words: its first root (position in execution order), or why it has none."""
+    """One unit's answer in the headless table's words (report/unitwords.py), and its first root's bare name
+    for a cell."""
 
     unit: Unit
-    state: str  # DIVERGED, SAME, UNDECIDED, UNREADABLE
+    state: str  # "diverged", NO_DIVERGENCE, UNDECIDED, UNREADABLE
+    first_root: str = "-"  # `#position name (type)` with how many more
+    why: str = ""  # the first root's why as the unit's own report says it; the error; the undecided reason
     root: str = ""  # the first root's name
-    op_type: str = ""
-    position: int = 0  # 1-based, in the reference's execution order
-    more: int = 0  # roots after the first
-    why: str = ""  # why the root is one; why the unit is undecided or unreadable
 
 
 def answer_of(outcome: UnitOutcome, undecided: dict[Unit, str]) -> UnitAnswer:
     """`bisect --rank all --step all`'s line of a unit (report/ranks.py), as data."""
-    if outcome.error is not None:
-        return UnitAnswer(outcome.unit, UNREADABLE, why=outcome.error)
+    state, first_root, why_words = outcome_words(outcome, undecided)
     first = outcome.first
-    if first is None:
-        if outcome.unit in undecided:
-            return UnitAnswer(outcome.unit, UNDECIDED, why=undecided[outcome.unit])
-        return UnitAnswer(outcome.unit, SAME)
-    return UnitAnswer(
-        outcome.unit,
-        DIVERGED,
-        root=first.name,
-        op_type=first.op_type,
-        position=first.position + 1,
-        more=len(outcome.roots) - 1,
-        why=say(first.why),
-    )
+    return UnitAnswer(outcome.unit, state, first_root, why_words, first.name if first is not None else "")
 
 
 def search_every_unit(
@@ -133,21 +129,29 @@ def search_every_unit(
     cancelled: Callable[[], bool],
     started: Callable[[Unit], object],
     answered: Callable[[UnitAnswer], object],
+    cache: bool = True,
 ) -> AllUnits:
     """Every unit searched as `bisect --rank all --step all` searches it, in step then rank order: `started`
     told before each, `answered` after. Raises PickerCancelled before the next unit once `cancelled()`."""
     undecided: dict[Unit, str] = {}
+    checks: dict[Unit, list[InputCheck]] = {}  # a root's why as its unit's own report words it (report/cause.py)
 
     def run(unit: Unit, carried: tuple[str, float] | None):  # type: ignore[no-untyped-def]
         if cancelled():
             raise PickerCancelled(unit.label)
         started(unit)
-        session, search, roots = search_unit(options, unit, carried, "bisect")
+        session, search, roots = search_unit(options, unit, carried, "bisect", cache=cache)
+        checks[unit] = search.checks or []
         if search.undecided and not roots:
             undecided[unit] = "; ".join(say_all(search.undecided))
         return session, roots
 
-    result = run_units(choice.common, run, on_outcome=lambda o: answered(answer_of(o, undecided)))
+    result = run_units(
+        choice.common,
+        run,
+        on_outcome=lambda o: answered(answer_of(o, undecided)),
+        why_of=lambda unit, root: why(root, checks[unit]),
+    )
     result.only_ref, result.only_target = list(choice.only_ref), list(choice.only_target)
     return result
 
@@ -246,7 +250,7 @@ class UnitPicker:
         answer = self.answers.get(unit) if unit is not None else None
         if state == DIVERGED and answer is not None:
             return f"{mark}✗ {cut_name(clean(answer.root), CELL_NAME_ROOM)}"
-        return {SAME: "✓ same", UNDECIDED: "? undecided", UNREADABLE: "! unreadable", "": ""}.get(state, state)
+        return {SAME: "✓ same", UNDECIDED: "? undecided", UNREADABLE: "! unreadable"}.get(state, state)
 
     def describe(self, unit: Unit | None) -> str:
         """The highlighted unit in full: its answer, or what is still to come, and how to open it."""
@@ -259,14 +263,10 @@ class UnitPicker:
             side = "reference" if state == ONLY_REF else "target"
             return f"{head}: only in the {side} dump, nothing to compare it with"
         if state == DIVERGED and answer is not None:
-            more = f" (+{answer.more} more)" if answer.more else ""
             first = " · where the divergence was born first" if unit in self.first else ""
-            return (
-                f"{head}: first root #{answer.position} {clean(answer.root)} ({clean(answer.op_type)}){more}"
-                f"{first} · {clean(answer.why)}"
-            )
+            return f"{head}: first root {clean(answer.first_root)}{first} · {clean(answer.why)}"
         if state == SAME:
-            return f"{head}: no divergence"
+            return f"{head}: {NO_DIVERGENCE}"
         if state in (UNDECIDED, UNREADABLE) and answer is not None:
             return f"{head}: {state}: {clean(answer.why)}"
         return f"{head}: {state} · enter opens it now"
@@ -289,6 +289,10 @@ class UnitPicker:
         where = "; ".join(f"{u.label}: {clean(self.answers[u].root)}" for u in firsts if u in self.answers)
         concurrent = " (concurrent)" if verdict.cross.concurrent else ""
         return f"{FIRST_MARK} first divergence{concurrent}: {where}"
+
+    def first_unit(self) -> Unit | None:
+        """Where the divergence was born first (the first of concurrent ranks); None before the end or if none."""
+        return min(self.first, key=Unit.sort_key) if self.first else None
 
     def initial(self) -> Unit | None:
         """Where the cursor starts: the first unit in both dumps."""

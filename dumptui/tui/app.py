@@ -79,9 +79,17 @@ class DumpTuiApp(App[None]):
         self.push_screen(self.MAIN_SCREEN(self.options, self.session_file))
 
     def open_unit(self, options: PairOptions, label: str) -> None:
-        """The picker's choice opened in the main screen (`P` there pops it: back to the picker)."""
-        self.push_screen(self.MAIN_SCREEN(options, picker=True))
+        """The picker's Enter: that (rank, step) in the main view, as `--rank R --step S` opens it."""
+        self.push_screen(self.MAIN_SCREEN(options, picked=True))
         self.notify(f"opening {label}", timeout=3)
+
+    def back_to_picker(self) -> None:
+        """`U` in the main view: its unit let go (its worker processes ended), the picker shown again."""
+        main = self.main
+        if self.picker is None or main is None or self.screen is not main:
+            return
+        main.controller.close()
+        self.pop_screen()
 
     @property
     def picker(self) -> PickerScreen | None:
@@ -139,8 +147,8 @@ def run_app(options: PairOptions, session_file: str | None = None) -> int:
 
 
 def end_process(code: int) -> NoReturn:
-    """End the process once the app has quit, without the interpreter's teardown: freeing the index of a
-    20,000-op pair took 6 s under load (bench/bench_tui.py), and `q` must return the terminal at once.
+    """End the process once the app has quit, without the interpreter's teardown: freeing a large pair's
+    index takes seconds (bench/bench_tui.py), and `q` must return the terminal at once.
     Nothing is lost by it: the bisection is autosaved after every mark, the settings when they change, the
     terminal was restored by the app, the worker processes were ended by `q` (or end with their parent)."""
     for stream in (sys.stdout, sys.stderr):

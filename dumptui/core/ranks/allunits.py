@@ -94,11 +94,13 @@ def run_units(
     run: UnitRun,
     on_unit: Callable[[Unit, Session, list[Root]], None] | None = None,
     on_outcome: Callable[[UnitOutcome], object] | None = None,
+    why_of: Callable[[Unit, Root], Said] | None = None,
 ) -> AllUnits:
     """Search every unit with `run`, in step then rank order; `on_unit` sees each unit's session and roots
-    before they are let go (to report them), `on_outcome` each unit's outcome once it is complete, a unit that
-    could not be searched included (the app's picker fills its table with them as they come). A unit that
-    cannot be opened is recorded with its reason."""
+    before they are let go (to report them), `on_outcome` each unit's outcome as soon as it is known (the
+    app's picker fills its rows so). `why_of` gives each root's why as the unit's own report says it (the
+    view's words of its cause, report/cause.py), else the root's reason. A unit that cannot be opened is
+    recorded with its reason."""
     outcomes: list[UnitOutcome] = []
     events: dict[str | None, RankEvents] = {}
     ranks_seen: dict[str | None, int] = {}
@@ -126,7 +128,8 @@ def run_units(
             if op is None or op.key not in position:
                 continue  # a target-only op has no place in the reference's order
             at_inputs = root.kind != RootKind.OUTPUTS
-            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, root.why, at_inputs))
+            why = why_of(unit, root) if why_of is not None else root.why
+            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, why, at_inputs))
         evs, unmatched = rank_events(rank_id, kernels)
         events.setdefault(unit.step, RankEvents()).add(rank_id, evs, unmatched)
         if on_unit is not None:

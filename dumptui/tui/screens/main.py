@@ -114,10 +114,10 @@ class MainScreen(Screen[None]):
     status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
     search_query = var("", init=False)  # the `/` search's query: n / N walk its matches while it is set
 
-    def __init__(self, options: pairing.PairOptions, session_file: str | None = None, picker: bool = False):
+    def __init__(self, options: pairing.PairOptions, session_file: str | None = None, picked: bool = False):
         super().__init__()
         self.options = options
-        self.picker = picker  # opened from the picker of ranks and steps (`P` goes back to it)
+        self.picked = picked  # opened from the picker of ranks and steps (`U` goes back to it)
         # the engine's state for the pair and the work on it (present/controller.py): the workers call it
         self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
         self.pair_work = PairWork(self, self.controller)  # the workers that call it off the UI thread
@@ -205,7 +205,7 @@ class MainScreen(Screen[None]):
             bisection=self.bstate,
             statistics=self.stats_state,
             searching=bool(self.search_query),
-            picker=self.picker,
+            picked=self.picked,
         )
 
     def on_key(self, event: events.Key) -> None:
@@ -333,7 +333,7 @@ class MainScreen(Screen[None]):
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
-        # scans them again (unfrozen, a full collection over 70,000 results froze the UI for 1.5 s).
+        # scans them again (a full collection over tens of thousands of results froze the UI).
         gc.freeze()
         self._apply_verdicts(msg.verdicts)
 
@@ -460,15 +460,10 @@ class MainScreen(Screen[None]):
 
     def _after_open_error(self, _result: object) -> None:
         """A unit chosen in the picker that cannot be opened: back to the picker; else the app ends (exit 2)."""
-        if self.picker:
-            self.action_pick_unit()
+        if self.picked:  # once the dialog is gone: this unit's screen too, the picker again
+            self.app.call_later(self.app.back_to_picker)  # type: ignore[attr-defined]  # DumpTuiApp's
         else:
             self.app.exit(return_code=2)
-
-    def action_pick_unit(self) -> None:
-        """Back to the picker of ranks and steps: this unit's screen closes (its workers with it)."""
-        if self.picker and self.app.screen is self:
-            self.app.pop_screen()
 
     def retry_work(self, work: str) -> None:
         """Work that failed is started again: its failure is no longer the state."""
@@ -661,6 +656,9 @@ class MainScreen(Screen[None]):
 
     def action_export_report(self) -> None:
         self.exports.report()
+
+    def action_pick_unit(self) -> None:
+        self.app.back_to_picker()  # type: ignore[attr-defined]  # DumpTuiApp's
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:

@@ -1,6 +1,7 @@
 """The picker of a pair with several ranks or steps: ranks down, steps across, each cell filled with its
 unit's answer as the search of every unit (`bisect --rank all --step all`) gives it, the unit where the
-divergence was born first marked; enter opens the highlighted unit in the main screen, `P` there comes back.
+divergence was born first marked (the cursor moves there unless the user moved it); enter opens the highlighted
+unit in the main screen, `U` there comes back. Its keys are the key table's (present/keys.py, `PICKER`).
 
 Thin: what a cell says and which unit it is are the presenter's (present/picker.py); the search runs in a
 thread worker below the UI's priority, and stops before its next unit when the screen goes (quit)."""
@@ -120,6 +121,10 @@ class PickerScreen(Screen[None]):
         for r in range(len(self.picker.ranks)):
             for c in range(len(self.picker.steps)):
                 self._redraw_cell(r, c)
+        first = self.picker.first_unit()
+        if first is not None and self.highlighted() == self.picker.initial():  # not moved by the user
+            row, column = self.picker.position_of(first)
+            self.table.move_cursor(row=row, column=column + 1)
         self._draw_words()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -168,4 +173,4 @@ class PickerScreen(Screen[None]):
             self.notify(self.picker.describe(unit), severity="warning", timeout=4, markup=False)
             return
         assert unit is not None
-        self.app.open_unit(unit_options(self.options, unit), unit.label)  # type: ignore[attr-defined]
+        self.app.open_unit(unit_options(self.options, unit), unit.label)  # type: ignore[attr-defined]  # DumpTuiApp's

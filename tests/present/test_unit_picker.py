@@ -22,6 +22,7 @@ from dumptui.present.picker import (
     search_every_unit,
     unit_options,
     units_to_pick,
+    wants_picker,
 )
 
 
@@ -69,8 +70,10 @@ def test_a_pair_of_ranks_and_steps_is_searched_unit_by_unit_as_the_headless_run_
         unit = Unit(entry["rank"], entry["step"])
         roots = entry["report"]["roots"]
         assert picker.state(unit) == (DIVERGED if roots else SAME), unit
-        if roots:
-            assert picker.answers[unit].root in {r["ref"] or r["target"] for r in roots}
+        if roots:  # the first root and its why as the unit's own report says them
+            answer = picker.answers[unit]
+            assert answer.first_root.startswith(f"#{roots[0]['position']} {roots[0]['ref']}"), unit
+            assert answer.root == roots[0]["ref"] and answer.why == roots[0]["why"], unit
     cell = picker.cell(Unit("1", "1"))
     assert cell.startswith(f"{FIRST_MARK} ✗ ") and "mul" in cell
     assert FIRST_MARK not in picker.cell(Unit("0", "1"))
@@ -110,3 +113,6 @@ def test_steps_of_one_rank_get_a_picker_and_a_chosen_or_single_unit_none(tmp_pat
     assert units_to_pick(PairOptions(*ranks_pair, rank="1")) is None
     assert units_to_pick(PairOptions(*ranks_pair, iteration="2")) is None
     assert units_to_pick(PairOptions(*ranks_pair, ref_rank="0")) is None
+    assert wants_picker(PairOptions(*ranks_pair)) and not wants_picker(
+        PairOptions(*ranks_pair, rank="1", iteration="0")
+    )
