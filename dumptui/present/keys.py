@@ -459,7 +459,6 @@ ACTIONS: tuple[Action, ...] = (
         RANKS_AND_STEPS,
         footer=True,
         on=PICKER,
-        priority=True,
     ),
     Action(
         "app.quit",

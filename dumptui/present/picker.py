@@ -33,6 +33,7 @@ __all__ = [
     "UnitAnswer",
     "UnitChoice",
     "UnitPicker",
+    "opened_unit",
     "search_every_unit",
     "unit_options",
     "units_to_pick",
@@ -49,7 +50,7 @@ WAITING, SEARCHING, DIVERGED, SAME, ONLY_REF, ONLY_TARGET = (
     "only target",
 )
 FIRST_MARK = "»"  # the unit (or concurrent units) where the divergence was born first
-CELL_NAME_ROOM = 20  # a root's name in a cell, cut in the middle beyond it
+CELL_NAME_ROOM = 16  # a root's name in a cell, cut in the middle beyond it: 3 steps fit in 80 columns
 
 
 class PickerCancelled(Exception):
@@ -92,6 +93,11 @@ def units_to_pick(options: PairOptions) -> UnitChoice | None:
     if len(common) < 2 and not only_ref and not only_target:
         return None
     return UnitChoice(common, only_ref, only_target)
+
+
+def opened_unit(options: PairOptions) -> str:
+    """The words of the unit a picker's choice opened ("rank 1, step 0"), for the main screen's status line."""
+    return Unit(options.rank, options.iteration).label
 
 
 def wants_picker(options: PairOptions) -> bool:

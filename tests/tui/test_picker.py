@@ -10,6 +10,7 @@ import pytest
 from helpers.app import make_app, run, wait_until
 from helpers.common import SHARED
 from helpers.msprobe_training import STEPS, WORLD, Change, write_training
+from textual import events
 
 from dumptui.present.picker import FIRST_MARK, WAITING, Unit
 from dumptui.tui.messages import UnitAnswered, UnitStarted
@@ -28,10 +29,13 @@ def _footer_keys(screen) -> set[str]:
     return {b.action for _node, b, _enabled, _tip in screen.active_bindings.values() if b.show}
 
 
-def _pick(ref: str, target: str, first: Unit, moves: list[str], units: int) -> tuple[Unit, list[str]]:
+def _pick(
+    ref: str, target: str, first: Unit, moves: list[str], units: int, burst: bool = False
+) -> tuple[Unit, list[str]]:
     """Open the app at 80x24, wait until the picker has every unit's answer (its cursor then on `first`,
-    where the divergence was born first), press `moves` and enter, wait for that unit's main screen, then `U`
-    back to the picker: (the unit opened, what the picker was told, in order)."""
+    where the divergence was born first), press `moves` and enter (`burst`: all at once, as a terminal sends
+    keys typed fast or pasted), wait for that unit's main screen, then `U` back to the picker: (the unit
+    opened, what the picker was told, in order)."""
     told: list[str] = []
 
     def hook(message) -> None:
@@ -55,15 +59,25 @@ def _pick(ref: str, target: str, first: Unit, moves: list[str], units: int) -> t
             assert picker.first_unit() == first and screen.highlighted() == first
             row, column = picker.position_of(first)
             assert screen.table.get_cell_at((row, column + 1)).plain.startswith(f"{FIRST_MARK} ✗ ")
-            for key in moves:
-                await pilot.press(key)
-            chosen = screen.highlighted()
-            await pilot.press("enter")
+            if burst:
+                row, column = picker.position_of(first)
+                step = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+                for key in moves:
+                    row, column = row + step[key][0], column + step[key][1]
+                chosen = picker.unit_at(row, column)
+                for key in [*moves, "enter"]:  # queued together: none handled before the next arrives
+                    app.post_message(events.Key(key, "\r" if key == "enter" else None))
+            else:
+                for key in moves:
+                    await pilot.press(key)
+                chosen = screen.highlighted()
+                await pilot.press("enter")
             await wait_until(lambda: isinstance(app.screen, MainScreen), what="the unit opened")
             main = app.screen
             opened = Unit(main.options.rank, main.options.iteration)
             assert opened == chosen and main.key_context().picked
             await wait_until(lambda: main.model is not None, timeout=120, what="the unit indexed")
+            assert main.status.unit == chosen.label  # the status line says which unit is open
             assert "pick_unit" in _footer_keys(main)
             await pilot.press("U")
             await wait_until(lambda: app.screen is screen, what="the picker again")
@@ -85,6 +99,13 @@ def test_the_first_divergence_opens_with_enter_alone(training):
     ref, target = training
     opened, _told = _pick(ref, target, Unit("1", "1"), [], WORLD * STEPS)
     assert opened == Unit("1", "1")
+
+
+def test_keys_typed_in_one_burst_open_the_cell_they_lead_to(training):
+    """Enter is a priority binding: it must not overtake the arrow keys still queued for the table."""
+    ref, target = training
+    opened, _told = _pick(ref, target, Unit("1", "1"), ["up", "right"], WORLD * STEPS, burst=True)
+    assert opened == Unit("0", "2")
 
 
 def test_the_picker_on_the_multi_rank_fixture():

@@ -36,6 +36,7 @@ from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available_now, waiting_for
 from dumptui.present.keys import state as key_state
 from dumptui.present.paths import shown_pair
+from dumptui.present.picker import opened_unit
 from dumptui.present.progress import (
     CANCELLED,
     DONE,
@@ -257,6 +258,7 @@ class MainScreen(Screen[None]):
             diverged=self.model.diverged if self.model is not None else 0,
             failure_work=failure_work,
             failure=failure,
+            unit=opened_unit(self.options) if self.picked else "",
         )
 
     # ------------------------------------------------------------------ opening

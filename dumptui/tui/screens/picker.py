@@ -44,9 +44,20 @@ SEARCH_NICE = 10  # the search runs this far below the UI's priority (as the mai
 STYLES = {DIVERGED: "bold red", UNDECIDED: "magenta", UNREADABLE: "magenta", ONLY_REF: "dim", ONLY_TARGET: "dim"}
 
 
-class PickerScreen(Screen[None]):
+class UnitTable(DataTable):
+    """The ranks x steps table. Its enter is the key table's (present/keys.py, `PICKER`), bound here and not as
+    a priority on the screen: handled in the table's own queue, so `up right enter` typed in one burst opens
+    the cell the arrows lead to (a priority binding answered enter before the arrows reached the table)."""
+
     BINDINGS = keymap.bindings(PICKER)
 
+    def action_open_unit(self) -> None:
+        screen = self.screen
+        if isinstance(screen, PickerScreen):
+            screen.open_highlighted()
+
+
+class PickerScreen(Screen[None]):
     def __init__(self, options: PairOptions, choice: UnitChoice):
         super().__init__()
         self.options = options
@@ -57,7 +68,7 @@ class PickerScreen(Screen[None]):
         ref, target = (fmt.clean(p) for p in shown_pair(self.options.ref, self.options.target))
         yield Static(Text.assemble(("dumptui ", "bold"), f"{ref} ↔ {target}"), id="picker-pair")
         yield Static(id="picker-progress")
-        yield DataTable(id="picker-table", cursor_type="cell", zebra_stripes=False)
+        yield UnitTable(id="picker-table", cursor_type="cell", zebra_stripes=False)
         yield Static(id="picker-detail")
         yield KeysFooter()
 
@@ -163,11 +174,11 @@ class PickerScreen(Screen[None]):
         self._draw_words()
 
     @on(DataTable.CellSelected)
-    def _chosen(self, _event: DataTable.CellSelected) -> None:
-        self.action_open_unit()
+    def _chosen(self, _event: DataTable.CellSelected) -> None:  # a click on the highlighted cell
+        self.open_highlighted()
 
     # ------------------------------------------------------------------ keys
-    def action_open_unit(self) -> None:
+    def open_highlighted(self) -> None:
         unit = self.highlighted()
         if not self.picker.can_open(unit):
             self.notify(self.picker.describe(unit), severity="warning", timeout=4, markup=False)
