@@ -6,9 +6,12 @@ shows the picker's keys only (issue 35, item 4)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from helpers.app import make_app, run, wait_until
 from helpers.common import SHARED
+from helpers.ms_training import lr_changed_at_step_2
 from helpers.msprobe_training import STEPS, WORLD, Change, write_training
 from textual import events
 
@@ -115,3 +118,43 @@ def test_the_picker_on_the_multi_rank_fixture():
     # ground_truth.json: born at step 0 on rank 1 (its weight shard); 2 ranks x 3 steps
     opened, _told = _pick(str(pair / "ref"), str(pair / "shard_r1"), Unit("1", "0"), ["up", "right"], 6)
     assert opened == Unit("0", "1")
+
+
+def test_the_steps_of_a_mindspore_training_run(tmp_path):
+    """One rank, three iterations (MindSpore's rank_0/Net/0/<iteration>), the learning rate changed at 2."""
+    ref, target = lr_changed_at_step_2(tmp_path)
+    opened, told = _pick(str(ref), str(target), Unit("0", "2"), ["left"], STEPS)
+    assert opened == Unit("0", "1")
+    assert told == [f"{kind} rank 0, step {s}" for s in range(STEPS) for kind in ("started", "answered")]
+
+
+def test_quitting_while_the_search_runs_stops_it_before_its_next_unit(training, monkeypatch):
+    from dumptui.present import picker as picking
+
+    searched: list[str] = []
+    real = picking.search_unit
+
+    def counted(options, unit, *args, **kwargs):
+        searched.append(unit.label)
+        return real(options, unit, *args, **kwargs)
+
+    monkeypatch.setattr(picking, "search_unit", counted)
+    ref, target = training
+
+    async def go():
+        app = make_app(ref, target)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(lambda: isinstance(app.screen, PickerScreen), what="the picker")
+            screen = app.screen
+            await wait_until(lambda: screen.picker.searching is not None, what="a unit searched")
+            await pilot.press("q")
+        return app, screen
+
+    app, screen = run(go())
+    assert app.return_code == 0 and screen.stop.is_set()
+    at_quit = len(searched)
+    for thread in threading.enumerate():
+        if thread.name == "dumptui-every-unit":
+            thread.join(120)
+            assert not thread.is_alive()
+    assert len(searched) <= at_quit + 1 < WORLD * STEPS  # the unit under way ends; no other starts
