@@ -158,3 +158,35 @@ def test_quitting_while_the_search_runs_stops_it_before_its_next_unit(training, 
             thread.join(120)
             assert not thread.is_alive()
     assert len(searched) <= at_quit + 1 < WORLD * STEPS  # the unit under way ends; no other starts
+
+
+def test_a_unit_that_cannot_be_read_is_said_so_and_enter_on_it_comes_back(tmp_path, training):
+    """A damaged rank: its cell says unreadable; opened anyway, the open error's dialog goes back to the
+    picker (not out of the app)."""
+    from dumptui.present.picker import UNREADABLE
+    from dumptui.tui.screens.error import OpenErrorScreen
+
+    ref, _target = training
+    target = write_training(tmp_path / "target", Change("mul_scale", rank=1, step=1))
+    (tmp_path / "target" / "step0" / "rank0" / "dump.json").write_text("{ not json")
+
+    async def go():
+        app = make_app(ref, target)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(lambda: isinstance(app.screen, PickerScreen), what="the picker")
+            screen = app.screen
+            await wait_until(lambda: screen.picker.complete, timeout=180, what="every unit searched")
+            damaged = Unit("0", "0")
+            assert screen.picker.state(damaged) == UNREADABLE and "unreadable" in screen.picker.cell(damaged)
+            row, column = screen.picker.position_of(damaged)
+            screen.table.move_cursor(row=row, column=column + 1)
+            await pilot.pause()
+            assert "dump.json" in screen.picker.describe(damaged)
+            await pilot.press("enter")
+            await wait_until(lambda: isinstance(app.screen, OpenErrorScreen), timeout=60, what="the open error")
+            assert app.screen.back
+            await pilot.press("enter")
+            await wait_until(lambda: app.screen is screen, what="the picker again")
+            assert app.main is None and app.return_code is None  # still running: not quit with exit 2
+
+    run(go())

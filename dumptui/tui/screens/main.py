@@ -451,7 +451,7 @@ class MainScreen(Screen[None]):
             failure = describe(error, f"{self.options.ref} / {self.options.target}")
             self.open_stage = "cannot open the dumps"
             self._draw_status()
-            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), self._after_open_error)
+            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason, self.picked), self._after_open_error)
             return
         failure = describe(error, path or self._failure_subject(work))
         if work == "stats":
