@@ -12,7 +12,7 @@ from textual.theme import Theme
 
 from dumptui.options.pair import PairOptions
 from dumptui.present import autosave as saved
-from dumptui.present.keys import APP
+from dumptui.present.keys import APP, KeyContext
 from dumptui.present.picker import units_to_pick
 from dumptui.report.fmt import clean_lines
 from dumptui.tui import keymap
@@ -116,11 +116,11 @@ class DumpTuiApp(App[None]):
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
 
     def help_sections(self) -> list[HelpSection]:
-        """Every key of the app, the main screen and its widgets, with whether it is available now."""
+        """Every key of the app, the main screen and its widgets, with whether it is available now (on the
+        picker, no unit open: the main screen's keys dimmed)."""
         main = self.main
-        return keymap.table_sections(self, main.key_context() if main is not None else None) + keymap.widget_sections(
-            self, KEYED_WIDGETS
-        )
+        context = main.key_context() if main is not None else KeyContext() if self.picker is not None else None
+        return keymap.table_sections(self, context) + keymap.widget_sections(self, KEYED_WIDGETS)
 
     async def action_quit(self) -> None:
         """Quit at once: the worker processes are ended, not waited for (nothing they do is saved work: the

@@ -190,3 +190,17 @@ def test_a_unit_that_cannot_be_read_is_said_so_and_enter_on_it_comes_back(tmp_pa
             assert app.main is None and app.return_code is None  # still running: not quit with exit 2
 
     run(go())
+
+
+def test_help_on_the_picker_dims_the_keys_of_a_unit_not_opened(training):
+    ref, target = training
+
+    async def go():
+        app = make_app(ref, target)
+        async with app.run_test(size=(80, 24)):
+            await wait_until(lambda: isinstance(app.screen, PickerScreen), what="the picker")
+            rows = {bid: ok for _title, section in app.help_sections() for _keys, _desc, bid, ok in section if bid}
+            assert rows["picker.open"] and rows["app.quit"] and rows["app.help"]
+            assert not rows["bisect.accept"] and not rows["nav.search"] and not rows["nav.units"]
+
+    run(go())
