@@ -21,7 +21,7 @@ from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root, RootKind
-from dumptui.core.search.localerror import DiffKind, LocalError, LocalKind, unjudged_reason
+from dumptui.core.search.localerror import Difference, DiffKind, LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import analyse, input_roles, result_error
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
@@ -89,25 +89,7 @@ class CulpritCheck:
         if self.judged is not None:
             res = self.judged(res)
         le = self.local(pos, res)
-        roles = input_roles(pair)
-        caveats: list[Said] = []
-        carriers: list[TensorResult] = []
-        unproduced_bad: list[tuple[TensorResult, str]] = []
-        retyped = pair.ref is not None and pair.target is not None and pair.ref.op_type != pair.target.op_type
-        for r in res.inputs:
-            if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
-                continue
-            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == "constant":
-                continue  # ops of two definitions (a group and its fused kernel) take their own constants
-            origin = unproduced(pair, r.slot)
-            bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
-            if origin is not None or roles.get(r.slot) == "constant":
-                if bad:
-                    unproduced_bad.append((r, origin or "constant"))
-            elif bad:
-                carriers.append(r)
-            elif r.verdict not in GOOD:
-                caveats.append(because(Why.INPUT_NOT_GOOD, r.slot, r.verdict, r.reason))
+        carriers, unproduced_bad, caveats = self._inputs(pair, res)
         counted = [r for r in res.outputs if r.verdict != IGNORED]
         unreadable_out = bool(counted) and all(r.verdict == UNREADABLE for r in counted)
         if not carriers and not unproduced_bad and unreadable_out:
@@ -134,6 +116,39 @@ class CulpritCheck:
                 if step is not None:
                     why = because(Why.INPUT_CARRIES, r.slot, pair.name, r.reason)
                     return CheckOutcome(res, step, why, [], le)
+        seen = _Seen(res, le, carriers, unproduced_bad, counted, unreadable_out, caveats)
+        return self._not_here(pair, seen, led_to_good) or _here(pair, seen)
+
+    def _inputs(
+        self, pair: OpPair, res: OpResult
+    ) -> tuple[list[TensorResult], list[tuple[TensorResult, str]], list[Said]]:
+        """The op's inputs sorted: (those that carry a difference from a producer, those that differ with no
+        producer (a constant, a graph input), caveats on inputs neither good nor bad)."""
+        roles = input_roles(pair)
+        caveats: list[Said] = []
+        carriers: list[TensorResult] = []
+        unproduced_bad: list[tuple[TensorResult, str]] = []
+        retyped = pair.ref is not None and pair.target is not None and pair.ref.op_type != pair.target.op_type
+        for r in res.inputs:
+            if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
+                continue
+            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == "constant":
+                continue  # ops of two definitions (a group and its fused kernel) take their own constants
+            origin = unproduced(pair, r.slot)
+            bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
+            if origin is not None or roles.get(r.slot) == "constant":
+                if bad:
+                    unproduced_bad.append((r, origin or "constant"))
+            elif bad:
+                carriers.append(r)
+            elif r.verdict not in GOOD:
+                caveats.append(because(Why.INPUT_NOT_GOOD, r.slot, r.verdict, r.reason))
+        return carriers, unproduced_bad, caveats
+
+    def _not_here(self, pair: OpPair, seen: _Seen, led_to_good: list[TensorResult]) -> CheckOutcome | None:
+        """The outcome when no step was taken and the op is no root either (undecided, or carries only)."""
+        res, le, carriers, unproduced_bad = seen.res, seen.le, seen.carriers, seen.unproduced_bad
+        counted, caveats = seen.counted, seen.caveats
         if (
             le.kind != LocalKind.ROOT
             and not any(r.bad for r in carriers)
@@ -146,51 +161,27 @@ class CulpritCheck:
             verdicts = tuple(sorted({str(r.verdict) for r in counted}))
             why = because(Why.AGREES_YET_READ_DIFFERS, pair.label, verdicts)
             return CheckOutcome(res, None, why, caveats, le, undecided=why)
-        if unreadable_out and not unproduced_bad:
+        if seen.unreadable_out and not unproduced_bad:
             # its output cannot be seen and what its inputs carry leads nowhere judged: never named on a guess
             why = because(Why.OUTPUT_UNREADABLE, pair.label, counted[0].reason, caveats)
             return CheckOutcome(res, None, why, caveats, le, undecided=why)
         if le.kind != LocalKind.ROOT and le.unjudged_flow:
             # neither this op (it only carries the error) nor the op the error came through (one side only)
             return CheckOutcome(res, None, le.why, caveats, le, undecided=unjudged_reason(le))
-        definition = [d for d in le.differs if d.kind != DiffKind.CONSTANT]
         if (
             self.scanned
             and le.kind in (LocalKind.CARRIES, LocalKind.CLEAN)
             and led_to_good
             and len(led_to_good) == len(carriers)
             and not unproduced_bad
-            and not definition
+            and not _definition(le)
         ):
             # its error came in through inputs whose producers the scan judged good: the same value judged at two
             # floors (an fp16 output read as fp32 after a Cast). The local-error rule says no root is here, and
             # the scan (compare) names none: neither does the search
             why = because(Why.ONLY_CARRIES, pair.label, [r.slot for r in led_to_good], le.why)
             return CheckOutcome(res, None, why, caveats, le, carried_only=True)
-        carried_in = le.data_in.worst_rel if le.data_in is not None else 0.0
-        why = (
-            because(Why.INPUTS_AGREE_OUTPUTS_DIVERGE, carried_in, le.floor)
-            if not carriers
-            else because(Why.OUTPUTS_AND_UNPRODUCED_DIVERGE)
-            if le.kind != LocalKind.ROOT
-            else because(Why.BORN_HERE, le.why)
-        )
-        unjudged = None
-        if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
-            why = because(Why.OUTPUTS_DIVERGE)
-            if unreadable_out:  # never "outputs diverge" beside an output nobody could read
-                why = because(Why.OWN_OUTPUT_UNREADABLE, counted[0].reason)
-                unjudged = unjudged_output(pair.label, counted[0])
-        for r, origin in unproduced_bad:
-            names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
-            why = why.also(because(Why.UNPRODUCED_DIFFERS, origin, sorted(names), r.slot, r.reason))
-        if unproduced_bad and not carriers:
-            why = why.also(because(Why.OTHER_INPUTS, carried_in, le.floor))
-        # what the app's culprit panel says of such an op: a scalar argument, an attribute, a reduce op (a
-        # constant input that differs is said above, with its numbers)
-        if definition and le.kind == LocalKind.ROOT:
-            why = why.also(because(Why.DEFINITION_DIFFERS, definition))
-        return CheckOutcome(res, None, why, caveats, le, unjudged=unjudged)
+        return None
 
     def _producer_step(
         self,
@@ -269,3 +260,51 @@ class CulpritCheck:
         if not cands:
             return None
         return self.strategy.choose(cands, candidates, hi, lo)
+
+
+@dataclass
+class _Seen:
+    """What a check read of one op: its results, local error, inputs sorted, outputs counted."""
+
+    res: OpResult
+    le: LocalError
+    carriers: list[TensorResult]
+    unproduced_bad: list[tuple[TensorResult, str]]
+    counted: list[TensorResult]
+    unreadable_out: bool
+    caveats: list[Said]
+
+
+def _definition(le: LocalError) -> list[Difference]:
+    """What differs in the op's definition (a scalar argument, an attribute), constants aside."""
+    return [d for d in le.differs if d.kind != DiffKind.CONSTANT]
+
+
+def _here(pair: OpPair, seen: _Seen) -> CheckOutcome:
+    """The op named: why (its own error, or an input with no producer that differs), with its caveats."""
+    le, carriers, unproduced_bad, counted = seen.le, seen.carriers, seen.unproduced_bad, seen.counted
+    definition = _definition(le)
+    carried_in = le.data_in.worst_rel if le.data_in is not None else 0.0
+    why = (
+        because(Why.INPUTS_AGREE_OUTPUTS_DIVERGE, carried_in, le.floor)
+        if not carriers
+        else because(Why.OUTPUTS_AND_UNPRODUCED_DIVERGE)
+        if le.kind != LocalKind.ROOT
+        else because(Why.BORN_HERE, le.why)
+    )
+    unjudged = None
+    if unproduced_bad and not carriers:  # never "inputs agree" beside the input that differs
+        why = because(Why.OUTPUTS_DIVERGE)
+        if seen.unreadable_out:  # never "outputs diverge" beside an output nobody could read
+            why = because(Why.OWN_OUTPUT_UNREADABLE, counted[0].reason)
+            unjudged = unjudged_output(pair.label, counted[0])
+    for r, origin in unproduced_bad:
+        names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
+        why = why.also(because(Why.UNPRODUCED_DIFFERS, origin, sorted(names), r.slot, r.reason))
+    if unproduced_bad and not carriers:
+        why = why.also(because(Why.OTHER_INPUTS, carried_in, le.floor))
+    # what the app's culprit panel says of such an op: a scalar argument, an attribute, a reduce op (a
+    # constant input that differs is said above, with its numbers)
+    if definition and le.kind == LocalKind.ROOT:
+        why = why.also(because(Why.DEFINITION_DIFFERS, definition))
+    return CheckOutcome(seen.res, None, why, seen.caveats, le, unjudged=unjudged)
