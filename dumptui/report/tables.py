@@ -214,7 +214,15 @@ def print_checks(console: Console, checks: list[InputCheck]) -> None:
 
 
 def print_bisect(console: Console, bi: Bisection) -> None:
-    s = bi.session
+    _print_pairing(console, bi.session)
+    print_checks(console, bi.checks or [])
+    _print_steps(console, bi)
+    _print_answer(console, bi)
+    _print_afterword(console, bi)
+
+
+def _print_pairing(console: Console, s: Session) -> None:
+    """The two dumps, how their ops paired, and the files that could not be read."""
     console.print(f"[bold]ref[/bold]:    {dump_line(s.ref)}")
     console.print(f"[bold]target[/bold]: {dump_line(s.target)}")
     counts = s.alignment.counts()
@@ -231,7 +239,10 @@ def print_bisect(console: Console, bi: Bisection) -> None:
         for problem in d.problems:
             if problem.severity == "error":
                 console.print(f"  [magenta]unreadable[/magenta] {name(problem.path)}: {name(say(problem.reason))}")
-    print_checks(console, bi.checks or [])
+
+
+def _print_steps(console: Console, bi: Bisection) -> None:
+    """How the search went: the kind of search, then each step."""
     if bi.search == "scan":
         console.print(
             f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
@@ -249,6 +260,11 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             f"  {i:2d}. [{st.candidates_before} candidates] #{bi.order[st.position].index + 1} "
             f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(say(st.detail))}"
         )
+
+
+def _print_answer(console: Console, bi: Bisection) -> None:
+    """The culprit and the other roots, or why there is none (undecided, benign, no divergence)."""
+    s = bi.session
     culprit = bi.first_root()
     benign = benign_evidence(bi) if culprit is None else []
     if culprit is None and bi.undecided:
@@ -283,6 +299,11 @@ def print_bisect(console: Console, bi: Bisection) -> None:
             )
             for line in bi.undecided:
                 console.print(f"  - {name(line)}")
+
+
+def _print_afterword(console: Console, bi: Bisection) -> None:
+    """Where error grows, notes, damaged and skipped files, what was read."""
+    s = bi.session
     sources = bi.error_sources()
     if sources:
         console.print(
