@@ -30,7 +30,7 @@ from dumptui.core.model.dump import TensorRef, WorkerSpec
 
 Job = tuple[OpPair, str, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
 # Tensor pairs a worker reads and computes at a time: about CHUNKS_PER_WORKER chunks each, within these bounds.
-# Each submit costs this process a few ms of waiting (the pool's threads take the interpreter lock to send it).
+# Each submit costs this process a wait (the pool's threads take the interpreter lock to send it): few, large.
 CHUNK_PAIRS = (128, 2048)
 CHUNKS_PER_WORKER = 8
 IN_FLIGHT = 3  # chunks submitted per worker ahead of the one this process judges

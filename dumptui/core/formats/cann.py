@@ -74,7 +74,7 @@ def _graph_folders(path: str, step: StepFolder) -> list[str]:
 
 def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[str]) -> GeGraph | None:
     """The GE Build graph that names the most dumped ops (several graphs: one per compiled graph)."""
-    # (imported here: the GE graph's protobuf schema is built on import, ~10 ms no other dump needs)
+    # (imported here: the GE graph's protobuf schema is built on import, time no other dump needs)
     from dumptui.core.formats.ge_graph import find_build_graphs, read_ge_graph
 
     best: tuple[int, GeGraph] | None = None

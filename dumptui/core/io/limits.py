@@ -22,8 +22,8 @@ MAX_TEXT_FILE = 1 << 30  # bytes of a side file read whole: JSON, csv, graph IR 
 MAX_GRAPH_LINE = 16 << 20  # bytes of one line of a text graph file (.ir): a node is a few KB
 MAX_JSON_RECORD = 16 << 20  # bytes of one call of a streamed dump.json (msprobe writes a few KB per call)
 MAX_OPTION_FILE = 64 << 20  # bytes of a file the user writes (config, --map, --ignore-file): far above any real one
-# YAML and TOML are read a hundred times slower than a CSV (PyYAML: 0.2 s a MiB with libyaml, 2 s without;
-# tomllib 0.13 s): a 64 MiB --map YAML took minutes. Their files are written by hand and hold tens of lines
+# YAML and TOML are read far slower than a CSV (docs/speed.md): a large --map YAML would take minutes. Their
+# files are written by hand and hold tens of lines
 MAX_YAML_FILE = 4 << 20  # bytes of a --map YAML (about 50,000 tensor pairs): a larger mapping is a CSV's job
 MAX_CONFIG_FILE = 1 << 20  # bytes of the TOML config (a dozen settings; long ignore lists go in --ignore-file)
 MAX_PICKLE = 1 << 20  # bytes of the pickle inside a .pt file (a saved tensor's is a few hundred)

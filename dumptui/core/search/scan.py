@@ -466,7 +466,7 @@ def run_replays(
     plans: list[ReplayPlan], workers: int | ComparePool | None = None, cancelled: Callable[[], bool] | None = None
 ) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
     """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
-    started for them when there are enough bytes to read (both cores: the replays were half a noisy scan),
+    started for them when there are enough bytes to read (both cores: replays are much of a noisy scan),
     else here. A plan whose tensors cannot be described to a worker runs here. (Within a command's
     shared_processes, a scan sends its replays as it finds them: `StreamedReplays`.)"""
     shipped = [_shipped(p) for p in plans]
@@ -495,12 +495,11 @@ def run_replays(
 
 class StreamedReplays:
     """A scan's replays sent to the command's worker processes (shared_processes) as the scan finds them,
-    REPLAYS_PER_TASK at a time: they run while this process measures the ops after them (a noisy 3,000-kernel
-    scan: 1,467 replays, a third of its CPU time). A plan whose tensors cannot be described to a worker runs
-    here, after the others."""
+    REPLAYS_PER_TASK at a time: they run while this process measures the ops after them (docs/speed.md). A
+    plan whose tensors cannot be described to a worker runs here, after the others."""
 
-    # one task per replay cost this process more in pickling than the replay itself, and each task a few ms of
-    # waiting (the pool's threads take the interpreter lock to send it)
+    # many replays a task: a task per replay costs this process more in pickling than the replay, and a wait
+    # while the pool's threads take the interpreter lock to send it
     REPLAYS_PER_TASK = 128
 
     def __init__(self, ex: ProcessPoolExecutor, workers: int = 1):
@@ -697,7 +696,7 @@ def scan(
 
     def measure_early(res: OpResult) -> None:
         """An op whose tensors are all known while the workers still compute: measured now, in time that was
-        spent waiting for them (measuring after the compares was a third of a noisy bisect's time). Not an op with an input that could not be compared: measuring it asks for its producer's
+        spent waiting for them (docs/speed.md). Not an op with an input that could not be compared: measuring it asks for its producer's
         result, which may not be known yet (read here, it would change what is read and stored, and when)."""
         i = position.get(res.pair.index)
         if i is None or any(r.verdict in (UNREADABLE, ONLY_REF, ONLY_TARGET) for r in res.inputs):
