@@ -41,6 +41,7 @@ JUDGEMENT = (
     "search/bisect/transformed",
     "search/bisect/bisection",
     "search/scan",
+    "search/measure",
     "search/compare_all",
     "search/cause",
     "search/remedy",
