@@ -235,11 +235,12 @@ def test_compare_on_shared_processes_gives_the_answer_of_one_process(demo_pair, 
     # the demo pair is small: the byte thresholds are lowered so that the tensor pairs and the replays go to
     # worker processes (shared by compare_pair), and the answer is compared with a run in this process
     from dumptui.core.compare import batch
-    from dumptui.core.search import compare_all, scan
+    from dumptui.core.search import compare_all
+    from dumptui.core.search import replays as runner
 
     alone = compare_all.compare_pair(session_of(demo_pair), workers=1)
     monkeypatch.setattr(batch, "MIN_BYTES_FOR_PROCESSES", 0)
-    monkeypatch.setattr(scan, "MIN_BYTES_FOR_PROCESSES", 0)
+    monkeypatch.setattr(runner, "MIN_BYTES_FOR_PROCESSES", 0)
     shared = compare_all.compare_pair(session_of(demo_pair), workers=2)
     assert [r.pair.name for r in shared.roots] == [r.pair.name for r in alone.roots] != []
     assert [(r.pair.index, r.verdict) for r in shared.results] == [(r.pair.index, r.verdict) for r in alone.results]

@@ -920,7 +920,7 @@ def test_a_scans_last_replays_are_split_among_the_workers(monkeypatch):
     REPLAYS_PER_TASK before that; every plan's answer comes back under its own key, in the order added."""
     from concurrent.futures import Future
 
-    from dumptui.core.search import scan
+    from dumptui.core.search import replays as scan
 
     sent: list[list[str]] = []
 
@@ -972,7 +972,7 @@ def test_a_product_at_sampled_positions_is_the_whole_product_there(op_type, inpu
     """replay_at: the products computed at the compared positions only give what the whole product gives
     there (a dot product each, in float64: within a few ulps of BLAS's order of summation)."""
     from dumptui.core.search.replay import ReplayInputs, replay_at
-    from dumptui.core.search.scan import REPLAY_SAMPLE
+    from dumptui.core.search.replays import REPLAY_SAMPLE
 
     arrays = [RNG.standard_normal(x).astype(np.float32) if isinstance(x, tuple) else x for x in inputs]
     whole = run(op_type, arrays, attrs=attrs)[0].reshape(-1)
@@ -990,7 +990,7 @@ def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() ->
     """A MatMul whose whole product is over the replay budget (4.5e9 multiply-adds) and whose output is big
     enough to be sampled costs 4,096 x K multiply-adds for its proof, checked against dot products one by one."""
     from dumptui.core.search.replay import ReplayInputs, replay_at
-    from dumptui.core.search.scan import sample_positions
+    from dumptui.core.search.replays import sample_positions
 
     a = RNG.standard_normal((3000, 1500)).astype(np.float32)
     b = RNG.standard_normal((1500, 1000)).astype(np.float32)

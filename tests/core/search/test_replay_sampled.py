@@ -1,4 +1,4 @@
-"""Sampled replays (core/search/scan.py `sample_positions`): a big output's proof compares the recomputation at
+"""Sampled replays (core/search/replays.py `sample_positions`): a big output's proof compares the recomputation at
 REPLAY_SAMPLE positions drawn with a fixed seed. Against the full replay of the same ops on a generated pair
 (fp16 region and a planted bug): the same conclusion for every op, each number within the margin the proof
 states, the same roots from the scan, and the sample said in the proof's sentence."""
@@ -10,17 +10,10 @@ import pytest
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
-from dumptui.core.search import scan as scan_module
-from dumptui.core.search.scan import (
-    REPLAY_SAMPLE,
-    input_roles,
-    kernel_order,
-    measured,
-    needs_replay,
-    replay_plan,
-    run_replays,
-    sample_positions,
-)
+from dumptui.core.search import replays as scan_module
+from dumptui.core.search.measure import input_roles, measured, needs_replay
+from dumptui.core.search.replays import REPLAY_SAMPLE, replay_plan, run_replays, sample_positions
+from dumptui.core.search.scan import kernel_order
 from dumptui.report.reasons import replay_sentence
 
 SIZE = 1 << 15  # elements per tensor: 8 x REPLAY_SAMPLE
@@ -110,11 +103,11 @@ def test_a_sampled_product_proves_as_the_whole_product_at_the_same_positions(tmp
         asked.append(spec.op_type)
         return real_at(spec, positions, dumped)
 
-    monkeypatch.setattr(replay, "replay_at", at)
+    monkeypatch.setattr(scan_module, "replay_at", at)
     keys, sampled = proofs(demo, 1, monkeypatch)
     products = [k for k in keys if "MatMul" in k]
     assert products and "MatMul" in asked, "the fp16 MatMul head needs a proof"
-    monkeypatch.setattr(replay, "replay_at", lambda spec, positions, dumped: None)  # the whole product
+    monkeypatch.setattr(scan_module, "replay_at", lambda spec, positions, dumped: None)  # the whole product
     _keys, whole = proofs(demo, 1, monkeypatch)
     for key in keys:
         a, b = sampled[key], whole[key]

@@ -1,4 +1,4 @@
-"""The scan's pieces (core/search/measure.py and scan.py), each against an independent numpy computation on a small
+"""The scan's pieces (core/search/measure.py, replays.py and scan.py), each against an independent numpy computation on a small
 generated pair (the residual demo: an fp16 region and a planted bug): measuring (rounding, combining,
 an op's output error), replay shipping (a plan sent to a worker gives the proof made here), and the
 scan with its rejudging (roots, taint down the predecessors, verdicts in context)."""
@@ -16,20 +16,9 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import DIVERGED, IGNORED
 from dumptui.core.formats import open_dump
 from dumptui.core.search import scan as scan_module
-from dumptui.core.search.measure import _combine
-from dumptui.core.search.scan import (
-    _error_margin,
-    _round_to,
-    _run_shipped,
-    _shipped,
-    input_roles,
-    kernel_order,
-    measured,
-    needs_replay,
-    replay_plan,
-    run_replay,
-    scan,
-)
+from dumptui.core.search.measure import _combine, input_roles, measured, needs_replay
+from dumptui.core.search.replays import _error_margin, _round_to, _run_shipped, _shipped, replay_plan, run_replay
+from dumptui.core.search.scan import kernel_order, scan
 
 RNG = np.random.default_rng(20261205)
 

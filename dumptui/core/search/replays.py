@@ -1,0 +1,389 @@
+"""The replay runner of the scan: a replay planned as plain data (ReplayPlan), run here or shipped to worker
+processes (as tensor specs), and the proof it gives: each side's dumped output against the recomputation of
+the reference op's definition on that side's own inputs (sampled for large outputs)."""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator
+
+import numpy as np
+
+from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.noise import tensor_error
+from dumptui.core.compare.pairstats import PairStats
+from dumptui.core.compare.processes import (
+    MIN_BYTES_FOR_PROCESSES,
+    ComparePool,
+    end_now,
+    from_spec,
+    map_in_processes,
+    tensor_spec,
+)
+from dumptui.core.compare.session import Session
+from dumptui.core.compare.smallpairs import compare_many
+from dumptui.core.graph.align import OpPair
+from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.reason import Said, Why, because
+from dumptui.core.search.localerror import (
+    ReplayProof,
+)
+from dumptui.core.search.replay.run import replay, replay_at, supported
+from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
+
+REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
+# From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
+# seed instead of everywhere: the full statistics of large replays were most of a large compare's replay time,
+# while the proof's rule compares errors a factor `gain` (10) apart and tail shares of 1 % and more, which a
+# few thousand positions measure well (ReplayProof.sample_words states how well).
+REPLAY_SAMPLED_FROM = 1 << 18
+REPLAY_SAMPLE = 4096
+REPLAY_SEED = 20
+POOL_REPLAYS_PER_TASK = 32  # replays sent to a ComparePool's workers as one task
+
+
+# ------------------------------------------------------------------------------------------------ replay
+
+
+@dataclass
+class ReplayPlan:
+    """What one replay reads and computes, as plain data: it runs here or in a worker process alike.
+    Tensors are `(TensorRef, TensorSpec | None)`: the spec (processes.tensor_spec) when the layout is known."""
+
+    op_type: str
+    attrs: dict
+    constants: dict
+    inputs: tuple[dict[int, TensorRef], dict[int, TensorRef]]  # the reference's, the target's
+    from_ref: tuple[int, ...]  # constant slots the target takes from the reference (the op's definition)
+    outputs: tuple[TensorRef, TensorRef]  # the output compared, each side
+    out_shapes: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
+    tolerances: tuple[ElementTolerance, ElementTolerance]
+    floors: tuple[float, float]
+    slot: int
+
+
+def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, Said]:
+    """The replay of the op's output `slot`, or None and why there is none."""
+    ref, tgt = pair.ref, pair.target
+    if ref is None or tgt is None:
+        return None, because(Why.ONE_SIDED)
+    if not supported(ref.op_type):
+        return None, because(Why.NO_REPLAY_FOR, ref.op_type)
+    if slot not in ref.outputs or slot not in tgt.outputs:
+        return None, because(Why.OUTPUT_SLOT_NOT_ON_BOTH, slot)
+    n = sum(t.size or 0 for t in list(ref.inputs.values()) + list(tgt.inputs.values()))
+    if n > REPLAY_MAX_ELEMENTS:
+        return None, because(Why.NOT_REPLAYED_SIZE, n, REPLAY_MAX_ELEMENTS)
+    outs = (ref.outputs[slot], tgt.outputs[slot])
+    return ReplayPlan(
+        op_type=ref.op_type,
+        attrs=dict(ref.attrs),
+        constants={s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs},
+        inputs=(dict(ref.inputs), dict(tgt.inputs)),
+        from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
+        outputs=outs,
+        out_shapes=tuple({s: tuple(t.shape or ()) for s, t in op.outputs.items()} for op in (ref, tgt)),  # type: ignore[arg-type]
+        tolerances=tuple(session.thresholds.tolerance(t.dtype, None) for t in outs),  # type: ignore[arg-type]
+        floors=tuple(session.thresholds.floor(t.dtype)[0] for t in outs),  # type: ignore[arg-type]
+        slot=slot,
+    ), ""
+
+
+def run_replay(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:
+    """Recompute the reference op's definition on each side's own inputs; (proof, or None and why not)."""
+    return run_replays_here([plan])[0]
+
+
+# want, got (at the positions compared), tolerance, positions (None: every one), the output's elements
+_Compared = tuple[np.ndarray, np.ndarray, ElementTolerance, "np.ndarray | None", int]
+REPLAYS_AT_ONCE = 1 << 20  # output elements of the replays whose deviations are computed together
+
+
+def run_replays_here(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, Said]]:
+    """run_replay of each plan, in this process; the deviations of small outputs computed together
+    (smallpairs.py: the same numbers as one at a time), REPLAYS_AT_ONCE output elements at a time."""
+    out: list[tuple[ReplayProof | None, Said]] = []
+    held: list[tuple[ReplayPlan, list[_Compared]]] = []
+    size = 0
+
+    def flush() -> None:
+        pairs = [(want, got, want.shape, tol) for _plan, sides in held for want, got, tol, _pos, _n in sides]
+        stats = iter(compare_many(pairs, kl=False))
+        for plan, sides in held:
+            out.append((_proof(plan, sides, [next(stats) for _side in sides]), ""))
+        held.clear()
+
+    for plan in plans:
+        sides, why = _recomputed(plan)
+        if sides is None:
+            flush()  # the answers stay in the plans' order
+            size = 0
+            out.append((None, why))
+            continue
+        held.append((plan, sides))
+        size += sum(want.size for want, *_rest in sides)
+        if size >= REPLAYS_AT_ONCE:
+            flush()
+            size = 0
+    flush()
+    return out
+
+
+def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, Said]:
+    """Each side's recomputation (rounded to its output's dtype) beside its dumped output, at the positions
+    compared; or None and why there is none."""
+    slot = plan.slot
+    try:
+        ref_in = {s: _read(t) for s, t in plan.inputs[0].items()}
+        tgt_in = {s: _read(t) for s, t in plan.inputs[1].items()}
+        for s in plan.from_ref:
+            tgt_in[s] = ref_in[s]  # the op's definition is the reference's (epsilon, axes, scales)
+        sides: list[_Compared] = []
+        for side, inputs in enumerate((ref_in, tgt_in)):
+            spec = ReplayInputs(
+                op_type=plan.op_type,
+                inputs=inputs,
+                attrs=dict(plan.attrs),
+                constants=plan.constants,
+                out_shapes=plan.out_shapes[side],
+            )
+            out_t = plan.outputs[side]
+            size = out_t.size or 0
+            positions = sample_positions(size)
+            # a big product computed at the compared positions only (its whole may be over the replay budget)
+            at = replay_at(spec, positions, size) if positions is not None and slot == 0 else None
+            if at is None:
+                want = replay(spec)
+                if slot not in want:
+                    return None, because(Why.REPLAY_NO_OUTPUT, plan.op_type, slot)
+            got = _read(out_t)
+            if at is None:
+                positions = sample_positions(got.size)
+                want_here, got_here = _compared_values(want[slot], got, out_t.dtype, positions)
+            elif got.size != size:
+                raise ValueError(f"replay gives {size} elements, the dump holds {got.size}")
+            else:
+                want_here, got_here = _round_to(at, out_t.dtype), np.asarray(got).reshape(-1)[positions]
+            sides.append((want_here, got_here, plan.tolerances[side], positions, got.size))
+    except ReplayUnsupported as e:
+        return None, f"no replay: {e}"
+    except (OSError, ValueError, FloatingPointError) as e:
+        return None, f"replay failed: {e}"
+    return sides, ""
+
+
+def _proof(plan: ReplayPlan, sides: list[_Compared], stats: list[PairStats]) -> ReplayProof:
+    dev = [_deviation(st, want, got, positions) for st, (want, got, _tol, positions, _n) in zip(stats, sides)]
+    positions, elements = sides[-1][3], sides[-1][4]
+    floor_ref, floor_target = plan.floors
+    return ReplayProof(
+        dev[0][0],
+        dev[1][0],
+        floor_ref,
+        floor_target,
+        plan.slot,
+        tail_ref=dev[0][1],
+        tail_target=dev[1][1],
+        error_margin=max(dev[0][2], dev[1][2]),
+        sample=0 if positions is None else positions.size,
+        elements=elements,
+    )
+
+
+def _shipped(plan: ReplayPlan) -> ReplayPlan | None:
+    """The plan with its tensors as specs a worker process reads (None when a layout is not known)."""
+    try:
+        specs = {id(t): tensor_spec(t) for t in (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)}
+    except (AssertionError, OSError, ValueError):
+        return None
+    return replace(
+        plan,
+        inputs=tuple({s: specs[id(t)] for s, t in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
+        outputs=tuple(specs[id(t)] for t in plan.outputs),  # type: ignore[arg-type]
+    )
+
+
+def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:
+    """In a worker process: the tensors back from their specs, then the replay."""
+    return run_replay(_unshipped(plan))
+
+
+def _run_shipped_many(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, Said]]:
+    """In a worker process: several replays, their small outputs' deviations computed together."""
+    return run_replays_here([_unshipped(plan) for plan in plans])
+
+
+def _unshipped(plan: ReplayPlan) -> ReplayPlan:
+    return replace(
+        plan,
+        inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
+        outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
+    )
+
+
+def run_replays(
+    plans: list[ReplayPlan], workers: int | ComparePool | None = None, cancelled: Callable[[], bool] | None = None
+) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
+    """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
+    started for them when there are enough bytes to read (both cores: replays are much of a noisy scan),
+    else here. A plan whose tensors cannot be described to a worker runs here. (Within a command's
+    shared_processes, a scan sends its replays as it finds them: `StreamedReplays`.)"""
+    shipped = [_shipped(p) for p in plans]
+    remote = [i for i, sp in enumerate(shipped) if sp is not None]
+    nbytes = sum(t.nbytes() for p in plans for t in (*p.inputs[0].values(), *p.inputs[1].values(), *p.outputs))
+    count = workers.workers if isinstance(workers, ComparePool) else (workers or os.cpu_count() or 1)
+    local = set(range(len(plans)))
+    if remote and count > 1 and (isinstance(workers, ComparePool) or nbytes >= MIN_BYTES_FOR_PROCESSES):
+        jobs = [shipped[i] for i in remote]
+        if isinstance(workers, ComparePool):
+            # POOL_REPLAYS_PER_TASK a task: one a task cost the app's UI process more (pickling, waiting) than
+            # a small replay itself (the 20,000-op demo: 9,777 replays)
+            done = workers.map_chunks(_run_shipped_many, jobs, POOL_REPLAYS_PER_TASK, cancelled)
+        else:
+            done = map_in_processes(_run_shipped, jobs, count, cancelled)
+        for k, outcome in done:
+            local.discard(remote[k])
+            yield remote[k], outcome
+    todo = sorted(local)
+    for start in range(0, len(todo), 64):  # a look at `cancelled` between batches
+        if cancelled and cancelled():
+            return
+        part = todo[start : start + 64]
+        yield from zip(part, run_replays_here([plans[i] for i in part]))
+
+
+class StreamedReplays:
+    """A scan's replays sent to the command's worker processes (shared_processes) as the scan finds them,
+    REPLAYS_PER_TASK at a time: they run while this process measures the ops after them (docs/speed.md). A
+    plan whose tensors cannot be described to a worker runs here, after the others."""
+
+    # many replays a task: a task per replay costs this process more in pickling than the replay, and a wait
+    # while the pool's threads take the interpreter lock to send it
+    REPLAYS_PER_TASK = 128
+
+    def __init__(self, ex: ProcessPoolExecutor, workers: int = 1):
+        self.ex = ex
+        self.workers = max(1, workers)
+        self.count = 0
+        self._pending: list[tuple[int, ReplayPlan]] = []
+        self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, Said]]]]] = []
+        self._here: list[tuple[int, ReplayPlan]] = []
+
+    def add(self, key: int, plan: ReplayPlan) -> None:
+        self.count += 1
+        shipped = _shipped(plan)
+        if shipped is None:
+            self._here.append((key, plan))
+            return
+        self._pending.append((key, shipped))
+        if len(self._pending) >= self.REPLAYS_PER_TASK:
+            self._send()
+
+    def _send(self, parts: int = 1) -> None:
+        """The pending plans sent as `parts` tasks (fewer when there are fewer plans)."""
+        pending, self._pending = self._pending, []
+        size = -(-len(pending) // parts) if pending else 0
+        for start in range(0, len(pending), max(1, size)):
+            part = pending[start : start + size]
+            self._sent.append(([k for k, _plan in part], self.ex.submit(_run_shipped_many, [p for _k, p in part])))
+
+    def results(
+        self, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
+        """(key, (proof or None, why not)) of every plan added."""
+        # the last plans split among the workers: nothing else is left for them, and this process waits for
+        # these (as one task, one worker ran them all while the other idled)
+        self._send(parts=self.workers)
+        try:
+            for keys, future in self._sent:
+                if cancelled and cancelled():
+                    return
+                yield from zip(keys, future.result())
+            for start in range(0, len(self._here), 64):
+                if cancelled and cancelled():
+                    return
+                part = self._here[start : start + 64]
+                yield from zip([k for k, _plan in part], run_replays_here([plan for _k, plan in part]))
+        except KeyboardInterrupt:
+            end_now(self.ex)  # ctrl+c: the workers leave SIGINT to us; end them now
+            raise
+        finally:
+            for _keys, future in self._sent:
+                future.cancel()
+
+
+def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, Said]:
+    """The replay of one op here and now (the bisection's probes, the culprit checks)."""
+    plan, why = replay_plan(session, pair, roles, slot)
+    return run_replay(plan) if plan is not None else (None, why)
+
+
+def _read(t: TensorRef) -> np.ndarray:
+    a = np.asarray(t.read())
+    return a.reshape(t.shape) if t.shape is not None and a.size == int(np.prod(t.shape)) else a
+
+
+def sample_positions(size: int) -> np.ndarray | None:
+    """The output positions a replay compares: None (every one) below REPLAY_SAMPLED_FROM elements, else
+    REPLAY_SAMPLE positions drawn uniformly (with replacement: independent draws) with a fixed seed."""
+    if size < REPLAY_SAMPLED_FROM:
+        return None
+    return np.random.default_rng(REPLAY_SEED).integers(0, size, REPLAY_SAMPLE)
+
+
+def _compared_values(
+    expected: np.ndarray, got: np.ndarray, dtype: str | None, positions: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the recomputation rounded to the output's own dtype, the dumped output), flat, at `positions` only
+    when given."""
+    expected = np.asarray(expected)
+    if expected.size != got.size:
+        raise ValueError(f"replay gives {expected.size} elements, the dump holds {got.size}")
+    flat_expected, flat_got = expected.reshape(-1), np.asarray(got).reshape(-1)
+    if positions is not None:
+        flat_expected, flat_got = flat_expected[positions], flat_got[positions]
+    want = _round_to(flat_expected.astype(np.float64) if flat_expected.dtype.kind == "f" else flat_expected, dtype)
+    return want, flat_got
+
+
+def _deviation(
+    st: PairStats, want: np.ndarray, got: np.ndarray, positions: np.ndarray | None
+) -> tuple[float, float, float]:
+    """From the statistics of a dumped output against its recomputation: the relative error, the share of
+    elements off by more than the tolerance (the tail rule's count) and, for a sample, that error's relative
+    margin (_error_margin; 0 when every position is compared)."""
+    err = tensor_error(st)
+    tail = st.n_off / st.compared if st.compared else 0.0
+    margin = _error_margin(want, got) if positions is not None else 0.0
+    if err is None:
+        return math.inf, tail, margin
+    return (math.inf if err.nonfinite else err.rel), tail, margin
+
+
+def _error_margin(want: np.ndarray, got: np.ndarray) -> float:
+    """Three standard errors of the sampled mean |difference|, relative to it: how far the whole output's
+    error may be from the sample's (99.7 % for a normal mean; the trimmed mean varies less)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(want.astype(np.float64) - got.astype(np.float64))
+    d = d[np.isfinite(d)]
+    mean = float(d.mean()) if d.size else 0.0
+    return 3 * float(d.std()) / math.sqrt(d.size) / mean if mean > 0 else 0.0
+
+
+def _round_to(a: np.ndarray, dtype: str | None) -> np.ndarray:
+    """float64 values as the device would store them in `dtype` (overflow to Inf included)."""
+    if a.dtype.kind != "f":
+        return a
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "float16":
+            return a.astype(np.float16).astype(np.float64)
+        if dtype == "float32":
+            return a.astype(np.float32).astype(np.float64)
+        if dtype == "bfloat16":
+            bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16  # round to nearest even
+            return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+    return a
