@@ -70,6 +70,7 @@ from dumptui.core.search.selection import (
     is_selection,
     selection_proof,
 )
+from dumptui.core.search.threshold import is_threshold, threshold_proof
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 # From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
@@ -235,10 +236,16 @@ def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dic
     inputs give (selection.py: ties within the inputs' rounding), not by a replay of one output: True when it
     was (else the plain replay, if any, decides)."""
     pair = le.pair
-    if pair.ref is None or not is_selection(pair.ref.op_type) or not session.thresholds.replay:
+    if pair.ref is None or not session.thresholds.replay:
+        return False
+    threshold = is_threshold(pair.ref.op_type)
+    if not (is_selection(pair.ref.op_type) or threshold):
         return False
     if not (needs_replay(session, le) or any(r.bad for r in res.outputs)):
         return False
+    if threshold:  # a comparison or a cast to integers: judged only where it flipped (threshold.py)
+        le.selection = threshold_proof(session, pair, roles)
+        return le.selection is not None
     le.selection, le.replay_note = selection_proof(session, pair, roles)
     return le.selection is not None
 

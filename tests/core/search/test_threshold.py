@@ -1,0 +1,103 @@
+"""Comparisons and casts to integers judged as selections (core/search/threshold.py): an element whose input
+nearly ties its threshold and crosses it on the target, each side following its own inputs, is a flip with its
+margin and the error that moved it; anything else is left to the rules every op has."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dumptui.core.search.selection import FlipKind, SelectionCode, Side
+from dumptui.core.search.threshold import judge
+from dumptui.report.selection import proof_sentence
+
+
+def side(inputs: list, out: np.ndarray, dtype: str = "float32") -> Side:
+    return Side({i: np.asarray(v) for i, v in enumerate(inputs)}, {0: np.asarray(out)}, dict.fromkeys(range(2), dtype))
+
+
+def test_a_score_crossing_its_threshold_is_a_flip_with_margin_and_moving_error():
+    x_r = np.array([0.1, 0.49990, 0.7, -0.0], dtype=np.float32)
+    x_t = np.array([0.1, 0.5004, 0.7, 0.0], dtype=np.float16).astype(np.float32)
+    t = np.float32(0.5)
+    p = judge("Greater", {}, {}, side([x_r, t], x_r > t), side([x_t, t], x_t > t, "float16"))
+    assert p is not None and p.code == SelectionCode.FLIP and p.op_type == "Greater"
+    assert (p.selected, p.equal, p.common, p.differing) == (4, 3, 3, 1)
+    (f,) = p.flips
+    assert f.kind == FlipKind.THRESHOLD and (f.index, f.rank) == (1, -1)
+    assert f.value == pytest.approx(0.4999, abs=1e-6) and f.other_value == 0.5
+    assert f.margin == pytest.approx(0.5 - float(x_r[1]), rel=1e-9)
+    assert f.input_error == pytest.approx(float(x_t[1]) - float(x_r[1]), rel=1e-9) and f.margin <= f.input_error
+    assert p.input_slot == 0 and p.input_error == pytest.approx(abs(float(x_t[1] - x_r[1])), rel=1e-9)
+    words = proof_sentence(p)
+    assert "3 of 4 elements equal" in words and "element 1 crossed its threshold" in words and "margin" in words
+
+
+@pytest.mark.parametrize("op,fn", [("Less", np.less), ("GreaterEqual", np.greater_equal), ("Equal", np.equal)])
+def test_two_scores_against_each_other_on_either_slot(op, fn):
+    a_r, b_r = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0001, 3.0])
+    a_t, b_t = np.array([1.0, 2.0002, 3.0]), np.array([1.0, 2.0001, 3.0])
+    p = judge(op, {}, {}, side([a_r, b_r], fn(a_r, b_r)), side([a_t, b_t], fn(a_t, b_t)))
+    if np.array_equal(fn(a_r, b_r), fn(a_t, b_t)):
+        assert p is None  # Equal: 2.0 vs 2.0001 is unequal on both sides
+        return
+    assert p is not None and p.differing == 1 and p.flips[0].index == 1
+    f = p.flips[0]
+    assert f.margin == pytest.approx(1e-4, rel=1e-6) and f.input_error == pytest.approx(2e-4, rel=1e-6)
+
+
+def test_equal_outputs_a_wrong_side_a_float_cast_nan_and_empty_are_left_to_the_other_rules():
+    x, t = np.array([0.2, 0.8]), np.float32(0.5)
+    same = judge("Greater", {}, {}, side([x, t], x > t), side([x + 1e-3, t], x > t))
+    assert same is None  # nothing differs: compared as always
+    wrong = judge("Greater", {}, {}, side([x, t], x > t), side([x, t], np.array([True, True])))
+    assert wrong is None  # the target does not follow its inputs: the replay rule names it
+    empty = np.zeros(0)
+    assert judge("Less", {}, {}, side([empty, t], empty < t), side([empty, t], empty < t)) is None
+    as_float = judge("Cast", {"dst_type": "F16"}, {}, side([x], x), side([x + 1e-3], x + 1e-3))
+    assert as_float is None  # a rounding, not a threshold
+    n_r, n_t = np.array([np.nan, 0.4]), np.array([np.nan, 0.6])
+    p = judge("Greater", {}, {}, side([n_r, t], n_r > t), side([n_t, t], n_t > t))
+    assert p is not None and [f.index for f in p.flips] == [1]  # NaN compares false on both sides
+
+
+def test_negative_zero_is_zero_for_comparisons_and_casts():
+    z_r, z_t = np.array([-0.0, 1e-3]), np.array([0.0, -1e-3])
+    p = judge("GreaterEqual", {}, {}, side([z_r, 0.0], z_r >= 0), side([z_t, 0.0], z_t >= 0))
+    assert p is not None and [f.index for f in p.flips] == [1]  # -0.0 >= 0 on both sides
+    to_bool = {"dst_type": "Bool"}
+    c = judge("Cast", to_bool, {}, side([z_r], z_r != 0), side([np.array([0.0, 0.0])], np.array([False, False])))
+    assert c is not None and c.flips[0].index == 1 and c.flips[0].other_value == 0.0
+    assert c.flips[0].margin == pytest.approx(1e-3) and c.flips[0].input_error == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize(
+    "x_r,x_t,boundary",
+    [
+        (2.9996, 3.0, 3.0),  # up, away from zero: at the next integer
+        (3.0, 2.9996, 3.0),  # down to below an integer
+        (-2.9996, -3.0, -3.0),  # down, away from zero
+        (-3.0, -2.9996, -3.0),  # up, toward zero: just past the integer
+        (0.0004, -1.0, -1.0),  # down across zero: truncation keeps 0 until -1
+        (-0.0004, 1.0, 1.0),
+    ],
+)
+def test_a_cast_to_integers_truncates_and_names_the_integer_crossed(x_r, x_t, boundary):
+    r, t = np.array([x_r, 7.5]), np.array([x_t, 7.5])
+    i32 = {"dst_type": "I32"}
+    p = judge("Cast", i32, {}, side([r], np.trunc(r).astype(np.int32)), side([t], np.trunc(t).astype(np.int32)))
+    assert p is not None and p.code == SelectionCode.FLIP and p.differing == 1
+    (f,) = p.flips
+    assert f.index == 0 and f.other_value == boundary
+    assert f.margin == pytest.approx(abs(x_r - boundary), abs=1e-12) and f.margin <= f.input_error
+
+
+def test_many_flips_are_counted_and_the_first_kept():
+    x_r = np.full(100, 0.4999)
+    x_t = np.full(100, 0.5001)
+    x_r[::2] = 0.9
+    x_t[::2] = 0.9
+    t = np.float64(0.5)
+    p = judge("Greater", {}, {}, side([x_r, t], x_r > t), side([x_t, t], x_t > t))
+    assert p is not None and p.differing == 50 and len(p.flips) == 50 and p.equal == 50
+    assert [f.index for f in p.flips[:3]] == [1, 3, 5]
