@@ -241,11 +241,12 @@ def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dic
     threshold = is_threshold(pair.ref.op_type)
     if not (is_selection(pair.ref.op_type) or threshold):
         return False
+    if threshold:  # a comparison or a cast to integers: judged where an element differs (threshold.py)
+        differs = any(r.stats is not None and (r.stats.max_abs or 0.0) > 0 for r in res.outputs)
+        le.selection = threshold_proof(session, pair, roles) if differs else None
+        return le.selection is not None
     if not (needs_replay(session, le) or any(r.bad for r in res.outputs)):
         return False
-    if threshold:  # a comparison or a cast to integers: judged only where it flipped (threshold.py)
-        le.selection = threshold_proof(session, pair, roles)
-        return le.selection is not None
     le.selection, le.replay_note = selection_proof(session, pair, roles)
     return le.selection is not None
 
@@ -801,7 +802,17 @@ def rejudge(
             r = now(cached)
             if why := _carried(r, sr.tainted[pos], cos):
                 restate(r, *_flipped_or(sr, sr.reach[pos] if sr.reach else None, r, why))
+            elif _flip_within_floor(sr, pos, r):  # a comparison's output: a flip, however few elements
+                restate(r, FLIPPED, _flip_reason(sr, pos, r) or r.reason)
     return before.merged(judged.values())
+
+
+def _flip_within_floor(sr: ScanResult, pos: int, r: TensorResult) -> bool:
+    """An output of a flip op that differs but was judged close (a bool or integer output: its floor is its
+    own), which the flip decides."""
+    if not sr.reach or sr.reach[pos] != pos or r.verdict != CLOSE or sr.tainted[pos]:
+        return False
+    return r.stats is not None and (r.stats.max_abs or 0.0) > 0
 
 
 def position_of(sr: ScanResult) -> dict[int, int]:
