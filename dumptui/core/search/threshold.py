@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dumptui.core.search import replay
+from dumptui.core.search.replay.args import OpArgs
+from dumptui.core.search.replay.selection import TORCH_COMPARE_NAMES, compare_other
 from dumptui.core.search.selection import (
     MAX_FLIPS,
     MAX_SELECTION_ELEMENTS,
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from dumptui.core.compare.session import Session
     from dumptui.core.graph.align import OpPair
 
-COMPARE_TYPES = frozenset({"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"})
+COMPARE_TYPES = frozenset({"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", *TORCH_COMPARE_NAMES})
 CAST_TYPES = frozenset({"Cast"})  # judged here only where it casts to an integer type or to bool
 THRESHOLD_TYPES = COMPARE_TYPES | CAST_TYPES
 
@@ -56,6 +58,17 @@ def _cast_boundary(x: np.ndarray, up: np.ndarray, to_bool: bool) -> np.ndarray:
         return np.zeros_like(x)
     q = np.trunc(x)
     return np.where(up, np.where(q >= 0, q + 1, q), np.where(q > 0, q, q - 1))
+
+
+def _operands(op_type: str, attrs: dict[str, str], constants: dict[int, str], side: Side) -> tuple:
+    """A comparison's two operands on one side: input.1, or the number a PyTorch call was given."""
+    args = OpArgs(replay.ReplayInputs(op_type, side.inputs, attrs, constants))
+    other = compare_other(args) if op_type in TORCH_COMPARE_NAMES else args.raw(1)
+    return args.raw(0), other
+
+
+def _flat(v: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.broadcast_to(np.asarray(v, dtype=np.float64), shape).reshape(-1)
 
 
 def judge(
@@ -79,13 +92,10 @@ def judge(
         return None
     shape = got_r.shape
     if op_type in COMPARE_TYPES:
-        slots = (0, 1)
         try:
-            a_r, b_r = (np.broadcast_to(np.asarray(ref.inputs[s], dtype=np.float64), shape).reshape(-1) for s in slots)
-            a_t, b_t = (
-                np.broadcast_to(np.asarray(target.inputs[s], dtype=np.float64), shape).reshape(-1) for s in slots
-            )
-        except (KeyError, ValueError):
+            a_r, b_r = (_flat(v, shape) for v in _operands(op_type, attrs, constants, ref))
+            a_t, b_t = (_flat(v, shape) for v in _operands(op_type, attrs, constants, target))
+        except ValueError:
             return None
         moved_a, moved_b = np.abs(a_t - a_r), np.abs(b_t - b_r)
         value, threshold = a_r[differs], b_r[differs]

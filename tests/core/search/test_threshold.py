@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dumptui.core.search.replay import ReplayUnsupported
 from dumptui.core.search.selection import FlipKind, SelectionCode, Side
 from dumptui.core.search.threshold import judge
 from dumptui.report.selection import proof_sentence
@@ -101,3 +102,15 @@ def test_many_flips_are_counted_and_the_first_kept():
     p = judge("Greater", {}, {}, side([x_r, t], x_r > t), side([x_t, t], x_t > t))
     assert p is not None and p.differing == 50 and len(p.flips) == 50 and p.equal == 50
     assert [f.index for f in p.flips[:3]] == [1, 3, 5]
+
+
+def test_a_torch_comparison_with_a_number_as_msprobe_records_it():
+    x_r = np.array([[0.2, 0.4999, 0.9]], dtype=np.float32)
+    x_t = np.array([[0.2, 0.5005, 0.9]], dtype=np.float16)
+    attrs = {"scalar input 1": "0.5"}
+    p = judge("__gt__", attrs, {}, Side({0: x_r}, {0: x_r > 0.5}), Side({0: x_t}, {0: x_t > 0.5}, {0: "float16"}))
+    assert p is not None and p.differing == 1 and p.flips[0].index == 1 and p.flips[0].other_value == 0.5
+    assert p.flips[0].margin == pytest.approx(0.5 - float(x_r[0, 1]), rel=1e-6)
+    assert p.tolerance > 0  # the target's input is float16: its rounding is a tie
+    with pytest.raises(ReplayUnsupported, match="not recorded"):  # no number: the scan's hook leaves it
+        judge("gt", {}, {}, Side({0: x_r}, {0: x_r > 0.5}), Side({0: x_t}, {0: x_t > 0.5}))
