@@ -7,9 +7,12 @@ in torch.save's zip format), without torch: the pickle of each tensor is written
     scores ─ Torch.topk.0 (k = 8) ─ values, indices ─ Torch.gather.0 (feats, 1, indices) ─ Functional.linear.1 (W2)
     scores ─ Torch.sort.0 (descending) ─ values, indices ─ Torch.gather.1 (feats, 1, indices) ─ Torch.sum.0
 
+    scores ─ Tensor.__gt__.0 (t) ─ mask ─ Torch.where.0 (mask, scores, zeros)     (the threshold variant only)
+
 Targets (`VARIANTS`): `noisy` (float16, nothing else: benign), `topk-wrong` (its topk returns the element ranked
 k + RANK_SLIP at the last rank: a root, named by its replay), `gather-bug` (the gather after the topk takes the
-indices shifted by one: a bug after the flip).
+indices shifted by one: a bug after the flip), `threshold` (benign: `scores > t`, t a float16 number strictly
+between one score's two sides, flips there; the where it feeds carries it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-VARIANTS = ("noisy", "topk-wrong", "gather-bug")
+from dumptui.core.demo.detector import pick_threshold
+
+VARIANTS = ("noisy", "topk-wrong", "gather-bug", "threshold")
 K = 8
 N = 64
 RANK_SLIP = 6
@@ -31,13 +36,16 @@ _CULPRITS: dict[str, str | None] = {
     "noisy": None,
     "topk-wrong": "Torch.topk.0.forward",
     "gather-bug": "Torch.gather.0.forward",
+    "threshold": None,
 }
+THRESHOLD_OP = "Tensor.__gt__.0.forward"  # where the threshold variant's comparison flips
 FLIP_OPS = ("Torch.topk.0.forward", "Torch.sort.0.forward")
 
 _STORAGE = {
     "float32": ("FloatStorage", "torch.float32"),
     "float16": ("HalfStorage", "torch.float16"),
     "int64": ("LongStorage", "torch.int64"),
+    "bool": ("BoolStorage", "torch.bool"),
 }
 
 
@@ -156,7 +164,7 @@ def _ranked(v: np.ndarray, target: bool) -> np.ndarray:
     return np.argsort(-v, kind="stable")
 
 
-def _model(d: _Dump | None, side: str, variant: str, seed: int) -> dict[str, np.ndarray]:
+def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None = None) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((1, 32)).astype(np.float32)
     w1 = (rng.standard_normal((N, 32)) / np.sqrt(32) * 2.0).astype(np.float32)
@@ -172,6 +180,10 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int) -> dict[str, np.
     xs, w1s, fs, w2s = store(x), store(w1), store(feats), store(w2)
     (h,) = call("Functional.linear.0", [xs, w1s], {}, [store(xs.astype(np.float64) @ w1s.astype(np.float64).T)])
     (scores,) = call("Torch.sigmoid.0", [h], {}, [store(1.0 / (1.0 + np.exp(-h.astype(np.float64))))])
+    if t is not None:  # before the sort: a sorted copy has the scores' statistics (msprobe's dataflow)
+        (mask,) = call("Tensor.__gt__.0", [scores, t], {}, [scores > dt(t)])
+        zeros = np.zeros_like(scores)
+        call("Torch.where.0", [mask, scores, zeros], {}, [np.where(mask, scores, zeros)])
     order = _ranked(scores[0].astype(np.float64), target)
     top = order[:K].copy()
     if target and variant == "topk-wrong":
@@ -194,7 +206,7 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int) -> dict[str, np.
     weights = store(np.linspace(1.0, 0.0, N))[None]
     (weighted,) = call("Torch.mul.0", [sorted_feats, weights], {}, [store(sorted_feats.astype(np.float64) * weights)])
     call("Torch.sum.0", [weighted], {}, [store(weighted.astype(np.float64).sum(keepdims=True)).reshape(())])
-    return {"topk": idx[0], "sort": s_idx[0]}
+    return {"topk": idx[0], "sort": s_idx[0], "scores": scores[0]}
 
 
 def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 20261133) -> MsprobeSelectionDemo:
@@ -210,13 +222,14 @@ def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 
             break
     else:
         raise RuntimeError(f"no seed in [{seed}, {seed + MAX_SEEDS}) flips both selections")
+    t = pick_threshold(got["ref"]["scores"], got["target"]["scores"])[0] if variant == "threshold" else None
     for side in ("ref", "target"):
         d = _Dump(os.path.join(root, side))
-        _model(d, side, variant, s)
+        _model(d, side, variant, s, t)
         d.finish()
     return MsprobeSelectionDemo(
         root, os.path.join(root, "ref"), os.path.join(root, "target"), variant, _CULPRITS[variant], s, topk, sort
     )
 
 
-__all__ = ["VARIANTS", "FLIP_OPS", "MsprobeSelectionDemo", "write_msprobe_selection_demo", "torch_save"]
+__all__ = ["VARIANTS", "FLIP_OPS", "THRESHOLD_OP", "MsprobeSelectionDemo", "write_msprobe_selection_demo", "torch_save"]

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from dumptui import cli
-from dumptui.core.demo.msprobe_selection import FLIP_OPS, VARIANTS, torch_save, write_msprobe_selection_demo
+from dumptui.core.demo.msprobe_selection import (
+    FLIP_OPS,
+    THRESHOLD_OP,
+    VARIANTS,
+    torch_save,
+    write_msprobe_selection_demo,
+)
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.model.dump import TensorRef
 
@@ -28,9 +34,9 @@ def run(capsys, *args: str) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool"])
 def test_tensors_are_written_as_torch_save_writes_them(tmp_path, dtype):
-    a = (np.arange(12).reshape(3, 4) - 5).astype(dtype)
+    a = (np.arange(12).reshape(3, 4) - 5).astype(dtype) if dtype != "bool" else np.arange(12).reshape(3, 4) % 3 == 0
     torch_save(str(tmp_path / "t.pt"), a)
     lay, dt = pt_layout(str(tmp_path / "t.pt"))
     assert dt == dtype and lay.problem is None and lay.shape == (3, 4)
@@ -47,7 +53,8 @@ def test_every_variant_is_judged_right(dumps, capsys, variant):
     assert got == d.culprit, doc["culprit"]
     assert code == (0 if d.culprit is None else 1)
     flipped = {f["op"] for f in doc["flips"]}
-    assert flipped == set(FLIP_OPS) - ({d.culprit} if d.culprit else set())
+    also = {THRESHOLD_OP} if variant == "threshold" else set()
+    assert flipped == (set(FLIP_OPS) | also) - ({d.culprit} if d.culprit else set())
 
 
 def test_the_flips_are_named_with_their_ranks_and_margins(dumps, capsys):
@@ -59,3 +66,20 @@ def test_the_flips_are_named_with_their_ranks_and_margins(dumps, capsys):
     assert all(f["margin"] <= f["input_error"] for f in topk["flips"])
     assert any("swapped" in line for line in doc["benign"])
     assert not [t for o in doc["ops"] for t in o["outputs"] if t["verdict"] == "diverged"]
+
+
+def test_a_score_threshold_crossed_on_a_near_tie_is_named_and_the_where_carries_it(dumps, capsys):
+    d = dumps["threshold"]
+    code, doc = run(capsys, "compare", d.ref, d.target)
+    assert code == 0
+    site = {f["op"]: f for f in doc["flips"]}[THRESHOLD_OP]
+    sel = site["selection"]
+    assert (
+        sel["code"] == "selection-flip" and sel["differing"] >= 1 and sel["equal"] == sel["selected"] - sel["differing"]
+    )
+    assert all(f["kind"] == "threshold" and 0 < f["margin"] < f["input_error"] for f in sel["flips"])
+    assert site["reached"] == 1 and site["worst"] == "Torch.where.0.forward"
+    assert site["feeding"][0] == "Torch.sigmoid.0.forward"
+    ops = {o["ref"]: o for o in doc["ops"]}
+    assert ops[THRESHOLD_OP]["verdict"] == "flipped"
+    assert {t["reason"] for t in ops["Torch.where.0.forward"]["outputs"]} == {"after-selection-flip"}
