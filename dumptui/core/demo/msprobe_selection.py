@@ -180,10 +180,6 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None 
     xs, w1s, fs, w2s = store(x), store(w1), store(feats), store(w2)
     (h,) = call("Functional.linear.0", [xs, w1s], {}, [store(xs.astype(np.float64) @ w1s.astype(np.float64).T)])
     (scores,) = call("Torch.sigmoid.0", [h], {}, [store(1.0 / (1.0 + np.exp(-h.astype(np.float64))))])
-    if t is not None:  # before the sort: a sorted copy has the scores' statistics (msprobe's dataflow)
-        (mask,) = call("Tensor.__gt__.0", [scores, t], {}, [scores > dt(t)])
-        zeros = np.zeros_like(scores)
-        call("Torch.where.0", [mask, scores, zeros], {}, [np.where(mask, scores, zeros)])
     order = _ranked(scores[0].astype(np.float64), target)
     top = order[:K].copy()
     if target and variant == "topk-wrong":
@@ -206,6 +202,10 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None 
     weights = store(np.linspace(1.0, 0.0, N))[None]
     (weighted,) = call("Torch.mul.0", [sorted_feats, weights], {}, [store(sorted_feats.astype(np.float64) * weights)])
     call("Torch.sum.0", [weighted], {}, [store(weighted.astype(np.float64).sum(keepdims=True)).reshape(())])
+    if t is not None:  # after the sort, whose sorted copy has the scores' statistics
+        (mask,) = call("Tensor.__gt__.0", [scores, t], {}, [scores > dt(t)])
+        zeros = np.zeros_like(scores)
+        call("Torch.where.0", [mask, scores, zeros], {}, [np.where(mask, scores, zeros)])
     return {"topk": idx[0], "sort": s_idx[0], "scores": scores[0]}
 
 
