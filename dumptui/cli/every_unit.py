@@ -23,6 +23,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     from dumptui.core.search.bisect import Root
     from dumptui.options.pair import search_unit
     from dumptui.report import jsonout
+    from dumptui.report.cause import why
     from dumptui.report.documents import bisect_document, compare_document, compare_skipped, incomplete
     from dumptui.report.ranks import allranks_json, print_allranks
     from dumptui.report.reasons import say_all
@@ -34,6 +35,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     )
     reports: dict = {}
     reads: dict = {}
+    checks: dict = {}  # unit -> its preconditions: a root's why as its own report words it (report/cause.py)
     undecided: dict = {}  # unit -> why its answer is hidden (damage, every op ignored): exit 2 unless one diverged
 
     def run(unit: Unit, carried_from_step: tuple[str, float] | None) -> tuple[Session, list[Root]]:
@@ -48,6 +50,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
             workers=getattr(args, "workers", None),
             executor=executor,
         )
+        checks[unit] = (search.checks if command == "bisect" else search.bisection.checks) or []
         if command == "bisect":
             reports[unit] = bisect_document(search)
             if search.undecided and not roots:
@@ -61,7 +64,7 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
     def seen(unit: Unit, session: Session, roots: list[Root]) -> None:
         reads[unit] = session.tensors_read
 
-    result = run_units(common, run, seen)
+    result = run_units(common, run, seen, why_of=lambda unit, root: why(root, checks[unit]))
     result.only_ref, result.only_target = only_ref, only_target
     diverged = result.first is not None
     code = exit_code(diverged, bool(result.errors or undecided or not common))

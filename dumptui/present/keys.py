@@ -34,6 +34,7 @@ class KeyContext:
     bisection: BisectState | None = None
     statistics: StatisticsState = WAITING  # the full compare
     searching: bool = False  # a `/` search holds a query: n / N walk its matches, escape ends it
+    picked: bool = False  # this unit was opened from the ranks x steps picker: `U` goes back to it
 
     @property
     def idle(self) -> bool:
@@ -237,6 +238,18 @@ ACTIONS: tuple[Action, ...] = (
         BISECTION,
         palette="Export the remedy of the culprits (keep fp32, or the op)",
         when=_has_culprit,
+    ),
+    Action(
+        "nav.units",
+        "pick_unit",
+        "U",
+        "Units",
+        "Back to the ranks x steps picker (several ranks or steps, none chosen): enter there opens another",
+        BISECTION,
+        palette="Choose another rank and step",
+        footer=True,
+        when=lambda c: c.picked,
+        hidden=True,
     ),
     Action(
         "export.report",

@@ -7,5 +7,6 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.graph.align import EXACT, OpPair
 from dumptui.core.io.errors import UsageError
 from dumptui.core.model.dump import KERNEL
+from dumptui.core.ranks.units import Unit
 
-__all__ = ["EXACT", "KERNEL", "OpPair", "OpResult", "TensorResult", "UsageError", "WorstElement", "for_root"]
+__all__ = ["EXACT", "KERNEL", "OpPair", "OpResult", "TensorResult", "Unit", "UsageError", "WorstElement", "for_root"]

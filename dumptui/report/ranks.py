@@ -14,6 +14,7 @@ from dumptui.core.ranks.allunits import AllUnits, StepVerdict, UnitOutcome
 from dumptui.core.ranks.units import Unit
 from dumptui.report.reasons import say, say_all
 from dumptui.report.tables import name
+from dumptui.report.unitwords import UNDECIDED, UNREADABLE, outcome_words
 
 
 def unit_json(unit: Unit) -> dict:
@@ -75,21 +76,13 @@ def allranks_json(result: AllUnits, per_unit: dict[Unit, dict]) -> dict:
 
 
 def _outcome_cells(o: UnitOutcome, reads: dict[Unit, int], undecided: Mapping[Unit, str]) -> list[str]:
-    if o.error is not None:
-        return [o.unit.label, "[magenta]unreadable[/magenta]", name(o.error), ""]
-    first = o.first
+    state, first, why = outcome_words(o, undecided)
+    if state == UNREADABLE:
+        return [o.unit.label, "[magenta]unreadable[/magenta]", name(why), ""]
     n = str(reads.get(o.unit, ""))
-    if first is None and o.unit in undecided:
-        return [o.unit.label, "-", "[magenta]undecided[/magenta]: " + name(undecided[o.unit]), n]
-    if first is None:
-        return [o.unit.label, "-", "no divergence", n]
-    more = f" (+{len(o.roots) - 1} more)" if len(o.roots) > 1 else ""
-    return [
-        o.unit.label,
-        f"#{first.position + 1} {name(first.name)} ({name(first.op_type)}){more}",
-        name(say(first.why)),
-        n,
-    ]
+    if state == UNDECIDED:
+        return [o.unit.label, "-", "[magenta]undecided[/magenta]: " + name(why), n]
+    return [o.unit.label, name(first), name(why), n]
 
 
 def print_allranks(

@@ -13,6 +13,8 @@ from textual.theme import Theme
 from dumptui.options.pair import PairOptions
 from dumptui.present import autosave as saved
 from dumptui.present.keys import APP
+from dumptui.present.picker import UnitPicker, wants_picker
+from dumptui.present.types import Unit
 from dumptui.report.fmt import clean_lines
 from dumptui.tui import keymap
 from dumptui.tui.commands import DumpCommands
@@ -21,6 +23,7 @@ from dumptui.tui.screens.copy import CopyScreen
 from dumptui.tui.screens.help import HelpScreen
 from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
+from dumptui.tui.screens.picker import PickerScreen
 from dumptui.tui.widgets.bisectpanel import BisectPanel
 from dumptui.tui.widgets.flatlist import FlatOpList
 from dumptui.tui.widgets.opdetail import RelationList, TensorTable
@@ -40,6 +43,7 @@ KEYED_WIDGETS = (
     SaveScreen,
     ExportScreen,
     CopyScreen,
+    PickerScreen,
     HelpScreen,
 )
 
@@ -63,13 +67,31 @@ class DumpTuiApp(App[None]):
         super().__init__()
         self.options = options
         self.session_file = session_file
+        self.picker: UnitPicker | None = None  # several ranks or steps and none chosen: the picker first
 
     def on_mount(self) -> None:
         theme = saved.read_settings().get("theme")
         if theme and theme in self.available_themes:
             self.theme = theme
         self.theme_changed_signal.subscribe(self, self._save_theme)
+        if self.session_file is None and wants_picker(self.options):
+            self.picker = UnitPicker(self.options)
+            self.push_screen(PickerScreen(self.picker))
+            return
         self.push_screen(self.MAIN_SCREEN(self.options, self.session_file))
+
+    def open_unit(self, unit: Unit) -> None:
+        """The picker's Enter: that (rank, step) in the main view, as `--rank R --step S` opens it."""
+        assert self.picker is not None
+        self.push_screen(self.MAIN_SCREEN(self.picker.options_for(unit), None))
+
+    def back_to_picker(self) -> None:
+        """`U` in the main view: its unit let go (its worker processes ended), the picker shown again."""
+        main = self.main
+        if self.picker is None or main is None:
+            return
+        main.controller.close()
+        self.pop_screen()
 
     def _save_theme(self, theme: Theme) -> None:
         """The theme chosen (ctrl+p) is the next launch's theme too."""

@@ -93,9 +93,14 @@ def run_units(
     units: list[Unit],
     run: UnitRun,
     on_unit: Callable[[Unit, Session, list[Root]], None] | None = None,
+    on_outcome: Callable[[UnitOutcome], None] | None = None,
+    why_of: Callable[[Unit, Root], Said] | None = None,
 ) -> AllUnits:
     """Search every unit with `run`, in step then rank order; `on_unit` sees each unit's session and roots
-    before they are let go (to report them). A unit that cannot be opened is recorded with its reason."""
+    before they are let go (to report them), `on_outcome` each unit's outcome as soon as it is known (the
+    app's picker fills its rows so). `why_of` gives each root's why as the unit's own report says it (the
+    view's words of its cause, report/cause.py), else the root's reason. A unit that cannot be opened is
+    recorded with its reason."""
     outcomes: list[UnitOutcome] = []
     events: dict[str | None, RankEvents] = {}
     ranks_seen: dict[str | None, int] = {}
@@ -110,6 +115,8 @@ def run_units(
         except DumptuiError as e:
             outcome.error = str(e)
             differed[unit.rank] = None
+            if on_outcome is not None:
+                on_outcome(outcome)
             continue
         level = largest_error(session)
         differed[unit.rank] = (unit.step or "", level) if level > 0 else None
@@ -121,11 +128,14 @@ def run_units(
             if op is None or op.key not in position:
                 continue  # a target-only op has no place in the reference's order
             at_inputs = root.kind != RootKind.OUTPUTS
-            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, root.why, at_inputs))
+            why = why_of(unit, root) if why_of is not None else root.why
+            outcome.roots.append(UnitRoot(position[op.key], root.pair.name, root.pair.op_type, why, at_inputs))
         evs, unmatched = rank_events(rank_id, kernels)
         events.setdefault(unit.step, RankEvents()).add(rank_id, evs, unmatched)
         if on_unit is not None:
             on_unit(unit, session, roots)
+        if on_outcome is not None:
+            on_outcome(outcome)
     return AllUnits(outcomes, _order_steps(outcomes, events), carried=dict(differed))
 
 

@@ -204,6 +204,7 @@ class MainScreen(Screen[None]):
             bisection=self.bstate,
             statistics=self.stats_state,
             searching=bool(self.search_query),
+            picked=getattr(self.app, "picker", None) is not None,
         )
 
     def on_key(self, event: events.Key) -> None:
@@ -647,6 +648,9 @@ class MainScreen(Screen[None]):
 
     def action_export_report(self) -> None:
         self.exports.report()
+
+    def action_pick_unit(self) -> None:
+        self.app.back_to_picker()  # type: ignore[attr-defined]  # DumpTuiApp's
 
     # ------------------------------------------------------------------ actions: navigation and views
     def _rows(self) -> list[int]:

@@ -32,6 +32,14 @@ def _contradictions(capsys, ref: str, target: str) -> list[str]:
         words_alone = [r["why"] for r in alone["roots"]]
         if words_alone != [r["why"] for r in unit["report"]["roots"]]:
             out.append(f"{flags}: the roots' sentences differ")
+    first = every["first_divergence"]
+    for head in (first or {}).get("first", []):  # the table's first divergence says what that unit's report says
+        unit = next(u for u in every["units"] if u["rank"] == head["rank"] and u["step"] == first["step"])
+        said = {r["ref"]: r["why"] for r in unit["report"]["roots"]}
+        if said.get(head["op"]) != head["why"]:
+            out.append(
+                f"first divergence at rank {head['rank']}: {head['why']!r} vs its report's {said.get(head['op'])!r}"
+            )
     return out
 
 
