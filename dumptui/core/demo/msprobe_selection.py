@@ -7,12 +7,15 @@ in torch.save's zip format), without torch: the pickle of each tensor is written
     scores ─ Torch.topk.0 (k = 8) ─ values, indices ─ Torch.gather.0 (feats, 1, indices) ─ Functional.linear.1 (W2)
     scores ─ Torch.sort.0 (descending) ─ values, indices ─ Torch.gather.1 (feats, 1, indices) ─ Torch.sum.0
 
-    scores ─ Tensor.__gt__.0 (t) ─ mask ─ Torch.where.0 (mask, scores, zeros)     (the threshold variant only)
+    scores ─ Tensor.__gt__.0 (t) ─ mask ─ Torch.where.0 (mask, scores, zeros)     (the threshold variants only)
+                                         └ Torch.masked_select.0 (scores, mask) ─ Torch.mean.0
 
 Targets (`VARIANTS`): `noisy` (float16, nothing else: benign), `topk-wrong` (its topk returns the element ranked
 k + RANK_SLIP at the last rank: a root, named by its replay), `gather-bug` (the gather after the topk takes the
 indices shifted by one: a bug after the flip), `threshold` (benign: `scores > t`, t a float16 number strictly
-between one score's two sides, flips there; the where it feeds carries it).
+between one score's two sides, flips there; the where and the masked_select it feeds carry it, the mean of
+one element more or less too), `mean-bug` (the same, the target's mean dividing by one too many: a bug after
+the flip, named by its replay on its own, shorter, input).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import numpy as np
 
 from dumptui.core.demo.detector import pick_threshold
 
-VARIANTS = ("noisy", "topk-wrong", "gather-bug", "threshold")
+VARIANTS = ("noisy", "topk-wrong", "gather-bug", "threshold", "mean-bug")
+THRESHOLD_VARIANTS = ("threshold", "mean-bug")
 K = 8
 N = 64
 RANK_SLIP = 6
@@ -37,8 +41,10 @@ _CULPRITS: dict[str, str | None] = {
     "topk-wrong": "Torch.topk.0.forward",
     "gather-bug": "Torch.gather.0.forward",
     "threshold": None,
+    "mean-bug": "Torch.mean.0.forward",
 }
-THRESHOLD_OP = "Tensor.__gt__.0.forward"  # where the threshold variant's comparison flips
+THRESHOLD_OP = "Tensor.__gt__.0.forward"  # where the threshold variants' comparison flips
+MASKED_OP = "Torch.masked_select.0.forward"  # ... and the masked_select it feeds keeps one more or one less
 FLIP_OPS = ("Torch.topk.0.forward", "Torch.sort.0.forward")
 
 _STORAGE = {
@@ -206,6 +212,9 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None 
         (mask,) = call("Tensor.__gt__.0", [scores, t], {}, [scores > dt(t)])
         zeros = np.zeros_like(scores)
         call("Torch.where.0", [mask, scores, zeros], {}, [np.where(mask, scores, zeros)])
+        (kept,) = call("Torch.masked_select.0", [scores, mask], {}, [scores[mask]])
+        n = kept.size + (1 if target and variant == "mean-bug" else 0)  # the bug: one too many in the divisor
+        call("Torch.mean.0", [kept], {}, [store(kept.astype(np.float64).sum() / n).reshape(())])
     return {"topk": idx[0], "sort": s_idx[0], "scores": scores[0]}
 
 
@@ -222,7 +231,7 @@ def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 
             break
     else:
         raise RuntimeError(f"no seed in [{seed}, {seed + MAX_SEEDS}) flips both selections")
-    t = pick_threshold(got["ref"]["scores"], got["target"]["scores"])[0] if variant == "threshold" else None
+    t = pick_threshold(got["ref"]["scores"], got["target"]["scores"])[0] if variant in THRESHOLD_VARIANTS else None
     for side in ("ref", "target"):
         d = _Dump(os.path.join(root, side))
         _model(d, side, variant, s, t)
@@ -232,4 +241,12 @@ def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 
     )
 
 
-__all__ = ["VARIANTS", "FLIP_OPS", "THRESHOLD_OP", "MsprobeSelectionDemo", "write_msprobe_selection_demo", "torch_save"]
+__all__ = [
+    "VARIANTS",
+    "FLIP_OPS",
+    "THRESHOLD_OP",
+    "MASKED_OP",
+    "MsprobeSelectionDemo",
+    "write_msprobe_selection_demo",
+    "torch_save",
+]

@@ -42,6 +42,7 @@ from dumptui.core.compare.verdict import (
     IGNORED,
     ONLY_REF,
     ONLY_TARGET,
+    SHAPE_MISMATCH,
     UNREADABLE,
     Verdict,
 )
@@ -70,7 +71,7 @@ from dumptui.core.search.selection import (
     is_selection,
     selection_proof,
 )
-from dumptui.core.search.threshold import is_threshold, threshold_proof
+from dumptui.core.search.threshold import is_threshold, resized_by_flips, threshold_proof
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 # From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
@@ -242,7 +243,7 @@ def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dic
     if not (is_selection(pair.ref.op_type) or threshold):
         return False
     if threshold:  # a comparison or a cast to integers: judged where an element differs (threshold.py)
-        differs = any(r.stats is not None and (r.stats.max_abs or 0.0) > 0 for r in res.outputs)
+        differs = any(r.bad or (r.stats is not None and (r.stats.max_abs or 0.0) > 0) for r in res.outputs)
         le.selection = threshold_proof(session, pair, roles) if differs else None
         return le.selection is not None
     if not (needs_replay(session, le) or any(r.bad for r in res.outputs)):
@@ -725,6 +726,7 @@ def scan(
         ready=measure_early if streamed is not None else None,
     )
     roles = []  # asked for three times per op: made once
+    resized: list[tuple[tuple[int, str, Said], ...]] = []  # per op: its data inputs whose shapes differ
     for i, res in enumerate(results):
         if i in early:
             le, op_roles = early[i]
@@ -733,6 +735,13 @@ def scan(
             le = measure(i, res, op_roles)
         roles.append(op_roles)
         locals_.append(le)
+        resized.append(
+            tuple(
+                (r.slot, str(r.verdict), r.reason)
+                for r in res.inputs
+                if r.verdict == SHAPE_MISMATCH and op_roles.get(r.slot) == "data"
+            )
+        )
     if streamed is not None:
         replays, total = streamed.results(cancelled), streamed.count
     else:
@@ -745,6 +754,8 @@ def scan(
         if progress is not None:
             progress(compared[0] + k, compared[0] + total)
     locals_ = [judged(session, le) for le in locals_]
+    th = session.thresholds
+    resized_by_flips(locals_, predecessors, resized, th.gain, min(th.max_off, TAIL_SHARE))
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))

@@ -93,6 +93,7 @@ class FlipKind(Word):
     CASCADE = "cascade"  # NMS: ... as the box that suppresses it was itself flipped
     MEMBER = "member"  # Unique: a value present on one side only (two values merged or split)
     THRESHOLD = "threshold"  # a comparison or a cast to integers: an element crossed its threshold
+    KEPT = "kept"  # MaskedSelect: an element kept on one side only, as its mask differs there
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,13 @@ Codes and numbers only: report/selection.py words them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
+from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search import replay
+from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.selection import TORCH_COMPARE_NAMES, compare_other
 from dumptui.core.search.selection import (
@@ -29,6 +31,7 @@ from dumptui.core.search.selection import (
     SelectionCode,
     SelectionProof,
     Side,
+    flip_reach,
     read_side,
     tie_tolerance,
 )
@@ -39,7 +42,8 @@ if TYPE_CHECKING:
 
 COMPARE_TYPES = frozenset({"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", *TORCH_COMPARE_NAMES})
 CAST_TYPES = frozenset({"Cast"})  # judged here only where it casts to an integer type or to bool
-THRESHOLD_TYPES = COMPARE_TYPES | CAST_TYPES
+MASK_TYPES = frozenset({"MaskedSelect", "masked_select"})  # keeps what a mask says: its size follows the mask
+THRESHOLD_TYPES = COMPARE_TYPES | CAST_TYPES | MASK_TYPES
 
 
 def is_threshold(op_type: str | None) -> bool:
@@ -76,6 +80,8 @@ def judge(
 ) -> SelectionProof | None:
     """The flips of a threshold op from both sides' tensors (the reference's definition for both), or None
     when the op is not judged here (see the module). Raises ReplayUnsupported as the replay does."""
+    if op_type in MASK_TYPES:
+        return _judge_masked(op_type, attrs, constants, ref, target)
     if 0 not in ref.outputs or 0 not in target.outputs or 0 not in ref.inputs or 0 not in target.inputs:
         return None
     got_r, got_t = np.asarray(ref.outputs[0]), np.asarray(target.outputs[0])
@@ -139,6 +145,95 @@ def judge(
         input_slot=slot,
         tolerance=tie_tolerance(target.dtypes.get(slot)),
     )
+
+
+def _judge_masked(
+    op_type: str, attrs: dict[str, str], constants: dict[int, str], ref: Side, target: Side
+) -> SelectionProof | None:
+    """MaskedSelect whose mask differs (a comparison upstream flipped): each side keeps what its own mask says,
+    so the outputs differ in size; the elements kept on one side only are named (FlipKind.KEPT), by source
+    index. None unless both sides follow their own inputs and the masks differ."""
+    if not all(0 in s.outputs and 0 in s.inputs and 1 in s.inputs for s in (ref, target)):
+        return None
+    for side in (ref, target):
+        want = _replayed(op_type, attrs, constants, side).astype(np.float64).reshape(-1)
+        if not np.array_equal(want, np.asarray(side.outputs[0], dtype=np.float64).reshape(-1), equal_nan=True):
+            return None
+    try:
+        x_r, m_r = np.broadcast_arrays(np.asarray(ref.inputs[0], dtype=np.float64), np.asarray(ref.inputs[1]))
+        x_t, m_t = np.broadcast_arrays(np.asarray(target.inputs[0], dtype=np.float64), np.asarray(target.inputs[1]))
+    except ValueError:
+        return None
+    if x_r.shape != x_t.shape:
+        return None
+    m_r, m_t, x_r, x_t = (a.reshape(-1) for a in (m_r, m_t, x_r, x_t))
+    differs = np.flatnonzero(m_r != m_t)
+    if differs.size == 0:
+        return None
+    moved = np.abs(x_t - x_r)
+    flips = tuple(
+        Flip(
+            kind=FlipKind.KEPT,
+            row=int(i),
+            rank=-1,
+            index=int(i),
+            other=-1,
+            value=float(x_r[i]),
+            other_value=float("nan"),
+            margin=float("nan"),
+            input_error=float(moved[i]),
+            kept_by="ref" if m_r[i] else "target",
+        )
+        for i in differs[:MAX_FLIPS]
+    )
+    both = int((m_r & m_t).sum())
+    return SelectionProof(
+        code=SelectionCode.FLIP,
+        op_type=op_type,
+        selected=int((m_r | m_t).sum()),
+        equal=both,
+        common=both,
+        differing=int(differs.size),
+        flips=flips,
+        input_error=float(np.nanmax(moved, initial=0.0)),
+        input_slot=1,  # the mask: what feeds it is what flipped
+    )
+
+
+def resized_by_flips(
+    locals_: Sequence[LocalError],
+    predecessors: Callable[[int], set[int]],
+    resized: Sequence[tuple[tuple[int, str, Said], ...]],
+    gain: float,
+    tail_limit: float,
+) -> None:
+    """Ops of a scan with a data input that differs in shape (`resized[p]`: (slot, verdict, reason) of each)
+    where a flipped selection reaches them (MaskedSelect, NMS, Unique keep as many as their inputs say): what
+    came in there was never compared, so neither the gain rule ("its inputs agree") nor noise decides; they
+    are re-judged in place by their replay on each side's own inputs: it matches, carried, not born
+    (LocalRule.RESIZED_BY_FLIP); it does not, a root (a bug after a flip is still one); no replay, undecided
+    (the blind rule). `gain`, `tail_limit` are the replay rule's."""
+    flipped = [le.selection is not None and le.selection.flipped for le in locals_]
+    # roots block a flip's reach, except those the gain rule made of a resized input (judged again here)
+    roots = [le.is_root and not resized[p] for p, le in enumerate(locals_)]
+    reach = flip_reach(flipped, roots, predecessors)
+    for pos, le in enumerate(locals_):
+        site, entries = reach[pos], resized[pos]
+        if site is None or site == pos or not entries or le.out is None or le.rule == LocalRule.WIRING:
+            continue
+        if le.replay is not None and le.replay.conclusive(gain):
+            le.unjudged_flow = False
+            if le.replay.broken(gain, tail_limit):
+                le.kind, le.rule = LocalKind.ROOT, LocalRule.REPLAY_BROKEN
+                le.why = because(Why.REPLAY_BROKEN, le.replay, tuple(le.differs))
+            else:
+                slots = tuple(slot for slot, _v, _w in entries)
+                le.kind, le.rule = LocalKind.CARRIES, LocalRule.RESIZED_BY_FLIP
+                le.why = because(Why.RESIZED_BY_FLIP, slots, locals_[site].pair.name)
+        elif le.out_rel is not None and le.out_rel > le.floor:
+            le.blind = because(Why.BLIND_INPUTS, entries)
+            le.kind, le.unjudged_flow, le.rule = LocalKind.UNKNOWN, True, LocalRule.BLIND
+            le.why = because(Why.BLIND, le.out_rel, le.blind)
 
 
 def threshold_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> SelectionProof | None:

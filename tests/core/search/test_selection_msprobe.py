@@ -13,6 +13,7 @@ import pytest
 from dumptui import cli
 from dumptui.core.demo.msprobe_selection import (
     FLIP_OPS,
+    MASKED_OP,
     THRESHOLD_OP,
     VARIANTS,
     torch_save,
@@ -53,7 +54,7 @@ def test_every_variant_is_judged_right(dumps, capsys, variant):
     assert got == d.culprit, doc["culprit"]
     assert code == (0 if d.culprit is None else 1)
     flipped = {f["op"] for f in doc["flips"]}
-    also = {THRESHOLD_OP} if variant == "threshold" else set()
+    also = {THRESHOLD_OP, MASKED_OP} if variant in ("threshold", "mean-bug") else set()
     assert flipped == (set(FLIP_OPS) | also) - ({d.culprit} if d.culprit else set())
 
 
@@ -83,3 +84,27 @@ def test_a_score_threshold_crossed_on_a_near_tie_is_named_and_the_where_carries_
     ops = {o["ref"]: o for o in doc["ops"]}
     assert ops[THRESHOLD_OP]["verdict"] == "flipped"
     assert {t["reason"] for t in ops["Torch.where.0.forward"]["outputs"]} == {"after-selection-flip"}
+
+
+def test_a_masked_select_of_a_flipped_mask_and_the_mean_of_what_it_kept(dumps, capsys):
+    """The mask differs at one element: masked_select keeps one more on one side (shapes [33] vs [32]), each
+    side from its own inputs: a flip naming the element; the mean of it differs in size, and its replay on
+    each side's own input matches: carried, not born (was the culprit, "its inputs agree exactly")."""
+    d = dumps["threshold"]
+    code, doc = run(capsys, "compare", d.ref, d.target)
+    assert code == 0 and doc["roots"] == []
+    masked = {f["op"]: f for f in doc["flips"]}[MASKED_OP]["selection"]
+    assert masked["differing"] == 1 and masked["equal"] == masked["selected"] - 1
+    (flip,) = masked["flips"]
+    assert flip["kind"] == "kept" and flip["kept_by"] in ("ref", "target")
+    ops = {o["ref"]: o for o in doc["ops"]}
+    mean = ops["Torch.mean.0.forward"]
+    assert mean["local_error"]["rule"] == "resized-by-flip"
+    assert "differs in size between the sides as the selection" in mean["local_error"]["why"]
+
+
+def test_a_bug_after_a_resizing_flip_is_still_the_root(dumps, capsys):
+    d = dumps["mean-bug"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and doc["culprit"]["ref"] == "Torch.mean.0.forward"
+    assert doc["culprit"]["local_error"]["rule"] == "replay-broken"
