@@ -25,8 +25,7 @@ if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is op
 SIDES = ("ref", "target")
 ALL = "all"  # --rank all: every rank
 # From this many files in a dump, a cold index is made in processes of their own, both dumps at once: below
-# it, starting the processes costs more than it saves (a 10,500-file dump indexes in ~0.6 s here; the 20,000-op
-# demo pair, 70,000 files a side, 5.4-6.6 s one after the other, 4.1 s in two processes)
+# it, starting the processes costs more than it saves (docs/speed.md, measurements behind the design)
 INDEX_IN_PROCESSES_FROM_FILES = 10_000
 T = TypeVar("T")
 
@@ -136,10 +135,9 @@ def open_pair(
 
     `indexing`: told (side, stage, done, total) as the indexing of each dump goes on, in processes or here.
 
-    Not in two threads: parsing takes turns on the GIL, so two threads were no faster (20,000-op demo pair:
-    1.1 s from the cache, 4.6-5.2 s without, either way; a 3,000-kernel pair with its pages dropped: 0.4-0.6 s
-    either way), but both sides' transient indexing structures were alive at once: the peak was 64 MB
-    higher from the cache and 105 MB higher without it."""
+    Not in two threads: parsing takes turns on the GIL, so two threads were no faster, but both sides'
+    transient indexing structures were alive at once, a higher peak (docs/speed.md, measurements behind the
+    design)."""
     from dumptui.core.formats import open_dump
     from dumptui.core.index.cache import protect
     from dumptui.core.model.dump import no_cyclic_gc
@@ -168,7 +166,7 @@ def open_pair(
     with no_cyclic_gc():
         dumps = one("ref"), one("target")
     # The indexes live as long as the process: out of the cyclic GC's sight, its first collection does not
-    # walk their hundreds of thousands of objects (that alone took 0.4 s after a 13,000-file pair).
+    # walk their hundreds of thousands of objects.
     gc.freeze()
     return dumps
 

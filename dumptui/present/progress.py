@@ -112,10 +112,9 @@ def compare_batches(
 
 class EveryFewCounts:
     """A count passed on at most every `seconds` (the first, then the latest after each interval, and always
-    the last one, `done == total`): each one the app shows is a repaint. A noisy pair's search counts every
-    tensor pair it compares (70,386 on the 20,000-op demo): repainted per count, the UI thread spent 12.5 s of
-    CPU, most of it in Textual's compositor, beside a busy loop. `clock`: seconds, monotonic (a test gives
-    its own)."""
+    the last one, `done == total`): each one the app shows is a repaint, and a noisy pair's search counts every
+    tensor pair it compares (tens of thousands: repainted per count, the UI thread spent seconds in Textual's
+    compositor). `clock`: seconds, monotonic (a test gives its own)."""
 
     def __init__(self, report: Callable[[int, int], None], seconds: float, clock: Callable[[], float]):
         self.report, self.seconds, self.clock = report, seconds, clock

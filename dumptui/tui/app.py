@@ -140,8 +140,8 @@ def run_app(options: PairOptions, session_file: str | None = None) -> int:
 
 
 def end_process(code: int) -> NoReturn:
-    """End the process once the app has quit, without the interpreter's teardown: freeing the index of a
-    20,000-op pair took 6 s under load (bench/bench_tui.py), and `q` must return the terminal at once.
+    """End the process once the app has quit, without the interpreter's teardown: freeing a large pair's
+    index takes seconds (bench/bench_tui.py), and `q` must return the terminal at once.
     Nothing is lost by it: the bisection is autosaved after every mark, the settings when they change, the
     terminal was restored by the app, the worker processes were ended by `q` (or end with their parent)."""
     for stream in (sys.stdout, sys.stderr):

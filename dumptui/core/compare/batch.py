@@ -57,8 +57,8 @@ def evaluate_all(
     ]
     counter = _Progress(len(jobs), progress)
     if isinstance(workers, ComparePool):
-        # a slice at a time: a job's specs (paths, shapes, headers to read) exist only while its slice runs;
-        # all of the 20,000-op demo's 70,000 at once raised the app's peak by ~60 MB. Each slice as a command's
+        # a slice at a time: a job's specs (paths, shapes, headers to read) exist only while its slice runs
+        # (all of a large pair's at once raised the app's peak). Each slice as a command's
         # scan runs (spread.py): the pool's processes open each file once, for its header and its statistics,
         # while this process judges what came back (the headers first, then the pairs, was two opens a file
         # and this process and the pool taking turns); what they leave is computed in the pool too.

@@ -1,12 +1,11 @@
 """The statistics record of a tensor pair (`PairStats`) and of one tensor (`SideStats`), stored compactly.
 
-A session keeps one record per tensor pair compared for as long as it runs: 70,000 on the 20,000-op demo. As
-dataclasses they took about 1.5 KB each (a dict-backed SideStats per side, a float object per number, an empty
-dict and list per record). Here all of a record's numbers live in one float64 array: values exactly as given,
+A session keeps one record per tensor pair compared for as long as it runs. As dataclasses they cost a
+dict-backed SideStats per side, a float object per number, an empty dict and list per record. Here all of a record's numbers live in one float64 array: values exactly as given,
 counts exactly up to 2**53 (an element count of a tensor is far below; a larger one is refused), a bit word
 saying which values are undefined (None) and which flags are set, and the index of the largest difference.
-The reasons for undefined values and the notes take room only when there are any. A record then takes about
-0.5 KB. Fields read and write as before (`st.cos`, `st.ref.max = ...`); a reason is set with
+The reasons for undefined values and the notes take room only when there are any (a third of the
+dataclasses' size: docs/speed.md, measurements behind the design). Fields read and write as before (`st.cos`, `st.ref.max = ...`); a reason is set with
 `set_undefined`. `SideStats` made alone owns small arrays; `PairStats.ref` and `.target` are views into the
 record's arrays (assigning a SideStats to them copies its numbers).
 """

@@ -354,7 +354,7 @@ class ComparePool:
 
         Each future reports itself to one queue when it finishes: `concurrent.futures.wait` on the pending
         set installed and removed a waiter on every pending future at each call, O(n) a result and O(n^2) a
-        batch: a scan's 9,777 replays (one future each) took ~60 s of the app's CPU doing only that."""
+        batch, which a scan's thousands of replays (one future each) paid in CPU doing only that."""
         futs = list(futs)
         finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         for f in futs:

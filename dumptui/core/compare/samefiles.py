@@ -13,8 +13,7 @@ inodes can be kept by a program that rewrites a file in place (or sets its time 
 read again on every use (12 KiB a file), catch such a change unless it lies only between the samples.
 
 A pair is remembered as a 16-byte digest of its two paths, 48 bytes of their sizes, times and inodes and 32
-of their sampled blocks (the app keeps them for the session: a model's 8,000 weight pairs took 6.6 MB as tuples
-of paths, under 1 MB so). The file is data, never code: a magic number, a count, fixed-size records; one that
+of their sampled blocks (the app keeps them for the session: a fraction of tuples of paths). The file is data, never code: a magic number, a count, fixed-size records; one that
 is not the user's own, or that others may write, is not read.
 """
 

@@ -1,7 +1,7 @@
 """Many small tensor pairs at once: metrics.py's statistics computed for thousands of pairs as the rows of one
 array, so that a pair costs a few microseconds of Python instead of a hundred. A noisy scan is mostly such
-pairs (the 3,000-kernel demo: 9,000 pairs of 256 elements; compare_arrays took 126 us a pair of which the
-arithmetic is a tenth, the rest one numpy call and one record field at a time).
+pairs, and one at a time the arithmetic is a tenth of compare_arrays' cost, the rest one numpy call and one
+record field at a time.
 
 The definitions and the numbers are metrics.py's (tests/core/compare/test_smallpairs.py holds every field to
 compare_arrays within 1e-12 relative). A pair is computed here when it fits one chunk and is trimmed without a

@@ -30,8 +30,7 @@ from dumptui.core.model.dump import TensorRef, WorkerSpec
 
 Job = tuple[OpPair, str, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
 # Tensor pairs a worker reads and computes at a time: about CHUNKS_PER_WORKER chunks each, within these bounds.
-# Each submit costs this process a few ms of waiting (the pool's threads take the interpreter lock to send it):
-# 235 chunks of 256 pairs were 1 s of the 20,000-op demo's scan.
+# Each submit costs this process a few ms of waiting (the pool's threads take the interpreter lock to send it).
 CHUNK_PAIRS = (128, 2048)
 CHUNKS_PER_WORKER = 8
 IN_FLIGHT = 3  # chunks submitted per worker ahead of the one this process judges

@@ -192,8 +192,8 @@ def read_ge_graph(path: str) -> GeGraph:
     """The graph of a GE `.pbtxt` dump, read a node at a time. OSError, or ValueError saying why it is not one.
 
     A node's text is parsed as a NodeProto when its closing brace is read, and only what the dump needs of it
-    is kept (GeNode): parsed whole, the protobuf objects of a 50,000-node graph (27 MB of text) took 170 MB,
-    a 1M-node graph gigabytes; read this way the memory is the GeNodes' (see README, Damaged dumps)."""
+    is kept (GeNode): parsed whole, the protobuf objects take several times the text, gigabytes for a 1M-node
+    graph; read this way the memory is the GeNodes' (see README, Damaged dumps)."""
     graph: GeGraph | None = None
     name = ""
     for kind, lines in _graph_parts(path):

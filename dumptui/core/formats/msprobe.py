@@ -378,8 +378,7 @@ class _Calls:
             if number is not None:
                 in_tensors += tuple(self.ops[number].inputs.values())
                 in_sigs += self.op_signatures[number][0]
-        # the op's tensors in their compact form at once (a dict each until the dump is frozen: 48 MB more at
-        # the peak of a 100,000-call dump)
+        # the op's tensors in their compact form at once (a dict each until the dump is frozen raised the peak)
         op.inputs = SlotMap.from_parts(None, in_tensors)
         op.outputs = SlotMap.from_parts(None, tuple(t for t, _sig in outputs))
         op.order = len(self.ops)

@@ -1,7 +1,7 @@
 """A `Dump` as columns of plain values, and back: the form the index cache stores.
 
-Pickling the objects themselves costs a reduce call and a state dict per op and per tensor (a million-file
-dump took 5 s to load that way); columns of strings and small ints load in a fraction of that, and rebuilding
+Pickling the objects themselves costs a reduce call and a state dict per op and per tensor (seconds for a
+million-file dump); columns of strings and small ints load in a fraction of that, and rebuilding
 the objects from them is one constructor call each. Repeated values (io, format, dtype, shape; op type,
 kind, graph; a tensor's folder) are stored once in a table and referenced by number; a tensor keeps its
 folder and its file name apart (model.TensorRef), so neither is copied or joined while loading. What is not a bulk column (the graph, problems, notes, an op's

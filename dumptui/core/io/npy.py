@@ -273,7 +273,7 @@ _PLAIN: dict[tuple[np.dtype, tuple[int, ...], int, bool], Layout] = {}
 
 def _plain_layout(dt: np.dtype, shape: tuple[int, ...], offset: int, fortran: bool) -> Layout:
     """One shared (immutable) Layout per distinct well-formed header: a dump's tensors have a few dozen
-    shapes, and a Layout per tensor cost 300 bytes each once a 70,000-tensor compare had read them all."""
+    shapes, and a Layout per tensor adds up once a large compare has read them all."""
     key = (dt, shape, offset, fortran)
     layout = _PLAIN.get(key)
     if layout is None:

@@ -34,9 +34,8 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (ma
 def steady_heap() -> None:
     """Reuse freed memory instead of giving it back to the system between tensors. A compare reads each chunk
     into a fresh array of a few hundred KB; with glibc's defaults each one was a new memory map or a heap
-    trimmed and grown again, and every page of it a fault and a page cleared by the kernel: a 1 GB compare
-    spent 2.0 s of its 5.3 s of CPU in the kernel (600,000 faults), 0.55 s with the heap kept (50,000), peak
-    memory unchanged. Set for this process (mallopt) and, by the environment, for the processes it starts;
+    trimmed and grown again, and every page of it a fault and a page cleared by the kernel (a large compare
+    spent a third of its CPU there; docs/speed.md, measurements behind the design), peak memory unchanged. Set for this process (mallopt) and, by the environment, for the processes it starts;
     nothing where the C library is not glibc."""
     os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(HEAP_BUFFER_MAX))
     os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(HEAP_KEPT_FREE))

@@ -1,8 +1,8 @@
 """A dump's dataflow graph, frozen into integer arrays once the dump is indexed.
 
 Readers build the graph with networkx (nodes and edges are added as graph files are read), but networkx keeps
-three dicts per node and one per edge: a 28,000-node graph took 30 MB, for the whole session and in every
-index cache entry. Frozen, the same graph takes about 1 MB: the node keys in a list, the adjacency as CSR
+three dicts per node and one per edge, for the whole session and in every index cache entry (30 times the
+frozen form: docs/speed.md, measurements behind the design). Frozen: the node keys in a list, the adjacency as CSR
 arrays of node numbers (successors and predecessors in networkx's insertion order, so every walk visits nodes
 in the same order as before), and node and edge attributes as numbers into tables of their distinct values.
 
@@ -234,7 +234,7 @@ class _Edges:
 class FlowGraphBuilder:
     """Builds a FlowGraph with the part of networkx's API that graph readers use (`in`, `add_node(s_from)`,
     `add_edge(s_from)`, with networkx's order and attribute updates), keeping one table number per node and
-    per edge instead of networkx's dicts: a 28,000-node graph took 25 MB while being built with networkx."""
+    per edge instead of networkx's dicts."""
 
     def __init__(self) -> None:
         self._nodes: dict[Any, int] = {}  # key -> its attributes' number in the node table, in insertion order

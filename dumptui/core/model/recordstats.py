@@ -1,9 +1,9 @@
 """`RecordStats`: four statistics of a tensor (max, min, mean, L2 norm), packed: a statistics-only record's
 (msprobe's Max, Min, Mean and Norm), or the relative differences a statistics-only pair is judged on.
 
-A million-call msprobe dump holds three such records a call for as long as it is open. As dicts of four
-Python floats they took about 280 bytes each (the dict, its keys table and the floats the JSON parser made);
-packed they are one 33-byte `bytes` (a presence mask, then four doubles: NaN, Inf and -0.0 kept as read), which
+A million-call msprobe dump holds three such records a call for as long as it is open: as dicts of four Python
+floats they cost the dict, its keys table and the floats the JSON parser made; packed they are one 33-byte
+`bytes` (a presence mask, then four doubles: NaN, Inf and -0.0 kept as read), which
 a `TensorRef` keeps as it is and equal records share. `RecordStats` reads one like the dict it replaces: the
 keys `max`, `min`, `mean`, `l2` always, each a float or None (absent or not a number in the file).
 """

@@ -1,7 +1,7 @@
 """`SlotMap`: a small read-only mapping of slot numbers to values, for an op's tensors and input sources.
 
-An index keeps three such mappings per op for the whole session. As dicts they took 240 bytes each (a dict
-of one to five entries has room for eight), 20 MB for the two indexes of the 20,000-op demo. A SlotMap keeps
+An index keeps three such mappings per op for the whole session, and a dict of one to five entries has room for
+eight (docs/speed.md, measurements behind the design). A SlotMap keeps
 the values in a tuple and the slots in another only when they are not 0, 1, 2... in order (the common case;
 slot tuples are shared between maps); an empty one is a single shared object. It reads like the dict it was
 made from, in the same order; it cannot be changed (readers fill dicts, `Op.freeze` makes SlotMaps).

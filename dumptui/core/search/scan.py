@@ -75,9 +75,9 @@ from dumptui.core.search.threshold import is_threshold, resized_by_flips, thresh
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
 # From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
-# seed instead of everywhere: the full statistics of two 4 MB float64 arrays took 0.8 s a replay, two thirds of
-# a 1 GB compare's replays, while the proof's rule compares errors a factor `gain` (10) apart and tail shares
-# of 1 % and more, which a few thousand positions measure well (ReplayProof.sample_words states how well).
+# seed instead of everywhere: the full statistics of large replays were most of a large compare's replay time,
+# while the proof's rule compares errors a factor `gain` (10) apart and tail shares of 1 % and more, which a
+# few thousand positions measure well (ReplayProof.sample_words states how well).
 REPLAY_SAMPLED_FROM = 1 << 18
 REPLAY_SAMPLE = 4096
 REPLAY_SEED = 20
@@ -543,8 +543,7 @@ class StreamedReplays:
     ) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
         """(key, (proof or None, why not)) of every plan added."""
         # the last plans split among the workers: nothing else is left for them, and this process waits for
-        # these (as one task, one worker ran up to 127 replays while the other idled: 40-160 ms of a noisy
-        # 3,000-kernel bisect)
+        # these (as one task, one worker ran them all while the other idled)
         self._send(parts=self.workers)
         try:
             for keys, future in self._sent:
@@ -707,8 +706,7 @@ def scan(
 
     def measure_early(res: OpResult) -> None:
         """An op whose tensors are all known while the workers still compute: measured now, in time that was
-        spent waiting for them (a noisy 3,000-kernel bisect's measuring was a third of its time, after the
-        compares). Not an op with an input that could not be compared: measuring it asks for its producer's
+        spent waiting for them (measuring after the compares was a third of a noisy bisect's time). Not an op with an input that could not be compared: measuring it asks for its producer's
         result, which may not be known yet (read here, it would change what is read and stored, and when)."""
         i = position.get(res.pair.index)
         if i is None or any(r.verdict in (UNREADABLE, ONLY_REF, ONLY_TARGET) for r in res.inputs):

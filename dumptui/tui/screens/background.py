@@ -40,11 +40,9 @@ from dumptui.tui.messages import (
 )
 from dumptui.tui.workers import Abandoned, wait_abandonable
 
-# How far below the UI the statistics thread runs (Linux schedules threads one by one). 20,000-op demo, a
-# busy loop on the other core, keys while the statistics run (bench/bench_tui.py's key loop, three runs
-# each): at the UI's priority p95 57-127 ms, max 79-236 ms; 10 below, p95 30-44 ms, max 44-58 ms. Not
-# further: a thread that holds the GIL and is scheduled too rarely keeps the UI thread waiting (at 19, the
-# slowest keys took 350 ms).
+# How far below the UI the statistics thread runs (Linux schedules threads one by one): far enough that keys
+# answer while the statistics run, not further: a thread that holds the GIL and is scheduled too rarely keeps
+# the UI thread waiting (docs/speed.md, measurements behind the design).
 STATISTICS_THREAD_NICE = 10
 
 

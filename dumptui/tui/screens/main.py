@@ -332,7 +332,7 @@ class MainScreen(Screen[None]):
 
     def on_verdicts_known(self, msg: VerdictsKnown) -> None:
         # The results behind these verdicts stay in the session's cache for good: frozen, the cyclic GC never
-        # scans them again (unfrozen, a full collection over 70,000 results froze the UI for 1.5 s).
+        # scans them again (a full collection over tens of thousands of results froze the UI).
         gc.freeze()
         self._apply_verdicts(msg.verdicts)
 

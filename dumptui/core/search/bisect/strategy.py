@@ -26,8 +26,8 @@ N_MIDDLE = 4  # graph probes: this many candidates either side of the median are
 
 class PairDag:
     """Edges between probe positions 0..n-1, each node's successors and predecessors as plain tuples: each probe
-    walks thousands of edges (networkx's views cost a call per node), and a 20,000-pair graph takes 2 MB here
-    where a networkx DiGraph took 15."""
+    walks thousands of edges (networkx's views cost a call per node), and tuples take a fraction of a networkx
+    DiGraph's memory."""
 
     def __init__(self, n: int, edges: Iterable[tuple[int, int]]):
         succ: list[dict[int, None]] = [{} for _ in range(n)]  # dicts: an edge given twice is one edge
