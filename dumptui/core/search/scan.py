@@ -807,12 +807,21 @@ def rejudge(
                     restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
                 elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
                     restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
+                elif (
+                    r.verdict == SHAPE_MISMATCH
+                    and not into
+                    and (flip := _flip_reason(sr, _reach_into(session, sr, le.pair, r.slot, pos), r))
+                ):
+                    restate(r, FLIPPED, flip)  # as many as a flipped selection kept on each side
         for cached in res.outputs:
             r = now(cached)
             if why := _carried(r, sr.tainted[pos], cos):
                 restate(r, *_flipped_or(sr, sr.reach[pos] if sr.reach else None, r, why))
             elif _flip_within_floor(sr, pos, r):  # a comparison's output: a flip, however few elements
                 restate(r, FLIPPED, _flip_reason(sr, pos, r) or r.reason)
+            elif r.verdict == SHAPE_MISMATCH and sr.reach and not sr.tainted[pos]:
+                if flip := _flip_reason(sr, sr.reach[pos], r):
+                    restate(r, FLIPPED, flip)
     return before.merged(judged.values())
 
 

@@ -101,6 +101,10 @@ def test_a_masked_select_of_a_flipped_mask_and_the_mean_of_what_it_kept(dumps, c
     mean = ops["Torch.mean.0.forward"]
     assert mean["local_error"]["rule"] == "resized-by-flip"
     assert "differs in size between the sides as the selection" in mean["local_error"]["why"]
+    # the tensors of other sizes are flips in context (their own verdict), never a bare "shape mismatch"
+    assert [(t["verdict"], t["reason"]) for t in ops[MASKED_OP]["outputs"]] == [("flipped", "selection-flip")]
+    assert [(t["verdict"], t["reason"]) for t in mean["inputs"]] == [("flipped", "after-selection-flip")]
+    assert not [t for o in doc["ops"] for t in (*o["inputs"], *o["outputs"]) if t["verdict"] == "shape mismatch"]
 
 
 def test_a_bug_after_a_resizing_flip_is_still_the_root(dumps, capsys):
