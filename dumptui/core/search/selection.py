@@ -724,6 +724,25 @@ _CARRIERS = frozenset(
         "permute",
         "float",
         "half",
+        # comparisons decide, they compute nothing to keep in float32: what feeds a flipped mask feeds them
+        "Equal",
+        "NotEqual",
+        "Greater",
+        "GreaterEqual",
+        "Less",
+        "LessEqual",
+        "gt",
+        "ge",
+        "lt",
+        "le",
+        "eq",
+        "ne",
+        "__gt__",
+        "__ge__",
+        "__lt__",
+        "__le__",
+        "__eq__",
+        "__ne__",
     }
 )
 MAX_FEEDING = 2  # computing ops named as feeding a near-tie

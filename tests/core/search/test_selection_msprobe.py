@@ -96,6 +96,8 @@ def test_a_masked_select_of_a_flipped_mask_and_the_mean_of_what_it_kept(dumps, c
     masked = {f["op"]: f for f in doc["flips"]}[MASKED_OP]["selection"]
     assert masked["differing"] == 1 and masked["equal"] == masked["selected"] - 1
     (flip,) = masked["flips"]
+    feeding = {f["op"]: f for f in doc["flips"]}[MASKED_OP]["feeding"]
+    assert feeding == ["Torch.sigmoid.0.forward", "Functional.linear.0.forward"]  # through the comparison
     assert flip["kind"] == "kept" and flip["kept_by"] in ("ref", "target")
     ops = {o["ref"]: o for o in doc["ops"]}
     mean = ops["Torch.mean.0.forward"]
