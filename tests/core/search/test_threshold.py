@@ -114,3 +114,18 @@ def test_a_torch_comparison_with_a_number_as_msprobe_records_it():
     assert p.tolerance > 0  # the target's input is float16: its rounding is a tie
     with pytest.raises(ReplayUnsupported, match="not recorded"):  # no number: the scan's hook leaves it
         judge("gt", {}, {}, Side({0: x_r}, {0: x_r > 0.5}), Side({0: x_t}, {0: x_t > 0.5}))
+
+
+def test_integers_and_booleans_have_no_near_tie_what_differs_came_in():
+    """A cast of a flipped mask to int32, or two index tensors compared: the difference is an upstream flip's,
+    carried, not a threshold crossed here (left to the replay rule)."""
+    m_r, m_t = np.array([True, False, True]), np.array([True, True, True])
+    i32 = {"dst_type": "I32"}
+    assert judge("Cast", i32, {}, side([m_r], m_r.astype(np.int32)), side([m_t], m_t.astype(np.int32))) is None
+    i_r, i_t = np.array([3, 7, 1]), np.array([3, 6, 1])
+    j = np.array([3, 7, 2])
+    assert judge("Equal", {}, {}, side([i_r, j], i_r == j), side([i_t, j], i_t == j)) is None
+    x_r, x_t = np.array([0.4999, 0.9]), np.array([0.5001, 0.9])  # a float against an integer tensor: judged
+    half = np.array([0, 0])
+    p = judge("Greater", {}, {}, side([x_r - 0.5, half], x_r - 0.5 > half), side([x_t - 0.5, half], x_t - 0.5 > half))
+    assert p is not None and p.differing == 1
