@@ -44,6 +44,7 @@ COMPARE_TYPES = frozenset({"Equal", "NotEqual", "Greater", "GreaterEqual", "Less
 CAST_TYPES = frozenset({"Cast"})  # judged here only where it casts to an integer type or to bool
 MASK_TYPES = frozenset({"MaskedSelect", "masked_select"})  # keeps what a mask says: its size follows the mask
 THRESHOLD_TYPES = COMPARE_TYPES | CAST_TYPES | MASK_TYPES
+NOISE_SPREAD = 64.0  # an element's input error up to this many times the median of the op's is noise
 
 
 def is_threshold(op_type: str | None) -> bool:
@@ -109,7 +110,7 @@ def judge(
             return None
         moved_a, moved_b = np.abs(a_t - a_r), np.abs(b_t - b_r)
         value, threshold = a_r[differs], b_r[differs]
-        moved = moved_a[differs] + moved_b[differs]
+        moved, moved_all = moved_a[differs] + moved_b[differs], moved_a + moved_b
         slot = 0 if float(np.nanmax(moved_a, initial=0.0)) >= float(np.nanmax(moved_b, initial=0.0)) else 1
         input_error = float(np.nanmax(np.maximum(moved_a, moved_b), initial=0.0))
     else:
@@ -122,6 +123,12 @@ def judge(
         threshold = _cast_boundary(value, x_t[differs] > value, want_r.dtype == np.bool_)
         moved, slot, input_error = moved_all[differs], 0, float(np.nanmax(moved_all, initial=0.0))
     margin = np.abs(value - threshold)
+    # a near-tie is crossed by noise: the error that moved it no larger than the op's inputs carry (their
+    # median, NOISE_SPREAD times) or than their rounding; larger, it came in (an upstream flip's): carried
+    noise = float(np.nanmedian(moved_all)) if moved_all.size else 0.0
+    tol = tie_tolerance(target.dtypes.get(slot)) * np.maximum(np.abs(value), np.abs(threshold))
+    if not np.all(moved <= np.maximum(NOISE_SPREAD * noise, tol)):
+        return None
     flips = tuple(
         Flip(
             kind=FlipKind.THRESHOLD,

@@ -36,8 +36,8 @@ def test_a_score_crossing_its_threshold_is_a_flip_with_margin_and_moving_error()
 
 @pytest.mark.parametrize("op,fn", [("Less", np.less), ("GreaterEqual", np.greater_equal), ("Equal", np.equal)])
 def test_two_scores_against_each_other_on_either_slot(op, fn):
-    a_r, b_r = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0001, 3.0])
-    a_t, b_t = np.array([1.0, 2.0002, 3.0]), np.array([1.0, 2.0001, 3.0])
+    a_r, b_r = np.array([1.0, 2.0, 3.0]), np.array([0.5, 2.0001, 3.5])
+    a_t, b_t = a_r + 2e-4, b_r.copy()  # every element moved by the target's noise; one crosses
     p = judge(op, {}, {}, side([a_r, b_r], fn(a_r, b_r)), side([a_t, b_t], fn(a_t, b_t)))
     if np.array_equal(fn(a_r, b_r), fn(a_t, b_t)):
         assert p is None  # Equal: 2.0 vs 2.0001 is unequal on both sides
@@ -129,3 +129,20 @@ def test_integers_and_booleans_have_no_near_tie_what_differs_came_in():
     half = np.array([0, 0])
     p = judge("Greater", {}, {}, side([x_r - 0.5, half], x_r - 0.5 > half), side([x_t - 0.5, half], x_t - 0.5 > half))
     assert p is not None and p.differing == 1
+
+
+def test_an_element_moved_far_beyond_the_noise_came_in_it_is_no_near_tie():
+    """Scores gathered by an upstream flip differ wholesale at one position: that element crossing the
+    threshold is carried from there, not a near-tie crossed by noise (left to the replay rule)."""
+    x_r = np.linspace(0.1, 0.9, 64)
+    i = int(np.argmin(np.abs(x_r - 0.5)))
+    x_r[i] = 0.4999
+    x_t = x_r + np.where(np.arange(64) % 2, 1e-4, -1e-4)  # the noise
+    t = np.float64(0.5)
+    far = x_t.copy()
+    far[i] = 0.8  # another element's score there
+    assert judge("Greater", {}, {}, side([x_r, t], x_r > t), side([far, t], far > t)) is None
+    near = x_t.copy()
+    near[i] = 0.5002
+    p = judge("Greater", {}, {}, side([x_r, t], x_r > t), side([near, t], near > t))
+    assert p is not None and [f.index for f in p.flips] == [i]
