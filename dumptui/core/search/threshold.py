@@ -44,6 +44,7 @@ COMPARE_TYPES = frozenset({"Equal", "NotEqual", "Greater", "GreaterEqual", "Less
 CAST_TYPES = frozenset({"Cast"})  # judged here only where it casts to an integer type or to bool
 MASK_TYPES = frozenset({"MaskedSelect", "masked_select"})  # keeps what a mask says: its size follows the mask
 THRESHOLD_TYPES = COMPARE_TYPES | CAST_TYPES | MASK_TYPES
+_INTEGER_DTYPES = ("int", "uint", "bool")  # dtype names a cast to which is judged here
 NOISE_SPREAD = 64.0  # an element's input error up to this many times the median of the op's is noise
 
 
@@ -253,6 +254,10 @@ def threshold_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> Se
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None or not is_threshold(ref.op_type) or ref.op_type != tgt.op_type:
         return None
+    if ref.op_type in CAST_TYPES:  # most casts are to float16 and back: known from the index, nothing read
+        out = ref.outputs.get(0)
+        if out is None or not (out.dtype or "").startswith(_INTEGER_DTYPES):
+            return None
     n = sum(t.size or 0 for op in (ref, tgt) for t in (*op.inputs.values(), *op.outputs.values()))
     if n > MAX_SELECTION_ELEMENTS:
         return None

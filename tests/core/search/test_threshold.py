@@ -146,3 +146,39 @@ def test_an_element_moved_far_beyond_the_noise_came_in_it_is_no_near_tie():
     near[i] = 0.5002
     p = judge("Greater", {}, {}, side([x_r, t], x_r > t), side([near, t], near > t))
     assert p is not None and [f.index for f in p.flips] == [i]
+
+
+class _Tensor:
+    def __init__(self, a: np.ndarray, reads: list):
+        self.a, self.reads = a, reads
+        self.dtype, self.shape, self.size = str(a.dtype), a.shape, a.size
+
+    def read(self) -> np.ndarray:
+        self.reads.append(self)
+        return self.a
+
+
+class _Op:
+    def __init__(self, x: np.ndarray, out: np.ndarray, reads: list, dst: str):
+        self.op_type, self.attrs, self.sources = "Cast", {"dst_type": dst}, {}
+        self.inputs, self.outputs = {0: _Tensor(x, reads)}, {0: _Tensor(out, reads)}
+
+
+class _Pair:
+    def __init__(self, ref: _Op, target: _Op):
+        self.ref, self.target = ref, target
+
+
+def test_a_cast_to_a_float_type_is_passed_over_without_reading_a_tensor():
+    """Every float16 target casts thousands of tensors to float16 and back: the scan asks about each one whose
+    output differs, and only casts to integers or bool are read (their dtype is in the index)."""
+    from dumptui.core.search.threshold import threshold_proof
+
+    reads: list = []
+    x_r, x_t = np.array([2.9996, 1.2]), np.array([3.0004, 1.2])
+    to_f16 = _Pair(_Op(x_r, x_r.astype(np.float16), reads, "F16"), _Op(x_t, x_t.astype(np.float16), reads, "F16"))
+    assert threshold_proof(None, to_f16, {0: "data"}) is None and reads == []  # type: ignore[arg-type]
+    r_i, t_i = np.trunc(x_r).astype(np.int32), np.trunc(x_t).astype(np.int32)
+    to_int = _Pair(_Op(x_r, r_i, reads, "I32"), _Op(x_t, t_i, reads, "I32"))
+    p = threshold_proof(None, to_int, {0: "data"})  # type: ignore[arg-type]
+    assert p is not None and p.flips[0].other_value == 3.0 and len(reads) == 4
