@@ -153,6 +153,7 @@ class LocalError:
         None  # a data input not compared (missing or unreadable) whose value no producer shows either
     )
     selection: SelectionProof | None = None  # a selection op judged by its own inputs (selection.py)
+    resized: tuple[int, ...] = ()  # data inputs of another size on each side, as a flip upstream made them
 
     @property
     def gain_rel(self) -> float | None:

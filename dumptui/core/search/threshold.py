@@ -233,15 +233,15 @@ def resized_by_flips(
         site, entries = reach[pos], resized[pos]
         if site is None or site == pos or not entries or le.out is None or le.rule == LocalRule.WIRING:
             continue
+        le.resized = tuple(slot for slot, _v, _w in entries)
         if le.replay is not None and le.replay.conclusive(gain):
             le.unjudged_flow = False
             if le.replay.broken(gain, tail_limit):
                 le.kind, le.rule = LocalKind.ROOT, LocalRule.REPLAY_BROKEN
                 le.why = because(Why.REPLAY_BROKEN, le.replay, tuple(le.differs))
             else:
-                slots = tuple(slot for slot, _v, _w in entries)
                 le.kind, le.rule = LocalKind.CARRIES, LocalRule.RESIZED_BY_FLIP
-                le.why = because(Why.RESIZED_BY_FLIP, slots, locals_[site].pair.name)
+                le.why = because(Why.RESIZED_BY_FLIP, le.resized, locals_[site].pair.name)
         elif le.out_rel is not None and le.out_rel > le.floor:
             le.blind = because(Why.BLIND_INPUTS, entries)
             le.kind, le.unjudged_flow, le.rule = LocalKind.UNKNOWN, True, LocalRule.BLIND

@@ -114,3 +114,12 @@ def test_a_bug_after_a_resizing_flip_is_still_the_root(dumps, capsys):
     code, doc = run(capsys, "bisect", d.ref, d.target)
     assert code == 1 and doc["culprit"]["ref"] == "Torch.mean.0.forward"
     assert doc["culprit"]["local_error"]["rule"] == "replay-broken"
+
+
+def test_the_text_says_the_resized_input_decides_by_replay_never_a_gain(dumps, capsys):
+    d = dumps["mean-bug"]
+    capsys.readouterr()
+    assert cli.main(["bisect", d.ref, d.target]) == 1
+    out = capsys.readouterr().out
+    local = next(line for line in out.splitlines() if line.startswith("  local error:"))
+    assert "input.0 of another size on each side" in local and "gain x" not in local
