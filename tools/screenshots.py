@@ -106,6 +106,19 @@ async def shoot_help(ref: str, target: str, out: str) -> str:
     return os.path.join(out, "help-marks.svg")
 
 
+async def shoot_picker(ref: str, target: str, out: str, name: str = "ranks-picker-80x24") -> str:
+    """The picker of a pair of several ranks and steps, every unit searched, at 80x24."""
+    from dumptui.tui.screens.picker import PickerScreen
+
+    fresh_state()
+    app = DumpTuiApp(PairOptions(ref, target))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(lambda: isinstance(app.screen, PickerScreen) and app.screen.picker.complete)
+        await pilot.pause(0.3)
+        app.save_screenshot(f"{name}.svg", path=out)
+    return os.path.join(out, f"{name}.svg")
+
+
 def headless_bisect(ref: str, target: str, out: str) -> str:
     """`dumptui bisect REF TARGET` itself (a subprocess, colours forced), as a terminal 100 columns wide
     shows it: its ANSI output drawn to SVG by rich."""
@@ -189,6 +202,7 @@ def main() -> int:
                 "ranks/ref", "ranks/target", (100, 30), out, "ranks-culprit-100x30", rank="all", iteration=step
             )
             written.append(asyncio.run(shot))
+            written.append(asyncio.run(shoot_picker("ranks/ref", "ranks/target", out)))  # no --rank / --step
             if os.path.isdir(MOD_FIXTURE):
                 os.chdir(MOD_FIXTURE)  # A and B_mod as the user types them
                 written.append(asyncio.run(shoot("A", "B_mod", (80, 24), out, "mod-culprit-80x24")))

@@ -20,7 +20,8 @@ from typing import Callable
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING, StatisticsState
 
-SCREEN, APP = "screen", "app"  # where an action is bound and runs: the main screen, or the app
+SCREEN, APP, PICKER = "screen", "app", "picker"  # where an action is bound and runs: the main screen, the app,
+# or the picker of ranks and steps (tui/screens/picker.py)
 ALWAYS_SHOWN = ("quit", "help")  # first in the footer, so a narrow terminal never cuts them
 
 
@@ -141,6 +142,7 @@ def waiting_for(key: str, context: KeyContext) -> Action | None:
 
 
 BISECTION = "Bisection, navigation, views"
+RANKS_AND_STEPS = "Ranks and steps (a pair with several)"
 EVERYWHERE = "Everywhere"
 
 ACTIONS: tuple[Action, ...] = (
@@ -449,6 +451,16 @@ ACTIONS: tuple[Action, ...] = (
         when=_can_compute_statistics,
     ),
     Action(
+        "picker.open",
+        "open_unit",
+        "enter",
+        "Open",
+        "Open the highlighted rank and step in the main view (in the picker)",
+        RANKS_AND_STEPS,
+        footer=True,
+        on=PICKER,
+    ),
+    Action(
         "app.quit",
         "quit",
         "q",
@@ -496,7 +508,8 @@ _OF_THE_MOMENT = frozenset(a.action for a in ACTIONS if a.hidden)
 
 
 def actions_on(on: str) -> list[Action]:
-    """The actions bound on the main screen (`SCREEN`) or on the app (`APP`), in the table's order."""
+    """The actions bound on the main screen (`SCREEN`), the app (`APP`) or the picker (`PICKER`), in the
+    table's order."""
     return [a for a in ACTIONS if a.on == on]
 
 

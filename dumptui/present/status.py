@@ -30,6 +30,7 @@ class StatusFacts:
     diverged: int = 0  # ops known diverged so far
     failure_work: str = ""  # the work whose failure is the state ("" when none)
     failure: str = ""  # its line: what failed, the path and the reason
+    unit: str = ""  # the rank and step opened from the picker ("rank 1, step 0"), "" for a pair of one
 
 
 def status_line(f: StatusFacts, width: int) -> Line:
@@ -45,11 +46,13 @@ def status_line(f: StatusFacts, width: int) -> Line:
             spans.append((statistics_words(f.stats_state, f.stats_done, f.stats_total) + " │ ", ""))
         spans.append((elide_left(clean(f.failure), max(10, width - _length(spans))), "error"))
         return tuple(spans)
-    room = max(8, (width - PAIR_ROOM) // 2)
+    unit: list[Span] = [SEPARATOR, (clean(f.unit), "bold")] if f.unit else []
+    room = max(8, (width - PAIR_ROOM - _length(unit)) // 2)
     # paths come from the command line or a session file: escaped, never written raw (an OSC sequence in a
     # hand-edited session's path set the terminal's title)
     ref, target = clean(f.ref), clean(f.target)
     spans += [("ref ", ""), (elide_left(ref, room), "bold"), (" vs ", ""), (elide_left(target, room), "bold")]
+    spans += unit
     parts: list[Span] = []
     if not f.opened:
         parts.append((f"{f.stage}… {f.opening_seconds:.1f} s", ""))

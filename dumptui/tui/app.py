@@ -12,9 +12,8 @@ from textual.theme import Theme
 
 from dumptui.options.pair import PairOptions
 from dumptui.present import autosave as saved
-from dumptui.present.keys import APP
-from dumptui.present.picker import UnitPicker, wants_picker
-from dumptui.present.types import Unit
+from dumptui.present.keys import APP, KeyContext
+from dumptui.present.picker import units_to_pick
 from dumptui.report.fmt import clean_lines
 from dumptui.tui import keymap
 from dumptui.tui.commands import DumpCommands
@@ -43,7 +42,6 @@ KEYED_WIDGETS = (
     SaveScreen,
     ExportScreen,
     CopyScreen,
-    PickerScreen,
     HelpScreen,
 )
 
@@ -67,31 +65,44 @@ class DumpTuiApp(App[None]):
         super().__init__()
         self.options = options
         self.session_file = session_file
-        self.picker: UnitPicker | None = None  # several ranks or steps and none chosen: the picker first
 
     def on_mount(self) -> None:
         theme = saved.read_settings().get("theme")
         if theme and theme in self.available_themes:
             self.theme = theme
         self.theme_changed_signal.subscribe(self, self._save_theme)
-        if self.session_file is None and wants_picker(self.options):
-            self.picker = UnitPicker(self.options)
-            self.push_screen(PickerScreen(self.picker))
+        # several ranks or steps and none chosen: the picker first (its table fills as each unit is searched)
+        choice = units_to_pick(self.options) if self.session_file is None else None
+        if choice is not None:
+            self.push_screen(PickerScreen(self.options, choice))
             return
         self.push_screen(self.MAIN_SCREEN(self.options, self.session_file))
 
-    def open_unit(self, unit: Unit) -> None:
+    def open_unit(self, options: PairOptions, label: str) -> None:
         """The picker's Enter: that (rank, step) in the main view, as `--rank R --step S` opens it."""
-        assert self.picker is not None
-        self.push_screen(self.MAIN_SCREEN(self.picker.options_for(unit), None))
+        self.push_screen(self.MAIN_SCREEN(options, picked=True))
+        self.notify(f"opening {label}", timeout=3)
 
     def back_to_picker(self) -> None:
         """`U` in the main view: its unit let go (its worker processes ended), the picker shown again."""
         main = self.main
-        if self.picker is None or main is None:
+        if self.picker is None or main is None or self.screen is not main:
             return
         main.controller.close()
         self.pop_screen()
+
+    @property
+    def picker(self) -> PickerScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, PickerScreen)), None)
+
+    def _stop_work(self) -> None:
+        """Quitting: the main screen's worker processes ended, the picker's search told to stop."""
+        main = self.main
+        if main is not None:
+            main.controller.close()
+        picker = self.picker
+        if picker is not None:
+            picker.stop.set()
 
     def _save_theme(self, theme: Theme) -> None:
         """The theme chosen (ctrl+p) is the next launch's theme too."""
@@ -105,26 +116,22 @@ class DumpTuiApp(App[None]):
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
 
     def help_sections(self) -> list[HelpSection]:
-        """Every key of the app, the main screen and its widgets, with whether it is available now."""
+        """Every key of the app, the main screen and its widgets, with whether it is available now (on the
+        picker, no unit open: the main screen's keys dimmed)."""
         main = self.main
-        return keymap.table_sections(self, main.key_context() if main is not None else None) + keymap.widget_sections(
-            self, KEYED_WIDGETS
-        )
+        context = main.key_context() if main is not None else KeyContext() if self.picker is not None else None
+        return keymap.table_sections(self, context) + keymap.widget_sections(self, KEYED_WIDGETS)
 
     async def action_quit(self) -> None:
         """Quit at once: the worker processes are ended, not waited for (nothing they do is saved work: the
         bisection is autosaved after every mark)."""
-        main = self.main
-        if main is not None:
-            main.controller.close()
+        self._stop_work()
         self.exit()
 
     async def action_interrupt(self) -> None:
         """ctrl+c: quit as `q` does, with the exit code of an interrupted command (130, as bisect and compare
         give): a script that started the app can tell it was interrupted."""
-        main = self.main
-        if main is not None:
-            main.controller.close()
+        self._stop_work()
         self.exit(return_code=EXIT_INTERRUPTED)
 
     def action_help(self) -> None:

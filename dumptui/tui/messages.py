@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from textual.message import Message
 
 from dumptui.present.driver import BisectCommand, BisectDriver, BisectState, RunProgress
+from dumptui.present.picker import AllUnits as AllUnitsResult
+from dumptui.present.picker import Unit, UnitAnswer
 from dumptui.present.progress import RUNNING, StatisticsState
 from dumptui.present.relations import Relation
 from dumptui.present.tree import OpTreeModel
@@ -138,3 +140,24 @@ class OpMessage(Message):
     `FlatOpList.OpActivated`, `RelationList.Chosen`...)."""
 
     index: int
+
+
+@dataclass
+class UnitStarted(Message, bubble=False):
+    """The picker's search of every rank and step: one unit's search begins."""
+
+    unit: Unit
+
+
+@dataclass
+class UnitAnswered(Message, bubble=False):
+    """The picker's search: one unit's answer (its first root, or why it has none)."""
+
+    answer: UnitAnswer
+
+
+@dataclass
+class UnitsSearched(Message, bubble=False):
+    """The picker's search is over: the every-unit answer (where the divergence was born first)."""
+
+    result: AllUnitsResult

@@ -451,9 +451,10 @@ def test_action_table_ids_unique_and_every_command_described():
     ids = [a.id for a in keys.ACTIONS]
     assert len(ids) == len(set(ids))
     for a in keys.ACTIONS:
-        assert a.label and a.help and a.section and a.on in (keys.SCREEN, keys.APP), a
+        assert a.label and a.help and a.section and a.on in (keys.SCREEN, keys.APP, keys.PICKER), a
         assert a.keys or a.palette, f"{a.id}: neither a key nor a palette entry reaches it"
-    assert [title for title, _actions in keys.sections()] == [keys.BISECTION, keys.EVERYWHERE]
+    assert [title for title, _actions in keys.sections()] == [keys.BISECTION, keys.RANKS_AND_STEPS, keys.EVERYWHERE]
+    assert [a.id for a in keys.actions_on(keys.PICKER)] == ["picker.open"]  # the picker's own: enter
     assert keys.action_named("mark").id in ("bisect.good", "bisect.bad")
     assert keys.action_named("help", keys.APP).qualified == "app.help"
 
@@ -472,6 +473,7 @@ def test_commands_available_as_the_work_progresses():
         "view.zoom",
         "nav.first",
         "nav.last",
+        "picker.open",  # bound on the picker only, where it always applies
     }
     assert ids() == always  # nothing indexed yet
     indexed = ids(indexed=True)

@@ -81,3 +81,11 @@ def test_counts_are_passed_on_at_most_every_interval_and_always_the_last():
     now[0] += 0.01
     every(1200, 1200)
     assert seen[-1] == (1200, 1200)
+
+
+def test_the_unit_opened_from_the_picker_follows_the_pair_and_the_line_still_fits():
+    f = StatusFacts("runs/" + "r" * 60, "runs/" + "t" * 60, opened=True, diverged=2, unit="rank 1, step 0")
+    line = plain(status_line(f, 80))
+    assert " │ rank 1, step 0 │ 2 ✗" in line and len(line) <= 80
+    assert ("rank 1, step 0", "bold") in status_line(f, 80)
+    assert plain(status_line(StatusFacts("r", "t", opened=True), 80)) == "dumptui ref r vs t"  # a pair of one

@@ -405,9 +405,11 @@ def test_help_lists_every_binding_generated(demo_pair):
 def test_every_command_of_the_action_table_runs_an_action():
     """A typo in the table would be a key that silently does nothing."""
     from dumptui.present import keys
+    from dumptui.tui.screens.picker import UnitTable
 
+    owners = {keys.APP: DumpTuiApp, keys.SCREEN: MainScreen, keys.PICKER: UnitTable}  # the picker's: its table
     for a in keys.ACTIONS:
-        owner = DumpTuiApp if a.on == keys.APP or a.action.startswith("app.") else MainScreen
+        owner = DumpTuiApp if a.action.startswith("app.") else owners[a.on]
         assert callable(getattr(owner, "action_" + a.name.removeprefix("app."), None)), a.id
 
 

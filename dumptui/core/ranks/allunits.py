@@ -93,7 +93,7 @@ def run_units(
     units: list[Unit],
     run: UnitRun,
     on_unit: Callable[[Unit, Session, list[Root]], None] | None = None,
-    on_outcome: Callable[[UnitOutcome], None] | None = None,
+    on_outcome: Callable[[UnitOutcome], object] | None = None,
     why_of: Callable[[Unit, Root], Said] | None = None,
 ) -> AllUnits:
     """Search every unit with `run`, in step then rank order; `on_unit` sees each unit's session and roots

@@ -36,6 +36,7 @@ from dumptui.present.failures import describe, failure_line
 from dumptui.present.keys import SCREEN, KeyContext, action_named, available_now, waiting_for
 from dumptui.present.keys import state as key_state
 from dumptui.present.paths import shown_pair
+from dumptui.present.picker import opened_unit
 from dumptui.present.progress import (
     CANCELLED,
     DONE,
@@ -114,9 +115,10 @@ class MainScreen(Screen[None]):
     status: var[StatusFacts] = var(StatusFacts(), init=False)  # what the status line says
     search_query = var("", init=False)  # the `/` search's query: n / N walk its matches while it is set
 
-    def __init__(self, options: pairing.PairOptions, session_file: str | None = None):
+    def __init__(self, options: pairing.PairOptions, session_file: str | None = None, picked: bool = False):
         super().__init__()
         self.options = options
+        self.picked = picked  # opened from the picker of ranks and steps (`U` goes back to it)
         # the engine's state for the pair and the work on it (present/controller.py): the workers call it
         self.controller = PairController(options, session_file, self.STATISTICS_WORKERS, self.WORKER_NICE)
         self.pair_work = PairWork(self, self.controller)  # the workers that call it off the UI thread
@@ -204,7 +206,7 @@ class MainScreen(Screen[None]):
             bisection=self.bstate,
             statistics=self.stats_state,
             searching=bool(self.search_query),
-            picked=getattr(self.app, "picker", None) is not None,
+            picked=self.picked,
         )
 
     def on_key(self, event: events.Key) -> None:
@@ -256,6 +258,7 @@ class MainScreen(Screen[None]):
             diverged=self.model.diverged if self.model is not None else 0,
             failure_work=failure_work,
             failure=failure,
+            unit=opened_unit(self.options) if self.picked else "",
         )
 
     # ------------------------------------------------------------------ opening
@@ -448,7 +451,7 @@ class MainScreen(Screen[None]):
             failure = describe(error, f"{self.options.ref} / {self.options.target}")
             self.open_stage = "cannot open the dumps"
             self._draw_status()
-            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason), lambda _r: self.app.exit(return_code=2))
+            self.app.push_screen(OpenErrorScreen(failure.path, failure.reason, self.picked), self._after_open_error)
             return
         failure = describe(error, path or self._failure_subject(work))
         if work == "stats":
@@ -456,6 +459,13 @@ class MainScreen(Screen[None]):
         self.failure = (work, fmt.clean(failure_line(work, failure)))
         self._draw_status()
         self.notify(self.failure[1], severity="error", timeout=15, markup=False)
+
+    def _after_open_error(self, _result: object) -> None:
+        """A unit chosen in the picker that cannot be opened: back to the picker; else the app ends (exit 2)."""
+        if self.picked:  # once the dialog is gone: this unit's screen too, the picker again
+            self.app.call_later(self.app.back_to_picker)  # type: ignore[attr-defined]  # DumpTuiApp's
+        else:
+            self.app.exit(return_code=2)
 
     def retry_work(self, work: str) -> None:
         """Work that failed is started again: its failure is no longer the state."""
