@@ -123,3 +123,5 @@ def test_the_text_says_the_resized_input_decides_by_replay_never_a_gain(dumps, c
     out = capsys.readouterr().out
     local = next(line for line in out.splitlines() if line.startswith("  local error:"))
     assert "input.0 of another size on each side" in local and "gain x" not in local
+    why = next(line for line in out.splitlines() if line.startswith("  why:"))
+    assert "input.0 of another size on each side" in why and "agree exactly" not in why
