@@ -226,6 +226,8 @@ def resized_by_flips(
     (LocalRule.RESIZED_BY_FLIP); it does not, a root (a bug after a flip is still one); no replay, undecided
     (the blind rule). `gain`, `tail_limit` are the replay rule's."""
     flipped = [le.selection is not None and le.selection.flipped for le in locals_]
+    if not any(flipped) or not any(resized):
+        return  # (most runs: no walk of the graph)
     # roots block a flip's reach, except those the gain rule made of a resized input (judged again here)
     roots = [le.is_root and not resized[p] for p, le in enumerate(locals_)]
     reach = flip_reach(flipped, roots, predecessors)
