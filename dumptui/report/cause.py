@@ -92,6 +92,9 @@ def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
         if le.data_in is None or le.data_in.worst_rel == 0
         else f"its inputs carry {fmt_rel(le.data_in.worst_rel)} of their RMS"
     )
+    if le.resized:  # never compared: a flip upstream made them of another size on each side
+        resized = ", ".join(f"input.{s}" for s in le.resized)
+        ins = f"{resized} of another size on each side (a selection flipped upstream)"
     if basis == Basis.SELECTION_BROKEN:
         assert le.selection is not None
         return cause.kind, f"error is born here: {ins}, and {proof_sentence(le.selection)}"

@@ -375,6 +375,9 @@ def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: str) -> str:
 def _blind_inputs(inputs: tuple[tuple[int, str, Reason | str], ...]) -> str:
     said = []
     for slot, verdict, why in inputs:
+        if verdict == "shape mismatch":
+            said.append(f"input.{slot} differs in shape between the sides ({say(why)})")
+            continue
         where = (
             "unreadable"
             if verdict == "unreadable"
@@ -629,6 +632,10 @@ _WORDS: dict[Why, Callable[..., str]] = {
     ),
     Why.PROBE: _probe,
     Why.BLIND_INPUTS: _blind_inputs,
+    Why.RESIZED_BY_FLIP: lambda slots, site: (
+        f"{', '.join(f'input.{s}' for s in slots)} differs in size between the sides as the selection {site} "
+        "upstream flipped on near-ties (each side selecting from its own inputs): carried, not born here"
+    ),
     Why.BENIGN_CHECK: lambda kind, name, why: f"{kind} {name}: {say(why)}",
     Why.LARGEST_CARRIED: lambda err, name: (
         f"largest output error {fmt_rel(err)} of its RMS at {name}, carried from precision noise (no op creates "

@@ -19,6 +19,7 @@ from dumptui.core.search.selection import (
     SelectionProof,
     SelectionReason,
 )
+from dumptui.core.search.threshold import MASK_TYPES, THRESHOLD_TYPES
 from dumptui.report.reasons import say
 
 SAID_FLIPS = 3  # flips described one by one in a sentence (the rest are counted)
@@ -48,6 +49,10 @@ def counts(p: SelectionProof) -> str:
     """`25 of 32 selections equal (30 of 32 as a set)`: the selections compared as selections."""
     if p.op_type in _BOXES:
         return f"{p.equal} of {p.selected} boxes kept on both sides ({p.differing} on one side only)"
+    if p.op_type in MASK_TYPES:
+        return f"{p.equal} of {p.selected} elements kept on both sides ({p.differing} on one side only)"
+    if p.op_type in THRESHOLD_TYPES:
+        return f"{p.equal} of {p.selected} elements equal"
     as_set = f" ({p.common} of {p.selected} as a set)" if p.common != p.equal else ""
     what = "values" if p.op_type in ("Unique", "unique") else "selections"
     return f"{p.equal} of {p.selected} {what} equal{as_set}"
@@ -104,6 +109,13 @@ def _box_flip(f: Flip) -> str:
         return f"{head}: box {f.other}, which decides it, flipped itself"
     if f.kind == FlipKind.MEMBER:
         return f"value {_v(f.value)} on {side}'s side only: {f.margin:.1e} from another value"
+    if f.kind == FlipKind.KEPT:
+        return f"element {f.index} ({_v(f.value)}) kept by {side} only: its mask differs there"
+    if f.kind == FlipKind.THRESHOLD:
+        return (
+            f"element {f.index} crossed its threshold: {_v(f.value)} vs {_v(f.other_value)}, "
+            f"{_against(f.margin, f.input_error)}"
+        )
     return f"{head}: it follows another box's flip"
 
 
@@ -142,6 +154,13 @@ def proof_sentence(p: SelectionProof) -> str:
         )
     if p.code == SelectionCode.SAME:
         return f"each side's selection follows from its own inputs, and they agree ({counts(p)})"
+    if p.op_type in MASK_TYPES:
+        return f"each side keeps what its own mask says: {counts(p)}; {flips_words(p)}"
+    if p.op_type in THRESHOLD_TYPES:
+        return (
+            f"each side's output follows from its own inputs; elements that nearly tie their threshold crossed "
+            f"it: {counts(p)}; {flips_words(p)}"
+        )
     return (
         f"each side's selection follows from its own inputs (ties within their rounding); near-ties flipped: "
         f"{counts(p)}; {flips_words(p)}"

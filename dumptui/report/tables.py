@@ -169,6 +169,12 @@ def print_cause(console: Console, session: Session, r: Root) -> None:
         )
 
 
+def _resized_words(le: LocalError) -> str:
+    """Inputs a flip upstream made of another size on each side: compared by their replay, never by a gain."""
+    slots = ", ".join(f"input.{s}" for s in le.resized)
+    return f"{slots} of another size on each side (a selection flipped upstream): no gain, its replay decides"
+
+
 def print_local(console: Console, le: LocalError | None) -> None:
     """The local error of a root: the numbers of the rule, and the replay proof where there is one."""
     if le is None or le.out is None:
@@ -178,10 +184,17 @@ def print_local(console: Console, le: LocalError | None) -> None:
         if le.data_in is None or le.data_in.worst_rel == 0
         else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
     )
-    console.print(
-        f"  local error: output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({name(le.floor_dtype)} floor "
-        f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})"
-    )
+    if le.resized:  # never compared: no gain can be said
+        console.print(
+            f"  local error: output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({name(le.floor_dtype)} floor "
+            f"{fmt_rel(le.floor)}), {_resized_words(le)}"
+        )
+        ins = ""
+    if ins:
+        console.print(
+            f"  local error: output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({name(le.floor_dtype)} floor "
+            f"{fmt_rel(le.floor)}), {ins}: gain x{fmt_gain(le.gain_rel)} (absolute x{fmt_gain(le.gain_abs)})"
+        )
     if le.replay is not None:
         console.print(f"  [bold]proof (replay):[/bold] {name(proof_words(le))}")
     elif le.replay_note:
@@ -378,10 +391,8 @@ def compare_table(results: list[OpResult], only_bad: bool = False, judgement: Ru
             # a selection is compared as selections: its gain says nothing
             title.append(f"  {counts(le.selection)}", style="bold red" if is_root else "dim")
         elif le is not None and le.out is not None and le.kind != LocalKind.CLEAN:
-            title.append(
-                f"  local err {fmt_rel(le.out_rel or 0.0)} gain x{fmt_gain(le.gain_rel)}",
-                style="bold red" if is_root else "dim",
-            )
+            gain = _resized_words(le) if le.resized else f"gain x{fmt_gain(le.gain_rel)}"
+            title.append(f"  local err {fmt_rel(le.out_rel or 0.0)} {gain}", style="bold red" if is_root else "dim")
         if is_root:
             title.append("  ROOT", style="bold red")
         lines.append(title)

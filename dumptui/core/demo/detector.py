@@ -20,7 +20,11 @@ Targets (`VARIANTS`):
 - `concat-swap`: the box decoder's Concat takes its inputs in the wrong order (a wiring bug after the TopK);
 - `slice-off`: the decoder's size slice starts one element early (`[1:3]` for `[2:4]`, after the TopK);
 - `topk-wrong`: the TopK kernel returns the wrong k-th element (the element ranked k + RANK_SLIP): named by its
-  replay.
+  replay;
+- `threshold`: a score threshold besides, `Select(Greater(scores, t), scores, ZerosLike(scores))`, t an fp16 value
+  between a score's two sides (benign: the comparison flips at that element, and the Select carries it);
+- `select-swap`: the same with the target's Select taking its two branches in the wrong order (a wiring bug fed
+  by the flipped comparison: the Select is the root).
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ import numpy as np
 
 from dumptui.core.demo.dumpwriter import LABEL, SIDES, PairWriter, f16, scalar
 
-VARIANTS = ("flips", "fold-var", "concat-swap", "slice-off", "topk-wrong")
+VARIANTS = ("flips", "fold-var", "concat-swap", "slice-off", "topk-wrong", "threshold", "select-swap")
+THRESHOLD_VARIANTS = ("threshold", "select-swap")
 BUG_CHANNEL = 5
 K = 32
 ANCHORS, HW = 4, 8  # anchors per cell, cells per side
@@ -47,12 +52,16 @@ _TOPK = "Default/head-Head/topk-TopK/TopK-op0"
 _NMS = "Default/head-Head/nms-NMS/NMSWithMask-op0"
 _BACKBONE = "Default/backbone-Backbone/conv-Conv2d/Conv2D-op0"
 _DECODE = "Default/head-Head/decode-BoxDecode"
+_THRESHOLD = "Default/head-Head/threshold-ScoreThreshold"
+GREATER_OP = f"{_THRESHOLD}/Greater-op0"  # where the threshold variants' comparison flips
 _CULPRITS: dict[str, tuple[str, str] | None] = {
     "flips": None,
     "fold-var": (_BACKBONE, _BACKBONE),
     "concat-swap": (f"{_DECODE}/Concat-op0", f"{_DECODE}/Concat-op0"),
     "slice-off": (f"{_DECODE}/StridedSlice-op1", f"{_DECODE}/StridedSlice-op1"),
     "topk-wrong": (_TOPK, _TOPK),
+    "threshold": None,
+    "select-swap": (f"{_THRESHOLD}/Select-op0", f"{_THRESHOLD}/Select-op0"),
 }
 FLIP_OPS = (_TOPK, _NMS)  # where the flips are (every variant has them)
 
@@ -67,6 +76,8 @@ class DetectorDemo:
     seed: int  # the seed the pair was made from (the first from the one asked where both selections flip)
     topk_flips: int  # ranks of the TopK whose element differs between the sides
     nms_flips: int  # boxes the NMS keeps on one side only
+    threshold: float | None = None  # the threshold variants' t (a float16 value)
+    threshold_flips: int = 0  # scores on the other side of t on the target
 
 
 CONV_ATTRS = {
@@ -132,9 +143,10 @@ def _weights(rng: np.random.Generator) -> _Weights:
 class _Side:
     """The network on one side: each call writes one kernel and returns (value, IR argument)."""
 
-    def __init__(self, io: PairWriter, side: str, variant: str):
+    def __init__(self, io: PairWriter, side: str, variant: str, threshold: float | None = None):
         self.io, self.side, self.v = io, side, variant
         self.target = side == "target"
+        self.threshold = threshold
 
     def store(self, v: np.ndarray) -> np.ndarray:
         return f16(v) if self.target else np.asarray(v, dtype=np.float32)
@@ -333,7 +345,36 @@ def _network(s: _Side, wt: _Weights) -> dict:
     values, idx = _topk(s, scores)
     _decode(s, idx, deltas, anc)
     nms = _nms(s, scores, deltas, anc_c)
-    return {"topk": idx[0].reshape(-1), "nms": nms[1][0][nms[2][0]]}
+    if s.threshold is not None:
+        _score_threshold(s, scores, s.threshold)
+    return {"topk": idx[0].reshape(-1), "nms": nms[1][0][nms[2][0]], "scores": scores[0].reshape(-1)}
+
+
+def _score_threshold(s: _Side, scores: tuple, t: float) -> tuple:
+    """Select(Greater(scores, t), scores, ZerosLike(scores)); the select-swap target's branches swapped."""
+    dtype = np.float16 if s.target else np.float32
+    const = (np.array(t, dtype=dtype), f"{'F16' if s.target else 'F32'}({float(t)!r})")
+    mask = s.op("Greater", GREATER_OP, [scores, const], scores[0] > dtype(t))
+    zeros = s.op("ZerosLike", f"{_THRESHOLD}/ZerosLike-op0", [scores], np.zeros_like(scores[0]))
+    branches = [zeros, scores] if s.target and s.v == "select-swap" else [scores, zeros]
+    value = np.where(mask[0], branches[0][0], branches[1][0])
+    return s.op("Select", f"{_THRESHOLD}/Select-op0", [mask, *branches], value)
+
+
+def pick_threshold(ref: np.ndarray, target: np.ndarray) -> tuple[float, int]:
+    """A float16 threshold t nearest 0.5 strictly between one score's two sides (ref > t > target, or the other
+    way), and how many scores lie on either side of it: the near-tie a comparison on the float16 target flips."""
+    r, g = ref.astype(np.float64).reshape(-1), target.astype(np.float64).reshape(-1)
+    g16 = target.astype(np.float16).reshape(-1)
+    below = np.nextafter(g16, np.float16(-np.inf)).astype(np.float64)
+    above = np.nextafter(g16, np.float16(np.inf)).astype(np.float64)
+    cand = np.where(r < g, below, above)  # t the float16 value next to the target's score, towards the ref's
+    valid = np.where(r < g, cand > r, (r > g) & (cand < r))  # strictly between: the margin below the error
+    if not valid.any():
+        raise RuntimeError("no score differs between the sides: no threshold flips")
+    i = int(np.argmin(np.where(valid, np.abs(cand - 0.5), np.inf)))
+    t = float(cand[i])
+    return t, int(((r > t) != (g > t)).sum())
 
 
 def write_detector_demo(root: str, variant: str = "flips", seed: int = 20261133) -> DetectorDemo:
@@ -343,9 +384,13 @@ def write_detector_demo(root: str, variant: str = "flips", seed: int = 20261133)
         raise ValueError(f"variant one of {VARIANTS}")
     chosen, topk_flips, nms_flips = _flipping_seed(seed)
     wt = _weights(np.random.default_rng(chosen))
+    t, t_flips = None, 0
+    if variant in THRESHOLD_VARIANTS:
+        sc = {side: _network(_Side(_NullWriter(), side, "flips"), wt)["scores"] for side in SIDES}  # type: ignore[arg-type]
+        t, t_flips = pick_threshold(sc["ref"], sc["target"])
     io = PairWriter(root)
     for side in SIDES:
-        _network(_Side(io, side, variant), wt)
+        _network(_Side(io, side, variant, t), wt)
     io.finish()
     return DetectorDemo(
         root,
@@ -356,6 +401,8 @@ def write_detector_demo(root: str, variant: str = "flips", seed: int = 20261133)
         chosen,
         topk_flips,
         nms_flips,
+        t,
+        t_flips,
     )
 
 

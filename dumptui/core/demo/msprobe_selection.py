@@ -7,9 +7,15 @@ in torch.save's zip format), without torch: the pickle of each tensor is written
     scores ─ Torch.topk.0 (k = 8) ─ values, indices ─ Torch.gather.0 (feats, 1, indices) ─ Functional.linear.1 (W2)
     scores ─ Torch.sort.0 (descending) ─ values, indices ─ Torch.gather.1 (feats, 1, indices) ─ Torch.sum.0
 
+    scores ─ Tensor.__gt__.0 (t) ─ mask ─ Torch.where.0 (mask, scores, zeros)     (the threshold variants only)
+                                         └ Torch.masked_select.0 (scores, mask) ─ Torch.mean.0
+
 Targets (`VARIANTS`): `noisy` (float16, nothing else: benign), `topk-wrong` (its topk returns the element ranked
 k + RANK_SLIP at the last rank: a root, named by its replay), `gather-bug` (the gather after the topk takes the
-indices shifted by one: a bug after the flip).
+indices shifted by one: a bug after the flip), `threshold` (benign: `scores > t`, t a float16 number strictly
+between one score's two sides, flips there; the where and the masked_select it feeds carry it, the mean of
+one element more or less too), `mean-bug` (the same, the target's mean dividing by one too many: a bug after
+the flip, named by its replay on its own, shorter, input).
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-VARIANTS = ("noisy", "topk-wrong", "gather-bug")
+from dumptui.core.demo.detector import pick_threshold
+
+VARIANTS = ("noisy", "topk-wrong", "gather-bug", "threshold", "mean-bug")
+THRESHOLD_VARIANTS = ("threshold", "mean-bug")
 K = 8
 N = 64
 RANK_SLIP = 6
@@ -31,13 +40,18 @@ _CULPRITS: dict[str, str | None] = {
     "noisy": None,
     "topk-wrong": "Torch.topk.0.forward",
     "gather-bug": "Torch.gather.0.forward",
+    "threshold": None,
+    "mean-bug": "Torch.mean.0.forward",
 }
+THRESHOLD_OP = "Tensor.__gt__.0.forward"  # where the threshold variants' comparison flips
+MASKED_OP = "Torch.masked_select.0.forward"  # ... and the masked_select it feeds keeps one more or one less
 FLIP_OPS = ("Torch.topk.0.forward", "Torch.sort.0.forward")
 
 _STORAGE = {
     "float32": ("FloatStorage", "torch.float32"),
     "float16": ("HalfStorage", "torch.float16"),
     "int64": ("LongStorage", "torch.int64"),
+    "bool": ("BoolStorage", "torch.bool"),
 }
 
 
@@ -156,7 +170,7 @@ def _ranked(v: np.ndarray, target: bool) -> np.ndarray:
     return np.argsort(-v, kind="stable")
 
 
-def _model(d: _Dump | None, side: str, variant: str, seed: int) -> dict[str, np.ndarray]:
+def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None = None) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((1, 32)).astype(np.float32)
     w1 = (rng.standard_normal((N, 32)) / np.sqrt(32) * 2.0).astype(np.float32)
@@ -194,7 +208,14 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int) -> dict[str, np.
     weights = store(np.linspace(1.0, 0.0, N))[None]
     (weighted,) = call("Torch.mul.0", [sorted_feats, weights], {}, [store(sorted_feats.astype(np.float64) * weights)])
     call("Torch.sum.0", [weighted], {}, [store(weighted.astype(np.float64).sum(keepdims=True)).reshape(())])
-    return {"topk": idx[0], "sort": s_idx[0]}
+    if t is not None:  # after the sort, whose sorted copy has the scores' statistics
+        (mask,) = call("Tensor.__gt__.0", [scores, t], {}, [scores > dt(t)])
+        zeros = np.zeros_like(scores)
+        call("Torch.where.0", [mask, scores, zeros], {}, [np.where(mask, scores, zeros)])
+        (kept,) = call("Torch.masked_select.0", [scores, mask], {}, [scores[mask]])
+        n = kept.size + (1 if target and variant == "mean-bug" else 0)  # the bug: one too many in the divisor
+        call("Torch.mean.0", [kept], {}, [store(kept.astype(np.float64).sum() / n).reshape(())])
+    return {"topk": idx[0], "sort": s_idx[0], "scores": scores[0]}
 
 
 def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 20261133) -> MsprobeSelectionDemo:
@@ -210,13 +231,22 @@ def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 
             break
     else:
         raise RuntimeError(f"no seed in [{seed}, {seed + MAX_SEEDS}) flips both selections")
+    t = pick_threshold(got["ref"]["scores"], got["target"]["scores"])[0] if variant in THRESHOLD_VARIANTS else None
     for side in ("ref", "target"):
         d = _Dump(os.path.join(root, side))
-        _model(d, side, variant, s)
+        _model(d, side, variant, s, t)
         d.finish()
     return MsprobeSelectionDemo(
         root, os.path.join(root, "ref"), os.path.join(root, "target"), variant, _CULPRITS[variant], s, topk, sort
     )
 
 
-__all__ = ["VARIANTS", "FLIP_OPS", "MsprobeSelectionDemo", "write_msprobe_selection_demo", "torch_save"]
+__all__ = [
+    "VARIANTS",
+    "FLIP_OPS",
+    "THRESHOLD_OP",
+    "MASKED_OP",
+    "MsprobeSelectionDemo",
+    "write_msprobe_selection_demo",
+    "torch_save",
+]

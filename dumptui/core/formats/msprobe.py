@@ -483,6 +483,11 @@ def _input_source(
     return InputSource("input", f"{op.name}.input.{slot}"), None
 
 
+# calls whose values output reorders its input (the same statistics): never taken as the producer of a later
+# read of those statistics, which is a read of the input (its producer's), not of the sorted copy
+_REORDERING = frozenset({"sort", "msort", "topk"})
+
+
 def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
     """Edges from matching records: an input equal (dtype, element count, statistics) to an earlier output,
     or equal to it after a cast between float dtypes, or to a module parameter, was produced by it. Fills the ops' `sources`; names the network input in `parameters`."""
@@ -503,8 +508,9 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
                 dump.parameters[src.ref] = False
         op.sources = SlotMap.from_parts(None, tuple(sources))  # every input slot, 0, 1, ... in order
         for slot, out_sig in zip(op.outputs, out_sigs):
-            if out_sig is not None:
-                produced.add(out_sig, op.key, slot)  # the latest production of a signature is the one found
+            if out_sig is None or (op.op_type in _REORDERING and out_sig in in_sigs):
+                continue  # a sorted copy has its input's statistics: a later read of them is of the input
+            produced.add(out_sig, op.key, slot)  # the latest production of a signature is the one found
     calls.op_signatures.clear()
     return g.freeze()
 

@@ -117,6 +117,7 @@ class Why(Word):
     # what a probe says, benign reasons
     PROBE = "probe"  # (per output: (label, verdict, cosine, max abs) or (label, verdict, reason or None); op verdict)
     BLIND_INPUTS = "blind-inputs"  # (per input not compared: (slot, verdict, reason))
+    RESIZED_BY_FLIP = "resized-by-flip"  # (input slots differing in shape, the flipped selection upstream)
     BENIGN_CHECK = "benign-check"  # (CheckKind, name, the check's reason)
     LARGEST_CARRIED = "largest-carried"  # (largest output error, op name)
     MARKED_BY_USER = "marked-by-user"  # ()

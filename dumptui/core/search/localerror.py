@@ -57,6 +57,7 @@ class LocalRule(Word):
     UNCOMPARED = "uncompared"  # its outputs could not be compared
     WIRING = "wiring"  # its inputs are wired otherwise than the reference's
     BLIND = "blind"  # an input could not be judged: neither born here nor carried can be said
+    RESIZED_BY_FLIP = "resized-by-flip"  # ...only as its size follows a selection flipped upstream: carried
     COS_ALARM = "cos-alarm"  # the user's --cos: the cosine drops below it here
     WITHIN_FLOOR = "within-floor"  # its output is within the noise floor
     REPLAY_BROKEN = "replay-broken"  # the op recomputed on its own inputs disagrees with the target's output
@@ -152,6 +153,7 @@ class LocalError:
         None  # a data input not compared (missing or unreadable) whose value no producer shows either
     )
     selection: SelectionProof | None = None  # a selection op judged by its own inputs (selection.py)
+    resized: tuple[int, ...] = ()  # data inputs of another size on each side, as a flip upstream made them
 
     @property
     def gain_rel(self) -> float | None:

@@ -33,6 +33,7 @@ from dumptui.core.search.selection import (
     is_selection,
     selection_proof,
 )
+from dumptui.core.search.threshold import is_threshold, threshold_proof
 
 
 def input_roles(pair: OpPair) -> dict[int, str]:
@@ -179,8 +180,15 @@ def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dic
     inputs give (selection.py: ties within the inputs' rounding), not by a replay of one output: True when it
     was (else the plain replay, if any, decides)."""
     pair = le.pair
-    if pair.ref is None or not is_selection(pair.ref.op_type) or not session.thresholds.replay:
+    if pair.ref is None or not session.thresholds.replay:
         return False
+    threshold = is_threshold(pair.ref.op_type)
+    if not (is_selection(pair.ref.op_type) or threshold):
+        return False
+    if threshold:  # a comparison or a cast to integers: judged where an element differs (threshold.py)
+        differs = any(r.bad or (r.stats is not None and (r.stats.max_abs or 0.0) > 0) for r in res.outputs)
+        le.selection = threshold_proof(session, pair, roles) if differs else None
+        return le.selection is not None
     if not (needs_replay(session, le) or any(r.bad for r in res.outputs)):
         return False
     le.selection, le.replay_note = selection_proof(session, pair, roles)

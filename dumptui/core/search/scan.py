@@ -28,6 +28,7 @@ from dumptui.core.compare.verdict import (
     FLIPPED,
     ONLY_REF,
     ONLY_TARGET,
+    SHAPE_MISMATCH,
     UNREADABLE,
     Verdict,
 )
@@ -37,6 +38,7 @@ from dumptui.core.model.dump import KERNEL
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import (
+    TAIL_SHARE,
     LocalError,
 )
 from dumptui.core.search.measure import (
@@ -63,6 +65,7 @@ from dumptui.core.search.selection import (
     flip_reach,
     flip_sites,
 )
+from dumptui.core.search.threshold import resized_by_flips
 
 
 def analyse(session: Session, res: OpResult, with_replay: bool = True) -> LocalError:
@@ -161,6 +164,7 @@ def scan(
         ready=measure_early if streamed is not None else None,
     )
     roles = []  # asked for three times per op: made once
+    resized: list[tuple[tuple[int, str, Said], ...]] = []  # per op: its data inputs whose shapes differ
     for i, res in enumerate(results):
         if i in early:
             le, op_roles = early[i]
@@ -169,6 +173,13 @@ def scan(
             le = measure(i, res, op_roles)
         roles.append(op_roles)
         locals_.append(le)
+        resized.append(
+            tuple(
+                (r.slot, str(r.verdict), r.reason)
+                for r in res.inputs
+                if r.verdict == SHAPE_MISMATCH and op_roles.get(r.slot) == "data"
+            )
+        )
     if streamed is not None:
         replays, total = streamed.results(cancelled), streamed.count
     else:
@@ -181,6 +192,8 @@ def scan(
         if progress is not None:
             progress(compared[0] + k, compared[0] + total)
     locals_ = [judged(session, le) for le in locals_]
+    th = session.thresholds
+    resized_by_flips(locals_, predecessors, resized, th.gain, min(th.max_off, TAIL_SHARE))
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
@@ -234,11 +247,30 @@ def rejudge(
                     restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
                 elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
                     restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
+                elif (
+                    r.verdict == SHAPE_MISMATCH
+                    and not into
+                    and (flip := _flip_reason(sr, _reach_into(session, sr, le.pair, r.slot, pos), r))
+                ):
+                    restate(r, FLIPPED, flip)  # as many as a flipped selection kept on each side
         for cached in res.outputs:
             r = now(cached)
             if why := _carried(r, sr.tainted[pos], cos):
                 restate(r, *_flipped_or(sr, sr.reach[pos] if sr.reach else None, r, why))
+            elif _flip_within_floor(sr, pos, r):  # a comparison's output: a flip, however few elements
+                restate(r, FLIPPED, _flip_reason(sr, pos, r) or r.reason)
+            elif r.verdict == SHAPE_MISMATCH and sr.reach and not sr.tainted[pos]:
+                if flip := _flip_reason(sr, sr.reach[pos], r):
+                    restate(r, FLIPPED, flip)
     return before.merged(judged.values())
+
+
+def _flip_within_floor(sr: ScanResult, pos: int, r: TensorResult) -> bool:
+    """An output of a flip op that differs but was judged close (a bool or integer output: its floor is its
+    own), which the flip decides."""
+    if not sr.reach or sr.reach[pos] != pos or r.verdict != CLOSE or sr.tainted[pos]:
+        return False
+    return r.stats is not None and (r.stats.max_abs or 0.0) > 0
 
 
 def position_of(sr: ScanResult) -> dict[int, int]:

@@ -92,6 +92,8 @@ class FlipKind(Word):
     OVERLAP = "overlap"  # NMS: ... as their overlap (IoU) crossed the threshold
     CASCADE = "cascade"  # NMS: ... as the box that suppresses it was itself flipped
     MEMBER = "member"  # Unique: a value present on one side only (two values merged or split)
+    THRESHOLD = "threshold"  # a comparison or a cast to integers: an element crossed its threshold
+    KEPT = "kept"  # MaskedSelect: an element kept on one side only, as its mask differs there
 
 
 @dataclass(frozen=True)
@@ -217,19 +219,29 @@ def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tu
     if n > MAX_SELECTION_ELEMENTS:
         return None, because(Why.SELECTION_TOO_LARGE, n, MAX_SELECTION_ELEMENTS)
     try:
-        ref_in = {s: _read(t) for s, t in ref.inputs.items()}
-        tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
-        for s, role in roles.items():
-            if role == "constant" and s in ref_in:
-                tgt_in[s] = ref_in[s]  # the op's definition is the reference's (k, axis, thresholds)
-        sides = (
-            Side(ref_in, {s: _read(t) for s, t in ref.outputs.items()}, {s: t.dtype for s, t in ref.inputs.items()}),
-            Side(tgt_in, {s: _read(t) for s, t in tgt.outputs.items()}, {s: t.dtype for s, t in tgt.inputs.items()}),
-        )
-        constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+        sides, constants = read_side(pair, roles)
         return judge(ref.op_type, dict(ref.attrs), constants, *sides), ""
     except (Unjudged, replay.ReplayUnsupported, OSError, ValueError, IndexError) as e:
         return None, because(Why.SELECTION_NOT_JUDGED, str(e))
+
+
+def read_side(pair: OpPair, roles: dict[int, str]) -> tuple[tuple[Side, Side], dict[int, str]]:
+    """Both sides of a pair of ops as the judgement reads them, and the reference's undumped constants. A
+    constant input is the reference's on both sides: the op's definition is the reference's (k, axis,
+    thresholds)."""
+    ref, tgt = pair.ref, pair.target
+    assert ref is not None and tgt is not None
+    ref_in = {s: _read(t) for s, t in ref.inputs.items()}
+    tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
+    for s, role in roles.items():
+        if role == "constant" and s in ref_in:
+            tgt_in[s] = ref_in[s]
+    sides = (
+        Side(ref_in, {s: _read(t) for s, t in ref.outputs.items()}, {s: t.dtype for s, t in ref.inputs.items()}),
+        Side(tgt_in, {s: _read(t) for s, t in tgt.outputs.items()}, {s: t.dtype for s, t in tgt.inputs.items()}),
+    )
+    constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+    return sides, constants
 
 
 def _read(t: TensorRef) -> np.ndarray:
@@ -712,6 +724,25 @@ _CARRIERS = frozenset(
         "permute",
         "float",
         "half",
+        # comparisons decide, they compute nothing to keep in float32: what feeds a flipped mask feeds them
+        "Equal",
+        "NotEqual",
+        "Greater",
+        "GreaterEqual",
+        "Less",
+        "LessEqual",
+        "gt",
+        "ge",
+        "lt",
+        "le",
+        "eq",
+        "ne",
+        "__gt__",
+        "__ge__",
+        "__lt__",
+        "__le__",
+        "__eq__",
+        "__ne__",
     }
 )
 MAX_FEEDING = 2  # computing ops named as feeding a near-tie

@@ -1002,3 +1002,21 @@ def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() ->
     rows, cols = np.divmod(positions, 1000)
     one_by_one = [float(np.dot(a[r].astype(np.float64), b[:, c].astype(np.float64))) for r, c in zip(rows, cols)]
     np.testing.assert_allclose(at, one_by_one, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("name,fn", [("sum", np.sum), ("mean", np.mean)])
+def test_torch_sum_and_mean_as_msprobe_records_them(name: str, fn) -> None:
+    x = np.array([[1.5, -0.0, np.nan], [2.0, 0.25, -3.0]], dtype=np.float32)
+    assert np.array_equal(run(name, [x])[0], fn(x.astype(np.float64)), equal_nan=True)  # every axis: NaN
+    y = x[:, :2]
+    by_dim = run(name, [y], attrs={"scalar input 1": "1"})[0]
+    assert np.array_equal(by_dim, fn(y.astype(np.float64), axis=1)) and by_dim.shape == (2,)
+    kept = run(name, [y], attrs={"dim": "(0, 1)", "keepdim": "True"})[0]
+    assert kept.shape == (1, 1) and kept[0, 0] == fn(y.astype(np.float64))
+    assert run(name, [y], attrs={"dim": "-1"})[0].tolist() == fn(y.astype(np.float64), axis=-1).tolist()
+    empty = run(name, [np.zeros((0,), dtype=np.float16)])[0]
+    assert (empty == 0) if name == "sum" else np.isnan(empty)  # torch: sum of nothing 0, mean NaN
+    with pytest.raises(ReplayUnsupported, match="dtype"):
+        run(name, [y], attrs={"dtype": "torch.float64"})
+    with pytest.raises(ReplayUnsupported, match="integer promotion"):
+        run(name, [np.arange(3)])

@@ -318,3 +318,37 @@ def test_masked_select_broadcasts_and_where_and_one_hot():
 def test_cast_of_nan_to_an_integer_is_refused():
     with pytest.raises(ReplayUnsupported, match="NaN"):
         run("Cast", np.array([np.nan, 1.0]), attrs={"dst_type": "I32"})
+
+
+@pytest.mark.parametrize(
+    "name,py",
+    [
+        ("gt", lambda a, b: a > b),
+        ("__gt__", lambda a, b: a > b),
+        ("greater", lambda a, b: a > b),
+        ("ge", lambda a, b: a >= b),
+        ("__lt__", lambda a, b: a < b),
+        ("le", lambda a, b: a <= b),
+        ("eq", lambda a, b: a == b),
+        ("__ne__", lambda a, b: a != b),
+    ],
+)
+def test_torch_comparisons_against_python_with_ties_nan_negative_zero_and_a_number(name, py):
+    a = np.array([0.5, 0.49990, np.nan, -0.0, 0.0, 1.0, np.nan], dtype=np.float32)
+    b = np.array([0.5, 0.5, 0.5, 0.0, -0.0, np.nan, np.nan], dtype=np.float32)
+    got = run(name, a, b)[0]
+    assert got.dtype == np.bool_ and got.tolist() == [py(float(x), float(y)) for x, y in zip(a, b)]
+    as_number = run(name, a, None, attrs={"scalar input 1": "0.5"})[0]  # x > 0.5: msprobe records the number
+    assert as_number.tolist() == [py(float(x), 0.5) for x in a]
+    by_keyword = run(name, a, None, attrs={"other": "0"})[0]
+    assert by_keyword.tolist() == [py(float(x), 0) for x in a]
+    big = np.array([2**62, 2**62 + 1], dtype=np.int64)  # integers exactly, not through float64
+    assert run(name, big, np.int64(2**62 + 1))[0].tolist() == [py(int(x), 2**62 + 1) for x in big]
+    empty = run(name, np.zeros((0, 3), dtype=np.float16), np.float16(1))[0]
+    assert empty.shape == (0, 3) and empty.dtype == np.bool_
+    rows_ = run(name, np.arange(6.0).reshape(2, 3), np.array([[1.0], [4.0]]))[0]  # broadcast
+    assert rows_.tolist() == [[py(float(x), float(t)) for x in r] for r, t in ((range(3), 1.0), (range(3, 6), 4.0))]
+    with pytest.raises(ReplayUnsupported, match="not recorded"):
+        run(name, a)
+    with pytest.raises(ReplayUnsupported):
+        run(name, np.ones(3), np.ones(2))

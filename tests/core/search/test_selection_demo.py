@@ -9,7 +9,7 @@ import json
 import pytest
 
 from dumptui import cli
-from dumptui.core.demo.detector import FLIP_OPS, VARIANTS, write_detector_demo
+from dumptui.core.demo.detector import FLIP_OPS, GREATER_OP, VARIANTS, write_detector_demo
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +125,37 @@ def test_the_noise_line_leaves_out_what_a_flip_changed(detectors, capsys):
     (noise,) = [line for line in doc["benign"] if line.startswith("largest output error")]
     assert "decode-BoxDecode" not in noise and "nms-NMS" not in noise and "topk-TopK" not in noise
     assert max(f["worst_error"] for f in doc["flips"] if f["worst_error"] is not None) > 0.05
+
+
+def test_a_score_threshold_crossed_on_a_near_tie_is_a_flip_and_the_select_carries_it(detectors, capsys):
+    """A comparison is a selection too: Greater(scores, t) with one score on either side of t (by less than the
+    error its inputs carry) is a flip named with its margin, and the Select it feeds carries it (exit 0)."""
+    d = detectors["threshold"]
+    assert d.threshold is not None and d.threshold_flips >= 1
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 0 and doc["culprit"] is None
+    sites = {f["op"]: f for f in doc["flips"]}
+    assert set(sites) == {*FLIP_OPS, GREATER_OP}
+    greater = sites[GREATER_OP]["selection"]
+    assert greater["code"] == "selection-flip" and greater["differing"] == d.threshold_flips
+    assert greater["equal"] == greater["selected"] - d.threshold_flips
+    for f in greater["flips"]:
+        assert f["kind"] == "threshold" and f["other_value"] == pytest.approx(d.threshold, abs=0)
+        assert f["margin"] == pytest.approx(abs(f["value"] - d.threshold), rel=1e-9)
+        assert 0 < f["margin"] < f["input_error"]
+    assert sites[GREATER_OP]["reached"] == 1 and sites[GREATER_OP]["worst"].endswith("Select-op0")
+    assert any(line.startswith(GREATER_OP) and "crossed its threshold" in line for line in doc["benign"])
+    code, cmp = run(capsys, "compare", d.ref, d.target)
+    assert code == 0
+    ops = {o["ref"]: o for o in cmp["ops"]}
+    assert ops[GREATER_OP]["verdict"] == "flipped" and ops[GREATER_OP]["local_error"]["rule"] == "selection-flip"
+    select = ops[GREATER_OP.replace("Greater-op0", "Select-op0")]
+    assert {t["reason"] for t in select["outputs"]} == {"after-selection-flip"}
+
+
+def test_a_wiring_bug_fed_by_a_flipped_comparison_is_still_the_root(detectors, capsys):
+    d = detectors["select-swap"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and (doc["culprit"]["ref"], doc["culprit"]["target"]) == d.culprit
+    assert GREATER_OP in {f["op"] for f in doc["flips"]}  # the comparison still flipped, and is said so
+    assert GREATER_OP not in {r["ref"] for r in doc.get("roots", [])}

@@ -17,6 +17,8 @@ Supported op types (MindSpore kernel names and conventions):
   selection      TopK TopkExt Sort SortExt ArgSort NMSWithMask NonMaxSuppressionV3 NonMaxSuppressionV4
                  NonMaxSuppression NonMaxSuppressionV6 GatherD GatherNd Unique MaskedSelect OneHot
   (msprobe)      topk sort argsort argmax argmin nms gather index_select unique masked_select where one_hot
+                 gt ge lt le eq ne greater greater_equal less less_equal not_equal (bool outputs)
+                 __gt__ __ge__ __lt__ __le__ __eq__ __ne__ (as Tensor operators) sum mean (reductions)
                  (selection.py: ties in index order, NaN the greatest)
 
 Deliberately not replayed (ReplayUnsupported says so):

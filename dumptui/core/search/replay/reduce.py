@@ -49,6 +49,44 @@ def _reduce_kernel(op_type: str) -> Kernel:
     return kernel
 
 
+def _torch_number(args: OpArgs, position: int, name: str) -> object:
+    """A number of a PyTorch call as msprobe records it: `scalar input N` by position, else the keyword."""
+    for key in (f"scalar input {position}", name):
+        value = args.attr(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _torch_reduce_kernel(reducer: Reducer) -> Kernel:
+    def kernel(args: OpArgs) -> dict[int, np.ndarray]:
+        """torch.sum / torch.mean (input, dim=None, keepdim=False) as msprobe records them: no dim is every
+        axis; a dtype argument is not replayed."""
+        if "dtype" in args.spec.attrs:  # (a torch dtype's name: no number to read)
+            raise ReplayUnsupported(f"{args.op_type} with a dtype is not replayed")
+        raw = args.raw(0)
+        if np.issubdtype(raw.dtype, np.integer) or raw.dtype == np.bool_:
+            raise ReplayUnsupported(f"{args.op_type} of {raw.dtype}: torch's integer promotion is not replayed")
+        x = as_float64(raw)
+        dim = _torch_number(args, 1, "dim")
+        keep = _torch_number(args, 2, "keepdim")
+        if dim is None or dim == ():
+            axes = tuple(range(x.ndim))
+        elif isinstance(dim, (int, np.integer)) and not isinstance(dim, bool):
+            axes = (int(dim),)
+        elif isinstance(dim, tuple) and all(isinstance(d, int) and not isinstance(d, bool) for d in dim):
+            axes = tuple(dim)
+        else:
+            raise ReplayUnsupported(f"{args.op_type} dim = {dim!r} is not a dimension")
+        if not isinstance(keep, (bool, type(None))):
+            raise ReplayUnsupported(f"{args.op_type} keepdim = {keep!r} is not a bool")
+        axes = normalise_axes(axes, x.ndim, args.op_type) if x.ndim else ()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {0: np.asarray(reducer(x, axis=axes, keepdims=bool(keep)))}
+
+    return kernel
+
+
 def _arg_axis(args: OpArgs, x: np.ndarray) -> int:
     (axis,) = normalise_axes((args.integer(1, ("axis", "dimension"), -1),), x.ndim, args.op_type)
     if x.ndim and x.shape[axis] == 0:
@@ -97,4 +135,5 @@ def kernels() -> dict[str, Kernel]:
     table = {name: _reduce_kernel(name) for name in _REDUCERS}
     table.update({name: _arg_kernel(name) for name in ("ArgMax", "ArgMin")})
     table.update({name: _arg_with_value_kernel(name) for name in ("ArgMaxWithValue", "ArgMinWithValue")})
+    table.update({"sum": _torch_reduce_kernel(np.sum), "mean": _torch_reduce_kernel(np.mean)})  # msprobe
     return table

@@ -499,6 +499,48 @@ def _torch_where(args: OpArgs) -> dict[int, np.ndarray]:
     return {0: np.where(cond, as_float64(x), as_float64(y))}
 
 
+_TORCH_COMPARE = {
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+# as msprobe names them: Torch.gt, Torch.greater..., Tensor.__gt__ (`x > t`), Tensor.gt
+TORCH_COMPARE_NAMES = {
+    **{name: name for name in _TORCH_COMPARE},
+    **{f"__{name}__": name for name in _TORCH_COMPARE},
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
+}
+
+
+def compare_other(args: OpArgs) -> np.ndarray:
+    """The second operand of a PyTorch comparison: input.1 when a tensor, else the number msprobe records
+    (`scalar input 1`, or the keyword `other`)."""
+    if args.has(1):
+        return args.raw(1)
+    value = _scalar_arg(args, 1, "other")
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ReplayUnsupported(f"{args.op_type} compares with {value!r}, not a number")
+    return np.asarray(value)
+
+
+def _torch_compare(args: OpArgs) -> dict[int, np.ndarray]:
+    """torch.gt/ge/lt/le/eq/ne (and their names as operators): elementwise, broadcast, bool; NaN compares
+    unequal, -0.0 equals 0.0; two integer tensors compared exactly."""
+    fn = _TORCH_COMPARE[TORCH_COMPARE_NAMES[args.op_type]]
+    x, y = args.raw(0), compare_other(args)
+    try:
+        return {0: np.asarray(fn(_values(x), _values(y)))}
+    except ValueError as e:
+        raise ReplayUnsupported(f"{args.op_type} of {x.shape} and {y.shape}: {e}") from e
+
+
 def one_hot(indices: np.ndarray, depth: int, on: object = 1, off: object = 0, axis: int = -1) -> np.ndarray:
     """`depth` classes on a new axis (`axis`, -1 the last): `on` where the class is the index, else `off`; an
     index outside [0, depth) gives a row of `off` (MindSpore's and TensorFlow's rule)."""
@@ -604,4 +646,5 @@ def kernels() -> dict[str, Kernel]:
         "where": _torch_where,
         "OneHot": _ms_one_hot,
         "one_hot": _torch_one_hot,
+        **dict.fromkeys(TORCH_COMPARE_NAMES, _torch_compare),
     }
