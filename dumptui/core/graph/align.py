@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Hashable, Sequence, TypeVar
 
 import numpy as np
 
@@ -126,13 +126,18 @@ def normalise(name: str) -> str:
 
 
 _OPN = re.compile(r"-op\d+$")
+_H = TypeVar("_H", bound=Hashable)  # what _lcs compares
 
 
 def _counterless(op: Op) -> str:
     return normalise(_OPN.sub("", op.name))  # spelling-insensitive: raw dumps write `/` as `_`
 
 
-def _shapes(op: Op) -> tuple:
+# (slot, shape) of each input, then of each output: an op's signature when names differ
+_SlotShapes = tuple[tuple[int, tuple[int, ...] | None], ...]
+
+
+def _shapes(op: Op) -> tuple[_SlotShapes, _SlotShapes]:
     return (
         tuple((s, t.shape) for s, t in sorted(op.inputs.items())),
         tuple((s, t.shape) for s, t in sorted(op.outputs.items())),
@@ -224,13 +229,15 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
         if id(r) not in r_of and id(t) not in t_used:
             pair(r, t, FUSED)
 
-    for kind_ops in (
+    kinds: tuple[Callable[[list[Op]], list[Op]], ...] = (
         lambda ops: [o for o in ops if o.kind == KERNEL],
         lambda ops: [o for o in ops if o.kind != KERNEL],
-    ):
+    )
+    for kind_ops in kinds:
         R, T = kind_ops(ref_ops), kind_ops(tgt_ops)
         # 1. exact name (key first: it separates graphs and repeated calls)
-        for keyf in (lambda o: o.key, lambda o: o.name):
+        keys: tuple[Callable[[Op], str], ...] = (lambda o: o.key, lambda o: o.name)
+        for keyf in keys:
             idx: dict[str, list[Op]] = {}
             for t in free_tgt(T):
                 idx.setdefault(keyf(t), []).append(t)
@@ -415,13 +422,14 @@ def _pair_gaps(
                 pair(gr[i], gt[j], RENAMED)
 
 
-def _lcs(a: list, b: list) -> list[tuple[int, int]]:
+def _lcs(a: Sequence[_H], b: Sequence[_H]) -> list[tuple[int, int]]:
     """Index pairs of a longest common subsequence (dynamic programming; gaps are short)."""
     n, m = len(a), len(b)
     if n * m > 4_000_000:
         # Very long gap: fall back to greedy in-order matching, linear in practice.
-        out, j = [], 0
-        pos: dict = {}
+        out: list[tuple[int, int]] = []
+        j = 0
+        pos: dict[_H, list[int]] = {}
         for jj, v in enumerate(b):
             pos.setdefault(v, []).append(jj)
         for i, v in enumerate(a):

@@ -89,7 +89,7 @@ def _signature(flow: Flow, op: Op, paired: Callable[[Op], int | None]) -> Signat
     return frozenset(prods), frozenset(cons), free_p, free_c
 
 
-def _out_shape(op: Op) -> tuple | None:
+def _out_shape(op: Op) -> tuple[int, ...] | None:
     t = op.outputs.get(0)
     return t.shape if t is not None else None
 
