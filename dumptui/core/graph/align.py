@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Hashable, Sequence, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
 from dumptui.core.model.reason import Said, Why, because
+
+if TYPE_CHECKING:  # dataflow reads the alignment; the alignment only keeps dataflow's answers
+    from dumptui.core.graph.dataflow import Origin
 
 EXACT, NORMALISED, COUNTER = PairedBy.EXACT, PairedBy.NORMALISED, PairedBy.COUNTER
 POSITION, RENAMED = PairedBy.POSITION, PairedBy.RENAMED
@@ -98,8 +101,9 @@ class Alignment:
         self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}
         # (id(pair), slot) -> (pair, where that input comes from on each side): dataflow.origins, asked for
         # several times per input by a scan (its local error, wiring, verdicts in context)
-        self.origins_known: dict[tuple[int, int], tuple[OpPair, Any]] = {}
-        self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, Any]] = {}  # dataflow.wiring, alike
+        self.origins_known: dict[tuple[int, int], tuple[OpPair, tuple[Origin, Origin]]] = {}
+        # (id(pair), slots) -> (pair, its inputs' wiring): dataflow.wiring, alike
+        self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, tuple[tuple[int, int], ...]]] = {}
 
     def for_ref(self, key: str) -> OpPair | None:
         return self._by_ref.get(key)

@@ -15,7 +15,7 @@ scope and shapes alone: when their types differ, both their producers and their 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from dumptui.core.graph.fusion import group_op
 from dumptui.core.graph.pairedby import PairedBy
@@ -30,10 +30,18 @@ MAX_GROUP = 32  # ops in one group (a fused kernel stands for a handful)
 Signature = tuple[frozenset[int], frozenset[int], bool, bool]
 
 
+class Graph(Protocol):
+    """What the pairing asks of a dump's graph (a FlowGraph, or a networkx DiGraph): op keys and their edges."""
+
+    def __contains__(self, key: object) -> bool: ...
+    def predecessors(self, key: str) -> Iterable[str]: ...
+    def successors(self, key: str) -> Iterable[str]: ...
+
+
 class Flow:
     """One dump's ops and graph, as the pairing walks them."""
 
-    def __init__(self, ops: Iterable[Op], graph: object | None):
+    def __init__(self, ops: Iterable[Op], graph: Graph | None):
         self.by_key = {o.key: o for o in ops if o.kind == KERNEL}
         self.graph = graph
 
@@ -43,14 +51,14 @@ class Flow:
 
     def producers(self, op: Op) -> list[Op | None]:
         found = [self.by_key.get(s.ref) for _slot, s in sorted(op.sources.items()) if s.kind == "op"]
-        if not op.sources and self.graph is not None and op.key in self.graph:  # type: ignore[operator]
-            found = [self.by_key.get(k) for k in self.graph.predecessors(op.key)]  # type: ignore[attr-defined]
+        if not op.sources and self.graph is not None and op.key in self.graph:
+            found = [self.by_key.get(k) for k in self.graph.predecessors(op.key)]
         return found
 
     def consumers(self, op: Op) -> list[Op | None]:
-        if self.graph is None or op.key not in self.graph:  # type: ignore[operator]
+        if self.graph is None or op.key not in self.graph:
             return []
-        return [self.by_key.get(k) for k in self.graph.successors(op.key)]  # type: ignore[attr-defined]
+        return [self.by_key.get(k) for k in self.graph.successors(op.key)]
 
     def neighbours(self, op: Op, upstream: bool) -> list[Op | None]:
         return self.producers(op) if upstream else self.consumers(op)
