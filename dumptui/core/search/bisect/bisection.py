@@ -23,7 +23,7 @@ from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
 from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, parameter_roots
-from dumptui.core.search.bisect.sessionfile import steps_json
+from dumptui.core.search.bisect.sessionfile import SessionJson, steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
 from dumptui.core.search.bisect.types import CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
@@ -551,10 +551,10 @@ class Bisection:
         return out
 
     # ---------------------------------------------------------------------------- save / resume
-    def to_json(self) -> dict:
+    def to_json(self) -> SessionJson:
         return steps_json(self.mode, self.state.history)
 
-    def replay(self, data: dict) -> list[str]:
+    def replay(self, data: SessionJson) -> list[str]:
         """Re-apply saved marks by op key; returns the keys that no longer exist."""
         self.reset()
         self.start()
