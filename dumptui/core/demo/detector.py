@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-from dumptui.core.demo.dumpwriter import LABEL, SIDES, PairWriter, f16, scalar
+from dumptui.core.demo.dumpwriter import LABEL, SIDES, Arg, PairWriter, f16, scalar
 
 VARIANTS = ("flips", "fold-var", "concat-swap", "slice-off", "topk-wrong", "threshold", "select-swap")
 THRESHOLD_VARIANTS = ("threshold", "select-swap")
@@ -95,7 +95,8 @@ CONV_ATTRS = {
 
 
 def _conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
+    y: np.ndarray = np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
+    return y
 
 
 def anchors() -> np.ndarray:
@@ -143,7 +144,7 @@ def _weights(rng: np.random.Generator) -> _Weights:
 class _Side:
     """The network on one side: each call writes one kernel and returns (value, IR argument)."""
 
-    def __init__(self, io: PairWriter, side: str, variant: str, threshold: float | None = None):
+    def __init__(self, io: PairWriter | _NullWriter, side: str, variant: str, threshold: float | None = None):
         self.io, self.side, self.v = io, side, variant
         self.target = side == "target"
         self.threshold = threshold
@@ -151,26 +152,35 @@ class _Side:
     def store(self, v: np.ndarray) -> np.ndarray:
         return f16(v) if self.target else np.asarray(v, dtype=np.float32)
 
-    def const(self, v: float) -> tuple[np.ndarray, str]:
+    def const(self, v: float) -> Arg:
         return scalar(v, np.float16 if self.target else np.float32)
 
-    def ints(self, values: tuple[int, ...]) -> tuple[np.ndarray, str]:
+    def ints(self, values: tuple[int, ...]) -> Arg:
         return np.array(values, dtype=np.int64), "(" + ", ".join(f"I64({v})" for v in values) + ")"
 
-    def op(self, op_type: str, full: str, ins: list, value: np.ndarray, attrs: dict | None = None) -> tuple:
+    def op(
+        self, op_type: str, full: str, ins: list[Arg], value: np.ndarray, attrs: dict[str, str] | None = None
+    ) -> Arg:
         return self.io.op(self.side, op_type, full, ins, value, attrs)
 
     def compute(
-        self, op_type: str, full: str, ins: list, fn: Callable[..., np.ndarray], attrs: dict | None = None
-    ) -> tuple:
+        self,
+        op_type: str,
+        full: str,
+        ins: list[Arg],
+        fn: Callable[..., np.ndarray],
+        attrs: dict[str, str] | None = None,
+    ) -> Arg:
         vals = [np.asarray(v, dtype=np.float64) if np.asarray(v).dtype.kind == "f" else np.asarray(v) for v, _a in ins]
         return self.op(op_type, full, ins, self.store(fn(*vals)), attrs)
 
-    def param(self, name: str, value: np.ndarray, is_weight: bool = True) -> tuple:
+    def param(self, name: str, value: np.ndarray, is_weight: bool = True) -> Arg:
         v = f16(value) if self.target and value.dtype.kind == "f" and is_weight else value
         return v, self.io.param(self.side, name, v, is_weight)
 
-    def multi(self, op_type: str, full: str, ins: list, outs: list[np.ndarray], attrs: dict | None = None) -> list:
+    def multi(
+        self, op_type: str, full: str, ins: list[Arg], outs: list[np.ndarray], attrs: dict[str, str] | None = None
+    ) -> list[Arg]:
         """A kernel of several outputs: each output as (value, the IR argument of its TupleGetItem)."""
         w = self.io.w[self.side]
         for slot, (v, _a) in enumerate(ins):
@@ -187,7 +197,7 @@ class _Side:
         return got
 
 
-def _backbone(s: _Side, wt: _Weights) -> tuple:
+def _backbone(s: _Side, wt: _Weights) -> Arg:
     """Conv2D 1x1 + BatchNorm + ReLU; the target's conv is folded (weight W s, bias b - m s) and int8."""
     scope = "Default/backbone-Backbone"
     conv = f"{scope}/conv-Conv2d"
@@ -235,7 +245,7 @@ def _backbone(s: _Side, wt: _Weights) -> tuple:
     return s.compute("ReLU", f"{scope}/ReLU-op0", [yb], lambda a: np.maximum(a, 0))
 
 
-def _heads(s: _Side, h: tuple, wt: _Weights) -> tuple[tuple, tuple]:
+def _heads(s: _Side, h: Arg, wt: _Weights) -> tuple[Arg, Arg]:
     """scores (1, N) and deltas (N, 4), anchor-major."""
     scope = "Default/head-Head"
     wc = s.param("head.cls.weight", wt.w_cls)
@@ -252,7 +262,7 @@ def _heads(s: _Side, h: tuple, wt: _Weights) -> tuple[tuple, tuple]:
     return scores, deltas
 
 
-def _topk(s: _Side, scores: tuple) -> tuple[tuple, tuple]:
+def _topk(s: _Side, scores: Arg) -> tuple[Arg, Arg]:
     idx = _ranked(s, scores[0].astype(np.float64).reshape(-1))
     chosen = idx[:K].copy()
     if s.target and s.v == "topk-wrong":
@@ -263,7 +273,7 @@ def _topk(s: _Side, scores: tuple) -> tuple[tuple, tuple]:
     return out[0], out[1]
 
 
-def _decode(s: _Side, idx: tuple, deltas: tuple, anc: tuple) -> tuple:
+def _decode(s: _Side, idx: Arg, deltas: Arg, anc: Arg) -> Arg:
     """The top K boxes: centre = d_xy * a_wh + a_xy, size = exp(d_wh) * a_wh, corners = centre -/+ size / 2."""
     scope = _DECODE
     flat = s.op("Reshape", f"{scope}/Reshape-op0", [idx, s.ints((K,))], idx[0].reshape(K))
@@ -271,7 +281,7 @@ def _decode(s: _Side, idx: tuple, deltas: tuple, anc: tuple) -> tuple:
     d = s.op("Gather", f"{scope}/Gather-op0", [deltas, flat, axis0], np.take(deltas[0], flat[0].astype(np.int64), 0))
     a = s.op("Gather", f"{scope}/Gather-op1", [anc, flat, axis0], np.take(anc[0], flat[0].astype(np.int64), 0))
 
-    def sl(name: str, src: tuple, begin: int) -> tuple:
+    def sl(name: str, src: Arg, begin: int) -> Arg:
         b, e = (0, begin), (K, begin + 2)
         return s.op(
             "StridedSlice",
@@ -298,7 +308,7 @@ def _decode(s: _Side, idx: tuple, deltas: tuple, anc: tuple) -> tuple:
     )
 
 
-def _nms(s: _Side, scores: tuple, deltas: tuple, anc_corners: tuple) -> list:
+def _nms(s: _Side, scores: Arg, deltas: Arg, anc_corners: Arg) -> list[Arg]:
     scope = "Default/head-Head/nms-NMS"
     m = s.compute("Mul", f"{scope}/Mul-op0", [deltas, s.const(0.2)], lambda p, q: p * q)
     boxes = s.compute("Add", f"{scope}/Add-op0", [m, anc_corners], lambda p, q: p + q)
@@ -327,7 +337,8 @@ def corners_iou(b: np.ndarray) -> np.ndarray:
     w = np.clip(np.minimum(x1[:, None], x1[None, :]) - np.maximum(x0[:, None], x0[None, :]), 0, None)
     h = np.clip(np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :]), 0, None)
     inter = w * h
-    return inter / (area[:, None] + area[None, :] - inter)
+    iou: np.ndarray = inter / (area[:, None] + area[None, :] - inter)
+    return iou
 
 
 def _greedy(iou: np.ndarray) -> np.ndarray:
@@ -337,7 +348,7 @@ def _greedy(iou: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _network(s: _Side, wt: _Weights) -> dict:
+def _network(s: _Side, wt: _Weights) -> dict[str, np.ndarray]:
     h = _backbone(s, wt)
     scores, deltas = _heads(s, h, wt)
     anc = s.param("head.anchors", anchors())
@@ -350,7 +361,7 @@ def _network(s: _Side, wt: _Weights) -> dict:
     return {"topk": idx[0].reshape(-1), "nms": nms[1][0][nms[2][0]], "scores": scores[0].reshape(-1)}
 
 
-def _score_threshold(s: _Side, scores: tuple, t: float) -> tuple:
+def _score_threshold(s: _Side, scores: Arg, t: float) -> Arg:
     """Select(Greater(scores, t), scores, ZerosLike(scores)); the select-swap target's branches swapped."""
     dtype = np.float16 if s.target else np.float32
     const = (np.array(t, dtype=dtype), f"{'F16' if s.target else 'F32'}({float(t)!r})")
@@ -386,7 +397,7 @@ def write_detector_demo(root: str, variant: str = "flips", seed: int = 20261133)
     wt = _weights(np.random.default_rng(chosen))
     t, t_flips = None, 0
     if variant in THRESHOLD_VARIANTS:
-        sc = {side: _network(_Side(_NullWriter(), side, "flips"), wt)["scores"] for side in SIDES}  # type: ignore[arg-type]
+        sc = {side: _network(_Side(_NullWriter(), side, "flips"), wt)["scores"] for side in SIDES}
         t, t_flips = pick_threshold(sc["ref"], sc["target"])
     io = PairWriter(root)
     for side in SIDES:
@@ -410,7 +421,7 @@ def _flipping_seed(seed: int) -> tuple[int, int, int]:
     """The first seed from `seed` whose benign target flips both selections (computed without writing)."""
     for s in range(seed, seed + MAX_SEEDS):
         wt = _weights(np.random.default_rng(s))
-        sel = {side: _network(_Side(_NullWriter(), side, "flips"), wt) for side in SIDES}  # type: ignore[arg-type]
+        sel = {side: _network(_Side(_NullWriter(), side, "flips"), wt) for side in SIDES}
         topk = int((sel["ref"]["topk"] != sel["target"]["topk"]).sum())
         nms = len(set(sel["ref"]["nms"].tolist()) ^ set(sel["target"]["nms"].tolist()))
         if topk and nms:
@@ -437,5 +448,7 @@ class _NullWriter:
     def param(self, side: str, name: str, value: np.ndarray, is_weight: bool = True) -> str:
         return "%para0"
 
-    def op(self, side: str, op_type: str, full: str, ins: list, out: np.ndarray, attrs: dict | None = None) -> tuple:
+    def op(
+        self, side: str, op_type: str, full: str, ins: list[Arg], out: np.ndarray, attrs: dict[str, str] | None = None
+    ) -> Arg:
         return np.asarray(out), "%0"

@@ -25,6 +25,7 @@ import os
 import struct
 import zipfile
 from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -108,6 +109,11 @@ def torch_save(path: str, a: np.ndarray) -> None:
 # ------------------------------------------------------------------------------------------------ the dump
 
 
+# one entry of dump.json as msprobe writes it: a tensor's type, dtype, shape, statistics and file, an API's
+# input_args, input_kwargs and output (JSON values of several types)
+_Record = dict[str, Any]
+
+
 class _Dump:
     """One side's msprobe dump: API calls in order, each tensor saved and recorded with its statistics."""
 
@@ -115,10 +121,10 @@ class _Dump:
         self.dir = os.path.join(root, "step0", "rank0")
         self.data_dir = os.path.join(self.dir, "dump_tensor_data")
         os.makedirs(self.data_dir, exist_ok=True)
-        self.data: dict[str, dict] = {}
+        self.data: dict[str, _Record] = {}
         self.construct: dict[str, str | None] = {}
 
-    def record(self, name: str, a: np.ndarray) -> dict:
+    def record(self, name: str, a: np.ndarray) -> _Record:
         a = np.asarray(a)
         torch_save(os.path.join(self.data_dir, f"{name}.pt"), a)
         f = a.astype(np.float64)
@@ -134,11 +140,13 @@ class _Dump:
             "data_name": f"{name}.pt",
         }
 
-    def call(self, api: str, args: list, kwargs: dict, outputs: list[np.ndarray]) -> list[np.ndarray]:
+    def call(
+        self, api: str, args: Sequence[object], kwargs: Mapping[str, object], outputs: list[np.ndarray]
+    ) -> list[np.ndarray]:
         """One API call: tensors (numpy arrays) and numbers as msprobe records them."""
         name = f"{api}.forward"
 
-        def arg(v: object, label: str) -> dict:
+        def arg(v: object, label: str) -> _Record:
             if isinstance(v, np.ndarray):
                 return self.record(f"{name}.{label}", v)
             kind = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float"
