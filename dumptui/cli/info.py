@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import TYPE_CHECKING
 
 from dumptui.cli.common import console
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 def _opened(args: argparse.Namespace, fmt_name: str | None, layout: dict | None) -> tuple[Dump, str | None]:
     """The dump asked for; with several ranks/iterations and none chosen, the first (and the note saying so)."""
     from dumptui.core.formats import open_dump
-    from dumptui.core.model.dump import DumpError
+    from dumptui.core.io.errors import DumpError
 
     chosen_note = None
     try:
@@ -106,10 +107,8 @@ def _files(dump: Dump) -> tuple[list[tuple[str, str]], list[tuple[str, str]], in
             if not t.has_data:
                 continue
             lay = t.layout()
-            try:
+            with contextlib.suppress(OSError):
                 total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
-            except OSError:
-                pass
             if lay.problem:
                 unreadable.append((t.path, lay.problem))
             elif lay.repaired:

@@ -4,8 +4,9 @@ user picks, and where the first failing row is. No Textual here (tui/result_app.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dumptui.report.msprobe_read import MsprobeResult, ResultRow
 

@@ -13,7 +13,8 @@ from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.graph.byflow import DATAFLOW_RETYPED
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import DumpError, NameSource, OrderSource
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import NameSource, OrderSource
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
 from dumptui.report.reasons import say, say_all
@@ -265,7 +266,8 @@ def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
     assert rc == 0, err
     import csv
 
-    rows = list(csv.DictReader(open(csv_path)))
+    with open(csv_path) as fh:
+        rows = list(csv.DictReader(fh))
     assert len(rows) == 80
     fm = next(r for r in rows if r["Bench Name"] == "Default/branch-ModBranch/FloorMod-op0" and r["IO"] == "output")
     assert float(fm["Cosine"]) == pytest.approx(0.997033, abs=1e-6) and fm["Verdict"] == "close"

@@ -24,8 +24,9 @@ import json
 import os
 import struct
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Hashable, Sequence, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 

@@ -12,16 +12,15 @@ import gc
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dumptui.core.io import dtypes
-from dumptui.core.io.errors import DumpError as DumpError  # re-exported: readers raise it with the model objects
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.reason import Reason, Said

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
