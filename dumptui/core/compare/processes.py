@@ -28,7 +28,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dumptui.core.compare.metrics import ElementTolerance, PairStats, compare_tensors
+from dumptui.core.compare.metrics import ElementTolerance, compare_tensors
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.io.npy import Layout, shared_layout
 from dumptui.core.io.procs import single_threaded_blas, start_resource_tracker, worker_start

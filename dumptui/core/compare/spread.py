@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import PairExecutor, pair_job
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
