@@ -27,8 +27,8 @@ from dumptui.core.search.cause import differing_inputs
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
-from dumptui.report.cause import cause_sentence, fmt_gain, of_what, proof_words
-from dumptui.report.reasons import difference_words, say, say_all
+from dumptui.report.cause import cause_sentence, of_what, proof_words
+from dumptui.report.reasons import difference_words, fmt_gain, say, say_all
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dumptui.core.compare.noise import fmt_rel
-from dumptui.core.search.scan import analyse, result_error
+from dumptui.core.search.measure import result_error
+from dumptui.core.search.scan import analyse
 
 if TYPE_CHECKING:
     from dumptui.core.graph.align import OpPair

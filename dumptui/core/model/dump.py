@@ -68,10 +68,9 @@ class OrderSource(Word):
 
 # a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
 WorkerSpec = tuple[str, str, int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
-# A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
 # a statistics-only tensor's statistics: max, min, mean, l2 and whatever else its file gives
 TensorStats = Mapping[str, "float | str | None"]
-
+# A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
 WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
 INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
 

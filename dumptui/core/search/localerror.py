@@ -30,10 +30,12 @@ mode: a tensor below C is diverged, never carried noise.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dumptui.core.compare.hints import DISCONTINUOUS
 from dumptui.core.compare.noise import TensorError
+from dumptui.core.compare.results import TensorResult
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.reason import NO_REASON, Reason, Said, Why, because
 from dumptui.core.model.vocab import Word
@@ -301,15 +303,17 @@ def _cos_alarm(le: LocalError, cos: float | None) -> bool:
     return le.in_cos is None or le.in_cos >= cos
 
 
-def shape_of_error(outs: list, ins: list) -> tuple[float, float, float | None, float | None]:
+def shape_of_error(
+    outs: Sequence[TensorResult], ins: Sequence[TensorResult]
+) -> tuple[float, float, float | None, float | None]:
     """(output tail share, input tail share, lowest output cosine, lowest input cosine) from the compared
     tensors' statistics (TensorResult-like: `.stats` with n_off, compared, cos; None when not compared)."""
 
-    def tail(rs: list) -> float:
+    def tail(rs: Sequence[TensorResult]) -> float:
         shares = [r.stats.n_off / r.stats.compared for r in rs if r.stats is not None and r.stats.compared]
         return max(shares, default=0.0)
 
-    def low_cos(rs: list) -> float | None:
+    def low_cos(rs: Sequence[TensorResult]) -> float | None:
         cs = [r.stats.cos for r in rs if r.stats is not None and r.stats.cos is not None]
         return min(cs, default=None)
 

@@ -26,7 +26,7 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import Op, TensorRef
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.localerror import (
     ReplayProof,
@@ -54,8 +54,8 @@ class ReplayPlan:
     Tensors are `(TensorRef, TensorSpec | None)`: the spec (processes.tensor_spec) when the layout is known."""
 
     op_type: str
-    attrs: dict
-    constants: dict
+    attrs: dict[str, str]
+    constants: dict[int, str]  # slot -> the constant's text (from the graph)
     inputs: tuple[dict[int, TensorRef], dict[int, TensorRef]]  # the reference's, the target's
     from_ref: tuple[int, ...]  # constant slots the target takes from the reference (the op's definition)
     outputs: tuple[TensorRef, TensorRef]  # the output compared, each side
@@ -78,6 +78,7 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
     if n > REPLAY_MAX_ELEMENTS:
         return None, because(Why.NOT_REPLAYED_SIZE, n, REPLAY_MAX_ELEMENTS)
     outs = (ref.outputs[slot], tgt.outputs[slot])
+    th = session.thresholds
     return ReplayPlan(
         op_type=ref.op_type,
         attrs=dict(ref.attrs),
@@ -85,11 +86,15 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
         inputs=(dict(ref.inputs), dict(tgt.inputs)),
         from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
         outputs=outs,
-        out_shapes=tuple({s: tuple(t.shape or ()) for s, t in op.outputs.items()} for op in (ref, tgt)),  # type: ignore[arg-type]
-        tolerances=tuple(session.thresholds.tolerance(t.dtype, None) for t in outs),  # type: ignore[arg-type]
-        floors=tuple(session.thresholds.floor(t.dtype)[0] for t in outs),  # type: ignore[arg-type]
+        out_shapes=(_out_shapes(ref), _out_shapes(tgt)),
+        tolerances=(th.tolerance(outs[0].dtype, None), th.tolerance(outs[1].dtype, None)),
+        floors=(th.floor(outs[0].dtype)[0], th.floor(outs[1].dtype)[0]),
         slot=slot,
     ), ""
+
+
+def _out_shapes(op: Op) -> dict[int, tuple[int, ...]]:
+    return {s: tuple(t.shape or ()) for s, t in op.outputs.items()}
 
 
 def run_replay(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:

@@ -45,7 +45,7 @@ from dumptui.core.search.replay.selection import (
 
 if TYPE_CHECKING:
     from dumptui.core.compare.session import Session
-    from dumptui.core.graph.align import OpPair
+    from dumptui.core.graph.align import Alignment, OpPair
     from dumptui.core.model.dump import TensorRef
 
 RANK_TYPES = frozenset(
@@ -190,7 +190,8 @@ def _ties(a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         near = np.abs(a - b) <= tol * np.maximum(np.abs(a), np.abs(b))
-    return (a == b) | near | (np.isnan(a) & np.isnan(b))
+    tied: np.ndarray = (a == b) | near | (np.isnan(a) & np.isnan(b))
+    return tied
 
 
 # ------------------------------------------------------------------------------------------------ the entry
@@ -417,7 +418,9 @@ class _Group:
     iou_tol: float
 
 
-def _kept_lists(op_type: str, side: Side, groups: list[tuple[int, int]], n: int) -> tuple[list[list[int]], list]:
+def _kept_lists(
+    op_type: str, side: Side, groups: list[tuple[int, int]], n: int
+) -> tuple[list[list[int]], list[np.ndarray]]:
     """The kept boxes of each group as the dumped outputs give them, and for NMSWithMask its order."""
     out = side.outputs
     if op_type == "NMSWithMask":
@@ -770,7 +773,7 @@ class FlipReason(str):
         self.code, self.site, self.error = code, site, error
         return self
 
-    def __getnewargs__(self) -> tuple[SelectionReason, str, float]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[SelectionReason, str, float]:  # type: ignore[override]  # not str's (str,)
         return self.code, self.site, self.error
 
 
@@ -791,7 +794,7 @@ class FlipSite:
     feeding_target: tuple[str, ...] = ()  # the same ops' names on the target (what a device's config names)
 
 
-def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[OpPair, ...]:
+def feeding_ops(alignment: Alignment, pair: OpPair, slot: int) -> tuple[OpPair, ...]:
     """The computing ops whose precision feeds input `slot` of `pair`: its producer, looking through ops that
     only carry values (Reshape, Transpose, Cast...), then that op's own data producer, up to MAX_FEEDING."""
     from dumptui.core.graph.dataflow import producer_pair
@@ -799,7 +802,7 @@ def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[OpPair, ...
     out: list[OpPair] = []
     current, at = pair, slot
     for _ in range(MAX_CARRIER_HOPS):
-        prod = producer_pair(alignment, current, at)  # type: ignore[arg-type]
+        prod = producer_pair(alignment, current, at)
         if prod is None or prod is current:
             break
         if prod.op_type not in _CARRIERS:

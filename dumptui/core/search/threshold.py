@@ -64,10 +64,13 @@ def _cast_boundary(x: np.ndarray, up: np.ndarray, to_bool: bool) -> np.ndarray:
     if to_bool:
         return np.zeros_like(x)
     q = np.trunc(x)
-    return np.where(up, np.where(q >= 0, q + 1, q), np.where(q > 0, q, q - 1))
+    boundary: np.ndarray = np.where(up, np.where(q >= 0, q + 1, q), np.where(q > 0, q, q - 1))
+    return boundary
 
 
-def _operands(op_type: str, attrs: dict[str, str], constants: dict[int, str], side: Side) -> tuple:
+def _operands(
+    op_type: str, attrs: dict[str, str], constants: dict[int, str], side: Side
+) -> tuple[np.ndarray, np.ndarray]:
     """A comparison's two operands on one side: input.1, or the number a PyTorch call was given."""
     args = OpArgs(replay.ReplayInputs(op_type, side.inputs, attrs, constants))
     other = compare_other(args) if op_type in TORCH_COMPARE_NAMES else args.raw(1)

@@ -93,15 +93,42 @@ class Bisection:
     def dag(self) -> PairDag | None:
         return self.strategy.dag if isinstance(self.strategy, GraphStrategy) else None
 
-    candidates = property(lambda self: self.state.candidates)
-    lo = property(lambda self: self.state.lo)
-    hi = property(lambda self: self.state.hi)
-    good = property(lambda self: self.state.good)
-    bad = property(lambda self: self.state.bad)
-    started = property(lambda self: self.state.started)
-    finished = property(lambda self: self.state.finished)
-    no_divergence = property(lambda self: self.state.no_divergence)
-    culprit = property(lambda self: self.state.culprit)
+    # the state's fields, read through the bisection
+    @property
+    def candidates(self) -> frozenset[int]:
+        return self.state.candidates
+
+    @property
+    def lo(self) -> int:
+        return self.state.lo
+
+    @property
+    def hi(self) -> int | None:
+        return self.state.hi
+
+    @property
+    def good(self) -> frozenset[int]:
+        return self.state.good
+
+    @property
+    def bad(self) -> frozenset[int]:
+        return self.state.bad
+
+    @property
+    def started(self) -> bool:
+        return self.state.started
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished
+
+    @property
+    def no_divergence(self) -> bool:
+        return self.state.no_divergence
+
+    @property
+    def culprit(self) -> Root | None:
+        return self.state.culprit
 
     @property
     def history(self) -> list[Step]:

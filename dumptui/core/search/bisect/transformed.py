@@ -398,7 +398,7 @@ def _implied_scale(expected: np.ndarray, effective: np.ndarray) -> np.ndarray:
     e, g = _channels(expected), effective
     den = (e * e).sum(axis=1)
     with np.errstate(all="ignore"):
-        ratio = (e * g).sum(axis=1) / den
+        ratio: np.ndarray = (e * g).sum(axis=1) / den
     return ratio
 
 
