@@ -25,7 +25,7 @@ from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import open_regular
 
 if TYPE_CHECKING:
-    from dumptui.core.formats.cann_proto import Message
+    from dumptui.core.formats.protoschema import Message
 
 
 def _proto() -> ModuleType:

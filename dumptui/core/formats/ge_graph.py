@@ -305,14 +305,15 @@ def _quick_node(lines: list[str]) -> GeNode | None:
                     attr.ints.append(int(m.group("word"), 0))
     except ValueError:
         return None
-    return _node(node) if depth == 0 else None  # type: ignore[arg-type]
+    return _node(node) if depth == 0 else None
 
 
 def _unquoted(token: str) -> bytes:
     body = token[1:-1]
     if body.isascii() and "\\" not in body:  # most names: nothing to unescape
         return body.encode("ascii")
-    return text_encoding.CUnescape(body)
+    raw: bytes = text_encoding.CUnescape(body)
+    return raw
 
 
 def _graph_parts(path: str) -> Iterator[tuple[str, list[str]]]:
