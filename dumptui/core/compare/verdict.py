@@ -21,7 +21,6 @@ import functools
 import math
 import re
 from dataclasses import dataclass, replace
-from enum import Enum
 from typing import Iterable, Mapping
 
 from dumptui.core.compare.elements import stats_within_rounding, within_rounding
@@ -32,9 +31,10 @@ from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import Op, TensorRef
 from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.vocab import Word
 
 
-class Verdict(str, Enum):
+class Verdict(Word):
     """The verdict of a tensor pair (and of an op, from its outputs).
 
     A `str` enum, so a verdict compares equal to its text ("diverged") and serialises as it. `severity` orders
@@ -66,11 +66,6 @@ class Verdict(str, Enum):
     CLOSE = ("close", 9)
     IGNORED = ("ignored", 10)
     EQUAL = ("equal", 11)
-
-    __str__ = str.__str__  # "diverged", not "Verdict.DIVERGED", in f-strings and prints
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
 
     @property
     def bad(self) -> bool:
