@@ -43,3 +43,13 @@ def test_a_word_is_its_text() -> None:
 
     assert f"{Verdict.SHAPE_MISMATCH}|{Verdict.CLOSE:>7}|{Verdict.EQUAL!s}" == "shape mismatch|  close|equal"
     assert Verdict.DIVERGED == "diverged" and "diverged" == Verdict.DIVERGED
+
+
+def test_the_index_cache_rebuilds_the_models_codes() -> None:
+    """A dump's pickled parts hold the model's codes (a problem's severity, a tensor's io...): the cache's
+    restricted unpickler must allow each, or every cached dump is refused and indexed again."""
+    from dumptui.core.index.restricted import ALLOWED
+    from dumptui.core.model import dump
+
+    codes = {(c.__module__, c.__name__) for c in vars(dump).values() if isinstance(c, type) and issubclass(c, Word)}
+    assert codes - {("dumptui.core.model.dump", "Word")} <= ALLOWED

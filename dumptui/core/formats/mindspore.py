@@ -58,6 +58,7 @@ from dumptui.core.model.dump import (
     Op,
     OrderSource,
     Problem,
+    Severity,
     TensorRef,
 )
 from dumptui.core.model.ir import IRGraph
@@ -369,7 +370,7 @@ def _meta_text(meta: dict, key: str, path: str, problems: list[Problem]) -> str 
     value = meta.get(key)
     if value is None or isinstance(value, str):
         return value
-    problems.append(Problem(path, f"{key} is {limits.kind_of(value)}, not a string (ignored)", "warning"))
+    problems.append(Problem(path, f"{key} is {limits.kind_of(value)}, not a string (ignored)", Severity.WARNING))
     return None
 
 

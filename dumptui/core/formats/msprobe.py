@@ -43,6 +43,7 @@ from dumptui.core.model.dump import (
     Op,
     OrderSource,
     Problem,
+    Severity,
     TensorRef,
 )
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
@@ -329,7 +330,7 @@ class _Calls:
         if not isinstance(parameters, dict):
             where = os.path.join(self.data_dir, DUMP_JSON)
             reason = f"parameters of {name} are {limits.kind_of(parameters)}, not an object (ignored)"
-            problems.append(Problem(where, reason, "warning"))
+            problems.append(Problem(where, reason, Severity.WARNING))
             return
         for pname, rec in parameters.items():
             full = f"{scope}.{pname}"
@@ -351,7 +352,7 @@ class _Calls:
             if value is not None and not isinstance(value, (list, dict)):
                 # a tensor list replaced by a number would drop its tensors unnamed
                 reason = f"{key} of {name} is {limits.kind_of(value)} ({limits.brief(value)}), not a list of records (ignored)"
-                problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, "warning"))
+                problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, Severity.WARNING))
         parts = name.split(".")
         op_type = parts[1] if len(parts) > 1 else name
         op = Op(
@@ -560,11 +561,13 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
             fields[name] = entry
         elif name in seen:
             problems.append(
-                Problem(dj, f"entry {limits.cut(name)} appears twice (the first read, the second ignored)", "warning")
+                Problem(
+                    dj, f"entry {limits.cut(name)} appears twice (the first read, the second ignored)", Severity.WARNING
+                )
             )
         elif not isinstance(entry, dict):
             seen.add(name)
-            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
+            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", Severity.WARNING))
         else:
             seen.add(name)
             if name.startswith("Module.") or name.startswith("Cell."):

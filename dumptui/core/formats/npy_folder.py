@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import KERNEL, Dump, Op, OrderSource, Problem, TensorRef
+from dumptui.core.model.dump import KERNEL, Dump, Op, OrderSource, Problem, Severity, TensorRef
 from dumptui.core.model.reason import Why, because
 
 # DOTALL and \Z: a name may hold a newline (a file name can), and it must not split one op in two
@@ -59,7 +59,7 @@ def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
     for _mtime, io, slot, fp in sorted(files):
         side = op.inputs if io == "input" else op.outputs
         if slot in side:
-            problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", "warning"))
+            problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", Severity.WARNING))
             continue
         op.put(io, slot, TensorRef(fp, io, slot))
     op.timestamp = int(min(f[0] for f in files) * 1e6)

@@ -107,13 +107,20 @@ def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
     )
 
 
+class Severity(Word):
+    """How bad a `Problem` is."""
+
+    ERROR = "error"  # not usable
+    WARNING = "warning"  # used with a caveat (e.g. a repaired payload)
+
+
 @dataclass(frozen=True)
 class Problem:
     """A file or folder that could not be used as expected, and why."""
 
     path: str
     reason: Said  # a reader's message (why the file cannot be read), or a Reason: report/reasons.py words it
-    severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
+    severity: Severity = Severity.ERROR
 
 
 @dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each

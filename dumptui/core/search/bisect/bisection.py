@@ -19,6 +19,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
+from dumptui.core.model.dump import Severity
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
@@ -271,7 +272,9 @@ class Bisection:
 
     def _unread_files(self) -> list[Said]:
         """The files of either dump that could not be placed or opened, in words (documents.incomplete's rule)."""
-        files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
+        files = [
+            pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == Severity.ERROR
+        ]
         out: list[Said] = [because(Why.FILE_UNREAD, pr.path, pr.reason) for pr in files[:MAX_UNJUDGED_SAID]]
         if len(files) > MAX_UNJUDGED_SAID:
             out.append(because(Why.MORE_FILES_UNREAD, len(files) - MAX_UNJUDGED_SAID))
