@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.model.dump import OUTPUT
 from dumptui.core.search.scan import analyse, result_error
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def _output_error(bi: Bisection, pair: OpPair) -> float | None:
     """The op's largest output error from the cache (inf: NaN/Inf differ), None when none is compared."""
     session = bi.session
     errors = []
-    for _io, _slot, r, t in session.tensor_pairs(pair, "output"):
+    for _io, _slot, r, t in session.tensor_pairs(pair, OUTPUT):
         cached = session.cached(r, t)
         err = result_error(cached) if cached is not None else None
         if err is not None:

@@ -34,10 +34,13 @@ from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model import recordstats
 from dumptui.core.model.dump import (
+    INPUT,
     KERNEL,
+    OUTPUT,
     PARAMETER,
     WEIGHT_ATTRS,
     Dump,
+    InOut,
     InputSource,
     NameSource,
     Op,
@@ -288,7 +291,7 @@ class _Calls:
     # output record): shapes, packed statistics, op types
     shared: dict[Any, Any] = field(default_factory=dict)
 
-    def record(self, rec: Record, io: str, slot: int, where: str) -> tuple[TensorRef, bytes | None]:
+    def record(self, rec: Record, io: InOut, slot: int, where: str) -> tuple[TensorRef, bytes | None]:
         """The tensor of a record and its signature (None when it has none); a record with a bad value is a
         tensor that cannot be read, saying why. A statistics record is kept packed (model/recordstats.py)."""
         dump_json = os.path.join(self.data_dir, DUMP_JSON)
@@ -339,8 +342,8 @@ class _Calls:
             op = Op(
                 name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source=NameSource.MODULE_PARAMETER
             )
-            tref, sig = self.record(rec, "output", 0, full)
-            op.put("output", 0, tref)
+            tref, sig = self.record(rec, OUTPUT, 0, full)
+            op.put(OUTPUT, 0, tref)
             op.attrs = WEIGHT_ATTRS
             self.params[full] = op
             if sig:
@@ -366,8 +369,8 @@ class _Calls:
         attrs = call_attrs(entry)
         if attrs:
             op.attrs = attrs
-        inputs = [self.record(rec, "input", slot, name) for slot, (_label, rec) in enumerate(ins)]
-        outputs = [self.record(rec, "output", slot, name) for slot, (_label, rec) in enumerate(outs)]
+        inputs = [self.record(rec, INPUT, slot, name) for slot, (_label, rec) in enumerate(ins)]
+        outputs = [self.record(rec, OUTPUT, slot, name) for slot, (_label, rec) in enumerate(outs)]
         in_tensors = tuple(t for t, _sig in inputs)
         in_sigs = tuple(sig for _t, sig in inputs)
         if name.endswith(".forward"):

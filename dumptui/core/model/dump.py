@@ -68,7 +68,7 @@ class OrderSource(Word):
 
 
 # a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
-WorkerSpec = tuple[str, str, int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
+WorkerSpec = tuple[str, "InOut", int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
 WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
 INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
@@ -105,6 +105,17 @@ def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
         f"the file holds {stored} but its name or record says {recorded}: rewritten or damaged, not read "
         "(dump it again)"
     )
+
+
+class InOut(Word):
+    """Which side of an op a tensor is on."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+INPUT, OUTPUT = InOut.INPUT, InOut.OUTPUT
+INOUT_NAMED: Mapping[str, InOut] = {"input": INPUT, "output": OUTPUT}  # a file's spelling -> the code
 
 
 class Severity(Word):
@@ -153,7 +164,7 @@ class TensorRef:
     def __init__(
         self,
         path: str,
-        io: str,
+        io: InOut,
         slot: int,
         dtype: str | None = None,
         shape: tuple[int, ...] | None = None,
@@ -182,7 +193,7 @@ class TensorRef:
         cls,
         folder: str,
         name: str | tuple[str, int, str],
-        io: str,
+        io: InOut,
         slot: int,
         dtype: str | None,
         shape: tuple[int, ...] | None,
@@ -203,7 +214,7 @@ class TensorRef:
 
     @classmethod
     def statistics_only(
-        cls, folder: str, name: str, io: str, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
+        cls, folder: str, name: str, io: InOut, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
     ) -> TensorRef:
         """A tensor known by its statistics alone, packed (recordstats.py), its record in `folder` + `name`
         (the one file of all of a dump's records: `name` is shared, not a string each)."""
@@ -462,9 +473,9 @@ class Op:
         for s in sorted(self.outputs):
             yield self.outputs[s]
 
-    def put(self, io: str, slot: int, tensor: TensorRef) -> None:
-        """A reader adds a tensor to the op it builds ("input" or "output")."""
-        _building(self, self.inputs if io == "input" else self.outputs)[slot] = tensor
+    def put(self, io: InOut, slot: int, tensor: TensorRef) -> None:
+        """A reader adds a tensor to the op it builds."""
+        _building(self, self.inputs if io == INPUT else self.outputs)[slot] = tensor
 
     def put_source(self, slot: int, source: InputSource) -> None:
         """A reader says where input `slot` comes from."""

@@ -19,7 +19,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
-from dumptui.core.model.dump import Severity
+from dumptui.core.model.dump import OUTPUT, Severity
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
@@ -178,8 +178,8 @@ class Bisection:
         is no answer, never "no divergence" (a config that ignored every op said exit 0)."""
         reasons: dict[Reason, None] = {}  # the ignore rules' own reasons (the user's pattern, or the built-in)
         for pair in self.order:
-            for _io, slot, _r, _t in self.session.tensor_pairs(pair, "output"):
-                why = self.session.ignore_reason(pair, "output", slot)
+            for _io, slot, _r, _t in self.session.tensor_pairs(pair, OUTPUT):
+                why = self.session.ignore_reason(pair, OUTPUT, slot)
                 if why is None:
                     return None
                 reasons[why] = None
