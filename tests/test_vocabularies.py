@@ -42,7 +42,7 @@ def test_a_word_is_its_text() -> None:
     from dumptui.core.compare.verdict import Verdict
 
     assert f"{Verdict.SHAPE_MISMATCH}|{Verdict.CLOSE:>7}|{Verdict.EQUAL!s}" == "shape mismatch|  close|equal"
-    assert Verdict.DIVERGED == "diverged" and "diverged" == Verdict.DIVERGED
+    assert Verdict.DIVERGED == "diverged" and Verdict.DIVERGED == "diverged"
 
 
 def test_the_index_cache_rebuilds_the_models_codes() -> None:
