@@ -14,7 +14,7 @@ from functools import partial
 
 from dumptui.core.io.devicelayout import PLAIN_FORMATS, TRANSPOSES, DevicePayload, LayoutError, plan
 from dumptui.core.io.npy import Layout
-from dumptui.core.model.dump import INPUT, KERNEL, OUTPUT, PARAMETER, Dump, InOut, Op, TensorRef
+from dumptui.core.model.dump import INPUT, KERNEL, OUTPUT, PARAMETER, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.ir import IRGraph, IRNode
 from dumptui.core.model.reason import Why, because
 
@@ -53,9 +53,9 @@ def _graph_shape(
             return types[slot][1]
     if io == INPUT and slot in op.sources:
         src = op.sources[slot]
-        if src.kind == "parameter" and ir is not None and src.ref in ir.params:
+        if src.kind == SourceKind.PARAMETER and ir is not None and src.ref in ir.params:
             return ir.params[src.ref].shape
-        producer = dump.op(src.ref) if src.kind == "op" else None
+        producer = dump.op(src.ref) if src.kind == SourceKind.OP else None
         producer_node = nodes.get(producer.name) if producer is not None else None
         if producer_node is not None and src.slot < len(producer_node.out_types):
             return producer_node.out_types[src.slot][1]

@@ -47,6 +47,7 @@ from dumptui.core.model.dump import (
     OrderSource,
     Problem,
     Severity,
+    SourceKind,
     TensorRef,
 )
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
@@ -477,14 +478,14 @@ def _input_source(
         found = produced.get(sig) or produced.after_cast(sig)
         if found is not None:
             src_key, src_slot = found
-            return InputSource("op", src_key, src_slot), (src_key, src_slot)
+            return InputSource(SourceKind.OP, src_key, src_slot), (src_key, src_slot)
     if sig is not None and sig in calls.param_of:
-        return InputSource("parameter", calls.param_of[sig]), (calls.param_of[sig], 0)
+        return InputSource(SourceKind.PARAMETER, calls.param_of[sig]), (calls.param_of[sig], 0)
     if first and slot == 0:
         # nothing ran before the first call: its first input is the network input
-        return InputSource("parameter", f"{op.name}.input.0"), None
+        return InputSource(SourceKind.PARAMETER, f"{op.name}.input.0"), None
     # produced by something not dumped (e.g. a call outside the dumped level)
-    return InputSource("input", f"{op.name}.input.{slot}"), None
+    return InputSource(SourceKind.INPUT, f"{op.name}.input.{slot}"), None
 
 
 # calls whose values output reorders its input (the same statistics): never taken as the producer of a later
@@ -508,7 +509,7 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
             sources.append(src)
             if edge is not None:
                 g.add_edge(edge[0], op.key, slots=[(edge[1], slot)])
-            elif src.kind == "parameter":
+            elif src.kind == SourceKind.PARAMETER:
                 dump.parameters[src.ref] = False
         op.sources = SlotMap.from_parts(None, tuple(sources))  # every input slot, 0, 1, ... in order
         for slot, out_sig in zip(op.outputs, out_sigs):

@@ -134,17 +134,26 @@ class Problem:
     severity: Severity = Severity.ERROR
 
 
+class SourceKind(Word):
+    """What produces an op's input, per the graph."""
+
+    OP = "op"  # another op's output
+    PARAMETER = "parameter"
+    CONSTANT = "constant"
+    INPUT = "input"  # produced by something not dumped (msprobe: from outside the recorded calls)
+
+
 @dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
 
-    kind: str  # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
+    kind: SourceKind
     ref: str = ""  # op key, parameter name, or constant text
     slot: int = 0  # output slot of the producing op
 
     @property
     def produced(self) -> bool:
-        return self.kind == "op"
+        return self.kind == SourceKind.OP
 
 
 class TensorRef:

@@ -19,7 +19,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.search.localerror import (
     TAIL_SHARE,
@@ -46,9 +46,9 @@ def input_roles(pair: OpPair) -> dict[int, str]:
     roles = {}
     for slot in sorted(slots):
         kinds = {s.kind for s in input_source(pair, slot) if s is not None}
-        if "constant" in kinds:
+        if SourceKind.CONSTANT in kinds:
             roles[slot] = "constant"
-        elif "parameter" in kinds:
+        elif SourceKind.PARAMETER in kinds:
             roles[slot] = "weight"
         elif kinds:
             roles[slot] = "data"
@@ -83,7 +83,7 @@ def _rounding_seen(session: Session, pair: OpPair, r: TensorResult, err: TensorE
             seen[side].add(t.dtype)
     dump = {"ref": session.ref, "target": session.target}
     for side, src in zip(("ref", "target"), input_source(pair, r.slot)):
-        if src is not None and src.kind == "op":
+        if src is not None and src.kind == SourceKind.OP:
             producer = dump[side].op(src.ref)
             out = producer.outputs.get(src.slot) if producer is not None else None
             if out is not None:

@@ -26,7 +26,7 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import SourceKind, TensorRef
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.localerror import (
     ReplayProof,
@@ -81,7 +81,9 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
     return ReplayPlan(
         op_type=ref.op_type,
         attrs=dict(ref.attrs),
-        constants={s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs},
+        constants={
+            s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
+        },
         inputs=(dict(ref.inputs), dict(tgt.inputs)),
         from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
         outputs=outs,

@@ -35,7 +35,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
-from dumptui.core.model.dump import KERNEL
+from dumptui.core.model.dump import KERNEL, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import (
@@ -286,7 +286,9 @@ def _tainted_into(
 ) -> bool:
     """Whether input `slot` may carry a root's divergence: its own producer's taint (the same value is then
     judged alike where it is made and where it is read), else whether any predecessor is tainted (no graph)."""
-    if any(src is not None and src.kind != "op" and src.ref in sr.differing for src in input_source(pair, slot)):
+    if any(
+        src is not None and src.kind != SourceKind.OP and src.ref in sr.differing for src in input_source(pair, slot)
+    ):
         return True  # a weight or input the preconditions found differing: not noise where it is read either
     found = [
         position[o.pair.index]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dumptui.core.model.dump import SourceKind
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search import replay
@@ -241,7 +242,9 @@ def read_side(pair: OpPair, roles: dict[int, str]) -> tuple[tuple[Side, Side], d
         Side(ref_in, {s: _read(t) for s, t in ref.outputs.items()}, {s: t.dtype for s, t in ref.inputs.items()}),
         Side(tgt_in, {s: _read(t) for s, t in tgt.outputs.items()}, {s: t.dtype for s, t in tgt.inputs.items()}),
     )
-    constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+    constants = {
+        s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
+    }
     return sides, constants
 
 

@@ -28,7 +28,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
-from dumptui.core.model.dump import INPUT, OUTPUT, PARAMETER, Dump, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, PARAMETER, Dump, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
@@ -224,7 +224,11 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
         assert p.ref is not None and p.target is not None
         for slot in sorted(set(p.ref.inputs) & set(p.target.inputs)):
             name = next(
-                (src.ref for src in input_source(p, slot) if src is not None and src.kind in ("parameter", "input")),
+                (
+                    src.ref
+                    for src in input_source(p, slot)
+                    if src is not None and src.kind in (SourceKind.PARAMETER, SourceKind.INPUT)
+                ),
                 None,
             )
             if name is not None and name not in checked:

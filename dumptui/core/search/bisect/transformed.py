@@ -30,7 +30,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import DIVERGED, judge
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
-from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, Op, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -209,7 +209,7 @@ def _parameter_behind(dump: Dump, key: str) -> str:
         src = op.sources.get(0)
         if src is None:
             return ""
-        if src.kind == "parameter":
+        if src.kind == SourceKind.PARAMETER:
             return src.ref
         key = src.ref
     return ""
@@ -266,14 +266,14 @@ def _folded_batchnorm(session: Session, ref_consumer: Op, tgt_consumer: Op) -> _
                 bn.op_type,
                 {s: _read(t) for s, t in bn.inputs.items() if 1 <= s <= 8},
                 dict(bn.attrs),
-                {s: src.ref for s, src in bn.sources.items() if src.kind == "constant"},
+                {s: src.ref for s, src in bn.sources.items() if src.kind == SourceKind.CONSTANT},
             )
         )
         gamma, beta, mean, var = (args.float64(s).reshape(-1) for s in (1, 2, 3, 4))
         eps = _epsilon(args)
     except (OSError, ValueError, ReplayUnsupported):
         return None
-    names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == "parameter"]
+    names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == SourceKind.PARAMETER]
     bias, bias_name = None, ""
     add = _only_consumer(session.target, tgt_consumer, frozenset({"BiasAdd", "Add"}))
     if add is not None:
