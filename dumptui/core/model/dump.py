@@ -143,6 +143,17 @@ class SourceKind(Word):
     INPUT = "input"  # produced by something not dumped (msprobe: from outside the recorded calls)
 
 
+class Role(Word):
+    """What an input is to its op (search/measure.py: input_roles decides it from the input's sources)."""
+
+    DATA = "data"  # produced by an op, or the network input
+    WEIGHT = "weight"  # a parameter
+    CONSTANT = "constant"  # a graph constant: epsilon, axes, flags
+
+
+Roles = dict[int, Role]  # an op pair's input slot -> its role
+
+
 @dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""

@@ -26,7 +26,7 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import SourceKind, TensorRef
+from dumptui.core.model.dump import Role, Roles, SourceKind, TensorRef
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.localerror import (
     ReplayProof,
@@ -65,7 +65,7 @@ class ReplayPlan:
     slot: int
 
 
-def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, Said]:
+def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayPlan | None, Said]:
     """The replay of the op's output `slot`, or None and why there is none."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
@@ -85,7 +85,7 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
             s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
         },
         inputs=(dict(ref.inputs), dict(tgt.inputs)),
-        from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
+        from_ref=tuple(s for s, role in roles.items() if role == Role.CONSTANT and s in ref.inputs),
         outputs=outs,
         out_shapes=tuple({s: tuple(t.shape or ()) for s, t in op.outputs.items()} for op in (ref, tgt)),  # type: ignore[arg-type]
         tolerances=tuple(session.thresholds.tolerance(t.dtype, None) for t in outs),  # type: ignore[arg-type]
@@ -317,7 +317,7 @@ class StreamedReplays:
                 future.cancel()
 
 
-def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, Said]:
+def replay_proof(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayProof | None, Said]:
     """The replay of one op here and now (the bisection's probes, the culprit checks)."""
     plan, why = replay_plan(session, pair, roles, slot)
     return run_replay(plan) if plan is not None else (None, why)

@@ -17,7 +17,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
-from dumptui.core.model.dump import SourceKind
+from dumptui.core.model.dump import Role, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
@@ -133,11 +133,11 @@ class CulpritCheck:
         for r in res.inputs:
             if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
                 continue
-            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == "constant":
+            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == Role.CONSTANT:
                 continue  # ops of two definitions (a group and its fused kernel) take their own constants
             origin = unproduced(pair, r.slot)
             bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
-            if origin is not None or roles.get(r.slot) == "constant":
+            if origin is not None or roles.get(r.slot) == Role.CONSTANT:
                 if bad:
                     unproduced_bad.append((r, origin or SourceKind.CONSTANT))
             elif bad:
