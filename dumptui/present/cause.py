@@ -23,6 +23,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
+from dumptui.core.model.dump import INPUT
 from dumptui.core.search.cause import differing_inputs
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
@@ -94,9 +95,9 @@ def tensors_line(res: OpResult, failed: Sequence[InputCheck] = (), differs: Sequ
     failed_names = {c.name for c in failed}
 
     def one(r: TensorResult) -> str:
-        if r.io == "input" and any(d.kind == DiffKind.CONSTANT and d.slot == r.slot for d in differs):
+        if r.io == INPUT and any(d.kind == DiffKind.CONSTANT and d.slot == r.slot for d in differs):
             return f"{r.label} differs (constant)"
-        sources = {s.ref for s in input_source(res.pair, r.slot) if s is not None} if r.io == "input" else set()
+        sources = {s.ref for s in input_source(res.pair, r.slot) if s is not None} if r.io == INPUT else set()
         if sources & failed_names:
             return f"{r.label} differs ({', '.join(sorted(sources & failed_names))})"
         s = f"{r.label} {r.verdict}"

@@ -28,7 +28,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
-from dumptui.core.model.dump import Dump
+from dumptui.core.model.dump import Dump, Severity
 from dumptui.core.search.bisect.sessionfile import SessionJson, read_session, session_mismatch, session_payload
 from dumptui.core.search.compare_all import compare_pair, every_op_judged
 from dumptui.core.search.judgement import RunJudgement, judge
@@ -134,7 +134,7 @@ class PairController:
         warnings."""
         session = self.opened
         unreadable = [
-            (side, [(p.path, say(p.reason)) for p in d.problems if p.severity == "error"])
+            (side, [(p.path, say(p.reason)) for p in d.problems if p.severity == Severity.ERROR])
             for side, d in (("ref", session.ref), ("target", session.target))
         ]
         return unreadable, say_all(session.alignment.warnings)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.model.dump import OUTPUT
 from dumptui.core.search.measure import result_error
 from dumptui.core.search.scan import analyse
 
@@ -78,7 +79,7 @@ def _output_error(bi: Bisection, pair: OpPair) -> float | None:
     """The op's largest output error from the cache (inf: NaN/Inf differ), None when none is compared."""
     session = bi.session
     errors = []
-    for _io, _slot, r, t in session.tensor_pairs(pair, "output"):
+    for _io, _slot, r, t in session.tensor_pairs(pair, OUTPUT):
         cached = session.cached(r, t)
         err = result_error(cached) if cached is not None else None
         if err is not None:

@@ -17,6 +17,7 @@ from typing import IO
 from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
+from dumptui.core.model.dump import OUTPUT
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
@@ -123,7 +124,7 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
                 d[f"{pre} {col}"] = _v(getattr(side, attr))
         messages += [f"{k}: {why}" for k, why in undefined_words(st.undefined).items()]
     d["Err_message"] = "; ".join(m for m in messages if m)
-    if r.io == "output" and (le is None or r.slot == le.out_slot):
+    if r.io == OUTPUT and (le is None or r.slot == le.out_slot):
         if le is not None:
             d["Local Error"] = _v(le.out_rel)
             d["Input Error"] = _v(le.data_in.worst_rel) if le.data_in is not None else "0"

@@ -11,7 +11,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import UNREADABLE
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
+from dumptui.core.model.dump import Dump, Op, Problem, Severity, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
@@ -213,7 +213,7 @@ def skipped(session: Session, results: list[TensorResult] | None = None) -> dict
     compared so far (or among `results`) whose verdict is unreadable."""
     return {
         "files": {
-            side: sum(1 for p in d.problems if p.severity == "error")
+            side: sum(1 for p in d.problems if p.severity == Severity.ERROR)
             for side, d in (("ref", session.ref), ("target", session.target))
         },
         "tensor_pairs": sum(

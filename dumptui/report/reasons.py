@@ -16,7 +16,7 @@ from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.indexing_progress import Stage
-from dumptui.core.model.dump import NameSource, OrderSource
+from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -332,7 +332,7 @@ def _only_carries(label: str, slots: tuple[int, ...], why: Reason) -> str:
 
 
 def _unproduced_differs(origin: str, names: tuple[str, ...], slot: int, why: str) -> str:
-    origin = "input from outside the dump" if origin == "input" else origin
+    origin = "input from outside the dump" if origin == SourceKind.INPUT else origin
     what = f"{origin} {'/'.join(names)} (input.{slot})" if names else f"{origin} input.{slot}"
     return f"{what} differs ({why})"
 

@@ -14,7 +14,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, EQUAL
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
@@ -250,7 +250,7 @@ def _print_pairing(console: Console, s: Session) -> None:
         console.print(f"  unpaired: {shown}{more}")
     for d in (s.ref, s.target):
         for problem in d.problems:
-            if problem.severity == "error":
+            if problem.severity == Severity.ERROR:
                 console.print(f"  [magenta]unreadable[/magenta] {name(problem.path)}: {name(say(problem.reason))}")
 
 

@@ -10,13 +10,13 @@ from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, worst
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import InOut, TensorRef
 from dumptui.core.model.reason import Said
 
 
 @dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
 class TensorResult:
-    io: str
+    io: InOut
     slot: int
     ref: TensorRef | None
     target: TensorRef | None

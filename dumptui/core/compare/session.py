@@ -40,11 +40,11 @@ from dumptui.core.graph.align import Alignment, OpPair, align
 from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
 from dumptui.core.model import recordstats
-from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.model.recordstats import RecordStats
 
-TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
+TensorPair = tuple[InOut, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
 Prechecked = tuple[ElementTolerance, list[Said], "Reason | None"]  # tolerance, notes, ignore reason
 
 
@@ -98,18 +98,18 @@ class Session:
 
     # ------------------------------------------------------------------ tensors
     @staticmethod
-    def tensor_pairs(pair: OpPair, io: str | None = None) -> list[TensorPair]:
+    def tensor_pairs(pair: OpPair, io: InOut | None = None) -> list[TensorPair]:
         out: list[TensorPair] = []
-        for side in ("input", "output"):
+        for side in (INPUT, OUTPUT):
             if io and side != io:
                 continue
-            r = (pair.ref.inputs if side == "input" else pair.ref.outputs) if pair.ref else {}
-            t = (pair.target.inputs if side == "input" else pair.target.outputs) if pair.target else {}
+            r = (pair.ref.inputs if side == INPUT else pair.ref.outputs) if pair.ref else {}
+            t = (pair.target.inputs if side == INPUT else pair.target.outputs) if pair.target else {}
             for slot in sorted(set(r) | set(t)):
                 out.append((side, slot, r.get(slot), t.get(slot)))
         return out
 
-    def ignore_reason(self, pair: OpPair, io: str, slot: int) -> Reason | None:
+    def ignore_reason(self, pair: OpPair, io: InOut, slot: int) -> Reason | None:
         op = pair.ref or pair.target
         return self._ignore_matcher.reason(op, io, slot) if op is not None else None
 
@@ -122,7 +122,7 @@ class Session:
         return self._cache.get(pair_key(ref, target))
 
     def tensor_result(
-        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
     ) -> TensorResult:
         key = pair_key(ref, target)
         hit = self._cache.get(key)
@@ -136,7 +136,7 @@ class Session:
             return self._cache.setdefault(pair_key(ref, target), res)
 
     def _evaluate(
-        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
     ) -> TensorResult:
         pre = self.precheck(pair, io, slot, ref, target, purpose)
         if isinstance(pre, TensorResult):
@@ -151,7 +151,7 @@ class Session:
 
     @staticmethod
     def read_failed(
-        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[Said]
+        io: InOut, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[Said]
     ) -> TensorResult:
         """A pair whose values could not be read although their headers could: the file that fails is found
         and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
@@ -165,7 +165,7 @@ class Session:
         return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
-        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
     ) -> TensorResult | Prechecked:
         """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
         compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
@@ -223,7 +223,7 @@ class Session:
     def finish(
         self,
         pair: OpPair,
-        io: str,
+        io: InOut,
         slot: int,
         ref: TensorRef,
         target: TensorRef,
@@ -248,7 +248,7 @@ class Session:
     def _evaluate_statistics(
         self,
         pair: OpPair,
-        io: str,
+        io: InOut,
         slot: int,
         ref: TensorRef,
         target: TensorRef,
@@ -300,15 +300,15 @@ class Session:
     def is_final(self, res: TensorResult) -> bool:
         return pair_key(res.ref, res.target) in self.final
 
-    def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
+    def identical(self, pair: OpPair, io: InOut, slot: int, purpose: str = "") -> TensorResult | None:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.
 
         Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
         cost one streamed read each, and none on the next run of the same pair (samefiles.py). Files that
         differ anywhere (even only in the header) go the full way.
         """
-        r = (pair.ref.inputs if io == "input" else pair.ref.outputs).get(slot) if pair.ref else None
-        t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
+        r = (pair.ref.inputs if io == INPUT else pair.ref.outputs).get(slot) if pair.ref else None
+        t = (pair.target.inputs if io == INPUT else pair.target.outputs).get(slot) if pair.target else None
         if r is None or t is None or not r.has_data or not t.has_data:
             return None
         if r.refused or t.refused:  # a tensor refused while indexing is never taken for equal
@@ -323,10 +323,10 @@ class Session:
         ins: list[TensorResult] = []
         outs: list[TensorResult] = []
         for io, slot, r, t in self.tensor_pairs(pair):
-            if io == "input" and not inputs:
+            if io == INPUT and not inputs:
                 continue
             res = self.tensor_result(pair, io, slot, r, t, purpose)
-            (ins if io == "input" else outs).append(res)
+            (ins if io == INPUT else outs).append(res)
         return self.assembled(pair, ins, outs)
 
     def assembled(self, pair: OpPair, ins: list[TensorResult], outs: list[TensorResult]) -> OpResult:
@@ -344,7 +344,7 @@ class Session:
         if not pair.paired:
             return ONLY_REF if pair.target is None else ONLY_TARGET
         res = []
-        for _io, _slot, r, t in self.tensor_pairs(pair, "output"):
+        for _io, _slot, r, t in self.tensor_pairs(pair, OUTPUT):
             c = self._cache.get(pair_key(r, t))
             if c is None:
                 return None

@@ -27,9 +27,9 @@ from dumptui.core.compare.verdict import Thresholds
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
 from dumptui.core.io.npy import Layout, payloads_kept, shared_layout
-from dumptui.core.model.dump import TensorRef, WorkerSpec
+from dumptui.core.model.dump import InOut, TensorRef, WorkerSpec
 
-Job = tuple[OpPair, str, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
+Job = tuple[OpPair, InOut, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
 # Tensor pairs a worker reads and computes at a time: about CHUNKS_PER_WORKER chunks each, within these bounds.
 # Each submit costs this process a wait (the pool's threads take the interpreter lock to send it): few, large.
 CHUNK_PAIRS = (128, 2048)

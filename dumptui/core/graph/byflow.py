@@ -20,7 +20,7 @@ from typing import Protocol
 
 from dumptui.core.graph.fusion import group_op
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import KERNEL, Op
+from dumptui.core.model.dump import KERNEL, Op, SourceKind
 
 DATAFLOW, DATAFLOW_RETYPED, GROUPED = PairedBy.DATAFLOW, PairedBy.DATAFLOW_RETYPED, PairedBy.GROUPED
 PASS_THROUGH = frozenset({"Cast", "TensorMove", "Identity", "Depend", "Load", "Reshape", "ExpandDims", "Squeeze"})
@@ -51,7 +51,7 @@ class Flow:
         return self.graph is not None
 
     def producers(self, op: Op) -> list[Op | None]:
-        found = [self.by_key.get(s.ref) for _slot, s in sorted(op.sources.items()) if s.kind == "op"]
+        found = [self.by_key.get(s.ref) for _slot, s in sorted(op.sources.items()) if s.kind == SourceKind.OP]
         if not op.sources and self.graph is not None and op.key in self.graph:
             found = [self.by_key.get(k) for k in self.graph.predecessors(op.key)]
         return found

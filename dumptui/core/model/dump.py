@@ -67,7 +67,7 @@ class OrderSource(Word):
 
 
 # a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
-WorkerSpec = tuple[str, str, int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
+WorkerSpec = tuple[str, "InOut", int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
 # a statistics-only tensor's statistics: max, min, mean, l2 and whatever else its file gives
 TensorStats = Mapping[str, "float | str | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
@@ -108,26 +108,64 @@ def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
     )
 
 
+class InOut(Word):
+    """Which side of an op a tensor is on."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+INPUT, OUTPUT = InOut.INPUT, InOut.OUTPUT
+INOUT_NAMED: Mapping[str, InOut] = {"input": INPUT, "output": OUTPUT}  # a file's spelling -> the code
+
+
+class Severity(Word):
+    """How bad a `Problem` is."""
+
+    ERROR = "error"  # not usable
+    WARNING = "warning"  # used with a caveat (e.g. a repaired payload)
+
+
 @dataclass(frozen=True)
 class Problem:
     """A file or folder that could not be used as expected, and why."""
 
     path: str
     reason: Said  # a reader's message (why the file cannot be read), or a Reason: report/reasons.py words it
-    severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
+    severity: Severity = Severity.ERROR
+
+
+class SourceKind(Word):
+    """What produces an op's input, per the graph."""
+
+    OP = "op"  # another op's output
+    PARAMETER = "parameter"
+    CONSTANT = "constant"
+    INPUT = "input"  # produced by something not dumped (msprobe: from outside the recorded calls)
+
+
+class Role(Word):
+    """What an input is to its op (search/measure.py: input_roles decides it from the input's sources)."""
+
+    DATA = "data"  # produced by an op, or the network input
+    WEIGHT = "weight"  # a parameter
+    CONSTANT = "constant"  # a graph constant: epsilon, axes, flags
+
+
+Roles = dict[int, Role]  # an op pair's input slot -> its role
 
 
 @dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
 
-    kind: str  # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
+    kind: SourceKind
     ref: str = ""  # op key, parameter name, or constant text
     slot: int = 0  # output slot of the producing op
 
     @property
     def produced(self) -> bool:
-        return self.kind == "op"
+        return self.kind == SourceKind.OP
 
 
 class TensorRef:
@@ -147,7 +185,7 @@ class TensorRef:
     def __init__(
         self,
         path: str,
-        io: str,
+        io: InOut,
         slot: int,
         dtype: str | None = None,
         shape: tuple[int, ...] | None = None,
@@ -176,7 +214,7 @@ class TensorRef:
         cls,
         folder: str,
         name: str | tuple[str, int, str],
-        io: str,
+        io: InOut,
         slot: int,
         dtype: str | None,
         shape: tuple[int, ...] | None,
@@ -197,7 +235,7 @@ class TensorRef:
 
     @classmethod
     def statistics_only(
-        cls, folder: str, name: str, io: str, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
+        cls, folder: str, name: str, io: InOut, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
     ) -> TensorRef:
         """A tensor known by its statistics alone, packed (recordstats.py), its record in `folder` + `name`
         (the one file of all of a dump's records: `name` is shared, not a string each)."""
@@ -458,9 +496,9 @@ class Op:
         for s in sorted(self.outputs):
             yield self.outputs[s]
 
-    def put(self, io: str, slot: int, tensor: TensorRef) -> None:
-        """A reader adds a tensor to the op it builds ("input" or "output")."""
-        _building(self, self.inputs if io == "input" else self.outputs)[slot] = tensor
+    def put(self, io: InOut, slot: int, tensor: TensorRef) -> None:
+        """A reader adds a tensor to the op it builds."""
+        _building(self, self.inputs if io == INPUT else self.outputs)[slot] = tensor
 
     def put_source(self, slot: int, source: InputSource) -> None:
         """A reader says where input `slot` comes from."""

@@ -25,7 +25,7 @@ import numpy as np
 from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.types import Root, RootKind
 from dumptui.core.search.replay import ReplayInputs, supported
@@ -81,7 +81,9 @@ def remedy_for(session: Session, pair: OpPair, differs: Said = "", wiring: Reaso
     else:
         try:
             inputs = {s: _read(t) for s, t in ref.inputs.items()}
-            constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in inputs}
+            constants = {
+                s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in inputs
+            }
             spec = ReplayInputs(
                 ref.op_type,
                 inputs,

@@ -28,7 +28,7 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import Op, TensorRef
+from dumptui.core.model.dump import Op, Role, Roles, SourceKind, TensorRef
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.localerror import (
     ReplayProof,
@@ -92,7 +92,7 @@ ReplayPlan = ReplayPlanOf[TensorRef]
 ShippedPlan = ReplayPlanOf[TensorSpec]
 
 
-def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, Said]:
+def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayPlan | None, Said]:
     """The replay of the op's output `slot`, or None and why there is none."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
@@ -109,9 +109,11 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
     return ReplayPlanOf(
         op_type=ref.op_type,
         attrs=dict(ref.attrs),
-        constants={s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs},
+        constants={
+            s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
+        },
         inputs=(dict(ref.inputs), dict(tgt.inputs)),
-        from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
+        from_ref=tuple(s for s, role in roles.items() if role == Role.CONSTANT and s in ref.inputs),
         outputs=outs,
         out_shapes=(_out_shapes(ref), _out_shapes(tgt)),
         tolerances=(th.tolerance(outs[0].dtype, None), th.tolerance(outs[1].dtype, None)),
@@ -339,7 +341,7 @@ class StreamedReplays:
                 future.cancel()
 
 
-def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, Said]:
+def replay_proof(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayProof | None, Said]:
     """The replay of one op here and now (the bisection's probes, the culprit checks)."""
     plan, why = replay_plan(session, pair, roles, slot)
     return run_replay(plan) if plan is not None else (None, why)

@@ -35,7 +35,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
-from dumptui.core.model.dump import KERNEL
+from dumptui.core.model.dump import KERNEL, Role, Roles, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import (
@@ -128,10 +128,10 @@ def scan(
         streamed = StreamedReplays(shared.executor(count), count)
     locals_: list[LocalError] = []
     plans: list[tuple[int, ReplayPlan]] = []
-    early: dict[int, tuple[LocalError, dict[int, str]]] = {}  # position -> (measured op, its input roles)
+    early: dict[int, tuple[LocalError, Roles]] = {}  # position -> (measured op, its input roles)
     position = {p.index: i for i, p in enumerate(order)}
 
-    def measure(i: int, res: OpResult, roles: dict[int, str]) -> LocalError:
+    def measure(i: int, res: OpResult, roles: Roles) -> LocalError:
         le = measured(session, res, roles)
         if judges_selection(session, le, res, roles):
             return le
@@ -178,7 +178,7 @@ def scan(
             tuple(
                 (r.slot, str(r.verdict), r.reason)
                 for r in res.inputs
-                if r.verdict == SHAPE_MISMATCH and op_roles.get(r.slot) == "data"
+                if r.verdict == SHAPE_MISMATCH and op_roles.get(r.slot) == Role.DATA
             )
         )
     if streamed is not None:
@@ -213,7 +213,7 @@ def rejudge(
     session: Session,
     sr: ScanResult,
     predecessors: Callable[[int], set[int]],
-    roles_of: list[dict[int, str]] | None = None,
+    roles_of: list[Roles] | None = None,
     before: InContext = NO_CONTEXT,
 ) -> InContext:
     """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
@@ -242,7 +242,7 @@ def rejudge(
             r = now(cached)
             if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
                 restate(r, DIVERGED, because(Why.CARRIES_REF_INPUT, swapped[r.slot]))
-            elif roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
+            elif roles.get(r.slot) != Role.CONSTANT:  # a constant that differs is the op's definition, not noise
                 through = _one_sided(session, le.pair, r.slot)
                 if through and r.verdict == DIVERGED and not r.statistics_only:
                     restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
@@ -286,7 +286,9 @@ def _tainted_into(
 ) -> bool:
     """Whether input `slot` may carry a root's divergence: its own producer's taint (the same value is then
     judged alike where it is made and where it is read), else whether any predecessor is tainted (no graph)."""
-    if any(src is not None and src.kind != "op" and src.ref in sr.differing for src in input_source(pair, slot)):
+    if any(
+        src is not None and src.kind != SourceKind.OP and src.ref in sr.differing for src in input_source(pair, slot)
+    ):
         return True  # a weight or input the preconditions found differing: not noise where it is read either
     found = [
         position[o.pair.index]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dumptui.core.model.dump import Role, Roles, SourceKind
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search import replay
@@ -212,7 +213,7 @@ def judge(op_type: str, attrs: dict[str, str], constants: dict[int, str], ref: S
     raise Unjudged(f"{op_type} is no selection op")
 
 
-def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tuple[SelectionProof | None, Said]:
+def selection_proof(session: Session, pair: OpPair, roles: Roles) -> tuple[SelectionProof | None, Said]:
     """The selection judgement of one op pair from its dumped tensors: (proof, "") or (None, why not)."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None or not is_selection(ref.op_type):
@@ -227,7 +228,7 @@ def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tu
         return None, because(Why.SELECTION_NOT_JUDGED, str(e))
 
 
-def read_side(pair: OpPair, roles: dict[int, str]) -> tuple[tuple[Side, Side], dict[int, str]]:
+def read_side(pair: OpPair, roles: Roles) -> tuple[tuple[Side, Side], dict[int, str]]:
     """Both sides of a pair of ops as the judgement reads them, and the reference's undumped constants. A
     constant input is the reference's on both sides: the op's definition is the reference's (k, axis,
     thresholds)."""
@@ -236,13 +237,15 @@ def read_side(pair: OpPair, roles: dict[int, str]) -> tuple[tuple[Side, Side], d
     ref_in = {s: _read(t) for s, t in ref.inputs.items()}
     tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
     for s, role in roles.items():
-        if role == "constant" and s in ref_in:
+        if role == Role.CONSTANT and s in ref_in:
             tgt_in[s] = ref_in[s]
     sides = (
         Side(ref_in, {s: _read(t) for s, t in ref.outputs.items()}, {s: t.dtype for s, t in ref.inputs.items()}),
         Side(tgt_in, {s: _read(t) for s, t in tgt.outputs.items()}, {s: t.dtype for s, t in tgt.inputs.items()}),
     )
-    constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+    constants = {
+        s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
+    }
     return sides, constants
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dumptui.core.model.dump import Roles
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search import replay
 from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule
@@ -254,7 +255,7 @@ def resized_by_flips(
             le.why = because(Why.BLIND, le.out_rel, le.blind)
 
 
-def threshold_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> SelectionProof | None:
+def threshold_proof(session: Session, pair: OpPair, roles: Roles) -> SelectionProof | None:
     """The threshold judgement of one op pair from its dumped tensors (None: not judged here, or nothing
     differs); the scan's hook beside selection.selection_proof."""
     ref, tgt = pair.ref, pair.target

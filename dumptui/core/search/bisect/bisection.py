@@ -19,6 +19,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
+from dumptui.core.model.dump import OUTPUT, Severity
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
@@ -204,8 +205,8 @@ class Bisection:
         is no answer, never "no divergence" (a config that ignored every op said exit 0)."""
         reasons: dict[Reason, None] = {}  # the ignore rules' own reasons (the user's pattern, or the built-in)
         for pair in self.order:
-            for _io, slot, _r, _t in self.session.tensor_pairs(pair, "output"):
-                why = self.session.ignore_reason(pair, "output", slot)
+            for _io, slot, _r, _t in self.session.tensor_pairs(pair, OUTPUT):
+                why = self.session.ignore_reason(pair, OUTPUT, slot)
                 if why is None:
                     return None
                 reasons[why] = None
@@ -298,7 +299,9 @@ class Bisection:
 
     def _unread_files(self) -> list[Said]:
         """The files of either dump that could not be placed or opened, in words (documents.incomplete's rule)."""
-        files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
+        files = [
+            pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == Severity.ERROR
+        ]
         out: list[Said] = [because(Why.FILE_UNREAD, pr.path, pr.reason) for pr in files[:MAX_UNJUDGED_SAID]]
         if len(files) > MAX_UNJUDGED_SAID:
             out.append(because(Why.MORE_FILES_UNREAD, len(files) - MAX_UNJUDGED_SAID))

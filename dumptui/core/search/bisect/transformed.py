@@ -30,7 +30,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import DIVERGED, judge
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
-from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -209,7 +209,7 @@ def _parameter_behind(dump: Dump, key: str) -> str:
         src = op.sources.get(0)
         if src is None:
             return ""
-        if src.kind == "parameter":
+        if src.kind == SourceKind.PARAMETER:
             return src.ref
         key = src.ref
     return ""
@@ -266,14 +266,14 @@ def _folded_batchnorm(session: Session, ref_consumer: Op, tgt_consumer: Op) -> _
                 bn.op_type,
                 {s: _read(t) for s, t in bn.inputs.items() if 1 <= s <= 8},
                 dict(bn.attrs),
-                {s: src.ref for s, src in bn.sources.items() if src.kind == "constant"},
+                {s: src.ref for s, src in bn.sources.items() if src.kind == SourceKind.CONSTANT},
             )
         )
         gamma, beta, mean, var = (args.float64(s).reshape(-1) for s in (1, 2, 3, 4))
         eps = _epsilon(args)
     except (OSError, ValueError, ReplayUnsupported):
         return None
-    names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == "parameter"]
+    names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == SourceKind.PARAMETER]
     bias, bias_name = None, ""
     add = _only_consumer(session.target, tgt_consumer, frozenset({"BiasAdd", "Add"}))
     if add is not None:
@@ -475,12 +475,12 @@ def compare_consumer(session: Session, found: TransformCheck) -> list[str]:
         session.op_floors[pair.key] = (found.floor, "int8")
     w_ref, w_tgt = pair.ref.inputs.get(1), pair.target.inputs.get(1)
     if found.expected is not None and w_ref is not None and w_tgt is not None:
-        res = _against(session, "input", 1, w_ref, w_tgt, found.expected, None, floor, kind, found)
+        res = _against(session, INPUT, 1, w_ref, w_tgt, found.expected, None, floor, kind, found)
         if res is not None:
             done.append("input.1")
     y_ref, y_tgt = pair.ref.outputs.get(0), pair.target.outputs.get(0)
     if found.out_scale is not None and y_ref is not None and y_tgt is not None:
-        res = _against(session, "output", 0, y_ref, y_tgt, None, found.out_scale, floor, kind, found)
+        res = _against(session, OUTPUT, 0, y_ref, y_tgt, None, found.out_scale, floor, kind, found)
         if res is not None:
             done.append("output.0")
     return done
@@ -496,7 +496,7 @@ def _consumer_floor(session: Session, pair: OpPair, found: TransformCheck) -> tu
 
 def _against(
     session: Session,
-    io: str,
+    io: InOut,
     slot: int,
     ref: TensorRef,
     tgt: TensorRef,
@@ -528,13 +528,11 @@ def _against(
         return None
     tv = judge(st, session.thresholds, floor, kind)
     verdict, reason = tv.verdict, cast(Said, tv.reason)
-    if not found.ok and io == "input":
+    if not found.ok and io == INPUT:
         verdict, reason = DIVERGED, found.detail
     what = (
-        because(Why.AGAINST_TRANSFORMED_WEIGHT, found.transform)
-        if io == "input"
-        else because(Why.AGAINST_SCALED_OUTPUT)
+        because(Why.AGAINST_TRANSFORMED_WEIGHT, found.transform) if io == INPUT else because(Why.AGAINST_SCALED_OUTPUT)
     )
     res = TensorResult(io, slot, ref, tgt, verdict, reason, st, tol, (what,))
-    session.substitute(res, final=not found.ok and io == "input")
+    session.substitute(res, final=not found.ok and io == INPUT)
     return res
