@@ -28,3 +28,16 @@ def test_a_longer_file_is_found(tmp_path):
     assert lines_over(path, MAIN_SCREEN_LINES) == 1
     path.write_text("x = 1\n" * MAIN_SCREEN_LINES)
     assert lines_over(path, MAIN_SCREEN_LINES) == 0
+
+
+def test_every_message_the_workers_post_has_its_feed_method():
+    """The screen hands each `PairPosted` to the `WorkFeed` method of its handler name: one missing would
+    fail only when that message arrives."""
+    from dumptui.tui import messages
+    from dumptui.tui.screens.feed import WorkFeed
+
+    posted = [c for c in vars(messages).values() if isinstance(c, type) and issubclass(c, messages.PairPosted)]
+    posted.remove(messages.PairPosted)
+    assert len(posted) >= 9
+    missing = [c.__name__ for c in posted if not callable(getattr(WorkFeed, c.handler_name, None))]
+    assert not missing, f"no WorkFeed method for {missing}"
