@@ -131,38 +131,14 @@ def pair_ops(
     can place its neighbours). Returns how many were made."""
     made = 0
     while True:
-        by_sig_r: dict[Signature, list[Op]] = defaultdict(list)
-        by_sig_t: dict[Signature, list[Op]] = defaultdict(list)
-        for r in ref_ops:
-            if r.kind == KERNEL and is_free_ref(r) and r.op_type not in PASS_THROUGH:
-                s = _signature(ref_flow, r, ref_paired)
-                if s is not None:
-                    by_sig_r[s].append(r)
-        for t in tgt_ops:
-            if t.kind == KERNEL and is_free_tgt(t) and t.op_type not in PASS_THROUGH:
-                s = _signature(tgt_flow, t, tgt_paired)
-                if s is not None:
-                    by_sig_t[s].append(t)
+        by_sig_r = _by_signature(ref_ops, ref_flow, ref_paired, is_free_ref)
+        by_sig_t = _by_signature(tgt_ops, tgt_flow, tgt_paired, is_free_tgt)
         new = 0
         for sig, rs in by_sig_r.items():
             ts = by_sig_t.get(sig)
             if not ts:
                 continue
-            if len(rs) == 1 and len(ts) == 1:
-                candidates = [(rs[0], ts[0])]
-            else:  # several between the same neighbours (parallel ops): only those of a type found once each
-                kinds_r = defaultdict(list)
-                kinds_t = defaultdict(list)
-                for r in rs:
-                    kinds_r[(r.op_type, _out_shape(r))].append(r)
-                for t in ts:
-                    kinds_t[(t.op_type, _out_shape(t))].append(t)
-                candidates = [
-                    (kinds_r[k][0], kinds_t[k][0])
-                    for k in kinds_r
-                    if len(kinds_r[k]) == 1 and len(kinds_t.get(k, ())) == 1
-                ]
-            for r, t in candidates:
+            for r, t in _one_to_one(rs, ts):
                 how = _compatible(r, t, sig)
                 if how is not None:
                     pair(r, t, how)
@@ -170,6 +146,33 @@ def pair_ops(
         made += new
         if not new:
             return made
+
+
+def _by_signature(
+    ops: list[Op], flow: Flow, paired: Callable[[Op], int | None], is_free: Callable[[Op], bool]
+) -> dict[Signature, list[Op]]:
+    """The free ops that compute, by their paired neighbours (those with none left out)."""
+    by_sig: dict[Signature, list[Op]] = defaultdict(list)
+    for o in ops:
+        if o.kind == KERNEL and is_free(o) and o.op_type not in PASS_THROUGH:
+            s = _signature(flow, o, paired)
+            if s is not None:
+                by_sig[s].append(o)
+    return by_sig
+
+
+def _one_to_one(rs: list[Op], ts: list[Op]) -> list[tuple[Op, Op]]:
+    """The candidate pairs among ops between the same neighbours: the only one of each side, or, when there are
+    several (parallel ops), those of a type and shape found once on each side."""
+    if len(rs) == 1 and len(ts) == 1:
+        return [(rs[0], ts[0])]
+    kinds_r = defaultdict(list)
+    kinds_t = defaultdict(list)
+    for r in rs:
+        kinds_r[(r.op_type, _out_shape(r))].append(r)
+    for t in ts:
+        kinds_t[(t.op_type, _out_shape(t))].append(t)
+    return [(kinds_r[k][0], kinds_t[k][0]) for k in kinds_r if len(kinds_r[k]) == 1 and len(kinds_t.get(k, ())) == 1]
 
 
 def _components(ops: list[Op], flow: Flow, is_free: Callable[[Op], bool]) -> list[list[Op]]:
