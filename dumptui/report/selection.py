@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Said
+from dumptui.core.search.replay.selection import NMS_TYPES
 from dumptui.core.search.selection import (
     Flip,
     FlipKind,
@@ -58,9 +59,7 @@ def counts(p: SelectionProof) -> str:
     return f"{p.equal} of {p.selected} {what} equal{as_set}"
 
 
-_BOXES = frozenset(
-    {"NMSWithMask", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppression", "NonMaxSuppressionV6", "nms"}
-)
+_BOXES = NMS_TYPES
 
 
 def _rank_flips(flips: Sequence[Flip]) -> list[tuple[str, int]]:
@@ -105,6 +104,12 @@ def _box_flip(f: Flip) -> str:
             f"{head}: it and box {f.other} overlap and their scores {_v(f.value)} vs {_v(f.other_value)} swapped "
             f"order, {_against(f.margin, f.input_error)}"
         )
+    if f.kind == FlipKind.LIMIT:
+        what = f"box {f.other}" if f.other >= 0 else "the box kept in its place"
+        return (
+            f"{head}: the limit of boxes kept fell between it and {what}, their scores {_v(f.value)} vs "
+            f"{_v(f.other_value)} swapped order, {_against(f.margin, f.input_error)}"
+        )
     if f.kind == FlipKind.CASCADE and f.other >= 0:
         return f"{head}: box {f.other}, which decides it, flipped itself"
     if f.kind == FlipKind.MEMBER:
@@ -126,7 +131,8 @@ def flips_words(p: SelectionProof) -> str:
     if p.flips[0].kind == FlipKind.RANK:
         parts = _rank_flips(list(p.flips))
     else:
-        parts = [(_box_flip(f), 1) for f in p.flips]
+        groups = any(f.row for f in p.flips)  # several NMS groups (batch, class): say which
+        parts = [((f"group {f.row}: " if groups else "") + _box_flip(f), 1) for f in p.flips]
     said = parts[:SAID_FLIPS]
     rest = p.differing - sum(n for _w, n in said)
     return "; ".join(w for w, _n in said) + (f"; and {rest} more" if rest > 0 else "")
