@@ -9,12 +9,14 @@ in torch.save's zip format), without torch: the pickle of each tensor is written
 
     scores ─ Tensor.__gt__.0 (t) ─ mask ─ Torch.where.0 (mask, scores, zeros)     (the threshold variants only)
                                          └ Torch.masked_select.0 (scores, mask) ─ Torch.mean.0
+                                                                                └ Torch.cumsum.0
 
 Targets (`VARIANTS`): `noisy` (float16, nothing else: benign), `topk-wrong` (its topk returns the element ranked
 k + RANK_SLIP at the last rank: a root, named by its replay), `gather-bug` (the gather after the topk takes the
 indices shifted by one: a bug after the flip), `threshold` (benign: `scores > t`, t a float16 number strictly
 between one score's two sides, flips there; the where and the masked_select it feeds carry it, the mean of
-one element more or less too), `mean-bug` (the same, the target's mean dividing by one too many: a bug after
+one element more or less too, and the cumsum of them, which no replay checks, follows the flip's change of
+size), `mean-bug` (the same, the target's mean dividing by one too many: a bug after
 the flip, named by its replay on its own, shorter, input).
 """
 
@@ -45,6 +47,7 @@ _CULPRITS: dict[str, str | None] = {
 }
 THRESHOLD_OP = "Tensor.__gt__.0.forward"  # where the threshold variants' comparison flips
 MASKED_OP = "Torch.masked_select.0.forward"  # ... and the masked_select it feeds keeps one more or one less
+UNREPLAYED_OP = "Torch.cumsum.0.forward"  # ... an op of what it kept that has no replay
 FLIP_OPS = ("Torch.topk.0.forward", "Torch.sort.0.forward")
 
 _STORAGE = {
@@ -215,6 +218,7 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None 
         (kept,) = call("Torch.masked_select.0", [scores, mask], {}, [scores[mask]])
         n = kept.size + (1 if target and variant == "mean-bug" else 0)  # the bug: one too many in the divisor
         call("Torch.mean.0", [kept], {}, [store(kept.astype(np.float64).sum() / n).reshape(())])
+        call("Torch.cumsum.0", [kept], {"dim": 0}, [store(np.cumsum(kept.astype(np.float64)))])  # (no replay)
     return {"topk": idx[0], "sort": s_idx[0], "scores": scores[0]}
 
 
@@ -246,6 +250,7 @@ __all__ = [
     "FLIP_OPS",
     "THRESHOLD_OP",
     "MASKED_OP",
+    "UNREPLAYED_OP",
     "MsprobeSelectionDemo",
     "write_msprobe_selection_demo",
     "torch_save",

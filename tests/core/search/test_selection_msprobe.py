@@ -15,6 +15,7 @@ from dumptui.core.demo.msprobe_selection import (
     FLIP_OPS,
     MASKED_OP,
     THRESHOLD_OP,
+    UNREPLAYED_OP,
     VARIANTS,
     torch_save,
     write_msprobe_selection_demo,
@@ -107,6 +108,25 @@ def test_a_masked_select_of_a_flipped_mask_and_the_mean_of_what_it_kept(dumps, c
     assert [(t["verdict"], t["reason"]) for t in ops[MASKED_OP]["outputs"]] == [("flipped", "selection-flip")]
     assert [(t["verdict"], t["reason"]) for t in mean["inputs"]] == [("flipped", "after-selection-flip")]
     assert not [t for o in doc["ops"] for t in (*o["inputs"], *o["outputs"]) if t["verdict"] == "shape mismatch"]
+
+
+@pytest.mark.parametrize("variant", ["threshold", "mean-bug"])
+def test_an_op_with_no_replay_after_a_resizing_flip_is_carried_following_it(dumps, capsys, variant):
+    """Its input is of another size on each side (a flipped masked_select kept one more), so no element pairs
+    with the reference's and no gain can be said; nothing replays cumsum. An experienced user reads it as the
+    flip's consequence: carried, its reason saying it follows the flip's change of size and that no replay
+    checks it; never undecided (which left the benign pair without an answer)."""
+    d = dumps[variant]
+    _code, doc = run(capsys, "compare", d.ref, d.target)
+    op = {o["ref"]: o for o in doc["ops"]}[UNREPLAYED_OP]
+    le = op["local_error"]
+    assert (le["kind"], le["rule"]) == ("carries", "follows-resizing-flip")
+    assert f"as the selection {MASKED_OP} upstream flipped" in le["why"] and "no replay for cumsum" in le["why"]
+    assert [(t["verdict"], t["reason"]) for t in op["inputs"]] == [("flipped", "after-selection-flip")]
+    assert UNREPLAYED_OP not in {r["ref"] for r in doc["roots"]}
+    assert not doc["undecided"] and not doc["incomplete"]
+    if variant == "threshold":
+        assert _code == 0 and doc["roots"] == []
 
 
 def test_a_bug_after_a_resizing_flip_is_still_the_root(dumps, capsys):
