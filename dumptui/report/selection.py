@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Said
+from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.replay.selection import NMS_TYPES
 from dumptui.core.search.selection import (
     Flip,
@@ -21,7 +22,7 @@ from dumptui.core.search.selection import (
     SelectionReason,
 )
 from dumptui.core.search.threshold import MASK_TYPES, THRESHOLD_TYPES
-from dumptui.report.reasons import say
+from dumptui.report.reasons import fmt_gain, say
 
 SAID_FLIPS = 3  # flips described one by one in a sentence (the rest are counted)
 
@@ -131,7 +132,7 @@ def flips_words(p: SelectionProof) -> str:
     if p.flips[0].kind == FlipKind.RANK:
         parts = _rank_flips(list(p.flips))
     else:
-        groups = any(f.row for f in p.flips)  # several NMS groups (batch, class): say which
+        groups = p.op_type in _BOXES and any(f.row for f in p.flips)  # several NMS groups (batch, class)
         parts = [((f"group {f.row}: " if groups else "") + _box_flip(f), 1) for f in p.flips]
     said = parts[:SAID_FLIPS]
     rest = p.differing - sum(n for _w, n in said)
@@ -187,6 +188,18 @@ def site_sentence(s: FlipSite) -> str:
             f"{'it' if len(s.feeding) == 1 else 'them'} in float32 to keep the reference's order)"
         )
     return out
+
+
+def gain_words(le: LocalError) -> str:
+    """An op's local gain as every view says it. An op whose data inputs a flipped selection resized has none:
+    its inputs were never compared with the reference's (another size on each side), so what would read as an
+    infinite gain ("error from inputs that agree") is the flip's: its code is said instead."""
+    if le.resized:
+        return GAIN_AFTER_FLIP
+    return fmt_gain(le.gain_rel)
+
+
+GAIN_AFTER_FLIP = SelectionReason.AFTER_FLIP.value  # the gain of an op a flip resized: the flip's code
 
 
 def benign_lines(sites: Iterable[FlipSite]) -> list[str]:

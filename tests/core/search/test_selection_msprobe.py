@@ -80,6 +80,7 @@ def test_a_score_threshold_crossed_on_a_near_tie_is_named_and_the_where_carries_
         sel["code"] == "selection-flip" and sel["differing"] >= 1 and sel["equal"] == sel["selected"] - sel["differing"]
     )
     assert all(f["kind"] == "threshold" and 0 < f["margin"] < f["input_error"] for f in sel["flips"])
+    assert "group" not in sel["sentence"]  # (an element, not an NMS group)
     assert site["reached"] == 1 and site["worst"] == "Torch.where.0.forward"
     assert site["feeding"][0] == "Torch.sigmoid.0.forward"
     ops = {o["ref"]: o for o in doc["ops"]}
@@ -145,3 +146,47 @@ def test_the_text_says_the_resized_input_decides_by_replay_never_a_gain(dumps, c
     assert "input.0 of another size on each side" in local and "gain x" not in local
     why = next(line for line in out.splitlines() if line.startswith("  why:"))
     assert "input.0 of another size on each side" in why and "agree exactly" not in why
+
+
+@pytest.mark.parametrize("variant", ["threshold", "mean-bug"])
+def test_the_gain_of_an_op_a_flip_resized_is_the_flips_code_never_infinite(dumps, capsys, tmp_path, variant):
+    """The mean of what a flipped masked_select kept: its input was never compared (another size on each
+    side), so no gain exists; every view says the flip's code (after-selection-flip) or the resized input,
+    never "gain xinf" (error out of inputs that agree)."""
+    import csv
+
+    d = dumps[variant]
+    _code, doc = run(capsys, "compare", d.ref, d.target)
+    mean = {o["ref"]: o for o in doc["ops"]}["Torch.mean.0.forward"]["local_error"]
+    assert mean["gain_words"] == "after-selection-flip" and mean["gain"] is None
+    capsys.readouterr()
+    cli.main(["compare", d.ref, d.target, "--csv", str(tmp_path / "full.csv"), "--csv-profile", "full"])
+    cli.main(["compare", d.ref, d.target, "--csv", str(tmp_path / "ms.csv")])
+    text = capsys.readouterr().out
+    line = next(x for x in text.splitlines() if "Torch.mean.0.forward (mean)" in x)
+    assert "input.0 of another size on each side" in line and "gain x" not in line
+    assert "xinf" not in text
+    for name in ("full.csv", "ms.csv"):
+        with open(tmp_path / name, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r.get("Local Gain")]
+        gains = {r.get("Op Name") or r.get("NPU Name") or "": r["Local Gain"] for r in rows}
+        mine = [g for n, g in gains.items() if "Torch.mean.0.forward" in n]
+        assert mine == ["after-selection-flip"], gains
+        assert "inf" not in gains.values()
+    for fmt in ("md", "html"):
+        out = tmp_path / f"report.{fmt}"
+        cli.main(["report", d.ref, d.target, "-o", str(out), "--format", fmt, "-q"])
+        page = out.read_text()
+        assert "xinf" not in page and ("after-selection-flip" in page or variant == "threshold")
+
+
+def test_the_app_pane_says_the_flips_code_for_the_gain_of_a_resized_op(dumps):
+    from dumptui.core.compare.noise import TensorError
+    from dumptui.core.search.localerror import LocalError
+    from dumptui.present.cause import local_numbers
+
+    le = LocalError(None, TensorError(0.02, 0.02, 0.02, 0.02, 0, 1), 0, None, None, 1e-3, "float16")  # type: ignore[arg-type]
+    assert "gain xinf" in local_numbers(le)  # (an error out of inputs that agree: the gain rule's infinity)
+    le.resized = (0,)
+    words = local_numbers(le)
+    assert "input.0 of another size: gain after-selection-flip" in words and "inf" not in words
