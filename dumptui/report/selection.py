@@ -6,7 +6,7 @@ reports, the JSON's sentences, the CSVs and the app."""
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Said
