@@ -492,3 +492,55 @@ def test_torch_npu_batch_nms_as_msprobe_records_it():
     attrs = {"scalar input 2": "0.2", "scalar input 3": "0.4", "scalar input 4": "3", "scalar input 5": "4"}
     out = run("npu_batch_nms", boxes, scores, attrs=attrs)
     check_batch_output(out, boxes, naive_batch_nms(boxes, scores, 0.2, 0.4, 3, 4), 4)
+
+
+# ------------------------------------------------------------------------------------------------ torch calls
+
+
+@pytest.mark.parametrize("name", ["add", "add_", "sub", "sub_", "__iadd__", "__isub__"])
+def test_torch_add_sub_with_alpha_numbers_and_integers_against_python(name):
+    sign = -1 if "sub" in name else 1
+    x = RNG.standard_normal((3, 4)).astype(np.float16)
+    y = RNG.standard_normal((1, 4)).astype(np.float16)
+    got = run(name, x, y, attrs={"alpha": "0.5"})[0]
+    want = [[float(a) + sign * 0.5 * float(b) for a, b in zip(row, y[0])] for row in x]
+    np.testing.assert_allclose(got, np.array(want), rtol=1e-15)
+    ints = np.array([[2**40, -3, 7]], dtype=np.int64)
+    exact = run(name, ints, None, attrs={"scalar input 1": "3", "alpha": "2"})[0]
+    assert exact.dtype == np.int64 and exact.tolist() == [[v + sign * 6 for v in ints[0].tolist()]]
+
+
+@pytest.mark.parametrize("name", ["mul", "mul_", "multiply", "__imul__"])
+def test_torch_mul_with_a_number_nan_and_negative_zero(name):
+    x = np.array([1.5, -0.0, np.nan, 65504.0], dtype=np.float16)
+    got = run(name, x, None, attrs={"scalar input 1": "2.0"})[0]
+    assert got[0] == 3.0 and got[1] == 0.0 and np.signbit(got[1]) and np.isnan(got[2]) and got[3] == 131008.0
+
+
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_torch_div_modes_against_python_and_integer_division_by_zero_refused(mode):
+    x = np.array([7, -7, 5, 0], dtype=np.int32)
+    y = np.array([2, 2, -3, 4], dtype=np.int32)
+    attrs = {} if mode is None else {"rounding_mode": f'"{mode}"'}
+    got = run("div_", x, y, attrs=attrs)[0].tolist()
+    rounded = {None: lambda q: q, "trunc": math.trunc, "floor": math.floor}[mode]
+    assert got == [rounded(a / b) for a, b in zip(x.tolist(), y.tolist())]
+    if mode is not None:
+        with pytest.raises(ReplayUnsupported, match="zero"):
+            run("div", x, np.zeros(4, dtype=np.int32), attrs=attrs)
+    f = run("true_divide", np.array([1.0, -1.0, 0.0], np.float32), np.zeros(3, np.float32))[0]
+    assert f[0] == np.inf and f[1] == -np.inf and np.isnan(f[2])
+
+
+def test_torch_clamp_one_bound_both_bounds_crossed_and_nan():
+    x = np.array([-2.0, -0.5, 0.5, 2.0, np.nan], dtype=np.float32)
+    low = run("clamp_", x, attrs={"min": "-1.0"})[0]
+    assert low[:4].tolist() == [-1.0, -0.5, 0.5, 2.0] and np.isnan(low[4])
+    both = run("clamp", x, attrs={"scalar input 1": "-1.0", "scalar input 2": "1.0"})[0]
+    assert both[:4].tolist() == [-1.0, -0.5, 0.5, 1.0]
+    crossed = run("clip", x, attrs={"min": "1.0", "max": "0.0"})[0]  # min > max: every element max (PyTorch's)
+    assert crossed[:4].tolist() == [0.0] * 4
+    ints = run("clamp", np.array([-5, 0, 5], np.int64), attrs={"max": "1"})[0]
+    assert ints.dtype == np.int64 and ints.tolist() == [-5, 0, 1]
+    with pytest.raises(ReplayUnsupported, match="min and max"):
+        run("clamp", x)

@@ -13,6 +13,7 @@ import pytest
 from dumptui import cli
 from dumptui.core.demo.msprobe_selection import (
     FLIP_OPS,
+    INPLACE_OPS,
     MASKED_OP,
     THRESHOLD_OP,
     UNREPLAYED_OP,
@@ -190,3 +191,30 @@ def test_the_app_pane_says_the_flips_code_for_the_gain_of_a_resized_op(dumps):
     le.resized = (0,)
     words = local_numbers(le)
     assert "input.0 of another size: gain after-selection-flip" in words and "inf" not in words
+
+
+def test_in_place_calls_after_the_flips_carry_them_judged_by_their_replay(dumps, capsys):
+    """`picked.mul_(2.0)` and `sorted_feats.clamp_(min=-1.0)` after the gathers by the flipped indices: msprobe
+    records an in-place call's input before the call, so each replays on its own recorded input and matches on
+    both sides: carried, their tensors flipped in context, the pair benign (exit 0) with both flips named."""
+    d = dumps["inplace"]
+    code, doc = run(capsys, "compare", d.ref, d.target)
+    assert code == 0 and doc["roots"] == [] and not doc["undecided"]
+    assert {f["op"] for f in doc["flips"]} == set(FLIP_OPS)
+    ops = {o["ref"]: o for o in doc["ops"]}
+    for name in INPLACE_OPS:
+        le = ops[name]["local_error"]
+        assert (le["kind"], le["rule"]) == ("carries", "replay-matches"), (name, le["why"])
+        assert [(t["verdict"], t["reason"]) for t in ops[name]["outputs"]] == [("flipped", "after-selection-flip")]
+        assert le["replay"]["target_deviation"] == pytest.approx(0.0, abs=1e-6)
+    reached = {f["op"]: f["reached"] for f in doc["flips"]}
+    assert reached["Torch.topk.0.forward"] >= 3  # the gather, the mul_ and the linear after it
+
+
+def test_a_wrong_in_place_call_after_the_flip_is_the_root_named_by_its_replay(dumps, capsys):
+    d = dumps["inplace-bug"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and doc["culprit"]["ref"] == "Tensor.mul_.0.forward"
+    assert doc["culprit"]["local_error"]["rule"] == "replay-broken"
+    assert {f["op"] for f in doc["flips"]} == set(FLIP_OPS)  # the flips are still said, and are no root
+    assert not {r["ref"] for r in doc["roots"]} & set(FLIP_OPS)

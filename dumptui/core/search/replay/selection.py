@@ -733,6 +733,9 @@ def _scalar_arg(args: OpArgs, position: int, name: str, default: object = ...) -
     return default
 
 
+scalar_arg = _scalar_arg  # (torchcalls.py reads its numbers so too)
+
+
 def _int_arg(args: OpArgs, position: int, name: str, default: object = ...) -> int:
     value = _scalar_arg(args, position, name, default)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
