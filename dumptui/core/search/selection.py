@@ -501,6 +501,7 @@ def _batch_groups(
     if counts.size != batch or o_boxes.shape[1] != o_scores.shape[1] or o_scores.shape != o_classes.shape:
         raise Unjudged(f"{args.op_type} outputs do not fit a batch of {batch} images")
     match_tol = max(tol, tie_tolerance(str(np.asarray(out[0]).dtype)))
+    seen = [np.clip(boxes, 0.0, 1.0) if spec.clip else boxes for _key, boxes, _s in groups]  # as written out
     kept: list[list[int]] = [[] for _ in groups]
     cuts: list[tuple[float, tuple[int, int]] | None] = [None] * batch
     for b in range(batch):
@@ -511,8 +512,10 @@ def _batch_groups(
             c = float(o_classes[b, r])
             known = c.is_integer() and 0 <= c < classes_n
             g = b * classes_n + (int(c) if known else 0)
-            _key, boxes, scores = groups[g]
-            ok = _ties(boxes, o_boxes[b, r][None, :], match_tol).all(axis=1) & _ties(scores, o_scores[b, r], match_tol)
+            _key, _boxes, scores = groups[g]
+            ok = _ties(seen[g], o_boxes[b, r][None, :], match_tol).all(axis=1) & _ties(
+                scores, o_scores[b, r], match_tol
+            )
             found = [i for i in np.flatnonzero(ok).tolist() if (g, i) not in used] if known else []
             kept[g].append(found[0] if found else -1)
             if found:

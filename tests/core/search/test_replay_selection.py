@@ -544,3 +544,27 @@ def test_torch_clamp_one_bound_both_bounds_crossed_and_nan():
     assert ints.dtype == np.int64 and ints.tolist() == [-5, 0, 1]
     with pytest.raises(ReplayUnsupported, match="min and max"):
         run("clamp", x)
+
+
+@pytest.mark.parametrize("pad_per_class", [False, True])
+def test_mindspore_combined_nms_settings_as_inputs_clipped_boxes_and_rows_per_class(pad_per_class):
+    """MindSpore's CombinedNonMaxSuppression: the same selection as CANN's BatchMultiClassNMS, boxes (y0, x0,
+    y1, x1) in [0, 1] mostly (the same overlaps as x0, y0, x1, y1), written clipped to [0, 1]."""
+    boxes, scores = batch_case(2, 14, 3, 1)
+    boxes = (boxes / 20.0 - 0.1).astype(np.float32)  # corners below 0 and above 1
+    ins = (boxes, scores, np.int32(2), np.int32(9), np.float32(0.3), np.float32(0.15))
+    attrs = {"pad_per_class": str(pad_per_class)}
+    out = run("CombinedNonMaxSuppression", *ins, attrs=attrs)
+    want = naive_batch_nms(boxes, scores, float(np.float32(0.15)), float(np.float32(0.3)), 2, 9)
+    rows = 6 if pad_per_class else 9  # min(2 x 3 classes, 9)
+    assert out[0].shape == (2, rows, 4) and out[1].shape == (2, rows)
+    for b, picks in enumerate(want):
+        assert int(out[3][b]) == len(picks)
+        for r, (score, c, i) in enumerate(picks[:rows]):
+            assert out[1][b, r] == score and out[2][b, r] == c
+            np.testing.assert_array_equal(out[0][b, r], np.clip(boxes[b, i, 0].astype(np.float64), 0, 1))
+    unclipped = run("CombinedNonMaxSuppression", *ins, attrs={**attrs, "clip_boxes": "False"})[0]
+    raw = [boxes[b, i, 0].astype(np.float64) for b, picks in enumerate(want) for _s, _c, i in picks[:rows]]
+    got = [unclipped[b, r] for b, picks in enumerate(want) for r in range(len(picks[:rows]))]
+    np.testing.assert_array_equal(np.array(got), np.array(raw))
+    assert any(((x < 0) | (x > 1)).any() for x in raw)  # (some kept box was written clipped above)

@@ -381,3 +381,25 @@ def test_batch_nms_overlap_flip_and_kernels_that_are_wrong():
         judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, batch_side(boxes, ref_s), stray).code
         == SelectionCode.BROKEN
     )
+
+
+def test_combined_nms_of_mindspore_judged_on_its_clipped_boxes():
+    from dumptui.core.search.replay import ReplayInputs, replay
+
+    boxes, ref_s = batch_case()
+    unit = (boxes.astype(np.float32) / 50.0 - 0.02).astype(np.float32)  # box 0 reaches below 0: written clipped
+    tgt_s = ref_s.copy()
+    tgt_s[0, 3, 0], tgt_s[0, 4, 1] = 0.3999, 0.4004
+
+    def side(scores):
+        ins = {0: unit, 1: scores, 2: np.int32(3), 3: np.int32(3), 4: np.float32(0.5), 5: np.float32(0.1)}
+        out = replay(ReplayInputs("CombinedNonMaxSuppression", ins, {}))
+        dumped = {j: out[j].astype(np.float32) for j in (0, 1, 2)}
+        dumped[3] = out[3].astype(np.int32)
+        return Side(ins, dumped, {0: "float32", 1: "float16"})
+
+    ref = side(ref_s)
+    assert (ref.outputs[0] == 0.0).any()  # a clipped corner: matched to its input box clipped
+    assert judge("CombinedNonMaxSuppression", {}, {}, ref, ref).code == SelectionCode.SAME
+    proof = judge("CombinedNonMaxSuppression", {}, {}, ref, side(tgt_s))
+    assert proof.code == SelectionCode.FLIP and {f.kind for f in proof.flips} == {FlipKind.LIMIT}

@@ -16,7 +16,8 @@ Supported op types (MindSpore kernel names and conventions):
                  BroadcastTo OnesLike ZerosLike Identity Depend TensorMove
   selection      TopK TopkExt Sort SortExt ArgSort NMSWithMask NonMaxSuppressionV3 NonMaxSuppressionV4
                  NonMaxSuppressionV5 (hard NMS) NonMaxSuppression NonMaxSuppressionV6
-                 BatchMultiClassNonMaxSuppression BatchMultiClassNMS GatherD GatherNd Unique MaskedSelect OneHot
+                 BatchMultiClassNonMaxSuppression BatchMultiClassNMS CombinedNonMaxSuppression GatherD GatherNd
+                 Unique MaskedSelect OneHot
   (msprobe)      topk sort argsort argmax argmin nms npu_batch_nms gather index_select unique masked_select where one_hot
                  gt ge lt le eq ne greater greater_equal less less_equal not_equal (bool outputs)
                  __gt__ __ge__ __lt__ __le__ __eq__ __ne__ (as Tensor operators) sum mean (reductions)

@@ -71,8 +71,11 @@ def rank_spec(args: OpArgs) -> RankSpec | None:
 
 
 # CANN's multi-class NMS of a batch (TensorFlow's CombinedNonMaxSuppression): GE graphs name it
-# BatchMultiClassNonMaxSuppression, the ONNX/ATC operator list BatchMultiClassNMS, msprobe torch_npu's call
-BATCH_NMS_TYPES = frozenset({"BatchMultiClassNonMaxSuppression", "BatchMultiClassNMS", "npu_batch_nms"})
+# BatchMultiClassNonMaxSuppression, the ONNX/ATC operator list BatchMultiClassNMS, npu_batch_nms torch_npu's
+# call; MindSpore's CombinedNonMaxSuppression is the same selection, its settings inputs 2-5
+BATCH_NMS_TYPES = frozenset(
+    {"BatchMultiClassNonMaxSuppression", "BatchMultiClassNMS", "npu_batch_nms", "CombinedNonMaxSuppression"}
+)
 NMS_TYPES = frozenset(
     {
         "NMSWithMask",
@@ -389,12 +392,29 @@ class BatchNmsSpec:
     iou_threshold: float
     per_class: int
     total: int
+    clip: bool = False  # the kept boxes written clipped to [0, 1] (CombinedNonMaxSuppression's clip_boxes)
+    rows: int | None = None  # the outputs' rows when not `total` (pad_per_class: per_class x classes at most)
 
 
 def batch_nms_spec(args: OpArgs) -> BatchNmsSpec:
     """Its settings: attributes in CANN's graphs, `scalar input N` as msprobe records torch_npu's call
     npu_batch_nms(boxes, scores, score_threshold, iou_threshold, max_size_per_class, max_total_size,
-    change_coordinate_frame, transpose_box)."""
+    change_coordinate_frame, transpose_box); CombinedNonMaxSuppression's inputs max_output_size_per_class,
+    max_total_size, iou_threshold, score_threshold (2-5), attributes clip_boxes (true) and pad_per_class."""
+    if args.op_type == "CombinedNonMaxSuppression":
+        per_class, total = args.integer(2, ("max_output_size_per_class",)), args.integer(3, ("max_total_size",))
+        if per_class < 0 or total < 0:
+            raise ReplayUnsupported(f"{args.op_type} limits {per_class}, {total} are negative")
+        classes = int(np.shape(args.raw(1))[-1]) if np.ndim(args.raw(1)) == 3 else 0
+        rows = min(per_class * classes, total) if args.flag(None, ("pad_per_class",), False) else None
+        return BatchNmsSpec(
+            args.number(5, ("score_threshold",)),
+            args.number(4, ("iou_threshold",)),
+            per_class,
+            total,
+            clip=args.flag(None, ("clip_boxes",), True),
+            rows=rows,
+        )
 
     def setting(position: int, name: str) -> tuple[str, ...]:
         return (name, f"scalar input {position}")
@@ -403,7 +423,7 @@ def batch_nms_spec(args: OpArgs) -> BatchNmsSpec:
         raise ReplayUnsupported(f"{args.op_type} with transpose_box (boxes laid out (B, q, 4, N)) is not replayed")
     if args.flag(None, setting(6, "change_coordinate_frame"), False):
         raise ReplayUnsupported(f"{args.op_type} with change_coordinate_frame (boxes rescaled) is not replayed")
-    if args.op_type != "npu_batch_nms" and args.has(2):
+    if args.op_type != "npu_batch_nms" and args.has(2):  # (CombinedNonMaxSuppression returned above)
         raise ReplayUnsupported(f"{args.op_type} with a clip_window (boxes clipped first) is not replayed")
     per_class = args.integer(None, setting(4, "max_size_per_class"))
     total = args.integer(None, setting(5, "max_total_size"))
@@ -418,8 +438,9 @@ def batch_nms_spec(args: OpArgs) -> BatchNmsSpec:
 
 
 def batch_nms_inputs(args: OpArgs) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """(boxes (B, N, q, 4) as x0, y0, x1, y1 with q 1 or the classes, scores (B, N, C), the valid boxes of each
-    image: input num_valid_boxes (3) where dumped, else N), as float64."""
+    """(boxes (B, N, q, 4) as x0, y0, x1, y1 (CombinedNonMaxSuppression: y0, x0, y1, x1, the same overlaps)
+    with q 1 or the classes, scores (B, N, C), the valid boxes of each image: input num_valid_boxes (3) where
+    dumped, else N), as float64."""
     boxes, scores = as_float64(args.raw(0)), as_float64(args.raw(1))
     if (
         boxes.ndim != 4
@@ -432,7 +453,7 @@ def batch_nms_inputs(args: OpArgs) -> tuple[np.ndarray, np.ndarray, list[int]]:
     _nms_budget(args.op_type, boxes.shape[1])
     n = boxes.shape[1]
     valid = [n] * boxes.shape[0]
-    if args.op_type != "npu_batch_nms" and args.has(3):
+    if args.op_type in ("BatchMultiClassNonMaxSuppression", "BatchMultiClassNMS") and args.has(3):
         given = np.asarray(args.raw(3)).astype(np.int64).reshape(-1)
         if given.size not in (1, boxes.shape[0]):
             raise ReplayUnsupported(f"{args.op_type} num_valid_boxes of {given.size} for a batch of {boxes.shape[0]}")
@@ -462,17 +483,21 @@ def batch_nms_select(args: OpArgs) -> list[list[tuple[float, int, int]]]:
 def _batch_nms(args: OpArgs) -> dict[int, np.ndarray]:
     """BatchMultiClassNonMaxSuppression(boxes, scores, clip_window, num_valid_boxes): nmsed_boxes (B, total,
     4), nmsed_scores and nmsed_classes (B, total; classes as numbers of the scores' type), nmsed_num (B,): each
-    image's kept boxes in order, then zeros."""
+    image's kept boxes in order, then zeros. CombinedNonMaxSuppression the same (valid_detections for
+    nmsed_num), its boxes clipped to [0, 1] when clip_boxes, its rows per_class x classes at most when
+    pad_per_class."""
     selected = batch_nms_select(args)
     boxes, scores, _valid = batch_nms_inputs(args)
-    total = batch_nms_spec(args).total
+    spec = batch_nms_spec(args)
+    total = spec.total if spec.rows is None else spec.rows
     batch, q = boxes.shape[0], boxes.shape[2]
     out_boxes = np.zeros((batch, total, 4))
     out_scores = np.zeros((batch, total))
     out_classes = np.zeros((batch, total))
     for b, rows in enumerate(selected):
-        for r, (score, c, i) in enumerate(rows):
-            out_boxes[b, r] = boxes[b, i, 0 if q == 1 else c]
+        for r, (score, c, i) in enumerate(rows[:total]):
+            box = boxes[b, i, 0 if q == 1 else c]
+            out_boxes[b, r] = np.clip(box, 0.0, 1.0) if spec.clip else box
             out_scores[b, r], out_classes[b, r] = score, c
     counts = np.asarray([len(rows) for rows in selected], dtype=np.int64)
     return {0: out_boxes, 1: out_scores, 2: out_classes, 3: counts}
