@@ -727,8 +727,11 @@ def _limit_flip(row: int, i: int, kept_by: str, r_groups: list[_Group], t_groups
     its limit (the group's, or the image's total in a multi-class NMS) at a box j kept in its place; their
     scores are the near-tie (None: no limit was reached there)."""
     there = t_groups[row] if kept_by == "ref" else r_groups[row]
+    here = r_groups[row] if kept_by == "ref" else t_groups[row]
     if there.limit is not None and there.kept and len(there.kept) >= there.limit:
-        at = (row, there.kept[-1])
+        # the box kept in its place: kept there only, the lowest there (else the last kept)
+        only = [j for j in there.kept if j not in set(here.kept)]
+        at = (row, min(only, key=lambda j: (float(there.scores[j]), -j)) if only else there.kept[-1])
     elif there.cut_box is not None:
         at = there.cut_box
     else:

@@ -403,3 +403,20 @@ def test_combined_nms_of_mindspore_judged_on_its_clipped_boxes():
     assert judge("CombinedNonMaxSuppression", {}, {}, ref, ref).code == SelectionCode.SAME
     proof = judge("CombinedNonMaxSuppression", {}, {}, ref, side(tgt_s))
     assert proof.code == SelectionCode.FLIP and {f.kind for f in proof.flips} == {FlipKind.LIMIT}
+
+
+def test_nms_v3_limit_flip_names_the_box_kept_in_its_place():
+    """max_output_size 3 of 4 boxes apart, the last three scores a near-tie: the reference keeps 0, 1, 2; the
+    target's noise orders them 3, 1, 2, so it keeps 0, 3, 1. Box 2 lost its place to box 3 (kept by the target
+    only), not to box 1, the last the target kept (kept on both sides)."""
+    boxes = np.array([[0, 0, 10, 10], [20, 20, 30, 30], [40, 40, 50, 50], [60, 60, 70, 70]], float)
+    ins_r = {0: boxes, 1: np.array([0.9, 0.4008, 0.4004, 0.3999], np.float16), 2: np.int32(3), 3: np.float32(0.5)}
+    ins_t = {**ins_r, 1: np.array([0.9, 0.4001, 0.3999, 0.4004], np.float16)}
+    ref = Side(ins_r, {0: np.array([0, 1, 2], np.int32)}, {1: "float16"})
+    tgt = Side(ins_t, {0: np.array([0, 3, 1], np.int32)}, {1: "float16"})
+    proof = judge("NonMaxSuppressionV3", {}, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP and proof.differing == 2
+    f = next(f for f in proof.flips if f.index == 2)
+    assert (f.kind, f.other, f.kept_by) == (FlipKind.LIMIT, 3, "ref")
+    r = ins_r[1].astype(np.float64)
+    assert f.margin == pytest.approx(r[2] - r[3], rel=1e-9) and f.margin < f.input_error
