@@ -152,7 +152,9 @@ def proof_sentence(p: SelectionProof) -> str:
         elif w is not None and w.index >= 0:
             first = f": box {w.index} (score {_v(w.value)}) is kept or left out against the overlaps of its inputs"
         total = f" ({p.wrong_count} of {p.selected} selections)" if p.selected else f" ({p.wrong_count} selections)"
-        compared = f"; {counts(p)} on both sides" if p.selected else ""
+        # (the counts of boxes and masked elements say "on both sides" already)
+        both = "" if p.op_type in _BOXES or p.op_type in MASK_TYPES else " on both sides"
+        compared = f"; {counts(p)}{both}" if p.selected else ""
         return f"its selection does not follow from its own inputs{first}{total}{compared}"
     if p.code == SelectionCode.UNMODELLED:
         return (

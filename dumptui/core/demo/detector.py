@@ -29,7 +29,11 @@ Targets (`VARIANTS`):
   first integer scale from 8 on where a score's two sides lie on either side of an integer (benign: the cast to
   int32 flips there, truncating 2.9996 to 2 on one side and 3.0004 to 3 on the other; the Gather carries it);
 - `cast-gather-bug`: the same with the target's Gather taking the bin one further (an off-by-one after the
-  flipped cast: the Gather is the root, named by its replay on the target's own indices).
+  flipped cast: the Gather is the root, named by its replay on the target's own indices);
+- `combined-nms`: the proposals also through MindSpore's CombinedNonMaxSuppression (one class, the NMS's IoU
+  threshold, every box allowed), which flips where NMSWithMask does (benign);
+- `combined-nms-wrong`: the same with the target's CombinedNonMaxSuppression keeping besides the first box its
+  inputs suppress (a wrong kernel: named by its judgement on its own inputs).
 """
 
 from __future__ import annotations
@@ -53,7 +57,10 @@ VARIANTS = (
     "select-swap",
     "cast-bins",
     "cast-gather-bug",
+    "combined-nms",
+    "combined-nms-wrong",
 )
+COMBINED_VARIANTS = ("combined-nms", "combined-nms-wrong")
 THRESHOLD_VARIANTS = ("threshold", "select-swap")
 CAST_VARIANTS = ("cast-bins", "cast-gather-bug")
 CAST_SCALES = range(8, 129)  # the bin scales tried, in order
@@ -74,6 +81,7 @@ GREATER_OP = f"{_THRESHOLD}/Greater-op0"  # where the threshold variants' compar
 _BINS = "Default/head-Head/bins-ScoreBins"
 CAST_OP = f"{_BINS}/Cast-op0"  # where the cast variants' cast to int32 flips
 BIN_GATHER_OP = f"{_BINS}/Gather-op0"  # ... and the Gather of the bins it feeds
+COMBINED_OP = "Default/head-Head/nms-NMS/CombinedNonMaxSuppression-op0"  # the combined variants' second NMS
 _CULPRITS: dict[str, tuple[str, str] | None] = {
     "flips": None,
     "fold-var": (_BACKBONE, _BACKBONE),
@@ -84,6 +92,8 @@ _CULPRITS: dict[str, tuple[str, str] | None] = {
     "select-swap": (f"{_THRESHOLD}/Select-op0", f"{_THRESHOLD}/Select-op0"),
     "cast-bins": None,
     "cast-gather-bug": (BIN_GATHER_OP, BIN_GATHER_OP),
+    "combined-nms": None,
+    "combined-nms-wrong": (COMBINED_OP, COMBINED_OP),
 }
 FLIP_OPS = (_TOPK, _NMS)  # where the flips are (every variant has them)
 
@@ -337,7 +347,30 @@ def _nms(s: _Side, scores: tuple, deltas: tuple, anc_corners: tuple) -> list:
     ranked = _ranked(s, b[:, 4])
     mask = _greedy(corners_iou(b[ranked, :4]))
     outs = [props[0][ranked].copy(), ranked.astype(np.int32), mask]
-    return s.multi("NMSWithMask", _NMS, [props], outs, {"iou_threshold": f"F32({NMS_IOU})"})
+    kept = s.multi("NMSWithMask", _NMS, [props], outs, {"iou_threshold": f"F32({NMS_IOU})"})
+    if s.v in COMBINED_VARIANTS:
+        _combined_nms(s, scope, boxes, scores, ranked, mask)
+    return kept
+
+
+def _combined_nms(s: _Side, scope: str, boxes: tuple, scores: tuple, ranked: np.ndarray, mask: np.ndarray) -> None:
+    """CombinedNonMaxSuppression(boxes (1, N, 1, 4), scores (1, N, 1), N, N, NMS_IOU, 0.0), clip_boxes false:
+    one class, every box allowed, so it keeps what NMSWithMask keeps, in score order (the side's ties). The
+    combined-nms-wrong target keeps besides the highest box its inputs suppress."""
+    b4 = s.op("Reshape", f"{scope}/Reshape-op1", [boxes, s.ints((1, N, 1, 4))], boxes[0].reshape(1, N, 1, 4))
+    s1 = s.op("Reshape", f"{scope}/Reshape-op2", [scores, s.ints((1, N, 1))], scores[0].reshape(1, N, 1))
+    kept = ranked[mask].tolist()
+    if s.target and s.v == "combined-nms-wrong":
+        kept.append(int(ranked[~mask][0]))
+    dt = np.float16 if s.target else np.float32
+    out_boxes = np.zeros((1, N, 4), dtype=dt)
+    out_scores = np.zeros((1, N), dtype=dt)
+    out_boxes[0, : len(kept)] = boxes[0][kept]
+    out_scores[0, : len(kept)] = scores[0].reshape(-1)[kept]
+    limits = [(np.array(N, dtype=np.int32), f"I32({N})")] * 2
+    thresholds = [(np.array(NMS_IOU, dtype=np.float32), f"F32({NMS_IOU})"), (np.array(0.0, np.float32), "F32(0)")]
+    outs = [out_boxes, out_scores, np.zeros((1, N), dtype=dt), np.array([len(kept)], dtype=np.int32)]
+    s.multi("CombinedNonMaxSuppression", COMBINED_OP, [b4, s1, *limits, *thresholds], outs, {"clip_boxes": "Bool(0)"})
 
 
 def _ranked(s: _Side, v: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from dumptui import cli
 from dumptui.core.demo.detector import (
     BIN_GATHER_OP,
     CAST_OP,
+    COMBINED_OP,
     FLIP_OPS,
     GREATER_OP,
     VARIANTS,
@@ -204,3 +205,30 @@ def test_an_off_by_one_gather_after_the_flipped_cast_is_still_the_root(detectors
     assert doc["culprit"]["local_error"]["rule"] == "replay-broken"
     assert CAST_OP in {f["op"] for f in doc["flips"]}  # the cast still flipped, and is said so
     assert CAST_OP not in {r["ref"] for r in doc.get("roots", [])}
+
+
+def test_mindspores_combined_nms_flips_where_nms_with_mask_does_benign_with_margins(detectors, capsys):
+    """A second NMS, MindSpore's CombinedNonMaxSuppression (its dumped layout: boxes, scores, classes and the
+    count, the settings as inputs 2-5), keeps what NMSWithMask keeps: the same near-ties flip it, each kept
+    box matched to its input box; benign (exit 0), the flips named with their margins."""
+    d = detectors["combined-nms"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 0 and doc["culprit"] is None and not doc["undecided"]
+    sites = {f["op"]: f for f in doc["flips"]}
+    assert set(sites) == {*FLIP_OPS, COMBINED_OP}
+    combined, nms = sites[COMBINED_OP]["selection"], sites[FLIP_OPS[1]]["selection"]
+    assert combined["differing"] == nms["differing"] == d.nms_flips
+    assert {f["index"] for f in combined["flips"]} == {f["index"] for f in nms["flips"]}
+    assert {f["kind"] for f in combined["flips"]} <= {"score", "overlap", "cascade", "limit"}
+    decided = [f for f in combined["flips"] if f["kind"] in ("score", "overlap")]
+    assert decided and all(f["margin"] < f["input_error"] for f in decided)
+
+
+def test_a_combined_nms_kernel_that_keeps_a_suppressed_box_is_the_root(detectors, capsys):
+    d = detectors["combined-nms-wrong"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and (doc["culprit"]["ref"], doc["culprit"]["target"]) == d.culprit
+    assert doc["culprit"]["local_error"]["rule"] == "selection-broken"
+    assert "its selection does not follow from its own inputs: box" in doc["culprit"]["why"]
+    assert "on both sides on both sides" not in doc["culprit"]["why"]
+    assert set(FLIP_OPS) <= {f["op"] for f in doc["flips"]}  # the other selections still flipped, no roots
