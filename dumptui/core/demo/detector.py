@@ -369,7 +369,7 @@ def _combined_nms(s: _Side, scope: str, boxes: tuple, scores: tuple, ranked: np.
     out_scores[0, : len(kept)] = scores[0].reshape(-1)[kept]
     limits = [(np.array(N, dtype=np.int32), f"I32({N})")] * 2
     thresholds = [(np.array(NMS_IOU, dtype=np.float32), f"F32({NMS_IOU})"), (np.array(0.0, np.float32), "F32(0)")]
-    outs = [out_boxes, out_scores, np.zeros((1, N), dtype=dt), np.array([len(kept)], dtype=np.int32)]
+    outs: list[np.ndarray] = [out_boxes, out_scores, np.zeros((1, N), dtype=dt), np.array([len(kept)], np.int32)]
     s.multi("CombinedNonMaxSuppression", COMBINED_OP, [b4, s1, *limits, *thresholds], outs, {"clip_boxes": "Bool(0)"})
 
 
