@@ -44,7 +44,8 @@ class PlotPoint:
 
 
 def point_of(le: LocalError) -> PlotPoint:
-    return PlotPoint(le.out_rel, le.gain_rel, le.kind)
+    # inputs a flip resized were never compared: no gain (not an infinite one, "error from nothing")
+    return PlotPoint(le.out_rel, None if le.resized else le.gain_rel, le.kind)
 
 
 def known_points(bi: Bisection) -> dict[int, PlotPoint]:

@@ -60,6 +60,8 @@ class LocalRule(Word):
     WIRING = "wiring"  # its inputs are wired otherwise than the reference's
     BLIND = "blind"  # an input could not be judged: neither born here nor carried can be said
     RESIZED_BY_FLIP = "resized-by-flip"  # ...only as its size follows a selection flipped upstream: carried
+    # ...its inputs resized so by a flip, and no replay checks it: carried, following the flip's change of size
+    FOLLOWS_RESIZING_FLIP = "follows-resizing-flip"
     COS_ALARM = "cos-alarm"  # the user's --cos: the cosine drops below it here
     WITHIN_FLOOR = "within-floor"  # its output is within the noise floor
     REPLAY_BROKEN = "replay-broken"  # the op recomputed on its own inputs disagrees with the target's output
