@@ -74,8 +74,8 @@ MAX_FLIPS = 64  # flips kept with their numbers (the rest are counted)
 MAX_WRONG = 16
 MAX_SELECTION_ELEMENTS = 1 << 24  # inputs larger than this are not judged here (float64 copies)
 # CANN's BatchMultiClassNonMaxSuppression runs NMS on each class's top candidates only (its TBE kernel: the
-# top min(UB size / 64, 4080) scores, 4080 on a 256 KB unified buffer); a smaller UB takes fewer: boxes ranked
-# beyond this many are never held against it
+# top min(UB size / 64, 4080) scores, 4080 on a 256 KB unified buffer; NonMaxSuppressionV6/V7's the top 2048);
+# a smaller UB takes fewer: boxes ranked beyond this many are never held against it
 CANN_NMS_CANDIDATES = 1024
 TIE_UNITS = 2.0  # two values this many unit roundoffs apart (relative) are a tie (one rounding step each side)
 
@@ -478,7 +478,10 @@ def _nms_sides(op_type: str, args: OpArgs, side: Side) -> list[_Group]:
                 raise Unjudged("NMSWithMask output.1 is not a permutation of the boxes")
             rank = np.empty(n, dtype=np.int64)
             rank[idx] = np.arange(n)
-        out.append(_Group(boxes, scores, [int(i) for i in k], rank, tol, iou_tol, limit or None))
+        group = _Group(boxes, scores, [int(i) for i in k], rank, tol, iou_tol, limit or None)
+        if op_type == "NonMaxSuppressionV6":  # CANN's ONNX NMS: its TBE kernel's top 2048 candidates too
+            group.candidates = CANN_NMS_CANDIDATES
+        out.append(group)
     return out
 
 

@@ -441,3 +441,19 @@ def test_cann_batch_nms_may_leave_out_boxes_beyond_its_candidates():
     early = batch_side(boxes, scores, attrs)
     early.outputs[3] = np.array([500], dtype=np.int32)
     assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, full, early).code == SelectionCode.BROKEN
+
+
+def test_cann_onnx_nms_v6_may_leave_out_boxes_beyond_its_candidates_onnx_may_not():
+    from dumptui.core.search.selection import CANN_NMS_CANDIDATES
+
+    n = CANN_NMS_CANDIDATES + 30
+    grid = np.arange(n, dtype=np.float64) * 20.0
+    boxes = np.stack([np.zeros(n), grid, np.full(n, 10.0), grid + 10.0], axis=1)[None]  # (y0, x0, y1, x1)
+    scores = np.linspace(0.9, 0.2, n)[None, None]
+    ins = {0: boxes, 1: scores, 2: np.int64(n), 3: np.float32(0.5), 4: np.float32(0.0)}
+    top = np.array([[0, 0, i] for i in range(CANN_NMS_CANDIDATES)], dtype=np.int64)
+    side = Side(ins, {0: top}, {0: "float32"})
+    assert judge("NonMaxSuppressionV6", {}, {}, side, side).code == SelectionCode.SAME
+    assert judge("NonMaxSuppression", {}, {}, side, side).code == SelectionCode.UNMODELLED  # ONNX's: every box
+    short = Side(ins, {0: top[:300]}, {0: "float32"})
+    assert judge("NonMaxSuppressionV6", {}, {}, side, short).code == SelectionCode.BROKEN
