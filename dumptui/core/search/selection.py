@@ -74,6 +74,10 @@ SELECTION_TYPES = RANK_TYPES | NMS_TYPES | SET_TYPES
 MAX_FLIPS = 64  # flips kept with their numbers (the rest are counted)
 MAX_WRONG = 16
 MAX_SELECTION_ELEMENTS = 1 << 24  # inputs larger than this are not judged here (float64 copies)
+# CANN's BatchMultiClassNonMaxSuppression runs NMS on each class's top candidates only (its TBE kernel: the
+# top min(UB size / 64, 4080) scores, 4080 on a 256 KB unified buffer; NonMaxSuppressionV6/V7's the top 2048);
+# a smaller UB takes fewer: boxes ranked beyond this many are never held against it
+CANN_NMS_CANDIDATES = 1024
 TIE_UNITS = 2.0  # two values this many unit roundoffs apart (relative) are a tie (one rounding step each side)
 
 _UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
@@ -427,6 +431,9 @@ class _Group:
     # where that box is (group, box); boxes under it may be left out for that alone
     cut: float | None = None
     cut_box: tuple[int, int] | None = None
+    # CANN's multi-class kernel selects among its top candidates of each class only: a box left out that ranks
+    # at or beyond this many higher-scored boxes is no error (None: every box is a candidate)
+    candidates: int | None = None
 
 
 def _kept_lists(
@@ -477,7 +484,10 @@ def _nms_sides(op_type: str, args: OpArgs, side: Side) -> list[_Group]:
                 raise Unjudged("NMSWithMask output.1 is not a permutation of the boxes")
             rank = np.empty(n, dtype=np.int64)
             rank[idx] = np.arange(n)
-        out.append(_Group(boxes, scores, [int(i) for i in k], rank, tol, iou_tol, limit or None))
+        group = _Group(boxes, scores, [int(i) for i in k], rank, tol, iou_tol, limit or None)
+        if op_type == "NonMaxSuppressionV6":  # CANN's ONNX NMS: its TBE kernel's top 2048 candidates too
+            group.candidates = CANN_NMS_CANDIDATES
+        out.append(group)
     return out
 
 
@@ -545,6 +555,7 @@ def _batch_groups(
                 spec.per_class,
                 None if cut is None else cut[0],
                 None if cut is None else cut[1],
+                None if args.op_type == "CombinedNonMaxSuppression" else CANN_NMS_CANDIDATES,
             )
         )
     return out_groups
@@ -617,6 +628,8 @@ def _nms_left_out_wrong(g: _Group, spec: NmsSpec) -> list[Wrong]:
             continue  # the group's limit was reached before it
         if g.cut is not None and (s[i] <= g.cut or _near(g, s[i], g.cut)):
             continue  # the image's total was reached before it
+        if g.candidates is not None and int((s > s[i]).sum()) >= g.candidates:
+            continue  # not among the kernel's candidates
         if not any(iou[i, j] > spec.threshold - g.iou_tol for j in kept if _processed_before(g, j, i)):
             wrong.append(Wrong(0, -1, i, float(s[i]), math.nan))
     return wrong

@@ -568,3 +568,17 @@ def test_mindspore_combined_nms_settings_as_inputs_clipped_boxes_and_rows_per_cl
     got = [unclipped[b, r] for b, picks in enumerate(want) for r in range(len(picks[:rows]))]
     np.testing.assert_array_equal(np.array(got), np.array(raw))
     assert any(((x < 0) | (x > 1)).any() for x in raw)  # (some kept box was written clipped above)
+
+
+def test_torch_operators_as_msprobe_names_them_reflected_ones_reversed():
+    x = np.array([1.0, -2.0, 4.0], dtype=np.float32)
+    two = {"scalar input 1": "2.0"}
+    assert run("__mul__", x, None, attrs=two)[0].tolist() == [2.0, -4.0, 8.0]
+    assert run("__rmul__", x, None, attrs=two)[0].tolist() == [2.0, -4.0, 8.0]
+    assert run("__radd__", x, None, attrs=two)[0].tolist() == [3.0, 0.0, 6.0]
+    assert run("__sub__", x, None, attrs=two)[0].tolist() == [-1.0, -4.0, 2.0]
+    assert run("__rsub__", x, None, attrs=two)[0].tolist() == [1.0, 4.0, -2.0]  # 2 - x
+    assert run("__truediv__", x, None, attrs=two)[0].tolist() == [0.5, -1.0, 2.0]
+    assert run("__rtruediv__", x, None, attrs=two)[0].tolist() == [2.0, -1.0, 0.5]  # 2 / x
+    ints = np.array([3, -4], dtype=np.int64)
+    assert run("__rsub__", ints, None, attrs={"scalar input 1": "1"})[0].tolist() == [-2, 5]

@@ -420,3 +420,40 @@ def test_nms_v3_limit_flip_names_the_box_kept_in_its_place():
     assert (f.kind, f.other, f.kept_by) == (FlipKind.LIMIT, 3, "ref")
     r = ins_r[1].astype(np.float64)
     assert f.margin == pytest.approx(r[2] - r[3], rel=1e-9) and f.margin < f.input_error
+
+
+def test_cann_batch_nms_may_leave_out_boxes_beyond_its_candidates():
+    """CANN's kernel selects among each class's top candidates only: with 1,100 boxes apart and every one
+    allowed, a target that kept the top 1,024 is no broken kernel; one that left out a top box is."""
+    from dumptui.core.search.selection import CANN_NMS_CANDIDATES
+
+    n = CANN_NMS_CANDIDATES + 76
+    grid = np.arange(n, dtype=np.float64) * 20.0
+    boxes = np.stack([grid, np.zeros(n), grid + 10.0, np.full(n, 10.0)], axis=1)[None, :, None, :]
+    scores = np.linspace(0.9, 0.2, n)[None, :, None]
+    attrs = {**BATCH_ATTRS, "max_size_per_class": f"I64({n})", "max_total_size": f"I64({n})"}
+    full = batch_side(boxes, scores, attrs)
+    assert int(full.outputs[3][0]) == n
+    capped = batch_side(boxes, scores, attrs)
+    capped.outputs[3] = np.array([CANN_NMS_CANDIDATES], dtype=np.int32)  # the rows beyond: not counted
+    assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, full, full).code == SelectionCode.SAME
+    assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, capped, capped).code == SelectionCode.SAME
+    early = batch_side(boxes, scores, attrs)
+    early.outputs[3] = np.array([500], dtype=np.int32)
+    assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, full, early).code == SelectionCode.BROKEN
+
+
+def test_cann_onnx_nms_v6_may_leave_out_boxes_beyond_its_candidates_onnx_may_not():
+    from dumptui.core.search.selection import CANN_NMS_CANDIDATES
+
+    n = CANN_NMS_CANDIDATES + 30
+    grid = np.arange(n, dtype=np.float64) * 20.0
+    boxes = np.stack([np.zeros(n), grid, np.full(n, 10.0), grid + 10.0], axis=1)[None]  # (y0, x0, y1, x1)
+    scores = np.linspace(0.9, 0.2, n)[None, None]
+    ins = {0: boxes, 1: scores, 2: np.int64(n), 3: np.float32(0.5), 4: np.float32(0.0)}
+    top = np.array([[0, 0, i] for i in range(CANN_NMS_CANDIDATES)], dtype=np.int64)
+    side = Side(ins, {0: top}, {0: "float32"})
+    assert judge("NonMaxSuppressionV6", {}, {}, side, side).code == SelectionCode.SAME
+    assert judge("NonMaxSuppression", {}, {}, side, side).code == SelectionCode.UNMODELLED  # ONNX's: every box
+    short = Side(ins, {0: top[:300]}, {0: "float32"})
+    assert judge("NonMaxSuppressionV6", {}, {}, side, short).code == SelectionCode.BROKEN

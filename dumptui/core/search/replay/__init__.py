@@ -22,8 +22,9 @@ Supported op types (MindSpore kernel names and conventions):
                  gt ge lt le eq ne greater greater_equal less less_equal not_equal (bool outputs)
                  __gt__ __ge__ __lt__ __le__ __eq__ __ne__ (as Tensor operators) sum mean (reductions)
                  add sub subtract mul multiply div divide true_divide clamp clip and in place: add_ sub_
-                 subtract_ mul_ multiply_ div_ divide_ true_divide_ clamp_ clip_ __iadd__ __isub__ __imul__
-                 __itruediv__ (torchcalls.py: an in-place call's recorded input is its input before the call)
+                 subtract_ mul_ multiply_ div_ divide_ true_divide_ clamp_ clip_ __add__ __sub__ __mul__
+                 __truediv__ __radd__ __rsub__ __rmul__ __rtruediv__ __iadd__ __isub__ __imul__ __itruediv__
+                 (torchcalls.py: an in-place call's recorded input is its input before the call)
                  (selection.py: ties in index order, NaN the greatest)
 
 Deliberately not replayed (ReplayUnsupported says so):

@@ -485,7 +485,8 @@ def _batch_nms(args: OpArgs) -> dict[int, np.ndarray]:
     4), nmsed_scores and nmsed_classes (B, total; classes as numbers of the scores' type), nmsed_num (B,): each
     image's kept boxes in order, then zeros. CombinedNonMaxSuppression the same (valid_detections for
     nmsed_num), its boxes clipped to [0, 1] when clip_boxes, its rows per_class x classes at most when
-    pad_per_class."""
+    pad_per_class. (CANN's kernel runs NMS on each class's top 4080 or so candidates only: beyond them its
+    answer is its own, which the judgement allows; this replay considers every box.)"""
     selected = batch_nms_select(args)
     boxes, scores, _valid = batch_nms_inputs(args)
     spec = batch_nms_spec(args)

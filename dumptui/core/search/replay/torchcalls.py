@@ -1,5 +1,6 @@
 """msprobe's PyTorch element-wise calls: add, sub, mul, div and clamp, as torch functions (`Torch.mul`), Tensor
-methods (`Tensor.mul`) and in place (`Tensor.mul_`, `x *= y` as `Tensor.__imul__`).
+methods (`Tensor.mul`), operators (`x * y` as `Tensor.__mul__`, `2 - x` as `Tensor.__rsub__`) and in place
+(`Tensor.mul_`, `x *= y` as `Tensor.__imul__`).
 
 An in-place call replays as its function does: msprobe records an in-place call's input before the call and
 its output after it, so the output is the function of the recorded input. What the call modified is then
@@ -121,13 +122,38 @@ _FUNCTIONS: dict[str, Kernel] = {
     "clamp": _clamp,
     "clip": _clamp,
 }
-# x += y and the like: the in-place operators as msprobe names them
-_OPERATORS = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div"}
+# x + y, x += y and the like: the operators as msprobe names them (Tensor.__mul__)
+_OPERATORS = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__iadd__": "add",
+    "__isub__": "sub",
+    "__imul__": "mul",
+    "__itruediv__": "div",
+    "__radd__": "add",  # y + x with x the tensor: addition and multiplication commute
+    "__rmul__": "mul",
+}
+
+
+def _rsub(args: OpArgs) -> dict[int, np.ndarray]:
+    """y - x with x the tensor (input.0) and y the other operand: `2 - x` records Tensor.__rsub__(x, 2)."""
+    return {0: -_FUNCTIONS["sub"](args)[0]}
+
+
+def _rtruediv(args: OpArgs) -> dict[int, np.ndarray]:
+    """y / x with x the tensor (input.0): `1 / x` records Tensor.__rtruediv__(x, 1)."""
+    x, y = args.raw(0), _operand(args, 1, "other")
+    assert y is not None
+    return {0: _broadcast(args, np.true_divide, as_float64(y), as_float64(x))}
 
 
 def kernels() -> dict[str, Kernel]:
-    """Every kernel of this module, by the API name msprobe records (function, method and in-place forms)."""
+    """Every kernel of this module, by the API name msprobe records (function, method, operator and in-place
+    forms)."""
     table = dict(_FUNCTIONS)
     table.update({f"{name}_": kernel for name, kernel in _FUNCTIONS.items()})  # in place: mul_, clamp_...
     table.update({op: _FUNCTIONS[name] for op, name in _OPERATORS.items()})
+    table.update({"__rsub__": _rsub, "__rtruediv__": _rtruediv})
     return table
