@@ -19,6 +19,7 @@ from dumptui.core.model.reason import Reason
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
+from dumptui.core.search.replay.precision import RemedyCause
 from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
@@ -160,10 +161,10 @@ def print_cause(console: Console, session: Session, r: Root) -> None:
     if r.kind != RootKind.OUTPUTS:
         return  # an input or weight that differs: the preconditions say what
     rem = remedy_of_root(session, r)
-    if rem.cause == "unknown":
+    if rem.cause == RemedyCause.UNKNOWN:
         return
     console.print(f"  [bold yellow]cause:[/bold yellow] {name(remedy_sentence(rem))}")
-    if rem.cause == "precision":
+    if rem.cause == RemedyCause.PRECISION:
         console.print(
             "  remedy: `dumptui remedy REF TARGET -o DIR` writes keep_dtype.cfg, op_precision.ini, converter_ascend.cfg, to_float32.py"
         )
