@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
@@ -359,7 +360,7 @@ def _beyond_rounding(numbers: Reason | str, kind: CheckKind) -> str:
     return f"differs by more than fp16/bf16 rounding would explain; {say(numbers)}: {advice}"
 
 
-def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: str) -> str:
+def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: Verdict) -> str:
     said = []
     for part in parts:
         if len(part) == 4:
@@ -372,16 +373,16 @@ def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: str) -> str:
     return "; ".join(said) or op_verdict
 
 
-def _blind_inputs(inputs: tuple[tuple[int, str, Reason | str], ...]) -> str:
+def _blind_inputs(inputs: tuple[tuple[int, Verdict, Reason | str], ...]) -> str:
     said = []
     for slot, verdict, why in inputs:
-        if verdict == "shape mismatch":
+        if verdict == Verdict.SHAPE_MISMATCH:
             said.append(f"input.{slot} differs in shape between the sides ({say(why)})")
             continue
         where = (
             "unreadable"
-            if verdict == "unreadable"
-            else f"dumped in the {'reference' if verdict == 'only in ref' else 'target'} only"
+            if verdict == Verdict.UNREADABLE
+            else f"dumped in the {'reference' if verdict == Verdict.ONLY_REF else 'target'} only"
         )
         said.append(f"input.{slot} is {where} ({say(why)})")
     return "; ".join(said)

@@ -12,7 +12,7 @@ from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import BAD, EQUAL
+from dumptui.core.compare.verdict import BAD, EQUAL, Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
@@ -39,7 +39,7 @@ ROLE_STYLE = {
 }
 
 
-def verdict_style(v: str | None) -> str:
+def verdict_style(v: Verdict | None) -> str:
     return ROLE_STYLE.get(role(v), "") if v else ""
 
 
@@ -48,7 +48,7 @@ def name(s: object) -> str:
     return fmt.markup(say(s) if isinstance(s, Reason) else s)
 
 
-def verdict_text(v: str | None) -> Text:
+def verdict_text(v: Verdict | None) -> Text:
     return Text(v or "-", style=verdict_style(v))
 
 
@@ -424,7 +424,7 @@ def compare_table(results: list[OpResult], only_bad: bool = False, judgement: Ru
 
 
 def compare_summary(results: list[OpResult]) -> Group:
-    counts: dict[str, int] = {}
+    counts: dict[Verdict, int] = {}
     for res in results:
         for r in res.inputs + res.outputs:
             counts[r.verdict] = counts.get(r.verdict, 0) + 1

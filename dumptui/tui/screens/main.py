@@ -50,6 +50,7 @@ from dumptui.present.progress import (
 from dumptui.present.search import count_matches, find_op, next_diverged, next_root
 from dumptui.present.status import StatusFacts
 from dumptui.present.tree import OpTreeModel, is_bad
+from dumptui.present.types import Verdict
 from dumptui.report import fmt
 from dumptui.tui import keymap
 from dumptui.tui.messages import (
@@ -339,7 +340,7 @@ class MainScreen(Screen[None]):
         gc.freeze()
         self._apply_verdicts(msg.verdicts)
 
-    def _apply_verdicts(self, verdicts: dict[int, str | None]) -> None:
+    def _apply_verdicts(self, verdicts: dict[int, Verdict | None]) -> None:
         if self.model is None:
             return
         ops, folders = self.model.set_verdicts(verdicts)
