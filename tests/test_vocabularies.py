@@ -56,3 +56,32 @@ def test_the_index_cache_rebuilds_the_models_codes() -> None:
     codes.discard(("dumptui.core.model.dump", "Role"))  # made by the search for an op pair, never in an index
     assert ("dumptui.core.model.dump", "Severity") in codes
     assert codes <= ALLOWED
+
+
+def _enums_of(node: object, key: str) -> list[list[object]]:
+    """Every `enum` given to a property named `key` anywhere in a JSON schema."""
+    found: list[list[object]] = []
+    if isinstance(node, dict):
+        prop = node.get("properties", {}).get(key)
+        if isinstance(prop, dict) and "enum" in prop:
+            found.append(prop["enum"])
+        for v in node.values():
+            found += _enums_of(v, key)
+    elif isinstance(node, list):
+        for v in node:
+            found += _enums_of(v, key)
+    return found
+
+
+def test_the_schema_lists_the_remedy_codes() -> None:
+    """The JSON schema's words for a remedy's cause and fit are the engine's codes, all of them."""
+    import json
+    from pathlib import Path
+
+    from dumptui.core.search.replay.precision import Fit, RemedyCause
+
+    schema = json.loads((Path(dumptui.__file__).parent / "report" / "schemas" / "common.schema.json").read_text())
+    causes = [e for e in _enums_of(schema, "cause") if "precision" in e]
+    assert causes == [[c.value for c in RemedyCause]]
+    fits = [e for e in _enums_of(schema, "how") if "reproduces" in e]
+    assert fits == [[f.value for f in Fit if f is not Fit.NONE] + [None]]

@@ -24,7 +24,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
 from dumptui.core.model.dump import INPUT
-from dumptui.core.search.cause import differing_inputs
+from dumptui.core.search.cause import CauseKind, differing_inputs
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
@@ -34,8 +34,6 @@ from dumptui.report.selection import gain_words
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
-
-CAUSES = ("constant", "weight", "input", "data")
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class RootView:
     proof: str | None = None  # its tensors: inputs -> outputs, with verdicts
     ref_name: str = ""
     target_name: str = ""
-    cause: str = "data"  # one of CAUSES
+    cause: CauseKind = CauseKind.DATA
     numbers: str = ""  # the local-error rule's numbers
     replay: str = ""  # the replay proof in a sentence, or why there is none
     differs: tuple[str, ...] = ()
@@ -138,7 +136,7 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
             # a known cause first: at 60x18 the first hint is what stays above the fold
             for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != "known cause")
             # the sentence of a definition that differs already names the attributes
-            if not (h.kind == "attributes" and cause == "constant")
+            if not (h.kind == "attributes" and cause == CauseKind.CONSTANT)
         ),
         proof=tensors_line(root.result, failed, le.differs if le is not None else ())
         if root.result is not None

@@ -25,6 +25,7 @@ from dumptui.core.compare.elements import WorstElement
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
@@ -119,12 +120,12 @@ class PairController:
         bi = self.driver.bi if self.driver is not None else None
         return bi.judged_op(res) if bi is not None else res
 
-    def verdicts_of(self, indices: Iterable[int]) -> dict[int, str | None]:
+    def verdicts_of(self, indices: Iterable[int]) -> dict[int, Verdict | None]:
         """The verdicts computed so far, as the search judged them (cached lookups, no read)."""
         session, pairs = self.opened, self.opened.alignment.pairs
         return {i: session.cached_verdict(pairs[i], self.judged) for i in indices}
 
-    def one_sided_verdicts(self) -> dict[int, str | None]:
+    def one_sided_verdicts(self) -> dict[int, Verdict | None]:
         """The ops in one dump only: their verdict is known without reading anything."""
         session = self.opened
         return {p.index: session.cached_verdict(p) for p in session.alignment.unpaired()}
@@ -191,7 +192,7 @@ class PairController:
         return sum(len(session.tensor_pairs(p)) for p in session.alignment.pairs)
 
     def run_statistics(
-        self, cancelled: Callable[[], bool], report: Callable[[int, int, dict[int, str | None]], None]
+        self, cancelled: Callable[[], bool], report: Callable[[int, int, dict[int, Verdict | None]], None]
     ) -> int:
         """Every tensor pair, batch by batch in the worker processes; `report(done, total, verdicts)` with the
         verdicts of the ops finished since the last report, at most every VERDICT_BATCH_SECONDS (and once at
@@ -201,7 +202,7 @@ class PairController:
         jobs = [len(session.tensor_pairs(p)) for p in pairs]  # tensor pairs per op pair, by pair index
         total = sum(jobs)
         done = 0
-        pending: dict[int, str | None] = {}
+        pending: dict[int, Verdict | None] = {}
         last = 0.0
 
         def size_on_disk(p: OpPair) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from dumptui.core.compare.verdict import Verdict
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
 from dumptui.present.columns import fit_name
@@ -151,7 +152,7 @@ def search_line(state: BisectState, width: int) -> list[Line]:
 
 
 def _probe_line(
-    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: str | None, word: str = "probe "
+    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: Verdict | None, word: str = "probe "
 ) -> list[Line]:
     """`probe #37 ✗ name`: the probe's number, its op's verdict mark and its name (elided in the middle)."""
     assert state.probe is not None
@@ -171,7 +172,7 @@ def panel_lines(
     width: int,
     busy: str = "",
     number_of: Callable[[int], str] = lambda pos: f"#{pos + 1}",
-    probe_verdict: str | None = None,
+    probe_verdict: Verdict | None = None,
 ) -> list[Line]:
     """Every line of the panel, most important first. `number_of(position)`: the op's number as the tree and
     the detail show it (`#37`, its index in the aligned execution order)."""
@@ -236,7 +237,7 @@ def _no_root_lines(state: BisectState, width: int) -> list[Line]:
 
 
 def _running_lines(
-    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: str | None
+    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: Verdict | None
 ) -> list[Line]:
     """Under way: the plot, the probe and its computed mark, the suspects left."""
     out = plot_lines(state, width)

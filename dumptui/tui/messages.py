@@ -18,7 +18,7 @@ from dumptui.present.picker import Unit, UnitAnswer
 from dumptui.present.progress import RUNNING, StatisticsState
 from dumptui.present.relations import Relation
 from dumptui.present.tree import OpTreeModel
-from dumptui.present.types import OpResult, WorstElement
+from dumptui.present.types import OpResult, Verdict, WorstElement
 
 
 class PairPosted(Message, bubble=False):
@@ -88,7 +88,7 @@ class StatisticsProgress(PairPosted, bubble=False):
 class VerdictsKnown(PairPosted, bubble=False):
     """Op verdicts that became known (pair index -> verdict), batched by the statistics worker."""
 
-    verdicts: dict[int, str | None] = field(default_factory=dict)
+    verdicts: dict[int, Verdict | None] = field(default_factory=dict)
 
 
 @dataclass

@@ -33,6 +33,7 @@ from dumptui.core.compare.verdict import (
     IgnoreMatcher,
     IgnoreRule,
     Thresholds,
+    Verdict,
     compare_statistics,
     judge,
 )
@@ -331,14 +332,16 @@ class Session:
 
     def assembled(self, pair: OpPair, ins: list[TensorResult], outs: list[TensorResult]) -> OpResult:
         """The op's result from its tensors' results (inputs and outputs in `tensor_pairs` order)."""
-        verdict: str
+        verdict: Verdict
         if not pair.paired:
             verdict = ONLY_REF if pair.target is None else ONLY_TARGET
         else:
             verdict = op_verdict(outs) or NOT_COMPARABLE
         return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, partial(self.hints, pair))
 
-    def cached_verdict(self, pair: OpPair, judged: Callable[[TensorResult], TensorResult] | None = None) -> str | None:
+    def cached_verdict(
+        self, pair: OpPair, judged: Callable[[TensorResult], TensorResult] | None = None
+    ) -> Verdict | None:
         """The op's verdict if all its outputs were already compared, else None (never reads). `judged`: the
         search's verdicts in context (a bisection's `judged`), so a tree mark says what the panes say."""
         if not pair.paired:

@@ -100,12 +100,12 @@ BAD = frozenset(v for v in Verdict if v.bad)
 GOOD = frozenset(v for v in Verdict if v.good)
 
 
-def severity(verdict: str | None) -> int:
+def severity(verdict: Verdict | str | None) -> int:
     v = Verdict.of(verdict)
     return v.severity if v is not None else 99
 
 
-def worst(verdicts: Iterable[str | None]) -> str | None:
+def worst(verdicts: Iterable[Verdict | None]) -> Verdict | None:
     vs = [v for v in verdicts if v]
     return min(vs, key=severity) if vs else None
 
@@ -156,7 +156,7 @@ def _tolerance(f: float) -> ElementTolerance:
 
 @dataclass
 class TensorVerdict:
-    verdict: str
+    verdict: Verdict
     reason: Reason
 
 
@@ -321,7 +321,7 @@ STAT_KEYS = ("max", "min", "mean", "l2")
 
 def compare_statistics(
     ref: TensorStats, tgt: TensorStats, floor: float, n: int | None
-) -> tuple[str, Reason, dict[str, float | None]]:
+) -> tuple[Verdict, Reason, dict[str, float | None]]:
     """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
     of the reference (so a mean near zero is not blown up); the verdict uses the largest.
 

@@ -238,7 +238,7 @@ def rejudge(
     def now(r: TensorResult) -> TensorResult:  # two ops may read one file: the later sees the earlier's verdict
         return judged.get(pair_key(r.ref, r.target)) or before.tensor(r)
 
-    def restate(r: TensorResult, verdict: str, reason: Said) -> None:
+    def restate(r: TensorResult, verdict: Verdict, reason: Said) -> None:
         if not session.is_final(r):  # a result computed against a transformed reference keeps its own
             judged[pair_key(r.ref, r.target)] = restated(r, verdict, reason)
 

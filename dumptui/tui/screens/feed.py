@@ -17,6 +17,7 @@ from dumptui.present.autosave import resume_question
 from dumptui.present.driver import BisectCommand
 from dumptui.present.mainview import after_worker, refilter_needed
 from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING, search_words, task_words
+from dumptui.present.types import Verdict
 from dumptui.tui import messages as m
 from dumptui.tui.screens.error import OpenErrorScreen
 from dumptui.tui.screens.resume import ResumeScreen
@@ -101,7 +102,7 @@ class WorkFeed:
         gc.freeze()
         self.apply_verdicts(msg.verdicts)
 
-    def apply_verdicts(self, verdicts: dict[int, str | None]) -> None:
+    def apply_verdicts(self, verdicts: dict[int, Verdict | None]) -> None:
         host = self.host
         if host.model is None:
             return

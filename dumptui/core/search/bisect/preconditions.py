@@ -18,6 +18,7 @@ from dumptui.core.compare.noise import floor_of, least_precise
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import (
+    CLOSE,
     EQUAL,
     IGNORED,
     NOT_COMPARABLE,
@@ -333,7 +334,7 @@ def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]
         fmt is None
         and kind == CheckKind.UNPRODUCED
         and low
-        and r.verdict == "close"
+        and r.verdict == CLOSE
         and r.ref is not None
         and r.target is not None
         and r.ref.dtype != r.target.dtype
