@@ -121,42 +121,9 @@ def evaluate_spread(
             layouts, computed = futures[c].result()
             if len(futures) < len(chunks):
                 submit()
-            got: dict[int, Computed] = {}
-            # a chunk's layouts come as a few objects (pickle sends an object used twice once): each made
-            # the shared one once
-            mine_of: dict[int, Layout] = {}
-            for (read_r, read_t), k in zip(layouts, shipped[c]):
-                _pair, _io, _slot, r, t = chunk[k]
-                assert r is not None and t is not None  # shipped jobs have both sides
-                for ref, read in ((r, read_r), (t, read_t)):
-                    if read is not None:
-                        kept = mine_of.get(id(read))
-                        if kept is None:
-                            kept = mine_of[id(read)] = shared_layout(read)
-                        ref.adopt_layout(kept)
-            for item in computed:
-                got[shipped[c][item[0]]] = item
-            for k, job in enumerate(chunk):
-                pair, io, slot, r, t = job
-                pre = session.precheck(pair, io, slot, r, t, purpose)
-                if isinstance(pre, TensorResult):
-                    session.store(pair, r, t, pre)
-                    tick()
-                    if early is not None:
-                        early.known(pair)
-                    continue
-                assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
-                mine = got.get(k)
-                if mine is not None and mine[1] == pre[0] and mine[2] is not None:
-                    judged = session.finish(pair, io, slot, r, t, mine[2], pre, purpose)
-                    heavy.append((job, pre, judged, None))
-                    tick()
-                    if early is not None:
-                        early.known(pair, pair_key(r, t), judged)
-                else:  # not computed there (or its read failed there): here, at the end, as in one process
-                    heavy.append((job, pre, None, None if mine is None else mine[3]))
-                    if early is not None:
-                        early.left_here(pair)
+            _adopt_layouts(chunk, layouts, shipped[c])
+            got: dict[int, Computed] = {shipped[c][item[0]]: item for item in computed}
+            heavy += _judge_chunk(session, chunk, got, tick, early, purpose)
             if early is not None and ready is not None:
                 for res in early.complete():
                     ready(res)
@@ -164,6 +131,56 @@ def evaluate_spread(
         for f in futures:
             f.cancel()
     _finish_here(session, heavy, tick, purpose, leftover, cancelled)
+
+
+def _adopt_layouts(chunk: list[Job], layouts: list[tuple[Layout | None, Layout | None]], positions: list[int]) -> None:
+    """The layouts a worker read, adopted by the chunk's tensors. A chunk's layouts come as a few objects (pickle
+    sends an object used twice once): each made the shared one once."""
+    mine_of: dict[int, Layout] = {}
+    for (read_r, read_t), k in zip(layouts, positions):
+        _pair, _io, _slot, r, t = chunk[k]
+        assert r is not None and t is not None  # shipped jobs have both sides
+        for ref, read in ((r, read_r), (t, read_t)):
+            if read is not None:
+                kept = mine_of.get(id(read))
+                if kept is None:
+                    kept = mine_of[id(read)] = shared_layout(read)
+                ref.adopt_layout(kept)
+
+
+def _judge_chunk(
+    session: Session,
+    chunk: list[Job],
+    got: dict[int, Computed],
+    tick: Callable[[], None],
+    early: _EarlyResults | None,
+    purpose: str,
+) -> list[tuple[Job, Prechecked, TensorResult | None, str | None]]:
+    """A chunk's jobs in order: those the precheck settles stored now; the others judged from the statistics a
+    worker computed, or left to compute here at the end (returned, in job order, for _finish_here)."""
+    heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
+    for k, job in enumerate(chunk):
+        pair, io, slot, r, t = job
+        pre = session.precheck(pair, io, slot, r, t, purpose)
+        if isinstance(pre, TensorResult):
+            session.store(pair, r, t, pre)
+            tick()
+            if early is not None:
+                early.known(pair)
+            continue
+        assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
+        mine = got.get(k)
+        if mine is not None and mine[1] == pre[0] and mine[2] is not None:
+            judged = session.finish(pair, io, slot, r, t, mine[2], pre, purpose)
+            heavy.append((job, pre, judged, None))
+            tick()
+            if early is not None:
+                early.known(pair, pair_key(r, t), judged)
+        else:  # not computed there (or its read failed there): here, at the end, as in one process
+            heavy.append((job, pre, None, None if mine is None else mine[3]))
+            if early is not None:
+                early.left_here(pair)
+    return heavy
 
 
 class _EarlyResults:
