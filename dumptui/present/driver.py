@@ -18,7 +18,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.model.reason import Said
 from dumptui.core.model.vocab import Word
-from dumptui.core.search.bisect import CheckKind, CheckStatus
+from dumptui.core.search.bisect import CheckKind, CheckStatus, SearchMode
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
@@ -94,7 +94,7 @@ class BisectState:
     check_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     can_undo: bool = False
-    search: str = ""  # "bisection" (O(log n) reads: a clean pair) | "scan" (every op judged: a noisy pair)
+    search: SearchMode | None = None  # None before the search starts
     search_reason: str = ""
     benign: tuple[str, ...] = ()  # why a pair that differs has no root (empty otherwise)
     # a selection op's judgement in words (pair index -> "25 of 32 selections equal; ranks 24 and 25 swapped..."):
@@ -322,7 +322,7 @@ class BisectDriver:
                 ([self.session.ref.selection_note] if self.session.ref.selection_note else []) + say_all(bi.notes)
             ),
             can_undo=bi.can_undo,
-            search=bi.search if bi.started else "",
+            search=bi.search if bi.started else None,
             search_reason=say(bi.search_reason),
             benign=benign,
             points=self._points(),

@@ -16,7 +16,7 @@ from dumptui.core.compare.verdict import BAD, EQUAL, Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
-from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
+from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind, SearchMode
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.core.search.replay.precision import RemedyCause
@@ -257,7 +257,7 @@ def _print_pairing(console: Console, s: Session) -> None:
 
 def _print_steps(console: Console, bi: Bisection) -> None:
     """How the search went: the kind of search, then each step."""
-    if bi.search == "scan":
+    if bi.search == SearchMode.SCAN:
         console.print(
             f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
             f"({name(bi.search_reason)}); then bisection over the judged verdicts "

@@ -2,13 +2,24 @@
 `bisection.py` for the facade and how the pieces fit."""
 
 from dumptui.core.search.bisect.bisection import Bisection
-from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
+from dumptui.core.search.bisect.types import (
+    CheckKind,
+    CheckStatus,
+    InputCheck,
+    Mark,
+    Root,
+    RootKind,
+    SearchMode,
+    Source,
+    Step,
+)
 
 GOOD_MARK, BAD_MARK = Mark.GOOD, Mark.BAD
 
 __all__ = [
     "Bisection",
     "CheckKind",
+    "SearchMode",
     "CheckStatus",
     "InputCheck",
     "Mark",

@@ -42,6 +42,13 @@ class RootKind(Word):
     INPUT = "input"
 
 
+class SearchMode(Word):
+    """How the bisection looks for roots."""
+
+    BISECTION = "bisection"  # O(log n) reads: a clean pair
+    SCAN = "scan"  # every op read and judged by its local error: a noisy pair
+
+
 class CheckKind(Word):
     """What a precondition compares: the network input, a parameter, or an input no dumped op produces."""
 
