@@ -60,6 +60,7 @@ from dumptui.core.model.dump import (
     InOut,
     NameSource,
     Op,
+    OpKind,
     OrderSource,
     Problem,
     Severity,
@@ -257,7 +258,7 @@ def _list_files(loc: Located, problems: list[Problem]) -> _Found:
     return found
 
 
-def _kind(op_type: str, file_op: str) -> str:
+def _kind(op_type: str, file_op: str) -> OpKind:
     if file_op.startswith(CONSTANT_PREFIX):
         return CONSTANT
     return PARAMETER if op_type == "Parameter" else KERNEL

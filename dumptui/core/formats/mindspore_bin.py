@@ -45,6 +45,7 @@ from dumptui.core.model.dump import (
     Dump,
     InOut,
     Op,
+    OpKind,
     OrderSource,
     Problem,
     TensorRef,
@@ -245,7 +246,7 @@ def bin_tensor_ref(path: str, rec: BinName) -> TensorRef:
     )
 
 
-def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> str:
+def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> OpKind:
     if CONSTANT_NAME.match(file_op):
         return CONSTANT
     if file_op in ir_params:

@@ -36,7 +36,16 @@ if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model o
 
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
-KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+
+class OpKind(Word):
+    """What an `Op` of a dump is."""
+
+    KERNEL = "kernel"  # an operator that ran
+    PARAMETER = "parameter"
+    CONSTANT = "constant"
+
+
+KERNEL, PARAMETER, CONSTANT = OpKind.KERNEL, OpKind.PARAMETER, OpKind.CONSTANT
 
 
 class NameSource(Word):
@@ -456,7 +465,7 @@ class Op:
 
     name: str  # full scope name, e.g. Default/conv2-ConvBlock/Conv2D-op0
     op_type: str  # Conv2D
-    kind: str = KERNEL
+    kind: OpKind = KERNEL
     graph: str = ""  # graph id within the dump
     file_name: str = ""  # the op name as spelled in file names
     # by slot: dicts while a reader builds the op, then frozen into compact SlotMaps (`freeze`)
