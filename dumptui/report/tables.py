@@ -56,7 +56,7 @@ def dump_line(d: Dump) -> str:
     kinds: dict[str, int] = {}
     for op in d.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
-    parts = [d.format]
+    parts: list[str] = [d.format]
     if d.version:
         parts.append(f"MindSpore {d.version}")
     if d.device:

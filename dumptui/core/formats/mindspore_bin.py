@@ -43,6 +43,7 @@ from dumptui.core.model.dump import (
     KERNEL,
     PARAMETER,
     Dump,
+    FormatName,
     InOut,
     Op,
     OpKind,
@@ -344,7 +345,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
     dump = Dump(
         path=path,
         root=loc.device_dir,
-        format="mindspore-bin",
+        format=FormatName.MINDSPORE_BIN,
         rank=loc.device,
         variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
         + ("" if loc.device is not None else ", no device_{id} level (CPU)"),
@@ -388,8 +389,8 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
 class MindSporeBinReader:
     """The Reader of MindSpore 1.x `.bin` dumps."""
 
-    name = "mindspore-bin"
-    formats = ("mindspore-bin",)
+    name = FormatName.MINDSPORE_BIN
+    formats = (FormatName.MINDSPORE_BIN,)
     # before mindspore-npy: a 1.x device folder holds graphs/ and execution_order/ too, which that reader takes
     # for a rank folder
     priority = 30

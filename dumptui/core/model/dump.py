@@ -37,6 +37,21 @@ if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model o
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 
+class FormatName(Word):
+    """A dump format, as `detect` names it and `--format` chooses it (formats/registry.py)."""
+
+    MINDSPORE_NPY = "mindspore-npy"
+    MINDSPORE_STATISTIC = "mindspore-statistic"  # MindSpore's statistic.csv (no tensor data)
+    MINDSPORE_BIN = "mindspore-bin"  # MindSpore 1.x .bin files
+    MSPROBE = "msprobe"
+    MSPROBE_STATISTICS = "msprobe-statistics"  # msprobe's statistics task (no tensor data)
+    CANN_RAW = "cann-raw"
+    NPY_FOLDER = "npy-folder"
+
+
+MSPROBE_FORMATS = (FormatName.MSPROBE, FormatName.MSPROBE_STATISTICS)
+
+
 class OpKind(Word):
     """What an `Op` of a dump is."""
 
@@ -529,7 +544,7 @@ class Dump:
 
     path: str  # as given by the user
     root: str  # the folder the tensors were indexed from (rank level when known)
-    format: str  # e.g. "mindspore-npy"
+    format: FormatName
     variant: str = ""  # how this dump spells things, in words
     version: str | None = None  # framework version when known
     device: str | None = None  # device target when known
