@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 def _opened(args: argparse.Namespace, fmt_name: str | None, layout: dict | None) -> tuple[Dump, str | None]:
     """The dump asked for; with several ranks/iterations and none chosen, the first (and the note saying so)."""
     from dumptui.core.formats import open_dump
-    from dumptui.core.model.dump import DumpError
+    from dumptui.core.io.errors import DumpError
 
     chosen_note = None
     try:

@@ -28,8 +28,9 @@ from dumptui.core.search.cause import CauseKind, differing_inputs
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
-from dumptui.report.cause import cause_sentence, fmt_gain, of_what, proof_words
-from dumptui.report.reasons import difference_words, say, say_all
+from dumptui.report.cause import cause_sentence, of_what, proof_words
+from dumptui.report.reasons import difference_words, fmt_gain, say, say_all
+from dumptui.report.selection import gain_words
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
@@ -76,6 +77,9 @@ def local_numbers(le: LocalError) -> str:
         else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
     )
     floor = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
+    if le.resized:  # never compared: a flip upstream made them of another size on each side, no gain exists
+        slots = ", ".join(f"input.{s}" for s in le.resized)
+        return f"output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({floor}); {slots} of another size: gain {gain_words(le)}"
     return (
         f"output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({floor}); {ins}: "
         f"gain x{fmt_gain(le.gain_rel)} (x{fmt_gain(le.gain_abs)} absolute)"

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.dump import OUTPUT
-from dumptui.core.search.scan import analyse, result_error
+from dumptui.core.search.measure import result_error
+from dumptui.core.search.scan import analyse
 
 if TYPE_CHECKING:
     from dumptui.core.graph.align import OpPair
@@ -43,7 +44,8 @@ class PlotPoint:
 
 
 def point_of(le: LocalError) -> PlotPoint:
-    return PlotPoint(le.out_rel, le.gain_rel, le.kind)
+    # inputs a flip resized were never compared: no gain (not an infinite one, "error from nothing")
+    return PlotPoint(le.out_rel, None if le.resized else le.gain_rel, le.kind)
 
 
 def known_points(bi: Bisection) -> dict[int, PlotPoint]:

@@ -22,7 +22,7 @@ from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
 from dumptui.report.reasons import say, say_all, undefined_words
-from dumptui.report.selection import reason_text
+from dumptui.report.selection import gain_words, reason_text
 
 HEADER = [
     "Index",
@@ -128,7 +128,7 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
         if le is not None:
             d["Local Error"] = _v(le.out_rel)
             d["Input Error"] = _v(le.data_in.worst_rel) if le.data_in is not None else "0"
-            d["Local Gain"] = _v(le.gain_rel)
+            d["Local Gain"] = gain_words(le) if le.resized else _v(le.gain_rel)
         if le is not None or is_root:
             d["Root"] = "Yes" if is_root else "No"
     return d

@@ -16,7 +16,7 @@ from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
 from dumptui.report import selection as selection_words
-from dumptui.report.cause import fmt_gain, why
+from dumptui.report.cause import why
 from dumptui.report.reasons import (
     INFERRED_FLOW,
     difference_words,
@@ -114,7 +114,7 @@ def local_error(le: LocalError | None) -> dict | None:
         "gain": num(le.gain_rel),
         "gain_absolute": num(le.gain_abs),
         # the gain as every text says it ("inf" where no error came in: JSON has no infinity, `gain` is null)
-        "gain_words": fmt_gain(le.gain_rel),
+        "gain_words": selection_words.gain_words(le),  # (a flip's code where a flip resized its inputs)
         "floor": num(le.floor),
         "floor_dtype": le.floor_dtype,
         "differs": [difference_words(d) for d in le.differs],

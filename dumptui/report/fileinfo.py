@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dumptui.core.compare.metrics import SideStats, side_stats
+from dumptui.core.compare.metrics import side_stats
+from dumptui.core.compare.pairstats import SideStats
 from dumptui.core.formats.cann_file import RawName, parse_raw_name, read_raw_file
 from dumptui.core.formats.mindspore import parse_npy_name
 from dumptui.core.formats.mindspore_bin import bin_tensor_ref, parse_bin_name

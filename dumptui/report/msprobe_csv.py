@@ -35,7 +35,7 @@ from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
 from dumptui.report.reasons import say, say_all
-from dumptui.report.selection import reason_text
+from dumptui.report.selection import gain_words, reason_text
 
 NAMES = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape"]
 REQ_GRAD = ["NPU Requires_grad", "Bench Requires_grad"]
@@ -135,7 +135,7 @@ def dumptui_cells(ctx: RowContext, r: TensorResult) -> dict[str, str]:
         if le is not None:
             d["Local Error"] = cell(le.out_rel)
             d["Input Error"] = cell(le.data_in.worst_rel) if le.data_in is not None else "0"
-            d["Local Gain"] = cell(le.gain_rel)
+            d["Local Gain"] = gain_words(le) if le.resized else cell(le.gain_rel)
         if le is not None or ctx.is_root:
             d["Root"] = "Yes" if ctx.is_root else "No"
     return d

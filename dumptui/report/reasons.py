@@ -637,6 +637,11 @@ _WORDS: dict[Why, Callable[..., str]] = {
         f"{', '.join(f'input.{s}' for s in slots)} differs in size between the sides as the selection {site} "
         "upstream flipped on near-ties (each side selecting from its own inputs): carried, not born here"
     ),
+    Why.FOLLOWS_RESIZING_FLIP: lambda slots, site, note: (
+        f"{', '.join(f'input.{s}' for s in slots)} differs in size between the sides as the selection {site} "
+        "upstream flipped on near-ties: carried, following that flip's change of size, not born here (its "
+        f"elements cannot be paired with the reference's, and no replay checks it{': ' + say(note) if note else ''})"
+    ),
     Why.BENIGN_CHECK: lambda kind, name, why: f"{kind} {name}: {say(why)}",
     Why.LARGEST_CARRIED: lambda err, name: (
         f"largest output error {fmt_rel(err)} of its RMS at {name}, carried from precision noise (no op creates "

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dumptui.core.compare.hints import Hint
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, Verdict, worst
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import InOut, TensorRef

@@ -15,7 +15,8 @@ from typing import cast
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import ReadLedger
-from dumptui.core.compare.metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
+from dumptui.core.compare.metrics import ElementTolerance, compare_tensors, side_stats
+from dumptui.core.compare.pairstats import PairStats, SideStats
 from dumptui.core.compare.processes import PairExecutor
 from dumptui.core.compare.results import OpResult, TensorResult, op_verdict
 from dumptui.core.compare.samefiles import SameFiles
@@ -368,7 +369,7 @@ class Session:
         return hints_for(r.op_type if r else None, t.op_type if t else None, dts_r, dts_t, attr, neigh)
 
 
-def _stats_dict(s: SideStats) -> dict:
+def _stats_dict(s: SideStats) -> dict[str, float | None]:
     return {
         "max": s.max,
         "min": s.min,

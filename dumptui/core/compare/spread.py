@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import PairExecutor, pair_job
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
@@ -210,6 +211,13 @@ class _EarlyResults:
         return out
 
 
+def _both(job: Job) -> tuple[TensorRef, TensorRef]:
+    """A heavy job's two tensors (a job reaches the heavy list with both: the precheck sets the others aside)."""
+    r, t = job[3], job[4]
+    assert r is not None and t is not None
+    return r, t
+
+
 def _finish_here(
     session: Session,
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]],
@@ -224,11 +232,11 @@ def _finish_here(
     todo = [i for i, (_job, _pre, res, _err) in enumerate(heavy) if res is None]
     done: dict[int, tuple[PairStats | None, str | None]] = {}
     if leftover is not None and todo:
-        specs = [pair_job(k, heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for k, i in enumerate(todo)]  # type: ignore[arg-type]
+        specs = [pair_job(k, *_both(heavy[i][0]), heavy[i][1][0]) for k, i in enumerate(todo)]
         for k, st, err in leftover.run(specs, session.kl, cancelled):
             done[todo[k]] = (st, err)
     else:
-        outcomes = compare_tensor_pairs([(heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for i in todo], session.kl)  # type: ignore[misc]
+        outcomes = compare_tensor_pairs([(*_both(heavy[i][0]), heavy[i][1][0]) for i in todo], session.kl)
         done = dict(zip(todo, outcomes))
     for i, (job, pre, res, _err) in enumerate(heavy):
         pair, io, slot, r, t = job

@@ -20,16 +20,17 @@ import fnmatch
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from dumptui.core.compare.elements import stats_within_rounding, within_rounding
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, least_precise, tensor_error
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.io import dtypes
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
-from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, InOut, Op, TensorRef
+from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, InOut, Op, TensorRef, TensorStats
 from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.model.vocab import Word
 
@@ -310,7 +311,7 @@ def parse_floors(specs: list[str]) -> tuple[tuple[str, float], ...]:
 
 def with_overrides(th: Thresholds, **overrides: object) -> Thresholds:
     """`th` with the given fields replaced (None values keep the default)."""
-    return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+    return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]  # fields as the options name them
 
 
 # ---------------------------------------------------------------------------------------------- statistics only
@@ -319,7 +320,7 @@ STAT_KEYS = ("max", "min", "mean", "l2")
 
 
 def compare_statistics(
-    ref: Mapping, tgt: Mapping, floor: float, n: int | None
+    ref: TensorStats, tgt: TensorStats, floor: float, n: int | None
 ) -> tuple[Verdict, Reason, dict[str, float | None]]:
     """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
     of the reference (so a mean near zero is not blown up); the verdict uses the largest.

@@ -26,7 +26,7 @@ from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.dump import INPUT, OUTPUT, InOut
 
 if TYPE_CHECKING:
-    from dumptui.core.formats.cann_proto import Message
+    from dumptui.core.formats.protoschema import Message
 
 
 def _proto() -> ModuleType:

@@ -17,7 +17,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dumptui.core.formats.cann_file import RAW_NAME
 from dumptui.core.formats.device_tensors import restore_original_shapes
@@ -371,7 +371,7 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
     return have_ts
 
 
-def _meta_text(meta: dict, key: str, path: str, problems: list[Problem]) -> str | None:
+def _meta_text(meta: dict[str, Any], key: str, path: str, problems: list[Problem]) -> str | None:
     """A text field of `.dump_metadata/config.json`; a value of another type is named, not used."""
     value = meta.get(key)
     if value is None or isinstance(value, str):

@@ -269,9 +269,9 @@ def _as_recorded(read_layout: Callable[[str], Layout], path: str, shape: tuple[i
     return lay
 
 
-def _data_file(name: Any) -> str:
+def _data_file(value: Any) -> str:
     """A record's `data_name`: a plain file name in dump_tensor_data (never a path that leaves it)."""
-    name = limits.text(name, "data_name")
+    name = limits.text(value, "data_name")
     if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
         raise limits.BadValue(f"data_name {limits.brief(name)} is not a file name in dump_tensor_data")
     return name

@@ -116,7 +116,7 @@ def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: i
     key = (id(pair), slot)
     known = alignment.origins_known.get(key)
     if known is not None and known[0] is pair:
-        return known[1]  # type: ignore[no-any-return]
+        return known[1]
     r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin(OriginKind.OTHER)
     t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin(OriginKind.OTHER)
     alignment.origins_known[key] = (pair, (r, t))

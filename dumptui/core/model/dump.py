@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dumptui.core.io import dtypes
-from dumptui.core.io.errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.reason import Reason, Said
@@ -93,6 +92,8 @@ class OrderSource(Word):
 
 # a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
 WorkerSpec = tuple[str, "InOut", int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
+# a statistics-only tensor's statistics: max, min, mean, l2 and whatever else its file gives
+TensorStats = Mapping[str, "float | str | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
 WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
 INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
@@ -215,7 +216,7 @@ class TensorRef:
         fmt: str = "",
         timestamp: int | None = None,
         layout_fn: Callable[[], Layout] | None = None,
-        stats: Mapping | None = None,
+        stats: TensorStats | None = None,
         size_on_disk: int | None = None,
     ):
         cut = path.rfind(os.sep) + 1
@@ -228,7 +229,7 @@ class TensorRef:
         self.fmt = fmt
         self.timestamp = timestamp
         self._layout: Layout | None = None
-        self._extra: tuple[Callable[[], Layout] | None, Mapping | None, int | None] | bytes | None = None
+        self._extra: tuple[Callable[[], Layout] | None, TensorStats | None, int | None] | bytes | None = None
         if layout_fn is not None or stats is not None or size_on_disk is not None:
             self.set_extra(layout_fn, stats, size_on_disk)
 
@@ -284,26 +285,26 @@ class TensorRef:
     @property
     def _layout_fn(self) -> Callable[[], Layout] | None:
         extra = self._extra
-        return None if extra is None or extra.__class__ is bytes else extra[0]  # type: ignore[return-value]
+        return None if extra is None or extra.__class__ is bytes else extra[0]  # type: ignore[return-value]  # a tuple here (see stats)
 
     @property
-    def stats(self) -> Mapping[str, float | str | None] | None:
+    def stats(self) -> TensorStats | None:
         """The statistics of a statistics-only tensor (max, min, mean, l2, and whatever else its file gives),
         None for a tensor with data."""
         extra = self._extra
         if extra is None:
             return None
         if extra.__class__ is bytes:
-            return RecordStats(extra)  # type: ignore[arg-type]
-        return extra[1]  # type: ignore[return-value]
+            return RecordStats(extra)
+        return extra[1]  # type: ignore[return-value]  # a tuple here: `__class__ is` narrows only the bytes branch
 
     @property
     def size_on_disk(self) -> int | None:
         extra = self._extra
-        return None if extra is None or extra.__class__ is bytes else extra[2]  # type: ignore[return-value]
+        return None if extra is None or extra.__class__ is bytes else extra[2]
 
     def set_extra(
-        self, layout_fn: Callable[[], Layout] | None, stats: Mapping | None, size_on_disk: int | None
+        self, layout_fn: Callable[[], Layout] | None, stats: TensorStats | None, size_on_disk: int | None
     ) -> None:
         packed = as_packed(stats)
         if packed is not None and layout_fn is None and size_on_disk is None:
@@ -338,7 +339,7 @@ class TensorRef:
     @property
     def has_data(self) -> bool:
         extra = self._extra
-        return extra is None or (extra.__class__ is not bytes and extra[1] is None)  # type: ignore[index]
+        return extra is None or (extra.__class__ is not bytes and extra[1] is None)
 
     def refuse(self, reason: str) -> None:
         """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
@@ -385,8 +386,10 @@ class TensorRef:
         was read here, to send back; None when the spec carried it)."""
         path, io, slot, dtype, shape, size_on_disk, layout = spec
         t = cls(path, io, slot, dtype, shape, size_on_disk=size_on_disk)
-        read = npy_layout(path, size_on_disk) if layout is None else None
-        t.adopt_layout(layout if layout is not None else read)  # type: ignore[arg-type]
+        read = None
+        if layout is None:
+            layout = read = npy_layout(path, size_on_disk)
+        t.adopt_layout(layout)
         return t, read
 
     def adopt_layout(self, layout: Layout) -> None:

@@ -166,6 +166,7 @@ def scan(
     )
     roles = []  # asked for three times per op: made once
     resized: list[tuple[tuple[int, str, Said], ...]] = []  # per op: its data inputs whose shapes differ
+    out_resized: list[bool] = []  # per op: its outputs uncompared only as they differ in shape
     for i, res in enumerate(results):
         if i in early:
             le, op_roles = early[i]
@@ -181,6 +182,10 @@ def scan(
                 if r.verdict == SHAPE_MISMATCH and op_roles.get(r.slot) == Role.DATA
             )
         )
+        out_resized.append(
+            any(r.verdict == SHAPE_MISMATCH for r in res.outputs)
+            and not any(r.verdict in (UNREADABLE, ONLY_REF, ONLY_TARGET) for r in res.outputs)
+        )
     if streamed is not None:
         replays, total = streamed.results(cancelled), streamed.count
     else:
@@ -194,7 +199,15 @@ def scan(
             progress(compared[0] + k, compared[0] + total)
     locals_ = [judged(session, le) for le in locals_]
     th = session.thresholds
-    resized_by_flips(locals_, predecessors, resized, th.gain, min(th.max_off, TAIL_SHARE))
+    resized_by_flips(
+        locals_,
+        predecessors,
+        resized,
+        th.gain,
+        min(th.max_off, TAIL_SHARE),
+        out_resized,
+        (lambda le: replay_proof(session, le.pair, input_roles(le.pair), le.out_slot or 0)) if th.replay else None,
+    )
     tainted: list[bool] = []
     for pos, le in enumerate(locals_):
         upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))

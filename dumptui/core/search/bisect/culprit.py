@@ -23,7 +23,8 @@ from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root, RootKind
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError, LocalKind, unjudged_reason
-from dumptui.core.search.scan import analyse, input_roles, result_error
+from dumptui.core.search.measure import result_error
+from dumptui.core.search.scan import analyse, input_roles
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
 

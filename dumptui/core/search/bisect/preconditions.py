@@ -33,7 +33,7 @@ from dumptui.core.model.dump import INPUT, OUTPUT, PARAMETER, Dump, SourceKind, 
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
-from dumptui.core.search.scan import result_error
+from dumptui.core.search.measure import result_error
 
 
 def check_inputs(session: Session) -> list[InputCheck]:
