@@ -36,6 +36,13 @@ if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model o
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
 
+class PairSide(Word):
+    """One side of a compared pair of dumps."""
+
+    REF = "ref"
+    TARGET = "target"
+
+
 class FormatName(Word):
     """A dump format, as `detect` names it and `--format` chooses it (formats/registry.py)."""
 
