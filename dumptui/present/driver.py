@@ -18,7 +18,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.model.reason import Said
 from dumptui.core.model.vocab import Word
-from dumptui.core.search.bisect import CheckKind, CheckStatus, SearchMode
+from dumptui.core.search.bisect import CheckKind, CheckStatus, Mark, SearchMode, Source
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
@@ -61,8 +61,8 @@ class HistoryRow:
     position: int
     index: int  # pair index
     name: str
-    mark: str
-    source: str
+    mark: Mark
+    source: Source
     detail: str
     candidates_before: int
 
@@ -85,7 +85,7 @@ class BisectState:
     probe: int | None = None  # position in the bisection order
     probe_index: int | None = None  # pair index
     probe_name: str = ""
-    probe_mark: str | None = None  # what the engine computed: good | bad | skip
+    probe_mark: Mark | None = None  # what the engine computed
     probe_detail: str = ""
     history: tuple[HistoryRow, ...] = ()
     culprit: RootView | None = None
@@ -135,7 +135,7 @@ class BisectDriver:
     def __init__(self, bisection: Bisection):
         self.bi = bisection
         self.probe: int | None = None
-        self.probe_verdict: tuple[str, Said] | None = None
+        self.probe_verdict: tuple[Mark, Said] | None = None
         self._scan_points: dict[int, PlotPoint] | None = None  # a scan's numbers do not change: built once
         self._compared: dict[int, PlotPoint] = {}  # a clean pair's outputs compared by the statistics
 
@@ -194,16 +194,16 @@ class BisectDriver:
             self._advance()
             return
         mark, detail = self.probe_verdict
-        self.bi.mark(self.probe, mark, "computed", detail)
+        self.bi.mark(self.probe, mark, Source.COMPUTED, detail)
         self._advance()
 
-    def overrule(self, mark: str) -> None:
+    def overrule(self, mark: Mark) -> None:
         """The user's verdict for the probe (`+` / `-`), whatever the engine computed."""
         if self.probe is None:
             return
         computed = self.probe_verdict[0] if self.probe_verdict else None
         detail = "marked by the user" + (f" (computed: {computed})" if computed and computed != mark else "")
-        self.bi.mark(self.probe, mark, "user", detail)
+        self.bi.mark(self.probe, mark, Source.USER, detail)
         self._advance()
 
     def step(self) -> bool:

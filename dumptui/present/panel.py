@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from dumptui.core.compare.verdict import Verdict
-from dumptui.core.search.bisect import SearchMode
+from dumptui.core.search.bisect import Mark, SearchMode
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
 from dumptui.present.columns import fit_name
@@ -28,7 +28,7 @@ Line = tuple[Span, ...]
 
 PLOT_LABELS = ("err  ", "gain ", "ops  ")  # the plot's rows: output error, local gain, the bisection bar
 LABEL_WIDTH = 5
-MARK_WORD = {"good": "good", "bad": "bad", "skip": "not comparable (space skips it)"}
+MARK_WORD = {Mark.GOOD: "good", Mark.BAD: "bad", Mark.SKIP: "not comparable (space skips it)"}
 _WORD = re.compile(r"\S+\s*|\s+")
 
 
@@ -244,10 +244,15 @@ def _running_lines(
     out = plot_lines(state, width)
     if state.probe is not None:
         out += _probe_line(state, width, number_of, probe_verdict)
-        mark = state.probe_mark or "?"
-        role = "verdict:diverged" if mark == "bad" else "verdict:equal" if mark == "good" else "muted"
+        mark = state.probe_mark
+        role = "verdict:diverged" if mark == Mark.BAD else "verdict:equal" if mark == Mark.GOOD else "muted"
         out += wrap(
-            (("computed: ", "bold"), (MARK_WORD.get(mark, mark), role), (" - " + state.probe_detail, "")), width
+            (
+                ("computed: ", "bold"),
+                (MARK_WORD[mark] if mark is not None else "?", role),
+                (" - " + state.probe_detail, ""),
+            ),
+            width,
         )
     interval = state.interval
     if interval is not None:

@@ -16,7 +16,7 @@ from dumptui.core.compare.verdict import BAD, EQUAL, Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
-from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind, SearchMode
+from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Mark, Root, RootKind, SearchMode
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.core.search.replay.precision import RemedyCause
@@ -269,7 +269,7 @@ def _print_steps(console: Console, bi: Bisection) -> None:
             f"{len(bi.order)} ops paired on both sides; {name(bi.search_reason)}):"
         )
     for i, st in enumerate(bi.history, 1):
-        style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
+        style = "red" if st.mark == Mark.BAD else ("green" if st.mark == Mark.GOOD else "yellow")
         console.print(
             f"  {i:2d}. [{st.candidates_before} candidates] #{bi.order[st.position].index + 1} "
             f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(say(st.detail))}"

@@ -372,13 +372,12 @@ class Bisection:
             return None
         return self.culprit_check.choose(st.candidates, st.hi, st.lo)
 
-    def mark(self, pos: int, mark: str, source: str = Source.USER, detail: Said = "") -> None:
+    def mark(self, pos: int, mark: Mark, source: Source = Source.USER, detail: Said = "") -> None:
         """Record a verdict for the op at `pos` (good/bad/skip) and narrow the candidates."""
         if not self.started:
             self.start()
         if self.finished:
             return
-        mark, source = Mark(mark), Source(source)
         self._undo.append(self.state)
         st = self.state
         before = len(st.candidates)
@@ -600,5 +599,6 @@ class Bisection:
                 mark, detail = self.oracle.verdict(pos)
                 self.mark(pos, mark, Source.COMPUTED, detail)
             else:
-                self.mark(pos, s.get("mark", Mark.GOOD), Source.USER, s.get("detail") or because(Why.MARKED_BY_USER))
+                mark = Mark(s.get("mark", Mark.GOOD))  # a session file's text
+                self.mark(pos, mark, Source.USER, s.get("detail") or because(Why.MARKED_BY_USER))
         return missing
