@@ -18,7 +18,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.model.reason import Said
 from dumptui.core.model.vocab import Word
-from dumptui.core.search.bisect import CheckKind, CheckStatus, Mark, SearchMode, Source
+from dumptui.core.search.bisect import CheckKind, CheckStatus, Mark, SearchMode, Source, StrategyName
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
@@ -72,7 +72,7 @@ class BisectState:
     """An immutable snapshot of a bisection, for the UI thread (the Bisection itself is owned by a worker)."""
 
     n: int = 0
-    mode: str = ""
+    mode: StrategyName | None = None  # None before the bisection is made
     started: bool = False
     finished: bool = False
     no_divergence: bool = False
@@ -122,7 +122,7 @@ class BisectState:
 def is_mark_step(step: Step) -> bool:
     """A step the user (or `space`/`a`) made, as opposed to the graph-output check of `start()` or the
     culprit check's continuation; the same rule `Bisection.to_json` saves by."""
-    return step.source in ("user", "computed")
+    return step.source in (Source.USER, Source.COMPUTED)
 
 
 class BisectDriver:

@@ -9,7 +9,7 @@ from dumptui.core.graph.align import EXACT, OpPair
 from dumptui.core.io.errors import UsageError
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.ranks.units import Unit
-from dumptui.core.search.bisect import Mark
+from dumptui.core.search.bisect import Mark, StrategyName
 
 __all__ = [
     "EXACT",
@@ -17,6 +17,7 @@ __all__ = [
     "Mark",
     "OpPair",
     "OpResult",
+    "StrategyName",
     "TensorResult",
     "Unit",
     "UsageError",

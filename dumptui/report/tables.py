@@ -16,7 +16,17 @@ from dumptui.core.compare.verdict import BAD, EQUAL, Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
-from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Mark, Root, RootKind, SearchMode
+from dumptui.core.search.bisect import (
+    Bisection,
+    CheckKind,
+    CheckStatus,
+    InputCheck,
+    Mark,
+    Root,
+    RootKind,
+    SearchMode,
+    StrategyName,
+)
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.core.search.replay.precision import RemedyCause
@@ -261,11 +271,11 @@ def _print_steps(console: Console, bi: Bisection) -> None:
         console.print(
             f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
             f"({name(bi.search_reason)}); then bisection over the judged verdicts "
-            f"({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}):"
+            f"({'graph-aware' if bi.mode == StrategyName.GRAPH else 'over the execution order'}):"
         )
     else:
         console.print(
-            f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
+            f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == StrategyName.GRAPH else 'over the execution order'}, "
             f"{len(bi.order)} ops paired on both sides; {name(bi.search_reason)}):"
         )
     for i, st in enumerate(bi.history, 1):

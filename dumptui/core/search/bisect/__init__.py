@@ -12,6 +12,7 @@ from dumptui.core.search.bisect.types import (
     SearchMode,
     Source,
     Step,
+    StrategyName,
 )
 
 GOOD_MARK, BAD_MARK = Mark.GOOD, Mark.BAD
@@ -20,6 +21,7 @@ __all__ = [
     "Bisection",
     "CheckKind",
     "SearchMode",
+    "StrategyName",
     "CheckStatus",
     "InputCheck",
     "Mark",

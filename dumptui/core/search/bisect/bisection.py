@@ -27,7 +27,17 @@ from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, 
 from dumptui.core.search.bisect.sessionfile import SessionJson, steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
-from dumptui.core.search.bisect.types import CheckStatus, InputCheck, Mark, Root, RootKind, SearchMode, Source, Step
+from dumptui.core.search.bisect.types import (
+    CheckStatus,
+    InputCheck,
+    Mark,
+    Root,
+    RootKind,
+    SearchMode,
+    Source,
+    Step,
+    StrategyName,
+)
 from dumptui.core.search.context import InContext, Judging, restated
 from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
@@ -87,7 +97,7 @@ class Bisection:
         self.undecided[:] = self._prepared_undecided
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> StrategyName:
         return self.strategy.name
 
     @property

@@ -42,6 +42,13 @@ class RootKind(Word):
     INPUT = "input"
 
 
+class StrategyName(Word):
+    """The order a bisection probes in: the execution order, or the dataflow graph's."""
+
+    LINEAR = "linear"
+    GRAPH = "graph"
+
+
 class SearchMode(Word):
     """How the bisection looks for roots."""
 
