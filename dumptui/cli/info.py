@@ -30,11 +30,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dumptui.core.formats import detect
     from dumptui.core.formats.survey import survey
+    from dumptui.core.model.dump import MSPROBE_FORMATS, FormatName
     from dumptui.core.ranks.units import layout as rank_steps
 
     fmt_name = detect(args.dump)
-    layout = survey(args.dump) if fmt_name in ("mindspore-npy", "mindspore-statistic") else None
-    if fmt_name is not None and fmt_name.startswith("msprobe"):
+    layout = survey(args.dump) if fmt_name in (FormatName.MINDSPORE_NPY, FormatName.MINDSPORE_STATISTIC) else None
+    if fmt_name in MSPROBE_FORMATS:
         # step{S}/rank{R}/: the same shape as MindSpore's (rank -> graph -> step -> files); msprobe has no graphs
         layout = {rank: {"-": dict.fromkeys(steps, 1)} for rank, steps in rank_steps(args.dump).items()} or None
     dump, chosen_note = _opened(args, fmt_name, layout)

@@ -53,7 +53,7 @@ import re
 from typing import Any
 
 from dumptui.core.io.safeio import read_json
-from dumptui.core.model.dump import KERNEL, Dump, Op
+from dumptui.core.model.dump import KERNEL, MSPROBE_FORMATS, Dump, Op
 from dumptui.core.ranks.merge import PREFIX
 
 MERGED_RANK_PREFIX = PREFIX.split("{")[0]  # `rank_`: the ops of several ranks opened as one (the app's --rank all)
@@ -62,7 +62,6 @@ TOP_LAYER = "TopLayer"
 _LEGACY_TOP_LAYER = "Cell"  # msprobe's older name for the top level's key
 _MODULE_PREFIXES = ("Module", "Cell")
 CONSTRUCT_JSON = "construct.json"
-MSPROBE_FORMATS = ("msprobe", "msprobe-statistics")
 # msprobe renumbers the layers of this class (postprocess_pass.renumber_index_pass)
 _RENUMBERED = ("ParallelTransformer", "layers")
 _DIGITS = re.compile(r"\d+")

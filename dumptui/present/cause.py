@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dumptui.core.compare.hints import Hint, for_root
+from dumptui.core.compare.hints import Hint, HintKind, for_root
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
@@ -134,9 +134,9 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
         hints=tuple(
             (h.kind, say(h.reason))
             # a known cause first: at 60x18 the first hint is what stays above the fold
-            for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != "known cause")
+            for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != HintKind.KNOWN_CAUSE)
             # the sentence of a definition that differs already names the attributes
-            if not (h.kind == "attributes" and cause == CauseKind.CONSTANT)
+            if not (h.kind == HintKind.ATTRIBUTES and cause == CauseKind.CONSTANT)
         ),
         proof=tensors_line(root.result, failed, le.differs if le is not None else ())
         if root.result is not None

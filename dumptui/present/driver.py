@@ -18,7 +18,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.model.reason import Said
 from dumptui.core.model.vocab import Word
-from dumptui.core.search.bisect import CheckKind, CheckStatus
+from dumptui.core.search.bisect import CheckKind, CheckStatus, Mark, SearchMode, Source, StrategyName
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
 from dumptui.present.errorplot import PlotPoint, compared_points, known_points
@@ -61,8 +61,8 @@ class HistoryRow:
     position: int
     index: int  # pair index
     name: str
-    mark: str
-    source: str
+    mark: Mark
+    source: Source
     detail: str
     candidates_before: int
 
@@ -72,7 +72,7 @@ class BisectState:
     """An immutable snapshot of a bisection, for the UI thread (the Bisection itself is owned by a worker)."""
 
     n: int = 0
-    mode: str = ""
+    mode: StrategyName | None = None  # None before the bisection is made
     started: bool = False
     finished: bool = False
     no_divergence: bool = False
@@ -85,7 +85,7 @@ class BisectState:
     probe: int | None = None  # position in the bisection order
     probe_index: int | None = None  # pair index
     probe_name: str = ""
-    probe_mark: str | None = None  # what the engine computed: good | bad | skip
+    probe_mark: Mark | None = None  # what the engine computed
     probe_detail: str = ""
     history: tuple[HistoryRow, ...] = ()
     culprit: RootView | None = None
@@ -94,7 +94,7 @@ class BisectState:
     check_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     can_undo: bool = False
-    search: str = ""  # "bisection" (O(log n) reads: a clean pair) | "scan" (every op judged: a noisy pair)
+    search: SearchMode | None = None  # None before the search starts
     search_reason: str = ""
     benign: tuple[str, ...] = ()  # why a pair that differs has no root (empty otherwise)
     # a selection op's judgement in words (pair index -> "25 of 32 selections equal; ranks 24 and 25 swapped..."):
@@ -122,7 +122,7 @@ class BisectState:
 def is_mark_step(step: Step) -> bool:
     """A step the user (or `space`/`a`) made, as opposed to the graph-output check of `start()` or the
     culprit check's continuation; the same rule `Bisection.to_json` saves by."""
-    return step.source in ("user", "computed")
+    return step.source in (Source.USER, Source.COMPUTED)
 
 
 class BisectDriver:
@@ -135,7 +135,7 @@ class BisectDriver:
     def __init__(self, bisection: Bisection):
         self.bi = bisection
         self.probe: int | None = None
-        self.probe_verdict: tuple[str, Said] | None = None
+        self.probe_verdict: tuple[Mark, Said] | None = None
         self._scan_points: dict[int, PlotPoint] | None = None  # a scan's numbers do not change: built once
         self._compared: dict[int, PlotPoint] = {}  # a clean pair's outputs compared by the statistics
 
@@ -194,16 +194,16 @@ class BisectDriver:
             self._advance()
             return
         mark, detail = self.probe_verdict
-        self.bi.mark(self.probe, mark, "computed", detail)
+        self.bi.mark(self.probe, mark, Source.COMPUTED, detail)
         self._advance()
 
-    def overrule(self, mark: str) -> None:
+    def overrule(self, mark: Mark) -> None:
         """The user's verdict for the probe (`+` / `-`), whatever the engine computed."""
         if self.probe is None:
             return
         computed = self.probe_verdict[0] if self.probe_verdict else None
         detail = "marked by the user" + (f" (computed: {computed})" if computed and computed != mark else "")
-        self.bi.mark(self.probe, mark, "user", detail)
+        self.bi.mark(self.probe, mark, Source.USER, detail)
         self._advance()
 
     def step(self) -> bool:
@@ -322,7 +322,7 @@ class BisectDriver:
                 ([self.session.ref.selection_note] if self.session.ref.selection_note else []) + say_all(bi.notes)
             ),
             can_undo=bi.can_undo,
-            search=bi.search if bi.started else "",
+            search=bi.search if bi.started else None,
             search_reason=say(bi.search_reason),
             benign=benign,
             points=self._points(),

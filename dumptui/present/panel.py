@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from dumptui.core.compare.verdict import Verdict
+from dumptui.core.search.bisect import Mark, SearchMode
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
 from dumptui.present.columns import fit_name
@@ -27,7 +28,7 @@ Line = tuple[Span, ...]
 
 PLOT_LABELS = ("err  ", "gain ", "ops  ")  # the plot's rows: output error, local gain, the bisection bar
 LABEL_WIDTH = 5
-MARK_WORD = {"good": "good", "bad": "bad", "skip": "not comparable (space skips it)"}
+MARK_WORD = {Mark.GOOD: "good", Mark.BAD: "bad", Mark.SKIP: "not comparable (space skips it)"}
 _WORD = re.compile(r"\S+\s*|\s+")
 
 
@@ -79,14 +80,14 @@ def plot_lines(state: BisectState, width: int) -> list[Line]:
     rows = error_plot(state.points, state.n, cols)
     bar = interval_bar(state, cols)
     out: list[Line] = []
-    if state.points or state.search == "scan":
+    if state.points or state.search == SearchMode.SCAN:
         out.append(((PLOT_LABELS[0], "muted"), (rows.error, "verdict:diverged")))
         out.append(((PLOT_LABELS[1], "muted"), (rows.gain, "accent")))
     cells: list[Span] = [(PLOT_LABELS[2], "muted")]
     for c in bar:
         cells.append((c.char, f"bar:{c.kind}"))
     out.append(tuple(_merge(cells)))
-    if state.points or state.search == "scan":
+    if state.points or state.search == SearchMode.SCAN:
         caption = rows.caption
         out += wrap(((f"{caption}; " if caption else "", "muted"), (PLOT_LEGEND, "muted")), width, LABEL_WIDTH)
     return out
@@ -144,7 +145,7 @@ def proof_lines(c: RootView, width: int) -> list[Line]:
 def search_line(state: BisectState, width: int) -> list[Line]:
     if not state.search:
         return []
-    if state.search == "scan":
+    if state.search == SearchMode.SCAN:
         text = f"local-error scan of {plural(state.n, 'op')}, every op read and judged ({state.search_reason})"
     else:
         text = f"bisection, O(log n) reads ({state.search_reason})" if state.search_reason else "bisection"
@@ -243,10 +244,15 @@ def _running_lines(
     out = plot_lines(state, width)
     if state.probe is not None:
         out += _probe_line(state, width, number_of, probe_verdict)
-        mark = state.probe_mark or "?"
-        role = "verdict:diverged" if mark == "bad" else "verdict:equal" if mark == "good" else "muted"
+        mark = state.probe_mark
+        role = "verdict:diverged" if mark == Mark.BAD else "verdict:equal" if mark == Mark.GOOD else "muted"
         out += wrap(
-            (("computed: ", "bold"), (MARK_WORD.get(mark, mark), role), (" - " + state.probe_detail, "")), width
+            (
+                ("computed: ", "bold"),
+                (MARK_WORD[mark] if mark is not None else "?", role),
+                (" - " + state.probe_detail, ""),
+            ),
+            width,
         )
     interval = state.interval
     if interval is not None:

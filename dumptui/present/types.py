@@ -9,12 +9,15 @@ from dumptui.core.graph.align import EXACT, OpPair
 from dumptui.core.io.errors import UsageError
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.ranks.units import Unit
+from dumptui.core.search.bisect import Mark, StrategyName
 
 __all__ = [
     "EXACT",
     "KERNEL",
+    "Mark",
     "OpPair",
     "OpResult",
+    "StrategyName",
     "TensorResult",
     "Unit",
     "UsageError",

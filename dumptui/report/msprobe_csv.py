@@ -30,7 +30,7 @@ from dumptui.core.compare import msprobe_metrics as mm
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.formats.msprobe_records import MsprobeRecords, TensorRecord, read_records
-from dumptui.core.model.dump import OUTPUT, Dump, InOut, TensorRef
+from dumptui.core.model.dump import OUTPUT, Dump, FormatName, InOut, TensorRef
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
@@ -84,11 +84,11 @@ DUMPTUI_COLUMNS = [
 def mode_of(ref: Dump, target: Dump, records: MsprobeRecords | None = None) -> str:
     """msprobe's table for this pair of dumps (the target's format decides; msprobe compares like with like)."""
     fmt = target.format
-    if fmt == "msprobe":
+    if fmt == FormatName.MSPROBE:
         return "api-tensor"
-    if fmt == "msprobe-statistics":
+    if fmt == FormatName.MSPROBE_STATISTICS:
         return "api-md5" if records is not None and records.has_md5 else "api-statistics"
-    if fmt == "mindspore-statistic" or target.statistics_only:
+    if fmt == FormatName.MINDSPORE_STATISTIC or target.statistics_only:
         return "mindspore-statistic"
     return "mindspore-kernel"
 

@@ -9,6 +9,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.model.dump import PairSide
 from dumptui.core.model.reason import Said
 from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.replay.selection import NMS_TYPES
@@ -96,7 +97,7 @@ def _rank_flips(flips: Sequence[Flip]) -> list[tuple[str, int]]:
 
 
 def _box_flip(f: Flip) -> str:
-    side = "the reference" if f.kept_by == "ref" else "the target"
+    side = "the reference" if f.kept_by == PairSide.REF else "the target"
     head = f"box {f.index} kept by {side} only"
     if f.kind == FlipKind.OVERLAP:
         return f"{head}: its overlap with box {f.other} crosses the threshold, {_against(f.margin, f.input_error)}"

@@ -16,7 +16,17 @@ from dumptui.core.compare.verdict import BAD, EQUAL, Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
-from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
+from dumptui.core.search.bisect import (
+    Bisection,
+    CheckKind,
+    CheckStatus,
+    InputCheck,
+    Mark,
+    Root,
+    RootKind,
+    SearchMode,
+    StrategyName,
+)
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
 from dumptui.core.search.replay.precision import RemedyCause
@@ -56,7 +66,7 @@ def dump_line(d: Dump) -> str:
     kinds: dict[str, int] = {}
     for op in d.ops:
         kinds[op.kind] = kinds.get(op.kind, 0) + 1
-    parts = [d.format]
+    parts: list[str] = [d.format]
     if d.version:
         parts.append(f"MindSpore {d.version}")
     if d.device:
@@ -257,19 +267,19 @@ def _print_pairing(console: Console, s: Session) -> None:
 
 def _print_steps(console: Console, bi: Bisection) -> None:
     """How the search went: the kind of search, then each step."""
-    if bi.search == "scan":
+    if bi.search == SearchMode.SCAN:
         console.print(
             f"[bold]Local-error scan[/bold] of {len(bi.order)} ops paired on both sides "
             f"({name(bi.search_reason)}); then bisection over the judged verdicts "
-            f"({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}):"
+            f"({'graph-aware' if bi.mode == StrategyName.GRAPH else 'over the execution order'}):"
         )
     else:
         console.print(
-            f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == 'graph' else 'over the execution order'}, "
+            f"[bold]Bisection[/bold] ({'graph-aware' if bi.mode == StrategyName.GRAPH else 'over the execution order'}, "
             f"{len(bi.order)} ops paired on both sides; {name(bi.search_reason)}):"
         )
     for i, st in enumerate(bi.history, 1):
-        style = "red" if st.mark == "bad" else ("green" if st.mark == "good" else "yellow")
+        style = "red" if st.mark == Mark.BAD else ("green" if st.mark == Mark.GOOD else "yellow")
         console.print(
             f"  {i:2d}. [{st.candidates_before} candidates] #{bi.order[st.position].index + 1} "
             f"{name(bi.order[st.position].name)}: [{style}]{st.mark}[/{style}] - {name(say(st.detail))}"

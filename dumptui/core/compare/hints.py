@@ -7,12 +7,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.vocab import Word
+
+
+class HintKind(Word):
+    """What a hint is about (shown beside it: `hint (discontinuous): ...`)."""
+
+    KNOWN_CAUSE = "known cause"
+    PRECISION = "precision"
+    DISCONTINUOUS = "discontinuous"
+    ATTRIBUTES = "attributes"
 
 
 @dataclass(frozen=True)
 class Hint:
     reason: Reason  # what it says (report/reasons.py words it)
-    kind: str = "known cause"
+    kind: HintKind = HintKind.KNOWN_CAUSE
 
 
 DISCONTINUOUS = {
@@ -64,7 +74,7 @@ def hints_for(
             and not (low & set(dtypes_ref))
             or (neighbour_types_target and "Cast" in neighbour_types_target)
         ):
-            out.append(Hint(because(Why.HINT_CONV_FP16), "precision"))
+            out.append(Hint(because(Why.HINT_CONV_FP16), HintKind.PRECISION))
     low_precision = {"float16", "bfloat16"}
     in_fp16 = bool(low_precision & set(dtypes_target)) and not (low_precision & set(dtypes_ref))
     if types & {"Sigmoid", "Exp", "Softmax", "Tanh"} and (
@@ -72,12 +82,12 @@ def hints_for(
     ):
         # only where the target computes it in fp16 (its dtype, or a Cast beside it): an fp32 Exp downstream
         # of the real bug is no saturation
-        out.append(Hint(because(Why.HINT_SATURATES), "precision"))
+        out.append(Hint(because(Why.HINT_SATURATES), HintKind.PRECISION))
     if types & DISCONTINUOUS:
-        out.append(Hint(because(Why.HINT_DISCONTINUOUS, sorted(types & DISCONTINUOUS)), "discontinuous"))
+        out.append(Hint(because(Why.HINT_DISCONTINUOUS, sorted(types & DISCONTINUOUS)), HintKind.DISCONTINUOUS))
     if attr_diff:
         items = [(k, str(a), str(b)) for k, (a, b) in sorted(attr_diff.items())]
-        out.append(Hint(because(Why.HINT_ATTRIBUTES, items), "attributes"))
+        out.append(Hint(because(Why.HINT_ATTRIBUTES, items), HintKind.ATTRIBUTES))
     return out
 
 
@@ -111,8 +121,8 @@ def for_root(hints: list[Hint], is_root: bool, op_type: str) -> list[Hint]:
         return hints
     out = []
     for h in hints:
-        if h.kind == "discontinuous":
-            out.append(Hint(because(Why.HINT_DISCONTINUOUS_ROOT, op_type), "discontinuous"))
+        if h.kind == HintKind.DISCONTINUOUS:
+            out.append(Hint(because(Why.HINT_DISCONTINUOUS_ROOT, op_type), HintKind.DISCONTINUOUS))
         else:
             out.append(h)
     return out

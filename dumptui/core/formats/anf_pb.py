@@ -23,7 +23,7 @@ from dumptui.core.formats.irtext import MONADS, strip_prefix
 from dumptui.core.formats.protoschema import Message, message_classes
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import read_bytes
-from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, TensorType
+from dumptui.core.model.ir import ArgKind, IRArg, IRGraph, IRNode, IRParam, TensorType
 
 _PACKAGE = "mindspore.irpb"
 _FILE_NAME = "dumptui/anf_ir.proto"
@@ -322,12 +322,12 @@ def parse_anf_pb(path: str) -> IRGraph:
             if inp.type != _DATA_EDGE or inp.name in monads:
                 continue
             if inp.name in graph.params:
-                args.append(IRArg("param", inp.name))
+                args.append(IRArg(ArgKind.PARAM, inp.name))
             elif inp.name in node_names:
-                args.append(IRArg("node", inp.name))
+                args.append(IRArg(ArgKind.NODE, inp.name))
             else:
                 # The value when the file has it (TupleGetItem needs its index), else the constant's name.
-                args.append(IRArg("const", constants.get(inp.name) or inp.name))
+                args.append(IRArg(ArgKind.CONST, constants.get(inp.name) or inp.name))
         graph.nodes[node.name] = IRNode(
             node_id=node.name,
             op_type=op_type,

@@ -43,14 +43,14 @@ from dumptui.core.formats.runs import separate_runs
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
-from dumptui.core.model.dump import KERNEL, Dump, NameSource, Op, OrderSource, Problem, Severity, TensorRef
+from dumptui.core.model.dump import KERNEL, Dump, FormatName, NameSource, Op, OrderSource, Problem, Severity, TensorRef
 from dumptui.core.model.ir import IRGraph
 from dumptui.core.model.reason import Why, because
 
 if TYPE_CHECKING:
     from dumptui.core.formats.ge_graph import GeGraph, GeNode
 
-FORMAT = "cann-raw"
+FORMAT = FormatName.CANN_RAW
 OVERFLOW_REASON = because(Why.OVERFLOW_RECORD)
 
 

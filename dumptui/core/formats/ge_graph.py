@@ -22,7 +22,7 @@ from dumptui.core.formats.names import file_form
 from dumptui.core.formats.protoschema import EnumTable, Message, MessageTable, message_classes
 from dumptui.core.io import limits
 from dumptui.core.io.safeio import bounded_lines
-from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam
+from dumptui.core.model.ir import ArgKind, IRArg, IRGraph, IRNode, IRParam
 
 _ENUMS: EnumTable = {
     "AttributeProto.AttributeType": [
@@ -400,17 +400,20 @@ def to_ir(graph: GeGraph) -> IRGraph:
         for src, index in node.inputs:
             producer = graph.nodes.get(src)
             if src in ir.params:
-                args.append(IRArg("param", src))
+                args.append(IRArg(ArgKind.PARAM, src))
             elif producer is None or producer.op_type in CONSTANT_TYPES:
-                args.append(IRArg("const", src))
+                args.append(IRArg(ArgKind.CONST, src))
             elif index == 0:
-                args.append(IRArg("node", src))
+                args.append(IRArg(ArgKind.NODE, src))
             else:
                 getter = f"{src}:{index}"
                 if getter not in ir.nodes:
                     ir.nodes[getter] = IRNode(
-                        getter, "TupleGetItem", args=[IRArg("node", src), IRArg("const", str(index))], attrs={}
+                        getter,
+                        "TupleGetItem",
+                        args=[IRArg(ArgKind.NODE, src), IRArg(ArgKind.CONST, str(index))],
+                        attrs={},
                     )
-                args.append(IRArg("node", getter))
+                args.append(IRArg(ArgKind.NODE, getter))
         ir.nodes[node.name] = IRNode(node.name, node.op_type, full_name=node.name, args=args, attrs={})
     return ir

@@ -14,7 +14,7 @@ from functools import partial
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.io.safeio import bounded_lines
-from dumptui.core.model.ir import IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
+from dumptui.core.model.ir import ArgKind, IRArg, IRGraph, IRNode, IRParam, NodeTypes, TensorType
 
 _PARAM = re.compile(r"^%para(\d+)_(.+?)\s*:\s*<(.*)$")
 _NODE = re.compile(r"^%(\w+)(?:\([^)]*\))?\s*=\s*([A-Za-z_][\w:.\-]*)\s*\((.*)$")
@@ -105,11 +105,11 @@ def _parse_args(inner: str) -> list[IRArg]:
             continue
         if a.startswith("%para"):
             m = _PARAM_ARG.match(a)
-            args.append(IRArg("param", m.group(1) if m else a[1:]))
+            args.append(IRArg(ArgKind.PARAM, m.group(1) if m else a[1:]))
         elif a.startswith("%"):
-            args.append(IRArg("node", a[1:]))
+            args.append(IRArg(ArgKind.NODE, a[1:]))
         else:
-            args.append(IRArg("const", a))
+            args.append(IRArg(ArgKind.CONST, a))
     return args
 
 

@@ -57,9 +57,11 @@ from dumptui.core.model.dump import (
     PARAMETER,
     WEIGHT_ATTRS,
     Dump,
+    FormatName,
     InOut,
     NameSource,
     Op,
+    OpKind,
     OrderSource,
     Problem,
     Severity,
@@ -257,7 +259,7 @@ def _list_files(loc: Located, problems: list[Problem]) -> _Found:
     return found
 
 
-def _kind(op_type: str, file_op: str) -> str:
+def _kind(op_type: str, file_op: str) -> OpKind:
     if file_op.startswith(CONSTANT_PREFIX):
         return CONSTANT
     return PARAMETER if op_type == "Parameter" else KERNEL
@@ -385,7 +387,7 @@ def _new_dump(path: str, loc: Located) -> Dump:
     dump = Dump(
         path=path,
         root=loc.rank_dir or os.path.abspath(path),
-        format="mindspore-npy",
+        format=FormatName.MINDSPORE_NPY,
         version=_meta_text(meta, "ms_version", meta_path, problems),
         device=_meta_text(meta, "device_target", meta_path, problems),
         rank=loc.rank,
@@ -404,7 +406,7 @@ def open_mindspore(path: str, selection: Selection) -> Dump:
     found = _list_files(loc, dump.problems)
     dump.statistics_only = found.npy_files == 0 and found.statistic_rows > 0
     if dump.statistics_only:
-        dump.format = "mindspore-statistic"
+        dump.format = FormatName.MINDSPORE_STATISTIC
     orders = read_orders(loc.rank_dir, dump.graphs) if loc.rank_dir else {}
     irs = read_graphs(dump, loc.rank_dir, dump.graphs) if loc.rank_dir else {}
     for ir in irs.values():
@@ -434,8 +436,8 @@ def open_mindspore(path: str, selection: Selection) -> Dump:
 class MindSporeNpyReader:
     """The Reader of MindSpore r1.3+ dumps (the statistic.csv variant included)."""
 
-    name = "mindspore-npy"
-    formats = ("mindspore-npy", "mindspore-statistic")
+    name = FormatName.MINDSPORE_NPY
+    formats = (FormatName.MINDSPORE_NPY, FormatName.MINDSPORE_STATISTIC)
     priority = 20
     expects = "a MindSpore dump (rank_N/, .npy or statistic.csv files)"
 

@@ -43,8 +43,10 @@ from dumptui.core.model.dump import (
     KERNEL,
     PARAMETER,
     Dump,
+    FormatName,
     InOut,
     Op,
+    OpKind,
     OrderSource,
     Problem,
     TensorRef,
@@ -245,7 +247,7 @@ def bin_tensor_ref(path: str, rec: BinName) -> TensorRef:
     )
 
 
-def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> str:
+def _kind(file_op: str, has_inputs: bool, ir_params: set[str]) -> OpKind:
     if CONSTANT_NAME.match(file_op):
         return CONSTANT
     if file_op in ir_params:
@@ -343,7 +345,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
     dump = Dump(
         path=path,
         root=loc.device_dir,
-        format="mindspore-bin",
+        format=FormatName.MINDSPORE_BIN,
         rank=loc.device,
         variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
         + ("" if loc.device is not None else ", no device_{id} level (CPU)"),
@@ -387,8 +389,8 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
 class MindSporeBinReader:
     """The Reader of MindSpore 1.x `.bin` dumps."""
 
-    name = "mindspore-bin"
-    formats = ("mindspore-bin",)
+    name = FormatName.MINDSPORE_BIN
+    formats = (FormatName.MINDSPORE_BIN,)
     # before mindspore-npy: a 1.x device folder holds graphs/ and execution_order/ too, which that reader takes
     # for a rank folder
     priority = 30

@@ -40,6 +40,7 @@ from dumptui.core.model.dump import (
     PARAMETER,
     WEIGHT_ATTRS,
     Dump,
+    FormatName,
     InOut,
     InputSource,
     NameSource,
@@ -585,7 +586,7 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
     dump = Dump(
         path=path,
         root=d,
-        format="msprobe-statistics" if statistics else "msprobe",
+        format=FormatName.MSPROBE_STATISTICS if statistics else FormatName.MSPROBE,
         variant=f"msprobe task {_word(task)}, level {_word(fields.get('level', '?'))}, "
         f"framework {_word(fields.get('framework', '?'))}",
         device=None,
@@ -606,8 +607,8 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
 class MsprobeReader:
     """The Reader of msprobe dumps (tensor and statistics tasks)."""
 
-    name = "msprobe"
-    formats = ("msprobe", "msprobe-statistics")
+    name = FormatName.MSPROBE
+    formats = (FormatName.MSPROBE, FormatName.MSPROBE_STATISTICS)
     priority = 40  # a dump.json names the format outright
     expects = "an msprobe dump (dump.json)"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from dumptui.core.formats.msprobe import DUMP_JSON, call_tensors, module_path, read_calls
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import Dump
+from dumptui.core.model.dump import MSPROBE_FORMATS, Dump
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class MsprobeRecords:
 
 def read_records(dump: Dump) -> MsprobeRecords | None:
     """The records of an msprobe dump (None for other formats, or when dump.json cannot be read again)."""
-    if not dump.format.startswith("msprobe"):
+    if dump.format not in MSPROBE_FORMATS:
         return None
     fields: dict[str, Any] = {}
     by: dict[tuple[str, str, int], TensorRecord] = {}

@@ -13,7 +13,19 @@ from collections import defaultdict
 
 from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import INPUT, KERNEL, OUTPUT, Dump, InOut, Op, OrderSource, Problem, Severity, TensorRef
+from dumptui.core.model.dump import (
+    INPUT,
+    KERNEL,
+    OUTPUT,
+    Dump,
+    FormatName,
+    InOut,
+    Op,
+    OrderSource,
+    Problem,
+    Severity,
+    TensorRef,
+)
 from dumptui.core.model.reason import Why, because
 
 # DOTALL and \Z: a name may hold a newline (a file name can), and it must not split one op in two
@@ -69,7 +81,7 @@ def open_npy_folder(path: str) -> Dump:
     dump = Dump(
         path=path,
         root=os.path.abspath(path),
-        format="npy-folder",
+        format=FormatName.NPY_FOLDER,
         variant="one tensor per .npy file, op names from file names",
     )
     groups = _group_files(path, dump.problems)
@@ -89,8 +101,8 @@ def open_npy_folder(path: str) -> Dump:
 class NpyFolderReader:
     """The Reader of last resort: any folder tree with .npy files in it (rank, graph and iteration do not apply)."""
 
-    name = "npy-folder"
-    formats = ("npy-folder",)
+    name = FormatName.NPY_FOLDER
+    formats = (FormatName.NPY_FOLDER,)
     priority = 0
     expects = "a folder of .npy files"
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import Dump
+from dumptui.core.model.dump import Dump, FormatName
 
 T = TypeVar("T")
 
@@ -30,12 +30,12 @@ class Reader(Protocol):
     """One dump format. The four descriptive members are read-only: class attributes implement them."""
 
     @property
-    def name(self) -> str:
+    def name(self) -> FormatName:
         """The format `detect` reports for a dump it recognises."""
         ...
 
     @property
-    def formats(self) -> tuple[str, ...]:
+    def formats(self) -> tuple[FormatName, ...]:
         """Every format `open_dump(fmt=...)` hands to this reader, `name` first."""
         ...
 

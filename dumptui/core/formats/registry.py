@@ -15,7 +15,7 @@ from dumptui.core.formats.reader import Reader, Selection
 from dumptui.core.index import cache as indexcache
 from dumptui.core.io import indexing_progress
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import Dump, no_cyclic_gc
+from dumptui.core.model.dump import Dump, FormatName, no_cyclic_gc
 
 READERS: tuple[Reader, ...] = (
     MindSporeNpyReader(),
@@ -27,10 +27,10 @@ READERS: tuple[Reader, ...] = (
 FORMATS = tuple(fmt for reader in READERS for fmt in reader.formats)
 # detection asks the most specific readers first (see each reader's priority)
 _BY_PRIORITY = sorted(READERS, key=lambda reader: -reader.priority)
-_BY_FORMAT = {fmt: reader for reader in READERS for fmt in reader.formats}
+_BY_FORMAT: dict[str, Reader] = {fmt: reader for reader in READERS for fmt in reader.formats}  # by text too: --format
 
 
-def detect(path: str) -> str:
+def detect(path: str) -> FormatName:
     """The format of the dump at `path`, or DumpError saying why none fits."""
     if not os.path.exists(path):
         raise DumpError(path, "no such file or folder")
@@ -45,7 +45,7 @@ def detect(path: str) -> str:
     raise DumpError(path, f"no dump found: expected {', '.join(others)}, or {last}")
 
 
-def _format_of_most_files(path: str, most: int = 20_000) -> str:
+def _format_of_most_files(path: str, most: int = 20_000) -> FormatName:
     """MindSpore .npy files and CANN raw files in one dump (a raw file copied into an npy dump, or the other
     way round): the format most of its tensor files have (the first `most` files seen), so that one stray
     file never decides how every other file is read. The reader lists the other format's files as not read,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, InputSource, SourceKind
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
-from dumptui.core.model.ir import IRArg, IRGraph, IRNode
+from dumptui.core.model.ir import ArgKind, IRArg, IRGraph, IRNode
 
 if TYPE_CHECKING:  # imported where a graph is built: an index loaded from the cache needs no networkx
     pass
@@ -76,9 +76,9 @@ def _tuple_index(text: str) -> int | None:
 
 def resolve_source(ir: IRGraph, arg: IRArg, full_to_key: dict[str, str], depth: int = 0) -> InputSource:
     """Follow an IR argument to the op output or parameter that produces it."""
-    if arg.kind == "param":
+    if arg.kind == ArgKind.PARAM:
         return InputSource(SourceKind.PARAMETER, arg.ref)
-    if arg.kind == "const":
+    if arg.kind == ArgKind.CONST:
         return InputSource(SourceKind.CONSTANT, arg.ref)
     node = ir.nodes.get(arg.ref)
     if node is None or depth > 64:

@@ -10,6 +10,7 @@ from dumptui.core.graph.align import Alignment, OpPair
 from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH
 from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op, SourceKind
 from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.vocab import Word
 
 
 def input_source(pair: OpPair, slot: int) -> tuple[InputSource | None, InputSource | None]:
@@ -73,11 +74,19 @@ def unpaired_neighbour_types(target: Dump, alignment: Alignment, pair: OpPair) -
     return out
 
 
+class OriginKind(Word):
+    """What an `Origin` is."""
+
+    PAIR = "pair"  # an op pair's output
+    ONE_SIDED = "one-sided"  # an op on one side only that computes
+    OTHER = "other"  # a parameter, a constant, an op not dumped, no graph
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where an input's value comes from, looking through ops that only move or round data on one side."""
 
-    kind: str  # "pair" (an op pair's output), "one-sided" (an op on one side only that computes), "other"
+    kind: OriginKind
     pair: OpPair | None = None
     out_slot: int = 0
     op: Op | None = None  # the one-sided op
@@ -88,17 +97,17 @@ def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int
     src = op.sources.get(slot)
     for _ in range(MAX_DEPTH + 1):
         if src is None or src.kind != SourceKind.OP:
-            return Origin("other")
+            return Origin(OriginKind.OTHER)
         p = lookup(src.ref)
         if p is not None and p.paired:
-            return Origin("pair", p, src.slot)
+            return Origin(OriginKind.PAIR, p, src.slot)
         prod = dump.op(src.ref)
         if prod is None:
-            return Origin("other")
+            return Origin(OriginKind.OTHER)
         if prod.op_type not in PASS_THROUGH:
-            return Origin("one-sided", op=prod)
+            return Origin(OriginKind.ONE_SIDED, op=prod)
         src = min(((s, v) for s, v in prod.sources.items() if v.kind == SourceKind.OP), default=(0, None))[1]
-    return Origin("other")
+    return Origin(OriginKind.OTHER)
 
 
 def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> tuple[Origin, Origin]:
@@ -108,8 +117,8 @@ def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: i
     known = alignment.origins_known.get(key)
     if known is not None and known[0] is pair:
         return known[1]
-    r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin("other")
-    t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin("other")
+    r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin(OriginKind.OTHER)
+    t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin(OriginKind.OTHER)
     alignment.origins_known[key] = (pair, (r, t))
     return r, t
 
@@ -131,11 +140,13 @@ def wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: l
 def _wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: list[int]) -> list[tuple[int, int]]:
     found = {s: origins(ref, target, alignment, pair, s) for s in slots}
     by_value = {
-        (r.pair.index, r.out_slot): s for s, (r, _t) in found.items() if r.kind == "pair" and r.pair is not None
+        (r.pair.index, r.out_slot): s
+        for s, (r, _t) in found.items()
+        if r.kind == OriginKind.PAIR and r.pair is not None
     }
     out = []
     for k, (r, t) in found.items():
-        if t.kind != "pair" or t.pair is None or r.kind != "pair" or r.pair is None:
+        if t.kind != OriginKind.PAIR or t.pair is None or r.kind != OriginKind.PAIR or r.pair is None:
             continue
         mine, theirs = (t.pair.index, t.out_slot), (r.pair.index, r.out_slot)
         j = by_value.get(mine)
@@ -148,7 +159,11 @@ def one_sided_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPai
     """The ops on one side only that compute input `slot` ("reference"/"target", op): what an error carried in
     there went through without being judged."""
     r, t = origins(ref, target, alignment, pair, slot)
-    return [(side, o.op) for side, o in (("reference", r), ("target", t)) if o.kind == "one-sided" and o.op is not None]
+    return [
+        (side, o.op)
+        for side, o in (("reference", r), ("target", t))
+        if o.kind == OriginKind.ONE_SIDED and o.op is not None
+    ]
 
 
 def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> list[Reason]:
@@ -162,7 +177,7 @@ def unjudged_origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair
     seen: set[tuple[int, int]] = set()
     for o in origins(ref, target, alignment, pair, slot):
         p = o.pair
-        if o.kind != "pair" or p is None or (p.index, o.out_slot) in seen:
+        if o.kind != OriginKind.PAIR or p is None or (p.index, o.out_slot) in seen:
             continue
         seen.add((p.index, o.out_slot))
         missing = [

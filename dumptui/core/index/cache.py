@@ -46,7 +46,7 @@ from typing import Any
 from dumptui.core.index import codec as indexcodec
 from dumptui.core.index import restricted
 from dumptui.core.io.indexing_progress import Stage, report
-from dumptui.core.model.dump import Dump
+from dumptui.core.model.dump import Dump, FormatName
 
 SCHEMA = 2  # 2: a magic number and a JSON header before the columns
 MAGIC = b"DTUI-IDX"
@@ -56,7 +56,7 @@ SIDE_SUFFIXES = (".ir", ".pb", ".pbtxt", ".csv", ".json", ".dat", ".txt", ".yaml
 RACY_SECONDS = 2.0
 GRAPH_ANCESTORS = 6  # raw dumps: GE graph files are looked for up to the parent of the ACL dump path
 # Formats whose index reads every file's content (CANN raw headers): each file is a dependency of its own.
-CONTENT_INDEXED = {"cann-raw"}
+CONTENT_INDEXED = {FormatName.CANN_RAW}
 MAX_ENTRIES = 64  # the oldest entries beyond this are removed when one is written
 DISABLE_ENV = "DUMPTUI_NO_INDEX_CACHE"
 

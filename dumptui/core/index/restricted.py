@@ -28,6 +28,8 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("dumptui.core.model.dump", "Severity"),
         ("dumptui.core.model.dump", "InOut"),
         ("dumptui.core.model.dump", "SourceKind"),
+        ("dumptui.core.model.dump", "OpKind"),
+        ("dumptui.core.model.dump", "FormatName"),
         ("dumptui.core.model.dump", "NameSource"),  # codes (enums pickle as their class and value)
         ("dumptui.core.model.dump", "OrderSource"),
         ("dumptui.core.model.reason", "Reason"),  # a dump's notes

@@ -35,7 +35,38 @@ if TYPE_CHECKING:  # networkx is imported by whoever builds a graph; the model o
 
 SMALL_READ = 1 << 22  # tensors up to 4 MB are read whole; larger ones are memory-mapped chunk by chunk
 
-KERNEL, PARAMETER, CONSTANT = "kernel", "parameter", "constant"
+
+class PairSide(Word):
+    """One side of a compared pair of dumps."""
+
+    REF = "ref"
+    TARGET = "target"
+
+
+class FormatName(Word):
+    """A dump format, as `detect` names it and `--format` chooses it (formats/registry.py)."""
+
+    MINDSPORE_NPY = "mindspore-npy"
+    MINDSPORE_STATISTIC = "mindspore-statistic"  # MindSpore's statistic.csv (no tensor data)
+    MINDSPORE_BIN = "mindspore-bin"  # MindSpore 1.x .bin files
+    MSPROBE = "msprobe"
+    MSPROBE_STATISTICS = "msprobe-statistics"  # msprobe's statistics task (no tensor data)
+    CANN_RAW = "cann-raw"
+    NPY_FOLDER = "npy-folder"
+
+
+MSPROBE_FORMATS = (FormatName.MSPROBE, FormatName.MSPROBE_STATISTICS)
+
+
+class OpKind(Word):
+    """What an `Op` of a dump is."""
+
+    KERNEL = "kernel"  # an operator that ran
+    PARAMETER = "parameter"
+    CONSTANT = "constant"
+
+
+KERNEL, PARAMETER, CONSTANT = OpKind.KERNEL, OpKind.PARAMETER, OpKind.CONSTANT
 
 
 class NameSource(Word):
@@ -459,7 +490,7 @@ class Op:
 
     name: str  # full scope name, e.g. Default/conv2-ConvBlock/Conv2D-op0
     op_type: str  # Conv2D
-    kind: str = KERNEL
+    kind: OpKind = KERNEL
     graph: str = ""  # graph id within the dump
     file_name: str = ""  # the op name as spelled in file names
     # by slot: dicts while a reader builds the op, then frozen into compact SlotMaps (`freeze`)
@@ -523,7 +554,7 @@ class Dump:
 
     path: str  # as given by the user
     root: str  # the folder the tensors were indexed from (rank level when known)
-    format: str  # e.g. "mindspore-npy"
+    format: FormatName
     variant: str = ""  # how this dump spells things, in words
     version: str | None = None  # framework version when known
     device: str | None = None  # device target when known

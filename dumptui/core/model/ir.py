@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from dumptui.core.model.vocab import Word
+
 # (dtype, shape) of one tensor as a graph file declares it; either may be unknown.
 TensorType = tuple[str | None, tuple[int, ...] | None]
 NodeTypes = tuple[list[TensorType], list[TensorType]]  # (input types, output types)
@@ -52,10 +54,18 @@ VIRTUAL_OPS = {
 }
 
 
+class ArgKind(Word):
+    """What a node argument of a graph is."""
+
+    NODE = "node"  # another node's output
+    PARAM = "param"  # a graph parameter
+    CONST = "const"  # a constant (its text)
+
+
 class IRArg(NamedTuple):
     """A node argument (a tuple: a 20,000-node graph makes tens of thousands of them)."""
 
-    kind: str  # "node" | "param" | "const"
+    kind: ArgKind
     ref: str  # node id ("13"), parameter name ("conv1.weight"), or constant text ("I64(0)")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.vocab import Word
 
 COLLECTIVES = {
     "allreduce",
@@ -42,6 +43,14 @@ _PREFIX = re.compile(r"^(hcom|hccl|distributed\.|torch\.distributed\.|mint\.dist
 _INT = re.compile(r"^\s*(?:[A-Za-z]+\d*\(\s*)?(-?\d+)\s*\)?\s*$")  # 3, I64(3), Int64(3)
 
 
+class CommKind(Word):
+    """The kind of communication an op does."""
+
+    COLLECTIVE = "collective"
+    SEND = "send"
+    RECEIVE = "receive"
+
+
 class OpLike(Protocol):
     @property
     def op_type(self) -> str: ...
@@ -53,15 +62,15 @@ class OpLike(Protocol):
     def attrs(self) -> Mapping[str, str]: ...
 
 
-def comm_kind(op_type: str) -> str | None:
+def comm_kind(op_type: str) -> CommKind | None:
     """The kind of communication of an op type: collective, send, receive, or None (none)."""
     t = _PREFIX.sub("", op_type).replace("_", "").lower()
     if t in COLLECTIVES:
-        return "collective"
+        return CommKind.COLLECTIVE
     if t in SENDS:
-        return "send"
+        return CommKind.SEND
     if t in RECEIVES:
-        return "receive"
+        return CommKind.RECEIVE
     return None
 
 
@@ -81,7 +90,7 @@ class CommEvent:
 
     rank: int
     position: int  # in the rank's execution order
-    kind: str  # "collective" | "send" | "receive"
+    kind: CommKind
     key: tuple[object, ...]
     name: str
 
@@ -117,15 +126,15 @@ def rank_events(rank: int, ops: Sequence[OpLike]) -> tuple[list[CommEvent], int]
         attrs = op.attrs
         tag = _attr_int(attrs, "sr_tag", "tag")
         peer = None
-        if kind == "collective":
+        if kind == CommKind.COLLECTIVE:
             base: tuple[object, ...] = (_PREFIX.sub("", op.op_type).lower(), str(attrs.get("group", "")))
-        elif kind == "send":
+        elif kind == CommKind.SEND:
             peer = _attr_int(attrs, "dest_rank", "dst", "dest")
             base = ("p2p", rank, peer, tag)
         else:
             peer = _attr_int(attrs, "src_rank", "src", "source")
             base = ("p2p", peer, rank, tag)
-        if kind != "collective" and peer is None:
+        if kind != CommKind.COLLECTIVE and peer is None:
             unmatched += 1
             continue
         k = seen.get(base, 0)
@@ -165,10 +174,14 @@ def reach(events: RankEvents, rank: int, position: float) -> dict[int, Reach]:
             sources = [e for e in members if e.rank in tainted and tainted[e.rank].position < e.position]
             if not sources:
                 continue
-            if members[0].kind == "collective":
+            if members[0].kind == CommKind.COLLECTIVE:
                 targets = members
             else:  # point to point: only the receiver is reached, only when the sender carried it
-                targets = [e for e in members if e.kind == "receive"] if any(e.kind == "send" for e in sources) else []
+                targets = (
+                    [e for e in members if e.kind == CommKind.RECEIVE]
+                    if any(e.kind == CommKind.SEND for e in sources)
+                    else []
+                )
             for e in targets:
                 old = tainted.get(e.rank)
                 if old is None or e.position < old.position:

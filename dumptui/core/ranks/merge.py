@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op, SourceKind
 from dumptui.core.model.flowgraph import as_networkx
 from dumptui.core.model.reason import Why, because
-from dumptui.core.ranks.commorder import CommEvent, RankEvents, comm_events, rank_events, reach
+from dumptui.core.ranks.commorder import CommEvent, CommKind, RankEvents, comm_events, rank_events, reach
 
 if TYPE_CHECKING:  # imported where ranks are merged: a module that only needs PREFIX does not load networkx
     import networkx as nx
@@ -102,15 +102,15 @@ def _join_ranks(graph: nx.DiGraph, events: RankEvents, kernels: Mapping[int, lis
             groups.setdefault(e.key, []).append(e)
     for members in groups.values():
         for src in members:
-            if src.kind == "receive":
+            if src.kind == CommKind.RECEIVE:
                 continue
             op = kernels[src.rank][src.position]
             feeders = list(graph.predecessors(op.key)) if op.key in graph else []
             for dst in members:
-                if dst.rank == src.rank or (src.kind == "send" and dst.kind != "receive"):
+                if dst.rank == src.rank or (src.kind == CommKind.SEND and dst.kind != CommKind.RECEIVE):
                     continue
                 target = kernels[dst.rank][dst.position].key
-                graph.add_edges_from((f, target) for f in feeders + ([op.key] if src.kind == "send" else []))
+                graph.add_edges_from((f, target) for f in feeders + ([op.key] if src.kind == CommKind.SEND else []))
 
 
 def _interleaved(kernels: Mapping[int, list[Op]], comm_positions: Mapping[int, list[int]]) -> list[Op]:

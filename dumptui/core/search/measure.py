@@ -18,7 +18,7 @@ from dumptui.core.compare.verdict import (
     UNREADABLE,
 )
 from dumptui.core.graph.align import OpPair
-from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
+from dumptui.core.graph.dataflow import OriginKind, input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import Role, Roles, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.search.localerror import (
@@ -156,7 +156,7 @@ def _blind(session: Session, pair: OpPair, res: OpResult, roles: Roles) -> Reaso
         for o in origins(session.ref, session.target, session.alignment, pair, r.slot):
             p = o.pair
             if (
-                o.kind == "pair"
+                o.kind == OriginKind.PAIR
                 and p is not None
                 and p.ref is not None
                 and p.target is not None

@@ -34,7 +34,7 @@ from dumptui.core.compare.verdict import (
     Verdict,
 )
 from dumptui.core.graph.align import OpPair
-from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
+from dumptui.core.graph.dataflow import OriginKind, input_source, origins, unjudged_origins, wiring
 from dumptui.core.model.dump import KERNEL, Role, Roles, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
@@ -360,7 +360,7 @@ def _tainted_into(
     found = [
         position[o.pair.index]
         for o in origins(session.ref, session.target, session.alignment, pair, slot)
-        if o.kind == "pair" and o.pair is not None and o.pair.index in position
+        if o.kind == OriginKind.PAIR and o.pair is not None and o.pair.index in position
     ]
     return any(sr.tainted[p] for p in found) if found else into
 
@@ -374,7 +374,7 @@ def _reach_into(session: Session, sr: ScanResult, pair: OpPair, slot: int, pos: 
     found = [
         position[o.pair.index]
         for o in origins(session.ref, session.target, session.alignment, pair, slot)
-        if o.kind == "pair" and o.pair is not None and o.pair.index in position
+        if o.kind == OriginKind.PAIR and o.pair is not None and o.pair.index in position
     ]
     if not found:
         return sr.reach[pos] if sr.reach[pos] != pos else None

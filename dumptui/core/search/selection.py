@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dumptui.core.model.dump import Role, Roles, SourceKind
+from dumptui.core.model.dump import PairSide, Role, Roles, SourceKind
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search import replay
@@ -118,7 +118,7 @@ class Flip:
     other_value: float  # the reference's input value of `other`
     margin: float  # how near the tie was on the reference: |value - other_value|, or |IoU - threshold|
     input_error: float  # how far the inputs' error moves it: |target - ref| at both elements, or of the IoU
-    kept_by: str = ""  # a box or a value: "ref" or "target", the side that keeps it
+    kept_by: PairSide | None = None  # a box or a value: the side that keeps it
 
 
 @dataclass(frozen=True)
@@ -693,7 +693,7 @@ def _judge_nms(op_type: str, args: Sequence[OpArgs], ref: Side, target: Side) ->
         iou_r, iou_t = iou_matrix(rg.boxes), iou_matrix(tg.boxes)
         for i in only:
             if len(flips) < MAX_FLIPS:
-                kept_by = "ref" if i in a else "target"
+                kept_by = PairSide.REF if i in a else PairSide.TARGET
                 f = _nms_flip(row, i, kept_by, rg, tg, iou_r, iou_t, a, b, spec)
                 if f.kind == FlipKind.CASCADE and f.other < 0:  # nothing suppresses it there: a limit may
                     f = _limit_flip(row, i, kept_by, r_groups, t_groups) or f
@@ -707,7 +707,7 @@ def _judge_nms(op_type: str, args: Sequence[OpArgs], ref: Side, target: Side) ->
 def _nms_flip(
     row: int,
     i: int,
-    kept_by: str,
+    kept_by: PairSide,
     rg: _Group,
     tg: _Group,
     iou_r: np.ndarray,
@@ -718,8 +718,8 @@ def _nms_flip(
 ) -> Flip:
     """Why box `i`, kept on one side only, is suppressed on the other: the kept box j that suppresses it there,
     and which of the near-ties moved: their overlap across the threshold, their scores' order, or j's own flip."""
-    suppressing_kept = kept_t if kept_by == "ref" else kept_r
-    iou_there = iou_t if kept_by == "ref" else iou_r
+    suppressing_kept = kept_t if kept_by == PairSide.REF else kept_r
+    iou_there = iou_t if kept_by == PairSide.REF else iou_r
     js = [j for j in suppressing_kept if j != i and iou_there[i, j] > spec.threshold - tg.iou_tol]
     if not js:
         return Flip(FlipKind.CASCADE, row, -1, i, -1, float(rg.scores[i]), math.nan, math.nan, math.nan, kept_by)
@@ -741,12 +741,12 @@ def _nms_flip(
     return min(decided, key=lambda f: f.margin) if decided else found[0]
 
 
-def _limit_flip(row: int, i: int, kept_by: str, r_groups: list[_Group], t_groups: list[_Group]) -> Flip | None:
+def _limit_flip(row: int, i: int, kept_by: PairSide, r_groups: list[_Group], t_groups: list[_Group]) -> Flip | None:
     """Box `i` of group `row`, kept on one side only and suppressed by nothing on the other: that side reached
     its limit (the group's, or the image's total in a multi-class NMS) at a box j kept in its place; their
     scores are the near-tie (None: no limit was reached there)."""
-    there = t_groups[row] if kept_by == "ref" else r_groups[row]
-    here = r_groups[row] if kept_by == "ref" else t_groups[row]
+    there = t_groups[row] if kept_by == PairSide.REF else r_groups[row]
+    here = r_groups[row] if kept_by == PairSide.REF else t_groups[row]
     if there.limit is not None and there.kept and len(there.kept) >= there.limit:
         # the box kept in its place: kept there only, the lowest there (else the last kept)
         only = [j for j in there.kept if j not in set(here.kept)]
@@ -815,7 +815,18 @@ def _judge_unique(op_type: str, ref: Side, target: Side) -> SelectionProof:
         others = ordered_ref[ordered_ref != v]
         margin = float(np.min(np.abs(others - v))) if others.size else math.nan
         flips.append(
-            Flip(FlipKind.MEMBER, 0, -1, -1, -1, v, math.nan, margin, input_error, "ref" if v in sets[0] else "target")
+            Flip(
+                FlipKind.MEMBER,
+                0,
+                -1,
+                -1,
+                -1,
+                v,
+                math.nan,
+                margin,
+                input_error,
+                PairSide.REF if v in sets[0] else PairSide.TARGET,
+            )
         )
     equal = len(sets[0] & sets[1])
     code = SelectionCode.FLIP if only else SelectionCode.SAME

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dumptui.core.model.dump import Roles
+from dumptui.core.model.dump import PairSide, Roles
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search import replay
 from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule, ReplayProof
@@ -199,7 +199,7 @@ def _judge_masked(
             other_value=float("nan"),
             margin=float("nan"),
             input_error=float(moved[i]),
-            kept_by="ref" if m_r[i] else "target",
+            kept_by=PairSide.REF if m_r[i] else PairSide.TARGET,
         )
         for i in differs[:MAX_FLIPS]
     )

@@ -32,6 +32,7 @@ from dumptui.present.mainview import MainView
 from dumptui.present.progress import WAITING, task_words
 from dumptui.present.status import StatusFacts
 from dumptui.present.tree import OpTreeModel
+from dumptui.present.types import Mark
 from dumptui.tui import keymap
 from dumptui.tui import messages as m
 from dumptui.tui.screens import views
@@ -243,7 +244,7 @@ class MainScreen(Screen[None]):
         self.feed.run_bisect(BisectCommand.ACCEPT)
 
     def action_mark(self, mark: str) -> None:
-        self.feed.run_bisect(BisectCommand.OVERRULE, mark)
+        self.feed.run_bisect(BisectCommand.OVERRULE, Mark(mark))  # the key binding's text: mark('good')
 
     def action_undo(self) -> None:
         self.feed.run_bisect(BisectCommand.UNDO)

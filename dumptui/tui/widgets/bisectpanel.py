@@ -16,7 +16,7 @@ from dumptui.present.columns import fit_name
 from dumptui.present.driver import BisectState
 from dumptui.present.panel import Line, panel_lines, plain
 from dumptui.present.tree import OpTreeModel
-from dumptui.present.types import OpPair, Verdict
+from dumptui.present.types import Mark, OpPair, StrategyName, Verdict
 from dumptui.present.words import plural
 from dumptui.report import fmt
 from dumptui.tui.styles import ThemeStyles
@@ -86,7 +86,7 @@ class BisectPanel(VerticalScroll):
         if s is None or not s.started:
             self.border_title = "bisection" + (f" · {self.busy}" if self.busy else "")
             return
-        mode = "graph-aware" if s.mode == "graph" else "execution order"
+        mode = "graph-aware" if s.mode == StrategyName.GRAPH else "execution order"
         if s.finished:
             what = (
                 "converged"
@@ -145,7 +145,9 @@ class BisectPanel(VerticalScroll):
             line.append(fit_name(fmt.clean(h.name), name_room))
             line.append(
                 f" {h.mark}",
-                style=st.verdict(Verdict.DIVERGED if h.mark == "bad" else Verdict.EQUAL if h.mark == "good" else None),
+                style=st.verdict(
+                    Verdict.DIVERGED if h.mark == Mark.BAD else Verdict.EQUAL if h.mark == Mark.GOOD else None
+                ),
             )
             line.append(f" ({h.source}, {h.candidates_before} suspects) ", style=st.muted)
             line.append(fmt.clean(h.detail), style=st.muted)

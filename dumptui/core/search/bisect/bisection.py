@@ -27,7 +27,17 @@ from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, 
 from dumptui.core.search.bisect.sessionfile import SessionJson, steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
-from dumptui.core.search.bisect.types import CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
+from dumptui.core.search.bisect.types import (
+    CheckStatus,
+    InputCheck,
+    Mark,
+    Root,
+    RootKind,
+    SearchMode,
+    Source,
+    Step,
+    StrategyName,
+)
 from dumptui.core.search.context import InContext, Judging, restated
 from dumptui.core.search.localerror import LocalError, LocalKind, unjudged_reason
 from dumptui.core.search.scan import ScanResult, describe_noise, kernel_order, scan
@@ -61,7 +71,7 @@ class Bisection:
         self.checks: list[InputCheck] | None = None
         self.parameter_roots: list[Root] = []
         self.workers = workers
-        self.search = "bisection"  # or "scan": every op read and judged by its local error
+        self.search: SearchMode = SearchMode.BISECTION
         self.search_reason: Said = ""
         self.scan_result: ScanResult | None = None
         # why the search could not decide, when damage hides the answer (an unreadable graph output whose
@@ -87,7 +97,7 @@ class Bisection:
         self.undecided[:] = self._prepared_undecided
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> StrategyName:
         return self.strategy.name
 
     @property
@@ -273,7 +283,7 @@ class Bisection:
             self.in_context,
         )
         self.in_context = self.scan_result.in_context
-        self.search, self.search_reason = "scan", reason
+        self.search, self.search_reason = SearchMode.SCAN, reason
         self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
         self.culprit_check.scanned = True
         if not self.scan_result.roots:  # error through an op on one side only, and no root: no "noise" either
@@ -372,13 +382,12 @@ class Bisection:
             return None
         return self.culprit_check.choose(st.candidates, st.hi, st.lo)
 
-    def mark(self, pos: int, mark: str, source: str = Source.USER, detail: Said = "") -> None:
+    def mark(self, pos: int, mark: Mark, source: Source = Source.USER, detail: Said = "") -> None:
         """Record a verdict for the op at `pos` (good/bad/skip) and narrow the candidates."""
         if not self.started:
             self.start()
         if self.finished:
             return
-        mark, source = Mark(mark), Source(source)
         self._undo.append(self.state)
         st = self.state
         before = len(st.candidates)
@@ -509,7 +518,7 @@ class Bisection:
                 found[r.pair.key] = r
             elif r.kind != RootKind.OUTPUTS:
                 first = found[r.pair.key]
-                if first.kind == "outputs" and (first.local is None or not first.local.is_root):
+                if first.kind == RootKind.OUTPUTS and (first.local is None or not first.local.is_root):
                     # its outputs only carry what its inputs bring: the input or weight that differs is the cause
                     first.kind, first.why = r.kind, r.why
                 elif r.why not in first.caveats and r.why != first.why:
@@ -560,7 +569,7 @@ class Bisection:
         if self.first_root() is not None:
             return []
         out: list[Said] = []
-        if self.search == "scan":
+        if self.search == SearchMode.SCAN:
             out.append(self.search_reason)
         for c in self.checks or []:
             if c.status == CheckStatus.BENIGN:
@@ -600,5 +609,6 @@ class Bisection:
                 mark, detail = self.oracle.verdict(pos)
                 self.mark(pos, mark, Source.COMPUTED, detail)
             else:
-                self.mark(pos, s.get("mark", Mark.GOOD), Source.USER, s.get("detail") or because(Why.MARKED_BY_USER))
+                mark = Mark(s.get("mark", Mark.GOOD))  # a session file's text
+                self.mark(pos, mark, Source.USER, s.get("detail") or because(Why.MARKED_BY_USER))
         return missing

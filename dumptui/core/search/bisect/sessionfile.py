@@ -11,7 +11,7 @@ from typing import Any
 
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
-from dumptui.core.search.bisect.types import Mark, Source, Step
+from dumptui.core.search.bisect.types import Mark, Source, Step, StrategyName
 
 # A session as JSON: the marks of steps_json (version, mode, steps), plus dumps, options and saved_at once saved.
 # Values are whatever JSON decodes to: session_problems checks a file read back, field by field.
@@ -40,7 +40,7 @@ SESSION_OPTIONS = (
 )
 
 
-def steps_json(mode: str, history: tuple[Step, ...] | list[Step]) -> SessionJson:
+def steps_json(mode: StrategyName, history: tuple[Step, ...] | list[Step]) -> SessionJson:
     """The marks of a bisection (the start and the culprit check's continuations are recomputed on replay)."""
     return {
         "version": VERSION,

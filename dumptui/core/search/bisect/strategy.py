@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.search.bisect.types import StrategyName
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -63,7 +64,7 @@ class PairDag:
 
 
 class LinearStrategy:
-    name = "linear"
+    name = StrategyName.LINEAR
     finds_other_roots = False
 
     def __init__(self, n: int):
@@ -95,7 +96,7 @@ class LinearStrategy:
 
 
 class GraphStrategy:
-    name = "graph"
+    name = StrategyName.GRAPH
     finds_other_roots = True
 
     def __init__(self, dag: PairDag):

@@ -30,7 +30,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import DIVERGED, judge
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
-from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, Op, SourceKind, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, PARAMETER, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -242,7 +242,7 @@ def _parameter_behind(dump: Dump, key: str) -> str:
         op = dump.op(key)
         if op is None:
             return key if key in dump.parameters else ""
-        if op.kind == "parameter":
+        if op.kind == PARAMETER:
             return op.name
         src = op.sources.get(0)
         if src is None:

@@ -42,6 +42,20 @@ class RootKind(Word):
     INPUT = "input"
 
 
+class StrategyName(Word):
+    """The order a bisection probes in: the execution order, or the dataflow graph's."""
+
+    LINEAR = "linear"
+    GRAPH = "graph"
+
+
+class SearchMode(Word):
+    """How the bisection looks for roots."""
+
+    BISECTION = "bisection"  # O(log n) reads: a clean pair
+    SCAN = "scan"  # every op read and judged by its local error: a noisy pair
+
+
 class CheckKind(Word):
     """What a precondition compares: the network input, a parameter, or an input no dumped op produces."""
 
