@@ -27,6 +27,20 @@ def own_state_and_config(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(scope="module")
+def commands_share_one_pool():
+    """The in-process commands of a module (compare, bisect, report via `cli.main`) share one set of worker
+    processes for the module's life instead of forking cpu_count workers each: a compare starts its workers
+    before it knows the dump is small, and a fork of a big pytest process was a quarter of a fuzz example's
+    time. The commands run the same code (`shared_processes()` within another uses the outer one's processes,
+    forked only when work goes to them). Modules about the processes themselves (their start, ctrl+c, their
+    end) do not use this."""
+    from dumptui.core.compare.processes import shared_processes
+
+    with shared_processes():
+        yield
+
+
 @pytest.fixture
 def fixtures():
     return need_shared()
