@@ -108,6 +108,7 @@ def inf_demo_pair(tmp_path_factory):
 # `make test-fast` leaves out what is slow, starts processes or drives the app.
 SLOW_MODULES = {
     "test_one_judgement.py",
+    "test_one_judgement_fixtures.py",
     "test_one_answer_per_unit.py",
     "test_consistency.py",
     "test_thresholds_every_mode.py",
