@@ -41,6 +41,37 @@ def commands_share_one_pool():
         yield
 
 
+@pytest.fixture(scope="module")
+def apps_share_one_pool():
+    """The apps (and controllers) a module starts share one set of worker processes for the module's life: each
+    controller spawned cpu_count workers of its own (numpy and the engine imported in each, ~0.3 s of CPU) and
+    killed them at its quit. The pool is the engine's ComparePool, run as it is; only its close at an app's quit
+    is left to the module's end. Modules about those processes (their start, nice, ctrl+c, `q` ending them) do
+    not use this."""
+    from dumptui.core.compare.processes import ComparePool
+    from dumptui.present import controller
+
+    class KeptPool(ComparePool):
+        def close(self, kill: bool = False) -> None:  # an app's quit: the next app of the module uses it
+            pass
+
+        def end(self) -> None:
+            ComparePool.close(self, kill=True)
+
+    pools: dict[tuple[int | None, int], KeptPool] = {}
+
+    def shared(workers: int | None = None, nice: int = 0) -> KeptPool:
+        if (workers, nice) not in pools:
+            pools[workers, nice] = KeptPool(workers, nice=nice)
+        return pools[workers, nice]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(controller, "ComparePool", shared)
+        yield
+    for pool in pools.values():
+        pool.end()
+
+
 @pytest.fixture
 def fixtures():
     return need_shared()

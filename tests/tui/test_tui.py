@@ -33,6 +33,9 @@ from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
 from dumptui.tui.widgets.optree import OpTree
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 # ---------------------------------------------------------------------------------------------- demo pair
 
 
