@@ -12,6 +12,7 @@ import time
 from typing import IO, TYPE_CHECKING
 
 from dumptui.core.io.errors import UsageError
+from dumptui.core.model.dump import Severity
 from dumptui.options.pair import SIDES, PairOptions, make_session, many_files, open_pair
 from dumptui.report import jsonout
 from dumptui.report.console import NORMAL, QUIET, VERBOSE, Verbosity, detail, stage_bars
@@ -138,7 +139,7 @@ def print_compare(
     shown = {d["path"] for d in damaged}
     for side, dump in (("ref", ref), ("target", target)):
         for p in dump.problems:
-            if p.severity == "error" and p.path not in shown:
+            if p.severity == Severity.ERROR and p.path not in shown:
                 shown.add(p.path)
                 con.print(f"[magenta]unreadable[/magenta] ({side}) {name(p.path)}: {name(say(p.reason))}")
     if any(d["repaired"] and not d["problem"] for d in damaged):

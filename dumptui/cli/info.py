@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 def _opened(args: argparse.Namespace, fmt_name: str | None, layout: dict | None) -> tuple[Dump, str | None]:
     """The dump asked for; with several ranks/iterations and none chosen, the first (and the note saying so)."""
     from dumptui.core.formats import open_dump
-    from dumptui.core.model.dump import DumpError
+    from dumptui.core.io.errors import DumpError
 
     chosen_note = None
     try:
@@ -168,18 +168,19 @@ def _print_read(con: Console, dump: Dump, total: int) -> None:
 
 def _print_files(con: Console, dump: Dump, unreadable: list[tuple[str, str]], repaired: list[tuple[str, str]]) -> None:
     """The files that could not be read, those repaired, the warnings; or that every one is readable."""
+    from dumptui.core.model.dump import Severity
     from dumptui.report.reasons import say
     from dumptui.report.tables import name
 
     problems = list(
-        dict.fromkeys([(p.path, say(p.reason)) for p in dump.problems if p.severity == "error"] + unreadable)
+        dict.fromkeys([(p.path, say(p.reason)) for p in dump.problems if p.severity == Severity.ERROR] + unreadable)
     )
     for path, reason in problems:
         con.print(f"  [magenta]unreadable[/magenta] {name(path)}: {name(reason)}")
     for path, reason in repaired:
         con.print(f"  [yellow]damaged[/yellow] {name(path)}: {name(reason)}")
     for p in dump.problems:
-        if p.severity != "error":
+        if p.severity != Severity.ERROR:
             con.print(f"  [dim]warning[/dim] {name(p.path)}: {name(say(p.reason))}")
     if problems:
         files = len({path for path, _reason in problems})

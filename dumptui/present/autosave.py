@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dumptui.core.index.cache import protected
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
-from dumptui.core.search.bisect.sessionfile import SESSION_OPTIONS, read_session, session_payload
+from dumptui.core.search.bisect.sessionfile import SESSION_OPTIONS, SessionJson, read_session, session_payload
 from dumptui.report.fmt import clean
 
 SETTINGS = ("theme",)
@@ -50,7 +50,7 @@ def autosave_path(ref: str, target: str, options: Mapping[str, object], env: Map
     return os.path.join(state_dir(env), "bisections", pair_key(ref, target, options) + ".json")
 
 
-def autosave(path: str, bisection_json: dict, ref: str, target: str, options: Mapping[str, object]) -> None:
+def autosave(path: str, bisection_json: SessionJson, ref: str, target: str, options: Mapping[str, object]) -> None:
     """Write the marks (atomically: a crash mid-write leaves the previous save); no marks: no file."""
     if not bisection_json.get("steps"):
         forget(path)
@@ -69,7 +69,7 @@ def forget(path: str) -> None:
         os.remove(path)
 
 
-def resumable(path: str) -> dict | None:
+def resumable(path: str) -> SessionJson | None:
     """The autosaved bisection of this pair, if it holds marks (a damaged file is no offer)."""
     if not os.path.isfile(path):
         return None
@@ -112,7 +112,7 @@ def prune(folder: str) -> list[str]:
     return removed
 
 
-def resume_question(data: dict) -> str:
+def resume_question(data: SessionJson) -> str:
     n = len(data.get("steps") or [])
     when = clean(str(data.get("saved_at") or "earlier"))  # from the file: escaped (an OSC sequence was obeyed)
     return f"You left a bisection of this pair ({n} mark{'s' if n != 1 else ''}, saved {when}). Resume it?"

@@ -23,17 +23,17 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.graph.dataflow import input_source
-from dumptui.core.search.cause import differing_inputs
+from dumptui.core.model.dump import INPUT
+from dumptui.core.search.cause import CauseKind, differing_inputs
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError
 from dumptui.present.words import nonfinite_words
 from dumptui.report import fmt
-from dumptui.report.cause import cause_sentence, fmt_gain, of_what, proof_words
-from dumptui.report.reasons import difference_words, say, say_all
+from dumptui.report.cause import cause_sentence, of_what, proof_words
+from dumptui.report.reasons import difference_words, fmt_gain, say, say_all
+from dumptui.report.selection import gain_words
 
 if TYPE_CHECKING:
     from dumptui.core.search.bisect import InputCheck, Root
-
-CAUSES = ("constant", "weight", "input", "data")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class RootView:
     proof: str | None = None  # its tensors: inputs -> outputs, with verdicts
     ref_name: str = ""
     target_name: str = ""
-    cause: str = "data"  # one of CAUSES
+    cause: CauseKind = CauseKind.DATA
     numbers: str = ""  # the local-error rule's numbers
     replay: str = ""  # the replay proof in a sentence, or why there is none
     differs: tuple[str, ...] = ()
@@ -77,6 +77,9 @@ def local_numbers(le: LocalError) -> str:
         else f"inputs carry {fmt_rel(le.data_in.worst_rel)}"
     )
     floor = f"{le.floor_dtype} floor {fmt_rel(le.floor)}" if le.floor_dtype else f"floor {fmt_rel(le.floor)}"
+    if le.resized:  # never compared: a flip upstream made them of another size on each side, no gain exists
+        slots = ", ".join(f"input.{s}" for s in le.resized)
+        return f"output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({floor}); {slots} of another size: gain {gain_words(le)}"
     return (
         f"output {fmt_rel(le.out_rel or 0.0)} {of_what(le)} ({floor}); {ins}: "
         f"gain x{fmt_gain(le.gain_rel)} (x{fmt_gain(le.gain_abs)} absolute)"
@@ -94,9 +97,9 @@ def tensors_line(res: OpResult, failed: Sequence[InputCheck] = (), differs: Sequ
     failed_names = {c.name for c in failed}
 
     def one(r: TensorResult) -> str:
-        if r.io == "input" and any(d.kind == DiffKind.CONSTANT and d.slot == r.slot for d in differs):
+        if r.io == INPUT and any(d.kind == DiffKind.CONSTANT and d.slot == r.slot for d in differs):
             return f"{r.label} differs (constant)"
-        sources = {s.ref for s in input_source(res.pair, r.slot) if s is not None} if r.io == "input" else set()
+        sources = {s.ref for s in input_source(res.pair, r.slot) if s is not None} if r.io == INPUT else set()
         if sources & failed_names:
             return f"{r.label} differs ({', '.join(sorted(sources & failed_names))})"
         s = f"{r.label} {r.verdict}"
@@ -133,7 +136,7 @@ def root_view(root: Root, position: int | None, checks: Sequence[InputCheck], hi
             # a known cause first: at 60x18 the first hint is what stays above the fold
             for h in sorted(for_root(list(hints), True, p.op_type), key=lambda h: h.kind != "known cause")
             # the sentence of a definition that differs already names the attributes
-            if not (h.kind == "attributes" and cause == "constant")
+            if not (h.kind == "attributes" and cause == CauseKind.CONSTANT)
         ),
         proof=tensors_line(root.result, failed, le.differs if le is not None else ())
         if root.result is not None

@@ -25,11 +25,12 @@ from dumptui.core.compare.elements import WorstElement
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
+from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
-from dumptui.core.model.dump import Dump
-from dumptui.core.search.bisect.sessionfile import read_session, session_mismatch, session_payload
+from dumptui.core.model.dump import Dump, Severity
+from dumptui.core.search.bisect.sessionfile import SessionJson, read_session, session_mismatch, session_payload
 from dumptui.core.search.compare_all import compare_pair, every_op_judged
 from dumptui.core.search.judgement import RunJudgement, judge
 from dumptui.core.search.remedy import Remedy, remedies
@@ -119,12 +120,12 @@ class PairController:
         bi = self.driver.bi if self.driver is not None else None
         return bi.judged_op(res) if bi is not None else res
 
-    def verdicts_of(self, indices: Iterable[int]) -> dict[int, str | None]:
+    def verdicts_of(self, indices: Iterable[int]) -> dict[int, Verdict | None]:
         """The verdicts computed so far, as the search judged them (cached lookups, no read)."""
         session, pairs = self.opened, self.opened.alignment.pairs
         return {i: session.cached_verdict(pairs[i], self.judged) for i in indices}
 
-    def one_sided_verdicts(self) -> dict[int, str | None]:
+    def one_sided_verdicts(self) -> dict[int, Verdict | None]:
         """The ops in one dump only: their verdict is known without reading anything."""
         session = self.opened
         return {p.index: session.cached_verdict(p) for p in session.alignment.unpaired()}
@@ -134,7 +135,7 @@ class PairController:
         warnings."""
         session = self.opened
         unreadable = [
-            (side, [(p.path, say(p.reason)) for p in d.problems if p.severity == "error"])
+            (side, [(p.path, say(p.reason)) for p in d.problems if p.severity == Severity.ERROR])
             for side, d in (("ref", session.ref), ("target", session.target))
         ]
         return unreadable, say_all(session.alignment.warnings)
@@ -171,7 +172,7 @@ class PairController:
         """The bisection is ready for the user's commands (on the UI thread, once it has shown it)."""
         self.driver = driver
 
-    def resume_choice(self) -> tuple[dict | None, str, Any]:
+    def resume_choice(self) -> tuple[SessionJson | None, str, SessionJson | None]:
         """(the saved session given with --session, a note why it is not resumed, the autosave to offer)."""
         if self.session_file:
             try:
@@ -191,7 +192,7 @@ class PairController:
         return sum(len(session.tensor_pairs(p)) for p in session.alignment.pairs)
 
     def run_statistics(
-        self, cancelled: Callable[[], bool], report: Callable[[int, int, dict[int, str | None]], None]
+        self, cancelled: Callable[[], bool], report: Callable[[int, int, dict[int, Verdict | None]], None]
     ) -> int:
         """Every tensor pair, batch by batch in the worker processes; `report(done, total, verdicts)` with the
         verdicts of the ops finished since the last report, at most every VERDICT_BATCH_SECONDS (and once at
@@ -201,7 +202,7 @@ class PairController:
         jobs = [len(session.tensor_pairs(p)) for p in pairs]  # tensor pairs per op pair, by pair index
         total = sum(jobs)
         done = 0
-        pending: dict[int, str | None] = {}
+        pending: dict[int, Verdict | None] = {}
         last = 0.0
 
         def size_on_disk(p: OpPair) -> int:
@@ -281,7 +282,7 @@ class PairController:
                 report(state)
                 last = now
 
-    def autosave(self, marks: dict) -> str:
+    def autosave(self, marks: SessionJson) -> str:
         """The marks saved for the next launch of this pair (`q` never loses a bisection); a note if not."""
         try:
             saved.autosave(self.autosave_to, marks, self.options.ref, self.options.target, vars(self.options))
@@ -289,7 +290,7 @@ class PairController:
             return f"bisection not autosaved: {self.autosave_to}: {e.strerror or e}"
         return ""
 
-    def marks(self, timeout: float) -> dict | None:
+    def marks(self, timeout: float) -> SessionJson | None:
         """The bisection's marks as saved; None when no bisection, or it stays busy for `timeout` seconds."""
         if self.driver is None or not self.bisect_lock.acquire(timeout=timeout):
             return None
@@ -333,13 +334,13 @@ class PairController:
         words = ["dumptui", os.path.abspath(self.options.ref), os.path.abspath(self.options.target)]
         return " ".join(shlex.quote(w) for w in [*words, "--session", session_path])
 
-    def session_payload(self, marks: dict) -> dict:
+    def session_payload(self, marks: SessionJson) -> SessionJson:
         return session_payload(marks, self.options.ref, self.options.target, vars(self.options))
 
     def redump_plan(self, state: BisectState) -> RedumpPlan:
         return redump_plan(self._driver().bi.order, self.opened.alignment.pairs, state)
 
-    def redump_config(self, plan: RedumpPlan, dump_dir: str) -> dict:
+    def redump_config(self, plan: RedumpPlan, dump_dir: str) -> redump.DumpConfig:
         """The MindSpore dump config (dump_mode 1) for the plan's kernels; ValueError when it cannot be made."""
         return redump.mindspore_config(list(plan.kernels), dump_dir, like=self.opened.target)
 
@@ -350,7 +351,7 @@ class PairController:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         write_text(path, text)
 
-    def write_redump(self, out: str, config: dict) -> None:
+    def write_redump(self, out: str, config: redump.DumpConfig) -> None:
         redump.write_config(out, config, self.dumps())
 
     def remedies(self) -> list[Remedy]:

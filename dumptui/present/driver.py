@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
 from dumptui.core.model.reason import Said
+from dumptui.core.model.vocab import Word
 from dumptui.core.search.bisect import CheckKind, CheckStatus
 from dumptui.core.search.bisect.oracle import brief
 from dumptui.present.cause import RootView, root_view
@@ -34,7 +34,7 @@ Progress = Callable[[int, int], None]
 FirstLook = Callable[["BisectState"], None]
 
 
-class BisectCommand(str, Enum):
+class BisectCommand(Word):
     """A task of the app's bisection worker; `RUN` steps until converged (the app's `a`)."""
 
     START = "start"
@@ -46,17 +46,13 @@ class BisectCommand(str, Enum):
     POINTS = "points"  # the error plot again, once every op is compared
     RUN = "run"
 
-    __str__ = str.__str__
 
-
-class RunProgress(str, Enum):
+class RunProgress(Word):
     """Where `a`'s run to the end is when it reports: a step taken (more follow), converged, or stopped (escape)."""
 
     STEPPED = "stepped"
     CONVERGED = "converged"
     STOPPED = "stopped"
-
-    __str__ = str.__str__
 
 
 @dataclass(frozen=True)

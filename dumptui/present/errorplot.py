@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dumptui.core.compare.noise import fmt_rel
-from dumptui.core.search.scan import analyse, result_error
+from dumptui.core.model.dump import OUTPUT
+from dumptui.core.search.measure import result_error
+from dumptui.core.search.scan import analyse
 
 if TYPE_CHECKING:
     from dumptui.core.graph.align import OpPair
@@ -42,7 +44,8 @@ class PlotPoint:
 
 
 def point_of(le: LocalError) -> PlotPoint:
-    return PlotPoint(le.out_rel, le.gain_rel, le.kind)
+    # inputs a flip resized were never compared: no gain (not an infinite one, "error from nothing")
+    return PlotPoint(le.out_rel, None if le.resized else le.gain_rel, le.kind)
 
 
 def known_points(bi: Bisection) -> dict[int, PlotPoint]:
@@ -77,7 +80,7 @@ def _output_error(bi: Bisection, pair: OpPair) -> float | None:
     """The op's largest output error from the cache (inf: NaN/Inf differ), None when none is compared."""
     session = bi.session
     errors = []
-    for _io, _slot, r, t in session.tensor_pairs(pair, "output"):
+    for _io, _slot, r, t in session.tensor_pairs(pair, OUTPUT):
         cached = session.cached(r, t)
         err = result_error(cached) if cached is not None else None
         if err is not None:

@@ -6,8 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dumptui.report.msprobe_read import MsprobeResult, ResultRow
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
 # the columns shown beside each tensor, when the result has them (tensor modes, then statistics modes)
 SUMMARY_COLUMNS = ("Cosine", "MaxAbsErr", "MaxRelativeErr", "Max diff", "Accuracy Reached or Not", "Result")
@@ -29,7 +33,7 @@ def _nan_last(v: float, reverse: bool = False) -> tuple[int, float]:
 class SortOrder:
     key: str
     label: str
-    row_key: Callable[[ResultRow], object]
+    row_key: Callable[[ResultRow], SupportsRichComparison]
 
 
 SORTS = (
@@ -57,7 +61,7 @@ class OpGroup:
 
 def group(result: MsprobeResult, sort: SortOrder) -> list[OpGroup]:
     """Ops in the order of their best-placed row under `sort`; an op's rows in that order too."""
-    rows = sorted(result.rows, key=sort.row_key)  # type: ignore[arg-type, return-value]
+    rows = sorted(result.rows, key=sort.row_key)
     groups: dict[str, OpGroup] = {}
     for r in rows:
         groups.setdefault(r.op, OpGroup(r.op, [])).rows.append(r)

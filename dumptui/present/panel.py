@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from dumptui.core.compare.verdict import Verdict
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView
 from dumptui.present.columns import fit_name
@@ -151,7 +152,7 @@ def search_line(state: BisectState, width: int) -> list[Line]:
 
 
 def _probe_line(
-    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: str | None, word: str = "probe "
+    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: Verdict | None, word: str = "probe "
 ) -> list[Line]:
     """`probe #37 ✗ name`: the probe's number, its op's verdict mark and its name (elided in the middle)."""
     assert state.probe is not None
@@ -171,7 +172,7 @@ def panel_lines(
     width: int,
     busy: str = "",
     number_of: Callable[[int], str] = lambda pos: f"#{pos + 1}",
-    probe_verdict: str | None = None,
+    probe_verdict: Verdict | None = None,
 ) -> list[Line]:
     """Every line of the panel, most important first. `number_of(position)`: the op's number as the tree and
     the detail show it (`#37`, its index in the aligned execution order)."""
@@ -185,66 +186,78 @@ def panel_lines(
         return first + (wrap(((busy, "muted"),), width) if busy else [])
     if not state.started:
         return [((busy or "press space to start the bisection", "muted"),)]
-    out: list[Line] = []
     if state.finished and state.culprit is not None:
-        c = state.culprit
-        out += culprit_lines(c, width)
-        if state.undecided:  # a root is found, yet not everything on the way could be judged: said with it
-            out.append((("Incomplete: what could not be read or judged (a root may lie there too)", "error"),))
-            for why in state.undecided:
-                out += wrap((("  - ", "bold"), (why, "")), width, 4)
-        out += plot_lines(state, width)
-        out += proof_lines(c, width)
-        out += search_line(state, width)
-        if state.others:
-            out.append((("other roots of divergence, in execution order:", "bold"),))
-            for o in state.others:
-                out += wrap(
-                    ((f"  #{o.index + 1} ", "bold"), (f"{fit_name(o.label, width // 2)} ", ""), (o.why, "")),
-                    width,
-                    4,
-                )
-        else:
-            out.append((("other roots of divergence: none found", "muted"),))
+        out = _found_lines(state, state.culprit, width)
     elif state.finished and state.undecided:
-        out.append((("Undecided: what could not be read or judged hides the answer", "error"),))
-        for why in state.undecided:
-            out += wrap((("  - ", "bold"), (why, "")), width, 4)
+        out = [(("Undecided: what could not be read or judged hides the answer", "error"),)]
+        out += _undecided_lines(state, width)
         out += search_line(state, width)
     elif state.finished:
-        out += plot_lines(state, width)
-        if state.benign:
-            out += wrap((("Benign: ", "success"), ("no op creates error beyond what precision explains:", "")), width)
-            for line in state.benign:
-                out += wrap((("  - ", "muted"), (line, "")), width, 4)
-        else:
-            agree = " and the weights and inputs agree" if state.checks and not state.check_problems else ""
-            out += wrap(
-                (("No divergence: ", "success"), (f"the outputs agree within the noise floor{agree}", "")), width
-            )
-        out += search_line(state, width)
+        out = _no_root_lines(state, width)
     else:
-        out += plot_lines(state, width)
-        if state.probe is not None:
-            out += _probe_line(state, width, number_of, probe_verdict)
-            mark = state.probe_mark or "?"
-            role = "verdict:diverged" if mark == "bad" else "verdict:equal" if mark == "good" else "muted"
-            out += wrap(
-                (("computed: ", "bold"), (MARK_WORD.get(mark, mark), role), (" - " + state.probe_detail, "")), width
-            )
-        interval = state.interval
-        if interval is not None:
-            out += wrap(
-                (
-                    (
-                        f"{plural(len(state.candidates), 'suspect')} {number_of(interval[0])}..{number_of(interval[1])}, "
-                        f"at most {plural(state.steps_left, 'step')} left",
-                        "",
-                    ),
-                ),
-                width,
-            )
-        out += search_line(state, width)
+        out = _running_lines(state, width, number_of, probe_verdict)
+    return out + _precondition_lines(state, width)
+
+
+def _undecided_lines(state: BisectState, width: int) -> list[Line]:
+    out: list[Line] = []
+    for why in state.undecided:
+        out += wrap((("  - ", "bold"), (why, "")), width, 4)
+    return out
+
+
+def _found_lines(state: BisectState, c: RootView, width: int) -> list[Line]:
+    """The culprit, what hid the rest (if anything), the plot, its proof, the search, the other roots."""
+    out = culprit_lines(c, width)
+    if state.undecided:  # a root is found, yet not everything on the way could be judged: said with it
+        out.append((("Incomplete: what could not be read or judged (a root may lie there too)", "error"),))
+        out += _undecided_lines(state, width)
+    out += plot_lines(state, width)
+    out += proof_lines(c, width)
+    out += search_line(state, width)
+    if not state.others:
+        return [*out, (("other roots of divergence: none found", "muted"),)]
+    out.append((("other roots of divergence, in execution order:", "bold"),))
+    for o in state.others:
+        out += wrap(((f"  #{o.index + 1} ", "bold"), (f"{fit_name(o.label, width // 2)} ", ""), (o.why, "")), width, 4)
+    return out
+
+
+def _no_root_lines(state: BisectState, width: int) -> list[Line]:
+    """Finished with no root: a benign difference (what precision explains) or none at all."""
+    out = plot_lines(state, width)
+    if state.benign:
+        out += wrap((("Benign: ", "success"), ("no op creates error beyond what precision explains:", "")), width)
+        for line in state.benign:
+            out += wrap((("  - ", "muted"), (line, "")), width, 4)
+    else:
+        agree = " and the weights and inputs agree" if state.checks and not state.check_problems else ""
+        out += wrap((("No divergence: ", "success"), (f"the outputs agree within the noise floor{agree}", "")), width)
+    return out + search_line(state, width)
+
+
+def _running_lines(
+    state: BisectState, width: int, number_of: Callable[[int], str], probe_verdict: Verdict | None
+) -> list[Line]:
+    """Under way: the plot, the probe and its computed mark, the suspects left."""
+    out = plot_lines(state, width)
+    if state.probe is not None:
+        out += _probe_line(state, width, number_of, probe_verdict)
+        mark = state.probe_mark or "?"
+        role = "verdict:diverged" if mark == "bad" else "verdict:equal" if mark == "good" else "muted"
+        out += wrap(
+            (("computed: ", "bold"), (MARK_WORD.get(mark, mark), role), (" - " + state.probe_detail, "")), width
+        )
+    interval = state.interval
+    if interval is not None:
+        suspects = f"{plural(len(state.candidates), 'suspect')} {number_of(interval[0])}..{number_of(interval[1])}"
+        out += wrap(((f"{suspects}, at most {plural(state.steps_left, 'step')} left", ""),), width)
+    return out + search_line(state, width)
+
+
+def _precondition_lines(state: BisectState, width: int) -> list[Line]:
+    """The preconditions checked (and their problems), then the notes."""
+    out: list[Line] = []
     if state.checks:
         out += wrap((("preconditions: ", "bold"), (state.checks, "")), width)
         for p in state.check_problems:

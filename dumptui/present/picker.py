@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from dumptui.core.compare.session import Session
 from dumptui.core.io.errors import DumptuiError
 from dumptui.core.ranks.allunits import AllUnits, UnitOutcome, run_units
 from dumptui.core.ranks.units import ALL, Unit, layout, pair_units, units
+from dumptui.core.search.bisect import Root
 from dumptui.core.search.bisect.types import InputCheck
 from dumptui.options.pair import PairOptions, search_unit
 from dumptui.report.cause import why
@@ -142,7 +144,7 @@ def search_every_unit(
     undecided: dict[Unit, str] = {}
     checks: dict[Unit, list[InputCheck]] = {}  # a root's why as its unit's own report words it (report/cause.py)
 
-    def run(unit: Unit, carried: tuple[str, float] | None):  # type: ignore[no-untyped-def]
+    def run(unit: Unit, carried: tuple[str, float] | None) -> tuple[Session, list[Root]]:
         if cancelled():
             raise PickerCancelled(unit.label)
         started(unit)

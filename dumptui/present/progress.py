@@ -8,15 +8,15 @@ promptly; a batch is closed at a number of tensor pairs or at an amount of data,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from enum import Enum
 
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage
+from dumptui.core.model.vocab import Word
 from dumptui.present.driver import BisectCommand
 from dumptui.report.reasons import STAGE_WORDS
 
 
-class StatisticsState(str, Enum):
+class StatisticsState(Word):
     """The full compare in the app: not started yet, running, done, cancelled by the user, or failed."""
 
     WAITING = "waiting"
@@ -24,8 +24,6 @@ class StatisticsState(str, Enum):
     DONE = "done"
     CANCELLED = "cancelled"
     FAILED = "failed"
-
-    __str__ = str.__str__
 
 
 WAITING, RUNNING, DONE, CANCELLED, FAILED = (

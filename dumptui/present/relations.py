@@ -8,6 +8,7 @@ from typing import Any
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair
+from dumptui.core.model.dump import SourceKind
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,10 @@ def relations_of(session: Session, pair: OpPair, max_hops: int = 6) -> list[Rela
         src = rs or ts
         if src is None:
             out.append(Relation("producer", slot, None, "no producer known (no graph)"))
-        elif src.kind == "parameter":
+        elif src.kind == SourceKind.PARAMETER:
             p = al.for_ref(src.ref) or al.for_target(src.ref)
             out.append(Relation("producer", slot, p.index if p is not None else None, f"parameter {src.ref}"))
-        elif src.kind == "constant":
+        elif src.kind == SourceKind.CONSTANT:
             out.append(Relation("producer", slot, None, f"constant {src.ref}"))
         else:
             out.append(Relation("producer", slot, None, f"op {src.ref} (not dumped)"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Sequence
 
+from dumptui.core.compare.verdict import Verdict
 from dumptui.present.tree import TreePair, is_bad
 
 TYPE_PREFIX = "type:"
@@ -64,7 +65,7 @@ def count_matches(pairs: Sequence[TreePair], rows: Sequence[int], query: str) ->
 
 
 def next_diverged(
-    rows: Sequence[int], verdict_of: Callable[[int], str | None], current: int | None, forward: bool = True
+    rows: Sequence[int], verdict_of: Callable[[int], Verdict | None], current: int | None, forward: bool = True
 ) -> int | None:
     """The next op after `current` in execution order whose known verdict is bad, wrapping; None if none."""
     for i in _ordered_after(rows, current, forward, inclusive=False):

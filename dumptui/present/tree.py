@@ -12,12 +12,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dumptui.core.compare.verdict import BAD, ONLY_REF, ONLY_TARGET, PENDING, worst
+from dumptui.core.compare.verdict import BAD, ONLY_REF, ONLY_TARGET, PENDING, Verdict, worst
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER
 
 
-def is_bad(verdict: str | None) -> bool:
+def is_bad(verdict: Verdict | None) -> bool:
     """Diverged, shape or dtype mismatch: what `n`, `f` and the folders' ✗ counts look for."""
     return verdict in BAD
 
@@ -38,7 +38,7 @@ class Folder:
     ops: list[int] = field(default_factory=list)  # pair indices directly here, in order
     first: int = -1  # the smallest pair index inside (orders siblings by execution)
     total: int = 0
-    counts: dict[str, int] = field(default_factory=dict)  # verdict -> ops inside with it
+    counts: dict[Verdict, int] = field(default_factory=dict)  # verdict -> ops inside with it
 
     def __repr__(self) -> str:
         return f"Folder({self.path!r}, {self.total} ops)"
@@ -57,7 +57,7 @@ class Folder:
         return sum(n for v, n in self.counts.items() if v in BAD)
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """The worst verdict inside; `pending` ranks between the bad and the good ones, so a folder with
         unknown ops never looks `equal` before they are computed."""
         present = [v for v, n in self.counts.items() if n]
@@ -169,7 +169,7 @@ class OpTreeModel:
         self.root = Folder("", "", None)
         self.folder_of: dict[int, Folder] = {}
         self.by_path: dict[str, Folder] = {"": self.root}
-        self.verdicts: dict[int, str] = {}
+        self.verdicts: dict[int, Verdict] = {}
         for p in self.pairs:
             folder = self.root
             parts = scope_parts(p)
@@ -199,14 +199,14 @@ class OpTreeModel:
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def verdict(self, index: int) -> str | None:
+    def verdict(self, index: int) -> Verdict | None:
         return self.verdicts.get(index)
 
     def index_named(self, name: str) -> int | None:
         """The first op of this name (the reference's spelling where both sides have it), or None."""
         return next((p.index for p in self.pairs if p.name == name), None)
 
-    def set_verdicts(self, updates: Mapping[int, str | None]) -> tuple[set[int], set[Folder]]:
+    def set_verdicts(self, updates: Mapping[int, Verdict | None]) -> tuple[set[int], set[Folder]]:
         """Record known verdicts (None = still unknown: ignored). Returns the ops and folders whose mark or
         counts changed, so the UI relabels only those."""
         ops: set[int] = set()

@@ -3,7 +3,8 @@ NaN/Inf make meaningless."""
 
 from __future__ import annotations
 
-from dumptui.core.compare.metrics import PairStats, SideStats, format_cos
+from dumptui.core.compare.metrics import format_cos
+from dumptui.core.compare.pairstats import PairStats, SideStats
 from dumptui.core.graph.align import EXACT
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.report.reasons import say

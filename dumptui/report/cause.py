@@ -10,7 +10,7 @@ from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.search.bisect import InputCheck, Root
-from dumptui.core.search.cause import Basis, root_cause
+from dumptui.core.search.cause import Basis, CauseKind, root_cause
 from dumptui.core.search.localerror import LocalError, LocalRule
 from dumptui.report.reasons import differences_words, fmt_gain, replay_sentence, say
 from dumptui.report.selection import proof_sentence
@@ -58,7 +58,7 @@ def why(root: Root, checks: Sequence[InputCheck]) -> str:
     return cause_sentence(root, checks)[1]
 
 
-def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[str, str]:
+def cause_sentence(root: Root, checks: Sequence[InputCheck]) -> tuple[CauseKind, str]:
     """(cause, sentence): the engine's cause of the root (core/search/cause.py), in words from its facts."""
     cause = root_cause(root, checks)
     le = root.local

@@ -17,11 +17,12 @@ from typing import IO
 from dumptui.core.compare.metrictable import PAIR_METRICS, SIDE_METRICS, Kind
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
+from dumptui.core.model.dump import OUTPUT
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
 from dumptui.report.reasons import say, say_all, undefined_words
-from dumptui.report.selection import reason_text
+from dumptui.report.selection import gain_words, reason_text
 
 HEADER = [
     "Index",
@@ -123,11 +124,11 @@ def row(index: int, res: OpResult, r: TensorResult, le: LocalError | None = None
                 d[f"{pre} {col}"] = _v(getattr(side, attr))
         messages += [f"{k}: {why}" for k, why in undefined_words(st.undefined).items()]
     d["Err_message"] = "; ".join(m for m in messages if m)
-    if r.io == "output" and (le is None or r.slot == le.out_slot):
+    if r.io == OUTPUT and (le is None or r.slot == le.out_slot):
         if le is not None:
             d["Local Error"] = _v(le.out_rel)
             d["Input Error"] = _v(le.data_in.worst_rel) if le.data_in is not None else "0"
-            d["Local Gain"] = _v(le.gain_rel)
+            d["Local Gain"] = gain_words(le) if le.resized else _v(le.gain_rel)
         if le is not None or is_root:
             d["Root"] = "Yes" if is_root else "No"
     return d

@@ -11,12 +11,12 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import UNREADABLE
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import Dump, Op, Problem, TensorRef
+from dumptui.core.model.dump import Dump, Op, Problem, Severity, TensorRef
 from dumptui.core.search.bisect import Bisection, CheckStatus, InputCheck, Root
 from dumptui.core.search.localerror import LocalError
 from dumptui.core.search.selection import FlipSite
 from dumptui.report import selection as selection_words
-from dumptui.report.cause import fmt_gain, why
+from dumptui.report.cause import why
 from dumptui.report.reasons import (
     INFERRED_FLOW,
     difference_words,
@@ -114,7 +114,7 @@ def local_error(le: LocalError | None) -> dict | None:
         "gain": num(le.gain_rel),
         "gain_absolute": num(le.gain_abs),
         # the gain as every text says it ("inf" where no error came in: JSON has no infinity, `gain` is null)
-        "gain_words": fmt_gain(le.gain_rel),
+        "gain_words": selection_words.gain_words(le),  # (a flip's code where a flip resized its inputs)
         "floor": num(le.floor),
         "floor_dtype": le.floor_dtype,
         "differs": [difference_words(d) for d in le.differs],
@@ -213,7 +213,7 @@ def skipped(session: Session, results: list[TensorResult] | None = None) -> dict
     compared so far (or among `results`) whose verdict is unreadable."""
     return {
         "files": {
-            side: sum(1 for p in d.problems if p.severity == "error")
+            side: sum(1 for p in d.problems if p.severity == Severity.ERROR)
             for side, d in (("ref", session.ref), ("target", session.target))
         },
         "tensor_pairs": sum(

@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dumptui.core.compare.metrics import SideStats, side_stats
+from dumptui.core.compare.metrics import side_stats
+from dumptui.core.compare.pairstats import SideStats
 from dumptui.core.formats.cann_file import RawName, parse_raw_name, read_raw_file
 from dumptui.core.formats.mindspore import parse_npy_name
 from dumptui.core.formats.mindspore_bin import bin_tensor_ref, parse_bin_name
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import regular_size
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, TensorRef
 
 
 @dataclass
@@ -50,7 +51,7 @@ def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
             "dtype (name)": npy.dtype or "(none: older release)",
         }
         name_dt = dtypes.canonical(npy.dtype) if npy.dtype else None
-        return TensorRef(path, npy.io, int(npy.slot), dtype=name_dt, size_on_disk=size)
+        return TensorRef(path, INOUT_NAMED[npy.io], int(npy.slot), dtype=name_dt, size_on_disk=size)
     cann = parse_raw_name(base)
     if cann is not None:
         return _raw_dump_tensor(path, cann, info)
@@ -65,7 +66,7 @@ def _tensor_of(path: str, size: int, info: FileInfo) -> TensorRef | None:
         return bin_tensor_ref(path, raw)
     if base.endswith(".npy"):
         info.kind = "npy file"
-        return TensorRef(path, "output", 0, size_on_disk=size)
+        return TensorRef(path, OUTPUT, 0, size_on_disk=size)
     return None
 
 
@@ -90,7 +91,7 @@ def _raw_dump_tensor(path: str, name: RawName, info: FileInfo) -> TensorRef | No
     if not raw.tensors:
         info.problem = raw.problem or "no tensors in this dump file"
         return None
-    t = next((t for t in raw.tensors if t.io == "output"), raw.tensors[0])
+    t = next((t for t in raw.tensors if t.io == OUTPUT), raw.tensors[0])
     return TensorRef(
         path,
         t.io,

@@ -30,12 +30,12 @@ from dumptui.core.compare import msprobe_metrics as mm
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.verdict import BAD
 from dumptui.core.formats.msprobe_records import MsprobeRecords, TensorRecord, read_records
-from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.dump import OUTPUT, Dump, InOut, TensorRef
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError
 from dumptui.report.cells import csv_safe_row
 from dumptui.report.reasons import say, say_all
-from dumptui.report.selection import reason_text
+from dumptui.report.selection import gain_words, reason_text
 
 NAMES = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape"]
 REQ_GRAD = ["NPU Requires_grad", "Bench Requires_grad"]
@@ -131,11 +131,11 @@ def dumptui_cells(ctx: RowContext, r: TensorResult) -> dict[str, str]:
         "dumptui Reason": "; ".join(m for m in [reason_text(r.reason), *say_all(r.notes)] if m),
         "dumptui Paired By": say(ctx.res.pair.how),
     }
-    if r.io == "output" and (le is None or r.slot == le.out_slot):
+    if r.io == OUTPUT and (le is None or r.slot == le.out_slot):
         if le is not None:
             d["Local Error"] = cell(le.out_rel)
             d["Input Error"] = cell(le.data_in.worst_rel) if le.data_in is not None else "0"
-            d["Local Gain"] = cell(le.gain_rel)
+            d["Local Gain"] = gain_words(le) if le.resized else cell(le.gain_rel)
         if le is not None or ctx.is_root:
             d["Root"] = "Yes" if ctx.is_root else "No"
     return d
@@ -330,7 +330,7 @@ class MsprobeTable:
     mode: str
     header: list[str]
     rows: list[dict[str, str]]
-    groups: list[tuple[int, str]]  # per row: (op pair index, "input" | "output"), for msprobe's per-op highlighting
+    groups: list[tuple[int, InOut]]  # per row: (op pair index, its side), for msprobe's per-op highlighting
 
 
 def build_table(

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from dumptui.core.model.dump import INPUT, OUTPUT, InOut
+
 OVERFLOW = ("nan\t", "inf\t", "-inf\t", "nan", "inf", "-inf")
 MAX_DIFF_RED = 1e10
 ONE_THOUSAND_IN_RED, ONE_THOUSAND_OUT_RED, ONE_THOUSAND_DIFF_YELLOW = 0.9, 0.6, 0.1
@@ -58,7 +60,7 @@ def _order(v: float) -> float:
     return 0.0 if v < 1 else math.log10(v)
 
 
-def find(rows: list[dict[str, str]], groups: list[tuple[int, str]], mode: str) -> Highlights:
+def find(rows: list[dict[str, str]], groups: list[tuple[int, InOut]], mode: str) -> Highlights:
     """The rows to paint; `groups[i]` is (op pair, io) of `rows[i]`."""
     hl = Highlights()
     if mode == "api-md5":
@@ -76,8 +78,8 @@ def find(rows: list[dict[str, str]], groups: list[tuple[int, str]], mode: str) -
     for i, (op, _io) in enumerate(groups):
         by_op.setdefault(op, []).append(i)
     for members in by_op.values():
-        ins = [i for i in members if groups[i][1] == "input" and _numeric(rows[i], diff_col)]
-        outs = [i for i in members if groups[i][1] == "output" and _numeric(rows[i], diff_col)]
+        ins = [i for i in members if groups[i][1] == INPUT and _numeric(rows[i], diff_col)]
+        outs = [i for i in members if groups[i][1] == OUTPUT and _numeric(rows[i], diff_col)]
         for o in outs:
             if o in hl.red:
                 continue

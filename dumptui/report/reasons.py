@@ -14,14 +14,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
+from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.indexing_progress import Stage
-from dumptui.core.model.dump import NameSource, OrderSource
+from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
 from dumptui.core.search.remedy import Remedy
-from dumptui.core.search.replay.precision import LARGEST, PrecisionFinding
+from dumptui.core.search.replay.precision import LARGEST, Fit, PrecisionFinding, RemedyCause
 
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
@@ -332,7 +333,7 @@ def _only_carries(label: str, slots: tuple[int, ...], why: Reason) -> str:
 
 
 def _unproduced_differs(origin: str, names: tuple[str, ...], slot: int, why: str) -> str:
-    origin = "input from outside the dump" if origin == "input" else origin
+    origin = "input from outside the dump" if origin == SourceKind.INPUT else origin
     what = f"{origin} {'/'.join(names)} (input.{slot})" if names else f"{origin} input.{slot}"
     return f"{what} differs ({why})"
 
@@ -359,7 +360,7 @@ def _beyond_rounding(numbers: Reason | str, kind: CheckKind) -> str:
     return f"differs by more than fp16/bf16 rounding would explain; {say(numbers)}: {advice}"
 
 
-def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: str) -> str:
+def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: Verdict) -> str:
     said = []
     for part in parts:
         if len(part) == 4:
@@ -372,16 +373,16 @@ def _probe(parts: tuple[tuple[object, ...], ...], op_verdict: str) -> str:
     return "; ".join(said) or op_verdict
 
 
-def _blind_inputs(inputs: tuple[tuple[int, str, Reason | str], ...]) -> str:
+def _blind_inputs(inputs: tuple[tuple[int, Verdict, Reason | str], ...]) -> str:
     said = []
     for slot, verdict, why in inputs:
-        if verdict == "shape mismatch":
+        if verdict == Verdict.SHAPE_MISMATCH:
             said.append(f"input.{slot} differs in shape between the sides ({say(why)})")
             continue
         where = (
             "unreadable"
-            if verdict == "unreadable"
-            else f"dumped in the {'reference' if verdict == 'only in ref' else 'target'} only"
+            if verdict == Verdict.UNREADABLE
+            else f"dumped in the {'reference' if verdict == Verdict.ONLY_REF else 'target'} only"
         )
         said.append(f"input.{slot} is {where} ({say(why)})")
     return "; ".join(said)
@@ -410,8 +411,8 @@ def variant_words(f: PrecisionFinding) -> str:
 
 def finding_sentence(f: PrecisionFinding) -> str:
     """What the device-precision replay found (replay/precision.py), with its numbers."""
-    if f.cause == "precision":
-        if f.how == "reproduces":
+    if f.cause == RemedyCause.PRECISION:
+        if f.how == Fit.REPRODUCES:
             return (
                 f"precision: the op at {variant_words(f)}, from the reference's inputs, reproduces the target's "
                 f"output (off by {_f(f.dev_device)} of its RMS, within the {f.dtype} floor "
@@ -422,15 +423,15 @@ def finding_sentence(f: PrecisionFinding) -> str:
             f"of its RMS, the same size as the target's {_f(f.dev_exact)} (another summation order rounds "
             "differently): keep it in float32"
         )
-    if f.cause == "semantics":
+    if f.cause == RemedyCause.SEMANTICS:
         return (
             f"not precision: at {f.dtype} the op, from the reference's inputs, is off by "
             f"{_f(f.dev_replay)} of its RMS, the target by {_f(f.dev_exact)}; the target computes "
             "another function (its implementation or definition differs): the remedy is the op"
         )
-    if f.cause == "input":
+    if f.cause == RemedyCause.INPUT:
         return f"not the op: {say(f.note)}"
-    if f.cause == "wiring":
+    if f.cause == RemedyCause.WIRING:
         return (
             f"not the op: it computes what it should from what it gets, but the target's graph feeds it "
             f"other inputs ({say(f.note)}): the remedy is the graph (the converter, or the model code that "
@@ -635,6 +636,11 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.RESIZED_BY_FLIP: lambda slots, site: (
         f"{', '.join(f'input.{s}' for s in slots)} differs in size between the sides as the selection {site} "
         "upstream flipped on near-ties (each side selecting from its own inputs): carried, not born here"
+    ),
+    Why.FOLLOWS_RESIZING_FLIP: lambda slots, site, note: (
+        f"{', '.join(f'input.{s}' for s in slots)} differs in size between the sides as the selection {site} "
+        "upstream flipped on near-ties: carried, following that flip's change of size, not born here (its "
+        f"elements cannot be paired with the reference's, and no replay checks it{': ' + say(note) if note else ''})"
     ),
     Why.BENIGN_CHECK: lambda kind, name, why: f"{kind} {name}: {say(why)}",
     Why.LARGEST_CARRIED: lambda err, name: (

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from dumptui.core.search.remedy import Remedy
+from dumptui.core.search.replay.precision import RemedyCause
 from dumptui.core.search.selection import FlipSite
 from dumptui.report.reasons import remedy_sentence
 from dumptui.report.remedyfiles import remedy_files
@@ -18,7 +19,7 @@ def print_remedies(con: Console, found: list[Remedy], written: list[str]) -> Non
     if not found:
         con.print("[bold green]No culprit[/bold green]: nothing to remedy")
     for r in found:
-        style = {"precision": "bold yellow", "semantics": "bold red"}.get(r.cause, "bold")
+        style = {RemedyCause.PRECISION: "bold yellow", RemedyCause.SEMANTICS: "bold red"}.get(r.cause, "bold")
         con.print(f"[{style}]{r.cause}[/] {name(r.target_name)} ({name(r.target_type)})")
         con.print(f"  {name(remedy_sentence(r))}")
     for path in written:

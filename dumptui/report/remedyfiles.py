@@ -9,18 +9,19 @@ import os
 
 from dumptui.core.io.safeio import write_text
 from dumptui.core.search.remedy import Remedy
+from dumptui.core.search.replay.precision import RemedyCause
 from dumptui.report.reasons import remedy_sentence, say, variant_words
 
 
 def keep_dtype_file(remedies: list[Remedy]) -> str:
     """ATC's --keep_dtype file: one op name per line (the ops whose cause is precision)."""
-    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == "precision"))
+    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == RemedyCause.PRECISION))
     return "".join(f"{n}\n" for n in names)
 
 
 def op_precision_file(remedies: list[Remedy]) -> str:
     """ATC's --op_precision_mode file: these ops (by node name) computed at high precision, the rest as built."""
-    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == "precision"))
+    names = list(dict.fromkeys(r.target_name for r in remedies if r.cause == RemedyCause.PRECISION))
     if not names:
         return ""
     return "[ByNodeName]\n" + "".join(f"{n}=high_precision\n" for n in names)
@@ -28,14 +29,14 @@ def op_precision_file(remedies: list[Remedy]) -> str:
 
 def lite_config(remedies: list[Remedy]) -> str:
     """The MindSpore Lite converter's config (--configFile): [ascend_context] precision_mode, for the model."""
-    if not any(r.cause == "precision" for r in remedies):
+    if not any(r.cause == RemedyCause.PRECISION for r in remedies):
         return ""
     return "[ascend_context]\nprecision_mode=preferred_fp32\n"
 
 
 def mindspore_snippet(remedies: list[Remedy]) -> str:
     """MindSpore: the cells holding the ops to keep in float32, `to_float(mstype.float32)` each."""
-    cells = list(dict.fromkeys(r.cell for r in remedies if r.cause == "precision"))
+    cells = list(dict.fromkeys(r.cell for r in remedies if r.cause == RemedyCause.PRECISION))
     if not cells:
         return ""
     lines = ["import mindspore as ms", "from mindspore import dtype as mstype", ""]
@@ -63,7 +64,7 @@ def summary(remedies: list[Remedy]) -> str:
     lines = []
     for r in remedies:
         lines.append(f"{r.target_name} ({r.target_type}): {remedy_sentence(r)}")
-    if any(r.cause == "precision" for r in remedies):
+    if any(r.cause == RemedyCause.PRECISION for r in remedies):
         lines += [
             "",
             "Per op first (the rest of the model keeps its speed):",

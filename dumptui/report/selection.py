@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Said
+from dumptui.core.search.localerror import LocalError
+from dumptui.core.search.replay.selection import NMS_TYPES
 from dumptui.core.search.selection import (
     Flip,
     FlipKind,
@@ -20,7 +22,7 @@ from dumptui.core.search.selection import (
     SelectionReason,
 )
 from dumptui.core.search.threshold import MASK_TYPES, THRESHOLD_TYPES
-from dumptui.report.reasons import say
+from dumptui.report.reasons import fmt_gain, say
 
 SAID_FLIPS = 3  # flips described one by one in a sentence (the rest are counted)
 
@@ -58,9 +60,7 @@ def counts(p: SelectionProof) -> str:
     return f"{p.equal} of {p.selected} {what} equal{as_set}"
 
 
-_BOXES = frozenset(
-    {"NMSWithMask", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppression", "NonMaxSuppressionV6", "nms"}
-)
+_BOXES = NMS_TYPES
 
 
 def _rank_flips(flips: Sequence[Flip]) -> list[tuple[str, int]]:
@@ -105,6 +105,12 @@ def _box_flip(f: Flip) -> str:
             f"{head}: it and box {f.other} overlap and their scores {_v(f.value)} vs {_v(f.other_value)} swapped "
             f"order, {_against(f.margin, f.input_error)}"
         )
+    if f.kind == FlipKind.LIMIT:
+        what = f"box {f.other}" if f.other >= 0 else "the box kept in its place"
+        return (
+            f"{head}: the limit of boxes kept fell between it and {what}, their scores {_v(f.value)} vs "
+            f"{_v(f.other_value)} swapped order, {_against(f.margin, f.input_error)}"
+        )
     if f.kind == FlipKind.CASCADE and f.other >= 0:
         return f"{head}: box {f.other}, which decides it, flipped itself"
     if f.kind == FlipKind.MEMBER:
@@ -123,8 +129,11 @@ def flips_words(p: SelectionProof) -> str:
     """The flips of one op, SAID_FLIPS of them described."""
     if not p.flips:
         return ""
-    rank_flips = p.flips[0].kind == FlipKind.RANK
-    parts = _rank_flips(list(p.flips)) if rank_flips else [(_box_flip(f), 1) for f in p.flips]
+    if p.flips[0].kind == FlipKind.RANK:
+        parts = _rank_flips(list(p.flips))
+    else:
+        groups = p.op_type in _BOXES and any(f.row for f in p.flips)  # several NMS groups (batch, class)
+        parts = [((f"group {f.row}: " if groups else "") + _box_flip(f), 1) for f in p.flips]
     said = parts[:SAID_FLIPS]
     rest = p.differing - sum(n for _w, n in said)
     return "; ".join(w for w, _n in said) + (f"; and {rest} more" if rest > 0 else "")
@@ -143,7 +152,9 @@ def proof_sentence(p: SelectionProof) -> str:
         elif w is not None and w.index >= 0:
             first = f": box {w.index} (score {_v(w.value)}) is kept or left out against the overlaps of its inputs"
         total = f" ({p.wrong_count} of {p.selected} selections)" if p.selected else f" ({p.wrong_count} selections)"
-        compared = f"; {counts(p)} on both sides" if p.selected else ""
+        # (the counts of boxes and masked elements say "on both sides" already)
+        both = "" if p.op_type in _BOXES or p.op_type in MASK_TYPES else " on both sides"
+        compared = f"; {counts(p)}{both}" if p.selected else ""
         return f"its selection does not follow from its own inputs{first}{total}{compared}"
     if p.code == SelectionCode.UNMODELLED:
         return (
@@ -179,6 +190,18 @@ def site_sentence(s: FlipSite) -> str:
             f"{'it' if len(s.feeding) == 1 else 'them'} in float32 to keep the reference's order)"
         )
     return out
+
+
+def gain_words(le: LocalError) -> str:
+    """An op's local gain as every view says it. An op whose data inputs a flipped selection resized has none:
+    its inputs were never compared with the reference's (another size on each side), so what would read as an
+    infinite gain ("error from inputs that agree") is the flip's: its code is said instead."""
+    if le.resized:
+        return GAIN_AFTER_FLIP
+    return fmt_gain(le.gain_rel)
+
+
+GAIN_AFTER_FLIP = SelectionReason.AFTER_FLIP.value  # the gain of an op a flip resized: the flip's code
 
 
 def benign_lines(sites: Iterable[FlipSite]) -> list[str]:

@@ -19,6 +19,7 @@ from dumptui.report import data
 from dumptui.report.cause import fmt_gain
 from dumptui.report.documents import compare_code, compare_document
 from dumptui.report.fmt import clean
+from dumptui.report.selection import GAIN_AFTER_FLIP
 
 VERDICT_WORDS = {
     0: "No root of divergence: every op's error is what precision explains",
@@ -35,6 +36,12 @@ def _rel(v: float | None) -> str:
 
 def _g(v: Any) -> str:
     return "-" if v is None else f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def _gain(le: dict) -> str:
+    """`x2.15e+04`, or the code a flip gives an op whose inputs it resized (no gain exists there)."""
+    words = le.get("gain_words") or fmt_gain(le.get("gain"))
+    return words if words == GAIN_AFTER_FLIP else f"x{words}"
 
 
 def _diverged(doc: dict) -> list[dict]:
@@ -56,7 +63,7 @@ def _summary(doc: dict, code: int) -> list[tuple[str, str]]:
                 (
                     "local error",
                     f"output {_rel(le['output_error'])} {'of its statistics' if le.get('statistics_only') else 'of its RMS'} (floor {_rel(le.get('floor'))}), inputs carry "
-                    f"{_rel(le.get('input_error'))}: gain x{le.get('gain_words') or fmt_gain(le.get('gain'))}",
+                    f"{_rel(le.get('input_error'))}: gain {_gain(le)}",
                 )
             )
         if le.get("replay"):
@@ -95,7 +102,7 @@ def _rows(doc: dict) -> list[list[str]]:
                 op["op_type"] or "",
                 op["verdict"],
                 _rel(le.get("output_error")),
-                le.get("gain_words") or fmt_gain(le.get("gain")),
+                _gain(le).removeprefix("x"),
                 str(le.get("kind") or ""),
             ]
         )

@@ -12,13 +12,14 @@ from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import BAD, EQUAL
+from dumptui.core.compare.verdict import BAD, EQUAL, Verdict
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.dump import Dump, Severity, TensorRef
 from dumptui.core.model.reason import Reason
 from dumptui.core.search.bisect import Bisection, CheckKind, CheckStatus, InputCheck, Root, RootKind
 from dumptui.core.search.judgement import NO_JUDGEMENT, RunJudgement
 from dumptui.core.search.localerror import LocalError, LocalKind
+from dumptui.core.search.replay.precision import RemedyCause
 from dumptui.report import fmt
 from dumptui.report.cause import fmt_gain, of_what, proof_words, why
 from dumptui.report.data import benign_evidence
@@ -38,7 +39,7 @@ ROLE_STYLE = {
 }
 
 
-def verdict_style(v: str | None) -> str:
+def verdict_style(v: Verdict | None) -> str:
     return ROLE_STYLE.get(role(v), "") if v else ""
 
 
@@ -47,7 +48,7 @@ def name(s: object) -> str:
     return fmt.markup(say(s) if isinstance(s, Reason) else s)
 
 
-def verdict_text(v: str | None) -> Text:
+def verdict_text(v: Verdict | None) -> Text:
     return Text(v or "-", style=verdict_style(v))
 
 
@@ -160,10 +161,10 @@ def print_cause(console: Console, session: Session, r: Root) -> None:
     if r.kind != RootKind.OUTPUTS:
         return  # an input or weight that differs: the preconditions say what
     rem = remedy_of_root(session, r)
-    if rem.cause == "unknown":
+    if rem.cause == RemedyCause.UNKNOWN:
         return
     console.print(f"  [bold yellow]cause:[/bold yellow] {name(remedy_sentence(rem))}")
-    if rem.cause == "precision":
+    if rem.cause == RemedyCause.PRECISION:
         console.print(
             "  remedy: `dumptui remedy REF TARGET -o DIR` writes keep_dtype.cfg, op_precision.ini, converter_ascend.cfg, to_float32.py"
         )
@@ -250,7 +251,7 @@ def _print_pairing(console: Console, s: Session) -> None:
         console.print(f"  unpaired: {shown}{more}")
     for d in (s.ref, s.target):
         for problem in d.problems:
-            if problem.severity == "error":
+            if problem.severity == Severity.ERROR:
                 console.print(f"  [magenta]unreadable[/magenta] {name(problem.path)}: {name(say(problem.reason))}")
 
 
@@ -423,7 +424,7 @@ def compare_table(results: list[OpResult], only_bad: bool = False, judgement: Ru
 
 
 def compare_summary(results: list[OpResult]) -> Group:
-    counts: dict[str, int] = {}
+    counts: dict[Verdict, int] = {}
     for res in results:
         for r in res.inputs + res.outputs:
             counts[r.verdict] = counts.get(r.verdict, 0) + 1

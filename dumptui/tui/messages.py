@@ -18,11 +18,16 @@ from dumptui.present.picker import Unit, UnitAnswer
 from dumptui.present.progress import RUNNING, StatisticsState
 from dumptui.present.relations import Relation
 from dumptui.present.tree import OpTreeModel
-from dumptui.present.types import OpResult, WorstElement
+from dumptui.present.types import OpResult, Verdict, WorstElement
+
+
+class PairPosted(Message, bubble=False):
+    """The base of what the pair's workers post about the dumps, the statistics and the bisection: the main
+    screen hands each to its `WorkFeed` (tui/screens/feed.py), which has a method by the message's handler name."""
 
 
 @dataclass
-class OpenProgress(Message, bubble=False):
+class OpenProgress(PairPosted, bubble=False):
     """Opening the dumps: which stage is running (indexing, aligning, graph, resuming)."""
 
     stage: str
@@ -33,7 +38,7 @@ class OpenProgress(Message, bubble=False):
 
 
 @dataclass
-class SearchProgress(Message, bubble=False):
+class SearchProgress(PairPosted, bubble=False):
     """The bisection's preparation: on a noisy pair, every op judged (compares, then replays)."""
 
     done: int
@@ -44,14 +49,14 @@ class SearchProgress(Message, bubble=False):
 
 
 @dataclass
-class PreviewReady(Message, bubble=False):
+class PreviewReady(PairPosted, bubble=False):
     """The reference's op names (from its execution-order csv), before the dumps are indexed."""
 
     model: OpTreeModel  # over PreviewPairs: names only
 
 
 @dataclass
-class SessionReady(Message, bubble=False):
+class SessionReady(PairPosted, bubble=False):
     """Both dumps indexed and aligned: the op tree can be shown (no statistic computed yet)."""
 
     model: OpTreeModel
@@ -59,7 +64,7 @@ class SessionReady(Message, bubble=False):
 
 
 @dataclass
-class BisectionReady(Message, bubble=False):
+class BisectionReady(PairPosted, bubble=False):
     """The bisection order (and dataflow graph over the pairs) is built; `resume` holds a saved session."""
 
     driver: BisectDriver
@@ -69,7 +74,7 @@ class BisectionReady(Message, bubble=False):
 
 
 @dataclass
-class StatisticsProgress(Message, bubble=False):
+class StatisticsProgress(PairPosted, bubble=False):
     done: int  # tensor pairs compared
     total: int
     state: StatisticsState = RUNNING  # running | done | cancelled
@@ -80,14 +85,14 @@ class StatisticsProgress(Message, bubble=False):
 
 
 @dataclass
-class VerdictsKnown(Message, bubble=False):
+class VerdictsKnown(PairPosted, bubble=False):
     """Op verdicts that became known (pair index -> verdict), batched by the statistics worker."""
 
-    verdicts: dict[int, str | None] = field(default_factory=dict)
+    verdicts: dict[int, Verdict | None] = field(default_factory=dict)
 
 
 @dataclass
-class BisectionChanged(Message, bubble=False):
+class BisectionChanged(PairPosted, bubble=False):
     """The bisection after `command`; for `a` (RUN), `run` says whether this is a step on the way or the end."""
 
     state: BisectState
@@ -107,7 +112,7 @@ class BisectionChanged(Message, bubble=False):
 
 
 @dataclass
-class FirstProbe(Message, bubble=False):
+class FirstProbe(PairPosted, bubble=False):
     """Before a noisy pair's search has judged every op: the probe it offers first, with its own numbers and
     its mark pending (`BisectState.pending`); the search's BisectionChanged follows."""
 

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from dumptui.present import msprobe_result as pm
+from dumptui.present.types import Verdict
 from dumptui.report.fmt import clean
 from dumptui.report.looks import mark
 from dumptui.report.msprobe_read import MsprobeResult, ResultRow
@@ -24,7 +25,7 @@ from dumptui.tui.keymap import binding_rows, widget_sections
 from dumptui.tui.screens.help import HelpScreen
 from dumptui.tui.widgets.searchbar import SearchBar
 
-FAILING, PASSING = mark("diverged"), mark("close")
+FAILING, PASSING = mark(Verdict.DIVERGED), mark(Verdict.CLOSE)
 RESULT_MARKS = [
     (FAILING, "a row msprobe's Result column fails (or an op holding such rows)"),
     (PASSING, "a row that passes"),

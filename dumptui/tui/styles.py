@@ -7,6 +7,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
+from dumptui.present.types import Verdict
 from dumptui.report import fmt
 from dumptui.report.looks import mark as verdict_mark
 from dumptui.report.looks import role
@@ -66,16 +67,16 @@ class ThemeStyles:
             self._cache[key] = Style(color=color, bold=bold or None, dim=None if color or not variable else True)
         return self._cache[key]
 
-    def verdict(self, verdict: str | None) -> Style:
+    def verdict(self, verdict: Verdict | None) -> Style:
         spec = ROLE_VARIABLE.get(role(verdict)) if verdict else None
         if spec is None:
             return Style(dim=True)
         return self.variable(*spec)
 
-    def mark(self, verdict: str | None) -> Text:
+    def mark(self, verdict: Verdict | None) -> Text:
         return Text(verdict_mark(verdict), style=self.verdict(verdict))
 
-    def verdict_text(self, verdict: str | None) -> Text:
+    def verdict_text(self, verdict: Verdict | None) -> Text:
         return Text(verdict or "not computed", style=self.verdict(verdict))
 
     def bar(self, kind: str) -> Style:
@@ -86,7 +87,7 @@ class ThemeStyles:
         "error", "warning", "success", "accent" ("" for plain text)."""
         kind, _, arg = role.partition(":")
         if kind == "verdict":
-            return self.verdict(arg or None)
+            return self.verdict(Verdict.of(arg or None))
         if kind == "bar":
             return self.bar(arg)
         fixed: dict[str, Style | str] = {

@@ -13,7 +13,8 @@ from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.graph.byflow import DATAFLOW_RETYPED
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import DumpError, NameSource, OrderSource
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import NameSource, OrderSource
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
 from dumptui.report.reasons import say, say_all

@@ -38,33 +38,54 @@ def _close(shown: str, value: float | None) -> bool:
 def contradictions(root: dict, remedy: dict | None) -> list[str]:
     """Where a root's words and its numbers disagree (empty when they agree)."""
     out: list[str] = []
-    why = root["why"]
     le = root.get("local_error") or {}
-    texts = [why, le.get("why") or ""]
-    inputs = {f"input.{t['slot']}": t for t in root.get("inputs", [])}
-    floor = le.get("floor")
-    in_err = le.get("input_error")
-    for text in texts:
-        if re.search(r"\binputs agree\b(?! within)", text):
-            if in_err is not None and floor is not None and in_err > floor:
-                out.append(f"'inputs agree' beside inputs that carry {in_err} > floor {floor}: {text}")
-            named = set(re.findall(r"\(?(input\.\d+)\)? differs", text))  # said to differ: not among "agree"
-            bad = [k for k, t in inputs.items() if t["verdict"] == "diverged" and k not in named]
-            if bad and root["kind"] == "outputs":
-                out.append(f"'inputs agree' beside diverged {bad}: {text}")
-        for m in re.finditer(r"inputs carry " + NUMBER, text):
-            if not _close(m.group(1), in_err):
-                out.append(f"'inputs carry {m.group(1)}' but the input error is {in_err}")
-        for m in re.finditer(r"output error " + NUMBER + r" > \w+ floor " + NUMBER, text):
-            if not _num(m.group(1)) > _num(m.group(2)):
-                out.append(f"'output error {m.group(1)} > floor {m.group(2)}' is false")
-            if not _close(m.group(1), le.get("output_error")):
-                out.append(f"'output error {m.group(1)}' but output_error is {le.get('output_error')}")
-        for m in re.finditer(r"error grows x" + NUMBER, text):
-            if not _close(m.group(1), le.get("gain")):
-                out.append(f"'grows x{m.group(1)}' but the gain is {le.get('gain')}")
+    for text in (root["why"], le.get("why") or ""):
+        out += _agreement_claims(text, root, le)
+        out += _number_claims(text, le)
         if "benign" in text or "carried precision noise" in text:
             out.append(f"a root called benign or carried noise: {text}")
+    out += _root_claims(root, le)
+    for c in (remedy or {}).get("culprits", []):
+        out += _remedy_claims(c)
+    return out
+
+
+def _agreement_claims(text: str, root: dict, le: dict) -> list[str]:
+    """'inputs agree': no input error above the floor, no diverged input the text does not name."""
+    if not re.search(r"\binputs agree\b(?! within)", text):
+        return []
+    out: list[str] = []
+    floor, in_err = le.get("floor"), le.get("input_error")
+    if in_err is not None and floor is not None and in_err > floor:
+        out.append(f"'inputs agree' beside inputs that carry {in_err} > floor {floor}: {text}")
+    named = set(re.findall(r"\(?(input\.\d+)\)? differs", text))  # said to differ: not among "agree"
+    inputs = {f"input.{t['slot']}": t for t in root.get("inputs", [])}
+    bad = [k for k, t in inputs.items() if t["verdict"] == "diverged" and k not in named]
+    if bad and root["kind"] == "outputs":
+        out.append(f"'inputs agree' beside diverged {bad}: {text}")
+    return out
+
+
+def _number_claims(text: str, le: dict) -> list[str]:
+    """The input error, the output error against its floor and the gain, as printed, against the JSON's."""
+    out: list[str] = []
+    for m in re.finditer(r"inputs carry " + NUMBER, text):
+        if not _close(m.group(1), le.get("input_error")):
+            out.append(f"'inputs carry {m.group(1)}' but the input error is {le.get('input_error')}")
+    for m in re.finditer(r"output error " + NUMBER + r" > \w+ floor " + NUMBER, text):
+        if not _num(m.group(1)) > _num(m.group(2)):
+            out.append(f"'output error {m.group(1)} > floor {m.group(2)}' is false")
+        if not _close(m.group(1), le.get("output_error")):
+            out.append(f"'output error {m.group(1)}' but output_error is {le.get('output_error')}")
+    for m in re.finditer(r"error grows x" + NUMBER, text):
+        if not _close(m.group(1), le.get("gain")):
+            out.append(f"'grows x{m.group(1)}' but the gain is {le.get('gain')}")
+    return out
+
+
+def _root_claims(root: dict, le: dict) -> list[str]:
+    """A root is never its local error's 'carried' or 'benign', and its replay's numbers are the text's."""
+    out: list[str] = []
     if le and root["kind"] == "outputs" and le.get("kind") not in ("root", None):
         out.append(f"a root whose local error says {le.get('kind')}: {le.get('why')}")
     for t in root.get("outputs", []):
@@ -74,20 +95,25 @@ def contradictions(root: dict, remedy: dict | None) -> list[str]:
         if "benign" in c:
             out.append(f"a root's caveat says benign: {c}")
     rp = le.get("replay")
-    if rp and "given its own inputs" in why:
-        m = re.search(r"target output is off by " + NUMBER + r".*reference's by " + NUMBER, why)
+    if rp and "given its own inputs" in root["why"]:
+        m = re.search(r"target output is off by " + NUMBER + r".*reference's by " + NUMBER, root["why"])
         if m and not (_close(m.group(1), rp["target_deviation"]) and _close(m.group(2), rp["reference_deviation"])):
             out.append(f"replay numbers in the text {m.groups()} differ from {rp}")
-    for c in (remedy or {}).get("culprits", []):
-        s = c["sentence"]
-        m = re.search(r"off by " + NUMBER + r" of its RMS, within the \w+ floor " + NUMBER, s)
-        if m and _num(m.group(1)) > _num(m.group(2)):
-            out.append(f"'within the floor' but {m.group(1)} > {m.group(2)}")
-        if c["cause"] == "precision" and c["how"] == "reproduces":
-            if not (c["target_vs_device_replay"] <= c["floor"] and c["target_vs_device_replay"] < c["target_vs_exact"]):
-                out.append(f"'reproduces' but the numbers say otherwise: {c}")
-        if c["cause"] == "semantics" and (c.get("target_vs_exact") or 0) <= (c.get("floor") or 0):
-            out.append(f"'another function' while the target matches the op within the floor: {c}")
+    return out
+
+
+def _remedy_claims(c: dict) -> list[str]:
+    """A remedy's culprit: 'within the floor', 'reproduces' and 'another function' agree with its numbers."""
+    out: list[str] = []
+    m = re.search(r"off by " + NUMBER + r" of its RMS, within the \w+ floor " + NUMBER, c["sentence"])
+    if m and _num(m.group(1)) > _num(m.group(2)):
+        out.append(f"'within the floor' but {m.group(1)} > {m.group(2)}")
+    if c["cause"] == "precision" and c["how"] == "reproduces":
+        replayed = c["target_vs_device_replay"]
+        if not (replayed <= c["floor"] and replayed < c["target_vs_exact"]):
+            out.append(f"'reproduces' but the numbers say otherwise: {c}")
+    if c["cause"] == "semantics" and (c.get("target_vs_exact") or 0) <= (c.get("floor") or 0):
+        out.append(f"'another function' while the target matches the op within the floor: {c}")
     return out
 
 

@@ -26,9 +26,9 @@ from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.compare.spread import evaluate_spread, shippable
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.npy import payloads_kept
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import InOut, TensorRef
 
-Job = tuple[OpPair, str, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
+Job = tuple[OpPair, InOut, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 # Tensor pairs handed to a long-lived pool at a time: enough chunks (ComparePool.CHUNK_JOBS) to keep every
 # worker busy, few enough that their specs stay a few MB.
 POOL_SLICE_JOBS = 4096
@@ -95,7 +95,7 @@ def evaluate_all(
 
 def _settle_without_reading(
     session: Session,
-    jobs: list[tuple[OpPair, str, int, TensorRef | None, TensorRef | None]],
+    jobs: list[tuple[OpPair, InOut, int, TensorRef | None, TensorRef | None]],
     counter: _Progress,
     cancelled: Callable[[], bool] | None,
     purpose: str,

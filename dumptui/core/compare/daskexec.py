@@ -53,14 +53,14 @@ def batches(jobs: list[PairJob]) -> list[list[PairJob]]:
 def _absolute(spec: TensorSpec) -> TensorSpec:
     """A worker runs in a folder of its own (often on another host): a path relative to here means
     nothing there, and would read nothing or another file of the same name."""
-    return (os.path.abspath(spec[0]),) + tuple(spec[1:])
+    return (os.path.abspath(spec[0]),) + spec[1:]
 
 
 def _mapped(spec: TensorSpec, path_map: list[tuple[str, str]]) -> TensorSpec:
     path = spec[0]
     for local, remote in path_map:
         if path == local or path.startswith(local.rstrip(os.sep) + os.sep):
-            return (remote.rstrip(os.sep) + path[len(local.rstrip(os.sep)) :],) + tuple(spec[1:])
+            return (remote.rstrip(os.sep) + path[len(local.rstrip(os.sep)) :],) + spec[1:]
     return spec
 
 

@@ -4,14 +4,14 @@ histogram of the errors, and whether a single fp16/bf16 rounding explains every 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from dumptui.core.compare.metrics import CHUNK, as_real, chunk_pairs
 from dumptui.core.io import dtypes
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import TensorRef, TensorStats
 
 
 @dataclass
@@ -117,41 +117,36 @@ def within_rounding(ref: TensorRef, target: TensorRef, chunk: int = CHUNK) -> st
 MEAN_SIGMAS = 6.0  # a mean moved by rounding: within this many standard deviations of the rounding's mean
 
 
-def stats_within_rounding(ref: Mapping, target: Mapping, n: int | None = None) -> str | None:
+def stats_within_rounding(ref: TensorStats, target: TensorStats, n: int | None = None) -> str | None:
     """For statistic-only records: the format (float16/bfloat16) whose rounding explains the difference of
     every statistic, or None. Rounding each element moves max and min by one rounding at most and the L2 norm
     by at most u x itself; the mean moves by the mean of n independent roundings, whose standard deviation is
     u x RMS / sqrt(3n): beyond MEAN_SIGMAS of those, a shifted mean is not rounding (a network input whose mean
     moved 7 % is not bf16). Without the element count the mean cannot be judged and is left out."""
-    keys = [
-        k
-        for k in ("max", "min", "l2")
-        if isinstance(ref.get(k), (int, float)) and isinstance(target.get(k), (int, float))
-    ]
-    if not keys:
+    both: dict[str, tuple[float, float]] = {}  # statistic -> (ref, target), where both sides give a number
+    for k in ("max", "min", "l2"):
+        r, t = ref.get(k), target.get(k)
+        if isinstance(r, (int, float)) and isinstance(t, (int, float)):
+            both[k] = (r, t)
+    if not both:
         return None
     means = [d.get("mean") for d in (ref, target)]
     mean_ref, mean_target = means
     judge_mean = (
         n is not None
         and n > 0
-        and "l2" in keys
+        and "l2" in both
         and isinstance(mean_ref, (int, float))
         and isinstance(mean_target, (int, float))
     )
     for fmt in ("float16", "bfloat16"):
         u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
-        if not all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):
+        if not all(abs(t - r) <= u * max(abs(t), abs(r)) * 1.0001 + tiny for r, t in both.values()):
             continue
         if judge_mean:
             assert n is not None and isinstance(mean_ref, (int, float)) and isinstance(mean_target, (int, float))
-            rms = max(abs(ref["l2"]), abs(target["l2"])) / math.sqrt(n)
+            rms = max(abs(both["l2"][0]), abs(both["l2"][1])) / math.sqrt(n)
             if abs(mean_ref - mean_target) > MEAN_SIGMAS * u * rms / math.sqrt(3 * n) + tiny:
                 continue
         return fmt
-    return None
-    for fmt in ("float16", "bfloat16"):
-        u, tiny = dtypes.UNIT_ROUNDOFF[fmt], dtypes.SMALLEST_SUBNORMAL[fmt]
-        if all(abs(target[k] - ref[k]) <= u * max(abs(target[k]), abs(ref[k])) * 1.0001 + tiny for k in keys):
-            return fmt
     return None

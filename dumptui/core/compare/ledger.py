@@ -9,12 +9,14 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from dumptui.core.model.dump import InOut
+
 
 @dataclass(frozen=True)
 class Read:
     purpose: str  # "precondition", "graph output", "probe", "culprit check", "other roots", "compare"...
     op: str  # the op pair's key
-    io: str
+    io: InOut
     slot: int
 
     def __str__(self) -> str:
@@ -26,10 +28,10 @@ class ReadLedger:
 
     def __init__(self) -> None:
         # (op, io, slot) -> purpose; a Read is made only when asked for: a full compare books every pair
-        self._reads: dict[tuple[str, str, int], str] = {}
+        self._reads: dict[tuple[str, InOut, int], str] = {}
         self._lock = threading.Lock()
 
-    def book(self, purpose: str, op: str, io: str, slot: int) -> None:
+    def book(self, purpose: str, op: str, io: InOut, slot: int) -> None:
         key = (op, io, slot)
         with self._lock:
             if key not in self._reads:

@@ -501,7 +501,7 @@ def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
             kept = float(values[~high].sum()) + float(np.partition(above, rest)[:rest].sum())
             return kept / (n - k)
         if above.size < k:
-            low = values[values < t]
+            low: np.ndarray = values[values < t]
             if low.size <= n - k:  # the cut falls among the values equal to t
                 return (float(low.sum()) + (n - k - low.size) * float(t)) / (n - k)
     return float(np.partition(values, n - k)[: n - k].sum()) / (n - k)

@@ -8,12 +8,11 @@ the same number. The pair statistics record (pairstats.py), the CSV (report/csvo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from dumptui.core.model.vocab import Word
 
 
-class Kind(str, Enum):
+class Kind(Word):
     COUNT = "count"  # an integer count (exact up to 2**53)
     FLAG = "flag"  # true or false
     VALUE = "value"  # a float; None (JSON null, an empty cell) when undefined, with the reason in `undefined`

@@ -222,7 +222,8 @@ def _relative_error(n: np.ndarray, b: np.ndarray) -> np.ndarray:
     b2[zero] += eps
     n2[zero] += eps
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.abs((n2 - b2) / b2)
+        rel: np.ndarray = np.abs((n2 - b2) / b2)
+    return rel
 
 
 def _cosine(dot: float, nn: float, bb: float, count: int) -> tuple[Value, str]:
@@ -256,7 +257,7 @@ def check_accuracy(cosine: Value | None, max_abs: Value | None) -> str:
     if N_A in (cosine, max_abs):
         return NO
     try:
-        c, m = float(cosine), float(max_abs)  # type: ignore[arg-type]
+        c, m = float(cosine), float(max_abs)  # type: ignore[arg-type]  # a word or None: float() refuses it
     except (TypeError, ValueError):
         return "None"
     if c < 0.99 and m > 0.001:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dumptui.core.compare.metrics import TRIM, PairStats
+from dumptui.core.compare.metrics import TRIM
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.io import dtypes
 
 FLOOR = {"float64": 2.0**-40, "float32": 2.0**-13, "float16": 2.0**-10, "bfloat16": 2.0**-7}

@@ -59,7 +59,7 @@ class _Int:
     __slots__ = ("pos",)
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.pos = owner._INTS.index(name)  # type: ignore[attr-defined]
+        self.pos = owner._INTS.index(name)  # type: ignore[attr-defined]  # set on PairStats and SideStats
 
     @overload
     def __get__(self, obj: None, owner: type) -> _Int: ...
@@ -82,7 +82,7 @@ class _Float:
     __slots__ = ("pos",)
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.pos = owner._FLOATS.index(name)  # type: ignore[attr-defined]
+        self.pos = owner._FLOATS.index(name)  # type: ignore[attr-defined]  # set on PairStats and SideStats
 
     @overload
     def __get__(self, obj: None, owner: type) -> _Float: ...
@@ -111,7 +111,7 @@ class _Flag:
     __slots__ = ("bit",)
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.bit = FLAG_BIT + owner._FLAGS.index(name)  # type: ignore[attr-defined]
+        self.bit = FLAG_BIT + owner._FLAGS.index(name)  # type: ignore[attr-defined]  # set on PairStats and SideStats
 
     @overload
     def __get__(self, obj: None, owner: type) -> _Flag: ...

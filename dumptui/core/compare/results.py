@@ -6,20 +6,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dumptui.core.compare.hints import Hint
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
-from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, worst
+from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.pairstats import PairStats
+from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, Verdict, worst
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import InOut, TensorRef
 from dumptui.core.model.reason import Said
 
 
 @dataclass(slots=True)  # one per tensor pair compared, kept for the session: no __dict__ each
 class TensorResult:
-    io: str
+    io: InOut
     slot: int
     ref: TensorRef | None
     target: TensorRef | None
-    verdict: str
+    verdict: Verdict
     reason: Said = ""  # a Reason (report/reasons.py words it), or a reader's words about an unreadable file
     stats: PairStats | None = None
     tolerance: ElementTolerance | None = None
@@ -50,8 +51,8 @@ class OpResult:
     pair: OpPair
     inputs: list[TensorResult]
     outputs: list[TensorResult]
-    verdict: str  # from the outputs
-    input_verdict: str | None
+    verdict: Verdict  # from the outputs
+    input_verdict: Verdict | None
     # the op's hints, made when first asked for (they look at its graph neighbours: a scan made every op's
     # hints for every op result it asked for, and read none of them)
     hints_of: Callable[[], list[Hint]] = list
@@ -61,7 +62,7 @@ class OpResult:
         return self.hints_of()
 
 
-def op_verdict(results: list[TensorResult]) -> str | None:
+def op_verdict(results: list[TensorResult]) -> Verdict | None:
     """An op's verdict from its outputs: the worst that counts (ignored outputs do not)."""
     counted = [r.verdict for r in results if r.verdict != IGNORED]
     if not counted:

@@ -15,7 +15,8 @@ from typing import cast
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import ReadLedger
-from dumptui.core.compare.metrics import ElementTolerance, PairStats, SideStats, compare_tensors, side_stats
+from dumptui.core.compare.metrics import ElementTolerance, compare_tensors, side_stats
+from dumptui.core.compare.pairstats import PairStats, SideStats
 from dumptui.core.compare.processes import PairExecutor
 from dumptui.core.compare.results import OpResult, TensorResult, op_verdict
 from dumptui.core.compare.samefiles import SameFiles
@@ -32,6 +33,7 @@ from dumptui.core.compare.verdict import (
     IgnoreMatcher,
     IgnoreRule,
     Thresholds,
+    Verdict,
     compare_statistics,
     judge,
 )
@@ -39,11 +41,11 @@ from dumptui.core.graph.align import Alignment, OpPair, align
 from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
 from dumptui.core.model import recordstats
-from dumptui.core.model.dump import Dump, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.model.recordstats import RecordStats
 
-TensorPair = tuple[str, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
+TensorPair = tuple[InOut, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
 Prechecked = tuple[ElementTolerance, list[Said], "Reason | None"]  # tolerance, notes, ignore reason
 
 
@@ -97,18 +99,18 @@ class Session:
 
     # ------------------------------------------------------------------ tensors
     @staticmethod
-    def tensor_pairs(pair: OpPair, io: str | None = None) -> list[TensorPair]:
+    def tensor_pairs(pair: OpPair, io: InOut | None = None) -> list[TensorPair]:
         out: list[TensorPair] = []
-        for side in ("input", "output"):
+        for side in (INPUT, OUTPUT):
             if io and side != io:
                 continue
-            r = (pair.ref.inputs if side == "input" else pair.ref.outputs) if pair.ref else {}
-            t = (pair.target.inputs if side == "input" else pair.target.outputs) if pair.target else {}
+            r = (pair.ref.inputs if side == INPUT else pair.ref.outputs) if pair.ref else {}
+            t = (pair.target.inputs if side == INPUT else pair.target.outputs) if pair.target else {}
             for slot in sorted(set(r) | set(t)):
                 out.append((side, slot, r.get(slot), t.get(slot)))
         return out
 
-    def ignore_reason(self, pair: OpPair, io: str, slot: int) -> Reason | None:
+    def ignore_reason(self, pair: OpPair, io: InOut, slot: int) -> Reason | None:
         op = pair.ref or pair.target
         return self._ignore_matcher.reason(op, io, slot) if op is not None else None
 
@@ -121,7 +123,7 @@ class Session:
         return self._cache.get(pair_key(ref, target))
 
     def tensor_result(
-        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
     ) -> TensorResult:
         key = pair_key(ref, target)
         hit = self._cache.get(key)
@@ -135,7 +137,7 @@ class Session:
             return self._cache.setdefault(pair_key(ref, target), res)
 
     def _evaluate(
-        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
     ) -> TensorResult:
         pre = self.precheck(pair, io, slot, ref, target, purpose)
         if isinstance(pre, TensorResult):
@@ -150,7 +152,7 @@ class Session:
 
     @staticmethod
     def read_failed(
-        io: str, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[Said]
+        io: InOut, slot: int, ref: TensorRef, target: TensorRef, reason: str, notes: list[Said]
     ) -> TensorResult:
         """A pair whose values could not be read although their headers could: the file that fails is found
         and marked unreadable with the reason, so that it is listed with its path wherever damaged files are."""
@@ -164,7 +166,7 @@ class Session:
         return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
-        self, pair: OpPair, io: str, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
     ) -> TensorResult | Prechecked:
         """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
         compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
@@ -222,7 +224,7 @@ class Session:
     def finish(
         self,
         pair: OpPair,
-        io: str,
+        io: InOut,
         slot: int,
         ref: TensorRef,
         target: TensorRef,
@@ -247,7 +249,7 @@ class Session:
     def _evaluate_statistics(
         self,
         pair: OpPair,
-        io: str,
+        io: InOut,
         slot: int,
         ref: TensorRef,
         target: TensorRef,
@@ -299,15 +301,15 @@ class Session:
     def is_final(self, res: TensorResult) -> bool:
         return pair_key(res.ref, res.target) in self.final
 
-    def identical(self, pair: OpPair, io: str, slot: int, purpose: str = "") -> TensorResult | None:
+    def identical(self, pair: OpPair, io: InOut, slot: int, purpose: str = "") -> TensorResult | None:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.
 
         Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
         cost one streamed read each, and none on the next run of the same pair (samefiles.py). Files that
         differ anywhere (even only in the header) go the full way.
         """
-        r = (pair.ref.inputs if io == "input" else pair.ref.outputs).get(slot) if pair.ref else None
-        t = (pair.target.inputs if io == "input" else pair.target.outputs).get(slot) if pair.target else None
+        r = (pair.ref.inputs if io == INPUT else pair.ref.outputs).get(slot) if pair.ref else None
+        t = (pair.target.inputs if io == INPUT else pair.target.outputs).get(slot) if pair.target else None
         if r is None or t is None or not r.has_data or not t.has_data:
             return None
         if r.refused or t.refused:  # a tensor refused while indexing is never taken for equal
@@ -322,28 +324,30 @@ class Session:
         ins: list[TensorResult] = []
         outs: list[TensorResult] = []
         for io, slot, r, t in self.tensor_pairs(pair):
-            if io == "input" and not inputs:
+            if io == INPUT and not inputs:
                 continue
             res = self.tensor_result(pair, io, slot, r, t, purpose)
-            (ins if io == "input" else outs).append(res)
+            (ins if io == INPUT else outs).append(res)
         return self.assembled(pair, ins, outs)
 
     def assembled(self, pair: OpPair, ins: list[TensorResult], outs: list[TensorResult]) -> OpResult:
         """The op's result from its tensors' results (inputs and outputs in `tensor_pairs` order)."""
-        verdict: str
+        verdict: Verdict
         if not pair.paired:
             verdict = ONLY_REF if pair.target is None else ONLY_TARGET
         else:
             verdict = op_verdict(outs) or NOT_COMPARABLE
         return OpResult(pair, ins, outs, verdict, op_verdict(ins) if ins else None, partial(self.hints, pair))
 
-    def cached_verdict(self, pair: OpPair, judged: Callable[[TensorResult], TensorResult] | None = None) -> str | None:
+    def cached_verdict(
+        self, pair: OpPair, judged: Callable[[TensorResult], TensorResult] | None = None
+    ) -> Verdict | None:
         """The op's verdict if all its outputs were already compared, else None (never reads). `judged`: the
         search's verdicts in context (a bisection's `judged`), so a tree mark says what the panes say."""
         if not pair.paired:
             return ONLY_REF if pair.target is None else ONLY_TARGET
         res = []
-        for _io, _slot, r, t in self.tensor_pairs(pair, "output"):
+        for _io, _slot, r, t in self.tensor_pairs(pair, OUTPUT):
             c = self._cache.get(pair_key(r, t))
             if c is None:
                 return None
@@ -365,7 +369,7 @@ class Session:
         return hints_for(r.op_type if r else None, t.op_type if t else None, dts_r, dts_t, attr, neigh)
 
 
-def _stats_dict(s: SideStats) -> dict:
+def _stats_dict(s: SideStats) -> dict[str, float | None]:
     return {
         "max": s.max,
         "min": s.min,

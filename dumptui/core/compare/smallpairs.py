@@ -130,7 +130,8 @@ def compare_tensor_pairs(
 def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Each row's dot product, as np.dot gives it for that row alone (a stacked matmul calls the same BLAS
     product per row; einsum sums in another order, a few ulps apart)."""
-    return np.matmul(a[:, None, :], b[:, :, None])[:, 0, 0]
+    dots: np.ndarray = np.matmul(a[:, None, :], b[:, :, None])[:, 0, 0]
+    return dots
 
 
 def _rows(n: int, items: list[SmallPair], kl: bool) -> list[PairStats | None]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import PairExecutor, pair_job
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
@@ -26,9 +27,9 @@ from dumptui.core.compare.verdict import Thresholds
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
 from dumptui.core.io.npy import Layout, payloads_kept, shared_layout
-from dumptui.core.model.dump import TensorRef, WorkerSpec
+from dumptui.core.model.dump import InOut, TensorRef, WorkerSpec
 
-Job = tuple[OpPair, str, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
+Job = tuple[OpPair, InOut, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
 # Tensor pairs a worker reads and computes at a time: about CHUNKS_PER_WORKER chunks each, within these bounds.
 # Each submit costs this process a wait (the pool's threads take the interpreter lock to send it): few, large.
 CHUNK_PAIRS = (128, 2048)
@@ -120,42 +121,9 @@ def evaluate_spread(
             layouts, computed = futures[c].result()
             if len(futures) < len(chunks):
                 submit()
-            got: dict[int, Computed] = {}
-            # a chunk's layouts come as a few objects (pickle sends an object used twice once): each made
-            # the shared one once
-            mine_of: dict[int, Layout] = {}
-            for (read_r, read_t), k in zip(layouts, shipped[c]):
-                _pair, _io, _slot, r, t = chunk[k]
-                assert r is not None and t is not None  # shipped jobs have both sides
-                for ref, read in ((r, read_r), (t, read_t)):
-                    if read is not None:
-                        kept = mine_of.get(id(read))
-                        if kept is None:
-                            kept = mine_of[id(read)] = shared_layout(read)
-                        ref.adopt_layout(kept)
-            for item in computed:
-                got[shipped[c][item[0]]] = item
-            for k, job in enumerate(chunk):
-                pair, io, slot, r, t = job
-                pre = session.precheck(pair, io, slot, r, t, purpose)
-                if isinstance(pre, TensorResult):
-                    session.store(pair, r, t, pre)
-                    tick()
-                    if early is not None:
-                        early.known(pair)
-                    continue
-                assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
-                mine = got.get(k)
-                if mine is not None and mine[1] == pre[0] and mine[2] is not None:
-                    judged = session.finish(pair, io, slot, r, t, mine[2], pre, purpose)
-                    heavy.append((job, pre, judged, None))
-                    tick()
-                    if early is not None:
-                        early.known(pair, pair_key(r, t), judged)
-                else:  # not computed there (or its read failed there): here, at the end, as in one process
-                    heavy.append((job, pre, None, None if mine is None else mine[3]))
-                    if early is not None:
-                        early.left_here(pair)
+            _adopt_layouts(chunk, layouts, shipped[c])
+            got: dict[int, Computed] = {shipped[c][item[0]]: item for item in computed}
+            heavy += _judge_chunk(session, chunk, got, tick, early, purpose)
             if early is not None and ready is not None:
                 for res in early.complete():
                     ready(res)
@@ -163,6 +131,56 @@ def evaluate_spread(
         for f in futures:
             f.cancel()
     _finish_here(session, heavy, tick, purpose, leftover, cancelled)
+
+
+def _adopt_layouts(chunk: list[Job], layouts: list[tuple[Layout | None, Layout | None]], positions: list[int]) -> None:
+    """The layouts a worker read, adopted by the chunk's tensors. A chunk's layouts come as a few objects (pickle
+    sends an object used twice once): each made the shared one once."""
+    mine_of: dict[int, Layout] = {}
+    for (read_r, read_t), k in zip(layouts, positions):
+        _pair, _io, _slot, r, t = chunk[k]
+        assert r is not None and t is not None  # shipped jobs have both sides
+        for ref, read in ((r, read_r), (t, read_t)):
+            if read is not None:
+                kept = mine_of.get(id(read))
+                if kept is None:
+                    kept = mine_of[id(read)] = shared_layout(read)
+                ref.adopt_layout(kept)
+
+
+def _judge_chunk(
+    session: Session,
+    chunk: list[Job],
+    got: dict[int, Computed],
+    tick: Callable[[], None],
+    early: _EarlyResults | None,
+    purpose: str,
+) -> list[tuple[Job, Prechecked, TensorResult | None, str | None]]:
+    """A chunk's jobs in order: those the precheck settles stored now; the others judged from the statistics a
+    worker computed, or left to compute here at the end (returned, in job order, for _finish_here)."""
+    heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
+    for k, job in enumerate(chunk):
+        pair, io, slot, r, t = job
+        pre = session.precheck(pair, io, slot, r, t, purpose)
+        if isinstance(pre, TensorResult):
+            session.store(pair, r, t, pre)
+            tick()
+            if early is not None:
+                early.known(pair)
+            continue
+        assert r is not None and t is not None  # precheck settles a one-sided pair with a TensorResult
+        mine = got.get(k)
+        if mine is not None and mine[1] == pre[0] and mine[2] is not None:
+            judged = session.finish(pair, io, slot, r, t, mine[2], pre, purpose)
+            heavy.append((job, pre, judged, None))
+            tick()
+            if early is not None:
+                early.known(pair, pair_key(r, t), judged)
+        else:  # not computed there (or its read failed there): here, at the end, as in one process
+            heavy.append((job, pre, None, None if mine is None else mine[3]))
+            if early is not None:
+                early.left_here(pair)
+    return heavy
 
 
 class _EarlyResults:
@@ -210,6 +228,13 @@ class _EarlyResults:
         return out
 
 
+def _both(job: Job) -> tuple[TensorRef, TensorRef]:
+    """A heavy job's two tensors (a job reaches the heavy list with both: the precheck sets the others aside)."""
+    r, t = job[3], job[4]
+    assert r is not None and t is not None
+    return r, t
+
+
 def _finish_here(
     session: Session,
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]],
@@ -224,11 +249,11 @@ def _finish_here(
     todo = [i for i, (_job, _pre, res, _err) in enumerate(heavy) if res is None]
     done: dict[int, tuple[PairStats | None, str | None]] = {}
     if leftover is not None and todo:
-        specs = [pair_job(k, heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for k, i in enumerate(todo)]  # type: ignore[arg-type]
+        specs = [pair_job(k, *_both(heavy[i][0]), heavy[i][1][0]) for k, i in enumerate(todo)]
         for k, st, err in leftover.run(specs, session.kl, cancelled):
             done[todo[k]] = (st, err)
     else:
-        outcomes = compare_tensor_pairs([(heavy[i][0][3], heavy[i][0][4], heavy[i][1][0]) for i in todo], session.kl)  # type: ignore[misc]
+        outcomes = compare_tensor_pairs([(*_both(heavy[i][0]), heavy[i][1][0]) for i in todo], session.kl)
         done = dict(zip(todo, outcomes))
     for i, (job, pre, res, _err) in enumerate(heavy):
         pair, io, slot, r, t = job

@@ -20,21 +20,22 @@ import fnmatch
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from enum import Enum
 
 from dumptui.core.compare.elements import stats_within_rounding, within_rounding
-from dumptui.core.compare.metrics import ElementTolerance, PairStats
+from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, least_precise, tensor_error
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.io import dtypes
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
-from dumptui.core.model.dump import Op, TensorRef
+from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, InOut, Op, TensorRef, TensorStats
 from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.vocab import Word
 
 
-class Verdict(str, Enum):
+class Verdict(Word):
     """The verdict of a tensor pair (and of an op, from its outputs).
 
     A `str` enum, so a verdict compares equal to its text ("diverged") and serialises as it. `severity` orders
@@ -66,11 +67,6 @@ class Verdict(str, Enum):
     CLOSE = ("close", 9)
     IGNORED = ("ignored", 10)
     EQUAL = ("equal", 11)
-
-    __str__ = str.__str__  # "diverged", not "Verdict.DIVERGED", in f-strings and prints
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
 
     @property
     def bad(self) -> bool:
@@ -104,12 +100,12 @@ BAD = frozenset(v for v in Verdict if v.bad)
 GOOD = frozenset(v for v in Verdict if v.good)
 
 
-def severity(verdict: str | None) -> int:
+def severity(verdict: Verdict | str | None) -> int:
     v = Verdict.of(verdict)
     return v.severity if v is not None else 99
 
 
-def worst(verdicts: Iterable[str | None]) -> str | None:
+def worst(verdicts: Iterable[Verdict | None]) -> Verdict | None:
     vs = [v for v in verdicts if v]
     return min(vs, key=severity) if vs else None
 
@@ -160,7 +156,7 @@ def _tolerance(f: float) -> ElementTolerance:
 
 @dataclass
 class TensorVerdict:
-    verdict: str
+    verdict: Verdict
     reason: Reason
 
 
@@ -200,10 +196,10 @@ class IgnoreRule:
     pattern: str
     reason: Reason
     op_types: tuple[str, ...] = ()
-    io: str | None = None
+    io: InOut | None = None
     slots: tuple[int, ...] | None = None
 
-    def matches(self, op_name: str, op_type: str, io: str, slot: int) -> bool:
+    def matches(self, op_name: str, op_type: str, io: InOut, slot: int) -> bool:
         if self.op_types and op_type not in self.op_types:
             return False
         if self.io and io != self.io:
@@ -218,7 +214,7 @@ BUILTIN_IGNORES = (
         "*",
         because(Why.BATCHNORM_UNINITIALISED),
         op_types=("BatchNorm", "FusedBatchNorm", "BatchNormInfer", "BNInfer", "FusedBatchNormEx"),
-        io="output",
+        io=OUTPUT,
         slots=(1, 2, 3, 4),
     ),
 )
@@ -253,11 +249,11 @@ class IgnoreMatcher:
             self._by_name[op_name] = found
         return found
 
-    def reason(self, op: Op, io: str, slot: int) -> Reason | None:
+    def reason(self, op: Op, io: InOut, slot: int) -> Reason | None:
         return ignore_reason(self.candidates(op.name), op, io, slot)
 
 
-def ignore_reason(rules: list[IgnoreRule] | tuple[IgnoreRule, ...], op: Op, io: str, slot: int) -> Reason | None:
+def ignore_reason(rules: list[IgnoreRule] | tuple[IgnoreRule, ...], op: Op, io: InOut, slot: int) -> Reason | None:
     """Why tensor `io.slot` of `op` means nothing (an ignore rule matches), or None.
 
     BatchNorm's input 5 is is_training; its outputs 1-4 are results only when training, so the built-in rule
@@ -285,7 +281,9 @@ def parse_user_ignore(spec: str) -> IgnoreRule:
     m = re.match(r"^(.*?):(input|output)\.(\d+|\*)$", spec.strip())
     if m:
         slots = None if m.group(3) == "*" else (int(m.group(3)),)
-        return IgnoreRule(m.group(1), because(Why.IGNORED_BY_USER, spec.strip()), io=m.group(2), slots=slots)
+        return IgnoreRule(
+            m.group(1), because(Why.IGNORED_BY_USER, spec.strip()), io=INOUT_NAMED[m.group(2)], slots=slots
+        )
     return IgnoreRule(spec.strip(), because(Why.IGNORED_BY_USER, spec.strip()))
 
 
@@ -313,7 +311,7 @@ def parse_floors(specs: list[str]) -> tuple[tuple[str, float], ...]:
 
 def with_overrides(th: Thresholds, **overrides: object) -> Thresholds:
     """`th` with the given fields replaced (None values keep the default)."""
-    return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+    return replace(th, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]  # fields as the options name them
 
 
 # ---------------------------------------------------------------------------------------------- statistics only
@@ -322,8 +320,8 @@ STAT_KEYS = ("max", "min", "mean", "l2")
 
 
 def compare_statistics(
-    ref: Mapping, tgt: Mapping, floor: float, n: int | None
-) -> tuple[str, Reason, dict[str, float | None]]:
+    ref: TensorStats, tgt: TensorStats, floor: float, n: int | None
+) -> tuple[Verdict, Reason, dict[str, float | None]]:
     """Relative differences of max, min, mean and L2, each `(t - r) / max(|r|, rms)` with rms = L2 / sqrt(n)
     of the reference (so a mean near zero is not blown up); the verdict uses the largest.
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dumptui.core.demo.dumpwriter import SIDES, PairWriter, f16, scalar
+from dumptui.core.demo.dumpwriter import SIDES, Arg, PairWriter, f16, scalar
 
 VARIANTS = ("compiled", "gelu-bug", "moved-bug", "concat-swap", "extra-op")
 TOKENS, HIDDEN, FFN = 16, 32, 64
@@ -62,7 +62,8 @@ def gelu_tanh(x: np.ndarray, c: float = 0.044715) -> np.ndarray:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
+    y: np.ndarray = np.vectorize(math.erf, otypes=[np.float64])(x)
+    return y
 
 
 class _Side:
@@ -74,19 +75,26 @@ class _Side:
     def store(self, v: np.ndarray) -> np.ndarray:
         return f16(v) if self.side == "target" else np.asarray(v, dtype=np.float32)
 
-    def const(self, v: float) -> tuple[np.ndarray, str]:
+    def const(self, v: float) -> Arg:
         return scalar(v, np.float16 if self.side == "target" else np.float32)
 
-    def op(self, op_type: str, full: str, ins: list, value: np.ndarray, attrs: dict | None = None) -> tuple:
+    def op(
+        self, op_type: str, full: str, ins: list[Arg], value: np.ndarray, attrs: dict[str, str] | None = None
+    ) -> Arg:
         return self.io.op(self.side, op_type, full, ins, value, attrs)
 
     def compute(
-        self, op_type: str, full: str, ins: list, fn: Callable[..., np.ndarray], attrs: dict | None = None
-    ) -> tuple:
+        self,
+        op_type: str,
+        full: str,
+        ins: list[Arg],
+        fn: Callable[..., np.ndarray],
+        attrs: dict[str, str] | None = None,
+    ) -> Arg:
         vals = [np.asarray(v, dtype=np.float64) for v, _a in ins]
         return self.op(op_type, full, ins, self.store(fn(*vals)), attrs)
 
-    def param(self, name: str, value: np.ndarray, is_weight: bool = True) -> tuple:
+    def param(self, name: str, value: np.ndarray, is_weight: bool = True) -> Arg:
         v = f16(value) if self.side == "target" and is_weight else value
         return v, self.io.param(self.side, name, v, is_weight)
 
@@ -143,7 +151,7 @@ def _network(s: _Side, x: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.nda
     )
 
 
-def _gelu(s: _Side, b: tuple) -> tuple:
+def _gelu(s: _Side, b: Arg) -> Arg:
     if s.side == "ref":  # erf-GeLU as MindSpore writes it out: five kernels
         half = s.compute("Mul", f"{GELU_REF}/Mul-op0", [b, s.const(0.5)], lambda a, c: a * c)
         d = s.compute("RealDiv", f"{GELU_REF}/RealDiv-op0", [b, s.const(math.sqrt(2.0))], lambda a, c: a / c)
@@ -157,7 +165,7 @@ def _gelu(s: _Side, b: tuple) -> tuple:
     return s.op("Cast", f"{GELU_REF}/Cast-op1", [y], f16(y[0]), {"dst_type": "F16"})
 
 
-def _branch_a(s: _Side, h: tuple) -> tuple:
+def _branch_a(s: _Side, h: Arg) -> Arg:
     scope = "Default/head-Head/centre-Centre"
     axis = (np.array([1], dtype=np.int64), "(I64(1))")
     keep = (np.array(True), "Bool(1)")
@@ -166,7 +174,7 @@ def _branch_a(s: _Side, h: tuple) -> tuple:
     return s.compute("Mul", f"{scope}/Mul-op0", [centred, s.const(0.125)], lambda a, c: a * c)
 
 
-def _branch_b(s: _Side, h: tuple) -> tuple:
+def _branch_b(s: _Side, h: Arg) -> Arg:
     scope = "Default/head-Head/l2-L2Norm"
     sq = s.compute("Mul", f"{scope}/Mul-op0", [h, h], lambda a, c: a * c)
     axis = (np.array([1], dtype=np.int64), "(I64(1))")

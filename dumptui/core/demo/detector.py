@@ -24,7 +24,16 @@ Targets (`VARIANTS`):
 - `threshold`: a score threshold besides, `Select(Greater(scores, t), scores, ZerosLike(scores))`, t an fp16 value
   between a score's two sides (benign: the comparison flips at that element, and the Select carries it);
 - `select-swap`: the same with the target's Select taking its two branches in the wrong order (a wiring bug fed
-  by the flipped comparison: the Select is the root).
+  by the flipped comparison: the Select is the root);
+- `cast-bins`: the scores binned besides, `Gather(bin_weights, Reshape(Cast(Mul(scores, c), int32)), 0)`, c the
+  first integer scale from 8 on where a score's two sides lie on either side of an integer (benign: the cast to
+  int32 flips there, truncating 2.9996 to 2 on one side and 3.0004 to 3 on the other; the Gather carries it);
+- `cast-gather-bug`: the same with the target's Gather taking the bin one further (an off-by-one after the
+  flipped cast: the Gather is the root, named by its replay on the target's own indices);
+- `combined-nms`: the proposals also through MindSpore's CombinedNonMaxSuppression (one class, the NMS's IoU
+  threshold, every box allowed), which flips where NMSWithMask does (benign);
+- `combined-nms-wrong`: the same with the target's CombinedNonMaxSuppression keeping besides the first box its
+  inputs suppress (a wrong kernel: named by its judgement on its own inputs).
 """
 
 from __future__ import annotations
@@ -36,10 +45,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dumptui.core.demo.dumpwriter import LABEL, SIDES, PairWriter, f16, scalar
+from dumptui.core.demo.dumpwriter import LABEL, SIDES, Arg, PairWriter, f16, scalar
 
-VARIANTS = ("flips", "fold-var", "concat-swap", "slice-off", "topk-wrong", "threshold", "select-swap")
+VARIANTS = (
+    "flips",
+    "fold-var",
+    "concat-swap",
+    "slice-off",
+    "topk-wrong",
+    "threshold",
+    "select-swap",
+    "cast-bins",
+    "cast-gather-bug",
+    "combined-nms",
+    "combined-nms-wrong",
+)
+COMBINED_VARIANTS = ("combined-nms", "combined-nms-wrong")
 THRESHOLD_VARIANTS = ("threshold", "select-swap")
+CAST_VARIANTS = ("cast-bins", "cast-gather-bug")
+CAST_SCALES = range(8, 129)  # the bin scales tried, in order
 BUG_CHANNEL = 5
 K = 32
 ANCHORS, HW = 4, 8  # anchors per cell, cells per side
@@ -54,6 +78,10 @@ _BACKBONE = "Default/backbone-Backbone/conv-Conv2d/Conv2D-op0"
 _DECODE = "Default/head-Head/decode-BoxDecode"
 _THRESHOLD = "Default/head-Head/threshold-ScoreThreshold"
 GREATER_OP = f"{_THRESHOLD}/Greater-op0"  # where the threshold variants' comparison flips
+_BINS = "Default/head-Head/bins-ScoreBins"
+CAST_OP = f"{_BINS}/Cast-op0"  # where the cast variants' cast to int32 flips
+BIN_GATHER_OP = f"{_BINS}/Gather-op0"  # ... and the Gather of the bins it feeds
+COMBINED_OP = "Default/head-Head/nms-NMS/CombinedNonMaxSuppression-op0"  # the combined variants' second NMS
 _CULPRITS: dict[str, tuple[str, str] | None] = {
     "flips": None,
     "fold-var": (_BACKBONE, _BACKBONE),
@@ -62,6 +90,10 @@ _CULPRITS: dict[str, tuple[str, str] | None] = {
     "topk-wrong": (_TOPK, _TOPK),
     "threshold": None,
     "select-swap": (f"{_THRESHOLD}/Select-op0", f"{_THRESHOLD}/Select-op0"),
+    "cast-bins": None,
+    "cast-gather-bug": (BIN_GATHER_OP, BIN_GATHER_OP),
+    "combined-nms": None,
+    "combined-nms-wrong": (COMBINED_OP, COMBINED_OP),
 }
 FLIP_OPS = (_TOPK, _NMS)  # where the flips are (every variant has them)
 
@@ -78,6 +110,8 @@ class DetectorDemo:
     nms_flips: int  # boxes the NMS keeps on one side only
     threshold: float | None = None  # the threshold variants' t (a float16 value)
     threshold_flips: int = 0  # scores on the other side of t on the target
+    cast_scale: int | None = None  # the cast variants' bin scale c
+    cast_flips: int = 0  # scores whose bin differs between the sides
 
 
 CONV_ATTRS = {
@@ -95,7 +129,8 @@ CONV_ATTRS = {
 
 
 def _conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
+    y: np.ndarray = np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
+    return y
 
 
 def anchors() -> np.ndarray:
@@ -143,34 +178,51 @@ def _weights(rng: np.random.Generator) -> _Weights:
 class _Side:
     """The network on one side: each call writes one kernel and returns (value, IR argument)."""
 
-    def __init__(self, io: PairWriter, side: str, variant: str, threshold: float | None = None):
+    def __init__(
+        self,
+        io: PairWriter | _NullWriter,
+        side: str,
+        variant: str,
+        threshold: float | None = None,
+        cast_scale: int | None = None,
+    ):
         self.io, self.side, self.v = io, side, variant
         self.target = side == "target"
         self.threshold = threshold
+        self.cast_scale = cast_scale
 
     def store(self, v: np.ndarray) -> np.ndarray:
         return f16(v) if self.target else np.asarray(v, dtype=np.float32)
 
-    def const(self, v: float) -> tuple[np.ndarray, str]:
+    def const(self, v: float) -> Arg:
         return scalar(v, np.float16 if self.target else np.float32)
 
-    def ints(self, values: tuple[int, ...]) -> tuple[np.ndarray, str]:
+    def ints(self, values: tuple[int, ...]) -> Arg:
         return np.array(values, dtype=np.int64), "(" + ", ".join(f"I64({v})" for v in values) + ")"
 
-    def op(self, op_type: str, full: str, ins: list, value: np.ndarray, attrs: dict | None = None) -> tuple:
+    def op(
+        self, op_type: str, full: str, ins: list[Arg], value: np.ndarray, attrs: dict[str, str] | None = None
+    ) -> Arg:
         return self.io.op(self.side, op_type, full, ins, value, attrs)
 
     def compute(
-        self, op_type: str, full: str, ins: list, fn: Callable[..., np.ndarray], attrs: dict | None = None
-    ) -> tuple:
+        self,
+        op_type: str,
+        full: str,
+        ins: list[Arg],
+        fn: Callable[..., np.ndarray],
+        attrs: dict[str, str] | None = None,
+    ) -> Arg:
         vals = [np.asarray(v, dtype=np.float64) if np.asarray(v).dtype.kind == "f" else np.asarray(v) for v, _a in ins]
         return self.op(op_type, full, ins, self.store(fn(*vals)), attrs)
 
-    def param(self, name: str, value: np.ndarray, is_weight: bool = True) -> tuple:
+    def param(self, name: str, value: np.ndarray, is_weight: bool = True) -> Arg:
         v = f16(value) if self.target and value.dtype.kind == "f" and is_weight else value
         return v, self.io.param(self.side, name, v, is_weight)
 
-    def multi(self, op_type: str, full: str, ins: list, outs: list[np.ndarray], attrs: dict | None = None) -> list:
+    def multi(
+        self, op_type: str, full: str, ins: list[Arg], outs: list[np.ndarray], attrs: dict[str, str] | None = None
+    ) -> list[Arg]:
         """A kernel of several outputs: each output as (value, the IR argument of its TupleGetItem)."""
         w = self.io.w[self.side]
         for slot, (v, _a) in enumerate(ins):
@@ -187,7 +239,7 @@ class _Side:
         return got
 
 
-def _backbone(s: _Side, wt: _Weights) -> tuple:
+def _backbone(s: _Side, wt: _Weights) -> Arg:
     """Conv2D 1x1 + BatchNorm + ReLU; the target's conv is folded (weight W s, bias b - m s) and int8."""
     scope = "Default/backbone-Backbone"
     conv = f"{scope}/conv-Conv2d"
@@ -235,7 +287,7 @@ def _backbone(s: _Side, wt: _Weights) -> tuple:
     return s.compute("ReLU", f"{scope}/ReLU-op0", [yb], lambda a: np.maximum(a, 0))
 
 
-def _heads(s: _Side, h: tuple, wt: _Weights) -> tuple[tuple, tuple]:
+def _heads(s: _Side, h: Arg, wt: _Weights) -> tuple[Arg, Arg]:
     """scores (1, N) and deltas (N, 4), anchor-major."""
     scope = "Default/head-Head"
     wc = s.param("head.cls.weight", wt.w_cls)
@@ -252,7 +304,7 @@ def _heads(s: _Side, h: tuple, wt: _Weights) -> tuple[tuple, tuple]:
     return scores, deltas
 
 
-def _topk(s: _Side, scores: tuple) -> tuple[tuple, tuple]:
+def _topk(s: _Side, scores: Arg) -> tuple[Arg, Arg]:
     idx = _ranked(s, scores[0].astype(np.float64).reshape(-1))
     chosen = idx[:K].copy()
     if s.target and s.v == "topk-wrong":
@@ -263,7 +315,7 @@ def _topk(s: _Side, scores: tuple) -> tuple[tuple, tuple]:
     return out[0], out[1]
 
 
-def _decode(s: _Side, idx: tuple, deltas: tuple, anc: tuple) -> tuple:
+def _decode(s: _Side, idx: Arg, deltas: Arg, anc: Arg) -> Arg:
     """The top K boxes: centre = d_xy * a_wh + a_xy, size = exp(d_wh) * a_wh, corners = centre -/+ size / 2."""
     scope = _DECODE
     flat = s.op("Reshape", f"{scope}/Reshape-op0", [idx, s.ints((K,))], idx[0].reshape(K))
@@ -271,7 +323,7 @@ def _decode(s: _Side, idx: tuple, deltas: tuple, anc: tuple) -> tuple:
     d = s.op("Gather", f"{scope}/Gather-op0", [deltas, flat, axis0], np.take(deltas[0], flat[0].astype(np.int64), 0))
     a = s.op("Gather", f"{scope}/Gather-op1", [anc, flat, axis0], np.take(anc[0], flat[0].astype(np.int64), 0))
 
-    def sl(name: str, src: tuple, begin: int) -> tuple:
+    def sl(name: str, src: Arg, begin: int) -> Arg:
         b, e = (0, begin), (K, begin + 2)
         return s.op(
             "StridedSlice",
@@ -298,7 +350,7 @@ def _decode(s: _Side, idx: tuple, deltas: tuple, anc: tuple) -> tuple:
     )
 
 
-def _nms(s: _Side, scores: tuple, deltas: tuple, anc_corners: tuple) -> list:
+def _nms(s: _Side, scores: Arg, deltas: Arg, anc_corners: Arg) -> list[Arg]:
     scope = "Default/head-Head/nms-NMS"
     m = s.compute("Mul", f"{scope}/Mul-op0", [deltas, s.const(0.2)], lambda p, q: p * q)
     boxes = s.compute("Add", f"{scope}/Add-op0", [m, anc_corners], lambda p, q: p + q)
@@ -310,7 +362,30 @@ def _nms(s: _Side, scores: tuple, deltas: tuple, anc_corners: tuple) -> list:
     ranked = _ranked(s, b[:, 4])
     mask = _greedy(corners_iou(b[ranked, :4]))
     outs = [props[0][ranked].copy(), ranked.astype(np.int32), mask]
-    return s.multi("NMSWithMask", _NMS, [props], outs, {"iou_threshold": f"F32({NMS_IOU})"})
+    kept = s.multi("NMSWithMask", _NMS, [props], outs, {"iou_threshold": f"F32({NMS_IOU})"})
+    if s.v in COMBINED_VARIANTS:
+        _combined_nms(s, scope, boxes, scores, ranked, mask)
+    return kept
+
+
+def _combined_nms(s: _Side, scope: str, boxes: Arg, scores: Arg, ranked: np.ndarray, mask: np.ndarray) -> None:
+    """CombinedNonMaxSuppression(boxes (1, N, 1, 4), scores (1, N, 1), N, N, NMS_IOU, 0.0), clip_boxes false:
+    one class, every box allowed, so it keeps what NMSWithMask keeps, in score order (the side's ties). The
+    combined-nms-wrong target keeps besides the highest box its inputs suppress."""
+    b4 = s.op("Reshape", f"{scope}/Reshape-op1", [boxes, s.ints((1, N, 1, 4))], boxes[0].reshape(1, N, 1, 4))
+    s1 = s.op("Reshape", f"{scope}/Reshape-op2", [scores, s.ints((1, N, 1))], scores[0].reshape(1, N, 1))
+    kept = ranked[mask].tolist()
+    if s.target and s.v == "combined-nms-wrong":
+        kept.append(int(ranked[~mask][0]))
+    dt = np.float16 if s.target else np.float32
+    out_boxes = np.zeros((1, N, 4), dtype=dt)
+    out_scores = np.zeros((1, N), dtype=dt)
+    out_boxes[0, : len(kept)] = boxes[0][kept]
+    out_scores[0, : len(kept)] = scores[0].reshape(-1)[kept]
+    limits = [(np.array(N, dtype=np.int32), f"I32({N})")] * 2
+    thresholds = [(np.array(NMS_IOU, dtype=np.float32), f"F32({NMS_IOU})"), (np.array(0.0, np.float32), "F32(0)")]
+    outs: list[np.ndarray] = [out_boxes, out_scores, np.zeros((1, N), dtype=dt), np.array([len(kept)], np.int32)]
+    s.multi("CombinedNonMaxSuppression", COMBINED_OP, [b4, s1, *limits, *thresholds], outs, {"clip_boxes": "Bool(0)"})
 
 
 def _ranked(s: _Side, v: np.ndarray) -> np.ndarray:
@@ -327,7 +402,8 @@ def corners_iou(b: np.ndarray) -> np.ndarray:
     w = np.clip(np.minimum(x1[:, None], x1[None, :]) - np.maximum(x0[:, None], x0[None, :]), 0, None)
     h = np.clip(np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :]), 0, None)
     inter = w * h
-    return inter / (area[:, None] + area[None, :] - inter)
+    iou: np.ndarray = inter / (area[:, None] + area[None, :] - inter)
+    return iou
 
 
 def _greedy(iou: np.ndarray) -> np.ndarray:
@@ -337,7 +413,7 @@ def _greedy(iou: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _network(s: _Side, wt: _Weights) -> dict:
+def _network(s: _Side, wt: _Weights) -> dict[str, np.ndarray]:
     h = _backbone(s, wt)
     scores, deltas = _heads(s, h, wt)
     anc = s.param("head.anchors", anchors())
@@ -347,10 +423,42 @@ def _network(s: _Side, wt: _Weights) -> dict:
     nms = _nms(s, scores, deltas, anc_c)
     if s.threshold is not None:
         _score_threshold(s, scores, s.threshold)
-    return {"topk": idx[0].reshape(-1), "nms": nms[1][0][nms[2][0]], "scores": scores[0].reshape(-1)}
+    out = {"topk": idx[0].reshape(-1), "nms": nms[1][0][nms[2][0]], "scores": scores[0].reshape(-1)}
+    if s.cast_scale is not None:
+        out["bins"] = _score_bins(s, scores, s.cast_scale)
+    return out
 
 
-def _score_threshold(s: _Side, scores: tuple, t: float) -> tuple:
+def _score_bins(s: _Side, scores: Arg, c: int) -> np.ndarray:
+    """Gather(bin_weights, Reshape(Cast(Mul(scores, c), int32), (N,)), 0): each score's bin weight; the
+    cast-gather-bug target's Gather takes the next bin."""
+    scaled = s.compute("Mul", f"{_BINS}/Mul-op0", [scores, s.const(float(c))], lambda p, q: p * q)
+    bins = s.op("Cast", CAST_OP, [scaled], np.trunc(scaled[0]).astype(np.int32), {"dst_type": "I32"})
+    flat = s.op("Reshape", f"{_BINS}/Reshape-op0", [bins, s.ints((N,))], bins[0].reshape(N))
+    table = s.param("head.bin_weights", np.linspace(0.1, 1.0, c + 2).astype(np.float32))
+    take = flat[0].astype(np.int64) + (1 if s.target and s.v == "cast-gather-bug" else 0)
+    axis0 = (np.array(0, dtype=np.int64), "I64(0)")
+    s.op("Gather", BIN_GATHER_OP, [table, flat, axis0], np.take(table[0], take, 0))
+    return bins[0].reshape(-1)
+
+
+def pick_cast_scale(ref: np.ndarray, target: np.ndarray) -> tuple[int, int]:
+    """The first integer scale c (CAST_SCALES) at which some score's bin, trunc(score x c) as each side computes
+    it (float32 on the reference, float16 on the target), differs between the sides, each such score moved
+    across its integer by no more than the scores' typical error (the near-tie a cast to int32 flips on the
+    float16 target, not an error that came in); and how many scores' bins differ."""
+    r, g = ref.astype(np.float64).reshape(-1), target.astype(np.float64).reshape(-1)
+    for c in CAST_SCALES:
+        y_r = (r * c).astype(np.float32).astype(np.float64)
+        y_t = (g * c).astype(np.float16).astype(np.float64)
+        moved = np.abs(y_t - y_r)
+        flips = np.trunc(y_r) != np.trunc(y_t)
+        if flips.any() and moved[flips].max() <= 8 * float(np.median(moved)):
+            return c, int(flips.sum())
+    raise RuntimeError("no bin scale flips a score's bin on a near-tie")
+
+
+def _score_threshold(s: _Side, scores: Arg, t: float) -> Arg:
     """Select(Greater(scores, t), scores, ZerosLike(scores)); the select-swap target's branches swapped."""
     dtype = np.float16 if s.target else np.float32
     const = (np.array(t, dtype=dtype), f"{'F16' if s.target else 'F32'}({float(t)!r})")
@@ -384,13 +492,16 @@ def write_detector_demo(root: str, variant: str = "flips", seed: int = 20261133)
         raise ValueError(f"variant one of {VARIANTS}")
     chosen, topk_flips, nms_flips = _flipping_seed(seed)
     wt = _weights(np.random.default_rng(chosen))
-    t, t_flips = None, 0
-    if variant in THRESHOLD_VARIANTS:
-        sc = {side: _network(_Side(_NullWriter(), side, "flips"), wt)["scores"] for side in SIDES}  # type: ignore[arg-type]
-        t, t_flips = pick_threshold(sc["ref"], sc["target"])
+    t, t_flips, c, c_flips = None, 0, None, 0
+    if variant in THRESHOLD_VARIANTS or variant in CAST_VARIANTS:
+        sc = {side: _network(_Side(_NullWriter(), side, "flips"), wt)["scores"] for side in SIDES}
+        if variant in THRESHOLD_VARIANTS:
+            t, t_flips = pick_threshold(sc["ref"], sc["target"])
+        else:
+            c, c_flips = pick_cast_scale(sc["ref"], sc["target"])
     io = PairWriter(root)
     for side in SIDES:
-        _network(_Side(io, side, variant, t), wt)
+        _network(_Side(io, side, variant, t, c), wt)
     io.finish()
     return DetectorDemo(
         root,
@@ -403,6 +514,8 @@ def write_detector_demo(root: str, variant: str = "flips", seed: int = 20261133)
         nms_flips,
         t,
         t_flips,
+        c,
+        c_flips,
     )
 
 
@@ -410,7 +523,7 @@ def _flipping_seed(seed: int) -> tuple[int, int, int]:
     """The first seed from `seed` whose benign target flips both selections (computed without writing)."""
     for s in range(seed, seed + MAX_SEEDS):
         wt = _weights(np.random.default_rng(s))
-        sel = {side: _network(_Side(_NullWriter(), side, "flips"), wt) for side in SIDES}  # type: ignore[arg-type]
+        sel = {side: _network(_Side(_NullWriter(), side, "flips"), wt) for side in SIDES}
         topk = int((sel["ref"]["topk"] != sel["target"]["topk"]).sum())
         nms = len(set(sel["ref"]["nms"].tolist()) ^ set(sel["target"]["nms"].tolist()))
         if topk and nms:
@@ -437,5 +550,7 @@ class _NullWriter:
     def param(self, side: str, name: str, value: np.ndarray, is_weight: bool = True) -> str:
         return "%para0"
 
-    def op(self, side: str, op_type: str, full: str, ins: list, out: np.ndarray, attrs: dict | None = None) -> tuple:
+    def op(
+        self, side: str, op_type: str, full: str, ins: list[Arg], out: np.ndarray, attrs: dict[str, str] | None = None
+    ) -> Arg:
         return np.asarray(out), "%0"

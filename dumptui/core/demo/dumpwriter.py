@@ -144,6 +144,9 @@ class DumpWriter:
 
 
 SIDES = ("ref", "target")
+# a value as the generated networks pass it to an op: (its values, its IR argument: `%3`, `%para1_x`, `F32(0.5)`)
+Arg = tuple[np.ndarray, str]
+BySide = dict[str, Arg]  # an op's output on each side: side -> (value, IR argument)
 F16_MAX = 65504.0
 
 
@@ -170,10 +173,10 @@ class PairWriter:
         side: str,
         op_type: str,
         full: str,
-        ins: list[tuple[np.ndarray, str]],
+        ins: list[Arg],
         out: np.ndarray,
         attrs: dict[str, str] | None = None,
-    ) -> tuple[np.ndarray, str]:
+    ) -> Arg:
         """One kernel: its inputs (value, IR argument) dumped, its output dumped; returns (output, %N)."""
         w = self.w[side]
         for slot, (v, _a) in enumerate(ins):
@@ -189,7 +192,7 @@ class PairWriter:
             w.finish()
 
 
-def scalar(v: float, dtype: type = np.float32) -> tuple[np.ndarray, str]:
+def scalar(v: float, dtype: type = np.float32) -> Arg:
     """A 0-d constant input and its IR argument text."""
     label = "F32" if dtype is np.float32 else "F16"
     return np.array(v, dtype=dtype), f"{label}({v:g})"

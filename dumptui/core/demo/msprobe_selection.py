@@ -9,13 +9,21 @@ in torch.save's zip format), without torch: the pickle of each tensor is written
 
     scores ─ Tensor.__gt__.0 (t) ─ mask ─ Torch.where.0 (mask, scores, zeros)     (the threshold variants only)
                                          └ Torch.masked_select.0 (scores, mask) ─ Torch.mean.0
+                                                                                └ Torch.cumsum.0
+
+    in the inplace variants, in place after each gather: Torch.gather.0 ─ Tensor.mul_.0 (2.0) ─ Functional.linear.1,
+                                                         Torch.gather.1 ─ Tensor.clamp_.0 (min -1) ─ Torch.mul.0
 
 Targets (`VARIANTS`): `noisy` (float16, nothing else: benign), `topk-wrong` (its topk returns the element ranked
 k + RANK_SLIP at the last rank: a root, named by its replay), `gather-bug` (the gather after the topk takes the
 indices shifted by one: a bug after the flip), `threshold` (benign: `scores > t`, t a float16 number strictly
 between one score's two sides, flips there; the where and the masked_select it feeds carry it, the mean of
-one element more or less too), `mean-bug` (the same, the target's mean dividing by one too many: a bug after
-the flip, named by its replay on its own, shorter, input).
+one element more or less too, and the cumsum of them, which no replay checks, follows the flip's change of
+size), `mean-bug` (the same, the target's mean dividing by one too many: a bug after
+the flip, named by its replay on its own, shorter, input), `inplace` (benign: what each gather took by the flipped
+indices modified in place, `picked.mul_(2.0)` and `sorted_feats.clamp_(min=-1.0)`, recorded as msprobe records an
+in-place call: its input before the call, its output after), `inplace-bug` (the same, the target's mul_
+multiplying by 2.5: a bug after the flip, in an in-place call).
 """
 
 from __future__ import annotations
@@ -24,14 +32,17 @@ import json
 import os
 import struct
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dumptui.core.demo.detector import pick_threshold
 
-VARIANTS = ("noisy", "topk-wrong", "gather-bug", "threshold", "mean-bug")
+VARIANTS = ("noisy", "topk-wrong", "gather-bug", "threshold", "mean-bug", "inplace", "inplace-bug")
 THRESHOLD_VARIANTS = ("threshold", "mean-bug")
+INPLACE_VARIANTS = ("inplace", "inplace-bug")
 K = 8
 N = 64
 RANK_SLIP = 6
@@ -42,9 +53,13 @@ _CULPRITS: dict[str, str | None] = {
     "gather-bug": "Torch.gather.0.forward",
     "threshold": None,
     "mean-bug": "Torch.mean.0.forward",
+    "inplace": None,
+    "inplace-bug": "Tensor.mul_.0.forward",
 }
+INPLACE_OPS = ("Tensor.mul_.0.forward", "Tensor.clamp_.0.forward")  # the inplace variants' in-place calls
 THRESHOLD_OP = "Tensor.__gt__.0.forward"  # where the threshold variants' comparison flips
 MASKED_OP = "Torch.masked_select.0.forward"  # ... and the masked_select it feeds keeps one more or one less
+UNREPLAYED_OP = "Torch.cumsum.0.forward"  # ... an op of what it kept that has no replay
 FLIP_OPS = ("Torch.topk.0.forward", "Torch.sort.0.forward")
 
 _STORAGE = {
@@ -108,6 +123,11 @@ def torch_save(path: str, a: np.ndarray) -> None:
 # ------------------------------------------------------------------------------------------------ the dump
 
 
+# one entry of dump.json as msprobe writes it: a tensor's type, dtype, shape, statistics and file, an API's
+# input_args, input_kwargs and output (JSON values of several types)
+_Record = dict[str, Any]
+
+
 class _Dump:
     """One side's msprobe dump: API calls in order, each tensor saved and recorded with its statistics."""
 
@@ -115,10 +135,10 @@ class _Dump:
         self.dir = os.path.join(root, "step0", "rank0")
         self.data_dir = os.path.join(self.dir, "dump_tensor_data")
         os.makedirs(self.data_dir, exist_ok=True)
-        self.data: dict[str, dict] = {}
+        self.data: dict[str, _Record] = {}
         self.construct: dict[str, str | None] = {}
 
-    def record(self, name: str, a: np.ndarray) -> dict:
+    def record(self, name: str, a: np.ndarray) -> _Record:
         a = np.asarray(a)
         torch_save(os.path.join(self.data_dir, f"{name}.pt"), a)
         f = a.astype(np.float64)
@@ -134,11 +154,13 @@ class _Dump:
             "data_name": f"{name}.pt",
         }
 
-    def call(self, api: str, args: list, kwargs: dict, outputs: list[np.ndarray]) -> list[np.ndarray]:
+    def call(
+        self, api: str, args: Sequence[object], kwargs: Mapping[str, object], outputs: list[np.ndarray]
+    ) -> list[np.ndarray]:
         """One API call: tensors (numpy arrays) and numbers as msprobe records them."""
         name = f"{api}.forward"
 
-        def arg(v: object, label: str) -> dict:
+        def arg(v: object, label: str) -> _Record:
             if isinstance(v, np.ndarray):
                 return self.record(f"{name}.{label}", v)
             kind = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float"
@@ -200,11 +222,17 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None 
     if target and variant == "gather-bug":
         take = (take + 1) % N
     (picked,) = call("Torch.gather.0", [fs, 1, idx], {}, [np.take_along_axis(fs, take, axis=1)])
+    inplace = variant in INPLACE_VARIANTS  # in place: the input recorded before the call, the output after it
+    if inplace:
+        factor = 2.5 if target and variant == "inplace-bug" else 2.0  # the bug: the wrong factor
+        (picked,) = call("Tensor.mul_.0", [picked, 2.0], {}, [store(picked.astype(np.float64) * factor)])
     call("Functional.linear.1", [picked, w2s], {}, [store(picked.astype(np.float64) @ w2s.astype(np.float64).T)])
     s_values, s_idx = call(
         "Torch.sort.0", [scores], {"dim": -1, "descending": True}, [scores[:, order], order.astype(np.int64)[None]]
     )
     (sorted_feats,) = call("Torch.gather.1", [fs, 1, s_idx], {}, [np.take_along_axis(fs, s_idx, axis=1)])
+    if inplace:
+        (sorted_feats,) = call("Tensor.clamp_.0", [sorted_feats], {"min": -1.0}, [np.maximum(sorted_feats, dt(-1.0))])
     weights = store(np.linspace(1.0, 0.0, N))[None]
     (weighted,) = call("Torch.mul.0", [sorted_feats, weights], {}, [store(sorted_feats.astype(np.float64) * weights)])
     call("Torch.sum.0", [weighted], {}, [store(weighted.astype(np.float64).sum(keepdims=True)).reshape(())])
@@ -215,6 +243,7 @@ def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None 
         (kept,) = call("Torch.masked_select.0", [scores, mask], {}, [scores[mask]])
         n = kept.size + (1 if target and variant == "mean-bug" else 0)  # the bug: one too many in the divisor
         call("Torch.mean.0", [kept], {}, [store(kept.astype(np.float64).sum() / n).reshape(())])
+        call("Torch.cumsum.0", [kept], {"dim": 0}, [store(np.cumsum(kept.astype(np.float64)))])  # (no replay)
     return {"topk": idx[0], "sort": s_idx[0], "scores": scores[0]}
 
 
@@ -246,6 +275,7 @@ __all__ = [
     "FLIP_OPS",
     "THRESHOLD_OP",
     "MASKED_OP",
+    "UNREPLAYED_OP",
     "MsprobeSelectionDemo",
     "write_msprobe_selection_demo",
     "torch_save",

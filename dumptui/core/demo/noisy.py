@@ -28,11 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dumptui.core.demo.dumpwriter import LABEL, DumpWriter
+from dumptui.core.demo.dumpwriter import LABEL, Arg, BySide, DumpWriter
 
 PRECISIONS = ("fp32", "fp16", "bf16-input", "bf16-autocast")
 BUGS = ("main", "branch", "discontinuous", "weight")
 SIDES = ("ref", "target")
+_In = tuple[np.ndarray, str, bool]  # an op's input: (value, IR argument, dumped as the op's input?)
 
 
 @dataclass
@@ -76,12 +77,12 @@ class _Net:
         self,
         op_type: str,
         full: str,
-        ins: dict[str, list],
+        ins: dict[str, list[_In]],
         compute: Callable[[str, list[np.ndarray]], np.ndarray],
         attrs: dict[str, str] | None = None,
         target_only: bool = False,
         sides: tuple[str, ...] = SIDES,
-    ) -> dict[str, tuple[np.ndarray, str]]:
+    ) -> BySide:
         """`ins[side]`: a list of (value, IR argument, dumped?) per input slot; `compute(side, values)`.
         Returns side -> (output value, IR reference)."""
         out = {}
@@ -101,7 +102,7 @@ class _Net:
             self.kernels += 1
         return out
 
-    def target_cast(self, full: str, value: tuple[np.ndarray, str], dtype: type) -> tuple[np.ndarray, str]:
+    def target_cast(self, full: str, value: Arg, dtype: type) -> Arg:
         """A Cast the target inserts around an fp16 op (a kernel of the target only)."""
         dst = "F16" if dtype is np.float16 else "F32"
         out = self.kernel(
@@ -116,7 +117,7 @@ class _Net:
         return out["target"]
 
 
-def _const(value: float) -> tuple[np.ndarray, str, bool]:
+def _const(value: float) -> _In:
     return np.array(value, dtype=np.float32), f"Tensor(shape=[], dtype=Float32, value={value:g})", True
 
 
@@ -220,7 +221,7 @@ def _param(net: _Net, side: str, name: str, value: np.ndarray) -> str:
     return w.parameter(name, value, "Float32")
 
 
-def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> dict:
+def _cube_conv(net: _Net, scope: str, h: BySide, wgt: np.ndarray, wname: str) -> BySide:
     """Conv2D 1x1; on an fp16 target with a Cast to fp16 before it and back after (target-only kernels)."""
     attrs = {
         "kernel_size": "(1, 1)",
@@ -247,8 +248,10 @@ def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> d
         else:
             ins[s] = [(xv, xr, True), (wv, wref, True)]
 
-    def conv(side: str, v: list) -> np.ndarray:
-        y = np.einsum("oc,bchw->bohw", v[1].reshape(v[1].shape[0], -1).astype(np.float32), v[0].astype(np.float32))
+    def conv(side: str, v: list[np.ndarray]) -> np.ndarray:
+        y: np.ndarray = np.einsum(
+            "oc,bchw->bohw", v[1].reshape(v[1].shape[0], -1).astype(np.float32), v[0].astype(np.float32)
+        )
         return y.astype(v[0].dtype)
 
     y = net.kernel("Conv2D", f"{scope}/Conv2D-op0", ins, conv, attrs)
@@ -257,7 +260,7 @@ def _cube_conv(net: _Net, scope: str, h: dict, wgt: np.ndarray, wname: str) -> d
     return y
 
 
-def _quant_branch(net: _Net, scope: str, h: dict, bug: bool) -> tuple[dict, str | None]:
+def _quant_branch(net: _Net, scope: str, h: BySide, bug: bool) -> tuple[BySide, str | None]:
     f = net.kernel(
         "Mul",
         f"{scope}/Mul-op0",
@@ -290,7 +293,7 @@ def _quant_branch(net: _Net, scope: str, h: dict, bug: bool) -> tuple[dict, str 
     return out, (name if bug else None)
 
 
-def _tanh_branch(net: _Net, scope: str, h: dict, bug: bool) -> tuple[dict, str | None]:
+def _tanh_branch(net: _Net, scope: str, h: BySide, bug: bool) -> tuple[BySide, str | None]:
     name = f"{scope}/Tanh-op0"
     t = net.kernel(
         "Tanh",
@@ -313,7 +316,7 @@ def _tanh_branch(net: _Net, scope: str, h: dict, bug: bool) -> tuple[dict, str |
     return out, (name if bug else None)
 
 
-def _head(net: _Net, h: dict, rng: np.random.Generator, c: int, classes: int = 6) -> None:
+def _head(net: _Net, h: BySide, rng: np.random.Generator, c: int, classes: int = 6) -> None:
     axis = (np.array([2, 3], dtype=np.int64), "(I64(2), I64(3))", True)
     keep = (np.array(False), "Bool(0)", True)
     m = net.kernel(
@@ -347,9 +350,10 @@ def _head(net: _Net, h: dict, rng: np.random.Generator, c: int, classes: int = 6
         }
     axis1 = (np.array([-1], dtype=np.int64), "(I64(-1))", True)
 
-    def softmax(side: str, v: list) -> np.ndarray:
-        e = np.exp(v[0].astype(np.float64) - v[0].max(axis=-1, keepdims=True))
-        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    def softmax(side: str, v: list[np.ndarray]) -> np.ndarray:
+        e: np.ndarray = np.exp(v[0].astype(np.float64) - v[0].max(axis=-1, keepdims=True))
+        p: np.ndarray = e / e.sum(axis=-1, keepdims=True)
+        return p.astype(np.float32)
 
     net.kernel(
         "Softmax", "Default/head-Head/Softmax-op0", {s: [(z[s][0], z[s][1], True), axis1] for s in SIDES}, softmax

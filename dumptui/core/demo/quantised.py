@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dumptui.core.demo.dumpwriter import SIDES, PairWriter, f16, scalar
+from dumptui.core.demo.dumpwriter import SIDES, Arg, BySide, PairWriter, f16, scalar
 
 VARIANTS = (
     "fp16",
@@ -91,7 +91,8 @@ CONV_ATTRS = {
 
 
 def _conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
+    y: np.ndarray = np.einsum("oc,nchw->nohw", w.reshape(w.shape[0], -1).astype(np.float64), x.astype(np.float64))
+    return y
 
 
 class _Net:
@@ -103,7 +104,7 @@ class _Net:
         self.rng = rng
 
     # -------------------------------------------------------------------------------- convolutions
-    def conv_bn(self, scope: str, h: dict, c_in: int, c_out: int, bug: bool) -> dict:
+    def conv_bn(self, scope: str, h: BySide, c_in: int, c_out: int, bug: bool) -> dict[str, BySide]:
         """`scope` is the cell's (`Default/down-Down`); its parameters are named `down.conv.weight` ..."""
         prefix = scope.rsplit("/", maxsplit=1)[-1].split("-", maxsplit=1)[0]
         """Conv2D 1x1 + BatchNorm (+ the target's transformation of them), then ReLU; returns (bn, relu)."""
@@ -116,7 +117,7 @@ class _Net:
         eps = 1e-5
         conv_name, bn_scope = f"{scope}/conv-Conv2d", f"{scope}/bn-BatchNorm2d"
         attrs = {**CONV_ATTRS, "out_channel": f"I64({c_out})"}
-        out: dict = {}
+        out: BySide = {}
         # the reference: Conv2D, BatchNorm, float32
         x, xa = h["ref"]
         wa = self.io.param("ref", f"{prefix}.conv.weight", w)
@@ -178,7 +179,9 @@ class _Net:
         }
         return {"bn": out, "relu": relu}
 
-    def _batchnorm(self, side: str, bn_scope: str, prefix: str, y: tuple, params: tuple, eps: float) -> tuple:
+    def _batchnorm(
+        self, side: str, bn_scope: str, prefix: str, y: Arg, params: tuple[np.ndarray, ...], eps: float
+    ) -> Arg:
         gamma, beta, mean, var = params
         names = ("gamma", "beta", "moving_mean", "moving_variance")
         ins = [y] + [(p, self.io.param(side, f"{prefix}.bn.{n}", p)) for p, n in zip(params, names)]
@@ -187,7 +190,7 @@ class _Net:
         z = (y[0].astype(np.float64) - m) / np.sqrt(v + eps) * g + b
         return self.io.op(side, "BatchNorm", f"{bn_scope}/BatchNorm-op0", ins, self._store(side, z))
 
-    def _fake_quant(self, scope: str, x: tuple) -> tuple:
+    def _fake_quant(self, scope: str, x: Arg) -> Arg:
         """AMCT's per-tensor activation quantisation, target-only kernels: x/s, round, clamp, x s."""
         xv, xa = x
         s = float(np.abs(xv.astype(np.float64)).max() / 127.0) or 1.0
@@ -225,10 +228,10 @@ class _Net:
         self,
         op_type: str,
         full: str,
-        ins: dict,
+        ins: dict[str, list[Arg]],
         fn: Callable[[str, list[np.ndarray]], np.ndarray],
-        attrs: dict | None = None,
-    ) -> dict:
+        attrs: dict[str, str] | None = None,
+    ) -> BySide:
         return {
             side: self.io.op(
                 side,
@@ -263,8 +266,8 @@ def write_quantised_demo(root: str, variant: str = "fp16", seed: int = 20261204)
     x = rng.standard_normal((1, 8, 16, 16)).astype(np.float32)
     saturated = {"softmax-sat": 4, "softmax-sat1": 1}.get(variant, 0)
     priors = _priors(np.random.default_rng(seed + 1), saturated)
-    h: dict = {}
-    pr: dict = {}
+    h: BySide = {}
+    pr: BySide = {}
     for side in SIDES:
         xa = io.param(side, "x", x, is_weight=False)
         pa = io.param(side, "priors", priors, is_weight=False)
@@ -287,7 +290,7 @@ def write_quantised_demo(root: str, variant: str = "fp16", seed: int = 20261204)
     )
 
 
-def _frac(net: _Net, stem: dict) -> None:
+def _frac(net: _Net, stem: dict[str, BySide]) -> None:
     """frac = ReLU + 0.01 * FloorMod(BatchNorm, 1): the target's `mod` variant runs Mod (truncated) instead."""
     scope = "Default/frac-Frac"
     one = scalar(1.0)
@@ -303,7 +306,7 @@ def _frac(net: _Net, stem: dict) -> None:
     net.both("Add", f"{scope}/Add-op0", {s: [stem["relu"][s], m[s]] for s in SIDES}, lambda s, v: v[0] + v[1])
 
 
-def _centred(net: _Net, h: dict) -> None:
+def _centred(net: _Net, h: BySide) -> None:
     """(0.17 h + 100) - 100: in fp16 the offset takes the low bits (cos about 0.997); exact on the reference."""
     scope = "Default/centre-Centre"
     k = {s: scalar(0.17) if s == "ref" else scalar(0.17, np.float16) for s in SIDES}
@@ -313,7 +316,7 @@ def _centred(net: _Net, h: dict) -> None:
     net.both("Sub", f"{scope}/Sub-op0", {s: [a[s], c[s]] for s in SIDES}, lambda s, v: v[0] - v[1])
 
 
-def _embedding(net: _Net, h: dict) -> None:
+def _embedding(net: _Net, h: BySide) -> None:
     """emb = h / sqrt(sum of h^2 over channels and space): the `precision` variant accumulates in fp16."""
     scope = "Default/emb-L2Norm"
     sq = net.both("Mul", f"{scope}/Mul-op0", {s: [h[s], h[s]] for s in SIDES}, lambda s, v: v[0] * v[1])
@@ -357,7 +360,7 @@ def _fp16_accumulate(v: np.ndarray) -> np.ndarray:
     return f16(total).reshape(v.shape[0], 1, 1, 1)
 
 
-def _scores(net: _Net, pr: dict) -> None:
+def _scores(net: _Net, pr: BySide) -> None:
     """Softmax over the channels of the priors; the target's kernel takes exp(x) in fp16 unshifted."""
     axis = (np.array([1], dtype=np.int64), "(I64(1))")
     full = "Default/head-Head/Softmax-op0"

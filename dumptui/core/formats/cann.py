@@ -43,7 +43,7 @@ from dumptui.core.formats.runs import separate_runs
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
-from dumptui.core.model.dump import KERNEL, Dump, NameSource, Op, OrderSource, Problem, TensorRef
+from dumptui.core.model.dump import KERNEL, Dump, NameSource, Op, OrderSource, Problem, Severity, TensorRef
 from dumptui.core.model.ir import IRGraph
 from dumptui.core.model.reason import Why, because
 
@@ -82,7 +82,7 @@ def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[st
         try:
             graph = read_ge_graph(candidate)
         except Exception as e:  # a damaged graph must not stop the dump from loading: it is named instead
-            dump.problems.append(Problem(candidate, f"unreadable GE graph: {e}", "warning"))
+            dump.problems.append(Problem(candidate, f"unreadable GE graph: {e}", Severity.WARNING))
             continue
         names = graph.by_file_form()
         known = sum(1 for n in file_names if n in names)
@@ -126,7 +126,7 @@ def _list_files(dump: Dump, folder: str) -> list[tuple[str, RawName]]:
             )
         elif rec.overflow:
             overflows += 1
-            dump.problems.append(Problem(path, OVERFLOW_REASON, "warning"))
+            dump.problems.append(Problem(path, OVERFLOW_REASON, Severity.WARNING))
         else:
             out.append((path, rec))
     if overflows:
@@ -187,7 +187,7 @@ def _read_ops(
                     path,
                     f"its header names the op {brief(raw.op_name, 160)}, its file name {brief(rec.op_name, 160)}: "
                     "named by its file name",
-                    "warning",
+                    Severity.WARNING,
                 )
             )
             raw.op_name = ""
@@ -195,7 +195,7 @@ def _read_ops(
             dump.problems.append(Problem(path, raw.problem))
         elif not raw.tensors:
             # a file of zeros parses as an empty DumpData: an op without tensors would vanish unnamed
-            dump.problems.append(Problem(path, "holds no input and no output: nothing to compare", "warning"))
+            dump.problems.append(Problem(path, "holds no input and no output: nothing to compare", Severity.WARNING))
         if raw.tensors:
             ops.append(_op(raw, graph_id, node))
             layouts[raw.layout_variant] += 1

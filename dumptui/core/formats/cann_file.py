@@ -23,9 +23,10 @@ from dumptui.core.io import dtypes, limits
 from dumptui.core.io.devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import open_regular
+from dumptui.core.model.dump import INPUT, OUTPUT, InOut
 
 if TYPE_CHECKING:
-    from dumptui.core.formats.cann_proto import Message
+    from dumptui.core.formats.protoschema import Message
 
 
 def _proto() -> ModuleType:
@@ -84,7 +85,7 @@ def parse_raw_name(name: str, mapping: dict[str, str] | None = None) -> RawName 
 class RawTensor:
     """One input or output of a raw file: what the header says, and how to read it (or why not)."""
 
-    io: str
+    io: InOut
     slot: int
     dtype: str  # canonical name, or the CANN type's name when it is not decoded
     device_format: str
@@ -117,7 +118,7 @@ OriginalShapes = dict[tuple[str, int], tuple[int, ...]]
 
 
 def _tensor(
-    io: str,
+    io: InOut,
     slot: int,
     proto: Message,
     offset: int,
@@ -136,7 +137,7 @@ def _tensor(
         _proto().dims(proto.original_shape) if proto.HasField("original_shape") else original_shapes.get((io, slot))
     )
     original_format = original_formats.get((io, slot))
-    if original_format is None and io == "output" and proto.original_op.name:
+    if original_format is None and io == OUTPUT and proto.original_op.name:
         original_format = _proto().format_name(proto.original_op.format)
     label = dtype or type_name
     declared = f"{label}{limits.brief(list(device), 80)} {fmt}"
@@ -188,14 +189,14 @@ def _tensor(
 class EmbeddedPayload:
     """The PayloadDecoder of a tensor whose bytes are inside the DumpData (the older whole-file layout)."""
 
-    io: str
+    io: InOut
     slot: int
     device_shape: tuple[int, ...]
     device_layout: DeviceLayout | None
 
     def decode(self, path: str, storage: np.dtype, offset: int) -> np.ndarray:
         msg = _whole_file(path, os.path.getmtime(path))
-        protos = msg.input if self.io == "input" else msg.output
+        protos = msg.input if self.io == INPUT else msg.output
         stored = np.frombuffer(protos[self.slot].data, dtype=storage).reshape(self.device_shape)
         return stored.copy() if self.device_layout is None else self.device_layout.to_original(stored)
 
@@ -238,7 +239,7 @@ def _current_layout(
             f"but the file is {size} B" + (" (truncated)" if total > size else "")
         )
     offset = _LENGTH.size + length
-    for io, protos in (("input", msg.input), ("output", msg.output)):
+    for io, protos in ((INPUT, msg.input), (OUTPUT, msg.output)):
         for slot, proto in enumerate(protos):
             raw.tensors.append(_tensor(io, slot, proto, offset, int(proto.size), problem, graph, False))
             offset += int(proto.size)
@@ -246,7 +247,7 @@ def _current_layout(
 
 
 def _whole_file_layout(raw: RawFile, msg: Message, graph: tuple[OriginalFormats, OriginalShapes]) -> None:
-    for io, protos in (("input", msg.input), ("output", msg.output)):
+    for io, protos in ((INPUT, msg.input), (OUTPUT, msg.output)):
         for slot, proto in enumerate(protos):
             problem = None
             if proto.size and proto.size != len(proto.data):

@@ -14,7 +14,7 @@ from functools import partial
 
 from dumptui.core.io.devicelayout import PLAIN_FORMATS, TRANSPOSES, DevicePayload, LayoutError, plan
 from dumptui.core.io.npy import Layout
-from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op, TensorRef
+from dumptui.core.model.dump import INPUT, KERNEL, OUTPUT, PARAMETER, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.ir import IRGraph, IRNode
 from dumptui.core.model.reason import Why, because
 
@@ -40,7 +40,7 @@ def _original_view(stored: TensorRef, original: Shape | None) -> Layout:
 
 
 def _graph_shape(
-    op: Op, io: str, slot: int, node: IRNode | None, ir: IRGraph | None, nodes: Mapping[str, IRNode], dump: Dump
+    op: Op, io: InOut, slot: int, node: IRNode | None, ir: IRGraph | None, nodes: Mapping[str, IRNode], dump: Dump
 ) -> Shape | None:
     """The framework shape of a tensor per the graph: the node's own type line, else (an input) the type of
     the output or parameter that feeds it."""
@@ -48,14 +48,14 @@ def _graph_shape(
         param = ir.params.get(op.name) if ir is not None else None
         return param.shape if param is not None else None
     if node is not None:
-        types = node.in_types if io == "input" else node.out_types
+        types = node.in_types if io == INPUT else node.out_types
         if slot < len(types) and types[slot][1] is not None:
             return types[slot][1]
-    if io == "input" and slot in op.sources:
+    if io == INPUT and slot in op.sources:
         src = op.sources[slot]
-        if src.kind == "parameter" and ir is not None and src.ref in ir.params:
+        if src.kind == SourceKind.PARAMETER and ir is not None and src.ref in ir.params:
             return ir.params[src.ref].shape
-        producer = dump.op(src.ref) if src.kind == "op" else None
+        producer = dump.op(src.ref) if src.kind == SourceKind.OP else None
         producer_node = nodes.get(producer.name) if producer is not None else None
         if producer_node is not None and src.slot < len(producer_node.out_types):
             return producer_node.out_types[src.slot][1]
@@ -71,7 +71,7 @@ def restore_original_shapes(dump: Dump, irs: Mapping[str, IRGraph]) -> int:
             continue
         ir = irs.get(op.graph)
         nodes = by_name.get(op.graph, {})
-        for io, tensors in (("input", op.inputs), ("output", op.outputs)):
+        for io, tensors in ((INPUT, op.inputs), (OUTPUT, op.outputs)):
             for slot, t in list(tensors.items()):
                 if t.fmt in PLAIN_FORMATS or not t.has_data:
                     continue

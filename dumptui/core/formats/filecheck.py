@@ -18,16 +18,16 @@ from collections import defaultdict
 
 from dumptui.core.io.indexing_progress import EVERY, Stage, report
 from dumptui.core.io.safeio import what_is
-from dumptui.core.model.dump import Dump, Problem, TensorRef
+from dumptui.core.model.dump import Dump, Problem, Severity, TensorRef
 
-ERROR, WARNING = "error", "warning"
+ERROR, WARNING = Severity.ERROR, Severity.WARNING
 
 
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def _link_problem(path: str, roots: list[str] | None) -> tuple[str, str] | None:
+def _link_problem(path: str, roots: list[str] | None) -> tuple[Severity, str] | None:
     """(severity, reason) for a symbolic link, None when it leads to a regular file inside `roots` (None:
     the folder is already reported as outside)."""
     try:
@@ -46,7 +46,7 @@ def _link_problem(path: str, roots: list[str] | None) -> tuple[str, str] | None:
     return None
 
 
-def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[str, str] | None:
+def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[Severity, str] | None:
     try:
         if entry.is_symlink():
             return _link_problem(entry.path, roots)
@@ -79,7 +79,7 @@ def check_tensor_files(dump: Dump) -> None:
                 reason = f"a tensor folder that leads to {real}, outside the dump folder (read, but not part of it)"
                 dump.problems.append(Problem(folder, reason, WARNING))
         wanted = {os.path.basename(t.path) for t in tensors}
-        found: dict[str, tuple[str, str]] = {}
+        found: dict[str, tuple[Severity, str]] = {}
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:

@@ -267,52 +267,77 @@ def _quick_node(lines: list[str]) -> GeNode | None:
             m = _NODE_LINE.match(line)
             if m is None:
                 return None
-            if m.group("open") is not None:
-                depth += 1
-                if depth == 1 and m.group("open") == "attribute":
-                    attr = _Attr()
-                    node.attribute.append(attr)
-                continue
-            if m.group("close") is not None:
-                depth -= 1
+            opened, closed, field_name, quoted, word = m.group("open", "close", "field", "str", "word")
+            if opened is not None or closed is not None:
+                depth += 1 if opened is not None else -1
                 if depth < 0:
                     return None
-                if depth == 0:
-                    attr = None
+                attr = _attribute_at(node, depth, opened, attr)
                 continue
-            field_name, quoted = m.group("field"), m.group("str")
+            ok = True
             if depth == 0:
-                if field_name in ("name", "op_type", "input"):
-                    if quoted is None:
-                        return None
-                    value = _unquoted(quoted).decode("utf-8", errors="replace")
-                    if field_name == "input":
-                        node.input.append(value)
-                    elif getattr(node, field_name):
-                        return None  # a field given twice: protobuf's parser refuses it, and says why
-                    else:
-                        setattr(node, field_name, value)
+                ok = _node_field(node, field_name, quoted)
             elif depth == 1 and attr is not None:
-                if field_name == "name" and quoted is not None:
-                    attr.name = _unquoted(quoted).decode("utf-8", errors="replace")
-                elif field_name == "s" and quoted is not None:
-                    attr.s = _unquoted(quoted)
-                elif field_name == "strings" and quoted is not None:
-                    attr.strings.append(_unquoted(quoted))
-                elif field_name == "ints":
-                    if m.group("word") is None:
-                        return None
-                    attr.ints.append(int(m.group("word"), 0))
+                ok = _attribute_field(attr, field_name, quoted, word)
+            if not ok:
+                return None
     except ValueError:
         return None
-    return _node(node) if depth == 0 else None  # type: ignore[arg-type]
+    return _node(node) if depth == 0 else None
+
+
+def _attribute_at(node: _Node, depth: int, opened: str | None, attr: _Attr | None) -> _Attr | None:
+    """The attribute being read after a bracket line (`opened`: the message it opens, None for a closing one):
+    a new one for `attribute {` in the node, none once back in the node's own fields."""
+    if opened is None:
+        return None if depth == 0 else attr
+    if depth == 1 and opened == "attribute":
+        attr = _Attr()
+        node.attribute.append(attr)
+    return attr
+
+
+def _node_field(node: _Node, field_name: str, quoted: str | None) -> bool:
+    """One of the node's own fields (name, op_type, input; the rest skipped); False for a spelling protobuf's
+    parser must judge."""
+    if field_name not in ("name", "op_type", "input"):
+        return True
+    if quoted is None:
+        return False
+    value = _unquoted(quoted).decode("utf-8", errors="replace")
+    if field_name == "input":
+        node.input.append(value)
+    elif getattr(node, field_name):
+        return False  # a field given twice: protobuf's parser refuses it, and says why
+    else:
+        setattr(node, field_name, value)
+    return True
+
+
+def _attribute_field(attr: _Attr, field_name: str, quoted: str | None, word: str | None) -> bool:
+    """One field of an attribute (name, s, strings, ints; the rest skipped); False for a spelling protobuf's
+    parser must judge. ValueError for an integer that is none."""
+    if quoted is not None and field_name in ("name", "s", "strings"):
+        value = _unquoted(quoted)
+        if field_name == "name":
+            attr.name = value.decode("utf-8", errors="replace")
+        elif field_name == "s":
+            attr.s = value
+        else:
+            attr.strings.append(value)
+    elif field_name == "ints":
+        if word is None:
+            return False
+        attr.ints.append(int(word, 0))
+    return True
 
 
 def _unquoted(token: str) -> bytes:
     body = token[1:-1]
     if body.isascii() and "\\" not in body:  # most names: nothing to unescape
         return body.encode("ascii")
-    return text_encoding.CUnescape(body)
+    raw: bytes = text_encoding.CUnescape(body)
+    return raw
 
 
 def _graph_parts(path: str) -> Iterator[tuple[str, list[str]]]:

@@ -17,7 +17,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dumptui.core.formats.cann_file import RAW_NAME
 from dumptui.core.formats.device_tensors import restore_original_shapes
@@ -49,15 +49,20 @@ from dumptui.core.io import dtypes, limits
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import (
     CONSTANT,
+    INOUT_NAMED,
+    INPUT,
     INPUT_ATTRS,
     KERNEL,
+    OUTPUT,
     PARAMETER,
     WEIGHT_ATTRS,
     Dump,
+    InOut,
     NameSource,
     Op,
     OrderSource,
     Problem,
+    Severity,
     TensorRef,
 )
 from dumptui.core.model.ir import IRGraph
@@ -211,7 +216,7 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
         if rec.dtype:
             found.with_dtype += 1
         ts, slot = int(rec.timestamp), int(rec.slot)
-        io = spelled.setdefault(rec.io, rec.io)
+        io = INOUT_NAMED[rec.io]  # NPY_NAME spells it input or output
         fmt = spelled.setdefault(rec.fmt, rec.fmt or "")
         # the listed name is the tensor's (no joined path to split again)
         tref = TensorRef.in_folder(prefix, n, io, slot, canonical(rec.dtype) if rec.dtype else None, None, fmt, ts)
@@ -228,7 +233,7 @@ def _list_constants(graph: str, folder: str, found: _Found) -> None:
         ts, slot = int(rec.timestamp), int(rec.slot)
         tref = TensorRef(
             os.path.join(folder, n),
-            "output",
+            OUTPUT,
             slot,
             dtype=dtypes.canonical(rec.dtype) if rec.dtype else None,
             fmt=rec.fmt or "",
@@ -258,10 +263,10 @@ def _kind(op_type: str, file_op: str) -> str:
     return PARAMETER if op_type == "Parameter" else KERNEL
 
 
-def _free_call(calls: list[Op], io: str, slot: int) -> Op | None:
+def _free_call(calls: list[Op], io: InOut, slot: int) -> Op | None:
     """The first call of a kernel that has no tensor yet for this io and slot."""
     for call in calls:
-        if slot not in (call.inputs if io == "input" else call.outputs):
+        if slot not in (call.inputs if io == INPUT else call.outputs):
             return call
     return None
 
@@ -364,12 +369,12 @@ def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], 
     return have_ts
 
 
-def _meta_text(meta: dict, key: str, path: str, problems: list[Problem]) -> str | None:
+def _meta_text(meta: dict[str, Any], key: str, path: str, problems: list[Problem]) -> str | None:
     """A text field of `.dump_metadata/config.json`; a value of another type is named, not used."""
     value = meta.get(key)
     if value is None or isinstance(value, str):
         return value
-    problems.append(Problem(path, f"{key} is {limits.kind_of(value)}, not a string (ignored)", "warning"))
+    problems.append(Problem(path, f"{key} is {limits.kind_of(value)}, not a string (ignored)", Severity.WARNING))
     return None
 
 

@@ -36,7 +36,19 @@ from dumptui.core.io import dtypes, limits
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import regular_size
-from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, Dump, Op, OrderSource, Problem, TensorRef
+from dumptui.core.model.dump import (
+    CONSTANT,
+    INOUT_NAMED,
+    INPUT,
+    KERNEL,
+    PARAMETER,
+    Dump,
+    InOut,
+    Op,
+    OrderSource,
+    Problem,
+    TensorRef,
+)
 from dumptui.core.model.ir import IRGraph
 from dumptui.core.model.reason import Why, because
 
@@ -174,7 +186,7 @@ class BinName(TypedDict):
     """The fields of a 1.x dump file name."""
 
     op: str  # the op's full name, `/` spelled `--` (parameters and constants: their name)
-    io: str  # "input" | "output"
+    io: InOut
     slot: int
     shape: tuple[int, ...]
     dtype: str  # canonical
@@ -195,7 +207,7 @@ def parse_bin_name(name: str) -> BinName | None:
     dtype = dtypes.canonical(m.group("dtype")) or m.group("dtype")
     return BinName(
         op=m.group("op"),
-        io=m.group("io"),
+        io=INOUT_NAMED[m.group("io")],
         slot=int(m.group("slot")),
         shape=() if dims == (0,) else dims,
         dtype=dtype,
@@ -291,7 +303,7 @@ def _build_ops(
 ) -> list[Op]:
     ops: list[Op] = []
     for file_op, trefs in tensors.items():
-        kind = _kind(file_op, any(t.io == "input" for t in trefs), ir_params)
+        kind = _kind(file_op, any(t.io == INPUT for t in trefs), ir_params)
         if kind == KERNEL:
             name = file_op.replace(SCOPE_SEP, "/")
             leaf = name.rsplit("/", 1)[-1]

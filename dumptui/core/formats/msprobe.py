@@ -34,15 +34,20 @@ from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model import recordstats
 from dumptui.core.model.dump import (
+    INPUT,
     KERNEL,
+    OUTPUT,
     PARAMETER,
     WEIGHT_ATTRS,
     Dump,
+    InOut,
     InputSource,
     NameSource,
     Op,
     OrderSource,
     Problem,
+    Severity,
+    SourceKind,
     TensorRef,
 )
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
@@ -263,9 +268,9 @@ def _as_recorded(read_layout: Callable[[str], Layout], path: str, shape: tuple[i
     return lay
 
 
-def _data_file(name: Any) -> str:
+def _data_file(value: Any) -> str:
     """A record's `data_name`: a plain file name in dump_tensor_data (never a path that leaves it)."""
-    name = limits.text(name, "data_name")
+    name = limits.text(value, "data_name")
     if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
         raise limits.BadValue(f"data_name {limits.brief(name)} is not a file name in dump_tensor_data")
     return name
@@ -287,7 +292,7 @@ class _Calls:
     # output record): shapes, packed statistics, op types
     shared: dict[Any, Any] = field(default_factory=dict)
 
-    def record(self, rec: Record, io: str, slot: int, where: str) -> tuple[TensorRef, bytes | None]:
+    def record(self, rec: Record, io: InOut, slot: int, where: str) -> tuple[TensorRef, bytes | None]:
         """The tensor of a record and its signature (None when it has none); a record with a bad value is a
         tensor that cannot be read, saying why. A statistics record is kept packed (model/recordstats.py)."""
         dump_json = os.path.join(self.data_dir, DUMP_JSON)
@@ -329,7 +334,7 @@ class _Calls:
         if not isinstance(parameters, dict):
             where = os.path.join(self.data_dir, DUMP_JSON)
             reason = f"parameters of {name} are {limits.kind_of(parameters)}, not an object (ignored)"
-            problems.append(Problem(where, reason, "warning"))
+            problems.append(Problem(where, reason, Severity.WARNING))
             return
         for pname, rec in parameters.items():
             full = f"{scope}.{pname}"
@@ -338,8 +343,8 @@ class _Calls:
             op = Op(
                 name=full, op_type="Parameter", kind=PARAMETER, file_name=full, name_source=NameSource.MODULE_PARAMETER
             )
-            tref, sig = self.record(rec, "output", 0, full)
-            op.put("output", 0, tref)
+            tref, sig = self.record(rec, OUTPUT, 0, full)
+            op.put(OUTPUT, 0, tref)
             op.attrs = WEIGHT_ATTRS
             self.params[full] = op
             if sig:
@@ -351,7 +356,7 @@ class _Calls:
             if value is not None and not isinstance(value, (list, dict)):
                 # a tensor list replaced by a number would drop its tensors unnamed
                 reason = f"{key} of {name} is {limits.kind_of(value)} ({limits.brief(value)}), not a list of records (ignored)"
-                problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, "warning"))
+                problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, Severity.WARNING))
         parts = name.split(".")
         op_type = parts[1] if len(parts) > 1 else name
         op = Op(
@@ -365,8 +370,8 @@ class _Calls:
         attrs = call_attrs(entry)
         if attrs:
             op.attrs = attrs
-        inputs = [self.record(rec, "input", slot, name) for slot, (_label, rec) in enumerate(ins)]
-        outputs = [self.record(rec, "output", slot, name) for slot, (_label, rec) in enumerate(outs)]
+        inputs = [self.record(rec, INPUT, slot, name) for slot, (_label, rec) in enumerate(ins)]
+        outputs = [self.record(rec, OUTPUT, slot, name) for slot, (_label, rec) in enumerate(outs)]
         in_tensors = tuple(t for t, _sig in inputs)
         in_sigs = tuple(sig for _t, sig in inputs)
         if name.endswith(".forward"):
@@ -473,14 +478,14 @@ def _input_source(
         found = produced.get(sig) or produced.after_cast(sig)
         if found is not None:
             src_key, src_slot = found
-            return InputSource("op", src_key, src_slot), (src_key, src_slot)
+            return InputSource(SourceKind.OP, src_key, src_slot), (src_key, src_slot)
     if sig is not None and sig in calls.param_of:
-        return InputSource("parameter", calls.param_of[sig]), (calls.param_of[sig], 0)
+        return InputSource(SourceKind.PARAMETER, calls.param_of[sig]), (calls.param_of[sig], 0)
     if first and slot == 0:
         # nothing ran before the first call: its first input is the network input
-        return InputSource("parameter", f"{op.name}.input.0"), None
+        return InputSource(SourceKind.PARAMETER, f"{op.name}.input.0"), None
     # produced by something not dumped (e.g. a call outside the dumped level)
-    return InputSource("input", f"{op.name}.input.{slot}"), None
+    return InputSource(SourceKind.INPUT, f"{op.name}.input.{slot}"), None
 
 
 # calls whose values output reorders its input (the same statistics): never taken as the producer of a later
@@ -504,7 +509,7 @@ def _infer_dataflow(dump: Dump, calls: _Calls) -> FlowGraph:
             sources.append(src)
             if edge is not None:
                 g.add_edge(edge[0], op.key, slots=[(edge[1], slot)])
-            elif src.kind == "parameter":
+            elif src.kind == SourceKind.PARAMETER:
                 dump.parameters[src.ref] = False
         op.sources = SlotMap.from_parts(None, tuple(sources))  # every input slot, 0, 1, ... in order
         for slot, out_sig in zip(op.outputs, out_sigs):
@@ -560,11 +565,13 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
             fields[name] = entry
         elif name in seen:
             problems.append(
-                Problem(dj, f"entry {limits.cut(name)} appears twice (the first read, the second ignored)", "warning")
+                Problem(
+                    dj, f"entry {limits.cut(name)} appears twice (the first read, the second ignored)", Severity.WARNING
+                )
             )
         elif not isinstance(entry, dict):
             seen.add(name)
-            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", "warning"))
+            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", Severity.WARNING))
         else:
             seen.add(name)
             if name.startswith("Module.") or name.startswith("Cell."):

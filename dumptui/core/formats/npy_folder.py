@@ -13,14 +13,14 @@ from collections import defaultdict
 
 from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
-from dumptui.core.model.dump import KERNEL, Dump, Op, OrderSource, Problem, TensorRef
+from dumptui.core.model.dump import INPUT, KERNEL, OUTPUT, Dump, InOut, Op, OrderSource, Problem, Severity, TensorRef
 from dumptui.core.model.reason import Why, because
 
 # DOTALL and \Z: a name may hold a newline (a file name can), and it must not split one op in two
 _IO = re.compile(r"^(?P<op>.+?)[._](?P<io>input|output|in|out)[._](?P<slot>\d+)\Z", re.DOTALL)
 
 # One file: (modification time, io, slot, path).
-_File = tuple[float, str, int, str]
+_File = tuple[float, InOut, int, str]
 
 
 def looks_like(path: str) -> bool:
@@ -44,19 +44,19 @@ def _group_files(path: str, problems: list[Problem]) -> dict[str, list[_File]]:
                 continue
             m = _IO.match(rel)
             if m:
-                io = "input" if m.group("io").startswith("in") else "output"
+                io = INPUT if m.group("io").startswith("in") else OUTPUT
                 groups[m.group("op")].append((mtime, io, int(m.group("slot")), fp))
             else:
-                groups[rel].append((mtime, "output", 0, fp))
+                groups[rel].append((mtime, OUTPUT, 0, fp))
     return groups
 
 
 def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
     op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split(".", maxsplit=1)[0], kind=KERNEL, file_name=name)
     for _mtime, io, slot, fp in sorted(files):
-        side = op.inputs if io == "input" else op.outputs
+        side = op.inputs if io == INPUT else op.outputs
         if slot in side:
-            problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", "warning"))
+            problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", Severity.WARNING))
             continue
         op.put(io, slot, TensorRef(fp, io, slot))
     op.timestamp = int(min(f[0] for f in files) * 1e6)

@@ -13,6 +13,7 @@ from typing import Any
 
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import text_lines
+from dumptui.core.model.dump import INOUT_NAMED
 
 FIXED_COLUMNS = [
     "Op Type",
@@ -106,8 +107,8 @@ def _row(header: list[str], row: list[str], same: dict[Any, Any]) -> dict[str, A
             stats[k] = ZERO if value == 0 and type(value) is float and math.copysign(1.0, value) > 0 else value
     # a consumer's input row repeats its producer's output row: one dict for both
     stats = same.setdefault(("stats", *stats.items()), stats)
-    io = rec["IO"].strip().lower()
-    if io not in ("input", "output"):
+    io = INOUT_NAMED.get(rec["IO"].strip().lower())
+    if io is None:
         raise limits.BadValue(f"IO {limits.brief(rec['IO'])} is neither input nor output")
     size = rec["Data Size"].strip()
     shape = _shape(rec["Shape"])

@@ -205,7 +205,7 @@ def _member_offset(fh: BinaryIO, info: zipfile.ZipInfo, file_size: int) -> int:
     if len(head) < 30 or head[:4] != b"PK\x03\x04":
         raise ValueError("bad zip local header")
     name_len, extra_len = struct.unpack("<HH", head[26:30])
-    offset = info.header_offset + 30 + name_len + extra_len
+    offset: int = info.header_offset + 30 + name_len + extra_len
     if offset + info.file_size > file_size:
         raise BadValue(f"zip member {limits.brief(info.filename)} ends beyond the end of the file")
     return offset

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
 from dumptui.core.model.reason import Said, Why, because
+
+if TYPE_CHECKING:  # dataflow reads the alignment; the alignment only keeps dataflow's answers
+    from dumptui.core.graph.dataflow import Origin
 
 EXACT, NORMALISED, COUNTER = PairedBy.EXACT, PairedBy.NORMALISED, PairedBy.COUNTER
 POSITION, RENAMED = PairedBy.POSITION, PairedBy.RENAMED
@@ -99,8 +102,9 @@ class Alignment:
         self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}
         # (id(pair), slot) -> (pair, where that input comes from on each side): dataflow.origins, asked for
         # several times per input by a scan (its local error, wiring, verdicts in context)
-        self.origins_known: dict[tuple[int, int], tuple[OpPair, Any]] = {}
-        self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, Any]] = {}  # dataflow.wiring, alike
+        self.origins_known: dict[tuple[int, int], tuple[OpPair, tuple[Origin, Origin]]] = {}
+        # (id(pair), slots) -> (pair, its inputs' wiring): dataflow.wiring, alike
+        self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, tuple[tuple[int, int], ...]]] = {}
 
     def for_ref(self, key: str) -> OpPair | None:
         return self._by_ref.get(key)
@@ -127,13 +131,18 @@ def normalise(name: str) -> str:
 
 
 _OPN = re.compile(r"-op\d+$")
+_H = TypeVar("_H", bound=Hashable)  # what _lcs compares
 
 
 def _counterless(op: Op) -> str:
     return normalise(_OPN.sub("", op.name))  # spelling-insensitive: raw dumps write `/` as `_`
 
 
-def _shapes(op: Op) -> tuple:
+# (slot, shape) of each input, then of each output: an op's signature when names differ
+_SlotShapes = tuple[tuple[int, tuple[int, ...] | None], ...]
+
+
+def _shapes(op: Op) -> tuple[_SlotShapes, _SlotShapes]:
     return (
         tuple((s, t.shape) for s, t in sorted(op.inputs.items())),
         tuple((s, t.shape) for s, t in sorted(op.outputs.items())),
@@ -165,45 +174,33 @@ def align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None = None) 
         return _align(ref, target, forced)
 
 
-def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
-    warnings: list[Said] = []
-    tgt_ops = target.ops
-    ref_ops, fused = fused_groups(ref.ops, tgt_ops)  # a fused target op's ref ops become one group op
-    r_of: dict[int, Op] = {}  # id(ref op) -> target op
-    how: dict[int, PairedBy] = {}
-    t_used: set[int] = set()
-    r_of_t: dict[int, Op] = {}  # id(target op) -> ref op
+class _Pairing:
+    """The pairs made so far, by the ops' ids (an Op hashes by value), shared by the passes of `_align`: each
+    pass pairs what the earlier ones left free."""
 
-    def pair(r: Op, t: Op, h: PairedBy) -> None:
-        r_of[id(r)] = t
-        how[id(r)] = h
-        t_used.add(id(t))
-        r_of_t[id(t)] = r
+    def __init__(self, ref_flow: Flow, tgt_flow: Flow):
+        self.r_of: dict[int, Op] = {}  # id(ref op) -> target op
+        self.how: dict[int, PairedBy] = {}
+        self.t_used: set[int] = set()
+        self.r_of_t: dict[int, Op] = {}  # id(target op) -> ref op
+        self.ref_flow, self.tgt_flow = ref_flow, tgt_flow
+        self.graphs = ref_flow.usable and tgt_flow.usable
 
-    ref_flow, tgt_flow = Flow(ref_ops, ref.graph), Flow(tgt_ops, target.graph)
-    graphs = ref_flow.usable and tgt_flow.usable
+    def pair(self, r: Op, t: Op, h: PairedBy) -> None:
+        self.r_of[id(r)] = t
+        self.how[id(r)] = h
+        self.t_used.add(id(t))
+        self.r_of_t[id(t)] = r
 
-    def by_flow(R: list[Op], T: list[Op]) -> None:
-        if graphs:
-            pair_ops(
-                R,
-                T,
-                ref_flow,
-                tgt_flow,
-                lambda o: id(o) if id(o) in r_of else None,
-                lambda o: id(r_of_t[id(o)]) if id(o) in r_of_t else None,
-                lambda o: id(o) not in r_of,
-                lambda o: id(o) not in t_used,
-                pair,
-            )
+    def free_ref(self, ops: list[Op]) -> list[Op]:
+        return [o for o in ops if id(o) not in self.r_of]
 
-    def free_ref(ops: list[Op]) -> list[Op]:
-        return [o for o in ops if id(o) not in r_of]
+    def free_tgt(self, ops: list[Op]) -> list[Op]:
+        return [o for o in ops if id(o) not in self.t_used]
 
-    def free_tgt(ops: list[Op]) -> list[Op]:
-        return [o for o in ops if id(o) not in t_used]
-
-    if forced:
+    def forced(self, ref_ops: list[Op], tgt_ops: list[Op], forced: list[tuple[str, str]]) -> list[Said]:
+        """The map file's pairs (by key or name), first; what could not be paired, said."""
+        warnings: list[Said] = []
         rk: dict[str, Op] = {}
         for o in ref_ops:
             rk.setdefault(o.key, o)
@@ -217,57 +214,85 @@ def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Ali
             if r is None or t is None:
                 warnings.append(because(Why.MAP_OP_NOT_FOUND, "ref" if r is None else "target", a if r is None else b))
                 continue
-            if id(r) in r_of or id(t) in t_used:
+            if id(r) in self.r_of or id(t) in self.t_used:
                 warnings.append(because(Why.MAP_ALREADY_PAIRED, a, b))
                 continue
-            pair(r, t, MAPPED)
-    for r, t in fused:
-        if id(r) not in r_of and id(t) not in t_used:
-            pair(r, t, FUSED)
+            self.pair(r, t, MAPPED)
+        return warnings
 
-    for kind_ops in (
-        lambda ops: [o for o in ops if o.kind == KERNEL],
-        lambda ops: [o for o in ops if o.kind != KERNEL],
-    ):
-        R, T = kind_ops(ref_ops), kind_ops(tgt_ops)
-        # 1. exact name (key first: it separates graphs and repeated calls)
-        for keyf in (lambda o: o.key, lambda o: o.name):
+    def by_exact_name(self, R: list[Op], T: list[Op]) -> None:
+        """1. exact name (key first: it separates graphs and repeated calls)"""
+        keys: tuple[Callable[[Op], str], ...] = (lambda o: o.key, lambda o: o.name)
+        for keyf in keys:
             idx: dict[str, list[Op]] = {}
-            for t in free_tgt(T):
+            for t in self.free_tgt(T):
                 idx.setdefault(keyf(t), []).append(t)
-            for r in free_ref(R):
-                c = [t for t in idx.get(keyf(r), ()) if id(t) not in t_used]
+            for r in self.free_ref(R):
+                c = [t for t in idx.get(keyf(r), ()) if id(t) not in self.t_used]
                 if c:
                     same_graph = [t for t in c if t.graph == r.graph]
-                    pair(r, (same_graph or c)[0], EXACT)
-        # 2. normalised name, only where it is unambiguous on both sides
-        _unique_pairing(free_ref(R), free_tgt(T), lambda o: normalise(o.name), lambda r, t: pair(r, t, NORMALISED))
-        if R and R[0].kind != KERNEL:
-            continue
-        # 3. same scope and type, counters differ: k-th with k-th in execution order
+                    self.pair(r, (same_graph or c)[0], EXACT)
+
+    def by_counter(self, R: list[Op], T: list[Op]) -> None:
+        """3. same scope and type, counters differ: k-th with k-th in execution order"""
         groups_r: dict[str, list[Op]] = {}
         groups_t: dict[str, list[Op]] = {}
-        for r in free_ref(R):
+        for r in self.free_ref(R):
             groups_r.setdefault(_counterless(r), []).append(r)
-        for t in free_tgt(T):
+        for t in self.free_tgt(T):
             groups_t.setdefault(_counterless(t), []).append(t)
         for g, rs in groups_r.items():
             ts = groups_t.get(g)
             if ts and len(ts) == len(rs):
                 for r, t in zip(sorted(rs, key=lambda o: o.order), sorted(ts, key=lambda o: o.order)):
-                    pair(r, t, COUNTER)
-        # 4. the dataflow: same paired producers and consumers
-        by_flow(R, T)
+                    self.pair(r, t, COUNTER)
+
+    def by_flow(self, R: list[Op], T: list[Op]) -> None:
+        """4. the dataflow: same paired producers and consumers"""
+        if self.graphs:
+            r_of, r_of_t, t_used = self.r_of, self.r_of_t, self.t_used
+            pair_ops(
+                R,
+                T,
+                self.ref_flow,
+                self.tgt_flow,
+                lambda o: id(o) if id(o) in r_of else None,
+                lambda o: id(r_of_t[id(o)]) if id(o) in r_of_t else None,
+                lambda o: id(o) not in r_of,
+                lambda o: id(o) not in t_used,
+                self.pair,
+            )
+
+
+def _align(ref: Dump, target: Dump, forced: list[tuple[str, str]] | None) -> Alignment:
+    tgt_ops = target.ops
+    ref_ops, fused = fused_groups(ref.ops, tgt_ops)  # a fused target op's ref ops become one group op
+    p = _Pairing(Flow(ref_ops, ref.graph), Flow(tgt_ops, target.graph))
+    warnings = p.forced(ref_ops, tgt_ops, forced) if forced else []
+    for r, t in fused:
+        if id(r) not in p.r_of and id(t) not in p.t_used:
+            p.pair(r, t, FUSED)
+
+    for kernels in (True, False):
+        R = [o for o in ref_ops if (o.kind == KERNEL) is kernels]
+        T = [o for o in tgt_ops if (o.kind == KERNEL) is kernels]
+        p.by_exact_name(R, T)
+        # 2. normalised name, only where it is unambiguous on both sides
+        _unique_pairing(
+            p.free_ref(R), p.free_tgt(T), lambda o: normalise(o.name), lambda r, t: p.pair(r, t, NORMALISED)
+        )
+        if R and R[0].kind != KERNEL:
+            continue
+        p.by_counter(R, T)
+        p.by_flow(R, T)
         # 5./6. inside the gaps between pairs: position + type + shapes, then (no graphs) renamed in the same
         # scope with the same input values; then the dataflow again from the pairs made
-        _pair_gaps(R, T, r_of, t_used, pair, renames=not graphs)
-        by_flow(R, T)
-    if graphs:  # 7. groups between the same paired neighbours: each group one op
-        ref_ops, tgt_ops = _pair_groups(ref_ops, tgt_ops, ref_flow, tgt_flow, r_of, r_of_t, t_used, pair)
+        _pair_gaps(R, T, p.r_of, p.t_used, p.pair, renames=not p.graphs)
+        p.by_flow(R, T)
+    if p.graphs:  # 7. groups between the same paired neighbours: each group one op
+        ref_ops, tgt_ops = _pair_groups(ref_ops, tgt_ops, p.ref_flow, p.tgt_flow, p.r_of, p.r_of_t, p.t_used, p.pair)
 
-    pairs = _merge_order(ref_ops, tgt_ops, r_of, how)
-    al = Alignment(pairs=pairs, warnings=warnings)
-    return al
+    return Alignment(pairs=_merge_order(ref_ops, tgt_ops, p.r_of, p.how), warnings=warnings)
 
 
 def _pair_groups(
@@ -416,13 +441,14 @@ def _pair_gaps(
                 pair(gr[i], gt[j], RENAMED)
 
 
-def _lcs(a: list, b: list) -> list[tuple[int, int]]:
+def _lcs(a: Sequence[_H], b: Sequence[_H]) -> list[tuple[int, int]]:
     """Index pairs of a longest common subsequence (dynamic programming; gaps are short)."""
     n, m = len(a), len(b)
     if n * m > 4_000_000:
         # Very long gap: fall back to greedy in-order matching, linear in practice.
-        out, j = [], 0
-        pos: dict = {}
+        out: list[tuple[int, int]] = []
+        j = 0
+        pos: dict[_H, list[int]] = {}
         for jj, v in enumerate(b):
             pos.setdefault(v, []).append(jj)
         for i, v in enumerate(a):

@@ -12,7 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dumptui.core.io.indexing_progress import Stage, counted
-from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, InputSource
+from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, InputSource, SourceKind
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
 from dumptui.core.model.ir import IRArg, IRGraph, IRNode
 
@@ -77,24 +77,24 @@ def _tuple_index(text: str) -> int | None:
 def resolve_source(ir: IRGraph, arg: IRArg, full_to_key: dict[str, str], depth: int = 0) -> InputSource:
     """Follow an IR argument to the op output or parameter that produces it."""
     if arg.kind == "param":
-        return InputSource("parameter", arg.ref)
+        return InputSource(SourceKind.PARAMETER, arg.ref)
     if arg.kind == "const":
-        return InputSource("constant", arg.ref)
+        return InputSource(SourceKind.CONSTANT, arg.ref)
     node = ir.nodes.get(arg.ref)
     if node is None or depth > 64:
-        return InputSource("constant", f"%{arg.ref}")
+        return InputSource(SourceKind.CONSTANT, f"%{arg.ref}")
     if node.virtual:
         if node.op_type in ("TupleGetItem", "tuple_getitem", "RealTupleGetItem", "ListGetItem") and len(node.args) >= 2:
             inner = resolve_source(ir, node.args[0], full_to_key, depth + 1)
             idx = _tuple_index(node.args[1].ref)
-            if inner.kind == "op" and idx is not None:
-                return InputSource("op", inner.ref, idx)
+            if inner.kind == SourceKind.OP and idx is not None:
+                return InputSource(SourceKind.OP, inner.ref, idx)
             return inner
         if node.args:
             return resolve_source(ir, node.args[0], full_to_key, depth + 1)
-        return InputSource("constant", node.op_type)
+        return InputSource(SourceKind.CONSTANT, node.op_type)
     key = full_to_key.get(node.full_name, node.full_name or f"%{node.node_id}")
-    return InputSource("op", key, 0)
+    return InputSource(SourceKind.OP, key, 0)
 
 
 def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: FlowGraphBuilder, param_key: ParamKey) -> None:
@@ -129,11 +129,11 @@ def attach_ir(dump: Dump, ir: IRGraph, graph_id: str, g: FlowGraphBuilder, param
             src = resolve_source(ir, arg, full_to_key)
             if op is not None:
                 op.put_source(slot, src)
-            if src.kind == "op":
+            if src.kind == SourceKind.OP:
                 if src.ref not in g and src.ref not in new_nodes:
                     new_nodes[src.ref] = dict(dumped=False, kind=KERNEL)
                 edges.setdefault((src.ref, key), []).append((src.slot, slot))
-            elif src.kind == "parameter":
+            elif src.kind == SourceKind.PARAMETER:
                 pk = param_key(src.ref) or f"param:{src.ref}"
                 if pk not in g and pk not in new_nodes:
                     new_nodes[pk] = dict(dumped=dump.op(pk) is not None, kind=PARAMETER)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from dumptui.core.graph.fusion import group_op
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.model.dump import KERNEL, Op
+from dumptui.core.model.dump import KERNEL, Op, SourceKind
 
 DATAFLOW, DATAFLOW_RETYPED, GROUPED = PairedBy.DATAFLOW, PairedBy.DATAFLOW_RETYPED, PairedBy.GROUPED
 PASS_THROUGH = frozenset({"Cast", "TensorMove", "Identity", "Depend", "Load", "Reshape", "ExpandDims", "Squeeze"})
@@ -30,10 +31,18 @@ MAX_GROUP = 32  # ops in one group (a fused kernel stands for a handful)
 Signature = tuple[frozenset[int], frozenset[int], bool, bool]
 
 
+class Graph(Protocol):
+    """What the pairing asks of a dump's graph (a FlowGraph, or a networkx DiGraph): op keys and their edges."""
+
+    def __contains__(self, key: object) -> bool: ...
+    def predecessors(self, key: str) -> Iterable[str]: ...
+    def successors(self, key: str) -> Iterable[str]: ...
+
+
 class Flow:
     """One dump's ops and graph, as the pairing walks them."""
 
-    def __init__(self, ops: Iterable[Op], graph: object | None):
+    def __init__(self, ops: Iterable[Op], graph: Graph | None):
         self.by_key = {o.key: o for o in ops if o.kind == KERNEL}
         self.graph = graph
 
@@ -42,15 +51,15 @@ class Flow:
         return self.graph is not None
 
     def producers(self, op: Op) -> list[Op | None]:
-        found = [self.by_key.get(s.ref) for _slot, s in sorted(op.sources.items()) if s.kind == "op"]
-        if not op.sources and self.graph is not None and op.key in self.graph:  # type: ignore[operator]
-            found = [self.by_key.get(k) for k in self.graph.predecessors(op.key)]  # type: ignore[attr-defined]
+        found = [self.by_key.get(s.ref) for _slot, s in sorted(op.sources.items()) if s.kind == SourceKind.OP]
+        if not op.sources and self.graph is not None and op.key in self.graph:
+            found = [self.by_key.get(k) for k in self.graph.predecessors(op.key)]
         return found
 
     def consumers(self, op: Op) -> list[Op | None]:
-        if self.graph is None or op.key not in self.graph:  # type: ignore[operator]
+        if self.graph is None or op.key not in self.graph:
             return []
-        return [self.by_key.get(k) for k in self.graph.successors(op.key)]  # type: ignore[attr-defined]
+        return [self.by_key.get(k) for k in self.graph.successors(op.key)]
 
     def neighbours(self, op: Op, upstream: bool) -> list[Op | None]:
         return self.producers(op) if upstream else self.consumers(op)
@@ -89,7 +98,7 @@ def _signature(flow: Flow, op: Op, paired: Callable[[Op], int | None]) -> Signat
     return frozenset(prods), frozenset(cons), free_p, free_c
 
 
-def _out_shape(op: Op) -> tuple | None:
+def _out_shape(op: Op) -> tuple[int, ...] | None:
     t = op.outputs.get(0)
     return t.shape if t is not None else None
 
@@ -122,38 +131,14 @@ def pair_ops(
     can place its neighbours). Returns how many were made."""
     made = 0
     while True:
-        by_sig_r: dict[Signature, list[Op]] = defaultdict(list)
-        by_sig_t: dict[Signature, list[Op]] = defaultdict(list)
-        for r in ref_ops:
-            if r.kind == KERNEL and is_free_ref(r) and r.op_type not in PASS_THROUGH:
-                s = _signature(ref_flow, r, ref_paired)
-                if s is not None:
-                    by_sig_r[s].append(r)
-        for t in tgt_ops:
-            if t.kind == KERNEL and is_free_tgt(t) and t.op_type not in PASS_THROUGH:
-                s = _signature(tgt_flow, t, tgt_paired)
-                if s is not None:
-                    by_sig_t[s].append(t)
+        by_sig_r = _by_signature(ref_ops, ref_flow, ref_paired, is_free_ref)
+        by_sig_t = _by_signature(tgt_ops, tgt_flow, tgt_paired, is_free_tgt)
         new = 0
         for sig, rs in by_sig_r.items():
             ts = by_sig_t.get(sig)
             if not ts:
                 continue
-            if len(rs) == 1 and len(ts) == 1:
-                candidates = [(rs[0], ts[0])]
-            else:  # several between the same neighbours (parallel ops): only those of a type found once each
-                kinds_r = defaultdict(list)
-                kinds_t = defaultdict(list)
-                for r in rs:
-                    kinds_r[(r.op_type, _out_shape(r))].append(r)
-                for t in ts:
-                    kinds_t[(t.op_type, _out_shape(t))].append(t)
-                candidates = [
-                    (kinds_r[k][0], kinds_t[k][0])
-                    for k in kinds_r
-                    if len(kinds_r[k]) == 1 and len(kinds_t.get(k, ())) == 1
-                ]
-            for r, t in candidates:
+            for r, t in _one_to_one(rs, ts):
                 how = _compatible(r, t, sig)
                 if how is not None:
                     pair(r, t, how)
@@ -161,6 +146,33 @@ def pair_ops(
         made += new
         if not new:
             return made
+
+
+def _by_signature(
+    ops: list[Op], flow: Flow, paired: Callable[[Op], int | None], is_free: Callable[[Op], bool]
+) -> dict[Signature, list[Op]]:
+    """The free ops that compute, by their paired neighbours (those with none left out)."""
+    by_sig: dict[Signature, list[Op]] = defaultdict(list)
+    for o in ops:
+        if o.kind == KERNEL and is_free(o) and o.op_type not in PASS_THROUGH:
+            s = _signature(flow, o, paired)
+            if s is not None:
+                by_sig[s].append(o)
+    return by_sig
+
+
+def _one_to_one(rs: list[Op], ts: list[Op]) -> list[tuple[Op, Op]]:
+    """The candidate pairs among ops between the same neighbours: the only one of each side, or, when there are
+    several (parallel ops), those of a type and shape found once on each side."""
+    if len(rs) == 1 and len(ts) == 1:
+        return [(rs[0], ts[0])]
+    kinds_r = defaultdict(list)
+    kinds_t = defaultdict(list)
+    for r in rs:
+        kinds_r[(r.op_type, _out_shape(r))].append(r)
+    for t in ts:
+        kinds_t[(t.op_type, _out_shape(t))].append(t)
+    return [(kinds_r[k][0], kinds_t[k][0]) for k in kinds_r if len(kinds_r[k]) == 1 and len(kinds_t.get(k, ())) == 1]
 
 
 def _components(ops: list[Op], flow: Flow, is_free: Callable[[Op], bool]) -> list[list[Op]]:

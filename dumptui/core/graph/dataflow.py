@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dumptui.core.graph.align import Alignment, OpPair
 from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH
-from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op
+from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op, SourceKind
 from dumptui.core.model.reason import Reason, Why, because
 
 
@@ -22,26 +22,26 @@ def input_source(pair: OpPair, slot: int) -> tuple[InputSource | None, InputSour
 def producer_pair(alignment: Alignment, pair: OpPair, slot: int) -> OpPair | None:
     """The op pair whose output feeds this input (via either side's graph)."""
     rs, ts = input_source(pair, slot)
-    if rs is not None and rs.kind == "op":
+    if rs is not None and rs.kind == SourceKind.OP:
         p = alignment.for_ref(rs.ref)
         if p is not None:
             return p
-    if ts is not None and ts.kind == "op":
+    if ts is not None and ts.kind == SourceKind.OP:
         return alignment.for_target(ts.ref)
     return None
 
 
-def unproduced(pair: OpPair, slot: int) -> str | None:
-    """'parameter' / 'constant' / 'input' (from outside the dump) when no op produces this input on either
-    side (per the graph); None when an op does, or when no graph says."""
+def unproduced(pair: OpPair, slot: int) -> SourceKind | None:
+    """PARAMETER / CONSTANT / INPUT (from outside the dump) when no op produces this input on either side (per
+    the graph); None when an op does, or when no graph says."""
     rs, ts = input_source(pair, slot)
     kinds = {s.kind for s in (rs, ts) if s is not None}
-    if not kinds or "op" in kinds:
+    if not kinds or SourceKind.OP in kinds:
         return None
-    for k in ("parameter", "constant"):
+    for k in (SourceKind.PARAMETER, SourceKind.CONSTANT):
         if k in kinds:
             return k
-    return "input"
+    return SourceKind.INPUT
 
 
 def consumers(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair) -> list[OpPair]:
@@ -87,7 +87,7 @@ def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int
     """The origin of input `slot` of `op` (one side's op) in that side's graph."""
     src = op.sources.get(slot)
     for _ in range(MAX_DEPTH + 1):
-        if src is None or src.kind != "op":
+        if src is None or src.kind != SourceKind.OP:
             return Origin("other")
         p = lookup(src.ref)
         if p is not None and p.paired:
@@ -97,7 +97,7 @@ def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int
             return Origin("other")
         if prod.op_type not in PASS_THROUGH:
             return Origin("one-sided", op=prod)
-        src = min(((s, v) for s, v in prod.sources.items() if v.kind == "op"), default=(0, None))[1]
+        src = min(((s, v) for s, v in prod.sources.items() if v.kind == SourceKind.OP), default=(0, None))[1]
     return Origin("other")
 
 
@@ -107,7 +107,7 @@ def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: i
     key = (id(pair), slot)
     known = alignment.origins_known.get(key)
     if known is not None and known[0] is pair:
-        return known[1]  # type: ignore[no-any-return]
+        return known[1]
     r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin("other")
     t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin("other")
     alignment.origins_known[key] = (pair, (r, t))

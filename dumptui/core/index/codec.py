@@ -22,8 +22,9 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
 # 7: the modules moved into core/ folders (pickled class paths changed); 8: statistics records packed
-# 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred
-FORMAT_VERSION = 9
+# 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred; 10: problems' severities as codes
+# 11: tensors' sides (input/output) as codes; 12: input sources' kinds as codes
+FORMAT_VERSION = 12
 
 
 class _Table:

@@ -25,6 +25,9 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("dumptui.core.model.dump", "Dump"),
         ("dumptui.core.model.dump", "InputSource"),
         ("dumptui.core.model.dump", "Problem"),
+        ("dumptui.core.model.dump", "Severity"),
+        ("dumptui.core.model.dump", "InOut"),
+        ("dumptui.core.model.dump", "SourceKind"),
         ("dumptui.core.model.dump", "NameSource"),  # codes (enums pickle as their class and value)
         ("dumptui.core.model.dump", "OrderSource"),
         ("dumptui.core.model.reason", "Reason"),  # a dump's notes

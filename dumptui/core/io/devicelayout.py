@@ -95,7 +95,8 @@ def _nchw(shape: tuple[int, ...], original_format: str) -> tuple[int, int, int, 
 
 def _in_format(canonical: np.ndarray, letters: str, original_format: str) -> np.ndarray:
     """An array whose axes are `letters` (NCHW or NCDHW) transposed to `original_format`."""
-    return canonical.transpose([letters.index(axis) for axis in original_format])
+    moved: np.ndarray = canonical.transpose([letters.index(axis) for axis in original_format])
+    return moved
 
 
 def _from_nc1hwc0(arr: np.ndarray, orig4: tuple[int, ...], original_format: str) -> np.ndarray:
@@ -126,7 +127,8 @@ def _from_fractal_nz(arr: np.ndarray, orig: tuple[int, ...]) -> np.ndarray:
     *batch, n1, m1, m0, n0 = arr.shape
     m, n = (1, orig[0]) if len(orig) == 1 else orig[-2:]
     out = arr.transpose(*range(len(batch)), len(batch) + 1, len(batch) + 2, len(batch), len(batch) + 3)
-    return out.reshape(*batch, m1 * m0, n1 * n0)[..., :m, :n]
+    matrix: np.ndarray = out.reshape(*batch, m1 * m0, n1 * n0)[..., :m, :n]
+    return matrix
 
 
 # ------------------------------------------------------------------------------------------ planning

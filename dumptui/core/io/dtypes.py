@@ -84,7 +84,7 @@ def from_numpy(dt: np.dtype) -> str | None:
     dt = np.dtype(dt)
     known = _NAMES.get(dt, _NAMES)
     if known is not _NAMES:
-        return known  # type: ignore[return-value]
+        return known  # type: ignore[return-value]  # not the sentinel: a name or None
     name: str | None = "bool" if dt.kind == "b" else dt.name if dt.name in _STORAGE else None
     if len(_NAMES) < 1024:  # structured dtypes are many: only the common ones are kept
         _NAMES[dt] = name

@@ -331,11 +331,13 @@ def read_small(path: str, layout: Layout) -> np.ndarray:
     """The payload read into memory as a flat array in file order (for small C-order tensors)."""
     storage = _readable_storage(layout)
     if layout.decoder is not None:
-        return layout.decoder.decode(path, storage, layout.offset).reshape(-1)
+        flat: np.ndarray = layout.decoder.decode(path, storage, layout.offset).reshape(-1)
+        return flat
     n = layout.size
     kept = _kept.take(path, layout.offset, n * storage.itemsize) if _kept.budget else None
     if kept is not None:  # read with its header moments ago (payloads_kept)
-        return np.frombuffer(kept, dtype=storage, count=n).copy()
+        copied: np.ndarray = np.frombuffer(kept, dtype=storage, count=n).copy()
+        return copied
     arr = np.empty(n, dtype=storage)
     if not n:
         return arr

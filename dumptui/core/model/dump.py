@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dumptui.core.io import dtypes
-from dumptui.core.io.errors import DumpError  # noqa: F401  (re-exported: readers raise it with the model objects)
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.reason import Reason, Said
@@ -68,7 +67,9 @@ class OrderSource(Word):
 
 
 # a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
-WorkerSpec = tuple[str, str, int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
+WorkerSpec = tuple[str, "InOut", int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
+# a statistics-only tensor's statistics: max, min, mean, l2 and whatever else its file gives
+TensorStats = Mapping[str, "float | str | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
 WEIGHT_ATTRS: Mapping[str, str] = {"is_weight": "true"}
 INPUT_ATTRS: Mapping[str, str] = {"is_weight": "false"}
@@ -107,26 +108,64 @@ def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
     )
 
 
+class InOut(Word):
+    """Which side of an op a tensor is on."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+INPUT, OUTPUT = InOut.INPUT, InOut.OUTPUT
+INOUT_NAMED: Mapping[str, InOut] = {"input": INPUT, "output": OUTPUT}  # a file's spelling -> the code
+
+
+class Severity(Word):
+    """How bad a `Problem` is."""
+
+    ERROR = "error"  # not usable
+    WARNING = "warning"  # used with a caveat (e.g. a repaired payload)
+
+
 @dataclass(frozen=True)
 class Problem:
     """A file or folder that could not be used as expected, and why."""
 
     path: str
     reason: Said  # a reader's message (why the file cannot be read), or a Reason: report/reasons.py words it
-    severity: str = "error"  # "error": not usable; "warning": used with a caveat (e.g. repaired payload)
+    severity: Severity = Severity.ERROR
+
+
+class SourceKind(Word):
+    """What produces an op's input, per the graph."""
+
+    OP = "op"  # another op's output
+    PARAMETER = "parameter"
+    CONSTANT = "constant"
+    INPUT = "input"  # produced by something not dumped (msprobe: from outside the recorded calls)
+
+
+class Role(Word):
+    """What an input is to its op (search/measure.py: input_roles decides it from the input's sources)."""
+
+    DATA = "data"  # produced by an op, or the network input
+    WEIGHT = "weight"  # a parameter
+    CONSTANT = "constant"  # a graph constant: epsilon, axes, flags
+
+
+Roles = dict[int, Role]  # an op pair's input slot -> its role
 
 
 @dataclass(frozen=True, slots=True)  # one per op input: no __dict__ each
 class InputSource:
     """Where an op's input comes from, per the graph: another op's output, a parameter, or a constant."""
 
-    kind: str  # "op" | "parameter" | "constant" | "input" (produced by something not dumped)
+    kind: SourceKind
     ref: str = ""  # op key, parameter name, or constant text
     slot: int = 0  # output slot of the producing op
 
     @property
     def produced(self) -> bool:
-        return self.kind == "op"
+        return self.kind == SourceKind.OP
 
 
 class TensorRef:
@@ -146,14 +185,14 @@ class TensorRef:
     def __init__(
         self,
         path: str,
-        io: str,
+        io: InOut,
         slot: int,
         dtype: str | None = None,
         shape: tuple[int, ...] | None = None,
         fmt: str = "",
         timestamp: int | None = None,
         layout_fn: Callable[[], Layout] | None = None,
-        stats: Mapping | None = None,
+        stats: TensorStats | None = None,
         size_on_disk: int | None = None,
     ):
         cut = path.rfind(os.sep) + 1
@@ -166,7 +205,7 @@ class TensorRef:
         self.fmt = fmt
         self.timestamp = timestamp
         self._layout: Layout | None = None
-        self._extra: tuple[Callable[[], Layout] | None, Mapping | None, int | None] | bytes | None = None
+        self._extra: tuple[Callable[[], Layout] | None, TensorStats | None, int | None] | bytes | None = None
         if layout_fn is not None or stats is not None or size_on_disk is not None:
             self.set_extra(layout_fn, stats, size_on_disk)
 
@@ -175,7 +214,7 @@ class TensorRef:
         cls,
         folder: str,
         name: str | tuple[str, int, str],
-        io: str,
+        io: InOut,
         slot: int,
         dtype: str | None,
         shape: tuple[int, ...] | None,
@@ -196,7 +235,7 @@ class TensorRef:
 
     @classmethod
     def statistics_only(
-        cls, folder: str, name: str, io: str, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
+        cls, folder: str, name: str, io: InOut, slot: int, dtype: str | None, shape: tuple[int, ...], packed: bytes
     ) -> TensorRef:
         """A tensor known by its statistics alone, packed (recordstats.py), its record in `folder` + `name`
         (the one file of all of a dump's records: `name` is shared, not a string each)."""
@@ -222,26 +261,26 @@ class TensorRef:
     @property
     def _layout_fn(self) -> Callable[[], Layout] | None:
         extra = self._extra
-        return None if extra is None or extra.__class__ is bytes else extra[0]  # type: ignore[return-value]
+        return None if extra is None or extra.__class__ is bytes else extra[0]  # type: ignore[return-value]  # a tuple here (see stats)
 
     @property
-    def stats(self) -> Mapping[str, float | str | None] | None:
+    def stats(self) -> TensorStats | None:
         """The statistics of a statistics-only tensor (max, min, mean, l2, and whatever else its file gives),
         None for a tensor with data."""
         extra = self._extra
         if extra is None:
             return None
         if extra.__class__ is bytes:
-            return RecordStats(extra)  # type: ignore[arg-type]
-        return extra[1]  # type: ignore[return-value]
+            return RecordStats(extra)
+        return extra[1]  # type: ignore[return-value]  # a tuple here: `__class__ is` narrows only the bytes branch
 
     @property
     def size_on_disk(self) -> int | None:
         extra = self._extra
-        return None if extra is None or extra.__class__ is bytes else extra[2]  # type: ignore[return-value]
+        return None if extra is None or extra.__class__ is bytes else extra[2]
 
     def set_extra(
-        self, layout_fn: Callable[[], Layout] | None, stats: Mapping | None, size_on_disk: int | None
+        self, layout_fn: Callable[[], Layout] | None, stats: TensorStats | None, size_on_disk: int | None
     ) -> None:
         packed = as_packed(stats)
         if packed is not None and layout_fn is None and size_on_disk is None:
@@ -276,7 +315,7 @@ class TensorRef:
     @property
     def has_data(self) -> bool:
         extra = self._extra
-        return extra is None or (extra.__class__ is not bytes and extra[1] is None)  # type: ignore[index]
+        return extra is None or (extra.__class__ is not bytes and extra[1] is None)
 
     def refuse(self, reason: str) -> None:
         """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
@@ -323,8 +362,10 @@ class TensorRef:
         was read here, to send back; None when the spec carried it)."""
         path, io, slot, dtype, shape, size_on_disk, layout = spec
         t = cls(path, io, slot, dtype, shape, size_on_disk=size_on_disk)
-        read = npy_layout(path, size_on_disk) if layout is None else None
-        t.adopt_layout(layout if layout is not None else read)  # type: ignore[arg-type]
+        read = None
+        if layout is None:
+            layout = read = npy_layout(path, size_on_disk)
+        t.adopt_layout(layout)
         return t, read
 
     def adopt_layout(self, layout: Layout) -> None:
@@ -455,9 +496,9 @@ class Op:
         for s in sorted(self.outputs):
             yield self.outputs[s]
 
-    def put(self, io: str, slot: int, tensor: TensorRef) -> None:
-        """A reader adds a tensor to the op it builds ("input" or "output")."""
-        _building(self, self.inputs if io == "input" else self.outputs)[slot] = tensor
+    def put(self, io: InOut, slot: int, tensor: TensorRef) -> None:
+        """A reader adds a tensor to the op it builds."""
+        _building(self, self.inputs if io == INPUT else self.outputs)[slot] = tensor
 
     def put_source(self, slot: int, source: InputSource) -> None:
         """A reader says where input `slot` comes from."""

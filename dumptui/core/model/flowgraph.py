@@ -112,7 +112,7 @@ class FlowGraph:
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
+        self.__init__(*state)  # type: ignore[misc]  # unpickling rebuilds the graph through its constructor
 
     def __repr__(self) -> str:
         return f"FlowGraph({self.number_of_nodes()} nodes, {self.number_of_edges()} edges)"

@@ -118,6 +118,8 @@ class Why(Word):
     PROBE = "probe"  # (per output: (label, verdict, cosine, max abs) or (label, verdict, reason or None); op verdict)
     BLIND_INPUTS = "blind-inputs"  # (per input not compared: (slot, verdict, reason))
     RESIZED_BY_FLIP = "resized-by-flip"  # (input slots differing in shape, the flipped selection upstream)
+    # ...where no replay checks the op (why not: a Said): it follows the flip's size change, carried
+    FOLLOWS_RESIZING_FLIP = "follows-resizing-flip"  # (input slots differing in shape, the flip, why no replay)
     BENIGN_CHECK = "benign-check"  # (CheckKind, name, the check's reason)
     LARGEST_CARRIED = "largest-carried"  # (largest output error, op name)
     MARKED_BY_USER = "marked-by-user"  # ()

@@ -9,7 +9,7 @@ made from, in the same order; it cannot be changed (readers fill dicts, `Op.free
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
@@ -42,7 +42,8 @@ class SlotMap(Mapping[int, V], Generic[V]):
     def from_parts(cls, slots: tuple[int, ...] | None, values: tuple[V, ...]) -> SlotMap[V]:
         """The map of `values` at `slots` (None: 0, 1, ...), as a SlotMap keeps them (for a fast load)."""
         if not values:
-            return EMPTY
+            empty: SlotMap[V] = EMPTY
+            return empty
         if slots is not None and slots == tuple(range(len(slots))):
             slots = None
         m: SlotMap[V] = cls.__new__(cls)
@@ -58,7 +59,7 @@ class SlotMap(Mapping[int, V], Generic[V]):
         if self._slots is None:
             if type(slot) is int and 0 <= slot < len(values):
                 return values[slot]
-            slots: Any = range(len(values))
+            slots: Sequence[int] = range(len(values))
         else:
             slots = self._slots
         try:
@@ -77,7 +78,7 @@ class SlotMap(Mapping[int, V], Generic[V]):
 
     def __contains__(self, slot: object) -> bool:
         try:
-            self[slot]  # type: ignore[index]
+            self[slot]  # type: ignore[index]  # any object may be asked for; a non-int is simply not found
         except KeyError:
             return False
         return True

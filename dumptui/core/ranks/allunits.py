@@ -20,7 +20,7 @@ from dumptui.core.ranks.commorder import CrossRank, RankEvents, first_divergence
 from dumptui.core.ranks.units import Unit
 from dumptui.core.search.bisect import Root
 from dumptui.core.search.bisect.types import RootKind
-from dumptui.core.search.scan import result_error
+from dumptui.core.search.measure import result_error
 
 # open, align and search one unit (told the step before it on its rank that already differed, and the largest
 # error it saw): its session and roots, in execution order

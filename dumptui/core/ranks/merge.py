@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op
+from dumptui.core.model.dump import KERNEL, Dump, InputSource, Op, SourceKind
 from dumptui.core.model.flowgraph import as_networkx
 from dumptui.core.model.reason import Why, because
 from dumptui.core.ranks.commorder import CommEvent, RankEvents, comm_events, rank_events, reach
@@ -29,7 +29,7 @@ PREFIX = "rank_{rank}/"
 
 def _renamed(op: Op, prefix: str) -> Op:
     sources = {
-        slot: InputSource(src.kind, prefix + src.ref, src.slot) if src.kind != "constant" else src
+        slot: InputSource(src.kind, prefix + src.ref, src.slot) if src.kind != SourceKind.CONSTANT else src
         for slot, src in op.sources.items()
     }
     return replace(

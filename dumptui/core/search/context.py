@@ -15,10 +15,11 @@ from types import MappingProxyType
 
 from dumptui.core.compare.results import OpResult, TensorResult, op_verdict
 from dumptui.core.compare.session import pair_key
+from dumptui.core.compare.verdict import Verdict
 from dumptui.core.model.reason import Said
 
 
-def restated(r: TensorResult, verdict: str, reason: Said) -> TensorResult:
+def restated(r: TensorResult, verdict: Verdict, reason: Said) -> TensorResult:
     """A new result for the same pair and numbers, with a verdict and reason judged in context."""
     return TensorResult(
         r.io,

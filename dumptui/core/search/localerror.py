@@ -30,10 +30,12 @@ mode: a tensor below C is diverged, never carried noise.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dumptui.core.compare.hints import DISCONTINUOUS
 from dumptui.core.compare.noise import TensorError
+from dumptui.core.compare.results import TensorResult
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.reason import NO_REASON, Reason, Said, Why, because
 from dumptui.core.model.vocab import Word
@@ -58,6 +60,8 @@ class LocalRule(Word):
     WIRING = "wiring"  # its inputs are wired otherwise than the reference's
     BLIND = "blind"  # an input could not be judged: neither born here nor carried can be said
     RESIZED_BY_FLIP = "resized-by-flip"  # ...only as its size follows a selection flipped upstream: carried
+    # ...its inputs resized so by a flip, and no replay checks it: carried, following the flip's change of size
+    FOLLOWS_RESIZING_FLIP = "follows-resizing-flip"
     COS_ALARM = "cos-alarm"  # the user's --cos: the cosine drops below it here
     WITHIN_FLOOR = "within-floor"  # its output is within the noise floor
     REPLAY_BROKEN = "replay-broken"  # the op recomputed on its own inputs disagrees with the target's output
@@ -301,15 +305,17 @@ def _cos_alarm(le: LocalError, cos: float | None) -> bool:
     return le.in_cos is None or le.in_cos >= cos
 
 
-def shape_of_error(outs: list, ins: list) -> tuple[float, float, float | None, float | None]:
+def shape_of_error(
+    outs: Sequence[TensorResult], ins: Sequence[TensorResult]
+) -> tuple[float, float, float | None, float | None]:
     """(output tail share, input tail share, lowest output cosine, lowest input cosine) from the compared
     tensors' statistics (TensorResult-like: `.stats` with n_off, compared, cos; None when not compared)."""
 
-    def tail(rs: list) -> float:
+    def tail(rs: Sequence[TensorResult]) -> float:
         shares = [r.stats.n_off / r.stats.compared for r in rs if r.stats is not None and r.stats.compared]
         return max(shares, default=0.0)
 
-    def low_cos(rs: list) -> float | None:
+    def low_cos(rs: Sequence[TensorResult]) -> float | None:
         cs = [r.stats.cos for r in rs if r.stats is not None and r.stats.cos is not None]
         return min(cs, default=None)
 

@@ -19,7 +19,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import Role, Roles, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.search.localerror import (
     TAIL_SHARE,
@@ -36,27 +36,27 @@ from dumptui.core.search.selection import (
 from dumptui.core.search.threshold import is_threshold, threshold_proof
 
 
-def input_roles(pair: OpPair) -> dict[int, str]:
-    """slot -> "data" (produced by an op, the network input), "weight" (a parameter) or "constant"
-    (graph constants: epsilon, axes, flags). Without a graph, 0-d inputs count as constants."""
+def input_roles(pair: OpPair) -> Roles:
+    """slot -> DATA (produced by an op, the network input), WEIGHT (a parameter) or CONSTANT (graph
+    constants: epsilon, axes, flags). Without a graph, 0-d inputs count as constants."""
     slots: set[int] = set()
     for op in (pair.ref, pair.target):
         if op is not None:
             slots |= set(op.inputs) | set(op.sources)
-    roles = {}
+    roles: Roles = {}
     for slot in sorted(slots):
         kinds = {s.kind for s in input_source(pair, slot) if s is not None}
-        if "constant" in kinds:
-            roles[slot] = "constant"
-        elif "parameter" in kinds:
-            roles[slot] = "weight"
+        if SourceKind.CONSTANT in kinds:
+            roles[slot] = Role.CONSTANT
+        elif SourceKind.PARAMETER in kinds:
+            roles[slot] = Role.WEIGHT
         elif kinds:
-            roles[slot] = "data"
+            roles[slot] = Role.DATA
         else:
             t = (pair.ref.inputs.get(slot) if pair.ref else None) or (
                 pair.target.inputs.get(slot) if pair.target else None
             )
-            roles[slot] = "constant" if t is not None and t.shape == () else "data"
+            roles[slot] = Role.CONSTANT if t is not None and t.shape == () else Role.DATA
     return roles
 
 
@@ -83,7 +83,7 @@ def _rounding_seen(session: Session, pair: OpPair, r: TensorResult, err: TensorE
             seen[side].add(t.dtype)
     dump = {"ref": session.ref, "target": session.target}
     for side, src in zip(("ref", "target"), input_source(pair, r.slot)):
-        if src is not None and src.kind == "op":
+        if src is not None and src.kind == SourceKind.OP:
             producer = dump[side].op(src.ref)
             out = producer.outputs.get(src.slot) if producer is not None else None
             if out is not None:
@@ -112,7 +112,7 @@ def _combine(errors: list[tuple[int, TensorError]]) -> tuple[TensorError | None,
     ), slot
 
 
-def measured(session: Session, res: OpResult, roles: dict[int, str] | None = None) -> LocalError:
+def measured(session: Session, res: OpResult, roles: Roles | None = None) -> LocalError:
     """The op's local error before its verdict: errors in and out, its floor, the shape of its error
     (`roles`: input_roles of its pair, when known)."""
     pair = res.pair
@@ -121,7 +121,7 @@ def measured(session: Session, res: OpResult, roles: dict[int, str] | None = Non
     ins = [
         (r.slot, _rounding_seen(session, pair, r, e))
         for r in res.inputs
-        if roles.get(r.slot) != "constant" and (e := result_error(r)) is not None
+        if roles.get(r.slot) != Role.CONSTANT and (e := result_error(r)) is not None
     ]
     out, out_slot = _combine(outs)
     data_in, in_slot = _combine(ins)
@@ -130,27 +130,27 @@ def measured(session: Session, res: OpResult, roles: dict[int, str] | None = Non
     floor, floor_dtype = max((floor, floor_dtype), session.op_floors.get(pair.key, (0.0, "")), key=lambda f: f[0])
     le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
     le.statistics_only = any(r.statistics_only for r in res.outputs if r.slot == out_slot)
-    data_slots = sorted(s for s, role in roles.items() if role == "data")
+    data_slots = sorted(s for s, role in roles.items() if role == Role.DATA)
     wired = wiring(session.ref, session.target, session.alignment, pair, data_slots)
     le.wiring = because(Why.WIRED, wired) if wired else None
     if in_slot is not None:
         unjudged = unjudged_origins(session.ref, session.target, session.alignment, pair, in_slot)
         le.unjudged = because(Why.INTO_INPUT, in_slot, tuple(unjudged)) if unjudged else None
     le.blind = _blind(session, pair, res, roles)
-    counted_in = [r for r in res.inputs if roles.get(r.slot) != "constant" and r.verdict != IGNORED]
+    counted_in = [r for r in res.inputs if roles.get(r.slot) != Role.CONSTANT and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
     le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
     return le
 
 
-def _blind(session: Session, pair: OpPair, res: OpResult, roles: dict[int, str]) -> Reason | None:
+def _blind(session: Session, pair: OpPair, res: OpResult, roles: Roles) -> Reason | None:
     """The data inputs of the op that could not be compared (unreadable, or dumped on one side only) and whose
     value its producer's output does not show on both sides either: what came in there is unknown (damage
     that hides an input never makes an op a root on its other inputs). None when there is none."""
     out = []
     for r in res.inputs:
         damaged = r.verdict == UNREADABLE
-        if roles.get(r.slot) != "data" or not (damaged or r.verdict in (ONLY_REF, ONLY_TARGET)):
+        if roles.get(r.slot) != Role.DATA or not (damaged or r.verdict in (ONLY_REF, ONLY_TARGET)):
             continue
         shown = False
         for o in origins(session.ref, session.target, session.alignment, pair, r.slot):
@@ -181,7 +181,7 @@ def needs_replay(session: Session, le: LocalError) -> bool:
     return th.replay and le.out is not None and (le.out.rel > le.floor or bool(le.out.nonfinite) or sparse or alarm)
 
 
-def judges_selection(session: Session, le: LocalError, res: OpResult, roles: dict[int, str]) -> bool:
+def judges_selection(session: Session, le: LocalError, res: OpResult, roles: Roles) -> bool:
     """A selection op (TopK, Sort, ArgMax, NMS, Unique) whose outputs differ is judged by what each side's own
     inputs give (selection.py: ties within the inputs' rounding), not by a replay of one output: True when it
     was (else the plain replay, if any, decides)."""
@@ -206,7 +206,7 @@ def judged(session: Session, le: LocalError) -> LocalError:
     return classify(le, th.gain, th.max_off, th.cos)
 
 
-def _differences(res: OpResult, roles: dict[int, str]) -> list[Difference]:
+def _differences(res: OpResult, roles: Roles) -> list[Difference]:
     """What differs in the op's definition: its type, a graph attribute, a constant input."""
     pair = res.pair
     out = []
@@ -217,14 +217,14 @@ def _differences(res: OpResult, roles: dict[int, str]) -> list[Difference]:
             out.append(Difference(DiffKind.ATTRIBUTE, str(a), str(b), name=k))
     for r in res.inputs:
         if (
-            roles.get(r.slot) == "constant"
+            roles.get(r.slot) == Role.CONSTANT
             and r.verdict not in (EQUAL, IGNORED)
             and r.ref is not None
             and r.target is not None
         ):
             out.append(Difference(DiffKind.CONSTANT, _value(r.ref), _value(r.target), r.slot))
     for slot, role in roles.items():
-        if role == "constant" and slot not in {r.slot for r in res.inputs}:
+        if role == Role.CONSTANT and slot not in {r.slot for r in res.inputs}:
             texts = [s.ref if s is not None else None for s in input_source(pair, slot)]
             if texts[0] is not None and texts[1] is not None and texts[0] != texts[1]:
                 out.append(Difference(DiffKind.CONSTANT, str(texts[0]), str(texts[1]), slot))

@@ -25,11 +25,11 @@ import numpy as np
 from dumptui.core.compare.hints import DISCONTINUOUS, attribute_diff
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.types import Root, RootKind
 from dumptui.core.search.replay import ReplayInputs, supported
-from dumptui.core.search.replay.precision import LOW, PrecisionFinding, judge_precision
+from dumptui.core.search.replay.precision import LOW, PrecisionFinding, RemedyCause, judge_precision
 
 REMEDY_MAX_ELEMENTS = 1 << 24
 
@@ -49,7 +49,7 @@ class Remedy:
     attributes: str = ""  # graph attributes that differ, in words
 
     @property
-    def cause(self) -> str:
+    def cause(self) -> RemedyCause:
         return self.finding.cause
 
 
@@ -60,28 +60,32 @@ def remedy_for(session: Session, pair: OpPair, differs: Said = "", wiring: Reaso
     words): the remedy is the graph."""
     ref, tgt = pair.ref, pair.target
     if wiring and ref is not None and tgt is not None:
-        finding = PrecisionFinding("wiring", note=wiring)
+        finding = PrecisionFinding(RemedyCause.WIRING, note=wiring)
         return Remedy(ref.name, tgt.name, ref.op_type, tgt.op_type, finding, cell=cell_path(tgt.name))
     if differs:
-        finding = PrecisionFinding("input", note=differs)
+        finding = PrecisionFinding(RemedyCause.INPUT, note=differs)
         r_name, t_name = (pair.ref or pair.op).name, (pair.target or pair.op).name
         r_type, t_type = (pair.ref or pair.op).op_type, (pair.target or pair.op).op_type
         return Remedy(r_name, t_name, r_type, t_type, finding, cell=cell_path(t_name))
     if ref is None or tgt is None:
-        finding = PrecisionFinding("unknown", note=because(Why.ONE_SIDED))
+        finding = PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.ONE_SIDED))
         return Remedy(pair.name, pair.name, pair.op_type, pair.op_type, finding)
-    base = Remedy(ref.name, tgt.name, ref.op_type, tgt.op_type, PrecisionFinding("unknown"), cell=cell_path(tgt.name))
+    base = Remedy(
+        ref.name, tgt.name, ref.op_type, tgt.op_type, PrecisionFinding(RemedyCause.UNKNOWN), cell=cell_path(tgt.name)
+    )
     out_r, out_t = ref.outputs.get(0), tgt.outputs.get(0)
     if not supported(ref.op_type):
-        base.finding = PrecisionFinding("unknown", note=because(Why.NO_REPLAY_FOR, ref.op_type))
+        base.finding = PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.NO_REPLAY_FOR, ref.op_type))
     elif out_r is None or out_t is None or not out_t.has_data:
-        base.finding = PrecisionFinding("unknown", note=because(Why.OUTPUT_NOT_ON_BOTH))
+        base.finding = PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.OUTPUT_NOT_ON_BOTH))
     elif sum(t.size or 0 for t in ref.inputs.values()) > REMEDY_MAX_ELEMENTS:
-        base.finding = PrecisionFinding("unknown", note=because(Why.TOO_LARGE_TO_REPLAY))
+        base.finding = PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.TOO_LARGE_TO_REPLAY))
     else:
         try:
             inputs = {s: _read(t) for s, t in ref.inputs.items()}
-            constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in inputs}
+            constants = {
+                s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in inputs
+            }
             spec = ReplayInputs(
                 ref.op_type,
                 inputs,
@@ -91,7 +95,7 @@ def remedy_for(session: Session, pair: OpPair, differs: Said = "", wiring: Reaso
             )
             base.finding = judge_precision(spec, _read(out_t), _device_dtypes(pair))
         except (OSError, ValueError) as e:
-            base.finding = PrecisionFinding("unknown", note=because(Why.COULD_NOT_READ, str(e)))
+            base.finding = PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.COULD_NOT_READ, str(e)))
     diff = attribute_diff(ref.attrs, tgt.attrs)
     base.attributes = "; ".join(f"{k}: {a} vs {b}" for k, (a, b) in diff.items())
     base.change = _change(base)
@@ -115,7 +119,7 @@ def _device_dtypes(pair: OpPair) -> list[str]:
 
 def _change(r: Remedy) -> Reason | None:
     """What to change on the target, where the finding alone does not say it (precision says: float32)."""
-    if r.cause != "semantics":
+    if r.cause != RemedyCause.SEMANTICS:
         return None
     if r.attributes:
         return because(Why.CHANGE_ATTRIBUTES, r.attributes)

@@ -8,7 +8,8 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import (
     MIN_BYTES_FOR_PROCESSES,
     ComparePool,
+    TensorSpec,
     end_now,
     from_spec,
     map_in_processes,
@@ -26,7 +28,7 @@ from dumptui.core.compare.processes import (
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.graph.align import OpPair
-from dumptui.core.model.dump import TensorRef
+from dumptui.core.model.dump import Op, Role, Roles, SourceKind, TensorRef
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.localerror import (
     ReplayProof,
@@ -48,24 +50,49 @@ POOL_REPLAYS_PER_TASK = 32  # replays sent to a ComparePool's workers as one tas
 # ------------------------------------------------------------------------------------------------ replay
 
 
+_T = TypeVar("_T")  # how a plan names its tensors
+_U = TypeVar("_U")
+
+
 @dataclass
-class ReplayPlan:
+class ReplayPlanOf(Generic[_T]):
     """What one replay reads and computes, as plain data: it runs here or in a worker process alike.
-    Tensors are `(TensorRef, TensorSpec | None)`: the spec (processes.tensor_spec) when the layout is known."""
+    Its tensors are TensorRefs here (ReplayPlan), TensorSpecs on their way to a worker (ShippedPlan): the spec
+    (processes.tensor_spec) when the layout is known."""
 
     op_type: str
-    attrs: dict
-    constants: dict
-    inputs: tuple[dict[int, TensorRef], dict[int, TensorRef]]  # the reference's, the target's
+    attrs: dict[str, str]
+    constants: dict[int, str]  # slot -> the constant's text (from the graph)
+    inputs: tuple[dict[int, _T], dict[int, _T]]  # the reference's, the target's
     from_ref: tuple[int, ...]  # constant slots the target takes from the reference (the op's definition)
-    outputs: tuple[TensorRef, TensorRef]  # the output compared, each side
+    outputs: tuple[_T, _T]  # the output compared, each side
     out_shapes: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
     tolerances: tuple[ElementTolerance, ElementTolerance]
     floors: tuple[float, float]
     slot: int
 
+    def with_tensors(self, convert: Callable[[_T], _U]) -> ReplayPlanOf[_U]:
+        """The same plan with each tensor converted (to the spec a worker reads, or back)."""
+        ref_in, tgt_in = self.inputs
+        return ReplayPlanOf(
+            self.op_type,
+            self.attrs,
+            self.constants,
+            ({s: convert(t) for s, t in ref_in.items()}, {s: convert(t) for s, t in tgt_in.items()}),
+            self.from_ref,
+            (convert(self.outputs[0]), convert(self.outputs[1])),
+            self.out_shapes,
+            self.tolerances,
+            self.floors,
+            self.slot,
+        )
 
-def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayPlan | None, Said]:
+
+ReplayPlan = ReplayPlanOf[TensorRef]
+ShippedPlan = ReplayPlanOf[TensorSpec]
+
+
+def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayPlan | None, Said]:
     """The replay of the op's output `slot`, or None and why there is none."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
@@ -78,18 +105,25 @@ def replay_plan(session: Session, pair: OpPair, roles: dict[int, str], slot: int
     if n > REPLAY_MAX_ELEMENTS:
         return None, because(Why.NOT_REPLAYED_SIZE, n, REPLAY_MAX_ELEMENTS)
     outs = (ref.outputs[slot], tgt.outputs[slot])
-    return ReplayPlan(
+    th = session.thresholds
+    return ReplayPlanOf(
         op_type=ref.op_type,
         attrs=dict(ref.attrs),
-        constants={s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs},
+        constants={
+            s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
+        },
         inputs=(dict(ref.inputs), dict(tgt.inputs)),
-        from_ref=tuple(s for s, role in roles.items() if role == "constant" and s in ref.inputs),
+        from_ref=tuple(s for s, role in roles.items() if role == Role.CONSTANT and s in ref.inputs),
         outputs=outs,
-        out_shapes=tuple({s: tuple(t.shape or ()) for s, t in op.outputs.items()} for op in (ref, tgt)),  # type: ignore[arg-type]
-        tolerances=tuple(session.thresholds.tolerance(t.dtype, None) for t in outs),  # type: ignore[arg-type]
-        floors=tuple(session.thresholds.floor(t.dtype)[0] for t in outs),  # type: ignore[arg-type]
+        out_shapes=(_out_shapes(ref), _out_shapes(tgt)),
+        tolerances=(th.tolerance(outs[0].dtype, None), th.tolerance(outs[1].dtype, None)),
+        floors=(th.floor(outs[0].dtype)[0], th.floor(outs[1].dtype)[0]),
         slot=slot,
     ), ""
+
+
+def _out_shapes(op: Op) -> dict[int, tuple[int, ...]]:
+    return {s: tuple(t.shape or ()) for s, t in op.outputs.items()}
 
 
 def run_replay(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:
@@ -193,35 +227,27 @@ def _proof(plan: ReplayPlan, sides: list[_Compared], stats: list[PairStats]) -> 
     )
 
 
-def _shipped(plan: ReplayPlan) -> ReplayPlan | None:
+def _shipped(plan: ReplayPlan) -> ShippedPlan | None:
     """The plan with its tensors as specs a worker process reads (None when a layout is not known)."""
     try:
         specs = {id(t): tensor_spec(t) for t in (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)}
     except (AssertionError, OSError, ValueError):
         return None
-    return replace(
-        plan,
-        inputs=tuple({s: specs[id(t)] for s, t in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
-        outputs=tuple(specs[id(t)] for t in plan.outputs),  # type: ignore[arg-type]
-    )
+    return plan.with_tensors(lambda t: specs[id(t)])
 
 
-def _run_shipped(plan: ReplayPlan) -> tuple[ReplayProof | None, Said]:
+def _run_shipped(plan: ShippedPlan) -> tuple[ReplayProof | None, Said]:
     """In a worker process: the tensors back from their specs, then the replay."""
     return run_replay(_unshipped(plan))
 
 
-def _run_shipped_many(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, Said]]:
+def _run_shipped_many(plans: list[ShippedPlan]) -> list[tuple[ReplayProof | None, Said]]:
     """In a worker process: several replays, their small outputs' deviations computed together."""
     return run_replays_here([_unshipped(plan) for plan in plans])
 
 
-def _unshipped(plan: ReplayPlan) -> ReplayPlan:
-    return replace(
-        plan,
-        inputs=tuple({s: from_spec(spec) for s, spec in side.items()} for side in plan.inputs),  # type: ignore[arg-type]
-        outputs=tuple(from_spec(spec) for spec in plan.outputs),  # type: ignore[arg-type]
-    )
+def _unshipped(plan: ShippedPlan) -> ReplayPlan:
+    return plan.with_tensors(from_spec)
 
 
 def run_replays(
@@ -268,7 +294,7 @@ class StreamedReplays:
         self.ex = ex
         self.workers = max(1, workers)
         self.count = 0
-        self._pending: list[tuple[int, ReplayPlan]] = []
+        self._pending: list[tuple[int, ShippedPlan]] = []
         self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, Said]]]]] = []
         self._here: list[tuple[int, ReplayPlan]] = []
 
@@ -315,7 +341,7 @@ class StreamedReplays:
                 future.cancel()
 
 
-def replay_proof(session: Session, pair: OpPair, roles: dict[int, str], slot: int) -> tuple[ReplayProof | None, Said]:
+def replay_proof(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayProof | None, Said]:
     """The replay of one op here and now (the bisection's probes, the culprit checks)."""
     plan, why = replay_plan(session, pair, roles, slot)
     return run_replay(plan) if plan is not None else (None, why)

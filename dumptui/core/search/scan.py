@@ -35,7 +35,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, origins, unjudged_origins, wiring
-from dumptui.core.model.dump import KERNEL
+from dumptui.core.model.dump import KERNEL, Role, Roles, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
 from dumptui.core.search.localerror import (
@@ -119,19 +119,12 @@ def scan(
         if progress is not None:
             progress(done, total)
 
-    shared = current_shared_processes()
-    count = workers if isinstance(workers, int) else os.cpu_count() or 1
-    streamed: StreamedReplays | None = None
-    if isinstance(workers, ComparePool):  # the app's pool: its processes replay while the next ops are measured
-        streamed = StreamedReplays(workers.executor(), workers.workers)
-    elif shared is not None and count > 1:
-        streamed = StreamedReplays(shared.executor(count), count)
-    locals_: list[LocalError] = []
+    streamed = _streamed_replays(workers)
     plans: list[tuple[int, ReplayPlan]] = []
-    early: dict[int, tuple[LocalError, dict[int, str]]] = {}  # position -> (measured op, its input roles)
+    early: dict[int, tuple[LocalError, Roles]] = {}  # position -> (measured op, its input roles)
     position = {p.index: i for i, p in enumerate(order)}
 
-    def measure(i: int, res: OpResult, roles: dict[int, str]) -> LocalError:
+    def measure(i: int, res: OpResult, roles: Roles) -> LocalError:
         le = measured(session, res, roles)
         if judges_selection(session, le, res, roles):
             return le
@@ -164,23 +157,13 @@ def scan(
         purpose="scan",
         ready=measure_early if streamed is not None else None,
     )
-    roles = []  # asked for three times per op: made once
-    resized: list[tuple[tuple[int, str, Said], ...]] = []  # per op: its data inputs whose shapes differ
+    ops = _Measured()
     for i, res in enumerate(results):
         if i in early:
-            le, op_roles = early[i]
+            ops.add(res, *early[i])
         else:
             op_roles = input_roles(res.pair)
-            le = measure(i, res, op_roles)
-        roles.append(op_roles)
-        locals_.append(le)
-        resized.append(
-            tuple(
-                (r.slot, str(r.verdict), r.reason)
-                for r in res.inputs
-                if r.verdict == SHAPE_MISMATCH and op_roles.get(r.slot) == "data"
-            )
-        )
+            ops.add(res, measure(i, res, op_roles), op_roles)
     if streamed is not None:
         replays, total = streamed.results(cancelled), streamed.count
     else:
@@ -188,18 +171,23 @@ def scan(
         total = len(plans)
     # the replays continue the count of the compares: one bar that never runs backwards
     for k, (i, (proof, why)) in enumerate(replays, 1):
-        le = locals_[i]
+        le = ops.locals[i]
         le.replay, le.replay_note = proof, why
         if progress is not None:
             progress(compared[0] + k, compared[0] + total)
-    locals_ = [judged(session, le) for le in locals_]
+    locals_ = [judged(session, le) for le in ops.locals]
+    roles, resized, out_resized = ops.roles, ops.resized, ops.out_resized
     th = session.thresholds
-    resized_by_flips(locals_, predecessors, resized, th.gain, min(th.max_off, TAIL_SHARE))
-    tainted: list[bool] = []
-    for pos, le in enumerate(locals_):
-        upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
-        # error from an op that could not be judged taints as a root does: what it carries is never "noise"
-        tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
+    resized_by_flips(
+        locals_,
+        predecessors,
+        resized,
+        th.gain,
+        min(th.max_off, TAIL_SHARE),
+        out_resized,
+        (lambda le: replay_proof(session, le.pair, input_roles(le.pair), le.out_slot or 0)) if th.replay else None,
+    )
+    tainted = _tainted(locals_, predecessors, tainted_by_inputs)
     out = ScanResult(order, locals_, tainted, [le for le in locals_ if le.is_root], frozenset(differing))
     flipped = [le.selection is not None and le.selection.flipped for le in locals_]
     out.reach = flip_reach(flipped, tainted, predecessors)
@@ -209,26 +197,68 @@ def scan(
     return out
 
 
+def _streamed_replays(workers: int | ComparePool | None) -> StreamedReplays | None:
+    """Where replays run while the next ops are measured: the app's pool, or the shared processes of a
+    command with more than one worker; None: after the measuring, as run_replays runs them."""
+    if isinstance(workers, ComparePool):  # the app's pool: its processes replay while the next ops are measured
+        return StreamedReplays(workers.executor(), workers.workers)
+    shared = current_shared_processes()
+    count = workers if isinstance(workers, int) else os.cpu_count() or 1
+    if shared is not None and count > 1:
+        return StreamedReplays(shared.executor(count), count)
+    return None
+
+
+class _Measured:
+    """The scan's ops as measured, in order: each op's local error, its input roles (asked for three times per
+    op: made once), its data inputs whose shapes differ, and whether its outputs are uncompared only as they
+    differ in shape."""
+
+    def __init__(self) -> None:
+        self.locals: list[LocalError] = []
+        self.roles: list[Roles] = []
+        self.resized: list[tuple[tuple[int, str, Said], ...]] = []
+        self.out_resized: list[bool] = []
+
+    def add(self, res: OpResult, le: LocalError, roles: Roles) -> None:
+        self.roles.append(roles)
+        self.locals.append(le)
+        self.resized.append(
+            tuple(
+                (r.slot, str(r.verdict), r.reason)
+                for r in res.inputs
+                if r.verdict == SHAPE_MISMATCH and roles.get(r.slot) == Role.DATA
+            )
+        )
+        self.out_resized.append(
+            any(r.verdict == SHAPE_MISMATCH for r in res.outputs)
+            and not any(r.verdict in (UNREADABLE, ONLY_REF, ONLY_TARGET) for r in res.outputs)
+        )
+
+
+def _tainted(
+    locals_: list[LocalError], predecessors: Callable[[int], set[int]], tainted_by_inputs: AbstractSet[int]
+) -> list[bool]:
+    """Per position: whether a root's error (or a differing weight or input's) may reach it."""
+    tainted: list[bool] = []
+    for pos, le in enumerate(locals_):
+        upstream = any(tainted[p] for p in predecessors(pos) if p < len(tainted))
+        # error from an op that could not be judged taints as a root does: what it carries is never "noise"
+        tainted.append(le.is_root or le.unjudged_flow or pos in tainted_by_inputs or upstream)
+    return tainted
+
+
 def rejudge(
     session: Session,
     sr: ScanResult,
     predecessors: Callable[[int], set[int]],
-    roles_of: list[dict[int, str]] | None = None,
+    roles_of: list[Roles] | None = None,
     before: InContext = NO_CONTEXT,
 ) -> InContext:
     """Tensor verdicts in context: beyond the floor of its dtypes, but no root upstream -> close (carried
     precision noise, said so in the reason). Returns a new context (`before` and these); the session's cache
     keeps what each pair's own numbers said."""
-    judged: dict[int, TensorResult] = {}
-    cos = session.thresholds.cos
-
-    def now(r: TensorResult) -> TensorResult:  # two ops may read one file: the later sees the earlier's verdict
-        return judged.get(pair_key(r.ref, r.target)) or before.tensor(r)
-
-    def restate(r: TensorResult, verdict: str, reason: Said) -> None:
-        if not session.is_final(r):  # a result computed against a transformed reference keeps its own
-            judged[pair_key(r.ref, r.target)] = restated(r, verdict, reason)
-
+    ctx = _Restating(session, before)
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
         res = session.op_result(le.pair, purpose="scan")
@@ -239,31 +269,68 @@ def rejudge(
             dict(wiring(session.ref, session.target, session.alignment, le.pair, list(roles))) if le.wiring else {}
         )
         for cached in res.inputs:
-            r = now(cached)
-            if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
-                restate(r, DIVERGED, because(Why.CARRIES_REF_INPUT, swapped[r.slot]))
-            elif roles.get(r.slot) != "constant":  # a constant that differs is the op's definition, not noise
-                through = _one_sided(session, le.pair, r.slot)
-                if through and r.verdict == DIVERGED and not r.statistics_only:
-                    restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
-                elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), cos):
-                    restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
-                elif (
-                    r.verdict == SHAPE_MISMATCH
-                    and not into
-                    and (flip := _flip_reason(sr, _reach_into(session, sr, le.pair, r.slot, pos), r))
-                ):
-                    restate(r, FLIPPED, flip)  # as many as a flipped selection kept on each side
+            _rejudge_input(ctx, sr, pos, le, ctx.now(cached), roles, swapped, into)
         for cached in res.outputs:
-            r = now(cached)
-            if why := _carried(r, sr.tainted[pos], cos):
-                restate(r, *_flipped_or(sr, sr.reach[pos] if sr.reach else None, r, why))
-            elif _flip_within_floor(sr, pos, r):  # a comparison's output: a flip, however few elements
-                restate(r, FLIPPED, _flip_reason(sr, pos, r) or r.reason)
-            elif r.verdict == SHAPE_MISMATCH and sr.reach and not sr.tainted[pos]:
-                if flip := _flip_reason(sr, sr.reach[pos], r):
-                    restate(r, FLIPPED, flip)
-    return before.merged(judged.values())
+            _rejudge_output(ctx, sr, pos, ctx.now(cached))
+    return before.merged(ctx.judged.values())
+
+
+class _Restating:
+    """The verdicts restated in context so far, by tensor pair: two ops may read one file, and the later sees
+    the earlier's verdict."""
+
+    def __init__(self, session: Session, before: InContext):
+        self.session, self.before = session, before
+        self.cos = session.thresholds.cos
+        self.judged: dict[int, TensorResult] = {}
+
+    def now(self, r: TensorResult) -> TensorResult:
+        return self.judged.get(pair_key(r.ref, r.target)) or self.before.tensor(r)
+
+    def restate(self, r: TensorResult, verdict: Verdict, reason: Said) -> None:
+        if not self.session.is_final(r):  # a result computed against a transformed reference keeps its own
+            self.judged[pair_key(r.ref, r.target)] = restated(r, verdict, reason)
+
+
+def _rejudge_input(
+    ctx: _Restating,
+    sr: ScanResult,
+    pos: int,
+    le: LocalError,
+    r: TensorResult,
+    roles: Roles,
+    swapped: dict[int, int],
+    into: bool,
+) -> None:
+    session = ctx.session
+    if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
+        ctx.restate(r, DIVERGED, because(Why.CARRIES_REF_INPUT, swapped[r.slot]))
+    elif roles.get(r.slot) != Role.CONSTANT:  # a constant that differs is the op's definition, not noise
+        through = _one_sided(session, le.pair, r.slot)
+        if through and r.verdict == DIVERGED and not r.statistics_only:
+            ctx.restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
+        elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), ctx.cos):
+            ctx.restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
+        elif (
+            r.verdict == SHAPE_MISMATCH
+            and not into
+            and (flip := _flip_reason(sr, _reach_into(session, sr, le.pair, r.slot, pos), r))
+        ):
+            ctx.restate(r, FLIPPED, flip)  # as many as a flipped selection kept on each side
+
+
+def _rejudge_output(ctx: _Restating, sr: ScanResult, pos: int, r: TensorResult) -> None:
+    if why := _carried(r, sr.tainted[pos], ctx.cos):
+        ctx.restate(r, *_flipped_or(sr, sr.reach[pos] if sr.reach else None, r, why))
+    elif _flip_within_floor(sr, pos, r):  # a comparison's output: a flip, however few elements
+        ctx.restate(r, FLIPPED, _flip_reason(sr, pos, r) or r.reason)
+    elif (
+        r.verdict == SHAPE_MISMATCH
+        and sr.reach
+        and not sr.tainted[pos]
+        and (flip := _flip_reason(sr, sr.reach[pos], r))
+    ):
+        ctx.restate(r, FLIPPED, flip)
 
 
 def _flip_within_floor(sr: ScanResult, pos: int, r: TensorResult) -> bool:
@@ -286,7 +353,9 @@ def _tainted_into(
 ) -> bool:
     """Whether input `slot` may carry a root's divergence: its own producer's taint (the same value is then
     judged alike where it is made and where it is read), else whether any predecessor is tainted (no graph)."""
-    if any(src is not None and src.kind != "op" and src.ref in sr.differing for src in input_source(pair, slot)):
+    if any(
+        src is not None and src.kind != SourceKind.OP and src.ref in sr.differing for src in input_source(pair, slot)
+    ):
         return True  # a weight or input the preconditions found differing: not noise where it is read either
     found = [
         position[o.pair.index]

@@ -28,14 +28,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dumptui.core.model.dump import Role, Roles, SourceKind
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.model.vocab import Word
 from dumptui.core.search import replay
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.selection import (
+    BATCH_NMS_TYPES,
     NMS_TYPES,
     NmsSpec,
     RankSpec,
+    batch_nms_spec,
     iou_matrix,
     nms_groups,
     nms_spec,
@@ -45,7 +48,7 @@ from dumptui.core.search.replay.selection import (
 
 if TYPE_CHECKING:
     from dumptui.core.compare.session import Session
-    from dumptui.core.graph.align import OpPair
+    from dumptui.core.graph.align import Alignment, OpPair
     from dumptui.core.model.dump import TensorRef
 
 RANK_TYPES = frozenset(
@@ -71,6 +74,10 @@ SELECTION_TYPES = RANK_TYPES | NMS_TYPES | SET_TYPES
 MAX_FLIPS = 64  # flips kept with their numbers (the rest are counted)
 MAX_WRONG = 16
 MAX_SELECTION_ELEMENTS = 1 << 24  # inputs larger than this are not judged here (float64 copies)
+# CANN's BatchMultiClassNonMaxSuppression runs NMS on each class's top candidates only (its TBE kernel: the
+# top min(UB size / 64, 4080) scores, 4080 on a 256 KB unified buffer; NonMaxSuppressionV6/V7's the top 2048);
+# a smaller UB takes fewer: boxes ranked beyond this many are never held against it
+CANN_NMS_CANDIDATES = 1024
 TIE_UNITS = 2.0  # two values this many unit roundoffs apart (relative) are a tie (one rounding step each side)
 
 _UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
@@ -92,6 +99,7 @@ class FlipKind(Word):
     SCORE = "score"  # NMS: a box kept on one side only, as two overlapping boxes' scores swapped order
     OVERLAP = "overlap"  # NMS: ... as their overlap (IoU) crossed the threshold
     CASCADE = "cascade"  # NMS: ... as the box that suppresses it was itself flipped
+    LIMIT = "limit"  # NMS: ... as the limit of boxes kept fell between it and another box whose scores swapped
     MEMBER = "member"  # Unique: a value present on one side only (two values merged or split)
     THRESHOLD = "threshold"  # a comparison or a cast to integers: an element crossed its threshold
     KEPT = "kept"  # MaskedSelect: an element kept on one side only, as its mask differs there
@@ -190,7 +198,8 @@ def _ties(a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         near = np.abs(a - b) <= tol * np.maximum(np.abs(a), np.abs(b))
-    return (a == b) | near | (np.isnan(a) & np.isnan(b))
+    tied: np.ndarray = (a == b) | near | (np.isnan(a) & np.isnan(b))
+    return tied
 
 
 # ------------------------------------------------------------------------------------------------ the entry
@@ -211,7 +220,7 @@ def judge(op_type: str, attrs: dict[str, str], constants: dict[int, str], ref: S
     raise Unjudged(f"{op_type} is no selection op")
 
 
-def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tuple[SelectionProof | None, Said]:
+def selection_proof(session: Session, pair: OpPair, roles: Roles) -> tuple[SelectionProof | None, Said]:
     """The selection judgement of one op pair from its dumped tensors: (proof, "") or (None, why not)."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None or not is_selection(ref.op_type):
@@ -226,7 +235,7 @@ def selection_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> tu
         return None, because(Why.SELECTION_NOT_JUDGED, str(e))
 
 
-def read_side(pair: OpPair, roles: dict[int, str]) -> tuple[tuple[Side, Side], dict[int, str]]:
+def read_side(pair: OpPair, roles: Roles) -> tuple[tuple[Side, Side], dict[int, str]]:
     """Both sides of a pair of ops as the judgement reads them, and the reference's undumped constants. A
     constant input is the reference's on both sides: the op's definition is the reference's (k, axis,
     thresholds)."""
@@ -235,13 +244,15 @@ def read_side(pair: OpPair, roles: dict[int, str]) -> tuple[tuple[Side, Side], d
     ref_in = {s: _read(t) for s, t in ref.inputs.items()}
     tgt_in = {s: _read(t) for s, t in tgt.inputs.items()}
     for s, role in roles.items():
-        if role == "constant" and s in ref_in:
+        if role == Role.CONSTANT and s in ref_in:
             tgt_in[s] = ref_in[s]
     sides = (
         Side(ref_in, {s: _read(t) for s, t in ref.outputs.items()}, {s: t.dtype for s, t in ref.inputs.items()}),
         Side(tgt_in, {s: _read(t) for s, t in tgt.outputs.items()}, {s: t.dtype for s, t in tgt.inputs.items()}),
     )
-    constants = {s: src.ref for s, src in ref.sources.items() if src.kind == "constant" and s not in ref.inputs}
+    constants = {
+        s: src.ref for s, src in ref.sources.items() if src.kind == SourceKind.CONSTANT and s not in ref.inputs
+    }
     return sides, constants
 
 
@@ -415,9 +426,19 @@ class _Group:
     rank: np.ndarray | None  # None: by score (tied scores may come in any order)
     tol: float
     iou_tol: float
+    limit: int | None = None  # at most this many kept in the group (None: no limit)
+    # a multi-class NMS whose image kept its total: the score (this side's) of the last box it kept, and
+    # where that box is (group, box); boxes under it may be left out for that alone
+    cut: float | None = None
+    cut_box: tuple[int, int] | None = None
+    # CANN's multi-class kernel selects among its top candidates of each class only: a box left out that ranks
+    # at or beyond this many higher-scored boxes is no error (None: every box is a candidate)
+    candidates: int | None = None
 
 
-def _kept_lists(op_type: str, side: Side, groups: list[tuple[int, int]], n: int) -> tuple[list[list[int]], list]:
+def _kept_lists(
+    op_type: str, side: Side, groups: list[tuple[int, int]], n: int
+) -> tuple[list[list[int]], list[np.ndarray]]:
     """The kept boxes of each group as the dumped outputs give them, and for NMSWithMask its order."""
     out = side.outputs
     if op_type == "NMSWithMask":
@@ -435,18 +456,25 @@ def _kept_lists(op_type: str, side: Side, groups: list[tuple[int, int]], n: int)
         rows = sel.reshape(-1, 3).tolist()
         return [[i for b, c, i in rows if (b, c) == g] for g in groups], []
     sel = sel.reshape(-1)
-    if op_type == "NonMaxSuppressionV4" and 1 in out:
-        sel = sel[: int(np.asarray(out[1]).reshape(-1)[0])]
+    valid_slot = {"NonMaxSuppressionV4": 1, "NonMaxSuppressionV5": 2}.get(op_type)
+    if valid_slot in out:
+        valid = int(np.asarray(out[valid_slot]).reshape(-1)[0])
+        if not 0 <= valid <= sel.size:
+            raise Unjudged(f"{op_type} says {valid} boxes are valid of {sel.size}")
+        sel = sel[:valid]
     return [sel.tolist()], []
 
 
 def _nms_sides(op_type: str, args: OpArgs, side: Side) -> list[_Group]:
     groups = nms_groups(args)
     n = groups[0][1].shape[0] if groups else 0
-    kept, orders = _kept_lists(op_type, side, [g for g, _b, _s in groups], n)
     dtype = side.dtypes.get(0) or str(np.asarray(side.inputs[0]).dtype)
     tol = tie_tolerance(dtype)
     iou_tol = max(8 * tol, 1e-12)  # an IoU is a ratio of sums of products: a few roundings of its inputs'
+    limit = nms_spec(args).limit
+    if op_type in BATCH_NMS_TYPES:
+        return _batch_groups(args, side, groups, tol, iou_tol)
+    kept, orders = _kept_lists(op_type, side, [g for g, _b, _s in groups], n)
     out = []
     for (_key, boxes, scores), k in zip(groups, kept):
         rank = None
@@ -456,55 +484,154 @@ def _nms_sides(op_type: str, args: OpArgs, side: Side) -> list[_Group]:
                 raise Unjudged("NMSWithMask output.1 is not a permutation of the boxes")
             rank = np.empty(n, dtype=np.int64)
             rank[idx] = np.arange(n)
-        out.append(_Group(boxes, scores, [int(i) for i in k], rank, tol, iou_tol))
+        group = _Group(boxes, scores, [int(i) for i in k], rank, tol, iou_tol, limit or None)
+        if op_type == "NonMaxSuppressionV6":  # CANN's ONNX NMS: its TBE kernel's top 2048 candidates too
+            group.candidates = CANN_NMS_CANDIDATES
+        out.append(group)
     return out
+
+
+def _batch_groups(
+    args: OpArgs, side: Side, groups: list[tuple[tuple[int, int], np.ndarray, np.ndarray]], tol: float, iou_tol: float
+) -> list[_Group]:
+    """A multi-class NMS of a batch: its outputs hold copies of the kept boxes, scores and classes, not indices.
+    Each output row is matched to the input box of its class with that box and score (within the rounding of
+    the output's dtype and the input's); a row that matches none is kept as box -1 (no selection the inputs
+    give). When an image kept its total, the last box kept marks where the total cut."""
+    spec = batch_nms_spec(args)
+    out = side.outputs
+    if not groups:
+        return []
+    if not {0, 1, 2, 3} <= set(out):
+        raise Unjudged(f"{args.op_type} outputs 0-3 (boxes, scores, classes, count) are not dumped")
+    batch = len({key[0] for key, _b, _s in groups})
+    classes_n = len(groups) // batch
+    o_boxes, o_scores, o_classes = (np.asarray(out[j], dtype=np.float64) for j in (0, 1, 2))
+    try:
+        o_boxes, o_scores, o_classes = (
+            a.reshape(batch, -1, *tail) for a, tail in ((o_boxes, (4,)), (o_scores, ()), (o_classes, ()))
+        )
+    except ValueError as e:
+        raise Unjudged(f"{args.op_type} outputs do not fit a batch of {batch} images: {e}") from e
+    counts = np.asarray(out[3]).astype(np.int64).reshape(-1)
+    if counts.size != batch or o_boxes.shape[1] != o_scores.shape[1] or o_scores.shape != o_classes.shape:
+        raise Unjudged(f"{args.op_type} outputs do not fit a batch of {batch} images")
+    match_tol = max(tol, tie_tolerance(str(np.asarray(out[0]).dtype)))
+    seen = [np.clip(boxes, 0.0, 1.0) if spec.clip else boxes for _key, boxes, _s in groups]  # as written out
+    kept: list[list[int]] = [[] for _ in groups]
+    cuts: list[tuple[float, tuple[int, int]] | None] = [None] * batch
+    for b in range(batch):
+        rows = range(min(max(int(counts[b]), 0), o_scores.shape[1]))
+        used: set[tuple[int, int]] = set()
+        last: tuple[float, tuple[int, int]] | None = None
+        for r in rows:
+            c = float(o_classes[b, r])
+            known = c.is_integer() and 0 <= c < classes_n
+            g = b * classes_n + (int(c) if known else 0)
+            _key, _boxes, scores = groups[g]
+            ok = _ties(seen[g], o_boxes[b, r][None, :], match_tol).all(axis=1) & _ties(
+                scores, o_scores[b, r], match_tol
+            )
+            found = [i for i in np.flatnonzero(ok).tolist() if (g, i) not in used] if known else []
+            kept[g].append(found[0] if found else -1)
+            if found:
+                used.add((g, found[0]))
+                last = (float(scores[found[0]]), (g, found[0]))
+        if counts[b] != len(rows) or counts[b] < 0:
+            kept[b * classes_n].append(-1)  # a count beyond the rows it has
+        if spec.total and len(rows) >= spec.total:
+            cuts[b] = last
+    out_groups = []
+    for g, ((b, _c), boxes, scores) in enumerate(groups):
+        cut = cuts[b]
+        out_groups.append(
+            _Group(
+                boxes,
+                scores,
+                kept[g],
+                None,
+                tol,
+                iou_tol,
+                spec.per_class,
+                None if cut is None else cut[0],
+                None if cut is None else cut[1],
+                None if args.op_type == "CombinedNonMaxSuppression" else CANN_NMS_CANDIDATES,
+            )
+        )
+    return out_groups
 
 
 def _nms_wrong(g: _Group, spec: NmsSpec, by_score_order: bool) -> list[Wrong]:
     """The kept/not-kept decisions of one group its own inputs do not give (empty: it reproduces)."""
     n = g.scores.size
-    wrong: list[Wrong] = []
     kept = g.kept
     if any(not 0 <= i < n for i in kept) or len(set(kept)) != len(kept):
         return [Wrong(0, -1, -1, math.nan, math.nan)]
-    s = g.scores
+    if spec.limit is not None and len(kept) > max(spec.limit, 0):
+        return [Wrong(0, -1, kept[-1], float(g.scores[kept[-1]]), math.nan)]  # more kept than the op may keep
+    return _nms_order_wrong(g, by_score_order) + _nms_kept_wrong(g, spec) + _nms_left_out_wrong(g, spec)
 
-    def near(a: float, b: float) -> bool:
-        return bool(_ties(np.array([a]), np.array([b]), g.tol)[0])
 
-    def before(j: int, i: int) -> bool:
-        """j is processed before i: by the op's order where it gives one, else by score (ties either way)."""
-        if g.rank is not None:
-            return bool(g.rank[j] < g.rank[i])
-        return bool(s[j] > s[i] or near(s[j], s[i]))
+def _near(g: _Group, a: float, b: float) -> bool:
+    return bool(_ties(np.array([a]), np.array([b]), g.tol)[0])
 
+
+def _processed_before(g: _Group, j: int, i: int) -> bool:
+    """j is processed before i: by the op's order where it gives one, else by score (ties either way)."""
     if g.rank is not None:
-        if by_score_order:  # the processing order must be a sort by score, highest first, ties either way
-            ranked = np.argsort(g.rank)
-            for a, b in zip(ranked[:-1].tolist(), ranked[1:].tolist()):
-                if s[a] < s[b] and not near(s[a], s[b]):
-                    wrong.append(Wrong(0, int(g.rank[b]), b, float(s[b]), float(s[a])))
+        return bool(g.rank[j] < g.rank[i])
+    return bool(g.scores[j] > g.scores[i] or _near(g, g.scores[j], g.scores[i]))
+
+
+def _nms_order_wrong(g: _Group, by_score_order: bool) -> list[Wrong]:
+    """Boxes processed (or listed as kept) out of score order, highest first, ties either way."""
+    s = g.scores
+    if g.rank is None:
+        steps = list(zip(g.kept[:-1], g.kept[1:]))
+    elif by_score_order:
+        ranked = np.argsort(g.rank).tolist()
+        steps = list(zip(ranked[:-1], ranked[1:]))
     else:
-        for a, b in zip(kept[:-1], kept[1:]):
-            if s[a] < s[b] and not near(s[a], s[b]):
-                wrong.append(Wrong(0, -1, b, float(s[b]), float(s[a])))
+        return []
+    return [
+        Wrong(0, -1 if g.rank is None else int(g.rank[b]), b, float(s[b]), float(s[a]))
+        for a, b in steps
+        if s[a] < s[b] and not _near(g, s[a], s[b])
+    ]
+
+
+def _nms_kept_wrong(g: _Group, spec: NmsSpec) -> list[Wrong]:
+    """Boxes kept though under the score threshold, or though an earlier kept box suppresses them."""
+    s, wrong = g.scores, []
     iou = iou_matrix(g.boxes)
-    kept_set = set(kept)
-    for pos, i in enumerate(kept):
-        if s[i] <= spec.floor and not near(s[i], spec.floor):
+    for pos, i in enumerate(g.kept):
+        if s[i] <= spec.floor and not _near(g, s[i], spec.floor):
             wrong.append(Wrong(0, -1, i, float(s[i]), math.nan))
-        earlier = kept[:pos] if g.rank is None else [j for j in kept if j != i and before(j, i)]
+        earlier = g.kept[:pos] if g.rank is None else [j for j in g.kept if j != i and _processed_before(g, j, i)]
         if any(iou[i, j] > spec.threshold + g.iou_tol for j in earlier):
-            wrong.append(Wrong(0, -1, i, float(s[i]), math.nan))  # kept, though an earlier kept box suppresses it
+            wrong.append(Wrong(0, -1, i, float(s[i]), math.nan))
+    return wrong
+
+
+def _nms_left_out_wrong(g: _Group, spec: NmsSpec) -> list[Wrong]:
+    """Boxes left out though over the score threshold, before the limits were reached, and suppressed by no
+    kept box processed before them."""
+    s, kept = g.scores, set(g.kept)
+    iou = iou_matrix(g.boxes)
     full = spec.limit is not None and len(kept) >= spec.limit
     low = min((s[j] for j in kept), default=math.inf)
-    for i in range(n):
-        if i in kept_set or (s[i] <= spec.floor and not near(s[i], spec.floor)):
+    wrong = []
+    for i in range(s.size):
+        if i in kept or (s[i] <= spec.floor and not _near(g, s[i], spec.floor)):
             continue
-        if full and (s[i] <= low or near(s[i], low)):
-            continue  # the limit was reached before it
-        if not any(iou[i, j] > spec.threshold - g.iou_tol for j in kept if before(j, i)):
-            wrong.append(Wrong(0, -1, i, float(s[i]), math.nan))  # left out, though nothing kept suppresses it
+        if full and (s[i] <= low or _near(g, s[i], low)):
+            continue  # the group's limit was reached before it
+        if g.cut is not None and (s[i] <= g.cut or _near(g, s[i], g.cut)):
+            continue  # the image's total was reached before it
+        if g.candidates is not None and int((s > s[i]).sum()) >= g.candidates:
+            continue  # not among the kernel's candidates
+        if not any(iou[i, j] > spec.threshold - g.iou_tol for j in kept if _processed_before(g, j, i)):
+            wrong.append(Wrong(0, -1, i, float(s[i]), math.nan))
     return wrong
 
 
@@ -566,7 +693,11 @@ def _judge_nms(op_type: str, args: Sequence[OpArgs], ref: Side, target: Side) ->
         iou_r, iou_t = iou_matrix(rg.boxes), iou_matrix(tg.boxes)
         for i in only:
             if len(flips) < MAX_FLIPS:
-                flips.append(_nms_flip(row, i, "ref" if i in a else "target", rg, tg, iou_r, iou_t, a, b, spec))
+                kept_by = "ref" if i in a else "target"
+                f = _nms_flip(row, i, kept_by, rg, tg, iou_r, iou_t, a, b, spec)
+                if f.kind == FlipKind.CASCADE and f.other < 0:  # nothing suppresses it there: a limit may
+                    f = _limit_flip(row, i, kept_by, r_groups, t_groups) or f
+                flips.append(f)
     code = SelectionCode.FLIP if differing else SelectionCode.SAME
     return replace(
         base, code=code, selected=selected, equal=equal, common=equal, differing=differing, flips=tuple(flips)
@@ -608,6 +739,26 @@ def _nms_flip(
     found = [candidate(j) for j in js]
     decided = [f for f in found if f.kind != FlipKind.CASCADE]
     return min(decided, key=lambda f: f.margin) if decided else found[0]
+
+
+def _limit_flip(row: int, i: int, kept_by: str, r_groups: list[_Group], t_groups: list[_Group]) -> Flip | None:
+    """Box `i` of group `row`, kept on one side only and suppressed by nothing on the other: that side reached
+    its limit (the group's, or the image's total in a multi-class NMS) at a box j kept in its place; their
+    scores are the near-tie (None: no limit was reached there)."""
+    there = t_groups[row] if kept_by == "ref" else r_groups[row]
+    here = r_groups[row] if kept_by == "ref" else t_groups[row]
+    if there.limit is not None and there.kept and len(there.kept) >= there.limit:
+        # the box kept in its place: kept there only, the lowest there (else the last kept)
+        only = [j for j in there.kept if j not in set(here.kept)]
+        at = (row, min(only, key=lambda j: (float(there.scores[j]), -j)) if only else there.kept[-1])
+    elif there.cut_box is not None:
+        at = there.cut_box
+    else:
+        return None
+    g, j = at
+    si, sj = float(r_groups[row].scores[i]), float(r_groups[g].scores[j])
+    moved = abs(float(t_groups[row].scores[i]) - si) + abs(float(t_groups[g].scores[j]) - sj)
+    return Flip(FlipKind.LIMIT, row, -1, i, j if g == row else -1, si, sj, abs(si - sj), moved, kept_by)
 
 
 def _before(g: _Group, j: int, i: int) -> bool:
@@ -770,7 +921,7 @@ class FlipReason(str):
         self.code, self.site, self.error = code, site, error
         return self
 
-    def __getnewargs__(self) -> tuple[SelectionReason, str, float]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[SelectionReason, str, float]:  # type: ignore[override]  # not str's (str,)
         return self.code, self.site, self.error
 
 
@@ -791,7 +942,7 @@ class FlipSite:
     feeding_target: tuple[str, ...] = ()  # the same ops' names on the target (what a device's config names)
 
 
-def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[OpPair, ...]:
+def feeding_ops(alignment: Alignment, pair: OpPair, slot: int) -> tuple[OpPair, ...]:
     """The computing ops whose precision feeds input `slot` of `pair`: its producer, looking through ops that
     only carry values (Reshape, Transpose, Cast...), then that op's own data producer, up to MAX_FEEDING."""
     from dumptui.core.graph.dataflow import producer_pair
@@ -799,7 +950,7 @@ def feeding_ops(alignment: object, pair: OpPair, slot: int) -> tuple[OpPair, ...
     out: list[OpPair] = []
     current, at = pair, slot
     for _ in range(MAX_CARRIER_HOPS):
-        prod = producer_pair(alignment, current, at)  # type: ignore[arg-type]
+        prod = producer_pair(alignment, current, at)
         if prod is None or prod is current:
             break
         if prod.op_type not in _CARRIERS:

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dumptui.core.model.dump import Roles
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search import replay
-from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule
+from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule, ReplayProof
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.selection import TORCH_COMPARE_NAMES, compare_other
 from dumptui.core.search.selection import (
@@ -64,10 +65,13 @@ def _cast_boundary(x: np.ndarray, up: np.ndarray, to_bool: bool) -> np.ndarray:
     if to_bool:
         return np.zeros_like(x)
     q = np.trunc(x)
-    return np.where(up, np.where(q >= 0, q + 1, q), np.where(q > 0, q, q - 1))
+    boundary: np.ndarray = np.where(up, np.where(q >= 0, q + 1, q), np.where(q > 0, q, q - 1))
+    return boundary
 
 
-def _operands(op_type: str, attrs: dict[str, str], constants: dict[int, str], side: Side) -> tuple:
+def _operands(
+    op_type: str, attrs: dict[str, str], constants: dict[int, str], side: Side
+) -> tuple[np.ndarray, np.ndarray]:
     """A comparison's two operands on one side: input.1, or the number a PyTorch call was given."""
     args = OpArgs(replay.ReplayInputs(op_type, side.inputs, attrs, constants))
     other = compare_other(args) if op_type in TORCH_COMPARE_NAMES else args.raw(1)
@@ -219,13 +223,18 @@ def resized_by_flips(
     resized: Sequence[tuple[tuple[int, str, Said], ...]],
     gain: float,
     tail_limit: float,
+    out_resized: Sequence[bool] = (),
+    replay_for: Callable[[LocalError], tuple[ReplayProof | None, Said]] | None = None,
 ) -> None:
     """Ops of a scan with a data input that differs in shape (`resized[p]`: (slot, verdict, reason) of each)
     where a flipped selection reaches them (MaskedSelect, NMS, Unique keep as many as their inputs say): what
     came in there was never compared, so neither the gain rule ("its inputs agree") nor noise decides; they
     are re-judged in place by their replay on each side's own inputs: it matches, carried, not born
-    (LocalRule.RESIZED_BY_FLIP); it does not, a root (a bug after a flip is still one); no replay, undecided
-    (the blind rule). `gain`, `tail_limit` are the replay rule's."""
+    (LocalRule.RESIZED_BY_FLIP); it does not, a root (a bug after a flip is still one); no conclusive replay,
+    carried as following the flip's change of size (LocalRule.FOLLOWS_RESIZING_FLIP, naming why no replay).
+    An op whose outputs differ in shape too (`out_resized[p]`: uncompared for that alone) was never measured
+    nor replayed by the scan: `replay_for` replays it here (those few ops only). `gain`, `tail_limit` are the
+    replay rule's."""
     flipped = [le.selection is not None and le.selection.flipped for le in locals_]
     if not any(flipped) or not any(resized):
         return  # (most runs: no walk of the graph)
@@ -234,9 +243,14 @@ def resized_by_flips(
     reach = flip_reach(flipped, roots, predecessors)
     for pos, le in enumerate(locals_):
         site, entries = reach[pos], resized[pos]
-        if site is None or site == pos or not entries or le.out is None or le.rule == LocalRule.WIRING:
+        if site is None or site == pos or not entries or le.rule == LocalRule.WIRING:
             continue
+        uncompared = le.out is None
+        if uncompared and not (pos < len(out_resized) and out_resized[pos]):
+            continue  # an output unreadable or on one side only: not the flip's to explain
         le.resized = tuple(slot for slot, _v, _w in entries)
+        if uncompared and le.replay is None and replay_for is not None:
+            le.replay, le.replay_note = replay_for(le)
         if le.replay is not None and le.replay.conclusive(gain):
             le.unjudged_flow = False
             if le.replay.broken(gain, tail_limit):
@@ -245,13 +259,17 @@ def resized_by_flips(
             else:
                 le.kind, le.rule = LocalKind.CARRIES, LocalRule.RESIZED_BY_FLIP
                 le.why = because(Why.RESIZED_BY_FLIP, le.resized, locals_[site].pair.name)
-        elif le.out_rel is not None and le.out_rel > le.floor:
-            le.blind = because(Why.BLIND_INPUTS, entries)
-            le.kind, le.unjudged_flow, le.rule = LocalKind.UNKNOWN, True, LocalRule.BLIND
-            le.why = because(Why.BLIND, le.out_rel, le.blind)
+        elif uncompared or (le.out_rel is not None and le.out_rel > le.floor):
+            # no replay decides (none for its type, or none conclusive) and its elements cannot be paired with
+            # the reference's: the flip upstream explains its change of size, and nothing here says more. As an
+            # experienced user reads it: carried, the flip named, the missing replay said (not "undecided",
+            # which would leave a pair whose only difference is a flip without an answer)
+            le.unjudged_flow = False
+            le.kind, le.rule = LocalKind.CARRIES, LocalRule.FOLLOWS_RESIZING_FLIP
+            le.why = because(Why.FOLLOWS_RESIZING_FLIP, le.resized, locals_[site].pair.name, le.replay_note)
 
 
-def threshold_proof(session: Session, pair: OpPair, roles: dict[int, str]) -> SelectionProof | None:
+def threshold_proof(session: Session, pair: OpPair, roles: Roles) -> SelectionProof | None:
     """The threshold judgement of one op pair from its dumped tensors (None: not judged here, or nothing
     differs); the scan's hook beside selection.selection_proof."""
     ref, tgt = pair.ref, pair.target

@@ -25,7 +25,7 @@ from dumptui.core.formats.cann_file import MAPPING_FILE
 from dumptui.core.formats.files import read_mapping_csv
 from dumptui.core.io.devicelayout import BLOCK_FORMATS, TRANSPOSES
 from dumptui.core.io.errors import UsageError
-from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.dump import Dump, Op, Severity, TensorRef
 from dumptui.core.model.reason import Said
 
 MAX_NAME_BYTES = 255
@@ -92,7 +92,7 @@ def convert_dump(dump: Dump, out: str) -> ConvertReport:
     os.makedirs(out, exist_ok=True)
     report = ConvertReport(source=dump.root, out=os.path.abspath(out), ops=len(dump.ops))
     report.overflow = [p.path for p in dump.problems if p.reason == OVERFLOW_REASON]
-    report.not_converted += [(p.path, p.reason) for p in dump.problems if p.severity == "error"]
+    report.not_converted += [(p.path, p.reason) for p in dump.problems if p.severity == Severity.ERROR]
     mapping: list[tuple[str, str]] = []
     for op in dump.ops:
         for t in op.tensors():

@@ -9,12 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Any
 
 from dumptui.core.formats.files import read_json_object
 from dumptui.core.model.dump import Dump
 
+# a MindSpore dump config (data_dump.json) as JSON: common_dump_settings, e2e_dump_settings, whatever else it holds
+DumpConfig = dict[str, Any]
 
-def original_settings(dump: Dump) -> dict:
+
+def original_settings(dump: Dump) -> DumpConfig:
     """The dump's own config (`.dump_metadata/data_dump.json`), when it kept one."""
     return read_json_object(os.path.join(dump.root, ".dump_metadata", "data_dump.json"))
 
@@ -26,7 +30,7 @@ def mindspore_config(
     iteration: str | None = None,
     saved_data: str = "tensor",
     input_output: int = 0,
-) -> dict:
+) -> DumpConfig:
     """A data_dump.json that dumps only `kernels` (full scope names), inputs and outputs."""
     if not os.path.isabs(dump_path):
         raise ValueError(f"{dump_path}: MindSpore needs an absolute dump path")
@@ -89,7 +93,7 @@ def inside_any(path: str, dumps: list[Dump]) -> str | None:
     return None
 
 
-def write_config(path: str, config: dict, dumps: list[Dump]) -> str:
+def write_config(path: str, config: DumpConfig, dumps: list[Dump]) -> str:
     root = inside_any(path, dumps)
     if root is not None:
         raise ValueError(f"{path}: refusing to write inside the dump folder {root}")

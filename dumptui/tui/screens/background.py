@@ -24,7 +24,7 @@ from textual.worker import Worker, get_current_worker
 from dumptui.present.controller import PairController
 from dumptui.present.driver import BisectCommand, BisectState, RunProgress
 from dumptui.present.progress import CANCELLED, DONE, RUNNING
-from dumptui.present.types import TensorResult
+from dumptui.present.types import TensorResult, Verdict
 from dumptui.tui.messages import (
     BisectionChanged,
     BisectionReady,
@@ -97,7 +97,7 @@ class PairWork:
         done = 0
         post(StatisticsProgress(0, total, RUNNING, run))
 
-        def report(now_done: int, now_total: int, verdicts: dict[int, str | None]) -> None:
+        def report(now_done: int, now_total: int, verdicts: dict[int, Verdict | None]) -> None:
             nonlocal done
             done = now_done
             post(VerdictsKnown(verdicts))

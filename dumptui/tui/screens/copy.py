@@ -3,11 +3,13 @@ OSC 52, which works over SSH, and the notification says what was copied."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -45,3 +47,17 @@ class CopyScreen(ModalScreen[CopyChoice | None]):
 
 def copied_words(choice: CopyChoice, width: int = 60) -> str:
     return f"copied {choice.label}: {fit_name(fmt.clean(choice.text), width)}"
+
+
+def offer_copy(screen: Screen[Any], choices: list[CopyChoice]) -> None:
+    """The dialog over `screen`; the choice copied and said (nothing to offer: said too)."""
+
+    def copy(choice: CopyChoice | None) -> None:
+        if choice is not None:
+            screen.app.copy_to_clipboard(choice.text)
+            screen.notify(copied_words(choice), timeout=5, markup=False)
+
+    if choices:
+        screen.app.push_screen(CopyScreen(choices), copy)
+    else:
+        screen.notify("nothing to copy here yet", timeout=4)

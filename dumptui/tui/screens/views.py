@@ -28,3 +28,11 @@ def toggle_zoom(screen: Screen) -> None:
         screen.remove_class(f"-zoom-{p}")
     if current is None:
         screen.add_class(f"-zoom-{pane_of(screen.focused)}")
+
+
+def to_end(screen: Screen, last: bool) -> None:
+    """`g` / `G`: the focused list's (or pane's) first or last line: each of them has `action_first` /
+    `action_last`."""
+    move = getattr(screen.focused, "action_last" if last else "action_first", None)
+    if callable(move):
+        move()

@@ -16,7 +16,7 @@ from dumptui.present.columns import fit_name
 from dumptui.present.driver import BisectState
 from dumptui.present.panel import Line, panel_lines, plain
 from dumptui.present.tree import OpTreeModel
-from dumptui.present.types import OpPair
+from dumptui.present.types import OpPair, Verdict
 from dumptui.present.words import plural
 from dumptui.report import fmt
 from dumptui.tui.styles import ThemeStyles
@@ -144,7 +144,8 @@ class BisectPanel(VerticalScroll):
             line = Text(f"{h.number:3d}. #{h.index + 1} ", no_wrap=True, overflow="ellipsis")
             line.append(fit_name(fmt.clean(h.name), name_room))
             line.append(
-                f" {h.mark}", style=st.verdict("diverged" if h.mark == "bad" else "equal" if h.mark == "good" else None)
+                f" {h.mark}",
+                style=st.verdict(Verdict.DIVERGED if h.mark == "bad" else Verdict.EQUAL if h.mark == "good" else None),
             )
             line.append(f" ({h.source}, {h.candidates_before} suspects) ", style=st.muted)
             line.append(fmt.clean(h.detail), style=st.muted)

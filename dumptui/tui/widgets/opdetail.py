@@ -24,7 +24,7 @@ from dumptui.present.detail import (
 )
 from dumptui.present.relations import Relation
 from dumptui.present.tree import OpTreeModel
-from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, WorstElement, for_root
+from dumptui.present.types import EXACT, KERNEL, OpPair, OpResult, TensorResult, Verdict, WorstElement, for_root
 from dumptui.present.words import kl_words, paired_words
 from dumptui.report import fmt
 from dumptui.report.names import cut_long_words
@@ -197,7 +197,7 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
             if self.tensor_shown is not None:
                 self.show_tensor(self.tensor_shown, *self.tensor_detail)
 
-    def _verdict(self, index: int) -> str | None:
+    def _verdict(self, index: int) -> Verdict | None:
         return self.model.verdict(index) if self.model is not None else None
 
     @property
@@ -207,7 +207,7 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
         return max(20, region - (0 if self.show_vertical_scrollbar else 1))
 
     # ------------------------------------------------------------------ content
-    def _title(self, pair: OpPair, verdict: str | None, kernels: int) -> Text:
+    def _title(self, pair: OpPair, verdict: Verdict | None, kernels: int) -> Text:
         """The op's leaf name, type (left out when the name says it and room is short), number and verdict; then
         its full name (both sides' names, each on a line, when the pairing renamed it); names cut by the one rule
         of names, never wrapped mid-word."""
@@ -246,7 +246,7 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
         if self.index is None:
             self.query_one("#op-title", Static).update(Text(text, style=self.theme_styles.muted))
 
-    def show_pending(self, pair: OpPair, verdict: str | None, kernels: int) -> None:
+    def show_pending(self, pair: OpPair, verdict: Verdict | None, kernels: int) -> None:
         """At once, before its tensors are read: the name, and the table emptied; a new op opens at its header
         (the last op's scroll would show the middle of statistics with the name off screen)."""
         if pair.index != self.index:
@@ -410,7 +410,7 @@ class OpDetail(VerticalScroll, inherit_bindings=False):
         bar, merge = histogram_bar(counts, width)
         last = e0 + len(counts) - 1
         line = Text.assemble(("  |diff| per power of two: ", "bold"), f"2^{e0} ")
-        line.append(bar, style=st.verdict("diverged"))
+        line.append(bar, style=st.verdict(Verdict.DIVERGED))
         line.append(f" 2^{last + 1}" + (f" ({merge} bins/char)" if merge > 1 else "") + f"  equal: {zeros}")
         return line
 

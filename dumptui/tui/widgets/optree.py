@@ -17,6 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from dumptui.present.labels import fit_label
 from dumptui.present.tree import Folder, OpTreeModel, leaf_name
+from dumptui.present.types import Verdict
 from dumptui.report import fmt
 from dumptui.tui.messages import OpMessage
 from dumptui.tui.styles import ThemeStyles
@@ -92,7 +93,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         parts = fit_label(fmt.clean(folder.name), count, None, self._room(depth, True))
         label = Text.assemble(st.mark(folder.verdict), " ")
         label.append(parts.name, style=st.muted if folder.synthetic else "")
-        label.append(parts.number, style=st.verdict("diverged"))
+        label.append(parts.number, style=st.verdict(Verdict.DIVERGED))
         return label
 
     def on_resize(self) -> None:

@@ -12,7 +12,8 @@ from helpers.msdumps import CAST, CONV, CSV_ORDER, MOD, RELU, TRANS, make_dump
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.mindspore_bin import looks_like, parse_bin_name
-from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, DumpError, InputSource, NameSource, OrderSource
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, InputSource, NameSource, OrderSource
 
 FIXTURES = SHARED
 

@@ -11,7 +11,8 @@ from helpers.msdumps import STAT_HEADERS, ms_file, small_dump, stat_dump
 
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.statistic_csv import read_statistic_csv
-from dumptui.core.model.dump import DumpError, NameSource, OrderSource
+from dumptui.core.io.errors import DumpError
+from dumptui.core.model.dump import NameSource, OrderSource
 from dumptui.report.reasons import say, say_all
 
 

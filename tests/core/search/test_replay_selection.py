@@ -208,7 +208,7 @@ def test_cann_non_max_suppression_v3_v4(pad):
     tf = boxes[:, [1, 0, 3, 2]].astype(np.float32)  # (y0, x0, y1, x1)
     scores = RNG.uniform(0, 1, 30).astype(np.float32)
     op = "NonMaxSuppressionV4" if pad else "NonMaxSuppressionV3"
-    out = run(op, tf, scores, np.int32(6), np.float32(0.25), np.float32(0.2))
+    out = run(op, tf, scores, np.int32(6), np.float32(0.25), np.float32(0.2), attrs={"pad_to_max_output_size": "True"})
     ranked = [i for i in naive_rank(list(map(float, scores)), True) if scores[i] > np.float32(0.2)]
     want = naive_nms(boxes.astype(np.float32).astype(np.float64).tolist(), ranked, float(np.float32(0.25)), 6)
     if pad:
@@ -352,3 +352,233 @@ def test_torch_comparisons_against_python_with_ties_nan_negative_zero_and_a_numb
         run(name, a)
     with pytest.raises(ReplayUnsupported):
         run(name, np.ones(3), np.ones(2))
+
+
+# ------------------------------------------------------------------------------------------------ V4/V5 layouts
+
+
+def cann_nms_case(n: int, ties: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(corner boxes x0, y0, x1, y1 as float64, the same as CANN's (y0, x0, y1, x1) float32, scores float32)."""
+    boxes = random_boxes(n).astype(np.float32)
+    scores = (np.round(RNG.uniform(0, 1, n), 1) if ties else RNG.uniform(0, 1, n)).astype(np.float32)
+    return boxes.astype(np.float64), boxes[:, [1, 0, 3, 2]], scores
+
+
+def naive_kept(boxes: np.ndarray, scores: np.ndarray, limit: int, threshold: float, floor: float) -> list[int]:
+    ranked = [i for i in naive_rank(list(map(float, scores)), True) if float(scores[i]) > floor]
+    return naive_nms(boxes.tolist(), ranked, threshold, limit)
+
+
+def test_cann_nms_v4_unpadded_by_default_and_v5_scores_and_valid_count():
+    corners, tf, scores = cann_nms_case(25, ties=True)
+    want = naive_kept(corners, scores, 7, float(np.float32(0.3)), float(np.float32(0.1)))
+    v4 = run("NonMaxSuppressionV4", tf, scores, np.int32(7), np.float32(0.3), np.float32(0.1))
+    assert v4[0].tolist() == want and int(v4[1]) == len(want)
+    for pad in (False, True):
+        v5 = run(
+            "NonMaxSuppressionV5",
+            tf,
+            scores,
+            np.int32(7),
+            np.float32(0.3),
+            np.float32(0.1),
+            np.float32(0.0),
+            attrs={"pad_to_max_output_size": str(pad)},
+        )
+        fill = 7 - len(want) if pad else 0
+        assert v5[0].tolist() == want + [0] * fill and int(v5[2]) == len(want)
+        assert v5[1].tolist() == [float(scores[i]) for i in want] + [0.0] * fill
+
+
+def test_cann_nms_v5_soft_nms_is_refused_and_every_box_kept_when_max_output_is_n():
+    corners, tf, scores = cann_nms_case(6)
+    with pytest.raises(ReplayUnsupported, match="soft"):
+        run("NonMaxSuppressionV5", tf, scores, np.int32(6), np.float32(0.5), np.float32(0.0), np.float32(0.5))
+    apart = np.array([[20.0 * i, 0, 20.0 * i + 5, 5] for i in range(6)])  # (y0, x0, y1, x1), none overlap
+    out = run("NonMaxSuppressionV5", apart, scores, np.int32(6), np.float32(0.5), np.float32(-1.0), np.float32(0))
+    assert sorted(out[0].tolist()) == list(range(6)) and int(out[2]) == 6
+    assert out[0].tolist() == naive_rank(list(map(float, scores)), True)
+
+
+def test_cann_nms_v3_with_nan_negative_zero_and_empty():
+    corners, tf, scores = cann_nms_case(8)
+    scores[[1, 5]] = [np.nan, -0.0]
+    scores[6] = 0.0
+    got = run("NonMaxSuppressionV3", tf, scores, np.int32(8), np.float32(0.4), np.float32(-1.0))[0].tolist()
+    assert got == naive_kept(corners, scores, 8, float(np.float32(0.4)), -1.0)  # NaN > -1 is false: left out
+    assert 1 not in got
+    if {5, 6} <= set(got):  # -0.0 and 0.0 tie: index order
+        assert got.index(5) < got.index(6)
+    empty = run("NonMaxSuppressionV5", np.zeros((0, 4)), np.zeros(0), np.int32(4), np.float32(0.5), np.float32(0))
+    assert empty[0].shape == (0,) and int(empty[2]) == 0
+
+
+# ------------------------------------------------------------------------------------------------ multi-class NMS
+
+
+def naive_batch_nms(
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    score_threshold: float,
+    iou_threshold: float,
+    per_class: int,
+    total: int,
+    valid: list[int] | None = None,
+) -> list[list[tuple[float, int, int]]]:
+    """CANN's BatchMultiClassNMS (TensorFlow's combined NMS) as loops: per image and class the greedy NMS of the
+    boxes scoring over the threshold, at most per_class; the image's picks by score, highest first (a stable
+    sort of the class-by-class list), the first `total`."""
+    out = []
+    for b in range(boxes.shape[0]):
+        n = boxes.shape[1] if valid is None else valid[b]
+        picks: list[tuple[float, int, int]] = []
+        for c in range(scores.shape[2]):
+            s = [float(v) for v in scores[b, :n, c]]
+            bx = boxes[b, :n, 0 if boxes.shape[2] == 1 else c].tolist()
+            ranked = [i for i in naive_rank(s, True) if s[i] > score_threshold]
+            picks += [(s[i], c, i) for i in naive_nms(bx, ranked, iou_threshold, per_class)]
+        out.append([picks[k] for k in naive_rank([p[0] for p in picks], True)][:total])
+    return out
+
+
+def batch_case(batch: int, n: int, classes: int, q: int) -> tuple[np.ndarray, np.ndarray]:
+    boxes = np.stack([np.stack([random_boxes(n) for _ in range(q)], axis=1) for _ in range(batch)])
+    scores = np.round(RNG.uniform(0, 1, (batch, n, classes)), 1)  # many ties
+    return boxes.astype(np.float32), scores.astype(np.float32)
+
+
+def check_batch_output(out: dict[int, np.ndarray], boxes, want, total: int) -> None:
+    q = boxes.shape[2]
+    for b, rows in enumerate(want):
+        assert int(out[3][b]) == len(rows)
+        for r, (score, c, i) in enumerate(rows):
+            assert out[1][b, r] == score and out[2][b, r] == c
+            np.testing.assert_array_equal(out[0][b, r], boxes[b, i, 0 if q == 1 else c].astype(np.float64))
+        assert not out[1][b, len(rows) :].any() and not out[0][b, len(rows) :].any()
+        assert out[0].shape == (boxes.shape[0], total, 4)
+
+
+@pytest.mark.parametrize("q", [1, 3])
+def test_batch_multi_class_nms_against_loops_shared_and_per_class_boxes(q):
+    boxes, scores = batch_case(2, 18, 3, q)
+    attrs = {
+        "score_threshold": "F32(0.15)",
+        "iou_threshold": "F32(0.3)",
+        "max_size_per_class": "I64(4)",
+        "max_total_size": "I64(7)",
+    }
+    for op in ("BatchMultiClassNonMaxSuppression", "BatchMultiClassNMS"):
+        out = run(op, boxes, scores, attrs=attrs)
+        want = naive_batch_nms(boxes, scores, float(np.float32(0.15)), float(np.float32(0.3)), 4, 7)
+        check_batch_output(out, boxes, want, 7)
+
+
+def test_batch_multi_class_nms_valid_boxes_nan_negative_zero_and_totals_of_n():
+    boxes, scores = batch_case(2, 10, 2, 1)
+    scores[0, 2, 0], scores[0, 3, 0], scores[1, 4, 1] = np.nan, -0.0, 0.0
+    attrs = {"score_threshold": "-1.0", "iou_threshold": "0.5", "max_size_per_class": "10", "max_total_size": "20"}
+    out = run("BatchMultiClassNonMaxSuppression", boxes, scores, None, np.array([10, 6], np.int32), attrs=attrs)
+    want = naive_batch_nms(boxes, scores, -1.0, 0.5, 10, 20, valid=[10, 6])
+    check_batch_output(out, boxes, want, 20)
+    assert all(i < 6 for _s, _c, i in want[1]) and (float("nan"), 0, 2) not in want[0]
+    with pytest.raises(ReplayUnsupported, match="clip_window"):
+        run("BatchMultiClassNMS", boxes, scores, np.ones((2, 4), np.float32), attrs=attrs)
+    empty = run("BatchMultiClassNMS", np.zeros((1, 0, 1, 4)), np.zeros((1, 0, 2)), attrs=attrs)
+    assert empty[3].tolist() == [0] and empty[0].shape == (1, 20, 4)
+
+
+def test_torch_npu_batch_nms_as_msprobe_records_it():
+    boxes, scores = batch_case(1, 12, 2, 2)
+    attrs = {"scalar input 2": "0.2", "scalar input 3": "0.4", "scalar input 4": "3", "scalar input 5": "4"}
+    out = run("npu_batch_nms", boxes, scores, attrs=attrs)
+    check_batch_output(out, boxes, naive_batch_nms(boxes, scores, 0.2, 0.4, 3, 4), 4)
+
+
+# ------------------------------------------------------------------------------------------------ torch calls
+
+
+@pytest.mark.parametrize("name", ["add", "add_", "sub", "sub_", "__iadd__", "__isub__"])
+def test_torch_add_sub_with_alpha_numbers_and_integers_against_python(name):
+    sign = -1 if "sub" in name else 1
+    x = RNG.standard_normal((3, 4)).astype(np.float16)
+    y = RNG.standard_normal((1, 4)).astype(np.float16)
+    got = run(name, x, y, attrs={"alpha": "0.5"})[0]
+    want = [[float(a) + sign * 0.5 * float(b) for a, b in zip(row, y[0])] for row in x]
+    np.testing.assert_allclose(got, np.array(want), rtol=1e-15)
+    ints = np.array([[2**40, -3, 7]], dtype=np.int64)
+    exact = run(name, ints, None, attrs={"scalar input 1": "3", "alpha": "2"})[0]
+    assert exact.dtype == np.int64 and exact.tolist() == [[v + sign * 6 for v in ints[0].tolist()]]
+
+
+@pytest.mark.parametrize("name", ["mul", "mul_", "multiply", "__imul__"])
+def test_torch_mul_with_a_number_nan_and_negative_zero(name):
+    x = np.array([1.5, -0.0, np.nan, 65504.0], dtype=np.float16)
+    got = run(name, x, None, attrs={"scalar input 1": "2.0"})[0]
+    assert got[0] == 3.0 and got[1] == 0.0 and np.signbit(got[1]) and np.isnan(got[2]) and got[3] == 131008.0
+
+
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_torch_div_modes_against_python_and_integer_division_by_zero_refused(mode):
+    x = np.array([7, -7, 5, 0], dtype=np.int32)
+    y = np.array([2, 2, -3, 4], dtype=np.int32)
+    attrs = {} if mode is None else {"rounding_mode": f'"{mode}"'}
+    got = run("div_", x, y, attrs=attrs)[0].tolist()
+    rounded = {None: lambda q: q, "trunc": math.trunc, "floor": math.floor}[mode]
+    assert got == [rounded(a / b) for a, b in zip(x.tolist(), y.tolist())]
+    if mode is not None:
+        with pytest.raises(ReplayUnsupported, match="zero"):
+            run("div", x, np.zeros(4, dtype=np.int32), attrs=attrs)
+    f = run("true_divide", np.array([1.0, -1.0, 0.0], np.float32), np.zeros(3, np.float32))[0]
+    assert f[0] == np.inf and f[1] == -np.inf and np.isnan(f[2])
+
+
+def test_torch_clamp_one_bound_both_bounds_crossed_and_nan():
+    x = np.array([-2.0, -0.5, 0.5, 2.0, np.nan], dtype=np.float32)
+    low = run("clamp_", x, attrs={"min": "-1.0"})[0]
+    assert low[:4].tolist() == [-1.0, -0.5, 0.5, 2.0] and np.isnan(low[4])
+    both = run("clamp", x, attrs={"scalar input 1": "-1.0", "scalar input 2": "1.0"})[0]
+    assert both[:4].tolist() == [-1.0, -0.5, 0.5, 1.0]
+    crossed = run("clip", x, attrs={"min": "1.0", "max": "0.0"})[0]  # min > max: every element max (PyTorch's)
+    assert crossed[:4].tolist() == [0.0] * 4
+    ints = run("clamp", np.array([-5, 0, 5], np.int64), attrs={"max": "1"})[0]
+    assert ints.dtype == np.int64 and ints.tolist() == [-5, 0, 1]
+    with pytest.raises(ReplayUnsupported, match="min and max"):
+        run("clamp", x)
+
+
+@pytest.mark.parametrize("pad_per_class", [False, True])
+def test_mindspore_combined_nms_settings_as_inputs_clipped_boxes_and_rows_per_class(pad_per_class):
+    """MindSpore's CombinedNonMaxSuppression: the same selection as CANN's BatchMultiClassNMS, boxes (y0, x0,
+    y1, x1) in [0, 1] mostly (the same overlaps as x0, y0, x1, y1), written clipped to [0, 1]."""
+    boxes, scores = batch_case(2, 14, 3, 1)
+    boxes = (boxes / 20.0 - 0.1).astype(np.float32)  # corners below 0 and above 1
+    ins = (boxes, scores, np.int32(2), np.int32(9), np.float32(0.3), np.float32(0.15))
+    attrs = {"pad_per_class": str(pad_per_class)}
+    out = run("CombinedNonMaxSuppression", *ins, attrs=attrs)
+    want = naive_batch_nms(boxes, scores, float(np.float32(0.15)), float(np.float32(0.3)), 2, 9)
+    rows = 6 if pad_per_class else 9  # min(2 x 3 classes, 9)
+    assert out[0].shape == (2, rows, 4) and out[1].shape == (2, rows)
+    for b, picks in enumerate(want):
+        assert int(out[3][b]) == len(picks)
+        for r, (score, c, i) in enumerate(picks[:rows]):
+            assert out[1][b, r] == score and out[2][b, r] == c
+            np.testing.assert_array_equal(out[0][b, r], np.clip(boxes[b, i, 0].astype(np.float64), 0, 1))
+    unclipped = run("CombinedNonMaxSuppression", *ins, attrs={**attrs, "clip_boxes": "False"})[0]
+    raw = [boxes[b, i, 0].astype(np.float64) for b, picks in enumerate(want) for _s, _c, i in picks[:rows]]
+    got = [unclipped[b, r] for b, picks in enumerate(want) for r in range(len(picks[:rows]))]
+    np.testing.assert_array_equal(np.array(got), np.array(raw))
+    assert any(((x < 0) | (x > 1)).any() for x in raw)  # (some kept box was written clipped above)
+
+
+def test_torch_operators_as_msprobe_names_them_reflected_ones_reversed():
+    x = np.array([1.0, -2.0, 4.0], dtype=np.float32)
+    two = {"scalar input 1": "2.0"}
+    assert run("__mul__", x, None, attrs=two)[0].tolist() == [2.0, -4.0, 8.0]
+    assert run("__rmul__", x, None, attrs=two)[0].tolist() == [2.0, -4.0, 8.0]
+    assert run("__radd__", x, None, attrs=two)[0].tolist() == [3.0, 0.0, 6.0]
+    assert run("__sub__", x, None, attrs=two)[0].tolist() == [-1.0, -4.0, 2.0]
+    assert run("__rsub__", x, None, attrs=two)[0].tolist() == [1.0, 4.0, -2.0]  # 2 - x
+    assert run("__truediv__", x, None, attrs=two)[0].tolist() == [0.5, -1.0, 2.0]
+    assert run("__rtruediv__", x, None, attrs=two)[0].tolist() == [2.0, -1.0, 0.5]  # 2 / x
+    ints = np.array([3, -4], dtype=np.int64)
+    assert run("__rsub__", ints, None, attrs={"scalar input 1": "1"})[0].tolist() == [-2, 5]

@@ -268,3 +268,192 @@ def test_flip_reach_follows_the_dataflow_and_stops_where_a_root_reaches():
     tainted = [False, False, False, True, False, True]
     reach = flip_reach([False, True, False, False, False, False], tainted, preds.__getitem__)
     assert reach == [None, 1, 1, None, 1, None]
+
+
+# ------------------------------------------------------------------------------------------------ CANN's NMS forms
+
+
+def v5_side(tf_boxes: np.ndarray, scores: np.ndarray, limit: int = 4, pad: bool = True) -> Side:
+    """A NonMaxSuppressionV5 as the replay computes it from these inputs, dumped as CANN lays it out."""
+    from dumptui.core.search.replay import ReplayInputs, replay
+
+    ins = {0: tf_boxes, 1: scores, 2: np.int32(limit), 3: np.float32(0.5), 4: np.float32(0.0), 5: np.float32(0)}
+    out = replay(ReplayInputs("NonMaxSuppressionV5", ins, {"pad_to_max_output_size": str(pad)}))
+    dumped = {0: out[0].astype(np.int32), 1: out[1].astype(np.float16), 2: out[2].astype(np.int32)}
+    return Side(ins, dumped, {0: "float16", 1: "float16"})
+
+
+V5_ATTRS = {"pad_to_max_output_size": "True"}
+
+
+def test_nms_v5_near_tie_flip_is_benign_with_its_margin_and_a_wrong_kernel_is_named():
+    # (y0, x0, y1, x1): boxes 0 and 1 overlap (IoU 0.82), their scores nearly tie; 2 and 3 stand apart
+    tf = np.array([[0, 0, 10, 10], [0, 1, 10, 11], [30, 30, 40, 40], [60, 60, 70, 70]], dtype=np.float16)
+    ref_s = np.array([0.6006, 0.5996, 0.3, 0.2], dtype=np.float16)
+    tgt_s = np.array([0.5996, 0.6006, 0.3, 0.2], dtype=np.float16)  # fp16 noise of ~1e-3 swapped them
+    ref, tgt = v5_side(tf, ref_s), v5_side(tf, tgt_s)
+    assert ref.outputs[0].tolist() == [0, 2, 3, 0] and tgt.outputs[0].tolist() == [1, 2, 3, 0]  # padded
+    proof = judge("NonMaxSuppressionV5", V5_ATTRS, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP and (proof.equal, proof.differing) == (2, 2)
+    f = next(f for f in proof.flips if f.kept_by == "ref")
+    assert (f.kind, f.index, f.other) == (FlipKind.SCORE, 0, 1)
+    assert f.margin == pytest.approx(float(ref_s[0]) - float(ref_s[1]), rel=1e-6) and f.input_error > f.margin
+    assert "swapped order" in proof_sentence(proof)
+    unpadded = v5_side(tf, tgt_s, pad=False)  # the other layout: as many indices as are valid
+    assert unpadded.outputs[0].tolist() == [1, 2, 3]
+    assert judge("NonMaxSuppressionV5", {}, {}, ref, unpadded).code == SelectionCode.FLIP
+    bad = v5_side(tf, tgt_s)
+    bad.outputs[0] = np.array([1, 0, 2, 3], dtype=np.int32)  # box 0 kept though box 1 suppresses it
+    bad.outputs[2] = np.int32(4)
+    broken = judge("NonMaxSuppressionV5", V5_ATTRS, {}, ref, bad)
+    assert broken.code == SelectionCode.BROKEN and broken.wrong[0].index == 0
+    soft = {**ref.inputs, 5: np.float32(0.5)}
+    with pytest.raises(Exception, match="soft"):
+        judge("NonMaxSuppressionV5", V5_ATTRS, {}, Side(soft, ref.outputs, {}), Side(soft, tgt.outputs, {}))
+
+
+BATCH_ATTRS = {
+    "score_threshold": "F32(0.1)",
+    "iou_threshold": "F32(0.5)",
+    "max_size_per_class": "I64(3)",
+    "max_total_size": "I64(3)",
+}
+
+
+def batch_side(boxes: np.ndarray, scores: np.ndarray, attrs: dict[str, str] = BATCH_ATTRS) -> Side:
+    from dumptui.core.search.replay import ReplayInputs, replay
+
+    out = replay(ReplayInputs("BatchMultiClassNonMaxSuppression", {0: boxes, 1: scores}, attrs))
+    dumped = {0: out[0].astype(np.float16), 1: out[1].astype(np.float16), 2: out[2].astype(np.float16)}
+    dumped[3] = out[3].astype(np.int32)
+    return Side({0: boxes, 1: scores}, dumped, {0: "float16", 1: "float16"})
+
+
+def batch_case() -> tuple[np.ndarray, np.ndarray]:
+    """One image, 5 boxes shared by 2 classes (x0, y0, x1, y1): boxes 0 and 1 overlap; the total of 3 kept
+    falls between class 0's box 3 and class 1's box 4, whose scores nearly tie."""
+    boxes = np.array([[0, 0, 10, 10], [1, 0, 11, 10], [30, 30, 40, 40], [60, 60, 70, 70], [90, 90, 99, 99]])
+    scores = np.zeros((1, 5, 2), dtype=np.float16)
+    scores[0, :, 0] = [0.9, 0.8, 0.7, 0.4004, 0.0]
+    scores[0, :, 1] = [0.0, 0.0, 0.0, 0.0, 0.3999]
+    return boxes[None, :, None, :].astype(np.float16), scores
+
+
+def test_batch_nms_cut_by_its_total_on_a_near_tie_is_a_limit_flip_with_its_margin():
+    boxes, ref_s = batch_case()
+    tgt_s = ref_s.copy()
+    tgt_s[0, 3, 0], tgt_s[0, 4, 1] = 0.3999, 0.4004  # swapped by the target's noise
+    ref, tgt = batch_side(boxes, ref_s), batch_side(boxes, tgt_s)
+    assert judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, ref, ref).code == SelectionCode.SAME
+    proof = judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP and (proof.equal, proof.differing) == (2, 2)
+    by_box = {(f.row, f.index): f for f in proof.flips}
+    f = by_box[(0, 3)]  # class 0's box 3, kept by the reference only
+    assert f.kind == FlipKind.LIMIT and f.kept_by == "ref" and f.other == -1
+    assert f.margin == pytest.approx(float(ref_s[0, 3, 0]) - float(ref_s[0, 4, 1]), rel=1e-6)
+    assert f.input_error == pytest.approx(2 * f.margin, rel=1e-6)
+    assert by_box[(1, 4)].kind == FlipKind.LIMIT and by_box[(1, 4)].kept_by == "target"
+    words = proof_sentence(proof)
+    assert "group 1: box 4 kept by the target only: the limit of boxes kept fell between" in words
+
+
+def test_batch_nms_overlap_flip_and_kernels_that_are_wrong():
+    boxes, ref_s = batch_case()
+    near, over = boxes.astype(np.float32), boxes.astype(np.float32)
+    near[0, 2, 0] = [0, 0, 10, 20.2]  # IoU with box 0: 100 / 202 = 0.495
+    over[0, 2, 0] = [0, 0, 10, 19.8]  # 100 / 198 = 0.505
+    ref, tgt = batch_side(near, ref_s), batch_side(over, ref_s)
+    proof = judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP
+    f = next(f for f in proof.flips if f.index == 2)
+    assert f.kind == FlipKind.OVERLAP and f.other == 0 and f.margin == pytest.approx(0.5 - 100 / 202, rel=1e-3)
+    # a kernel that keeps box 1, which box 0 suppresses, in place of box 3
+    bad = batch_side(boxes, ref_s)
+    bad.outputs[0][0, 2] = boxes[0, 1, 0]
+    bad.outputs[1][0, 2] = ref_s[0, 1, 0]
+    broken = judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, batch_side(boxes, ref_s), bad)
+    assert broken.code == SelectionCode.BROKEN and {w.index for w in broken.wrong} >= {1}
+    # a kernel whose output row is no input box of its class
+    stray = batch_side(boxes, ref_s)
+    stray.outputs[0][0, 0] += np.float16(3.0)
+    assert judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, stray, stray).code == SelectionCode.UNMODELLED
+    assert (
+        judge("BatchMultiClassNonMaxSuppression", BATCH_ATTRS, {}, batch_side(boxes, ref_s), stray).code
+        == SelectionCode.BROKEN
+    )
+
+
+def test_combined_nms_of_mindspore_judged_on_its_clipped_boxes():
+    from dumptui.core.search.replay import ReplayInputs, replay
+
+    boxes, ref_s = batch_case()
+    unit = (boxes.astype(np.float32) / 50.0 - 0.02).astype(np.float32)  # box 0 reaches below 0: written clipped
+    tgt_s = ref_s.copy()
+    tgt_s[0, 3, 0], tgt_s[0, 4, 1] = 0.3999, 0.4004
+
+    def side(scores):
+        ins = {0: unit, 1: scores, 2: np.int32(3), 3: np.int32(3), 4: np.float32(0.5), 5: np.float32(0.1)}
+        out = replay(ReplayInputs("CombinedNonMaxSuppression", ins, {}))
+        dumped = {j: out[j].astype(np.float32) for j in (0, 1, 2)}
+        dumped[3] = out[3].astype(np.int32)
+        return Side(ins, dumped, {0: "float32", 1: "float16"})
+
+    ref = side(ref_s)
+    assert (ref.outputs[0] == 0.0).any()  # a clipped corner: matched to its input box clipped
+    assert judge("CombinedNonMaxSuppression", {}, {}, ref, ref).code == SelectionCode.SAME
+    proof = judge("CombinedNonMaxSuppression", {}, {}, ref, side(tgt_s))
+    assert proof.code == SelectionCode.FLIP and {f.kind for f in proof.flips} == {FlipKind.LIMIT}
+
+
+def test_nms_v3_limit_flip_names_the_box_kept_in_its_place():
+    """max_output_size 3 of 4 boxes apart, the last three scores a near-tie: the reference keeps 0, 1, 2; the
+    target's noise orders them 3, 1, 2, so it keeps 0, 3, 1. Box 2 lost its place to box 3 (kept by the target
+    only), not to box 1, the last the target kept (kept on both sides)."""
+    boxes = np.array([[0, 0, 10, 10], [20, 20, 30, 30], [40, 40, 50, 50], [60, 60, 70, 70]], float)
+    ins_r = {0: boxes, 1: np.array([0.9, 0.4008, 0.4004, 0.3999], np.float16), 2: np.int32(3), 3: np.float32(0.5)}
+    ins_t = {**ins_r, 1: np.array([0.9, 0.4001, 0.3999, 0.4004], np.float16)}
+    ref = Side(ins_r, {0: np.array([0, 1, 2], np.int32)}, {1: "float16"})
+    tgt = Side(ins_t, {0: np.array([0, 3, 1], np.int32)}, {1: "float16"})
+    proof = judge("NonMaxSuppressionV3", {}, {}, ref, tgt)
+    assert proof.code == SelectionCode.FLIP and proof.differing == 2
+    f = next(f for f in proof.flips if f.index == 2)
+    assert (f.kind, f.other, f.kept_by) == (FlipKind.LIMIT, 3, "ref")
+    r = ins_r[1].astype(np.float64)
+    assert f.margin == pytest.approx(r[2] - r[3], rel=1e-9) and f.margin < f.input_error
+
+
+def test_cann_batch_nms_may_leave_out_boxes_beyond_its_candidates():
+    """CANN's kernel selects among each class's top candidates only: with 1,100 boxes apart and every one
+    allowed, a target that kept the top 1,024 is no broken kernel; one that left out a top box is."""
+    from dumptui.core.search.selection import CANN_NMS_CANDIDATES
+
+    n = CANN_NMS_CANDIDATES + 76
+    grid = np.arange(n, dtype=np.float64) * 20.0
+    boxes = np.stack([grid, np.zeros(n), grid + 10.0, np.full(n, 10.0)], axis=1)[None, :, None, :]
+    scores = np.linspace(0.9, 0.2, n)[None, :, None]
+    attrs = {**BATCH_ATTRS, "max_size_per_class": f"I64({n})", "max_total_size": f"I64({n})"}
+    full = batch_side(boxes, scores, attrs)
+    assert int(full.outputs[3][0]) == n
+    capped = batch_side(boxes, scores, attrs)
+    capped.outputs[3] = np.array([CANN_NMS_CANDIDATES], dtype=np.int32)  # the rows beyond: not counted
+    assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, full, full).code == SelectionCode.SAME
+    assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, capped, capped).code == SelectionCode.SAME
+    early = batch_side(boxes, scores, attrs)
+    early.outputs[3] = np.array([500], dtype=np.int32)
+    assert judge("BatchMultiClassNonMaxSuppression", attrs, {}, full, early).code == SelectionCode.BROKEN
+
+
+def test_cann_onnx_nms_v6_may_leave_out_boxes_beyond_its_candidates_onnx_may_not():
+    from dumptui.core.search.selection import CANN_NMS_CANDIDATES
+
+    n = CANN_NMS_CANDIDATES + 30
+    grid = np.arange(n, dtype=np.float64) * 20.0
+    boxes = np.stack([np.zeros(n), grid, np.full(n, 10.0), grid + 10.0], axis=1)[None]  # (y0, x0, y1, x1)
+    scores = np.linspace(0.9, 0.2, n)[None, None]
+    ins = {0: boxes, 1: scores, 2: np.int64(n), 3: np.float32(0.5), 4: np.float32(0.0)}
+    top = np.array([[0, 0, i] for i in range(CANN_NMS_CANDIDATES)], dtype=np.int64)
+    side = Side(ins, {0: top}, {0: "float32"})
+    assert judge("NonMaxSuppressionV6", {}, {}, side, side).code == SelectionCode.SAME
+    assert judge("NonMaxSuppression", {}, {}, side, side).code == SelectionCode.UNMODELLED  # ONNX's: every box
+    short = Side(ins, {0: top[:300]}, {0: "float32"})
+    assert judge("NonMaxSuppressionV6", {}, {}, side, short).code == SelectionCode.BROKEN

@@ -9,7 +9,15 @@ import json
 import pytest
 
 from dumptui import cli
-from dumptui.core.demo.detector import FLIP_OPS, GREATER_OP, VARIANTS, write_detector_demo
+from dumptui.core.demo.detector import (
+    BIN_GATHER_OP,
+    CAST_OP,
+    COMBINED_OP,
+    FLIP_OPS,
+    GREATER_OP,
+    VARIANTS,
+    write_detector_demo,
+)
 
 # many commands run in this process: one pool of worker processes for the module, not one per command
 pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
@@ -162,3 +170,68 @@ def test_a_wiring_bug_fed_by_a_flipped_comparison_is_still_the_root(detectors, c
     assert code == 1 and (doc["culprit"]["ref"], doc["culprit"]["target"]) == d.culprit
     assert GREATER_OP in {f["op"] for f in doc["flips"]}  # the comparison still flipped, and is said so
     assert GREATER_OP not in {r["ref"] for r in doc.get("roots", [])}
+
+
+def test_a_cast_to_int32_that_flips_a_bin_on_a_near_tie_is_benign_and_named(detectors, capsys):
+    """A cast to an integer type is a threshold at every integer: a score x c of 5.98 on the reference and 6.0
+    on the float16 target truncates to bins 5 and 6. Each side's bins follow from its own input: a flip named
+    with its margin (the distance to the integer crossed), the Gather of the bins carries it: exit 0."""
+    d = detectors["cast-bins"]
+    assert d.cast_scale is not None and d.cast_flips >= 1
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 0 and doc["culprit"] is None and not doc["undecided"]
+    sites = {f["op"]: f for f in doc["flips"]}
+    assert set(sites) == {*FLIP_OPS, CAST_OP}
+    cast = sites[CAST_OP]["selection"]
+    assert cast["code"] == "selection-flip" and cast["differing"] == d.cast_flips
+    assert cast["equal"] == cast["selected"] - d.cast_flips
+    for f in cast["flips"]:
+        assert f["kind"] == "threshold" and float(f["other_value"]).is_integer()
+        assert f["margin"] == pytest.approx(abs(f["value"] - f["other_value"]), rel=1e-9)
+        assert 0 < f["margin"] <= f["input_error"]
+    assert sites[CAST_OP]["feeding"][0].endswith("bins-ScoreBins/Mul-op0")
+    assert BIN_GATHER_OP in {sites[CAST_OP]["worst"]} | {None} and sites[CAST_OP]["reached"] >= 1
+    assert any(line.startswith(CAST_OP) and "crossed its threshold" in line for line in doc["benign"])
+    code, cmp = run(capsys, "compare", d.ref, d.target)
+    assert code == 0 and cmp["roots"] == []
+    ops = {o["ref"]: o for o in cmp["ops"]}
+    assert ops[CAST_OP]["verdict"] == "flipped" and ops[CAST_OP]["local_error"]["rule"] == "selection-flip"
+    gather = ops[BIN_GATHER_OP]  # one weight of 256 another bin's: within the float16 floor, or the flip's
+    assert {t["verdict"] for t in gather["outputs"]} <= {"close", "flipped"}
+    assert gather["local_error"] is None or gather["local_error"]["kind"] in ("carries", "clean")
+
+
+def test_an_off_by_one_gather_after_the_flipped_cast_is_still_the_root(detectors, capsys):
+    d = detectors["cast-gather-bug"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and (doc["culprit"]["ref"], doc["culprit"]["target"]) == d.culprit
+    assert doc["culprit"]["local_error"]["rule"] == "replay-broken"
+    assert CAST_OP in {f["op"] for f in doc["flips"]}  # the cast still flipped, and is said so
+    assert CAST_OP not in {r["ref"] for r in doc.get("roots", [])}
+
+
+def test_mindspores_combined_nms_flips_where_nms_with_mask_does_benign_with_margins(detectors, capsys):
+    """A second NMS, MindSpore's CombinedNonMaxSuppression (its dumped layout: boxes, scores, classes and the
+    count, the settings as inputs 2-5), keeps what NMSWithMask keeps: the same near-ties flip it, each kept
+    box matched to its input box; benign (exit 0), the flips named with their margins."""
+    d = detectors["combined-nms"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 0 and doc["culprit"] is None and not doc["undecided"]
+    sites = {f["op"]: f for f in doc["flips"]}
+    assert set(sites) == {*FLIP_OPS, COMBINED_OP}
+    combined, nms = sites[COMBINED_OP]["selection"], sites[FLIP_OPS[1]]["selection"]
+    assert combined["differing"] == nms["differing"] == d.nms_flips
+    assert {f["index"] for f in combined["flips"]} == {f["index"] for f in nms["flips"]}
+    assert {f["kind"] for f in combined["flips"]} <= {"score", "overlap", "cascade", "limit"}
+    decided = [f for f in combined["flips"] if f["kind"] in ("score", "overlap")]
+    assert decided and all(f["margin"] < f["input_error"] for f in decided)
+
+
+def test_a_combined_nms_kernel_that_keeps_a_suppressed_box_is_the_root(detectors, capsys):
+    d = detectors["combined-nms-wrong"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and (doc["culprit"]["ref"], doc["culprit"]["target"]) == d.culprit
+    assert doc["culprit"]["local_error"]["rule"] == "selection-broken"
+    assert "its selection does not follow from its own inputs: box" in doc["culprit"]["why"]
+    assert "on both sides on both sides" not in doc["culprit"]["why"]
+    assert set(FLIP_OPS) <= {f["op"] for f in doc["flips"]}  # the other selections still flipped, no roots

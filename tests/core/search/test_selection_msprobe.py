@@ -13,8 +13,10 @@ import pytest
 from dumptui import cli
 from dumptui.core.demo.msprobe_selection import (
     FLIP_OPS,
+    INPLACE_OPS,
     MASKED_OP,
     THRESHOLD_OP,
+    UNREPLAYED_OP,
     VARIANTS,
     torch_save,
     write_msprobe_selection_demo,
@@ -82,6 +84,7 @@ def test_a_score_threshold_crossed_on_a_near_tie_is_named_and_the_where_carries_
         sel["code"] == "selection-flip" and sel["differing"] >= 1 and sel["equal"] == sel["selected"] - sel["differing"]
     )
     assert all(f["kind"] == "threshold" and 0 < f["margin"] < f["input_error"] for f in sel["flips"])
+    assert "group" not in sel["sentence"]  # (an element, not an NMS group)
     assert site["reached"] == 1 and site["worst"] == "Torch.where.0.forward"
     assert site["feeding"][0] == "Torch.sigmoid.0.forward"
     ops = {o["ref"]: o for o in doc["ops"]}
@@ -112,6 +115,25 @@ def test_a_masked_select_of_a_flipped_mask_and_the_mean_of_what_it_kept(dumps, c
     assert not [t for o in doc["ops"] for t in (*o["inputs"], *o["outputs"]) if t["verdict"] == "shape mismatch"]
 
 
+@pytest.mark.parametrize("variant", ["threshold", "mean-bug"])
+def test_an_op_with_no_replay_after_a_resizing_flip_is_carried_following_it(dumps, capsys, variant):
+    """Its input is of another size on each side (a flipped masked_select kept one more), so no element pairs
+    with the reference's and no gain can be said; nothing replays cumsum. An experienced user reads it as the
+    flip's consequence: carried, its reason saying it follows the flip's change of size and that no replay
+    checks it; never undecided (which left the benign pair without an answer)."""
+    d = dumps[variant]
+    _code, doc = run(capsys, "compare", d.ref, d.target)
+    op = {o["ref"]: o for o in doc["ops"]}[UNREPLAYED_OP]
+    le = op["local_error"]
+    assert (le["kind"], le["rule"]) == ("carries", "follows-resizing-flip")
+    assert f"as the selection {MASKED_OP} upstream flipped" in le["why"] and "no replay for cumsum" in le["why"]
+    assert [(t["verdict"], t["reason"]) for t in op["inputs"]] == [("flipped", "after-selection-flip")]
+    assert UNREPLAYED_OP not in {r["ref"] for r in doc["roots"]}
+    assert not doc["undecided"] and not doc["incomplete"]
+    if variant == "threshold":
+        assert _code == 0 and doc["roots"] == []
+
+
 def test_a_bug_after_a_resizing_flip_is_still_the_root(dumps, capsys):
     d = dumps["mean-bug"]
     code, doc = run(capsys, "bisect", d.ref, d.target)
@@ -128,3 +150,74 @@ def test_the_text_says_the_resized_input_decides_by_replay_never_a_gain(dumps, c
     assert "input.0 of another size on each side" in local and "gain x" not in local
     why = next(line for line in out.splitlines() if line.startswith("  why:"))
     assert "input.0 of another size on each side" in why and "agree exactly" not in why
+
+
+@pytest.mark.parametrize("variant", ["threshold", "mean-bug"])
+def test_the_gain_of_an_op_a_flip_resized_is_the_flips_code_never_infinite(dumps, capsys, tmp_path, variant):
+    """The mean of what a flipped masked_select kept: its input was never compared (another size on each
+    side), so no gain exists; every view says the flip's code (after-selection-flip) or the resized input,
+    never "gain xinf" (error out of inputs that agree)."""
+    import csv
+
+    d = dumps[variant]
+    _code, doc = run(capsys, "compare", d.ref, d.target)
+    mean = {o["ref"]: o for o in doc["ops"]}["Torch.mean.0.forward"]["local_error"]
+    assert mean["gain_words"] == "after-selection-flip" and mean["gain"] is None
+    capsys.readouterr()
+    cli.main(["compare", d.ref, d.target, "--csv", str(tmp_path / "full.csv"), "--csv-profile", "full"])
+    cli.main(["compare", d.ref, d.target, "--csv", str(tmp_path / "ms.csv")])
+    text = capsys.readouterr().out
+    line = next(x for x in text.splitlines() if "Torch.mean.0.forward (mean)" in x)
+    assert "input.0 of another size on each side" in line and "gain x" not in line
+    assert "xinf" not in text
+    for name in ("full.csv", "ms.csv"):
+        with open(tmp_path / name, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r.get("Local Gain")]
+        gains = {r.get("Op Name") or r.get("NPU Name") or "": r["Local Gain"] for r in rows}
+        mine = [g for n, g in gains.items() if "Torch.mean.0.forward" in n]
+        assert mine == ["after-selection-flip"], gains
+        assert "inf" not in gains.values()
+    for fmt in ("md", "html"):
+        out = tmp_path / f"report.{fmt}"
+        cli.main(["report", d.ref, d.target, "-o", str(out), "--format", fmt, "-q"])
+        page = out.read_text()
+        assert "xinf" not in page and ("after-selection-flip" in page or variant == "threshold")
+
+
+def test_the_app_pane_says_the_flips_code_for_the_gain_of_a_resized_op(dumps):
+    from dumptui.core.compare.noise import TensorError
+    from dumptui.core.search.localerror import LocalError
+    from dumptui.present.cause import local_numbers
+
+    le = LocalError(None, TensorError(0.02, 0.02, 0.02, 0.02, 0, 1), 0, None, None, 1e-3, "float16")  # type: ignore[arg-type]
+    assert "gain xinf" in local_numbers(le)  # (an error out of inputs that agree: the gain rule's infinity)
+    le.resized = (0,)
+    words = local_numbers(le)
+    assert "input.0 of another size: gain after-selection-flip" in words and "inf" not in words
+
+
+def test_in_place_calls_after_the_flips_carry_them_judged_by_their_replay(dumps, capsys):
+    """`picked.mul_(2.0)` and `sorted_feats.clamp_(min=-1.0)` after the gathers by the flipped indices: msprobe
+    records an in-place call's input before the call, so each replays on its own recorded input and matches on
+    both sides: carried, their tensors flipped in context, the pair benign (exit 0) with both flips named."""
+    d = dumps["inplace"]
+    code, doc = run(capsys, "compare", d.ref, d.target)
+    assert code == 0 and doc["roots"] == [] and not doc["undecided"]
+    assert {f["op"] for f in doc["flips"]} == set(FLIP_OPS)
+    ops = {o["ref"]: o for o in doc["ops"]}
+    for name in INPLACE_OPS:
+        le = ops[name]["local_error"]
+        assert (le["kind"], le["rule"]) == ("carries", "replay-matches"), (name, le["why"])
+        assert [(t["verdict"], t["reason"]) for t in ops[name]["outputs"]] == [("flipped", "after-selection-flip")]
+        assert le["replay"]["target_deviation"] == pytest.approx(0.0, abs=1e-6)
+    reached = {f["op"]: f["reached"] for f in doc["flips"]}
+    assert reached["Torch.topk.0.forward"] >= 3  # the gather, the mul_ and the linear after it
+
+
+def test_a_wrong_in_place_call_after_the_flip_is_the_root_named_by_its_replay(dumps, capsys):
+    d = dumps["inplace-bug"]
+    code, doc = run(capsys, "bisect", d.ref, d.target)
+    assert code == 1 and doc["culprit"]["ref"] == "Tensor.mul_.0.forward"
+    assert doc["culprit"]["local_error"]["rule"] == "replay-broken"
+    assert {f["op"] for f in doc["flips"]} == set(FLIP_OPS)  # the flips are still said, and are no root
+    assert not {r["ref"] for r in doc["roots"]} & set(FLIP_OPS)

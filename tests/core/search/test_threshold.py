@@ -182,3 +182,54 @@ def test_a_cast_to_a_float_type_is_passed_over_without_reading_a_tensor():
     to_int = _Pair(_Op(x_r, r_i, reads, "I32"), _Op(x_t, t_i, reads, "I32"))
     p = threshold_proof(None, to_int, {0: "data"})  # type: ignore[arg-type]
     assert p is not None and p.flips[0].other_value == 3.0 and len(reads) == 4
+
+
+# ------------------------------------------------------------------------------------------------ after a resize
+
+
+def _resized_run(replay_proof, out_resized: bool = True):
+    """A flipped MaskedSelect (position 0) feeding an op (position 1) whose input and output differ in size on
+    the two sides: never measured (no output error), judged by resized_by_flips."""
+    from types import SimpleNamespace
+
+    from dumptui.core.search.localerror import LocalError, LocalKind, LocalRule
+    from dumptui.core.search.selection import SelectionProof
+    from dumptui.core.search.threshold import resized_by_flips
+
+    flip = LocalError(SimpleNamespace(name="masked"), None, None, None, None, 1e-3, "float16")  # type: ignore[arg-type]
+    flip.selection = SelectionProof(SelectionCode.FLIP, "MaskedSelect", selected=9, equal=8, differing=1)
+    flip.kind, flip.rule = LocalKind.CARRIES, LocalRule.SELECTION_FLIP
+    after = LocalError(SimpleNamespace(name="after"), None, None, None, None, 1e-3, "float16")  # type: ignore[arg-type]
+    asked = []
+
+    def replay_for(le):
+        asked.append(le.pair.name)
+        return replay_proof, "" if replay_proof is not None else "no replay for Foo"
+
+    resized_by_flips(
+        [flip, after],
+        lambda p: {p - 1} if p else set(),
+        [(), ((0, "shape mismatch", ""),)],
+        10.0,
+        0.05,
+        [False, out_resized],
+        replay_for,
+    )
+    return after, asked
+
+
+def test_an_op_resized_after_a_flip_is_replayed_there_carried_broken_or_following_the_flip():
+    from dumptui.core.search.localerror import LocalKind, LocalRule, ReplayProof
+
+    matches = ReplayProof(dev_ref=1e-4, dev_target=2e-4, floor_ref=1e-3, floor_target=1e-3)
+    le, asked = _resized_run(matches)
+    assert asked == ["after"] and (le.kind, le.rule) == (LocalKind.CARRIES, LocalRule.RESIZED_BY_FLIP)
+    assert le.resized == (0,)
+    broken = ReplayProof(dev_ref=1e-4, dev_target=0.2, floor_ref=1e-3, floor_target=1e-3)
+    le, _ = _resized_run(broken)
+    assert (le.kind, le.rule) == (LocalKind.ROOT, LocalRule.REPLAY_BROKEN)  # a bug after a flip: a root
+    le, _ = _resized_run(None)  # no replay: it follows the flip's change of size
+    assert (le.kind, le.rule) == (LocalKind.CARRIES, LocalRule.FOLLOWS_RESIZING_FLIP)
+    assert le.why.code == "follows-resizing-flip" and le.why.args[1] == "masked"
+    le, asked = _resized_run(matches, out_resized=False)  # an output unreadable: not the flip's to explain
+    assert asked == [] and le.kind == LocalKind.UNKNOWN

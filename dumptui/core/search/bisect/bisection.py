@@ -19,11 +19,12 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
+from dumptui.core.model.dump import OUTPUT, Severity
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
 from dumptui.core.search.bisect.preconditions import check_inputs, is_inferred, parameter_roots
-from dumptui.core.search.bisect.sessionfile import steps_json
+from dumptui.core.search.bisect.sessionfile import SessionJson, steps_json
 from dumptui.core.search.bisect.state import SearchState
 from dumptui.core.search.bisect.strategy import GraphStrategy, PairDag, choose_strategy
 from dumptui.core.search.bisect.types import CheckStatus, InputCheck, Mark, Root, RootKind, Source, Step
@@ -93,15 +94,42 @@ class Bisection:
     def dag(self) -> PairDag | None:
         return self.strategy.dag if isinstance(self.strategy, GraphStrategy) else None
 
-    candidates = property(lambda self: self.state.candidates)
-    lo = property(lambda self: self.state.lo)
-    hi = property(lambda self: self.state.hi)
-    good = property(lambda self: self.state.good)
-    bad = property(lambda self: self.state.bad)
-    started = property(lambda self: self.state.started)
-    finished = property(lambda self: self.state.finished)
-    no_divergence = property(lambda self: self.state.no_divergence)
-    culprit = property(lambda self: self.state.culprit)
+    # the state's fields, read through the bisection
+    @property
+    def candidates(self) -> frozenset[int]:
+        return self.state.candidates
+
+    @property
+    def lo(self) -> int:
+        return self.state.lo
+
+    @property
+    def hi(self) -> int | None:
+        return self.state.hi
+
+    @property
+    def good(self) -> frozenset[int]:
+        return self.state.good
+
+    @property
+    def bad(self) -> frozenset[int]:
+        return self.state.bad
+
+    @property
+    def started(self) -> bool:
+        return self.state.started
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished
+
+    @property
+    def no_divergence(self) -> bool:
+        return self.state.no_divergence
+
+    @property
+    def culprit(self) -> Root | None:
+        return self.state.culprit
 
     @property
     def history(self) -> list[Step]:
@@ -177,8 +205,8 @@ class Bisection:
         is no answer, never "no divergence" (a config that ignored every op said exit 0)."""
         reasons: dict[Reason, None] = {}  # the ignore rules' own reasons (the user's pattern, or the built-in)
         for pair in self.order:
-            for _io, slot, _r, _t in self.session.tensor_pairs(pair, "output"):
-                why = self.session.ignore_reason(pair, "output", slot)
+            for _io, slot, _r, _t in self.session.tensor_pairs(pair, OUTPUT):
+                why = self.session.ignore_reason(pair, OUTPUT, slot)
                 if why is None:
                     return None
                 reasons[why] = None
@@ -271,7 +299,9 @@ class Bisection:
 
     def _unread_files(self) -> list[Said]:
         """The files of either dump that could not be placed or opened, in words (documents.incomplete's rule)."""
-        files = [pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == "error"]
+        files = [
+            pr for d in (self.session.ref, self.session.target) for pr in d.problems if pr.severity == Severity.ERROR
+        ]
         out: list[Said] = [because(Why.FILE_UNREAD, pr.path, pr.reason) for pr in files[:MAX_UNJUDGED_SAID]]
         if len(files) > MAX_UNJUDGED_SAID:
             out.append(because(Why.MORE_FILES_UNREAD, len(files) - MAX_UNJUDGED_SAID))
@@ -551,10 +581,10 @@ class Bisection:
         return out
 
     # ---------------------------------------------------------------------------- save / resume
-    def to_json(self) -> dict:
+    def to_json(self) -> SessionJson:
         return steps_json(self.mode, self.state.history)
 
-    def replay(self, data: dict) -> list[str]:
+    def replay(self, data: SessionJson) -> list[str]:
         """Re-apply saved marks by op key; returns the keys that no longer exist."""
         self.reset()
         self.start()

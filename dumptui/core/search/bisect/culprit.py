@@ -17,12 +17,14 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
+from dumptui.core.model.dump import Role, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
 from dumptui.core.search.bisect.types import Mark, Root, RootKind
 from dumptui.core.search.localerror import Difference, DiffKind, LocalError, LocalKind, unjudged_reason
-from dumptui.core.search.scan import analyse, input_roles, result_error
+from dumptui.core.search.measure import result_error
+from dumptui.core.search.scan import analyse, input_roles
 
 MAX_FRONTIER = 8  # side inputs checked for other roots of divergence
 
@@ -121,24 +123,24 @@ class CulpritCheck:
 
     def _inputs(
         self, pair: OpPair, res: OpResult
-    ) -> tuple[list[TensorResult], list[tuple[TensorResult, str]], list[Said]]:
+    ) -> tuple[list[TensorResult], list[tuple[TensorResult, SourceKind]], list[Said]]:
         """The op's inputs sorted: (those that carry a difference from a producer, those that differ with no
         producer (a constant, a graph input), caveats on inputs neither good nor bad)."""
         roles = input_roles(pair)
         caveats: list[Said] = []
         carriers: list[TensorResult] = []
-        unproduced_bad: list[tuple[TensorResult, str]] = []
+        unproduced_bad: list[tuple[TensorResult, SourceKind]] = []
         retyped = pair.ref is not None and pair.target is not None and pair.ref.op_type != pair.target.op_type
         for r in res.inputs:
             if r.verdict == IGNORED or self.session.is_final(r):  # a wrong transformed weight: a precondition
                 continue
-            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == "constant":
+            if retyped and r.verdict in (ONLY_REF, ONLY_TARGET) and roles.get(r.slot) == Role.CONSTANT:
                 continue  # ops of two definitions (a group and its fused kernel) take their own constants
             origin = unproduced(pair, r.slot)
             bad = r.bad or r.verdict in (ONLY_REF, ONLY_TARGET)
-            if origin is not None or roles.get(r.slot) == "constant":
+            if origin is not None or roles.get(r.slot) == Role.CONSTANT:
                 if bad:
-                    unproduced_bad.append((r, origin or "constant"))
+                    unproduced_bad.append((r, origin or SourceKind.CONSTANT))
             elif bad:
                 carriers.append(r)
             elif r.verdict not in GOOD:
@@ -269,7 +271,7 @@ class _Seen:
     res: OpResult
     le: LocalError
     carriers: list[TensorResult]
-    unproduced_bad: list[tuple[TensorResult, str]]
+    unproduced_bad: list[tuple[TensorResult, SourceKind]]
     counted: list[TensorResult]
     unreadable_out: bool
     caveats: list[Said]
@@ -299,7 +301,7 @@ def _here(pair: OpPair, seen: _Seen) -> CheckOutcome:
             why = because(Why.OWN_OUTPUT_UNREADABLE, counted[0].reason)
             unjudged = unjudged_output(pair.label, counted[0])
     for r, origin in unproduced_bad:
-        names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != "constant"}
+        names = {src.ref for src in input_source(pair, r.slot) if src is not None and src.kind != SourceKind.CONSTANT}
         why = why.also(because(Why.UNPRODUCED_DIFFERS, origin, sorted(names), r.slot, r.reason))
     if unproduced_bad and not carriers:
         why = why.also(because(Why.OTHER_INPUTS, carried_in, le.floor))

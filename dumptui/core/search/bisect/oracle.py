@@ -13,7 +13,7 @@ from typing import Protocol
 
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.verdict import BAD, GOOD, IGNORED
+from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, Verdict
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.types import Mark
@@ -62,7 +62,7 @@ class ComputedOracle:
         self._cache.pop(pos, None)
 
 
-def mark_of(verdict: str) -> Mark:
+def mark_of(verdict: Verdict) -> Mark:
     if verdict in BAD:
         return Mark.BAD
     if verdict in GOOD:
@@ -79,7 +79,7 @@ def brief(res: OpResult) -> Reason:
         if r.verdict == IGNORED:
             continue
         st = r.stats
-        if st is not None and st.cos is not None and r.verdict != "equal":
+        if st is not None and st.cos is not None and r.verdict != Verdict.EQUAL:
             parts.append((r.label, str(r.verdict), st.cos, st.max_abs))
         else:
             parts.append((r.label, str(r.verdict), None if r.verdict in GOOD else r.reason))

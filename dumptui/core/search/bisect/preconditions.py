@@ -18,6 +18,7 @@ from dumptui.core.compare.noise import floor_of, least_precise
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import (
+    CLOSE,
     EQUAL,
     IGNORED,
     NOT_COMPARABLE,
@@ -28,11 +29,11 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
-from dumptui.core.model.dump import PARAMETER, Dump, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, PARAMETER, Dump, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.transformed import TransformCheck, compare_consumer, verify
 from dumptui.core.search.bisect.types import CheckKind, CheckStatus, InputCheck, Root, RootKind
-from dumptui.core.search.scan import result_error
+from dumptui.core.search.measure import result_error
 
 
 def check_inputs(session: Session) -> list[InputCheck]:
@@ -42,7 +43,7 @@ def check_inputs(session: Session) -> list[InputCheck]:
     params = [p for p in session.alignment.pairs if p.kind == PARAMETER and (p.paired or not one_sided)]
     # byte-identical files first (no statistics to compute); the others' statistics computed as one batch, in
     # the command's worker processes when there are many (a deep model's thousands of weights), not one by one
-    same = [session.identical(p, "output", 0, "precondition") if p.paired else None for p in params]
+    same = [session.identical(p, OUTPUT, 0, "precondition") if p.paired else None for p in params]
     rest = [p for p, s in zip(params, same) if p.paired and s is None]
     if rest:
         evaluate_all(session, rest, purpose="precondition")
@@ -63,7 +64,7 @@ def _check_parameter(session: Session, p: OpPair, same: TensorResult | None) -> 
     r: TensorResult | None
     if not p.paired:
         r = TensorResult(
-            "output",
+            OUTPUT,
             0,
             p.ref.outputs.get(0) if p.ref else None,
             p.target.outputs.get(0) if p.target else None,
@@ -224,7 +225,11 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
         assert p.ref is not None and p.target is not None
         for slot in sorted(set(p.ref.inputs) & set(p.target.inputs)):
             name = next(
-                (src.ref for src in input_source(p, slot) if src is not None and src.kind in ("parameter", "input")),
+                (
+                    src.ref
+                    for src in input_source(p, slot)
+                    if src is not None and src.kind in (SourceKind.PARAMETER, SourceKind.INPUT)
+                ),
                 None,
             )
             if name is not None and name not in checked:
@@ -234,9 +239,9 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
     for name, uses in by_param.items():
         p, slot = uses[0]
         assert p.ref is not None and p.target is not None
-        r = session.identical(p, "input", slot, "precondition")
+        r = session.identical(p, INPUT, slot, "precondition")
         if r is None:
-            r = session.tensor_result(p, "input", slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
+            r = session.tensor_result(p, INPUT, slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
         is_weight = session.ref.parameters.get(name)
         kind = (
             CheckKind.UNPRODUCED
@@ -329,7 +334,7 @@ def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]
         fmt is None
         and kind == CheckKind.UNPRODUCED
         and low
-        and r.verdict == "close"
+        and r.verdict == CLOSE
         and r.ref is not None
         and r.target is not None
         and r.ref.dtype != r.target.dtype

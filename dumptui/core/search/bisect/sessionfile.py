@@ -7,10 +7,15 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
 from dumptui.core.search.bisect.types import Mark, Source, Step
+
+# A session as JSON: the marks of steps_json (version, mode, steps), plus dumps, options and saved_at once saved.
+# Values are whatever JSON decodes to: session_problems checks a file read back, field by field.
+SessionJson = dict[str, Any]
 
 VERSION = 1
 SESSION_OPTIONS = (
@@ -35,7 +40,7 @@ SESSION_OPTIONS = (
 )
 
 
-def steps_json(mode: str, history: tuple[Step, ...] | list[Step]) -> dict:
+def steps_json(mode: str, history: tuple[Step, ...] | list[Step]) -> SessionJson:
     """The marks of a bisection (the start and the culprit check's continuations are recomputed on replay)."""
     return {
         "version": VERSION,
@@ -53,7 +58,9 @@ def steps_json(mode: str, history: tuple[Step, ...] | list[Step]) -> dict:
     }
 
 
-def session_payload(bisection_json: dict, ref_path: str, target_path: str, options: Mapping[str, object]) -> dict:
+def session_payload(
+    bisection_json: SessionJson, ref_path: str, target_path: str, options: Mapping[str, object]
+) -> SessionJson:
     """What `S` saves: the bisection's steps plus the dumps and options it was made with."""
     data = dict(bisection_json)
     data["dumptui_session"] = 1
@@ -63,11 +70,11 @@ def session_payload(bisection_json: dict, ref_path: str, target_path: str, optio
     return data
 
 
-def write_session(path: str, payload: dict) -> None:
+def write_session(path: str, payload: SessionJson) -> None:
     write_text(path, json.dumps(payload, indent=1))
 
 
-def read_session(path: str) -> dict:
+def read_session(path: str) -> SessionJson:
     """A saved session file, or ValueError with the reason."""
     try:  # a regular file of a bounded size only: a FIFO, a device or a loop is refused at once
         data = read_json(path, limit=MAX_OPTION_FILE)
@@ -99,7 +106,7 @@ _OPTION_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def session_problems(data: dict) -> list[str]:
+def session_problems(data: SessionJson) -> list[str]:
     """What does not fit the session schema, field by field (empty when it fits): each step an object with
     a string key, a mark (good, bad or skip), a source (user or computed) and a string detail; dumps two
     paths; options of their types. A hand-edited file is refused with these, never run into an internal
@@ -146,7 +153,7 @@ def _kind(v: object) -> str:
     return "missing" if v is None else type(v).__name__
 
 
-def session_mismatch(data: dict, ref_path: str, target_path: str) -> str | None:
+def session_mismatch(data: SessionJson, ref_path: str, target_path: str) -> str | None:
     """Why a session saved for other dumps is not resumed here (marks of another pair would judge ops they were
     never made for); None when it was saved for these."""
     dumps = data.get("dumps")

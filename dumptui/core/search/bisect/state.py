@@ -29,4 +29,4 @@ class SearchState:
         return replace(self, history=self.history + (step,))
 
     def evolve(self, **changes: object) -> SearchState:
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return replace(self, **changes)  # type: ignore[arg-type]  # replace checks the fields when it runs

@@ -30,7 +30,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import DIVERGED, judge
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
-from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.replay.args import OpArgs
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -76,16 +76,60 @@ class _Chain:
     scale_name: str = ""
 
 
+@dataclass
+class _Weights:
+    """A paired weight worth verifying: both sides read, and the ops that use them found."""
+
+    tt: TensorRef  # the target's weight as dumped
+    ref_consumer: Op
+    chain: _Chain  # the target's way from the weight to its consumer
+    w_ref: np.ndarray
+    w_tgt_raw: np.ndarray
+
+
 def verify(session: Session, p: OpPair) -> TransformCheck | None:
     """The transformation explaining a paired weight that differs, checked per output channel; None when
     neither a fold nor a quantisation is recognised (the weight then simply differs)."""
+    w = _paired_weights(session, p)
+    if w is None or p.target is None:
+        return None
+    tt, chain = w.tt, w.chain
+    quantised = (tt.dtype or "") in _INTEGER_WEIGHT
+    if quantised and chain.scale is None:
+        return None  # an integer weight whose scale is not found: nothing to verify it against
+    bn = _folded_batchnorm(session, w.ref_consumer, chain.consumer)
+    try:
+        expected, fold = _fold(w.w_ref, bn) if bn is not None else (w.w_ref, None)
+    except (ValueError, ReplayUnsupported):
+        return None
+    transform = _transform_name(fold is not None, quantised, tt.dtype, chain.scale)
+    if not transform:
+        return None
+    out = TransformCheck(transform, True, "", consumer_ref=w.ref_consumer.key, consumer_target=chain.consumer.key)
+    out.expected = expected
+    out.out_scale = fold.scale if fold is not None else None
+    try:
+        effective = _check_channels(out, w, expected, quantised, fold is not None, p.target.name)
+    except ValueError:
+        return None
+    out.implied = _implied_scale(expected, effective)
+    if fold is not None and bn is not None:
+        _check_fold_bias(out, fold, bn)
+        for n in bn.param_names:
+            out.explains.setdefault(n, because(Why.FOLDED_INTO, p.target.name))
+    if out.ok:
+        out.detail = _ok_sentence(out, fold is not None, quantised, tt.dtype, w.w_ref.shape[0])
+    return out
+
+
+def _paired_weights(session: Session, p: OpPair) -> _Weights | None:
+    """Both sides' weights read, the reference op that uses the weight and the target's way to its own; None
+    when either is missing, unreadable, too big, or the shapes differ."""
     ref_op, tgt_op = p.ref, p.target
     if ref_op is None or tgt_op is None:
         return None
     rt, tt = ref_op.outputs.get(0), tgt_op.outputs.get(0)
-    if rt is None or tt is None or rt.problem or tt.problem or not rt.has_data or not tt.has_data:
-        return None
-    if (rt.size or 0) > MAX_WEIGHT_ELEMENTS or rt.shape is None or rt.shape != tt.shape or len(rt.shape) < 1:
+    if rt is None or tt is None or not _verifiable(rt, tt):
         return None
     ref_use = _ref_consumer(session.ref, ref_op.key)
     if ref_use is None:
@@ -95,53 +139,47 @@ def verify(session: Session, p: OpPair) -> TransformCheck | None:
     if chain is None:
         return None
     try:
-        w_ref = _read(rt)
-        w_tgt_raw = _read(tt)
+        return _Weights(tt, ref_consumer, chain, _read(rt), _read(tt))
     except (OSError, ValueError):
         return None
-    quantised = (tt.dtype or "") in _INTEGER_WEIGHT
-    if quantised and chain.scale is None:
-        return None  # an integer weight whose scale is not found: nothing to verify it against
-    bn = _folded_batchnorm(session, ref_consumer, chain.consumer)
-    try:
-        expected, fold = _fold(w_ref, bn) if bn is not None else (w_ref, None)
-    except (ValueError, ReplayUnsupported):
-        return None
+
+
+def _verifiable(rt: TensorRef, tt: TensorRef) -> bool:
+    """Both readable, of one shape (at least one axis: the output channels), small enough to copy."""
+    if rt.problem or tt.problem or not rt.has_data or not tt.has_data:
+        return False
+    return (
+        (rt.size or 0) <= MAX_WEIGHT_ELEMENTS and rt.shape is not None and rt.shape == tt.shape and len(rt.shape) >= 1
+    )
+
+
+def _transform_name(folded: bool, quantised: bool, dtype: str | None, scale: np.ndarray | None) -> str:
+    """ "folded BatchNorm", "int8 per-channel", "folded BatchNorm + int8 per-tensor"...; "" for neither."""
     names = []
-    if fold is not None:
+    if folded:
         names.append("folded BatchNorm")
     if quantised:
-        assert chain.scale is not None
-        per_channel = chain.scale.size > 1
-        names.append(f"{tt.dtype} {'per-channel' if per_channel else 'per-tensor'}")
-    if not names:
-        return None
-    transform = " + ".join(names)
-    out = TransformCheck(transform, True, "", consumer_ref=ref_consumer.key, consumer_target=chain.consumer.key)
-    out.expected = expected
-    out.out_scale = fold.scale if fold is not None else None
-    try:
-        if quantised:
-            assert chain.scale is not None
-            scales = _channel_scales(chain.scale, w_tgt_raw.shape[0])
-            effective = _channels(w_tgt_raw.astype(np.float64)) * scales[:, None]
-            _check_quantised(out, expected, w_tgt_raw, scales, fold is not None)
-            out.floor = quantisation_floor(scales, w_ref)
-            if chain.scale_name:
-                out.explains[chain.scale_name] = because(Why.SCALE_OF, transform, tgt_op.name)
-        else:
-            effective = _channels(w_tgt_raw.astype(np.float64))
-            _check_rounded(out, expected, w_tgt_raw, tt.dtype)
-    except ValueError:
-        return None
-    out.implied = _implied_scale(expected, effective)
-    if fold is not None and bn is not None:
-        _check_fold_bias(out, fold, bn)
-        for n in bn.param_names:
-            out.explains.setdefault(n, because(Why.FOLDED_INTO, tgt_op.name))
-    if out.ok:
-        out.detail = _ok_sentence(out, fold is not None, quantised, tt.dtype, w_ref.shape[0])
-    return out
+        assert scale is not None
+        names.append(f"{dtype} {'per-channel' if scale.size > 1 else 'per-tensor'}")
+    return " + ".join(names)
+
+
+def _check_channels(
+    out: TransformCheck, w: _Weights, expected: np.ndarray, quantised: bool, folded: bool, target_name: str
+) -> np.ndarray:
+    """Each channel of the target's weight against the expected one (within half a quantisation step, or the
+    rounding of its dtype); the weight the target computes with (dequantised), per channel."""
+    if not quantised:
+        _check_rounded(out, expected, w.w_tgt_raw, w.tt.dtype)
+        return _channels(w.w_tgt_raw.astype(np.float64))
+    assert w.chain.scale is not None
+    scales = _channel_scales(w.chain.scale, w.w_tgt_raw.shape[0])
+    effective: np.ndarray = _channels(w.w_tgt_raw.astype(np.float64)) * scales[:, None]
+    _check_quantised(out, expected, w.w_tgt_raw, scales, folded)
+    out.floor = quantisation_floor(scales, w.w_ref)
+    if w.chain.scale_name:
+        out.explains[w.chain.scale_name] = because(Why.SCALE_OF, out.transform, target_name)
+    return effective
 
 
 # ------------------------------------------------------------------------------------------- the graphs
@@ -209,7 +247,7 @@ def _parameter_behind(dump: Dump, key: str) -> str:
         src = op.sources.get(0)
         if src is None:
             return ""
-        if src.kind == "parameter":
+        if src.kind == SourceKind.PARAMETER:
             return src.ref
         key = src.ref
     return ""
@@ -266,14 +304,14 @@ def _folded_batchnorm(session: Session, ref_consumer: Op, tgt_consumer: Op) -> _
                 bn.op_type,
                 {s: _read(t) for s, t in bn.inputs.items() if 1 <= s <= 8},
                 dict(bn.attrs),
-                {s: src.ref for s, src in bn.sources.items() if src.kind == "constant"},
+                {s: src.ref for s, src in bn.sources.items() if src.kind == SourceKind.CONSTANT},
             )
         )
         gamma, beta, mean, var = (args.float64(s).reshape(-1) for s in (1, 2, 3, 4))
         eps = _epsilon(args)
     except (OSError, ValueError, ReplayUnsupported):
         return None
-    names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == "parameter"]
+    names = [bn.sources[s].ref for s in (1, 2, 3, 4) if s in bn.sources and bn.sources[s].kind == SourceKind.PARAMETER]
     bias, bias_name = None, ""
     add = _only_consumer(session.target, tgt_consumer, frozenset({"BiasAdd", "Add"}))
     if add is not None:
@@ -398,7 +436,7 @@ def _implied_scale(expected: np.ndarray, effective: np.ndarray) -> np.ndarray:
     e, g = _channels(expected), effective
     den = (e * e).sum(axis=1)
     with np.errstate(all="ignore"):
-        ratio = (e * g).sum(axis=1) / den
+        ratio: np.ndarray = (e * g).sum(axis=1) / den
     return ratio
 
 
@@ -475,12 +513,12 @@ def compare_consumer(session: Session, found: TransformCheck) -> list[str]:
         session.op_floors[pair.key] = (found.floor, "int8")
     w_ref, w_tgt = pair.ref.inputs.get(1), pair.target.inputs.get(1)
     if found.expected is not None and w_ref is not None and w_tgt is not None:
-        res = _against(session, "input", 1, w_ref, w_tgt, found.expected, None, floor, kind, found)
+        res = _against(session, INPUT, 1, w_ref, w_tgt, found.expected, None, floor, kind, found)
         if res is not None:
             done.append("input.1")
     y_ref, y_tgt = pair.ref.outputs.get(0), pair.target.outputs.get(0)
     if found.out_scale is not None and y_ref is not None and y_tgt is not None:
-        res = _against(session, "output", 0, y_ref, y_tgt, None, found.out_scale, floor, kind, found)
+        res = _against(session, OUTPUT, 0, y_ref, y_tgt, None, found.out_scale, floor, kind, found)
         if res is not None:
             done.append("output.0")
     return done
@@ -496,7 +534,7 @@ def _consumer_floor(session: Session, pair: OpPair, found: TransformCheck) -> tu
 
 def _against(
     session: Session,
-    io: str,
+    io: InOut,
     slot: int,
     ref: TensorRef,
     tgt: TensorRef,
@@ -528,13 +566,11 @@ def _against(
         return None
     tv = judge(st, session.thresholds, floor, kind)
     verdict, reason = tv.verdict, cast(Said, tv.reason)
-    if not found.ok and io == "input":
+    if not found.ok and io == INPUT:
         verdict, reason = DIVERGED, found.detail
     what = (
-        because(Why.AGAINST_TRANSFORMED_WEIGHT, found.transform)
-        if io == "input"
-        else because(Why.AGAINST_SCALED_OUTPUT)
+        because(Why.AGAINST_TRANSFORMED_WEIGHT, found.transform) if io == INPUT else because(Why.AGAINST_SCALED_OUTPUT)
     )
     res = TensorResult(io, slot, ref, tgt, verdict, reason, st, tol, (what,))
-    session.substitute(res, final=not found.ok and io == "input")
+    session.substitute(res, final=not found.ok and io == INPUT)
     return res

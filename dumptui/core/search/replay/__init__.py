@@ -15,10 +15,16 @@ Supported op types (MindSpore kernel names and conventions):
   shape          Reshape Flatten Transpose ExpandDims Squeeze Concat Split StridedSlice Gather GatherV2 Tile
                  BroadcastTo OnesLike ZerosLike Identity Depend TensorMove
   selection      TopK TopkExt Sort SortExt ArgSort NMSWithMask NonMaxSuppressionV3 NonMaxSuppressionV4
-                 NonMaxSuppression NonMaxSuppressionV6 GatherD GatherNd Unique MaskedSelect OneHot
-  (msprobe)      topk sort argsort argmax argmin nms gather index_select unique masked_select where one_hot
+                 NonMaxSuppressionV5 (hard NMS) NonMaxSuppression NonMaxSuppressionV6
+                 BatchMultiClassNonMaxSuppression BatchMultiClassNMS CombinedNonMaxSuppression GatherD GatherNd
+                 Unique MaskedSelect OneHot
+  (msprobe)      topk sort argsort argmax argmin nms npu_batch_nms gather index_select unique masked_select where one_hot
                  gt ge lt le eq ne greater greater_equal less less_equal not_equal (bool outputs)
                  __gt__ __ge__ __lt__ __le__ __eq__ __ne__ (as Tensor operators) sum mean (reductions)
+                 add sub subtract mul multiply div divide true_divide clamp clip and in place: add_ sub_
+                 subtract_ mul_ multiply_ div_ divide_ true_divide_ clamp_ clip_ __add__ __sub__ __mul__
+                 __truediv__ __radd__ __rsub__ __rmul__ __rtruediv__ __iadd__ __isub__ __imul__ __itruediv__
+                 (torchcalls.py: an in-place call's recorded input is its input before the call)
                  (selection.py: ties in index order, NaN the greatest)
 
 Deliberately not replayed (ReplayUnsupported says so):

@@ -116,7 +116,8 @@ def _check_size(size: int, dumped: int) -> None:
 
 
 def _dots(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    return np.einsum("sk,sk->s", rows, cols)
+    dots: np.ndarray = np.einsum("sk,sk->s", rows, cols)
+    return dots
 
 
 def matmul_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:

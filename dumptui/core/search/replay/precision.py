@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dumptui.core.model.reason import Said, Why, because
+from dumptui.core.model.vocab import Word
 from dumptui.core.search.replay.args import OpArgs, normalise_axes
 from dumptui.core.search.replay.run import replay
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
@@ -115,18 +116,36 @@ VARIANTS = (
 )
 
 
+class RemedyCause(Word):
+    """What a device-precision replay says caused a culprit (report/reasons.py words it)."""
+
+    PRECISION = "precision"  # the target's dtype, computing the reference's inputs, gives its output
+    SEMANTICS = "semantics"  # no precision does: the op computes something else
+    INPUT = "input"  # a weight or input differs (the finding's note says which)
+    WIRING = "wiring"  # the op gets other inputs than the reference's
+    UNKNOWN = "unknown"  # not replayed, or the replay cannot tell (the note says why)
+
+
+class Fit(Word):
+    """How a precision finding's replay fits the target's output."""
+
+    NONE = ""  # no precision finding
+    REPRODUCES = "reproduces"  # within the dtype's floor
+    SAME_SIZE = "same size"  # an error of the same size as the target's
+
+
 @dataclass(frozen=True)
 class PrecisionFinding:
     """What a device-precision replay says about a culprit."""
 
-    cause: str  # "precision" | "semantics" | "input" (a weight or input differs: `note`) | "wiring" | "unknown"
+    cause: RemedyCause
     dtype: str = ""
     variant: str = ""  # the name of the variant that explains it (VARIANTS; report/reasons.py words it)
     dev_device: float = math.nan  # target vs the device replay, relative error of the RMS
     dev_exact: float = math.nan  # target vs the exact replay (both from the reference's inputs)
     dev_replay: float = math.nan  # the device replay vs the exact one: the error that precision gives
     floor: float = math.nan
-    how: str = ""  # "reproduces" | "same size"
+    how: Fit = Fit.NONE
     note: Said = ""  # why unknown, or what differs (a weight, the wiring): report/reasons.py words it
 
 
@@ -154,17 +173,17 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
     try:
         exact = replay(spec)[0]
     except ReplayUnsupported as e:
-        return PrecisionFinding("unknown", note=because(Why.NO_REPLAY, str(e)))
+        return PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.NO_REPLAY, str(e)))
     except (ValueError, FloatingPointError, KeyError) as e:
-        return PrecisionFinding("unknown", note=because(Why.REPLAY_FAILED, str(e)))
+        return PrecisionFinding(RemedyCause.UNKNOWN, note=because(Why.REPLAY_FAILED, str(e)))
     got = np.asarray(target_out, dtype=np.float64)
     try:
         dev_exact = deviation(exact, got)
     except ValueError as e:
-        return PrecisionFinding("unknown", note=str(e))
+        return PrecisionFinding(RemedyCause.UNKNOWN, note=str(e))
     if all(dev_exact <= FLOOR.get(d, FLOOR["float32"]) for d in dtypes or ["float32"]):
         return PrecisionFinding(
-            "unknown",
+            RemedyCause.UNKNOWN,
             dev_exact=dev_exact,
             note=because(Why.REPLAY_GIVES_TARGET, dev_exact),
         )
@@ -179,7 +198,9 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
                 dev_replay = deviation(exact, dev_out)
             except (ReplayUnsupported, ValueError, FloatingPointError, KeyError):
                 continue
-            found = PrecisionFinding("precision", dtype, v.name, dev_device, dev_exact, dev_replay, floor, "reproduces")
+            found = PrecisionFinding(
+                RemedyCause.PRECISION, dtype, v.name, dev_device, dev_exact, dev_replay, floor, Fit.REPRODUCES
+            )
             if dev_device <= floor and dev_device < dev_exact:
                 if best is None or dev_device < best.dev_device:
                     best = found
@@ -193,7 +214,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
                     math.log(closest.dev_replay / closest.dev_exact)
                 ):
                     closest = PrecisionFinding(
-                        "precision", dtype, v.name, dev_device, dev_exact, dev_replay, floor, "same size"
+                        RemedyCause.PRECISION, dtype, v.name, dev_device, dev_exact, dev_replay, floor, Fit.SAME_SIZE
                     )
     if best is not None:
         return best
@@ -206,7 +227,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
     except (ReplayUnsupported, ValueError, FloatingPointError, KeyError):
         dev_replay = math.nan
     return PrecisionFinding(
-        "semantics",
+        RemedyCause.SEMANTICS,
         dtype,
         VARIANTS[0].name,
         math.nan,

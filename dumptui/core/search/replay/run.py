@@ -10,12 +10,22 @@ from typing import TypeVar
 
 import numpy as np
 
-from dumptui.core.search.replay import activations, conv, elementwise, linalg, norm, reduce, selection, shape
+from dumptui.core.search.replay import (
+    activations,
+    conv,
+    elementwise,
+    linalg,
+    norm,
+    reduce,
+    selection,
+    shape,
+    torchcalls,
+)
 from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
 _KERNELS: dict[str, Kernel] = {}
-for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection):
+for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection, torchcalls):
     _KERNELS.update(_module.kernels())
 _SAMPLED: dict[str, SampledKernel] = linalg.sampled_kernels()
 

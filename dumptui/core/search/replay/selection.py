@@ -1,7 +1,7 @@
 """Selection and index ops: which elements are kept or where they go, decided by comparing values.
 
-TopK, Sort, ArgSort, NMS (MindSpore's NMSWithMask, CANN's NonMaxSuppressionV3/V4, ONNX's NonMaxSuppression,
-torchvision's nms), GatherD/GatherNd and index-select by computed indices, Unique, MaskedSelect, Where and
+TopK, Sort, ArgSort, NMS (MindSpore's NMSWithMask, CANN's NonMaxSuppressionV3/V4/V5 and
+BatchMultiClassNonMaxSuppression, ONNX's NonMaxSuppression, torchvision's nms, torch_npu's npu_batch_nms), GatherD/GatherNd and index-select by computed indices, Unique, MaskedSelect, Where and
 OneHot, in MindSpore's kernel names and as msprobe names PyTorch's API calls (`topk`, `sort`, `argsort`,
 `argmax`, `argmin`, `gather`, `index_select`, `masked_select`, `where`, `one_hot`, `unique`, `nms`).
 
@@ -70,8 +70,23 @@ def rank_spec(args: OpArgs) -> RankSpec | None:
     return None
 
 
+# CANN's multi-class NMS of a batch (TensorFlow's CombinedNonMaxSuppression): GE graphs name it
+# BatchMultiClassNonMaxSuppression, the ONNX/ATC operator list BatchMultiClassNMS, npu_batch_nms torch_npu's
+# call; MindSpore's CombinedNonMaxSuppression is the same selection, its settings inputs 2-5
+BATCH_NMS_TYPES = frozenset(
+    {"BatchMultiClassNonMaxSuppression", "BatchMultiClassNMS", "npu_batch_nms", "CombinedNonMaxSuppression"}
+)
 NMS_TYPES = frozenset(
-    {"NMSWithMask", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppression", "NonMaxSuppressionV6", "nms"}
+    {
+        "NMSWithMask",
+        "NonMaxSuppressionV3",
+        "NonMaxSuppressionV4",
+        "NonMaxSuppressionV5",
+        "NonMaxSuppression",
+        "NonMaxSuppressionV6",
+        "nms",
+        *BATCH_NMS_TYPES,
+    }
 )
 
 
@@ -265,9 +280,14 @@ def nms_spec(args: OpArgs) -> NmsSpec:
     t = args.op_type
     if t == "NMSWithMask":
         return NmsSpec(args.number(None, ("iou_threshold",), 0.5), -np.inf, None)
-    if t in ("NonMaxSuppressionV3", "NonMaxSuppressionV4"):
+    if t in ("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5"):
+        if t == "NonMaxSuppressionV5":
+            _hard_nms(args)
         floor = args.number(4, ("score_threshold",), -np.inf)
         return NmsSpec(args.number(3, ("iou_threshold",)), floor, args.integer(2, ("max_output_size",)))
+    if t in BATCH_NMS_TYPES:
+        b = batch_nms_spec(args)
+        return NmsSpec(b.iou_threshold, b.score_threshold, b.per_class)
     if t in ("NonMaxSuppression", "NonMaxSuppressionV6"):
         floor = args.number(4, ("score_threshold",), -np.inf)
         return NmsSpec(
@@ -282,6 +302,14 @@ def nms_groups(args: OpArgs) -> list[tuple[tuple[int, int], np.ndarray, np.ndarr
     """Each group an NMS op selects within: ((batch, class), corner boxes (N, 4) as x0, y0, x1, y1, scores (N,)).
     One group but for ONNX's NonMaxSuppression (one per batch and class)."""
     t = args.op_type
+    if t in BATCH_NMS_TYPES:
+        boxes, scores, valid = batch_nms_inputs(args)
+        q = boxes.shape[2]
+        return [
+            ((batch, c), boxes[batch, : valid[batch], 0 if q == 1 else c], scores[batch, : valid[batch], c])
+            for batch in range(boxes.shape[0])
+            for c in range(scores.shape[2])
+        ]
     if t == "NMSWithMask":
         b = as_float64(args.raw(0))
         if b.ndim != 2 or b.shape[1] != 5:
@@ -315,25 +343,165 @@ def _tf_boxes(boxes: np.ndarray) -> np.ndarray:
     return boxes[:, [1, 0, 3, 2]]
 
 
-def _nms_v3(args: OpArgs, pad: bool) -> dict[int, np.ndarray]:
-    """CANN NonMaxSuppressionV3/V4 (TensorFlow's): boxes (N, 4) as (y0, x0, y1, x1), scores (N,),
-    max_output_size, iou_threshold, score_threshold (inputs 2-4): the indices kept, highest score first, boxes
-    under score_threshold left out; V4 pads them to max_output_size with 0 and says how many are valid."""
+def _nms_v3(args: OpArgs) -> dict[int, np.ndarray]:
+    """CANN NonMaxSuppressionV3/V4/V5 (TensorFlow's): boxes (N, 4) as (y0, x0, y1, x1), scores (N,),
+    max_output_size, iou_threshold, score_threshold (inputs 2-4; V5: soft_nms_sigma input 5, replayed when 0,
+    hard NMS): the indices kept, highest score first, boxes at or under score_threshold left out. V4 adds how
+    many are valid (output.1), V5 the kept boxes' scores (output.1) and how many are valid (output.2); both pad
+    their lists to max_output_size with 0 when the attribute pad_to_max_output_size says so."""
     boxes, scores = as_float64(args.raw(0)), as_float64(args.raw(1))
     if boxes.ndim != 2 or boxes.shape[1] != 4 or scores.shape != (boxes.shape[0],):
         raise ReplayUnsupported(f"{args.op_type} boxes {boxes.shape} and scores {scores.shape} do not fit")
     _nms_budget(args.op_type, boxes.shape[0])
+    if args.op_type == "NonMaxSuppressionV5":
+        _hard_nms(args)
     limit = args.integer(2, ("max_output_size",))
     threshold = args.number(3, ("iou_threshold",))
     floor = args.number(4, ("score_threshold",), -np.inf)
     ranked = order(scores, 0, descending=True)
     ranked = ranked[scores[ranked] > floor]
     kept = greedy_nms(iou_matrix(_tf_boxes(boxes)), ranked, threshold, limit)
-    if not pad:
+    if args.op_type == "NonMaxSuppressionV3":
         return {0: kept}
-    padded = np.zeros(max(limit, 0), dtype=np.int64)
-    padded[: kept.size] = kept
-    return {0: padded, 1: np.asarray(kept.size, dtype=np.int64)}
+    valid = np.asarray(kept.size, dtype=np.int64)
+    kept_scores = scores[kept]
+    if args.flag(None, ("pad_to_max_output_size",), False):
+        kept = np.concatenate([kept, np.zeros(max(limit, 0) - kept.size, dtype=np.int64)])
+        kept_scores = np.concatenate([kept_scores, np.zeros(kept.size - kept_scores.size)])
+    if args.op_type == "NonMaxSuppressionV4":
+        return {0: kept, 1: valid}
+    return {0: kept, 1: kept_scores, 2: valid}
+
+
+def _hard_nms(args: OpArgs) -> None:
+    """NonMaxSuppressionV5's soft_nms_sigma (input 5): 0 is hard NMS; soft NMS (scores decayed by their
+    overlaps, boxes reordered as they decay) is not replayed."""
+    sigma = args.number(5, ("soft_nms_sigma",), 0.0)
+    if sigma != 0.0:
+        raise ReplayUnsupported(f"{args.op_type} with soft_nms_sigma = {sigma} (soft NMS) is not replayed")
+
+
+@dataclass(frozen=True)
+class BatchNmsSpec:
+    """A multi-class NMS of a batch: per image and class, boxes scoring over `score_threshold` in turn, highest
+    first, kept unless a kept box of the class overlaps it by more than `iou_threshold`, at most `per_class` of
+    them; then the image's kept boxes of every class by score, highest first (ties: class, then rank), the
+    first `total`."""
+
+    score_threshold: float
+    iou_threshold: float
+    per_class: int
+    total: int
+    clip: bool = False  # the kept boxes written clipped to [0, 1] (CombinedNonMaxSuppression's clip_boxes)
+    rows: int | None = None  # the outputs' rows when not `total` (pad_per_class: per_class x classes at most)
+
+
+def batch_nms_spec(args: OpArgs) -> BatchNmsSpec:
+    """Its settings: attributes in CANN's graphs, `scalar input N` as msprobe records torch_npu's call
+    npu_batch_nms(boxes, scores, score_threshold, iou_threshold, max_size_per_class, max_total_size,
+    change_coordinate_frame, transpose_box); CombinedNonMaxSuppression's inputs max_output_size_per_class,
+    max_total_size, iou_threshold, score_threshold (2-5), attributes clip_boxes (true) and pad_per_class."""
+    if args.op_type == "CombinedNonMaxSuppression":
+        per_class, total = args.integer(2, ("max_output_size_per_class",)), args.integer(3, ("max_total_size",))
+        if per_class < 0 or total < 0:
+            raise ReplayUnsupported(f"{args.op_type} limits {per_class}, {total} are negative")
+        classes = int(np.shape(args.raw(1))[-1]) if np.ndim(args.raw(1)) == 3 else 0
+        rows = min(per_class * classes, total) if args.flag(None, ("pad_per_class",), False) else None
+        return BatchNmsSpec(
+            args.number(5, ("score_threshold",)),
+            args.number(4, ("iou_threshold",)),
+            per_class,
+            total,
+            clip=args.flag(None, ("clip_boxes",), True),
+            rows=rows,
+        )
+
+    def setting(position: int, name: str) -> tuple[str, ...]:
+        return (name, f"scalar input {position}")
+
+    if args.flag(None, setting(7, "transpose_box"), False):
+        raise ReplayUnsupported(f"{args.op_type} with transpose_box (boxes laid out (B, q, 4, N)) is not replayed")
+    if args.flag(None, setting(6, "change_coordinate_frame"), False):
+        raise ReplayUnsupported(f"{args.op_type} with change_coordinate_frame (boxes rescaled) is not replayed")
+    if args.op_type != "npu_batch_nms" and args.has(2):  # (CombinedNonMaxSuppression returned above)
+        raise ReplayUnsupported(f"{args.op_type} with a clip_window (boxes clipped first) is not replayed")
+    per_class = args.integer(None, setting(4, "max_size_per_class"))
+    total = args.integer(None, setting(5, "max_total_size"))
+    if per_class < 0 or total < 0:
+        raise ReplayUnsupported(f"{args.op_type} limits {per_class}, {total} are negative")
+    return BatchNmsSpec(
+        args.number(None, setting(2, "score_threshold"), -np.inf),
+        args.number(None, setting(3, "iou_threshold")),
+        per_class,
+        total,
+    )
+
+
+def batch_nms_inputs(args: OpArgs) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(boxes (B, N, q, 4) as x0, y0, x1, y1 (CombinedNonMaxSuppression: y0, x0, y1, x1, the same overlaps)
+    with q 1 or the classes, scores (B, N, C), the valid boxes of each image: input num_valid_boxes (3) where
+    dumped, else N), as float64."""
+    boxes, scores = as_float64(args.raw(0)), as_float64(args.raw(1))
+    if (
+        boxes.ndim != 4
+        or boxes.shape[3] != 4
+        or scores.ndim != 3
+        or scores.shape[:2] != boxes.shape[:2]
+        or boxes.shape[2] not in (1, scores.shape[2])
+    ):
+        raise ReplayUnsupported(f"{args.op_type} boxes {boxes.shape} and scores {scores.shape} do not fit")
+    _nms_budget(args.op_type, boxes.shape[1])
+    n = boxes.shape[1]
+    valid = [n] * boxes.shape[0]
+    if args.op_type in ("BatchMultiClassNonMaxSuppression", "BatchMultiClassNMS") and args.has(3):
+        given = np.asarray(args.raw(3)).astype(np.int64).reshape(-1)
+        if given.size not in (1, boxes.shape[0]):
+            raise ReplayUnsupported(f"{args.op_type} num_valid_boxes of {given.size} for a batch of {boxes.shape[0]}")
+        valid = [int(np.clip(v, 0, n)) for v in np.broadcast_to(given, (boxes.shape[0],))]
+    return boxes, scores, valid
+
+
+def batch_nms_select(args: OpArgs) -> list[list[tuple[float, int, int]]]:
+    """Per image, (score, class, box) of the boxes kept, in output order."""
+    spec = batch_nms_spec(args)
+    boxes, scores, valid = batch_nms_inputs(args)
+    q = boxes.shape[2]
+    out = []
+    for b in range(boxes.shape[0]):
+        found: list[tuple[float, int, int]] = []
+        for c in range(scores.shape[2]):
+            s = scores[b, : valid[b], c]
+            ranked = order(s, 0, descending=True)
+            ranked = ranked[s[ranked] > spec.score_threshold]
+            iou = iou_matrix(boxes[b, : valid[b], 0 if q == 1 else c])
+            found += [(float(s[i]), c, i) for i in greedy_nms(iou, ranked, spec.iou_threshold, spec.per_class).tolist()]
+        by_score = order(np.asarray([f[0] for f in found], dtype=np.float64), 0, descending=True)
+        out.append([found[i] for i in by_score.tolist()][: spec.total])
+    return out
+
+
+def _batch_nms(args: OpArgs) -> dict[int, np.ndarray]:
+    """BatchMultiClassNonMaxSuppression(boxes, scores, clip_window, num_valid_boxes): nmsed_boxes (B, total,
+    4), nmsed_scores and nmsed_classes (B, total; classes as numbers of the scores' type), nmsed_num (B,): each
+    image's kept boxes in order, then zeros. CombinedNonMaxSuppression the same (valid_detections for
+    nmsed_num), its boxes clipped to [0, 1] when clip_boxes, its rows per_class x classes at most when
+    pad_per_class. (CANN's kernel runs NMS on each class's top 4080 or so candidates only: beyond them its
+    answer is its own, which the judgement allows; this replay considers every box.)"""
+    selected = batch_nms_select(args)
+    boxes, scores, _valid = batch_nms_inputs(args)
+    spec = batch_nms_spec(args)
+    total = spec.total if spec.rows is None else spec.rows
+    batch, q = boxes.shape[0], boxes.shape[2]
+    out_boxes = np.zeros((batch, total, 4))
+    out_scores = np.zeros((batch, total))
+    out_classes = np.zeros((batch, total))
+    for b, rows in enumerate(selected):
+        for r, (score, c, i) in enumerate(rows[:total]):
+            box = boxes[b, i, 0 if q == 1 else c]
+            out_boxes[b, r] = np.clip(box, 0.0, 1.0) if spec.clip else box
+            out_scores[b, r], out_classes[b, r] = score, c
+    counts = np.asarray([len(rows) for rows in selected], dtype=np.int64)
+    return {0: out_boxes, 1: out_scores, 2: out_classes, 3: counts}
 
 
 def _onnx_nms(args: OpArgs) -> dict[int, np.ndarray]:
@@ -591,6 +759,9 @@ def _scalar_arg(args: OpArgs, position: int, name: str, default: object = ...) -
     return default
 
 
+scalar_arg = _scalar_arg  # (torchcalls.py reads its numbers so too)
+
+
 def _int_arg(args: OpArgs, position: int, name: str, default: object = ...) -> int:
     value = _scalar_arg(args, position, name, default)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -630,8 +801,10 @@ def kernels() -> dict[str, Kernel]:
         "argmax": _torch_arg_extreme(True),
         "argmin": _torch_arg_extreme(False),
         "NMSWithMask": _ms_nms_with_mask,
-        "NonMaxSuppressionV3": lambda args: _nms_v3(args, pad=False),
-        "NonMaxSuppressionV4": lambda args: _nms_v3(args, pad=True),
+        "NonMaxSuppressionV3": _nms_v3,
+        "NonMaxSuppressionV4": _nms_v3,
+        "NonMaxSuppressionV5": _nms_v3,
+        **dict.fromkeys(BATCH_NMS_TYPES, _batch_nms),
         "NonMaxSuppression": _onnx_nms,
         "NonMaxSuppressionV6": _onnx_nms,
         "nms": _torchvision_nms,
