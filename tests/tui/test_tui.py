@@ -830,7 +830,15 @@ def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, he
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
-            await wait_until(lambda: app.main is not None and app.main.model is not None, what="the tree")
+            # the tree comes (SessionReady) a message before the app says it builds the order: wait for both
+            await wait_until(
+                lambda: (
+                    app.main is not None
+                    and app.main.model is not None
+                    and "bisection order" in (app.main.view.open_stage or "")
+                ),
+                what="the tree and the order's building",
+            )
             assert app.main.controller.driver is None
             await pilot.press("space")
             await pilot.press("plus")
