@@ -27,6 +27,51 @@ def own_state_and_config(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(scope="module")
+def commands_share_one_pool():
+    """The in-process commands of a module (compare, bisect, report via `cli.main`) share one set of worker
+    processes for the module's life instead of forking cpu_count workers each: a compare starts its workers
+    before it knows the dump is small, and a fork of a big pytest process was a quarter of a fuzz example's
+    time. The commands run the same code (`shared_processes()` within another uses the outer one's processes,
+    forked only when work goes to them). Modules about the processes themselves (their start, ctrl+c, their
+    end) do not use this."""
+    from dumptui.core.compare.processes import shared_processes
+
+    with shared_processes():
+        yield
+
+
+@pytest.fixture(scope="module")
+def apps_share_one_pool():
+    """The apps (and controllers) a module starts share one set of worker processes for the module's life: each
+    controller spawned cpu_count workers of its own (numpy and the engine imported in each, ~0.3 s of CPU) and
+    killed them at its quit. The pool is the engine's ComparePool, run as it is; only its close at an app's quit
+    is left to the module's end. Modules about those processes (their start, nice, ctrl+c, `q` ending them) do
+    not use this."""
+    from dumptui.core.compare.processes import ComparePool
+    from dumptui.present import controller
+
+    class KeptPool(ComparePool):
+        def close(self, kill: bool = False) -> None:  # an app's quit: the next app of the module uses it
+            pass
+
+        def end(self) -> None:
+            ComparePool.close(self, kill=True)
+
+    pools: dict[tuple[int | None, int], KeptPool] = {}
+
+    def shared(workers: int | None = None, nice: int = 0) -> KeptPool:
+        if (workers, nice) not in pools:
+            pools[workers, nice] = KeptPool(workers, nice=nice)
+        return pools[workers, nice]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(controller, "ComparePool", shared)
+        yield
+    for pool in pools.values():
+        pool.end()
+
+
 @pytest.fixture
 def fixtures():
     return need_shared()
@@ -94,6 +139,7 @@ def inf_demo_pair(tmp_path_factory):
 # `make test-fast` leaves out what is slow, starts processes or drives the app.
 SLOW_MODULES = {
     "test_one_judgement.py",
+    "test_one_judgement_fixtures.py",
     "test_one_answer_per_unit.py",
     "test_consistency.py",
     "test_thresholds_every_mode.py",

@@ -13,6 +13,9 @@ from helpers.schemas import validator as _validator
 
 from dumptui.report.jsonout import SCHEMA_VERSION
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 LONG = "Default/" + "/".join(f"very-long-scope-{i:02d}-Block" for i in range(9)) + "/Add-op0"
 
 

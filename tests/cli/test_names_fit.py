@@ -11,6 +11,9 @@ from dumptui import cli
 from dumptui.core.formats import open_dump
 from dumptui.report import console as console_module
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def long_pair(demo_pair, tmp_path_factory):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 from collections import Counter, defaultdict
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from fuzz.fuzzkit import FUZZ, OUTCOMES, QUICK_EXAMPLES, REASONS, TESTS, WORK
@@ -36,6 +37,13 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("fuzz" if FUZZ else "quick")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_pool_per_module(commands_share_one_pool):
+    """The fuzz examples run commands in this process by the thousand: one pool of workers per module."""
+    return commands_share_one_pool
+
 
 _SECONDS: dict[str, float] = {}  # node id -> wall time of its call
 

@@ -19,6 +19,9 @@ from dumptui.core.compare.samefiles import SameFiles
 from dumptui.core.formats import open_dump
 from dumptui.core.index import cache as indexcache
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 @contextlib.contextmanager
 def within(seconds: float):

@@ -14,6 +14,9 @@ from dumptui.options.pair import PairOptions
 from dumptui.present.controller import PairController
 from dumptui.present.driver import BisectCommand
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 
 @pytest.fixture
 def opened(demo_pair):

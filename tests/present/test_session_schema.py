@@ -13,6 +13,9 @@ from dumptui.core.search.bisect.sessionfile import read_session, session_payload
 from dumptui.core.search.bisect.types import Mark, Source, Step
 from dumptui.present import autosave
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 GOOD = session_payload(
     steps_json("graph", [Step("k1", 3, Mark.BAD, Source.USER, "marked by the user")]),
     "/d/ref",

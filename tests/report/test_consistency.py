@@ -17,6 +17,9 @@ from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.demo.quantised import VARIANTS, write_quantised_demo
 from dumptui.report.reasons import say
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 NUMBER = r"([0-9.]+(?:e[+-]?[0-9]+)?|inf)"
 
 

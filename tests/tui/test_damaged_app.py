@@ -15,6 +15,9 @@ from helpers.damage import graph_output, same_pair, tensor_file
 from dumptui.present.progress import FAILED
 from dumptui.tui.screens.error import OpenErrorScreen
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 SIZE = (110, 34)
 
 

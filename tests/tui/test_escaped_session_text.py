@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers.app import Notifications, idle, make_app, opened, run, terminal_output, wait_until
 
 from dumptui.present import autosave as saved
 from dumptui.present.status import StatusFacts, status_line
 from dumptui.tui.screens.resume import ResumeScreen
+
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
 
 OSC = "\x1b]0;PWNED\x07"
 

@@ -8,12 +8,16 @@ import asyncio
 import json
 import threading
 
+import pytest
 from helpers.app import make_app, run, wait_until
 from helpers.common import run_cli
 
 import dumptui.core.search.bisect.bisection as bisection_module
 from dumptui.present.progress import DONE
 from dumptui.tui.messages import BisectionChanged, FirstProbe, StatisticsProgress
+
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
 
 SIZE = (120, 36)
 

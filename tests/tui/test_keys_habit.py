@@ -5,12 +5,16 @@ ends the search (and `n` / `N` walk the diverged ops again). Driven by Pilot on 
 
 from __future__ import annotations
 
+import pytest
 from helpers.app import idle, opened, run, wait_until
 
 from dumptui.core.compare.verdict import BAD
 from dumptui.present.search import WALK_HINT, find_op
 from dumptui.tui.screens.help import HelpScreen
 from dumptui.tui.widgets.footer import KeysFooter
+
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
 
 
 def footer_keys(app) -> dict[str, str]:

@@ -12,6 +12,9 @@ from rich.text import Text
 
 from dumptui.tui.widgets.opdetail import RelationList
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 SIZE = (80, 24)
 
 

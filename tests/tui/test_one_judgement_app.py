@@ -16,6 +16,9 @@ from dumptui import cli
 from dumptui.core.compare.verdict import ONLY_REF, ONLY_TARGET
 from dumptui.core.demo.noisy import write_noisy_demo
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory):

@@ -3,7 +3,11 @@ to another op (a jump, `n`, a search) shows the new op's name, not the old scrol
 
 from __future__ import annotations
 
+import pytest
 from helpers.app import opened, run, wait_until
+
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
 
 
 def test_a_new_op_opens_at_its_header(demo_pair):

@@ -20,6 +20,9 @@ from dumptui.tui.messages import UnitAnswered, UnitStarted
 from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.picker import PickerScreen
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def training(tmp_path_factory):

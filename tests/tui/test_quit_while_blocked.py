@@ -8,7 +8,7 @@ import asyncio
 import threading
 
 import pytest
-from helpers.app import SIZE, make_app, wait_until
+from helpers.app import SIZE, make_app, opened, run, wait_until
 
 import dumptui.core.search.bisect as bisect_pkg
 import dumptui.core.search.bisect.bisection as bisection_module
@@ -52,3 +52,29 @@ def test_q_ends_the_app_while_a_worker_is_blocked(demo_pair, monkeypatch, module
         assert not app.is_running and not gate.is_set()  # it quit while the worker was still blocked
     finally:
         gate.set()
+
+
+def test_statistics_run_in_worker_processes_that_q_ends(demo_pair):
+    """The numbers of the whole tree come from the screen's worker processes (the headers are read there
+    too; each layout is kept on its tensor); `q` ends those processes at once."""
+    from helpers.procs import alive, wait_gone
+
+    async def go():
+        async with opened(demo_pair.ref, demo_pair.target, size=(80, 24), stats=True) as (app, pilot, scr):
+            pids = list(scr.controller.pool._ex._processes)
+            assert pids and all(alive(pid) for pid in pids)
+            tensors = [
+                t
+                for p in scr.controller.session.alignment.pairs
+                for op in (p.ref, p.target)
+                if op
+                for t in op.tensors()
+            ]
+            assert tensors and all(t.deferred_layout() is None for t in tensors)
+            assert sum(1 for r in scr.controller.session.results() if r.stats is not None) > 100
+            await pilot.press("q")
+            await wait_until(lambda: not app.is_running, what="the app to quit")
+        return pids
+
+    pids = run(go())
+    assert not wait_gone(pids, 20)

@@ -4,10 +4,14 @@ comparison, one set of numbers), under a megabyte, nothing a page could run. `se
 
 from __future__ import annotations
 
+import pytest
 from helpers.app import opened, run, wait_until
 from helpers.common import run_cli
 
 from dumptui.tui.screens.paths import SaveScreen
+
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
 
 
 def test_w_writes_the_report_dumptui_report_writes(demo_pair, tmp_path):

@@ -8,6 +8,9 @@ from helpers.app import opened, plain, run, wait_until
 
 from dumptui.core.demo.detector import FLIP_OPS, write_detector_demo
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):

@@ -33,6 +33,9 @@ from dumptui.tui.screens.main import MainScreen
 from dumptui.tui.screens.paths import ExportScreen, SaveScreen
 from dumptui.tui.widgets.optree import OpTree
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 # ---------------------------------------------------------------------------------------------- demo pair
 
 
@@ -827,7 +830,15 @@ def test_a_bisection_key_before_the_bisection_is_ready_is_answered(demo_pair, he
     async def go():
         app = make_app(demo_pair.ref, demo_pair.target)
         async with app.run_test(size=SIZE, message_hook=notifications.hook) as pilot:
-            await wait_until(lambda: app.main is not None and app.main.model is not None, what="the tree")
+            # the tree comes (SessionReady) a message before the app says it builds the order: wait for both
+            await wait_until(
+                lambda: (
+                    app.main is not None
+                    and app.main.model is not None
+                    and "bisection order" in (app.main.view.open_stage or "")
+                ),
+                what="the tree and the order's building",
+            )
             assert app.main.controller.driver is None
             await pilot.press("space")
             await pilot.press("plus")

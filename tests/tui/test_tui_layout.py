@@ -18,6 +18,9 @@ from dumptui.tui.screens.resume import ResumeScreen
 from dumptui.tui.widgets.footer import KeysFooter
 from dumptui.tui.widgets.opdetail import TensorTable
 
+# the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
+pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
+
 
 def unwrapped(lines: list[str]) -> str:
     """The panel's visible lines as running text (continuation lines start with spaces)."""
@@ -249,29 +252,3 @@ def test_a_filter_that_empties_the_list_says_so(demo_pair):
             assert not any("not read (" in "".join(t for t, _r in line) for line in scr.panel.lines)
 
     run(go())
-
-
-def test_statistics_run_in_worker_processes_that_q_ends(demo_pair):
-    """The numbers of the whole tree come from the screen's worker processes (the headers are read there
-    too; each layout is kept on its tensor); `q` ends those processes at once."""
-    from helpers.procs import alive, wait_gone
-
-    async def go():
-        async with opened(demo_pair.ref, demo_pair.target, size=(80, 24), stats=True) as (app, pilot, scr):
-            pids = list(scr.controller.pool._ex._processes)
-            assert pids and all(alive(pid) for pid in pids)
-            tensors = [
-                t
-                for p in scr.controller.session.alignment.pairs
-                for op in (p.ref, p.target)
-                if op
-                for t in op.tensors()
-            ]
-            assert tensors and all(t.deferred_layout() is None for t in tensors)
-            assert sum(1 for r in scr.controller.session.results() if r.stats is not None) > 100
-            await pilot.press("q")
-            await wait_until(lambda: not app.is_running, what="the app to quit")
-        return pids
-
-    pids = run(go())
-    assert not wait_gone(pids, 20)

@@ -37,6 +37,9 @@ from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.io.npy import npy_layout
 from dumptui.report.fmt import clean
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 INNER = "block0-ResidualBlock_Add-op0"  # an op in the middle of the demo net
 
 

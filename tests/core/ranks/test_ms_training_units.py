@@ -15,6 +15,9 @@ import pytest
 from helpers.common import json_answer
 from helpers.ms_training import APPLY, lr_changed_at_step_2, one_step
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 GATHER = "Default/optimizer-Momentum/Gather-op0"
 
 

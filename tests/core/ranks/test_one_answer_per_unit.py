@@ -12,6 +12,9 @@ import pytest
 from helpers.common import SHARED, json_answer
 from helpers.msprobe_training import Change, write_training
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 def _bisect(capsys, *argv: str) -> dict:
     return json_answer(capsys, "bisect", *argv)

@@ -19,6 +19,9 @@ from dumptui.core.demo.detector import (
     write_detector_demo,
 )
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def detectors(tmp_path_factory):

@@ -24,6 +24,9 @@ from dumptui.core.demo.msprobe_selection import (
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.model.dump import TensorRef
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory):

@@ -14,6 +14,9 @@ from helpers.msdumps import ms_file
 from dumptui import cli
 from dumptui.core.demo.noisy import write_noisy_demo
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 @pytest.fixture(scope="module")
 def noisy(tmp_path_factory):

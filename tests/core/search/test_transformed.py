@@ -18,6 +18,9 @@ from dumptui import cli
 from dumptui.core.compare.noise import QUANT_HEADROOM, quantisation_floor
 from dumptui.core.demo.quantised import BUG_CHANNEL, VARIANTS, write_quantised_demo
 
+# many commands run in this process: one pool of worker processes for the module, not one per command
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 TRANSFORMED = SHARED / "mindspore-2.10-transformed"
 
 
