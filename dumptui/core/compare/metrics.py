@@ -142,16 +142,29 @@ def compare_tensors(
     exact_int = _exact_int(ref.dtype) or _exact_int(target.dtype)
     if ref.nbytes() + target.nbytes() <= 2 * SMALL_READ:
         # small: read each once, then every pass works in memory
-        y, x = ref.read(), target.read()
-
-        def mem() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-            for s in range(0, y.size, chunk):
-                yield x[s : s + chunk], y[s : s + chunk]
-
-        return compare_arrays_chunks(mem, _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl)
+        return compare_read(ref, target, ref.read(), target.read(), tol, chunk, kl)
     return compare_arrays_chunks(
         lambda: chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
     )
+
+
+def compare_read(
+    ref: TensorRef,
+    target: TensorRef,
+    y: np.ndarray,
+    x: np.ndarray,
+    tol: ElementTolerance = ElementTolerance(),
+    chunk: int = CHUNK,
+    kl: bool = True,
+) -> PairStats:
+    """compare_tensors of a small pair whose values are read already (`y` = ref.read(), `x` = target.read())."""
+    exact_int = _exact_int(ref.dtype) or _exact_int(target.dtype)
+
+    def mem() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for s in range(0, y.size, chunk):
+            yield x[s : s + chunk], y[s : s + chunk]
+
+    return compare_arrays_chunks(mem, _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl)
 
 
 def compare_arrays(

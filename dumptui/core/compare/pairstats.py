@@ -301,6 +301,14 @@ class PairStats:
     def __repr__(self) -> str:
         return "PairStats(" + ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items()) + ")"
 
+    def copy(self) -> PairStats:
+        """An equal record that shares nothing mutable with this one."""
+        other = PairStats.__new__(PairStats)
+        other._v = array("d", self._v)
+        other._undefined = dict(self._undefined) if self._undefined is not None else None
+        other._notes = self._notes
+        return other
+
     def __getstate__(self) -> tuple[Any, ...]:
         return (self._v, self._undefined, self._notes)
 

@@ -35,6 +35,7 @@ MAGIC = b"\x93NUMPY"
 # bytes read first: numpy writes headers of 128 bytes (more only for very long shapes); a page, so that a
 # tensor of up to ~1,000 float32 values is in hand with its header (payloads_kept)
 HEADER_PEEK = 4096
+KEEP_WHOLE = 64 << 10  # while payloads are kept, a file up to this size is read whole with its header
 
 
 class PayloadDecoder(Protocol):
@@ -73,11 +74,11 @@ class NpyHeaderError(ValueError):
     pass
 
 
-def _header_text(fd: int) -> tuple[str, int, bytes]:
+def _header_text(fd: int, peek: int = HEADER_PEEK) -> tuple[str, int, bytes]:
     """The header text of an open .npy file, the payload's offset and the bytes read, from one unbuffered read
-    of its first bytes (a scan reads tens of thousands of headers: a buffered file object costs more than the
-    parsing)."""
-    head = os.read(fd, HEADER_PEEK)
+    of its first `peek` bytes (a scan reads tens of thousands of headers: a buffered file object costs more
+    than the parsing)."""
+    head = os.read(fd, peek)
     if len(head) < 10 or not head.startswith(MAGIC):
         raise NpyHeaderError("not an npy file (bad magic)")
     major = head[6]
@@ -119,6 +120,22 @@ def _literal_header(header: str) -> tuple[Any, Any, Any]:
 def parse_header(header: str, offset: int) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     """(dtype, shape, fortran_order, payload offset) from an .npy header's text; NpyHeaderError says what is
     wrong."""
+    known = _PARSED.get(header)
+    if known is not None:  # a dump's files have a few dozen distinct headers: each parsed and checked once
+        return (*known, offset)
+    dt, dims, fortran = _parse_header(header)
+    if len(header) <= MAX_PARSED_TEXT:
+        if len(_PARSED) >= MAX_PARSED:
+            _PARSED.clear()
+        _PARSED[header] = (dt, dims, fortran)
+    return dt, dims, fortran, offset
+
+
+MAX_PARSED, MAX_PARSED_TEXT = 4096, 1024  # distinct well-formed headers remembered, of at most this length
+_PARSED: dict[str, tuple[np.dtype, tuple[int, ...], bool]] = {}
+
+
+def _parse_header(header: str) -> tuple[np.dtype, tuple[int, ...], bool]:
     m = _STANDARD_HEADER.match(header)
     if m:  # what numpy writes; literal_eval is ten times slower and a dump has thousands of files
         descr, fortran, shape = m.group(1), m.group(2) == "True", [int(s) for s in m.group(3).split(",") if s.strip()]
@@ -136,14 +153,17 @@ def parse_header(header: str, offset: int) -> tuple[np.dtype, tuple[int, ...], b
         raise NpyHeaderError(str(e)) from None
     except (TypeError, ValueError, SyntaxError, SystemError):
         raise NpyHeaderError(f"unknown npy dtype {limits.brief(descr)}") from None
-    return dt, dims, fortran, offset
+    return dt, dims, fortran
 
 
 def _read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int, int]:
     """read_header's answer and the file's size (from the fstat that proved it a regular file)."""
     fd, size = open_regular_fd(path)
     try:
-        header, offset, head = _header_text(fd)
+        # a small file read whole while payloads are kept: its values come with the header's one read
+        header, offset, head = _header_text(
+            fd, size if _kept.budget and HEADER_PEEK < size <= KEEP_WHOLE else HEADER_PEEK
+        )
     finally:
         os.close(fd)
     if _kept.budget and len(head) == size > offset:

@@ -140,3 +140,55 @@ def test_tensor_pairs_equal_compare_tensors_and_say_a_failed_read(tmp_path):
         same(compare_tensors(ref, target, tol, kl=True).to_dict(), st.to_dict(), ref.path)
     st, err = outcomes[-1]
     assert st is None and err is not None and err.startswith("read failed")
+
+
+def test_pairs_not_computed_together_equal_compare_tensors_each_record_its_own(tmp_path):
+    """Scalars, bool and int64 arguments (not computed as rows): equal pairs made once per value and copied,
+    unequal ones computed from the values already read; every record as compare_tensors gives it."""
+    values = [
+        (np.array(False), np.array(False)),
+        (np.array(True), np.array(True)),
+        (np.array(0, np.int64), np.array(0, np.int64)),
+        (np.array(0, np.int64), np.array(0, np.int64)),
+        (np.array(True), np.array(True)),
+        (np.array(2**60, np.int64), np.array(2**60 + 1, np.int64)),  # unequal, beyond float64's integers
+        (np.array([1, 2, 3], np.int64), np.array([1, 2, 3], np.int32)),  # equal values, another dtype
+        (np.array(-0.0), np.array(0.0)),  # equal values, not bitwise equal
+        (np.array(np.nan), np.array(np.nan)),
+        (np.zeros(0, np.float32), np.zeros(0, np.float32)),
+        (np.arange(100, dtype=np.int64), np.arange(100, dtype=np.int64)),  # bigger than what is remembered
+    ]
+    jobs = []
+    for i, (y, x) in enumerate(values):
+        for side, a in (("ref", y), ("target", x)):
+            np.save(tmp_path / f"{side}{i}.npy", a)
+        jobs.append(
+            (
+                TensorRef(str(tmp_path / f"ref{i}.npy"), "input", 2),
+                TensorRef(str(tmp_path / f"target{i}.npy"), "input", 2),
+                TOL,
+            )
+        )
+    outcomes = compare_tensor_pairs(jobs, kl=True)
+    for (ref, target, tol), (st, err) in zip(jobs, outcomes):
+        assert err is None
+        same(compare_tensors(ref, target, tol, kl=True).to_dict(), st.to_dict(), ref.path)
+    records = [st for st, _err in outcomes]
+    assert len({id(st) for st in records}) == len(records)  # no record shared: each one's own
+    first, again = records[1], records[4]  # both True == True
+    first.max_abs = 7.0
+    assert again.max_abs == 0.0
+
+
+def test_equal_pairs_remembered_are_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(smallpairs._EqualPairs, "MAX_KEPT", 2)
+    jobs = []
+    for i in range(5):
+        np.save(tmp_path / f"v{i}.npy", np.array(i, np.int64))
+        ref = TensorRef(str(tmp_path / f"v{i}.npy"), "input", 2)
+        jobs += [(ref, TensorRef(str(tmp_path / f"v{i}.npy"), "input", 2), TOL)] * 2
+    equal = smallpairs._EqualPairs()
+    for ref, target, tol in jobs:
+        st = equal.stats(ref, target, ref.read(), target.read(), tol, True)
+        same(compare_tensors(ref, target, tol).to_dict(), st.to_dict())
+    assert len(equal.kept) == 2

@@ -23,12 +23,13 @@ def test_values_are_the_files_and_each_is_handed_out_once(tmp_path, monkeypatch)
         "i8": np.arange(-20, 20, dtype=np.int8),
         "big-endian": np.arange(30, dtype=">f4"),
         "scalar": np.array(2.5, dtype=np.float64),
-        "large": np.ones(5000, np.float32),  # payload beyond the first read: read from the file as before
+        "whole": np.arange(5000, dtype=np.float32),  # beyond a page, within KEEP_WHOLE: the file read whole
+        "large": np.ones(20000, np.float32),  # beyond KEEP_WHOLE: its header alone read, the payload read later
     }
     paths = {name: write(tmp_path, name, a) for name, a in arrays.items()}
     with payloads_kept():
         layouts = {name: npy_layout(p) for name, p in paths.items()}
-        assert "large" not in {k for k in paths if paths[k] in npy._kept.by_path}
+        assert {k for k in paths if paths[k] in npy._kept.by_path} == set(arrays) - {"large"}
         for name, p in paths.items():
             got = read_small(p, layouts[name])
             assert got.dtype == np.load(p).dtype and got.tobytes() == np.load(p).reshape(-1).tobytes(), name
