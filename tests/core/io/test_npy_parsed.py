@@ -70,7 +70,7 @@ def test_the_memory_is_bounded(monkeypatch):
     monkeypatch.setattr(npy, "_PARSED", {})
     monkeypatch.setattr(npy, "MAX_PARSED", 3)
     for n in range(10):
-        text = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % n
+        text = f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}"
         assert parse_header(text, 128) == (np.dtype("<f4"), (n,), False, 128)
         assert len(npy._PARSED) <= 3
     long = "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }" + " " * 2000
