@@ -150,7 +150,7 @@ ALLOWED_COMPARISONS: dict[str, tuple[int, str]] = {
     "search/replay/torchcalls": (2, OP_TYPES),
     "search/replays": (5, DTYPES),
     "search/scan": (1, DTYPES),
-    "search/selection": (3, OP_TYPES),
+    "search/selection": (5, OP_TYPES),
     "tools/convert": (1, DTYPES),
 }
 
