@@ -985,7 +985,47 @@ def test_a_product_at_sampled_positions_is_the_whole_product_there(op_type, inpu
     np.testing.assert_allclose(at, whole[positions], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
     with pytest.raises(ValueError, match="the dump holds"):
         replay_at(spec, positions, whole.size + 1)
-    assert replay_at(ReplayInputs("Conv2D", {}), positions, whole.size) is None  # computed whole instead
+    assert replay_at(ReplayInputs("ReLU", {}), positions, whole.size) is None  # computed whole instead
+
+
+def _conv_attrs(stride: str, dilation: str, pads: str, groups: int) -> dict[str, str]:
+    return {
+        "stride": stride,
+        "dilation": dilation,
+        "pad_list": pads,
+        "group": f"I64({groups})",
+        "pad_mode": '"pad"',
+        "format": '"NCHW"',
+        "mode": "I64(1)",
+    }
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "attrs"),
+    [
+        ((1, 32, 40, 40), (32, 32, 3, 3), _conv_attrs("(1, 1, 1, 1)", "(1, 1, 1, 1)", "(1, 1, 1, 1)", 1)),
+        ((2, 16, 23, 19), (8, 4, 3, 2), _conv_attrs("(1, 1, 2, 1)", "(1, 1, 1, 2)", "(1, 0, 2, 1)", 4)),
+        ((1, 8, 30, 31), (8, 1, 5, 5), _conv_attrs("(1, 1, 2, 2)", "(1, 1, 2, 1)", "(2, 2, 0, 3)", 8)),  # depthwise
+        ((3, 3, 17, 17), (6, 3, 1, 1), _conv_attrs("(1, 1, 1, 1)", "(1, 1, 1, 1)", "(0, 0, 0, 0)", 1)),  # 1x1
+    ],
+)
+def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_shape, attrs, monkeypatch) -> None:
+    """replay_at on Conv2D: each sampled value is its window's dot product with its channel's weights, what
+    the whole convolution gives there within float64's order of summation; slices of positions give the same."""
+    from dumptui.core.search.replay import ReplayInputs, conv, replay_at
+    from dumptui.core.search.replays import REPLAY_SAMPLE
+
+    x, w = RNG.standard_normal(x_shape).astype(np.float32), RNG.standard_normal(w_shape).astype(np.float32)
+    whole = run("Conv2D", [x, w], attrs=attrs)[0].reshape(-1)
+    positions = np.random.default_rng(3).integers(0, whole.size, REPLAY_SAMPLE)
+    spec = ReplayInputs("Conv2D", {0: x, 1: w}, attrs)
+    at = replay_at(spec, positions, whole.size)
+    assert at is not None and at.shape == (REPLAY_SAMPLE,)
+    np.testing.assert_allclose(at, whole[positions], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+    monkeypatch.setattr(conv, "AT_ONCE", 1000)  # many slices of positions
+    np.testing.assert_array_equal(replay_at(spec, positions, whole.size), at)
+    with pytest.raises(ValueError, match="the dump holds"):
+        replay_at(spec, positions, whole.size + 1)
 
 
 def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:

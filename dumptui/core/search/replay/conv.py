@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dumptui.core.search.replay import spec
-from dumptui.core.search.replay.args import Kernel, OpArgs
+from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel
 from dumptui.core.search.replay.spec import ReplayUnsupported, within_budget
 
 _PAD_MODES = {0: "pad", 1: "same", 2: "valid"}  # MindSpore's PadMode enum, when 2.x passes it as an int
@@ -128,8 +128,16 @@ def conv2d_nchw(
     return flat.reshape(n, o, ho, wo)
 
 
+Geometry = tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int], int]  # stride, dilation, pads, groups
+
+
 def conv2d(args: OpArgs) -> dict[int, np.ndarray]:
     """Conv2D(x, w) in NCHW with stride, dilation, group and padding from the attributes."""
+    x, w, (stride, dilation, pads, groups) = _conv_operands(args)
+    return {0: conv2d_nchw(x, w, stride, dilation, pads, groups)}
+
+
+def _conv_operands(args: OpArgs) -> tuple[np.ndarray, np.ndarray, Geometry]:
     x, w = args.float64(0), args.float64(1)
     _require_nchw(args, x)
     if w.ndim != 4:
@@ -159,7 +167,42 @@ def conv2d(args: OpArgs) -> dict[int, np.ndarray]:
         raise ReplayUnsupported(f"Conv2D padding {pads} is not (top, bottom, left, right) >= 0")
     if min(stride) < 1 or min(dilation) < 1:
         raise ReplayUnsupported(f"Conv2D stride {stride} / dilation {dilation} must be positive")
-    return {0: conv2d_nchw(x, w, stride, dilation, (pads[0], pads[1], pads[2], pads[3]), groups)}
+    return x, w, (stride, dilation, (pads[0], pads[1], pads[2], pads[3]), groups)
+
+
+AT_ONCE = 1 << 20  # window elements gathered at once by conv2d_at (8 MB of float64)
+
+
+def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
+    """Conv2D's output at `positions` (flat, C order over N, O, H, W) only: each value the dot product of its
+    window with its output channel's weights, in float64 (positions x C/group x kh x kw multiply-adds, whatever
+    the image's size; the whole convolution sums the taps in another order: a few ulps apart)."""
+    x, w, (stride, dilation, pads, groups) = _conv_operands(args)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ReplayUnsupported(f"Conv2D input {x.shape} and weight {w.shape} do not fit group = {groups}")
+    top, bottom, left, right = pads
+    ho = _out_size(h, kh, stride[0], dilation[0], top, bottom, "Conv2D")
+    wo = _out_size(wd, kw, stride[1], dilation[1], left, right, "Conv2D")
+    if n * o * ho * wo != dumped:
+        raise ValueError(f"replay gives {n * o * ho * wo} elements, the dump holds {dumped}")
+    _within_budget("Conv2D", x.shape, pads, positions.size, positions.size * cg * kh * kw)
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    taps_h, taps_w, channels = np.arange(kh) * dilation[0], np.arange(kw) * dilation[1], np.arange(cg)
+    out = np.empty(positions.size)
+    step = max(1, AT_ONCE // (cg * kh * kw))
+    for start in range(0, positions.size, step):
+        at = positions[start : start + step]
+        b, rest = np.divmod(at, o * ho * wo)
+        oc, rest = np.divmod(rest, ho * wo)
+        r, q = np.divmod(rest, wo)
+        ci = (oc // (o // groups))[:, None] * cg + channels  # (p, cg): the group's input channels
+        ii = (r * stride[0])[:, None] + taps_h  # (p, kh)
+        jj = (q * stride[1])[:, None] + taps_w  # (p, kw)
+        windows = xp[b[:, None, None, None], ci[:, :, None, None], ii[:, None, :, None], jj[:, None, None, :]]
+        out[start : start + step] = np.einsum("pcij,pcij->p", windows, w[oc])
+    return out
 
 
 def _pool_geometry(args: OpArgs, x: np.ndarray) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
@@ -223,3 +266,8 @@ def avg_pool(args: OpArgs) -> dict[int, np.ndarray]:
 def kernels() -> dict[str, Kernel]:
     """Every kernel of this module, by op type."""
     return {"Conv2D": conv2d, "MaxPool": max_pool, "AvgPool": avg_pool}
+
+
+def sampled_kernels() -> dict[str, SampledKernel]:
+    """The kernels that compute output.0 at given positions only, by op type."""
+    return {"Conv2D": conv2d_at}

@@ -27,7 +27,7 @@ from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 _KERNELS: dict[str, Kernel] = {}
 for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection, torchcalls):
     _KERNELS.update(_module.kernels())
-_SAMPLED: dict[str, SampledKernel] = linalg.sampled_kernels()
+_SAMPLED: dict[str, SampledKernel] = {**linalg.sampled_kernels(), **conv.sampled_kernels()}
 
 SUPPORTED: frozenset[str] = frozenset(_KERNELS)
 
