@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from dumptui.core.io.fault import Fault
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import Dump, Op, TensorRef
 from dumptui.core.model.slotmap import EMPTY, SlotMap
@@ -23,7 +24,8 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
 # 7: the modules moved into core/ folders (pickled class paths changed); 8: statistics records packed
 # 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred
-FORMAT_VERSION = 9
+# 10: why a file cannot be read as a code (io/fault.py Fault): refusals, problems, readers' descriptions
+FORMAT_VERSION = 10
 
 
 class _Table:
@@ -66,7 +68,7 @@ def encode(dump: Dump) -> dict[str, Any]:
     t_slot: list[int] = []
     t_ts: list[int | None] = []
     t_extra: dict[int, tuple[Any, Any, Any]] = {}  # tensor -> (layout_fn, stats, size_on_disk) when any is set
-    t_refused: dict[int, str] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
+    t_refused: dict[int, Fault] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
 
     def tensor(t: TensorRef) -> int:
         i = tensor_index.get(id(t))
@@ -84,7 +86,8 @@ def encode(dump: Dump) -> dict[str, Any]:
         if t._layout_fn is not None or t.stats is not None or t.size_on_disk is not None:
             t_extra[i] = (t._layout_fn, t.stats, t.size_on_disk)
         if t.refused:
-            t_refused[i] = str(t.problem)
+            assert t.problem is not None  # refused: its layout says why
+            t_refused[i] = t.problem
         return i
 
     o_kind: list[int] = []  # (op type, kind, graph, name source, inputs, outputs) by number

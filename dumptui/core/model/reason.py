@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias, Union
 
+from dumptui.core.io.fault import Fault
 from dumptui.core.model.vocab import Word
 
 
@@ -165,6 +166,7 @@ class Why(Word):
     MAP_OP_NOT_FOUND = "map-op-not-found"  # ("ref" or "target", the name the map file gives)
     MAP_ALREADY_PAIRED = "map-already-paired"  # (ref name, target name)
     IDENTICAL_FILES = "identical-files"  # ()
+    UNREADABLE_SIDES = "unreadable-sides"  # ((side, Fault), ...): the pair's files that cannot be read
     # how a dump was read: its notes (formats/, ranks/)
     NO_GRAPH_FILE = "no-graph-file"  # ()
     ORDER_FROM_FILE_NAMES = "order-from-file-names"  # (whether a graph file is missing too, else timestamps)
@@ -233,4 +235,4 @@ def because(code: Why, *args: object) -> Reason:
 NO_REASON = Reason(Why.UNCOMPARED)  # an analysis not yet classified: nothing could be compared yet
 
 # what the engine says where words and reasons still meet (a reader's message, a name): report/reasons.py says both
-Said: TypeAlias = Union[Reason, str]
+Said: TypeAlias = Union[Reason, Fault, str]

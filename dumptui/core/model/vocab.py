@@ -1,15 +1,8 @@
-"""The one base of the engine's vocabularies: a str Enum whose members are their own text, so JSON, session
-files and literals in older files agree with them, and f-strings print the text (not `Kind.NAME`)."""
+"""The one base of the engine's vocabularies (defined in io/vocab.py, the bottom of the engine, so that io's
+own codes use it too)."""
 
 from __future__ import annotations
 
-from enum import Enum
+from dumptui.core.io.vocab import Word
 
-
-class Word(str, Enum):
-    """A word of a vocabulary: equal to its text, printed as its text."""
-
-    __str__ = str.__str__
-
-    def __format__(self, format_spec: str) -> str:
-        return str.__format__(self, format_spec)
+__all__ = ["Word"]
