@@ -46,7 +46,8 @@ def demo(out: str, name: str, n_ops: int, size: int, clean: bool = False):
     d = os.path.join(out, name)
     marker = os.path.join(d, "info.json")
     if os.path.exists(marker):
-        info = json.load(open(marker))
+        with open(marker) as fh:
+            info = json.load(fh)
         if info.get("n_ops") == n_ops and info.get("size") == size and info.get("clean", False) == clean:
             return info
         shutil.rmtree(d)
@@ -63,7 +64,8 @@ def demo(out: str, name: str, n_ops: int, size: int, clean: bool = False):
         "kernels": i.n_kernels,
         "write_s": time.perf_counter() - t,
     }
-    json.dump(info, open(marker, "w"))
+    with open(marker, "w") as fh:
+        json.dump(info, fh)
     return info
 
 

@@ -5,6 +5,7 @@ the one way a command fails (exit 2, the message on stderr, and an error documen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -159,10 +160,10 @@ def fail(sub: str | None, args: argparse.Namespace | None, rest: list[str], path
         try:
             jsonout.write(doc, target)
         except OSError:
-            try:
+            with contextlib.suppress(
+                OSError
+            ):  # standard output failing too (/dev/full): the message on stderr says it all
                 jsonout.write(doc, jsonout.STDOUT)
-            except OSError:  # standard output failing too (/dev/full): the message on stderr says it all
-                pass
     return EXIT_USAGE
 
 

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -128,7 +128,12 @@ def headless_bisect(ref: str, target: str, out: str) -> str:
     env = dict(os.environ, FORCE_COLOR="1", COLUMNS="100", PYTHONPATH=REPO, TERM="xterm-256color")
     env.pop("NO_COLOR", None)
     done = subprocess.run(
-        [sys.executable, "-m", "dumptui", "bisect", ref, target], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "dumptui", "bisect", ref, target],
+        check=False,  # exit 1 is an answer (divergence found); the code is checked below
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     if done.returncode not in (0, 1):
         raise RuntimeError(f"dumptui bisect failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -143,7 +148,8 @@ def headless_bisect(ref: str, target: str, out: str) -> str:
 
 
 def svg_size(path: str) -> tuple[int, int]:
-    head = open(path, encoding="utf-8").read(4000)
+    with open(path, encoding="utf-8") as fh:
+        head = fh.read(4000)
     m = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', head)
     if not m:
         return 1200, 800

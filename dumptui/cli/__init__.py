@@ -10,6 +10,8 @@ One module per subcommand (`NAME`, `DESCRIPTION`, `add_arguments`, `run`), the p
 main.py; the exit-code rule and what the headless commands share in ../headless.py.
 """
 
+import contextlib
+
 from dumptui.core.io.procs import single_threaded_blas, steady_heap
 
 # Before anything imports numpy: OpenBLAS reads its thread count once, when it loads. Called from main() it
@@ -35,9 +37,7 @@ def command_line() -> None:
     code = main()
     if code == EXIT_INTERRUPTED:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # closed, or None: nothing of ours to write
                 stream.flush()
-            except (OSError, ValueError, AttributeError):  # closed, or None: nothing of ours to write
-                pass
         os._exit(code)
     sys.exit(code)

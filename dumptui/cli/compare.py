@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import nullcontext
-from typing import Any, ContextManager
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 from dumptui.cli.common import ALL, console, refuse_inside
 from dumptui.cli.options import REF_HELP, TARGET_HELP, compare_options, output_options, worker_count
@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     compare_options(p, every=True)
 
 
-def _executor(args: argparse.Namespace) -> ContextManager[Any]:
+def _executor(args: argparse.Namespace) -> AbstractContextManager[Any]:
     """The Dask executor `--dask` asks for (closed at the end), or nothing."""
     if not args.dask:
         if args.worker_path:

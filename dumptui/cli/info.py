@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import TYPE_CHECKING
 
 from dumptui.cli.common import console
@@ -107,10 +108,8 @@ def _files(dump: Dump) -> tuple[list[tuple[str, str]], list[tuple[str, str]], in
             if not t.has_data:
                 continue
             lay = t.layout()
-            try:
+            with contextlib.suppress(OSError):
                 total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
-            except OSError:
-                pass
             if lay.problem:
                 unreadable.append((t.path, say(lay.problem)))
             elif lay.repaired:

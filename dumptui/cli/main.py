@@ -4,6 +4,7 @@ the reason (never 1, which scripts read as "divergence found")."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import io
 import os
@@ -22,10 +23,8 @@ def tolerant_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            with contextlib.suppress(ValueError, OSError):  # a stream already written to in another mode: left as it is
                 reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # a stream already written to in another mode: left as it is
-                pass
 
 
 # errors of writing, never of reading: every file dumptui writes names its path in the error (safeio), so one
@@ -38,10 +37,8 @@ def _stdout_failed(e: OSError) -> bool:
     at exit, or the error document, would fail again and end with exit 120 or a traceback)."""
     if e.filename or e.errno not in _WRITE_ERRORS:
         return False
-    try:
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
     return True
 
 

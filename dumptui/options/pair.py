@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dumptui.core.io.errors import DumptuiError
 
@@ -73,7 +74,7 @@ class PairOptions:
     map: str | None = None  # CSV ref_name,target_name, or an msprobe mapping yaml (options/mapfiles.py)
 
     @classmethod
-    def from_namespace(cls, namespace: object) -> "PairOptions":
+    def from_namespace(cls, namespace: object) -> PairOptions:
         """From parsed command-line arguments (an `argparse.Namespace`); options it lacks keep their default."""
         given = {f.name: getattr(namespace, f.name) for f in fields(cls) if hasattr(namespace, f.name)}
         given["ref"], given["target"] = str(given["ref"]), str(given["target"])
@@ -124,7 +125,7 @@ def open_pair(
     in_processes: bool = False,
     progress: Callable[[str], object] | None = None,
     indexing: IndexingReport | None = None,
-) -> tuple["Dump", "Dump"]:
+) -> tuple[Dump, Dump]:
     """Index both dumps (file names only), one after the other; from the index cache when `cache` and the
     dump is unchanged. `--rank all`: every rank of both, each side merged into one dump (core/ranks/merge.py).
     Raises DumpError with the path and the reason.
@@ -148,7 +149,7 @@ def open_pair(
 
     from dumptui.core.io.indexing_progress import reporting
 
-    def one(side: str) -> "Dump":
+    def one(side: str) -> Dump:
         chosen = options.selection(side)
         with reporting(partial(indexing, side) if indexing is not None else None):
             return open_dump(
@@ -213,7 +214,7 @@ def first_diverged_step(
 
 def _open_every_rank(
     options: PairOptions, cache: bool, progress: Callable[[str], object] | None = None
-) -> tuple["Dump", "Dump"]:
+) -> tuple[Dump, Dump]:
     """Every rank of one step of both dumps, each side as one dump whose ops are named `rank_R/...`."""
     from dumptui.core.formats import open_dump
     from dumptui.core.io.errors import DumpError
@@ -256,7 +257,7 @@ SEARCHES = ("bisect", "compare")
 
 def search_unit(
     options: PairOptions,
-    unit: "Unit",
+    unit: Unit,
     carried: tuple[str, float] | None,
     command: str,
     cache: bool = True,
@@ -264,7 +265,7 @@ def search_unit(
     use_graph: bool = True,
     workers: int | None = None,
     executor: Any = None,
-) -> tuple["Session", Any, list["Root"]]:
+) -> tuple[Session, Any, list[Root]]:
     """One (rank, step) searched as `command` searches it, told what its rank's step before carried: its
     session, its Bisection (bisect) or Comparison (compare), its roots. The every-unit table, the app's first
     diverged step and a single unit's step before all run this one search, so they agree."""
@@ -305,7 +306,7 @@ def step_before(options: PairOptions, command: str = "bisect") -> tuple[str, flo
     if not earlier:
         return None
 
-    def run(unit: Unit, carried: tuple[str, float] | None) -> tuple["Session", list["Root"]]:
+    def run(unit: Unit, carried: tuple[str, float] | None) -> tuple[Session, list[Root]]:
         session, _search, roots = search_unit(options, unit, carried, command)
         return session, roots
 
@@ -314,12 +315,12 @@ def step_before(options: PairOptions, command: str = "bisect") -> tuple[str, flo
 
 def make_session(
     options: PairOptions,
-    ref: "Dump",
-    target: "Dump",
+    ref: Dump,
+    target: Dump,
     kl: bool = True,
     carried_from_step: tuple[str, float] | None = CARRIED_UNKNOWN,
     command: str = "bisect",
-) -> "Session":
+) -> Session:
     """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`. A training step
     is told what the step before it on its rank carried (`carried_from_step`; by default looked for with
     `step_before`, searching the earlier steps as `command` does)."""
@@ -399,14 +400,14 @@ def validate_thresholds(options: PairOptions) -> None:
             raise UsageError(f"--floor {dtype}={value!r}: a floor must be a finite number above 0 and below 1")
 
 
-def require_pairs(session: "Session") -> None:
+def require_pairs(session: Session) -> None:
     """DumpError "nothing to compare" when no op of one dump pairs with an op of the other: then there is no
     verdict to give, and "no divergence" would be a wrong answer."""
     if any(p.paired for p in session.alignment.pairs):
         return
     from dumptui.core.io.errors import DumpError
 
-    def holds(side: str, dump: "Dump") -> str:
+    def holds(side: str, dump: Dump) -> str:
         return f"the {side} ({dump.format}) holds {len(dump.ops)} op{'s' if len(dump.ops) != 1 else ''}"
 
     ref, target = session.ref, session.target

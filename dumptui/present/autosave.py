@@ -8,12 +8,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
 import os
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 from dumptui.core.index.cache import protected
 from dumptui.core.io.limits import MAX_OPTION_FILE
@@ -64,10 +65,8 @@ def autosave(path: str, bisection_json: dict, ref: str, target: str, options: Ma
 
 
 def forget(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 def resumable(path: str) -> dict | None:

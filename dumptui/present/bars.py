@@ -4,8 +4,8 @@ column, a distinct character per kind so it reads without colour) and the error 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from dumptui.present.driver import BisectState
 

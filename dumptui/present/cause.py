@@ -13,8 +13,9 @@ discontinuity hint reworded for a root (core/compare/hints.py `for_root`): a cul
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from dumptui.core.compare.hints import Hint, for_root
 from dumptui.core.compare.metrics import format_cos

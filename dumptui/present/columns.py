@@ -3,7 +3,7 @@ report/names.py), messages and paths of files elided on the left. Cheap enough t
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from dumptui.report.names import cut_name, cut_pair
 

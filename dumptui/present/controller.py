@@ -16,7 +16,8 @@ import io
 import os
 import threading
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from dumptui.core.compare import elements
 from dumptui.core.compare.batch import evaluate_all

@@ -3,8 +3,8 @@ both sides, the highlighted tensor's files, each of its numbers, and the culprit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.graph.align import OpPair

@@ -3,7 +3,7 @@ at all, and which columns of its tables fit the width (dropped by priority, neve
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from dumptui.core.compare.metrictable import SIDE_VALUES
 from dumptui.core.compare.pairstats import SideStats

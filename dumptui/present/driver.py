@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
@@ -122,7 +123,7 @@ class BisectState:
         return self.probe is not None and not self.finished
 
 
-def is_mark_step(step: "Step") -> bool:
+def is_mark_step(step: Step) -> bool:
     """A step the user (or `space`/`a`) made, as opposed to the graph-output check of `start()` or the
     culprit check's continuation; the same rule `Bisection.to_json` saves by."""
     return step.source in ("user", "computed")
@@ -135,7 +136,7 @@ class BisectDriver:
     that compute a verdict read tensors (the probe's outputs, the culprit's inputs).
     """
 
-    def __init__(self, bisection: "Bisection"):
+    def __init__(self, bisection: Bisection):
         self.bi = bisection
         self.probe: int | None = None
         self.probe_verdict: tuple[str, Said] | None = None
@@ -344,7 +345,7 @@ class BisectDriver:
             self._scan_points = known_points(self.bi)
         return self._scan_points
 
-    def _root_view(self, r: "Root") -> RootView:
+    def _root_view(self, r: Root) -> RootView:
         res = r.result
         hints = res.hints if res is not None else self.session.hints(r.pair)
         view = root_view(r, self.bi.position.get(r.pair.index), self.bi.checks or [], hints)
@@ -358,7 +359,7 @@ class BisectDriver:
         return view
 
 
-def _checks_summary(bi: "Bisection") -> tuple[str, tuple[str, ...]]:
+def _checks_summary(bi: Bisection) -> tuple[str, tuple[str, ...]]:
     """`network input equal, 22 weights equal` and one line per input or weight that is not equal."""
     if bi.checks is None:
         return "", ()

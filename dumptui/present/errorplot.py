@@ -13,8 +13,9 @@ spans at least three decades, so the rule's x10 sits low and a root's x1000 at t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.search.scan import analyse, result_error

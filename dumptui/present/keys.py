@@ -14,8 +14,8 @@ fail.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.present.driver import BisectCommand, BisectState
 from dumptui.present.progress import CANCELLED, DONE, FAILED, RUNNING, WAITING, StatisticsState

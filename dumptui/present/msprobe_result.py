@@ -4,8 +4,8 @@ user picks, and where the first failing row is. No Textual here (tui/result_app.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.report.msprobe_read import MsprobeResult, ResultRow
 

@@ -10,7 +10,7 @@ the proof and the rest. Names are elided in the middle, never cut mid-word by a 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from dumptui.present.bars import interval_bar
 from dumptui.present.cause import RootView

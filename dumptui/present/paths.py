@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from dumptui.core.model.dump import Dump
 from dumptui.core.tools.redump import inside_any

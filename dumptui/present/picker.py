@@ -10,8 +10,8 @@ words it for the table, with the headless table's words of a unit (report/unitwo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from dumptui.core.io.errors import DumptuiError
 from dumptui.core.ranks.allunits import AllUnits, UnitOutcome, run_units

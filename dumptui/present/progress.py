@@ -7,8 +7,8 @@ promptly; a batch is closed at a number of tensor pairs or at an amount of data,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
-from typing import Callable, Iterator, Sequence
 
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage

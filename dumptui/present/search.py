@@ -4,7 +4,7 @@ diverged one (`n` / `N` otherwise), in execution order, wrapping around, among t
 from __future__ import annotations
 
 import bisect
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from dumptui.present.tree import TreePair, is_bad
 

@@ -9,8 +9,8 @@ names only, so it can be browsed while the index is made.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence, Union
 
 from dumptui.core.compare.verdict import BAD, ONLY_REF, ONLY_TARGET, PENDING, worst
 from dumptui.core.graph.align import OpPair
@@ -32,9 +32,9 @@ class Folder:
 
     path: str  # "Default/block-Block"; synthetic folders: "(parameters)"
     name: str  # "block-Block"
-    parent: "Folder | None"
+    parent: Folder | None
     synthetic: bool = False  # not a scope from the names (parameters / constants)
-    folders: dict[str, "Folder"] = field(default_factory=dict)  # by name, in order of first execution
+    folders: dict[str, Folder] = field(default_factory=dict)  # by name, in order of first execution
     ops: list[int] = field(default_factory=list)  # pair indices directly here, in order
     first: int = -1  # the smallest pair index inside (orders siblings by execution)
     total: int = 0
@@ -67,7 +67,7 @@ class Folder:
         paired = [v for v in present if v not in (ONLY_REF, ONLY_TARGET)]
         return worst(paired or present) or PENDING
 
-    def ancestors(self) -> list["Folder"]:
+    def ancestors(self) -> list[Folder]:
         """This folder and its parents up to (excluding) the root."""
         out = []
         f: Folder | None = self
@@ -127,7 +127,7 @@ class PreviewPair:
         return self.name.rsplit("/", 1)[-1].split("-op")[0]
 
 
-TreePair = Union[OpPair, PreviewPair]  # what the tree is built over: aligned pairs, or names only
+TreePair = OpPair | PreviewPair  # what the tree is built over: aligned pairs, or names only
 
 
 def preview_pairs(path: str, rank: str | None = None) -> list[PreviewPair]:
@@ -233,7 +233,7 @@ class OpTreeModel:
         """The folders from the top down to the op's own folder."""
         return list(reversed(self.folder_of[index].ancestors()))
 
-    def children(self, folder: Folder, only_diverged: bool = False) -> list["Folder | int"]:
+    def children(self, folder: Folder, only_diverged: bool = False) -> list[Folder | int]:
         """Sub-folders and ops of a folder in execution order (a sub-folder sits where its first op ran)."""
         subs = sorted((f for f in folder.folders.values() if not only_diverged or f.diverged), key=lambda f: f.first)
         ops = [i for i in folder.ops if not only_diverged or is_bad(self.verdicts.get(i))]

@@ -4,7 +4,7 @@ the report and the app's culprit panel. The engine decides; this module words wh
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.results import OpResult

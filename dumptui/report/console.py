@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console, ConsoleRenderable, Group, RenderHook, RichCast
 from rich.text import Text

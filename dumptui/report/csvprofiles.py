@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from typing import IO, Callable
+from collections.abc import Callable
+from typing import IO
 
 from dumptui.core.compare.results import OpResult
 from dumptui.core.model.dump import Dump

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dumptui.core.compare.hints import for_root
 from dumptui.core.compare.results import OpResult, TensorResult

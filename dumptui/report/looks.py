@@ -40,7 +40,7 @@ assert set(MARKS) == set(ROLES) == set(Verdict), "every verdict has a mark and a
 assert len(set(MARKS.values())) == len(MARKS), "marks tell verdicts apart without colour"
 
 
-def mark(verdict: "str | None") -> str:
+def mark(verdict: str | None) -> str:
     """One character per verdict; not computed yet (None) is the neutral `·`, an unknown text `?`."""
     if verdict is None:
         return MARKS[Verdict.PENDING]
@@ -48,6 +48,6 @@ def mark(verdict: "str | None") -> str:
     return MARKS[v] if v is not None else "?"
 
 
-def role(verdict: "str | None") -> str:
+def role(verdict: str | None) -> str:
     v = Verdict.of(verdict)
     return ROLES[v] if v is not None else "muted"

@@ -20,8 +20,9 @@ msprobe's rule (core/msprobe_metrics.check_accuracy); dumptui's verdict and loca
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Callable, Iterator
+from typing import IO
 
 import numpy as np
 

@@ -79,7 +79,7 @@ def read_result(path: str, dump: str | None = None) -> MsprobeResult:
 
 def _read_csv(path: str) -> tuple[list[str], list[dict[str, str]]]:
     try:
-        with open(path, "r", encoding="utf-8-sig", newline="") as fh:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
             reader = csv.DictReader(fh)
             rows = [{k: (v or "") for k, v in r.items() if k is not None} for r in reader]
             return list(reader.fieldnames or []), rows
@@ -177,7 +177,7 @@ def _api_order(dump: str | None) -> tuple[dict[str, int], str]:
     if not found:
         return {}, ""
     try:
-        with open(found, "r", encoding="utf-8") as fh:
+        with open(found, encoding="utf-8") as fh:
             data = json.load(fh).get("data") or {}
     except (OSError, ValueError, AttributeError):
         return {}, ""

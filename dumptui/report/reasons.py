@@ -514,7 +514,7 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.SPARSE: _sparse,
     Why.GAIN: _gain,
     Why.GAIN_BELOW: _gain_below,
-    Why.SELECTION: lambda rule: str(rule),  # report/selection.py says what the selection did, from its proof
+    Why.SELECTION: str,  # report/selection.py says what the selection did, from its proof
     Why.UNJUDGED_CARRIED: _unjudged_carried,
     Why.BLIND_UNDECIDED: _blind_undecided,
     Why.UNJUDGED_UNDECIDED: _unjudged_undecided,
@@ -706,7 +706,7 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.OUTPUT_NOT_HELD: lambda name, slot, missing: (
         f"from {name}, whose output.{slot} the {' and '.join(missing)} dump does not hold"
     ),
-    Why.UNJUDGED_ORIGINS: lambda origins: " and ".join(origins),
+    Why.UNJUDGED_ORIGINS: " and ".join,
     Why.INTO_INPUT: lambda slot, origins: " and ".join(f"into input.{slot} {words}" for words in origins),
     Why.MAP_OP_NOT_FOUND: lambda side, name: f"map file: {side} op {name} not found",
     Why.MAP_ALREADY_PAIRED: lambda a, b: f"map file: {a} or {b} is already paired",

@@ -6,7 +6,7 @@ reports, the JSON's sentences, the CSVs and the app."""
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.reason import Said
@@ -123,10 +123,8 @@ def flips_words(p: SelectionProof) -> str:
     """The flips of one op, SAID_FLIPS of them described."""
     if not p.flips:
         return ""
-    if p.flips[0].kind == FlipKind.RANK:
-        parts = _rank_flips(list(p.flips))
-    else:
-        parts = [(_box_flip(f), 1) for f in p.flips]
+    rank_flips = p.flips[0].kind == FlipKind.RANK
+    parts = _rank_flips(list(p.flips)) if rank_flips else [(_box_flip(f), 1) for f in p.flips]
     said = parts[:SAID_FLIPS]
     rest = p.differing - sum(n for _w, n in said)
     return "; ".join(w for w, _n in said) + (f"; and {rest} more" if rest > 0 else "")

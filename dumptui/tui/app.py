@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -152,8 +153,6 @@ def end_process(code: int) -> NoReturn:
     Nothing is lost by it: the bisection is autosaved after every mark, the settings when they change, the
     terminal was restored by the app, the worker processes were ended by `q` (or end with their parent)."""
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # closed or gone (a browser session's pipe): nothing left to say
             stream.flush()
-        except (OSError, ValueError):  # closed or gone (a browser session's pipe): nothing left to say
-            pass
     os._exit(code)

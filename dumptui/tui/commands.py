@@ -3,8 +3,8 @@ available right now."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape

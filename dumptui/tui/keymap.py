@@ -3,7 +3,7 @@ the command palette's commands are derived from it here, never written by hand."
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from textual.app import App
 from textual.binding import Binding, BindingType

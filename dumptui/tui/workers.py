@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from textual.worker import Worker
 

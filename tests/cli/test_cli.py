@@ -66,7 +66,8 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     assert "diverged" in out and demo_pair.planted in out
     path = tmp_path / "out.csv"
     rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl", "--csv-profile", "full")
-    rows = list(csv.DictReader(open(path)))
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
     assert {
         "NPU Name",
         "Bench Name",

@@ -265,7 +265,8 @@ def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
     assert rc == 0, err
     import csv
 
-    rows = list(csv.DictReader(open(csv_path)))
+    with open(csv_path) as fh:
+        rows = list(csv.DictReader(fh))
     assert len(rows) == 80
     fm = next(r for r in rows if r["Bench Name"] == "Default/branch-ModBranch/FloorMod-op0" and r["IO"] == "output")
     assert float(fm["Cosine"]) == pytest.approx(0.997033, abs=1e-6) and fm["Verdict"] == "close"

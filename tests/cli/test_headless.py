@@ -151,7 +151,7 @@ def test_dash_means_stdout_for_csv(demo_pair, tmp_path):
     assert rc == 2 and "both want stdout" in err
     rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--json", tmp_path / "c.json")
     assert rc == 1 and "Roots of divergence" in out  # the text still goes to stdout
-    assert json.load(open(tmp_path / "c.json"))["exit"] == 1
+    assert json.loads((tmp_path / "c.json").read_text())["exit"] == 1
 
 
 def test_numbers_are_numbers_in_the_full_csv(demo_pair, tmp_path):
@@ -160,7 +160,8 @@ def test_numbers_are_numbers_in_the_full_csv(demo_pair, tmp_path):
     path = tmp_path / "full.csv"
     rc, _out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--csv-profile", "full")
     assert rc == 1, err
-    rows = list(csv.DictReader(open(path)))
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
     numeric = ["Cosine", "MaxAbsErr", "RMSE", "RelEucDist", "MaxRelativeErr", "KullbackLeiblerDivergence", "NPU max"]
     for r in rows:
         for col in numeric:

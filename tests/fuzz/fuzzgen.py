@@ -97,7 +97,7 @@ def npy_files(draw) -> tuple[str, bytes]:
             )
         )
         payload = draw(st.binary(max_size=200))
-        return kind, npy_bytes("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape), payload)
+        return kind, npy_bytes(f"{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}", payload)
     if kind == "header length":
         body = npy_bytes(standard_header("<f4", False, "(24,)"), values.tobytes())
         version = draw(st.sampled_from([1, 2]))

@@ -27,7 +27,7 @@ def make_app(*argv) -> DumpTuiApp:
 # reaches is reached by handling a message (a worker's result, a key, a timer), so a wait wakes exactly when
 # it may have come true; the timeout is only how long a broken app is given. Textual has no public hook that
 # runs *after* a handler (run_test's message_hook runs before it), hence the wrapper.
-_handled: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event]" = weakref.WeakKeyDictionary()
+_handled: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = weakref.WeakKeyDictionary()
 assert hasattr(MessagePump, "_dispatch_message"), "Textual renamed MessagePump._dispatch_message: update this"
 _dispatch = MessagePump._dispatch_message
 

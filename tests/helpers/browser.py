@@ -52,7 +52,7 @@ class Browser:
         self.proc: subprocess.Popen | None = None
         self._ids = itertools.count(1)
 
-    async def __aenter__(self) -> "Browser":
+    async def __aenter__(self) -> Browser:
         import aiohttp
 
         exe = chromium_path()

@@ -61,7 +61,7 @@ def npy_bytes(header: str, payload: bytes = b"", version: int = 1) -> bytes:
 
 def standard_header(descr: str, fortran: bool, shape: str) -> str:
     """numpy's header dict with `shape` inserted as written (e.g. "(2, 3)", "(-1,)", "[2.5]")."""
-    return "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+    return f"{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}"
 
 
 def replace_payload_header(path: Path, header: str, keep_payload: bool = True) -> None:

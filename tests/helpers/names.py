@@ -6,7 +6,7 @@ words; a word that looks like a name (it has a `/`, a `…`, an op index `-op0`,
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from dumptui.report.names import is_shown_from
 

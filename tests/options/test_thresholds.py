@@ -35,7 +35,7 @@ def pair(tmp_path_factory):
     return d.ref, d.target
 
 
-@pytest.mark.parametrize("flags", BAD, ids=lambda f: " ".join(f))
+@pytest.mark.parametrize("flags", BAD, ids=" ".join)
 def test_bad_thresholds_are_refused_by_both_commands(pair, flags):
     for command in ("bisect", "compare"):
         code, out, err = run_cli(command, *pair, *flags)

@@ -73,7 +73,7 @@ def test_scan_plot_marks_the_root_where_error_grows(noisy_main):
     bar = panel.interval_bar(st, width)
     col = errorplot.column_of(st.culprit.position, st.n, width)
     assert bar[col].char == "!"
-    assert rows.gain[col] == max(rows.gain, key=lambda ch: LEVELS.find(ch))  # the largest growth
+    assert rows.gain[col] == max(rows.gain, key=LEVELS.find)  # the largest growth
     # the numbers are the scan's: the culprit's output error as compare_arrays gives it from the files
     le = d.bi.scan_result.locals[st.culprit.position]
     out = next(r for r in d.session.op_result(le.pair).outputs if r.slot == le.out_slot)

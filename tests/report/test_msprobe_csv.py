@@ -220,7 +220,7 @@ def test_relative_error_adds_dtype_epsilon_where_bench_is_zero(tmp_path):
     m = mm.compare(*_pair(tmp_path, n, b))
     # 0.5 against a zero bench: (0.5 + eps32 - eps32) / eps32, in float32 - a huge ratio, not left out
     want = float(
-        np.abs((np.float32(0.5) + np.finfo(np.float32).eps - np.finfo(np.float32).eps)) / np.finfo(np.float32).eps
+        np.abs(np.float32(0.5) + np.finfo(np.float32).eps - np.finfo(np.float32).eps) / np.finfo(np.float32).eps
     )
     assert m.max_rel == pytest.approx(want, rel=1e-6) and m.max_rel > 1e6
     assert m.euc_dist == 0.5 and m.max_abs == 0.5
@@ -293,7 +293,7 @@ def test_api_tensor_mode_columns_and_numbers(tmp_path):
         "Functional.linear.0.forward.input.1.pt",
         "Functional.linear.0.forward.input.1.pt",
     ]
-    dump_json = json.load(open(MP / "tensor_mix" / "diverge" / "step0" / "rank0" / "dump.json"))
+    dump_json = json.loads((MP / "tensor_mix" / "diverge" / "step0" / "rank0" / "dump.json").read_text())
     rec = dump_json["data"]["Functional.linear.0.forward"]["input_args"][1]
     assert float(w["NPU max"]) == rec["Max"] and float(w["NPU l2norm"]) == rec["Norm"]
     assert w["NPU Tensor Shape"] == str(rec["shape"])
@@ -310,8 +310,8 @@ def test_api_statistics_mode_differences(tmp_path):
     assert rc in (0, 1), err
     header, rows = _rows(path)
     assert header == HEADERS["api-statistics"] + DUMPTUI_COLUMNS
-    npu = json.load(open(MP / "statistics_L1" / "diverge" / "step0" / "rank0" / "dump.json"))["data"]
-    bench = json.load(open(MP / "statistics_L1" / "ref" / "step0" / "rank0" / "dump.json"))["data"]
+    npu = json.loads((MP / "statistics_L1" / "diverge" / "step0" / "rank0" / "dump.json").read_text())["data"]
+    bench = json.loads((MP / "statistics_L1" / "ref" / "step0" / "rank0" / "dump.json").read_text())["data"]
     r = next(r for r in rows if r["NPU Name"] == "Functional.linear.0.forward.input.1")
     n_rec, b_rec = (
         npu["Functional.linear.0.forward"]["input_args"][1],

@@ -58,7 +58,8 @@ def test_an_autosave_with_escapes_is_offered_and_resumed_escaped(demo_pair):
     run(first())
     app = make_app(demo_pair.ref, demo_pair.target)
     path = saved.autosave_path(str(demo_pair.ref), str(demo_pair.target), vars(app.options))
-    data = json.loads(open(path).read())
+    with open(path) as fh:
+        data = json.load(fh)
     data["saved_at"] = f"today{OSC}"
     data["steps"][0].update(source="user", detail=f"checked by hand{OSC}")
     data["steps"].append({"key": f"gone{OSC}", "mark": "good", "source": "user", "detail": ""})

@@ -197,7 +197,8 @@ def test_the_bisection_is_autosaved_and_offered_back(demo_pair):
     path = saved.autosave_path(
         str(demo_pair.ref), str(demo_pair.target), vars(make_app(demo_pair.ref, demo_pair.target).options)
     )
-    data = json.load(open(path))
+    with open(path) as fh:
+        data = json.load(fh)
     assert len(data["steps"]) == steps == 2 and data["dumps"]["ref"] == os.path.abspath(demo_pair.ref)
 
     async def second(resume: bool):

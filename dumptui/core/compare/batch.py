@@ -9,7 +9,7 @@ cache, so a later bisection reuses them.
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import (
@@ -96,7 +96,7 @@ def evaluate_all(
 def _settle_without_reading(
     session: Session,
     jobs: list[tuple[OpPair, str, int, TensorRef | None, TensorRef | None]],
-    counter: "_Progress",
+    counter: _Progress,
     cancelled: Callable[[], bool] | None,
     purpose: str,
 ) -> list[tuple[Job, Prechecked]]:
@@ -119,7 +119,7 @@ def _settle_without_reading(
 def _here(
     session: Session,
     heavy: list[tuple[Job, Prechecked]],
-    counter: "_Progress",
+    counter: _Progress,
     cancelled: Callable[[], bool] | None,
     purpose: str,
 ) -> None:
@@ -139,7 +139,7 @@ def _in_executor(
     session: Session,
     executor: PairExecutor,
     heavy: list[tuple[Job, Prechecked]],
-    counter: "_Progress",
+    counter: _Progress,
     cancelled: Callable[[], bool] | None,
     purpose: str,
 ) -> None:

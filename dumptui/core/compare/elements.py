@@ -4,8 +4,8 @@ histogram of the errors, and whether a single fp16/bf16 rounding explains every 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping
 
 import numpy as np
 

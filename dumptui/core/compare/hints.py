@@ -3,8 +3,8 @@ discontinuous ops, graph attributes that differ. A hint explains; it never chang
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from dumptui.core.model.reason import Reason, Why, because
 

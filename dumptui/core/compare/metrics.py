@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 

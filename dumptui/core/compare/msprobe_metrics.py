@@ -251,9 +251,9 @@ def check_accuracy(cosine: Value | None, max_abs: Value | None) -> str:
     max abs > 1; a cosine of 'Nan' compares as NaN (so only the max abs can say No)."""
     if cosine == "shape unmatched":
         return "Unmatched"
-    if cosine == "None" or max_abs == "None":
+    if "None" in (cosine, max_abs):
         return "None"
-    if cosine == N_A or max_abs == N_A:
+    if N_A in (cosine, max_abs):
         return NO
     try:
         c, m = float(cosine), float(max_abs)  # type: ignore[arg-type]

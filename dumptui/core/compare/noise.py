@@ -20,8 +20,8 @@ is: a tensor beyond it with no root upstream carries noise.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def floor_of(dtype: str | None, floors: dict[str, float] | None = None, scale: f
     return 0.0
 
 
-def quantisation_floor(scales: Iterable[float] | "np.ndarray", values: "np.ndarray") -> float:
+def quantisation_floor(scales: Iterable[float] | np.ndarray, values: np.ndarray) -> float:
     """The relative error quantising `values` with these steps adds (one step per channel, or one for all):
     step/√12 (the RMS of a rounding error uniform in ±step/2), as an RMS over the channels, divided by the
     RMS of the values, times QUANT_HEADROOM. 0 when the values are all zero."""

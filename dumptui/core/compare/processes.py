@@ -12,17 +12,19 @@ Dask distributed tasks. A session given an executor (`Session.executor`) sends e
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
 import queue
 import sys
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -147,10 +149,10 @@ class SharedProcesses:
 def _flush_std_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:  # None when the command runs with its stdout closed
-            try:
+            with contextlib.suppress(
+                OSError, ValueError
+            ):  # a closed pipe or file: nothing of ours is buffered to write twice
                 stream.flush()
-            except (OSError, ValueError):  # a closed pipe or file: nothing of ours is buffered to write twice
-                pass
 
 
 _SHARED: ContextVar[SharedProcesses | None] = ContextVar("dumptui_shared_processes", default=None)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.core.compare.hints import Hint
 from dumptui.core.compare.metrics import ElementTolerance, PairStats

@@ -128,9 +128,12 @@ class SameFiles:
         with self._lock:
             known = self._load().get(digest) if stats is not None else None
         try:
-            if known is not None and known[: _STATS.size] == stats:
-                if known[_STATS.size :] == sample_hash(a, ka[1]) + sample_hash(b, kb[1]):
-                    return True  # and when a sample changed, the files are read again: they may differ now
+            if (
+                known is not None
+                and known[: _STATS.size] == stats
+                and known[_STATS.size :] == sample_hash(a, ka[1]) + sample_hash(b, kb[1])
+            ):
+                return True  # and when a sample changed, the files are read again: they may differ now
             same = _blocks_equal(a, b, ka[1])
             racy = time.time_ns() - int(RACY_SECONDS * 1e9)
             if same and self.remember and stats is not None and ka[2] < racy and kb[2] < racy:

@@ -9,9 +9,9 @@ from worker threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import Callable, Iterable, cast
+from typing import cast
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import ReadLedger

@@ -174,7 +174,7 @@ def _rows(n: int, items: list[SmallPair], kl: bool) -> list[PairStats | None]:
     rms_tol = np.array([t.rms_tol for t in tols])
     lim = T * rtol[:, None]
     lim += (atol + rms_tol * np.sqrt(YY / n))[:, None]
-    off = np.count_nonzero(AD > lim, axis=1)
+    off = np.count_nonzero(lim < AD, axis=1)
     np.maximum(T, EPS, out=T)
     R = np.divide(AD, T, out=T)
     within1 = np.count_nonzero(R <= 1e-3, axis=1)

@@ -14,8 +14,8 @@ process judges what has come back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Callable
 
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
 from dumptui.core.compare.processes import PairExecutor, pair_job

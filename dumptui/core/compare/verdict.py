@@ -20,9 +20,9 @@ import fnmatch
 import functools
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Iterable, Mapping
 
 from dumptui.core.compare.elements import stats_within_rounding, within_rounding
 from dumptui.core.compare.metrics import ElementTolerance, PairStats
@@ -46,7 +46,7 @@ class Verdict(str, Enum):
 
     # The default only lets mypy type `Verdict(text)`, the lookup by value (Enum swaps this __new__ out once the
     # class is built); every member gives both.
-    def __new__(cls, text: str, severity: int = 0) -> "Verdict":
+    def __new__(cls, text: str, severity: int = 0) -> Verdict:
         obj = str.__new__(cls, text)
         obj._value_ = text
         obj.severity = severity
@@ -82,7 +82,7 @@ class Verdict(str, Enum):
         return self in (Verdict.EQUAL, Verdict.CLOSE, Verdict.FLIPPED)
 
     @classmethod
-    def of(cls, text: "str | Verdict | None") -> "Verdict | None":
+    def of(cls, text: str | Verdict | None) -> Verdict | None:
         """The verdict named by `text` (None for None or an unknown text)."""
         if text is None or isinstance(text, Verdict):
             return text
@@ -104,7 +104,7 @@ BAD = frozenset(v for v in Verdict if v.bad)
 GOOD = frozenset(v for v in Verdict if v.good)
 
 
-def severity(verdict: "str | None") -> int:
+def severity(verdict: str | None) -> int:
     v = Verdict.of(verdict)
     return v.severity if v is not None else 99
 
@@ -241,23 +241,23 @@ class IgnoreMatcher:
     a name only when the name holds its longest literal run, so per op name only those rules are tried, in
     their order (the first that matches gives the reason, as a plain loop over every rule would)."""
 
-    def __init__(self, rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]"):
+    def __init__(self, rules: list[IgnoreRule] | tuple[IgnoreRule, ...]):
         self.rules = list(rules)
         self._chunks = [_literal_chunk(r.pattern) for r in self.rules]
         self._by_name: dict[str, list[IgnoreRule]] = {}
 
-    def candidates(self, op_name: str) -> "list[IgnoreRule]":
+    def candidates(self, op_name: str) -> list[IgnoreRule]:
         found = self._by_name.get(op_name)
         if found is None:
             found = [r for r, chunk in zip(self.rules, self._chunks) if chunk in op_name]
             self._by_name[op_name] = found
         return found
 
-    def reason(self, op: "Op", io: str, slot: int) -> Reason | None:
+    def reason(self, op: Op, io: str, slot: int) -> Reason | None:
         return ignore_reason(self.candidates(op.name), op, io, slot)
 
 
-def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", io: str, slot: int) -> Reason | None:
+def ignore_reason(rules: list[IgnoreRule] | tuple[IgnoreRule, ...], op: Op, io: str, slot: int) -> Reason | None:
     """Why tensor `io.slot` of `op` means nothing (an ignore rule matches), or None.
 
     BatchNorm's input 5 is is_training; its outputs 1-4 are results only when training, so the built-in rule
@@ -270,7 +270,7 @@ def ignore_reason(rules: "list[IgnoreRule] | tuple[IgnoreRule, ...]", op: "Op", 
     return None
 
 
-def _batchnorm_training(op: "Op") -> bool:
+def _batchnorm_training(op: Op) -> bool:
     t = op.inputs.get(5)
     if t is None or t.problem or (t.size or 0) != 1:
         return False

@@ -25,7 +25,7 @@ LABEL = {
 
 
 def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
-    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (dtype.str, repr(tuple(shape)))
+    d = f"{{'descr': '{dtype.str}', 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
     pad = 64 - (10 + len(d) + 1) % 64
     h = d + " " * pad + "\n"
     return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode("latin1")
@@ -124,7 +124,7 @@ class DumpWriter:
         meta = os.path.join(self.rank_dir, ".dump_metadata")
         os.makedirs(meta, exist_ok=True)
         with open(os.path.join(meta, "config.json"), "w") as fh:
-            fh.write('{"device_target":"%s","ms_version":"2.10.0"}' % self.device)
+            fh.write(f'{{"device_target":"{self.device}","ms_version":"2.10.0"}}')
         order_dir = os.path.join(self.rank_dir, "execution_order")
         os.makedirs(order_dir, exist_ok=True)
         with open(os.path.join(order_dir, "ms_execution_order_graph_0.csv"), "w") as fh:

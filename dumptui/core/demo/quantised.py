@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -105,7 +105,7 @@ class _Net:
     # -------------------------------------------------------------------------------- convolutions
     def conv_bn(self, scope: str, h: dict, c_in: int, c_out: int, bug: bool) -> dict:
         """`scope` is the cell's (`Default/down-Down`); its parameters are named `down.conv.weight` ..."""
-        prefix = scope.split("/")[-1].split("-")[0]
+        prefix = scope.rsplit("/", maxsplit=1)[-1].split("-", maxsplit=1)[0]
         """Conv2D 1x1 + BatchNorm (+ the target's transformation of them), then ReLU; returns (bn, relu)."""
         rng = self.rng
         w = (rng.standard_normal((c_out, c_in, 1, 1)) / math.sqrt(c_in)).astype(np.float32)

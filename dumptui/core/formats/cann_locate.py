@@ -127,9 +127,7 @@ def _matches(step: StepFolder, selection: Selection) -> bool:
         return False
     if selection.graph is not None and selection.graph not in (step.model, step.graph):
         return False
-    if selection.iteration is not None and step.step is not None and step.step != selection.iteration:
-        return False
-    return True
+    return not (selection.iteration is not None and step.step is not None and step.step != selection.iteration)
 
 
 def locate(path: str, selection: Selection) -> StepFolder:

@@ -37,12 +37,12 @@ _board: Any = None
 
 
 def _child_start(nice: int, parent: int, board: Any) -> None:
-    global _board
+    global _board  # noqa: PLW0603 (a pool initializer's only way to hand a worker its shared board)
     worker_start(nice, parent)
     _board = board
 
 
-def _to_board(slot: int) -> Callable[[Stage, int, "int | None"], None]:
+def _to_board(slot: int) -> Callable[[Stage, int, int | None], None]:
     def report(stage: Stage, done: int, total: int | None) -> None:
         at = slot * _FIELDS
         _board[at + 1], _board[at + 2] = done, -1 if total is None else total

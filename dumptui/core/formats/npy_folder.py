@@ -24,10 +24,7 @@ _File = tuple[float, str, int, str]
 
 
 def looks_like(path: str) -> bool:
-    for _dirpath, _dirs, files in os.walk(path):
-        if any(f.endswith(".npy") for f in files):
-            return True
-    return False
+    return any(f.endswith(".npy") for _dirpath, _dirs, files in os.walk(path) for f in files)
 
 
 def _group_files(path: str, problems: list[Problem]) -> dict[str, list[_File]]:
@@ -55,7 +52,7 @@ def _group_files(path: str, problems: list[Problem]) -> dict[str, list[_File]]:
 
 
 def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
-    op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split(".")[0], kind=KERNEL, file_name=name)
+    op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split(".", maxsplit=1)[0], kind=KERNEL, file_name=name)
     for _mtime, io, slot, fp in sorted(files):
         side = op.inputs if io == "input" else op.outputs
         if slot in side:

@@ -110,7 +110,7 @@ def separate_runs(ops: list[Op], folder: str) -> tuple[list[Op], Problem | None]
         return ops, Problem(
             folder, because(Why.TWO_RUNS_UNTOLD, head, _stamps(cut.early), _stamps(cut.late), _named(twice))
         )
-    if early_kernels == every or late_kernels == every:
+    if every in (early_kernels, late_kernels):
         kept, left = (cut.early, cut.late) if early_kernels == every else (cut.late, cut.early)
         dropped = {id(op) for op in left}
         ops = [op for op in ops if id(op) not in dropped]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import csv
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import text_lines

@@ -51,12 +51,61 @@ STORAGE_DTYPES = {
 # The opcodes a saved tensor's pickle may use: globals, calls of the allowed ones, plain values, containers
 # and the memo. Object building (BUILD, INST, OBJ, NEWOBJ), extensions and out-of-band buffers are refused.
 SAFE_OPCODES = frozenset(
-    "PROTO FRAME STOP MARK POP POP_MARK DUP GLOBAL STACK_GLOBAL REDUCE BINPERSID "
-    "INT BININT BININT1 BININT2 LONG LONG1 LONG4 FLOAT BINFLOAT NONE NEWTRUE NEWFALSE "
-    "STRING BINSTRING SHORT_BINSTRING UNICODE BINUNICODE SHORT_BINUNICODE BINUNICODE8 "
-    "BINBYTES SHORT_BINBYTES BINBYTES8 EMPTY_TUPLE TUPLE TUPLE1 TUPLE2 TUPLE3 "
-    "EMPTY_LIST APPEND APPENDS LIST EMPTY_DICT DICT SETITEM SETITEMS "
-    "PUT BINPUT LONG_BINPUT GET BINGET LONG_BINGET MEMOIZE".split()
+    [
+        "PROTO",
+        "FRAME",
+        "STOP",
+        "MARK",
+        "POP",
+        "POP_MARK",
+        "DUP",
+        "GLOBAL",
+        "STACK_GLOBAL",
+        "REDUCE",
+        "BINPERSID",
+        "INT",
+        "BININT",
+        "BININT1",
+        "BININT2",
+        "LONG",
+        "LONG1",
+        "LONG4",
+        "FLOAT",
+        "BINFLOAT",
+        "NONE",
+        "NEWTRUE",
+        "NEWFALSE",
+        "STRING",
+        "BINSTRING",
+        "SHORT_BINSTRING",
+        "UNICODE",
+        "BINUNICODE",
+        "SHORT_BINUNICODE",
+        "BINUNICODE8",
+        "BINBYTES",
+        "SHORT_BINBYTES",
+        "BINBYTES8",
+        "EMPTY_TUPLE",
+        "TUPLE",
+        "TUPLE1",
+        "TUPLE2",
+        "TUPLE3",
+        "EMPTY_LIST",
+        "APPEND",
+        "APPENDS",
+        "LIST",
+        "EMPTY_DICT",
+        "DICT",
+        "SETITEM",
+        "SETITEMS",
+        "PUT",
+        "BINPUT",
+        "LONG_BINPUT",
+        "GET",
+        "BINGET",
+        "LONG_BINGET",
+        "MEMOIZE",
+    ]
 )
 _MEMO_SETS = {"PUT", "BINPUT", "LONG_BINPUT"}
 _MEMO_GETS = {"GET", "BINGET", "LONG_BINGET"}
@@ -135,9 +184,7 @@ def check_opcodes(data: bytes) -> None:
     """Refuse a pickle before it is loaded: an opcode a saved tensor does not use, a memo index beyond the
     pickle (the C unpickler would grow its memo to that index), or more than MAX_PICKLE_OPS opcodes."""
     puts: set[int] = set()
-    count = 0
-    for op, arg, _pos in pickletools.genops(data):
-        count += 1
+    for count, (op, arg, _pos) in enumerate(pickletools.genops(data), start=1):
         if count > MAX_PICKLE_OPS:
             raise BadValue(f"pickle of more than {MAX_PICKLE_OPS} opcodes")
         if op.name not in SAFE_OPCODES:

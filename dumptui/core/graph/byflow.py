@@ -15,7 +15,7 @@ scope and shapes alone: when their types differ, both their producers and their 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from dumptui.core.graph.fusion import group_op
 from dumptui.core.graph.pairedby import PairedBy

@@ -3,8 +3,8 @@ whether the target wires them as the reference does; and the ops on one side onl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.core.graph.align import Alignment, OpPair
 from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH

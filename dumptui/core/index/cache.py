@@ -31,6 +31,7 @@ walk the file system).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -239,10 +240,8 @@ def load(entry: str) -> Dump | None:
     except FileNotFoundError:
         return None
     except Exception:  # a damaged or foreign entry is a miss, never an error: the dump is indexed again
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(entry)
-        except OSError:
-            pass
         return None
 
 
@@ -315,10 +314,8 @@ def cached_index(
     report(Stage.CACHE, 0)  # the entry's columns read before its ops are counted
     dump = load(entry)
     if dump is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.utime(entry)  # recently used entries survive pruning
-        except OSError:
-            pass
         return CacheResult(dump, hit=True)
     dump = index()
     why = store(entry, dump, path)

@@ -134,18 +134,17 @@ def os_text(e: OSError) -> Fault:
 # prints it (a side file refused in options/, the CLI's last resort). Its words are report/'s: report/reasons.py
 # registers its wording here when it is imported (every CLI and app process imports it before reading a dump);
 # a process that never imports it (a worker) records the fault itself, never this text.
-_wording: Callable[[Fault], str] | None = None
+_WORDING: list[Callable[[Fault], str]] = []  # report/'s say_fault, once registered
 
 
 def set_wording(say: Callable[[Fault], str]) -> None:
-    global _wording
-    _wording = say
+    _WORDING[:] = [say]
 
 
 def worded(f: Fault) -> str:
     """`f` in report/'s words once report/ is loaded, else its code and values (never shown by then)."""
-    if _wording is not None:
-        return _wording(f)
+    if _WORDING:
+        return _WORDING[0](f)
     return f"{f.code.value} {f.args!r}" if f.args else f.code.value
 
 

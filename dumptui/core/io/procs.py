@@ -3,6 +3,7 @@ priority and an end when the parent ends. Imports no numpy: `single_threaded_bla
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -55,10 +56,8 @@ def worker_start(nice: int, parent: int) -> None:
     parent has ended must see that too. Ctrl+C reaches the whole foreground process group: the parent alone
     answers it (it ends the pool), a worker does not print a KeyboardInterrupt traceback of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
+    with contextlib.suppress(OSError):
         os.nice(nice)
-    except OSError:
-        pass
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -111,10 +110,8 @@ def ctrl_c_ends_children() -> Iterator[CtrlC]:
             import multiprocessing
 
             for child in multiprocessing.active_children():
-                try:
+                with contextlib.suppress(OSError, ValueError):  # already reaped, or closed
                     child.kill()
-                except (OSError, ValueError):  # already reaped, or closed
-                    pass
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupted)

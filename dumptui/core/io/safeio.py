@@ -10,6 +10,7 @@ what it is. Symlinks are followed, and a loop of them is named as one.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -210,10 +211,8 @@ def _output_fd(path: str) -> Iterator[int]:
         except OSError as e:
             raise OSError(e.errno, e.strerror, path) from None
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise
 
 

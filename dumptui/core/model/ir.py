@@ -7,9 +7,9 @@ TupleGetItem, Depend...). This model sits below both, so neither imports the oth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 # (dtype, shape) of one tensor as a graph file declares it; either may be unknown.
 TensorType = tuple[str | None, tuple[int, ...] | None]

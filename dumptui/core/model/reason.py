@@ -9,7 +9,7 @@ that wants to decide again from the words has no words to parse.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias, Union
+from typing import TypeAlias
 
 from dumptui.core.io.fault import Fault
 from dumptui.core.model.vocab import Word
@@ -235,4 +235,4 @@ def because(code: Why, *args: object) -> Reason:
 NO_REASON = Reason(Why.UNCOMPARED)  # an analysis not yet classified: nothing could be compared yet
 
 # what the engine says where words and reasons still meet (a reader's message, a name): report/reasons.py says both
-Said: TypeAlias = Union[Reason, Fault, str]
+Said: TypeAlias = Reason | Fault | str

@@ -7,8 +7,8 @@ same preconditions and the same scan). Parameters, constants and one-sided ops a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.processes import ComparePool, shared_processes

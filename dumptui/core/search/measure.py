@@ -155,10 +155,16 @@ def _blind(session: Session, pair: OpPair, res: OpResult, roles: dict[int, str])
         shown = False
         for o in origins(session.ref, session.target, session.alignment, pair, r.slot):
             p = o.pair
-            if o.kind == "pair" and p is not None and p.ref is not None and p.target is not None:
-                if o.out_slot in p.ref.outputs and o.out_slot in p.target.outputs:
-                    produced = session.op_result(p, purpose="culprit check").outputs
-                    shown = any(t.slot == o.out_slot and t.verdict != UNREADABLE for t in produced)
+            if (
+                o.kind == "pair"
+                and p is not None
+                and p.ref is not None
+                and p.target is not None
+                and o.out_slot in p.ref.outputs
+                and o.out_slot in p.target.outputs
+            ):
+                produced = session.op_result(p, purpose="culprit check").outputs
+                shown = any(t.slot == o.out_slot and t.verdict != UNREADABLE for t in produced)
         if shown or (
             not damaged and not unjudged_origins(session.ref, session.target, session.alignment, pair, r.slot)
         ):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator
 
 import numpy as np
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import AbstractSet, Callable
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.noise import TensorError, fmt_rel, least_precise

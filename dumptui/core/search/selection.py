@@ -22,8 +22,9 @@ element by element. Codes and numbers only: report/selection.py words them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -764,7 +765,7 @@ class FlipReason(str):
     site: str  # the name of the op whose selection flipped
     error: float  # the tensor's own error (relative to its RMS; NaN when not measured)
 
-    def __new__(cls, code: SelectionReason, site: str, error: float = math.nan) -> "FlipReason":
+    def __new__(cls, code: SelectionReason, site: str, error: float = math.nan) -> FlipReason:
         self = super().__new__(cls, code.value)
         self.code, self.site, self.error = code, site, error
         return self

@@ -9,8 +9,9 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from textual.app import App
 from textual.worker import Worker, get_current_worker

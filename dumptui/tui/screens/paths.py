@@ -3,7 +3,8 @@ is checked before the dialog closes (never inside a dump folder); enter confirms
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Generic, TypeVar
+from collections.abc import Callable
+from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual import on

@@ -3,7 +3,7 @@ a time), and the `/` search box; its title says which list and which filter are 
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -6,8 +6,8 @@ opens instantly and a scope holding thousands of ops stays responsive.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from rich.text import Text, TextType
 from textual.binding import Binding
@@ -156,7 +156,7 @@ class OpTree(Tree[TreeItem], inherit_bindings=False):
         elif cursor is None and self.root.children:
             self.cursor_line = 0
 
-    def _populate(self, node: TreeNode[TreeItem], until: "Folder | int | None" = None, more: bool = False) -> None:
+    def _populate(self, node: TreeNode[TreeItem], until: Folder | int | None = None, more: bool = False) -> None:
         """Add a folder's children: the first page, the next page (`more`), or every page up to `until`
         (a sub-folder or an op that must get a node)."""
         item = node.data

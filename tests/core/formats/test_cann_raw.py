@@ -124,7 +124,8 @@ def _patch_format(folder: str, op: RawOp, fmt: int) -> None:
     from dumptui.core.formats.cann_proto import parse_dump_data
 
     path = os.path.join(folder, file_name(op))
-    data = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        data = fh.read()
     length = int.from_bytes(data[:8], "little")
     msg = parse_dump_data(data[8 : 8 + length])
     msg.input[0].format = fmt

@@ -7,7 +7,7 @@ from dumptui.core.model.dump import KERNEL, PARAMETER, InputSource, Op, TensorRe
 
 
 def kernel(name: str, order: int) -> Op:
-    op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split("-op")[0], kind=KERNEL, order=order)
+    op = Op(name=name, op_type=name.rsplit("/", 1)[-1].split("-op", maxsplit=1)[0], kind=KERNEL, order=order)
     op.inputs[0] = TensorRef(f"{name}.in", "input", 0)
     op.outputs[0] = TensorRef(f"{name}.out", "output", 0)
     op.sources[0] = InputSource("op", f"producer-of-{name}")

@@ -55,7 +55,7 @@ def _swap(path: Path, make) -> Path:
 @pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")
 def test_a_fifo_and_a_symlink_to_dev_zero_do_not_block(pair):
     ref, target = pair
-    fifo = _swap(tensor_file(target, "block0-ResidualBlock_Add-op0"), lambda p: os.mkfifo(p))
+    fifo = _swap(tensor_file(target, "block0-ResidualBlock_Add-op0"), os.mkfifo)
     zero = _swap(tensor_file(target, "block1-ResidualBlock_Add-op0"), lambda p: p.symlink_to("/dev/zero"))
     code, out, err, seconds = dumptui("info", target)
     assert code == 0, err
@@ -74,9 +74,9 @@ def test_a_fifo_and_a_symlink_to_dev_zero_do_not_block(pair):
 def test_a_fifo_as_a_side_file_and_behind_a_symlink(pair, tmp_path):
     ref, target = pair
     order = Path(target) / "rank_0" / "execution_order" / "ms_execution_order_graph_0.csv"
-    _swap(order, lambda p: os.mkfifo(p))
+    _swap(order, os.mkfifo)
     meta = Path(target) / "rank_0" / ".dump_metadata" / "config.json"
-    _swap(meta, lambda p: os.mkfifo(p))
+    _swap(meta, os.mkfifo)
     elsewhere = tmp_path / "pipe"
     os.mkfifo(elsewhere)
     linked = _swap(graph_output(target), lambda p: p.symlink_to(elsewhere))

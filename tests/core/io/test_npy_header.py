@@ -11,7 +11,7 @@ from dumptui.report.reasons import say
 
 
 def v2_file(path, a: np.ndarray, header_len: int) -> bytes:
-    h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (a.dtype.str, a.shape)
+    h = f"{{'descr': '{a.dtype.str}', 'fortran_order': False, 'shape': {a.shape}, }}"
     h = h + " " * (header_len - 1 - len(h)) + "\n"
     data = b"\x93NUMPY\x02\x00" + len(h).to_bytes(4, "little") + h.encode("latin1") + a.tobytes()
     path.write_bytes(data)

@@ -82,7 +82,8 @@ def test_cross_rank_first_divergence_names_the_rank_step_and_op(ranks_pair):
     assert {(c["reached_at"], c["from_rank"]) for c in first["carried"]} == {(d.carried_at, str(d.bug_rank))}
     # positions are 1-based places in each rank's execution order (its csv, read here)
     csv = os.path.join(d.ref, f"rank_{d.bug_rank}", "execution_order", "ms_execution_order_graph_0.csv")
-    order = open(csv).read().split()[1:]
+    with open(csv) as fh:
+        order = fh.read().split()[1:]
     assert first["first"][0]["position"] == order.index(d.planted) + 1
     assert {c["position"] for c in first["carried"]} == {order.index(d.carried_at) + 1}
     assert len(report["units"]) == d.ranks * d.steps

@@ -265,7 +265,8 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
     assert rc == 1, err
     import csv
 
-    rows = [r for r in csv.DictReader(open(csv_path)) if r["Root"] == "Yes"]
+    with open(csv_path) as fh:
+        rows = [r for r in csv.DictReader(fh) if r["Root"] == "Yes"]
     assert [r["Bench Name"] for r in rows] == [demo.planted]
     benign = noisy_nets[("fp16", None)]
     rc, out, err = run_cli("bisect", benign.ref, benign.target)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import math
 import pathlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -111,14 +112,14 @@ def test_constants_keep_the_type_their_text_names() -> None:
 def test_supported_set_matches_the_documented_list() -> None:
     doc = replay_pkg.__doc__ or ""
     listed = set(doc.split("Supported op types")[1].split("Deliberately")[0].split())
-    assert SUPPORTED <= listed, f"undocumented: {sorted(SUPPORTED - listed)}"
+    assert listed >= SUPPORTED, f"undocumented: {sorted(SUPPORTED - listed)}"
     assert all(supported(t) for t in SUPPORTED) and not supported("Conv3D")
     with pytest.raises(ReplayUnsupported, match="no replay for op type 'Conv3D'"):
         run("Conv3D", [np.zeros(1)])
 
 
 def test_replay_package_imports_only_numpy_and_the_stdlib() -> None:
-    allowed = {"numpy", "math", "re", "warnings", "dataclasses", "typing", "__future__"}
+    allowed = {"numpy", "math", "re", "warnings", "dataclasses", "typing", "collections", "__future__"}
     # the engine's reason codes (an Enum and a frozen dataclass, stdlib only): a finding says why by a code
     codes = {"dumptui.core.model.reason"}
     for path in pathlib.Path(replay_pkg.__file__).parent.glob("*.py"):
@@ -823,8 +824,8 @@ def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> Non
     finally:
         pool.close(kill=True)
     assert set(here) == set(there) == set(range(len(plans)))
-    for i in here:
-        (a, why_a), (b, why_b) = here[i], there[i]
+    for i, (a, why_a) in here.items():
+        b, why_b = there[i]
         assert why_a == why_b
         assert (a is None) == (b is None)
         if a is not None and b is not None:

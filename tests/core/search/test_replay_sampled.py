@@ -44,7 +44,7 @@ def test_positions_are_fixed_and_only_for_big_outputs():
     assert sample_positions(scan_module.REPLAY_SAMPLED_FROM - 1) is None
     a, b = sample_positions(1 << 20), sample_positions(1 << 20)
     assert a is not None and b is not None and a.size == REPLAY_SAMPLE and (a == b).all()
-    assert 0 <= a.min() and a.max() < 1 << 20
+    assert a.min() >= 0 and a.max() < 1 << 20
 
 
 def test_a_sampled_proof_agrees_with_the_full_replay_within_its_stated_margin(big_pair, monkeypatch):

@@ -11,7 +11,7 @@ do not. It owns one immutable `SearchState` (undo pops the previous one) and del
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult

@@ -9,8 +9,8 @@ probed, and each bad one is bisected on its own (graph strategy only).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session

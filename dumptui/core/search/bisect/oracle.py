@@ -8,7 +8,8 @@ oracle answers from them.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session

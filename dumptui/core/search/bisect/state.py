@@ -22,11 +22,11 @@ class SearchState:
     history: tuple[Step, ...] = ()
 
     @classmethod
-    def initial(cls, n: int) -> "SearchState":
+    def initial(cls, n: int) -> SearchState:
         return cls(candidates=frozenset(range(n)))
 
-    def with_step(self, step: Step) -> "SearchState":
+    def with_step(self, step: Step) -> SearchState:
         return replace(self, history=self.history + (step,))
 
-    def evolve(self, **changes: object) -> "SearchState":
+    def evolve(self, **changes: object) -> SearchState:
         return replace(self, **changes)  # type: ignore[arg-type]

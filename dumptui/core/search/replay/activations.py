@@ -7,7 +7,7 @@ erf form is off by 2e-4. FastGeLU follows MindSpore's documented formula. Intege
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

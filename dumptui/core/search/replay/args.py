@@ -7,7 +7,7 @@ reads a setting from wherever this dump put it.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

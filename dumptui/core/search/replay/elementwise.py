@@ -7,7 +7,7 @@ a narrower integer type; integer Div/RealDiv and integer division by zero are re
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -20,8 +20,8 @@ Device variants tried, each named in the answer:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -183,7 +183,7 @@ def judge_precision(spec: ReplayInputs, target_out: np.ndarray, dtypes: list[str
             if dev_device <= floor and dev_device < dev_exact:
                 if best is None or dev_device < best.dev_device:
                     best = found
-            elif (
+            elif (  # noqa: SIM102 (a case beside the if above; the inner test keeps that case's closest finding)
                 math.isfinite(dev_replay)
                 and dev_replay > floor
                 and dev_exact <= SAME_SIZE * dev_replay

@@ -5,7 +5,8 @@ from here, never through the face."""
 from __future__ import annotations
 
 import warnings
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 

@@ -39,11 +39,9 @@ def pass_through(args: OpArgs) -> dict[int, np.ndarray]:
 def reshape(args: OpArgs) -> dict[int, np.ndarray]:
     """Reshape(x, shape): shape from input.1, a constant, attribute shape, or else the dumped output shape."""
     x = _data(args, 0)
-    target: tuple[int, ...] | None = None
-    if args.has(1) or args.attr("shape") is not None:
-        target = args.ints(1, ("shape",))
-    else:
-        target = args.out_shape(0)
+    target: tuple[int, ...] | None = (
+        args.ints(1, ("shape",)) if args.has(1) or args.attr("shape") is not None else args.out_shape(0)
+    )
     if target is None:
         raise ReplayUnsupported("Reshape has no target shape: no input.1, no attribute, no dumped output shape")
     try:
