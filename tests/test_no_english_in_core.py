@@ -95,7 +95,6 @@ INPUT_WORDS = {
     "formats/statistic_csv": 3,
     "index/cache": 3,
     "io/jsonstream": 3,
-    "search/bisect/sessionfile": 11,
 }
 
 

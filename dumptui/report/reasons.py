@@ -794,6 +794,21 @@ _WORDS: dict[Why, Callable[..., str]] = {
         "local error): not benign"
     ),
     Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
+    Why.SESSION_UNREADABLE: lambda why: why,
+    Why.SESSION_NOT_JSON: lambda text: f"not a JSON file ({text})",
+    Why.SESSION_NO_STEPS: lambda: "not a dumptui session (no list of steps)",
+    Why.SESSION_INVALID: lambda wrong: "not a valid dumptui session: " + "; ".join(wrong),
+    Why.SESSION_NOT_OBJECT: lambda field, kind: f"{field} is {kind}, not an object",
+    Why.SESSION_NOT_STRING: lambda field, kind: f"{field} is {kind}, not a string",
+    Why.SESSION_NOT_ONE_OF: lambda field, value, allowed: f"{field} is {value}, not one of {', '.join(allowed)}",
+    Why.SESSION_DUMPS: lambda: "dumps is not an object with a ref and a target path",
+    Why.SESSION_OPTION_UNKNOWN: lambda k: f"options.{k} is not an option a session keeps",
+    Why.SESSION_OPTION_KIND: lambda k, kind: f"options.{k} is {kind}",
+    Why.SESSION_OPTION_NOT_STRINGS: lambda k: f"options.{k} holds something other than strings",
+    Why.SESSION_OTHER_DUMPS: lambda ref, target, ref_now, target_now: (
+        f"it was saved for {ref} vs {target}, not {ref_now} vs {target_now}: open those dumps with it, "
+        "or start over here"
+    ),
     Why.UNREADABLE_SIDES: lambda sides: "; ".join(f"{side}: {why}" for side, why in sides),
 }
 

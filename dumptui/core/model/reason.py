@@ -200,6 +200,19 @@ class Why(Word):
     HINT_DISCONTINUOUS = "hint-discontinuous"  # (the discontinuous op types)
     HINT_ATTRIBUTES = "hint-attributes"  # ((attribute, reference value, target value), ...)
     HINT_DISCONTINUOUS_ROOT = "hint-discontinuous-root"  # (op type)
+    # a saved session file that is not resumed (search/bisect/sessionfile.py)
+    SESSION_UNREADABLE = "session-unreadable"  # (Fault of the error)
+    SESSION_NOT_JSON = "session-not-json"  # (the parser's text)
+    SESSION_NO_STEPS = "session-no-steps"  # ()
+    SESSION_INVALID = "session-invalid"  # (the first three field reasons below)
+    SESSION_NOT_OBJECT = "session-not-object"  # (field, its type name)
+    SESSION_NOT_STRING = "session-not-string"  # (field, its type name or "missing")
+    SESSION_NOT_ONE_OF = "session-not-one-of"  # (field, repr of its value, the values allowed)
+    SESSION_DUMPS = "session-dumps"  # (): dumps is not an object with two paths
+    SESSION_OPTION_UNKNOWN = "session-option-unknown"  # (option)
+    SESSION_OPTION_KIND = "session-option-kind"  # (option, its type name)
+    SESSION_OPTION_NOT_STRINGS = "session-option-not-strings"  # (option)
+    SESSION_OTHER_DUMPS = "session-other-dumps"  # (saved ref, saved target, ref now, target now)
     # joining reasons
     ALSO = "also"  # (reason, reason, ...): said one after the other
 
