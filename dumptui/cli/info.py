@@ -99,6 +99,7 @@ def _opened(args: argparse.Namespace, fmt_name: str | None, layout: dict | None)
 def _files(dump: Dump) -> tuple[list[tuple[str, str]], list[tuple[str, str]], int]:
     """(unreadable files and why, repaired files and how, bytes on disk) of the dump's tensors."""
     from dumptui.core.io.safeio import regular_size
+    from dumptui.report.reasons import say
 
     unreadable: list[tuple[str, str]] = []
     repaired: list[tuple[str, str]] = []
@@ -111,9 +112,9 @@ def _files(dump: Dump) -> tuple[list[tuple[str, str]], list[tuple[str, str]], in
             with contextlib.suppress(OSError):
                 total += t.size_on_disk if t.size_on_disk is not None else regular_size(t.path)
             if lay.problem:
-                unreadable.append((t.path, lay.problem))
+                unreadable.append((t.path, say(lay.problem)))
             elif lay.repaired:
-                repaired.append((t.path, lay.repaired))
+                repaired.append((t.path, say(lay.repaired)))
     unreadable = list(dict.fromkeys(unreadable))  # several tensors of one raw file share its problem
     repaired = list(dict.fromkeys(repaired))
     return unreadable, repaired, total

@@ -30,7 +30,13 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump, Severity
-from dumptui.core.search.bisect.sessionfile import SessionJson, read_session, session_mismatch, session_payload
+from dumptui.core.search.bisect.sessionfile import (
+    SessionError,
+    SessionJson,
+    read_session,
+    session_mismatch,
+    session_payload,
+)
 from dumptui.core.search.compare_all import compare_pair, every_op_judged
 from dumptui.core.search.judgement import RunJudgement, judge
 from dumptui.core.search.remedy import Remedy, remedies
@@ -177,11 +183,11 @@ class PairController:
         if self.session_file:
             try:
                 resume = read_session(self.session_file)
-            except ValueError as e:
-                return None, f"session not resumed: {e}", None
+            except SessionError as e:
+                return None, f"session not resumed: {e.path}: {say(e.reason)}", None
             other = session_mismatch(resume, self.options.ref, self.options.target)
             if other:  # another pair's marks are refused, never re-applied here with a toast
-                return None, f"session not resumed: {other}", None
+                return None, f"session not resumed: {say(other)}", None
             return resume, "", None
         saved.prune(os.path.dirname(self.autosave_to))  # autosaves of dumps deleted since: never offered again
         return None, "", saved.resumable(self.autosave_to)  # the same pair left with marks: the user is asked

@@ -33,7 +33,7 @@ def element_detail_problem(r: TensorResult) -> str | None:
     if not ref.has_data or not target.has_data:
         return "statistics-only dump: no tensor data"
     if ref.problem or target.problem:
-        return ref.problem or target.problem
+        return say(ref.problem or target.problem)
     if (ref.size or 0) != (target.size or 0):
         return f"{ref.size} vs {target.size} elements"
     if not ref.size:

@@ -45,8 +45,8 @@ def tensor_side(t: TensorRef | None) -> dict | None:
         "shape": list(t.shape) if t.shape is not None else None,
         "dtype": t.dtype,
         "format": t.fmt or None,
-        "problem": t.problem if t.has_data else None,
-        "repaired": t.repaired if t.has_data else None,
+        "problem": say(t.problem) if t.has_data and t.problem else None,
+        "repaired": say(t.repaired) if t.has_data and t.repaired else None,
     }
 
 
@@ -232,7 +232,8 @@ def damaged_tensors(session: Session, results: list[TensorResult] | None = None)
                 continue
             seen.add(id(t))
             if t.problem or t.repaired:
-                out.append({"side": side, "path": t.path, "problem": t.problem, "repaired": t.repaired})
+                problem, repaired = (say(f) if f else None for f in (t.problem, t.repaired))
+                out.append({"side": side, "path": t.path, "problem": problem, "repaired": repaired})
     return out
 
 

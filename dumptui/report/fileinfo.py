@@ -16,6 +16,7 @@ from dumptui.core.formats.mindspore_bin import bin_tensor_ref, parse_bin_name
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import regular_size
 from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, TensorRef
+from dumptui.report.reasons import say
 
 
 @dataclass
@@ -86,10 +87,10 @@ def _raw_dump_tensor(path: str, name: RawName, info: FileInfo) -> TensorRef | No
         info.fields["op name (DumpData)"] = raw.op_name
     for t in raw.tensors:
         info.fields[f"{t.io}.{t.slot}"] = f"{t.dtype} {list(t.shape)} from {t.device_format} {list(t.device_shape)}" + (
-            f": {t.layout.problem}" if t.layout.problem else ""
+            f": {say(t.layout.problem)}" if t.layout.problem else ""
         )
     if not raw.tensors:
-        info.problem = raw.problem or "no tensors in this dump file"
+        info.problem = say(raw.problem) if raw.problem else "no tensors in this dump file"
         return None
     t = next((t for t in raw.tensors if t.io == OUTPUT), raw.tensors[0])
     return TensorRef(
@@ -117,7 +118,9 @@ def inspect_file(path: str, n_values: int = 10) -> FileInfo:
         return info
     lay = tref.layout()
     info.dtype, info.shape = tref.dtype, lay.shape
-    info.problem, info.repaired, info.declared = lay.problem, lay.repaired, lay.declared
+    info.problem = say(lay.problem) if lay.problem else None
+    info.repaired = say(lay.repaired) if lay.repaired else None
+    info.declared = lay.declared
     if lay.problem:
         return info
     try:

@@ -16,6 +16,7 @@ from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.pairedby import PairedBy
+from dumptui.core.io.fault import Fault, FileKind, Flaw, set_wording
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
@@ -27,10 +28,12 @@ from dumptui.core.search.replay.precision import LARGEST, Fit, PrecisionFinding,
 SPARSE = 0.25  # up to this share of elements far off, the share is what a sentence says of an error
 
 
-def say(r: Reason | Undefined | PairedBy | NameSource | OrderSource | str | None) -> str:
+def say(r: Reason | Fault | Undefined | PairedBy | NameSource | OrderSource | str | None) -> str:
     """The sentence of a reason (a plain string is already words: a name, a reader's message)."""
     if r is None:
         return ""
+    if isinstance(r, Fault):
+        return say_fault(r)
     if isinstance(r, Undefined):  # before str: a code is a str too, and its text is not its words
         return UNDEFINED_WORDS[r]
     if isinstance(r, PairedBy):
@@ -46,14 +49,14 @@ def say(r: Reason | Undefined | PairedBy | NameSource | OrderSource | str | None
 
 def _worded(arg: object) -> object:
     """A reason's value as its words take it: a nested reason (at any depth of a tuple) already said."""
-    if isinstance(arg, Reason | Undefined | PairedBy | NameSource | OrderSource):
+    if isinstance(arg, Reason | Fault | Undefined | PairedBy | NameSource | OrderSource):
         return say(arg)
     if isinstance(arg, tuple):
         return tuple(_worded(a) for a in arg)
     return arg
 
 
-def say_all(rs: Iterable[Reason | str]) -> list[str]:
+def say_all(rs: Iterable[Reason | Fault | str]) -> list[str]:
     return [say(r) for r in rs]
 
 
@@ -797,4 +800,117 @@ _WORDS: dict[Why, Callable[..., str]] = {
         "local error): not benign"
     ),
     Why.ALSO: lambda *parts: "; ".join(say(p) for p in parts),
+    Why.SESSION_UNREADABLE: lambda why: why,
+    Why.SESSION_NOT_JSON: lambda text: f"not a JSON file ({text})",
+    Why.SESSION_NO_STEPS: lambda: "not a dumptui session (no list of steps)",
+    Why.SESSION_INVALID: lambda wrong: "not a valid dumptui session: " + "; ".join(wrong),
+    Why.SESSION_NOT_OBJECT: lambda field, kind: f"{field} is {kind}, not an object",
+    Why.SESSION_NOT_STRING: lambda field, kind: f"{field} is {kind}, not a string",
+    Why.SESSION_NOT_ONE_OF: lambda field, value, allowed: f"{field} is {value}, not one of {', '.join(allowed)}",
+    Why.SESSION_DUMPS: lambda: "dumps is not an object with a ref and a target path",
+    Why.SESSION_OPTION_UNKNOWN: lambda k: f"options.{k} is not an option a session keeps",
+    Why.SESSION_OPTION_KIND: lambda k, kind: f"options.{k} is {kind}",
+    Why.SESSION_OPTION_NOT_STRINGS: lambda k: f"options.{k} holds something other than strings",
+    Why.SESSION_OTHER_DUMPS: lambda ref, target, ref_now, target_now: (
+        f"it was saved for {ref} vs {target}, not {ref_now} vs {target_now}: open those dumps with it, "
+        "or start over here"
+    ),
+    Why.UNREADABLE_SIDES: lambda sides: "; ".join(f"{side}: {why}" for side, why in sides),
 }
+
+
+# ------------------------------------------------------------------------ why a file cannot be read (io/fault.py)
+KIND_WORDS: dict[FileKind, str] = {
+    FileKind.FOLDER: "a folder",
+    FileKind.FIFO: "a FIFO (named pipe)",
+    FileKind.CHAR_DEVICE: "a character device",
+    FileKind.BLOCK_DEVICE: "a block device",
+    FileKind.SOCKET: "a socket",
+    FileKind.OTHER: "not a regular file",
+}
+
+
+def _said_dims(dims: object) -> str:
+    return str(list(dims)) if isinstance(dims, tuple | list) else str(dims)
+
+
+_FAULT_WORDS: dict[Flaw, Callable[..., str]] = {
+    Flaw.TEXT: lambda text: text,
+    Flaw.CANNOT_READ: lambda text: f"cannot read: {text}",
+    Flaw.READ_FAILED: lambda text: f"read failed: {text}",
+    Flaw.NOT_FOUND: lambda: "file not found",
+    Flaw.PERMISSION_DENIED: lambda: "permission denied",
+    Flaw.IS_A_DIRECTORY: lambda: "is a directory",
+    Flaw.NOT_REGULAR: lambda kind: f"not a regular file: {KIND_WORDS[kind]}, not read",
+    Flaw.SYMLINK_LOOP: lambda: "a loop of symbolic links",
+    Flaw.LINK_LOOP: lambda: "a loop of symbolic links: not read",
+    Flaw.LINK_TO_NOTHING: lambda: "a symbolic link to nothing (its target does not exist)",
+    Flaw.LINK_UNFOLLOWED: lambda text: f"a symbolic link that cannot be followed: {text}",
+    Flaw.LINK_TO_NOT_REGULAR: lambda kind: f"a symbolic link to {KIND_WORDS[kind]}: not read",
+    Flaw.LINK_OUTSIDE: lambda target: (
+        f"a symbolic link to {target}, outside the dump folder (read, but not part of the dump)"
+    ),
+    Flaw.NOT_EXAMINED: lambda text: f"cannot be examined: {text}",
+    Flaw.FOLDER_OUTSIDE: lambda real: (
+        f"a tensor folder that leads to {real}, outside the dump folder (read, but not part of it)"
+    ),
+    Flaw.PAYLOAD_TWICE: lambda declared, expected: (
+        f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
+        "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)"
+    ),
+    Flaw.F16_OVER_F32: lambda declared, expected, payload: (
+        f"header declares {declared} ({expected} B) but the payload is {payload} B, twice that: "
+        "MindSpore's float16-header-over-float32-payload bug, read as float32"
+    ),
+    Flaw.TRUNCATED: lambda declared, expected, payload: (
+        f"truncated: header declares {declared} = {expected} B, payload is {payload} B"
+    ),
+    Flaw.PAYLOAD_MISMATCH: lambda payload, declared, expected: (
+        f"payload {payload} B does not match header {declared} = {expected} B"
+    ),
+    Flaw.DTYPE_DISAGREES: lambda stored, recorded: (
+        f"the file holds {stored} but its name or record says {recorded}: rewritten or damaged, not read "
+        "(dump it again)"
+    ),
+    Flaw.STATISTICS_ONLY: lambda: "statistics only (no tensor data)",
+    Flaw.FORTRAN_DEVICE_LAYOUT: lambda fmt: f"a Fortran-ordered payload in device layout {fmt}: not read",
+    Flaw.SHAPE_DISAGREES: lambda shape, held: (
+        f"dump.json says shape {_said_dims(shape)}, the file holds {_said_dims(held)}"
+    ),
+    Flaw.BAD_RECORD: lambda where, io, slot, why: f"{where} {io}.{slot}: {why}",
+    Flaw.NO_STORAGE: lambda dtype: f"no numpy storage for dtype {dtype}",
+    Flaw.NAME_PAYLOAD_MISMATCH: lambda payload, declared, expected, truncated: (
+        ("truncated: " if truncated else "") + f"payload {payload} B, name says {declared} = {expected} B"
+    ),
+    Flaw.NAME_NOT_READ: lambda text: f"file name not read: {text}",
+    Flaw.PT_UNREADABLE: lambda why: f"unreadable .pt file: {why}",
+    Flaw.TOO_DEEP: lambda name: f"{name} (nested or sized beyond what a tensor file holds)",
+    Flaw.PT_NO_PICKLE: lambda: "not a torch.save zip (no data.pkl)",
+    Flaw.PT_NOT_TENSOR: lambda name: f"holds a {name}, not a tensor",
+    Flaw.PT_COMPRESSED: lambda: "compressed storage (not written by torch.save)",
+    Flaw.PT_NON_CONTIGUOUS: lambda strides: f"non-contiguous tensor (strides {strides}) not supported",
+    Flaw.PT_STORAGE_SMALL: lambda: "storage smaller than the tensor",
+    Flaw.PT_STORAGE_DECLARES: lambda declared, held: f"storage declares {declared} B, its zip member holds {held} B",
+    Flaw.DTYPE_NOT_DECODED: lambda name: f"data type {name} is not decoded (no numpy type holds it)",
+    Flaw.DTYPE_UNSETTLED: lambda number: f"data type {number} (CANN releases disagree on types 28 and up)",
+    Flaw.RAW_PAYLOAD_MISMATCH: lambda size, declared, expected: f"payload {size} B, but {declared} is {expected} B",
+    Flaw.SHORT_FOR_HEADER: lambda size: f"file of {size} B is too short for the 8-byte header length",
+    Flaw.HEADER_TOO_LONG: lambda length, size: f"header length {length} B does not fit in the file of {size} B",
+    Flaw.RAW_SIZES_DISAGREE: lambda length, payloads, total, size: (
+        f"damaged: 8 + header {length} B + payloads {payloads} B = {total} B, but the file is {size} B"
+        + (" (truncated)" if total > size else "")
+    ),
+    Flaw.RAW_DATA_SIZE: lambda io, slot, held, size: (
+        f"damaged: {io} {slot} holds {held} B of data, its size field says {size} B"
+    ),
+    Flaw.NOT_RAW_TOO_LARGE: lambda why: f"not a raw dump file: {why}; too large to be one whole DumpData",
+    Flaw.NOT_RAW: lambda why: f"not a raw dump file: {why}; nor one whole DumpData",
+}
+
+
+def say_fault(f: Fault) -> str:
+    """Why a file cannot be read (or was read differently), in words."""
+    return _FAULT_WORDS[f.code](*(_worded(a) for a in f.args))
+
+
+set_wording(say_fault)  # io's exceptions that carry a fault (a refused file) say it in these words

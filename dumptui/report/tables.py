@@ -340,7 +340,7 @@ def _print_afterword(console: Console, bi: Bisection) -> None:
         t for r in s.results() for t in (r.ref, r.target) if t is not None and t.has_data and (t.problem or t.repaired)
     ]
     for t in dict.fromkeys(damaged):
-        console.print(f"[magenta]damaged file[/magenta] {name(t.path)}: {name(t.problem or t.repaired)}")
+        console.print(f"[magenta]damaged file[/magenta] {name(t.path)}: {name(say(t.problem or t.repaired))}")
     print_skipped(console, s)
     console.print(f"Tensor pairs read: {s.ledger.summary()}")
 

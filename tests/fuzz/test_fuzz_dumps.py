@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from dumptui.core.formats import detect, open_dump
 from dumptui.core.io.errors import DumpError
 from dumptui.report.fmt import clean
+from dumptui.report.reasons import say
 from fuzz.fuzzgen import NAME_PART, dump_json_documents, file_names, npy_files, raw_dump_files
 from fuzz.fuzzkit import READ, REFUSED, UNREADABLE, examples, memory_peak, record, time_limit
 from fuzz.fuzzkit import WORK as FUZZ_WORK
@@ -66,13 +67,15 @@ def accounted(root: Path, path: Path, out: str) -> tuple[str, str | None]:
     problems = {p.path: p for p in dump.problems}
     if str(path) in problems:
         problem = problems[str(path)]
-        assert f"{clean(str(path))}: {clean(problem.reason)}" in out, f"{path} is a problem the output does not name"
-        return ("listed with its reason" if problem.severity == "error" else "listed as a warning"), problem.reason
+        assert f"{clean(str(path))}: {clean(say(problem.reason))}" in out, (
+            f"{path} is a problem the output does not name"
+        )
+        return ("listed with its reason" if problem.severity == "error" else "listed as a warning"), say(problem.reason)
     if str(path) in tensors:
         t = tensors[str(path)]
         if t.problem:
-            assert clean(str(path)) in out and clean(t.problem) in out, f"{path}: {t.problem} not named"
-            return UNREADABLE, t.problem
+            assert clean(str(path)) in out and clean(say(t.problem)) in out, f"{path}: {say(t.problem)} not named"
+            return UNREADABLE, say(t.problem)
         return READ, None
     assert dump.format == "npy-folder" and not path.name.endswith(".npy"), f"{path} neither indexed nor named"
     return "not a dump file (ignored)", None
@@ -291,7 +294,9 @@ def test_entries_in_a_valid_dump(data):
     else:
         dump = open_dump(str(root))
         readable = {t.path for op in dump.ops for t in op.tensors() if t.problem is None}
-        named = {p.path: p.reason for p in dump.problems} | {t.path: t.problem for op in dump.ops for t in op.tensors()}
+        named = {p.path: say(p.reason) for p in dump.problems} | {
+            t.path: say(t.problem) for op in dump.ops for t in op.tensors()
+        }
         for rel in tensors:
             if rel in swapped:
                 assert clean(str(root / rel)) in out, f"{rel}, swapped, not named"

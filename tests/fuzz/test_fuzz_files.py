@@ -13,6 +13,7 @@ from dumptui.core.formats.cann_file import parse_raw_name, read_raw_file
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.model.dump import TensorRef
+from dumptui.report.reasons import say
 from fuzz.fuzzgen import JSON_ANY, TEXT, npy_files, pt_files, raw_dump_files
 from fuzz.fuzzkit import READ, REPAIRED, UNREADABLE, examples, memory_peak, record, time_limit
 from fuzz.fuzzkit import WORK as FUZZ_WORK
@@ -47,7 +48,7 @@ def test_npy_headers(case):
         if lay.problem is None:
             read_all(TensorRef(str(path), "output", 0, layout_fn=lambda: lay), lay)
     bounded(peak[0], len(data))
-    record("npy header", damage, outcome(lay), lay.problem)
+    record("npy header", damage, outcome(lay), say(lay.problem))
 
 
 @given(st.data())
@@ -62,7 +63,7 @@ def test_pt_zips_and_pickles(data):
             read_all(TensorRef(str(path), "output", 0, layout_fn=lambda: lay), lay)
     assert not marker.exists(), "a pickle ran code"
     bounded(peak[0], len(raw))
-    record(".pt zip and pickle", damage, outcome(lay), lay.problem)
+    record(".pt zip and pickle", damage, outcome(lay), say(lay.problem))
 
 
 @given(raw_dump_files())
@@ -77,8 +78,8 @@ def test_raw_dump_protobufs(case):
                 ref = TensorRef(str(path), t.io, t.slot, dtype=t.dtype, shape=t.shape, layout_fn=lambda t=t: t.layout)
                 read_all(ref, t.layout)
     bounded(peak[0], len(data))
-    assert raw.problem is None or raw.problem.strip()
-    record("raw dump protobuf", damage, UNREADABLE if raw.problem else READ, raw.problem)
+    assert raw.problem is None or say(raw.problem).strip()
+    record("raw dump protobuf", damage, UNREADABLE if raw.problem else READ, say(raw.problem))
 
 
 @given(st.data())

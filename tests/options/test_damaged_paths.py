@@ -18,6 +18,7 @@ from helpers.damage import msprobe_dump, run_main, same_pair, snapshot, tensor_f
 from dumptui.core.compare.samefiles import SameFiles
 from dumptui.core.formats import open_dump
 from dumptui.core.index import cache as indexcache
+from dumptui.report.reasons import say
 
 # many commands run in this process: one pool of worker processes for the module, not one per command
 pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
@@ -49,7 +50,7 @@ def age(root: Path, seconds: float = 60.0) -> None:
 
 
 def refusals(dump) -> dict[str, str]:
-    return {f"{op.name} {t.io}.{t.slot}": t.problem for op in dump.ops for t in op.tensors() if t.refused}
+    return {f"{op.name} {t.io}.{t.slot}": say(t.problem) for op in dump.ops for t in op.tensors() if t.refused}
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -215,4 +216,4 @@ def test_an_invalid_escape_in_an_npy_header_is_damage_not_a_warning(tmp_path):
     f.write_bytes(npy_bytes("{'descr': '<f4\\p', 'fortran_order': False, 'shape': (2,), }", bytes(8)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert npy_layout(str(f)).problem == "unknown npy dtype '<f4\\\\p'"
+        assert say(npy_layout(str(f)).problem) == "unknown npy dtype '<f4\\\\p'"

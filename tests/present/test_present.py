@@ -392,15 +392,18 @@ def test_session_payload_and_read(tmp_path):
     p.write_text(json.dumps(data))
     assert session_file.read_session(str(p))["mode"] == "graph"
     assert session_file.session_mismatch(data, "a", "b") is None
-    assert "saved for" in session_file.session_mismatch(data, "a", "c")
+    assert "saved for" in say(session_file.session_mismatch(data, "a", "c"))
     (tmp_path / "bad.json").write_text("{nope")
-    with pytest.raises(ValueError, match="not a JSON file"):
+    with pytest.raises(session_file.SessionError) as e:
         session_file.read_session(str(tmp_path / "bad.json"))
+    assert "not a JSON file" in say(e.value.reason)
     (tmp_path / "other.json").write_text("[1]")
-    with pytest.raises(ValueError, match="not a dumptui session"):
+    with pytest.raises(session_file.SessionError) as e:
         session_file.read_session(str(tmp_path / "other.json"))
-    with pytest.raises(ValueError):
+    assert "not a dumptui session" in say(e.value.reason)
+    with pytest.raises(session_file.SessionError) as e:
         session_file.read_session(str(tmp_path / "missing.json"))
+    assert e.value.path == str(tmp_path / "missing.json") and "No such file" in say(e.value.reason)
 
 
 def test_tree_model_on_the_demo_is_complete(tmp_path):

@@ -9,9 +9,10 @@ import os
 import pytest
 from helpers.app import Notifications, opened, run, wait_until
 
-from dumptui.core.search.bisect.sessionfile import read_session, session_payload, steps_json
+from dumptui.core.search.bisect.sessionfile import SessionError, read_session, session_payload, steps_json
 from dumptui.core.search.bisect.types import Mark, Source, Step
 from dumptui.present import autosave
+from dumptui.report.reasons import say
 
 # the apps of this module share one pool of worker processes (conftest.py), not one spawned per app
 pytestmark = pytest.mark.usefixtures("apps_share_one_pool")
@@ -54,9 +55,9 @@ def test_a_hand_edited_session_is_refused_naming_the_path_and_the_field(case, tm
     data, what = BAD[case]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(SessionError) as e:
         read_session(str(path))
-    assert str(path) in str(e.value) and what in str(e.value), str(e.value)
+    assert e.value.path == str(path) and what in say(e.value.reason), say(e.value.reason)
 
 
 def test_a_bad_autosave_is_set_aside_and_not_offered(tmp_path):

@@ -31,6 +31,7 @@ import numpy as np
 from dumptui.core.compare.metrics import ElementTolerance, compare_tensors
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
+from dumptui.core.io.fault import Fault
 from dumptui.core.io.npy import Layout, PayloadDecoder, shared_layout
 from dumptui.core.io.procs import single_threaded_blas, start_resource_tracker, worker_start
 from dumptui.core.model.dump import InOut, TensorRef
@@ -41,7 +42,7 @@ MIN_BYTES_FOR_PROCESSES = 64 << 20  # below this, starting workers costs more th
 # what a worker needs to read one tensor (tensor_spec): path, io, slot, dtype, shape, the storage dtype (numpy's
 # str), the payload's offset, Fortran order, bfloat16 bits to widen, the payload's decoder, why it was repaired
 TensorSpec = tuple[
-    str, InOut, int, "str | None", tuple[int, ...], str, int, bool, bool, "PayloadDecoder | None", "str | None"
+    str, InOut, int, "str | None", tuple[int, ...], str, int, bool, bool, "PayloadDecoder | None", "Fault | None"
 ]
 PairJob = tuple[int, TensorSpec, TensorSpec, tuple[float, float, float]]  # index, ref, target, (atol, rtol, rms)
 PairOutcome = tuple[int, "PairStats | None", "str | None"]  # index, statistics (None: failed), why it failed

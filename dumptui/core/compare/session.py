@@ -40,6 +40,7 @@ from dumptui.core.compare.verdict import (
 from dumptui.core.graph.align import Alignment, OpPair, align
 from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
+from dumptui.core.io.fault import Fault, Flaw, of_error
 from dumptui.core.model import recordstats
 from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
@@ -161,7 +162,7 @@ class Session:
             try:
                 next(iter(t.chunks(1 << 16)), None)
             except (OSError, ValueError) as e:
-                t.refuse(f"read failed: {e}")
+                t.refuse(Fault(Flaw.READ_FAILED, (of_error(e),)))
                 failed.append(f"{side}: read failed: {e}")
         return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
@@ -186,12 +187,16 @@ class Session:
             for side, t in (("ref", ref), ("target", target))
             if t.has_data and t.repaired
         ]
-        problems = [
-            f"{side}: {t.problem}" for side, t in (("ref", ref), ("target", target)) if t.has_data and t.problem
-        ]
+        problems = [(side, t.problem) for side, t in (("ref", ref), ("target", target)) if t.has_data and t.problem]
         if problems:
             return TensorResult(
-                io, slot, ref, target, IGNORED if ignored else UNREADABLE, ignored or "; ".join(problems), notes=notes
+                io,
+                slot,
+                ref,
+                target,
+                IGNORED if ignored else UNREADABLE,
+                ignored or because(Why.UNREADABLE_SIDES, problems),
+                notes=notes,
             )
         if not ref.has_data or not target.has_data:
             return self._evaluate_statistics(pair, io, slot, ref, target, ignored, notes, purpose)

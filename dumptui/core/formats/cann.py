@@ -41,6 +41,7 @@ from dumptui.core.formats.pipeline import (
 from dumptui.core.formats.reader import Selection
 from dumptui.core.formats.runs import separate_runs
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, worded
 from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import KERNEL, Dump, FormatName, NameSource, Op, OrderSource, Problem, Severity, TensorRef
@@ -249,7 +250,11 @@ def open_cann(path: str, selection: Selection) -> Dump:
         raise DumpError(
             path,
             f"none of the {len(files)} raw dump files in {step.path} is readable: "
-            + next((p.reason for p in reversed(dump.problems) if isinstance(p.reason, str)), "unknown reason"),
+            + next(
+                (worded(p.reason) if isinstance(p.reason, Fault) else p.reason)
+                for p in reversed(dump.problems)
+                if isinstance(p.reason, str | Fault)
+            ),
         )
     irs: dict[str, IRGraph] = {}
     if ge is not None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.devicelayout import DeviceLayout, DevicePayload, LayoutError, plan
+from dumptui.core.io.fault import Fault, Flaw, os_text, text
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.dump import INPUT, OUTPUT, InOut
@@ -109,7 +110,7 @@ class RawFile:
     op_name: str = ""  # DumpData.op_name (the real name, separators kept) when the writer set it
     layout_variant: str = ""  # "length-prefixed header" | "whole-file DumpData"
     tensors: list[RawTensor] = field(default_factory=list)
-    problem: str | None = None
+    problem: Fault | None = None
 
 
 # What a GE graph says of the tensors of an op, by (io, slot): the framework layout and shape.
@@ -123,7 +124,7 @@ def _tensor(
     proto: Message,
     offset: int,
     size: int,
-    problem: str | None,
+    problem: Fault | None,
     graph: tuple[OriginalFormats, OriginalShapes],
     embedded: bool,
 ) -> RawTensor:
@@ -146,11 +147,11 @@ def _tensor(
         if original is not None:
             limits.shape(original, "original shape")
     except limits.BadValue as e:
-        problem = problem or str(e)
+        problem = problem or text(e)
         device, original = (), None
     shape = original if original is not None else device
 
-    def unreadable(reason: str) -> RawTensor:
+    def unreadable(reason: Fault) -> RawTensor:
         return RawTensor(
             io, slot, label, fmt, device, original, size, Layout(None, shape, offset, problem=reason, declared=declared)
         )
@@ -159,14 +160,14 @@ def _tensor(
         return unreadable(problem)
     storage = dtypes.storage(dtype) if dtype else None
     if dtype is None or storage is None:
-        return unreadable(f"data type {type_name} is not decoded (no numpy type holds it)")
+        return unreadable(Fault(Flaw.DTYPE_NOT_DECODED, (type_name,)))
     expected = limits.elements(device) * storage.itemsize
     if size != expected:
-        return unreadable(f"payload {size} B, but {declared} is {expected} B")
+        return unreadable(Fault(Flaw.RAW_PAYLOAD_MISMATCH, (size, declared, expected)))
     try:
         device_layout = plan(fmt, device, original, original_format)
     except LayoutError as e:
-        return unreadable(str(e))
+        return unreadable(text(e))
     decoder: EmbeddedPayload | DevicePayload | None = None
     if embedded:
         decoder = EmbeddedPayload(io, slot, device, device_layout)
@@ -210,18 +211,18 @@ def _whole_file(path: str, _mtime: float) -> Message:
         return _proto().parse_dump_data(fh.read())
 
 
-def _header(fh: BinaryIO, size: int) -> tuple[Message, int] | str:
+def _header(fh: BinaryIO, size: int) -> tuple[Message, int] | Fault:
     """(DumpData header, its length L) of the current layout, or why the file is not in it."""
     head = fh.read(_LENGTH.size)
     if len(head) < _LENGTH.size:
-        return f"file of {size} B is too short for the 8-byte header length"
+        return Fault(Flaw.SHORT_FOR_HEADER, (size,))
     (length,) = _LENGTH.unpack(head)
     if length > min(size - _LENGTH.size, _MAX_HEADER):
-        return f"header length {length} B does not fit in the file of {size} B"
+        return Fault(Flaw.HEADER_TOO_LONG, (length, size))
     try:
         return _proto().parse_dump_data(fh.read(length)), length
     except ValueError as e:
-        return str(e)
+        return text(e)
 
 
 def _payload_sizes(msg: Message) -> list[int]:
@@ -234,10 +235,7 @@ def _current_layout(
     total = _LENGTH.size + length + sum(_payload_sizes(msg))
     problem = None
     if total != size:
-        problem = (
-            f"damaged: 8 + header {length} B + payloads {total - _LENGTH.size - length} B = {total} B, "
-            f"but the file is {size} B" + (" (truncated)" if total > size else "")
-        )
+        problem = Fault(Flaw.RAW_SIZES_DISAGREE, (length, total - _LENGTH.size - length, total, size))
     offset = _LENGTH.size + length
     for io, protos in ((INPUT, msg.input), (OUTPUT, msg.output)):
         for slot, proto in enumerate(protos):
@@ -251,7 +249,7 @@ def _whole_file_layout(raw: RawFile, msg: Message, graph: tuple[OriginalFormats,
         for slot, proto in enumerate(protos):
             problem = None
             if proto.size and proto.size != len(proto.data):
-                problem = f"damaged: {io} {slot} holds {len(proto.data)} B of data, its size field says {proto.size} B"
+                problem = Fault(Flaw.RAW_DATA_SIZE, (io, slot, len(proto.data), int(proto.size)))
             raw.tensors.append(_tensor(io, slot, proto, 0, len(proto.data), problem, graph, True))
 
 
@@ -274,22 +272,22 @@ def read_raw_file(
         with open_regular(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             header = _header(fh, size)
-            if not isinstance(header, str):
+            if not isinstance(header, Fault):
                 msg, length = header
                 raw.op_name, raw.layout_variant = msg.op_name, "length-prefixed header"
                 _current_layout(raw, msg, length, size, graph)
                 if raw.problem is None or _is_whole_file_dump(msg):
                     return raw
-            why_not_current = header if isinstance(header, str) else raw.problem
+            why_not_current = header if isinstance(header, Fault) else raw.problem
             if size > _MAX_WHOLE_FILE:
                 raw.tensors.clear()
-                raw.problem = f"not a raw dump file: {why_not_current}; too large to be one whole DumpData"
+                raw.problem = Fault(Flaw.NOT_RAW_TOO_LARGE, (why_not_current,))
                 return raw
             fh.seek(0)
             data = fh.read()
     except OSError as e:
         raw.tensors.clear()
-        raw.problem = f"cannot read: {e.strerror or e}"
+        raw.problem = Fault(Flaw.CANNOT_READ, (os_text(e),))
         return raw
     try:
         whole = _proto().parse_dump_data(data)
@@ -297,7 +295,7 @@ def read_raw_file(
         whole = None
     if whole is None or not _is_whole_file_dump(whole):
         raw.tensors.clear()
-        raw.problem = f"not a raw dump file: {why_not_current}; nor one whole DumpData"
+        raw.problem = Fault(Flaw.NOT_RAW, (why_not_current,))
         return raw
     raw.tensors.clear()
     raw.problem = None

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from functools import partial
 
 from dumptui.core.io.devicelayout import PLAIN_FORMATS, TRANSPOSES, DevicePayload, LayoutError, plan
+from dumptui.core.io.fault import Fault, Flaw, text
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import INPUT, KERNEL, OUTPUT, PARAMETER, Dump, InOut, Op, SourceKind, TensorRef
 from dumptui.core.model.ir import IRGraph, IRNode
@@ -29,11 +30,11 @@ def _original_view(stored: TensorRef, original: Shape | None) -> Layout:
     if lay.shape == original and stored.fmt not in TRANSPOSES:
         return lay  # already converted whatever the name says (a device layout changes the rank)
     if lay.fortran:
-        return dataclasses.replace(lay, problem=f"a Fortran-ordered payload in device layout {stored.fmt}: not read")
+        return dataclasses.replace(lay, problem=Fault(Flaw.FORTRAN_DEVICE_LAYOUT, (stored.fmt,)))
     try:
         device = plan(stored.fmt, lay.shape, original)
     except LayoutError as e:
-        return dataclasses.replace(lay, shape=original or lay.shape, problem=str(e))
+        return dataclasses.replace(lay, shape=original or lay.shape, problem=text(e))
     if device is None:
         return lay
     return dataclasses.replace(lay, shape=device.original_shape, decoder=DevicePayload(device))

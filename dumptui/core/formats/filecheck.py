@@ -16,6 +16,7 @@ import os
 import stat
 from collections import defaultdict
 
+from dumptui.core.io.fault import Fault, Flaw, os_text
 from dumptui.core.io.indexing_progress import EVERY, Stage, report
 from dumptui.core.io.safeio import what_is
 from dumptui.core.model.dump import Dump, Problem, Severity, TensorRef
@@ -27,26 +28,26 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def _link_problem(path: str, roots: list[str] | None) -> tuple[Severity, str] | None:
+def _link_problem(path: str, roots: list[str] | None) -> tuple[Severity, Fault] | None:
     """(severity, reason) for a symbolic link, None when it leads to a regular file inside `roots` (None:
     the folder is already reported as outside)."""
     try:
         st = os.stat(path)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            return ERROR, "a loop of symbolic links: not read"
+            return ERROR, Fault(Flaw.LINK_LOOP)
         if e.errno == errno.ENOENT:
-            return ERROR, "a symbolic link to nothing (its target does not exist)"
-        return ERROR, f"a symbolic link that cannot be followed: {e.strerror or e}"
+            return ERROR, Fault(Flaw.LINK_TO_NOTHING)
+        return ERROR, Fault(Flaw.LINK_UNFOLLOWED, (os_text(e),))
     if not stat.S_ISREG(st.st_mode):
-        return ERROR, f"a symbolic link to {what_is(st.st_mode)}: not read"
+        return ERROR, Fault(Flaw.LINK_TO_NOT_REGULAR, (what_is(st.st_mode),))
     target = os.path.realpath(path)
     if roots is not None and not _under(target, roots):
-        return WARNING, f"a symbolic link to {target}, outside the dump folder (read, but not part of the dump)"
+        return WARNING, Fault(Flaw.LINK_OUTSIDE, (target,))
     return None
 
 
-def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[Severity, str] | None:
+def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[Severity, Fault] | None:
     try:
         if entry.is_symlink():
             return _link_problem(entry.path, roots)
@@ -54,8 +55,8 @@ def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[Se
             return None
         mode = entry.stat(follow_symlinks=False).st_mode
     except OSError as e:
-        return ERROR, f"cannot be examined: {e.strerror or e}"
-    return ERROR, f"not a regular file: {what_is(mode)}, not read"
+        return ERROR, Fault(Flaw.NOT_EXAMINED, (os_text(e),))
+    return ERROR, Fault(Flaw.NOT_REGULAR, (what_is(mode),))
 
 
 def check_tensor_files(dump: Dump) -> None:
@@ -76,10 +77,10 @@ def check_tensor_files(dump: Dump) -> None:
         if not _under(real, roots):
             inside = None  # one warning for the folder, not one per file
             if folder not in known:
-                reason = f"a tensor folder that leads to {real}, outside the dump folder (read, but not part of it)"
+                reason = Fault(Flaw.FOLDER_OUTSIDE, (real,))
                 dump.problems.append(Problem(folder, reason, WARNING))
         wanted = {os.path.basename(t.path) for t in tensors}
-        found: dict[str, tuple[Severity, str]] = {}
+        found: dict[str, tuple[Severity, Fault]] = {}
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:

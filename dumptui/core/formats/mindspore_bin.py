@@ -34,6 +34,7 @@ from dumptui.core.formats.pipeline import (
 from dumptui.core.formats.reader import Selection, choose_one
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, Flaw, os_text
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import regular_size
 from dumptui.core.model.dump import (
@@ -222,15 +223,15 @@ def _raw_layout(path: str, dtype: str, shape: tuple[int, ...]) -> Layout:
     declared = f"{dtype}{list(shape)}"
     storage = dtypes.storage(dtype)
     if storage is None:
-        return Layout(None, shape, 0, problem=f"no numpy storage for dtype {dtype}", declared=declared)
+        return Layout(None, shape, 0, problem=Fault(Flaw.NO_STORAGE, (dtype,)), declared=declared)
     try:
         payload = regular_size(path)
     except OSError as e:
-        return Layout(None, shape, 0, problem=f"cannot read: {e.strerror or e}", declared=declared)
+        return Layout(None, shape, 0, problem=Fault(Flaw.CANNOT_READ, (os_text(e),)), declared=declared)
     expected = limits.elements(shape) * storage.itemsize
     if payload != expected:
-        why = f"payload {payload} B, name says {declared} = {expected} B"
-        return Layout(None, shape, 0, declared=declared, problem=("truncated: " + why) if payload < expected else why)
+        why = Fault(Flaw.NAME_PAYLOAD_MISMATCH, (payload, declared, expected, payload < expected))
+        return Layout(None, shape, 0, declared=declared, problem=why)
     return Layout(storage, shape, 0, declared=declared, widen_bf16=dtype == "bfloat16")
 
 
@@ -278,7 +279,7 @@ def _list_files(data_dir: str, problems: list[Problem]) -> dict[str, list[Tensor
         try:
             rec = parse_bin_name(name)
         except limits.BadValue as e:
-            problems.append(Problem(path, f"file name not read: {e}"))
+            problems.append(Problem(path, Fault(Flaw.NAME_NOT_READ, (str(e),))))
             continue
         if rec is None:
             problems.append(misnamed_file(path, BIN_PATTERN))

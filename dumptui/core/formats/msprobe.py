@@ -29,6 +29,7 @@ from dumptui.core.formats.reader import Selection, choose_one
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.io import dtypes, jsonstream, limits
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.io.npy import Layout, npy_layout
 from dumptui.core.io.safeio import open_regular
@@ -264,7 +265,7 @@ def _as_recorded(read_layout: Callable[[str], Layout], path: str, shape: tuple[i
     lay = read_layout(path)
     if lay.problem is None and lay.shape is not None and limits.elements(lay.shape) != limits.elements(shape):
         return dataclasses.replace(
-            lay, storage=None, problem=f"dump.json says shape {list(shape)}, the file holds {list(lay.shape)}"
+            lay, storage=None, problem=Fault(Flaw.SHAPE_DISAGREES, (tuple(shape), tuple(lay.shape)))
         )
     return lay
 
@@ -305,7 +306,7 @@ class _Calls:
                 name = _data_file(name)
         except limits.BadValue as e:
             tref = TensorRef(dump_json, io, slot)
-            tref.refuse(f"{where} {io}.{slot}: {e}")
+            tref.refuse(Fault(Flaw.BAD_RECORD, (where, io, slot, str(e))))
             try:
                 return tref, self.signatures.of(rec, _record_shape(rec), values)
             except limits.BadValue:

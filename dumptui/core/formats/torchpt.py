@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from dumptui.core.io import limits
+from dumptui.core.io.fault import Fault, Flaw, os_text, text
 from dumptui.core.io.limits import MAX_PICKLE, MAX_PICKLE_OPS, BadValue
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import open_regular
@@ -221,22 +222,22 @@ def _small_member(z: zipfile.ZipFile, name: str, limit: int) -> bytes:
         return member.read(info.file_size)
 
 
-def _read_spec(fh: BinaryIO, file_size: int) -> tuple[_TensorSpec, int, zipfile.ZipInfo, str] | str:
+def _read_spec(fh: BinaryIO, file_size: int) -> tuple[_TensorSpec, int, zipfile.ZipInfo, str] | Fault:
     """(tensor spec, payload offset of its storage, the storage member, byte order), or why there is none."""
     with zipfile.ZipFile(fh) as z:
         names = z.namelist()
         pkl = next((n for n in names if n.endswith("data.pkl")), None)
         if pkl is None:
-            return "not a torch.save zip (no data.pkl)"
+            return Fault(Flaw.PT_NO_PICKLE)
         data = _small_member(z, pkl, MAX_PICKLE)
         check_opcodes(data)
         spec = _Unpickler(io.BytesIO(data)).load()
         if not isinstance(spec, _TensorSpec):
-            return f"holds a {type(spec).__name__}, not a tensor"
+            return Fault(Flaw.PT_NOT_TENSOR, (type(spec).__name__,))
         prefix = pkl[: -len("data.pkl")]
         info = z.getinfo(f"{prefix}data/{spec.storage[2]}")
         if info.compress_type != zipfile.ZIP_STORED:
-            return "compressed storage (not written by torch.save)"
+            return Fault(Flaw.PT_COMPRESSED)
         order_name = f"{prefix}byteorder"
         byteorder = _small_member(z, order_name, 16).decode("ascii").strip() if order_name in names else "little"
         if byteorder not in ("little", "big"):
@@ -250,8 +251,8 @@ def pt_layout(path: str) -> tuple[Layout, str | None]:
         with open_regular(path) as fh:
             found = _read_spec(fh, os.fstat(fh.fileno()).st_size)
     except _READ_ERRORS as e:
-        return Layout(None, None, 0, problem=f"unreadable .pt file: {_reason(e)}"), None
-    if isinstance(found, str):
+        return Layout(None, None, 0, problem=Fault(Flaw.PT_UNREADABLE, (_reason(e),))), None
+    if isinstance(found, Fault):
         return Layout(None, None, 0, problem=found), None
     spec, member_offset, info, byteorder = found
     dtype_name, np_dtype = STORAGE_DTYPES[spec.storage[1].name]
@@ -259,14 +260,12 @@ def pt_layout(path: str) -> tuple[Layout, str | None]:
     shape = spec.size
     n = limits.elements(shape)
     if spec.stride != _contiguous_strides(shape) and n > 1:
-        return Layout(
-            None, shape, 0, problem=f"non-contiguous tensor (strides {spec.stride}) not supported"
-        ), dtype_name
+        return Layout(None, shape, 0, problem=Fault(Flaw.PT_NON_CONTIGUOUS, (spec.stride,))), dtype_name
     numel = spec.storage[4]
     if spec.offset + n > numel:
-        return Layout(None, shape, 0, problem="storage smaller than the tensor"), dtype_name
+        return Layout(None, shape, 0, problem=Fault(Flaw.PT_STORAGE_SMALL)), dtype_name
     if numel * dt.itemsize > info.file_size:
-        problem = f"storage declares {numel * dt.itemsize} B, its zip member holds {info.file_size} B"
+        problem = Fault(Flaw.PT_STORAGE_DECLARES, (numel * dt.itemsize, info.file_size))
         return Layout(None, shape, 0, problem=problem), dtype_name
     offset = member_offset + spec.offset * dt.itemsize
     return Layout(
@@ -274,13 +273,13 @@ def pt_layout(path: str) -> tuple[Layout, str | None]:
     ), dtype_name
 
 
-def _reason(e: BaseException) -> str:
+def _reason(e: BaseException) -> Fault:
     if isinstance(e, OSError) and e.strerror:
-        return str(e.strerror)
+        return os_text(e)
     if isinstance(e, (RecursionError, MemoryError)):
-        return f"{type(e).__name__} (nested or sized beyond what a tensor file holds)"
-    text = str(e)
-    return limits.cut(text) if text else type(e).__name__
+        return Fault(Flaw.TOO_DEEP, (type(e).__name__,))
+    message = str(e)
+    return text(limits.cut(message) if message else type(e).__name__)
 
 
 def _contiguous_strides(shape: Iterable[int]) -> tuple[int, ...]:

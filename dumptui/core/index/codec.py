@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from dumptui.core.io.fault import Fault
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import Dump, Op, TensorRef
 from dumptui.core.model.slotmap import EMPTY, SlotMap
@@ -24,8 +25,8 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 7: the modules moved into core/ folders (pickled class paths changed); 8: statistics records packed
 # 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred; 10: problems' severities as codes
 # 11: tensors' sides (input/output) as codes; 12: input sources' kinds as codes; 13: ops' kinds as codes
-# 14: dumps' format names as codes
-FORMAT_VERSION = 14
+# 14: dumps' format names as codes; 15: why a file cannot be read as a code (io/fault.py Fault)
+FORMAT_VERSION = 15
 
 
 class _Table:
@@ -68,7 +69,7 @@ def encode(dump: Dump) -> dict[str, Any]:
     t_slot: list[int] = []
     t_ts: list[int | None] = []
     t_extra: dict[int, tuple[Any, Any, Any]] = {}  # tensor -> (layout_fn, stats, size_on_disk) when any is set
-    t_refused: dict[int, str] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
+    t_refused: dict[int, Fault] = {}  # tensor -> why it was refused while indexing (a bad record, a FIFO...)
 
     def tensor(t: TensorRef) -> int:
         i = tensor_index.get(id(t))
@@ -86,7 +87,8 @@ def encode(dump: Dump) -> dict[str, Any]:
         if t._layout_fn is not None or t.stats is not None or t.size_on_disk is not None:
             t_extra[i] = (t._layout_fn, t.stats, t.size_on_disk)
         if t.refused:
-            t_refused[i] = str(t.problem)
+            assert t.problem is not None  # refused: its layout says why
+            t_refused[i] = t.problem
         return i
 
     o_kind: list[int] = []  # (op type, kind, graph, name source, inputs, outputs) by number

@@ -46,6 +46,9 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("dumptui.core.formats.msprobe", "_pt_file_layout"),
         ("dumptui.core.io.npy", "npy_layout"),
         ("dumptui.core.io.npy", "Layout"),
+        ("dumptui.core.io.fault", "Fault"),  # why a file cannot be read (a Layout's problem, a Problem's reason)
+        ("dumptui.core.io.fault", "Flaw"),
+        ("dumptui.core.io.fault", "FileKind"),
         ("numpy", "dtype"),
         ("dumptui.core.io.devicelayout", "DeviceLayout"),  # tensors stored in a device layout (CANN raw)
         ("dumptui.core.io.devicelayout", "DevicePayload"),

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dumptui.core.io import dtypes, limits
+from dumptui.core.io.fault import Fault, FaultError, Flaw, error_fault
 from dumptui.core.io.limits import MAX_HEADER_NESTING, MAX_NPY_HEADER, BadValue
 from dumptui.core.io.safeio import open_regular, open_regular_fd
 
@@ -59,8 +60,8 @@ class Layout:
     shape: tuple[int, ...] | None
     offset: int  # byte offset of the payload
     fortran: bool = False
-    problem: str | None = None  # why the tensor cannot be read
-    repaired: str | None = None  # why the payload is read differently from what the header says
+    problem: Fault | None = None  # why the tensor cannot be read
+    repaired: Fault | None = None  # why the payload is read differently from what the header says
     declared: str | None = None  # what the header declared, e.g. "float16[1, 8, 32, 32]"
     widen_bf16: bool = False  # storage holds raw bfloat16 bits
     decoder: PayloadDecoder | None = None  # set when the bytes are not the plain array (frozen, picklable)
@@ -260,7 +261,7 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
         if size_on_disk is None:
             size_on_disk = size
     except (OSError, NpyHeaderError) as e:
-        return Layout(None, None, 0, problem=_reason(e))
+        return Layout(None, None, 0, problem=error_fault(e))
     n = limits.elements(shape)
     payload = size_on_disk - offset
     expected = n * dt.itemsize
@@ -268,25 +269,19 @@ def npy_layout(path: str, size_on_disk: int | None = None) -> Layout:
         return _plain_layout(dt, shape, offset, fortran)
     declared = f"{dtypes.from_numpy(dt) or dt.str}{list(shape)}"
 
-    def unreadable(why: str) -> Layout:
+    def unreadable(why: Fault) -> Layout:
         return Layout(None, shape, offset, fortran, declared=declared, problem=why)
 
     if n > 0 and dt.kind == "f" and dt.itemsize == 2 and payload == 2 * expected:
         if not _halves_differ(path, offset, expected):
-            return unreadable(
-                f"the payload is the declared {declared} ({expected} B) written twice: damaged, not read "
-                "(MindSpore's float16-header-over-float32-payload bug gives two halves that differ)"
-            )
+            return unreadable(Fault(Flaw.PAYLOAD_TWICE, (declared, expected)))
         # MindSpore's float16-header-over-float32-payload bug: the header and the size prove it
         implied = np.dtype(np.float32).newbyteorder(dt.byteorder) if dt.byteorder in "<>" else np.dtype(np.float32)
-        why = (
-            f"header declares {declared} ({expected} B) but the payload is {payload} B, twice that: "
-            "MindSpore's float16-header-over-float32-payload bug, read as float32"
-        )
+        why = Fault(Flaw.F16_OVER_F32, (declared, expected, payload))
         return Layout(implied, shape, offset, fortran, repaired=why, declared=declared)
     if payload < expected:
-        return unreadable(f"truncated: header declares {declared} = {expected} B, payload is {max(payload, 0)} B")
-    return unreadable(f"payload {payload} B does not match header {declared} = {expected} B")
+        return unreadable(Fault(Flaw.TRUNCATED, (declared, expected, max(payload, 0))))
+    return unreadable(Fault(Flaw.PAYLOAD_MISMATCH, (payload, declared, expected)))
 
 
 _PLAIN: dict[tuple[np.dtype, tuple[int, ...], int, bool], Layout] = {}
@@ -312,22 +307,10 @@ def shared_layout(layout: Layout) -> Layout:
     return plain if plain == layout else layout
 
 
-def _reason(e: Exception) -> str:
-    if isinstance(e, PermissionError):
-        return "permission denied"
-    if isinstance(e, FileNotFoundError):
-        return "file not found"
-    if isinstance(e, IsADirectoryError):
-        return "is a directory"
-    if isinstance(e, OSError) and e.strerror:
-        return str(e.strerror)
-    return str(e) or e.__class__.__name__
-
-
 def _readable_storage(layout: Layout) -> np.dtype:
     """The storage dtype of a layout that can be read; ValueError saying why not otherwise."""
     if layout.problem:
-        raise ValueError(layout.problem)
+        raise FaultError(layout.problem)
     if layout.storage is None:
         raise ValueError("no storage dtype")
     return layout.storage

@@ -20,38 +20,41 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
 
+from dumptui.core.io.fault import Fault, FileKind, Flaw, worded
 from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_TEXT_FILE, BadValue, json_depth_ok, size_words
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class RefusedFile(OSError):
-    """A path dumptui will not read: not a regular file, or a loop of symlinks. `strerror` says why."""
+    """A path dumptui will not read: not a regular file, or a loop of symlinks. `fault` says why (as a code;
+    `strerror` in report/'s words, see io/fault.py)."""
 
-    def __init__(self, path: str, reason: str):
-        super().__init__(errno.EINVAL, reason, path)
+    def __init__(self, path: str, why: Fault):
+        super().__init__(errno.EINVAL, worded(why), path)
+        self.fault = why
 
     def __str__(self) -> str:
         return str(self.strerror)
 
 
-def what_is(mode: int) -> str:
-    """What a file of this mode is, in words (for the message that refuses it)."""
+def what_is(mode: int) -> FileKind:
+    """What a file of this mode is (for the fault that refuses it)."""
     if stat.S_ISDIR(mode):
-        return "a folder"
+        return FileKind.FOLDER
     if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
+        return FileKind.FIFO
     if stat.S_ISCHR(mode):
-        return "a character device"
+        return FileKind.CHAR_DEVICE
     if stat.S_ISBLK(mode):
-        return "a block device"
+        return FileKind.BLOCK_DEVICE
     if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+        return FileKind.SOCKET
+    return FileKind.OTHER
 
 
 def _refuse(path: str, mode: int) -> RefusedFile:
-    return RefusedFile(path, f"not a regular file: {what_is(mode)}, not read")
+    return RefusedFile(path, Fault(Flaw.NOT_REGULAR, (what_is(mode),)))
 
 
 def check_regular(path: str) -> os.stat_result:
@@ -60,7 +63,7 @@ def check_regular(path: str) -> os.stat_result:
         st = os.stat(path)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise RefusedFile(path, "a loop of symbolic links") from None
+            raise RefusedFile(path, Fault(Flaw.SYMLINK_LOOP)) from None
         raise
     if not stat.S_ISREG(st.st_mode):
         raise _refuse(path, st.st_mode)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dumptui.core.io import dtypes
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.reason import Reason, Said
@@ -125,7 +126,7 @@ def no_cyclic_gc() -> Iterator[None]:
 _STORED_AS = {"bfloat16": ("float32", "uint16")}
 
 
-def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
+def _dtype_disagreement(recorded: str | None, layout: Layout) -> Fault | None:
     """Why a file cannot be read as its record says: its header declares another dtype (None when they agree,
     when either is unknown, or when the payload was repaired for a known bug and says so)."""
     if recorded is None or layout.storage is None or layout.problem is not None or layout.repaired:
@@ -133,10 +134,7 @@ def _dtype_disagreement(recorded: str | None, layout: Layout) -> str | None:
     stored = dtypes.from_numpy(layout.storage)
     if stored is None or stored == recorded or stored in _STORED_AS.get(recorded, ()) or layout.widen_bf16:
         return None
-    return (
-        f"the file holds {stored} but its name or record says {recorded}: rewritten or damaged, not read "
-        "(dump it again)"
-    )
+    return Fault(Flaw.DTYPE_DISAGREES, (stored, recorded))
 
 
 class InOut(Word):
@@ -348,7 +346,7 @@ class TensorRef:
         extra = self._extra
         return extra is None or (extra.__class__ is not bytes and extra[1] is None)
 
-    def refuse(self, reason: str) -> None:
+    def refuse(self, reason: Fault) -> None:
         """Mark this tensor unreadable for `reason` (found before its layout was read: e.g. its file is a
         FIFO); it is then never opened."""
         self._layout = Layout(None, self._shape, 0, problem=reason)
@@ -364,7 +362,7 @@ class TensorRef:
             if self._layout_fn is not None:
                 self.adopt_layout(self._layout_fn())
             elif not self.has_data:
-                self.adopt_layout(Layout(None, self._shape, 0, problem="statistics only (no tensor data)"))
+                self.adopt_layout(Layout(None, self._shape, 0, problem=Fault(Flaw.STATISTICS_ONLY)))
             else:
                 self.adopt_layout(npy_layout(self.path, self.size_on_disk))
         assert self._layout is not None
@@ -425,11 +423,11 @@ class TensorRef:
         return self._shape
 
     @property
-    def problem(self) -> str | None:
+    def problem(self) -> Fault | None:
         return self.layout().problem
 
     @property
-    def repaired(self) -> str | None:
+    def repaired(self) -> Fault | None:
         return self.layout().repaired
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from dumptui.core.io.fault import Fault
 from dumptui.core.model.vocab import Word
 
 
@@ -167,6 +168,7 @@ class Why(Word):
     MAP_OP_NOT_FOUND = "map-op-not-found"  # ("ref" or "target", the name the map file gives)
     MAP_ALREADY_PAIRED = "map-already-paired"  # (ref name, target name)
     IDENTICAL_FILES = "identical-files"  # ()
+    UNREADABLE_SIDES = "unreadable-sides"  # ((side, Fault), ...): the pair's files that cannot be read
     # how a dump was read: its notes (formats/, ranks/)
     NO_GRAPH_FILE = "no-graph-file"  # ()
     ORDER_FROM_FILE_NAMES = "order-from-file-names"  # (whether a graph file is missing too, else timestamps)
@@ -200,6 +202,19 @@ class Why(Word):
     HINT_DISCONTINUOUS = "hint-discontinuous"  # (the discontinuous op types)
     HINT_ATTRIBUTES = "hint-attributes"  # ((attribute, reference value, target value), ...)
     HINT_DISCONTINUOUS_ROOT = "hint-discontinuous-root"  # (op type)
+    # a saved session file that is not resumed (search/bisect/sessionfile.py)
+    SESSION_UNREADABLE = "session-unreadable"  # (Fault of the error)
+    SESSION_NOT_JSON = "session-not-json"  # (the parser's text)
+    SESSION_NO_STEPS = "session-no-steps"  # ()
+    SESSION_INVALID = "session-invalid"  # (the first three field reasons below)
+    SESSION_NOT_OBJECT = "session-not-object"  # (field, its type name)
+    SESSION_NOT_STRING = "session-not-string"  # (field, its type name or "missing")
+    SESSION_NOT_ONE_OF = "session-not-one-of"  # (field, repr of its value, the values allowed)
+    SESSION_DUMPS = "session-dumps"  # (): dumps is not an object with two paths
+    SESSION_OPTION_UNKNOWN = "session-option-unknown"  # (option)
+    SESSION_OPTION_KIND = "session-option-kind"  # (option, its type name)
+    SESSION_OPTION_NOT_STRINGS = "session-option-not-strings"  # (option)
+    SESSION_OTHER_DUMPS = "session-other-dumps"  # (saved ref, saved target, ref now, target now)
     # joining reasons
     ALSO = "also"  # (reason, reason, ...): said one after the other
 
@@ -235,4 +250,4 @@ def because(code: Why, *args: object) -> Reason:
 NO_REASON = Reason(Why.UNCOMPARED)  # an analysis not yet classified: nothing could be compared yet
 
 # what the engine says where words and reasons still meet (a reader's message, a name): report/reasons.py says both
-Said: TypeAlias = Reason | str
+Said: TypeAlias = Reason | Fault | str

@@ -37,7 +37,7 @@ def check_every_tensor(dump, ops: list[RawOp]) -> int:
         for io, tensors in (("input", raw.inputs), ("output", raw.outputs)):
             for slot, t in enumerate(tensors):
                 ref = (op.inputs if io == "input" else op.outputs)[slot]
-                assert ref.problem is None, (raw.op_name, io, slot, ref.problem)
+                assert ref.problem is None, (raw.op_name, io, slot, say(ref.problem))
                 got = np.asarray(ref.array())
                 assert got.shape == t.value.shape
                 want = t.value.astype(np.float32) if t.dtype == "bfloat16" else t.value
@@ -105,17 +105,17 @@ def test_damaged_files_are_named_and_the_rest_loads(tmp_path):
     )
     write(folder, bad_shape)
     dump = open_dump(str(tmp_path))
-    errors = {os.path.basename(p.path): p.reason for p in dump.problems if p.severity == "error"}
+    errors = {os.path.basename(p.path): say(p.reason) for p in dump.problems if p.severity == "error"}
     assert "truncated" in errors["Add.Default_Add-op0.1.0.1700000000002000"]
     assert "8 + header" in errors["Mul.Default_Mul-op0.1.0.1700000000002001"]
     assert "not a raw dump file" in errors["Sub.Default_Sub-op0.1.0.1700000000002002"]
     by_name = {op.file_name: op for op in dump.ops}
     assert "Default_Sub-op0" not in by_name  # nothing to show of a file we cannot parse
-    assert by_name["Default_Add-op0"].inputs[0].problem.startswith("damaged")
-    assert "data type STRING is not decoded" in by_name["Default_Pack-op0"].inputs[0].problem
-    assert "data type 29 (CANN releases disagree" in by_name["Default_Pack-op0"].outputs[0].problem
-    assert "C1HWNCoC0 has no conversion" in by_name["Default_Conv2D-op9"].inputs[0].problem
-    assert "is not NC1HWC0 of the original shape [1, 40, 3, 5]" in by_name["Default_Relu-op0"].inputs[0].problem
+    assert say(by_name["Default_Add-op0"].inputs[0].problem).startswith("damaged")
+    assert "data type STRING is not decoded" in say(by_name["Default_Pack-op0"].inputs[0].problem)
+    assert "data type 29 (CANN releases disagree" in say(by_name["Default_Pack-op0"].outputs[0].problem)
+    assert "C1HWNCoC0 has no conversion" in say(by_name["Default_Conv2D-op9"].inputs[0].problem)
+    assert "is not NC1HWC0 of the original shape [1, 40, 3, 5]" in say(by_name["Default_Relu-op0"].inputs[0].problem)
     assert check_every_tensor(dump, good) == 11
 
 

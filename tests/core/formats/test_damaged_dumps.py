@@ -36,6 +36,7 @@ from dumptui.core.formats import open_dump
 from dumptui.core.formats.torchpt import pt_layout
 from dumptui.core.io.npy import npy_layout
 from dumptui.report.fmt import clean
+from dumptui.report.reasons import say
 
 # many commands run in this process: one pool of worker processes for the module, not one per command
 pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
@@ -92,13 +93,13 @@ def test_npy_header_damage_is_named_and_the_rest_compares(pair, case):
 def test_npy_header_length_and_truncation(tmp_path):
     huge = tmp_path / "huge.npy"
     huge.write_bytes(b"\x93NUMPY\x02\x00" + (1 << 31).to_bytes(4, "little") + b"{")
-    assert "npy header of 2147483648 B" in npy_layout(str(huge)).problem
+    assert "npy header of 2147483648 B" in say(npy_layout(str(huge)).problem)
     cut = tmp_path / "cut.npy"
     cut.write_bytes(npy_bytes(standard_header("<f4", False, "(8,)"))[:20])
-    assert npy_layout(str(cut)).problem == "truncated npy header"
+    assert say(npy_layout(str(cut)).problem) == "truncated npy header"
     magic = tmp_path / "magic.npy"
     magic.write_bytes(b"PK\x03\x04" + bytes(60))
-    assert "bad magic" in npy_layout(str(magic)).problem
+    assert "bad magic" in say(npy_layout(str(magic)).problem)
 
 
 def test_fortran_order_payload_is_compared_in_index_order(pair):
@@ -129,7 +130,7 @@ def test_half_payload_is_damage_never_repaired(pair):
     _dt, _shape, _fortran, offset = __import__("dumptui.core.io.npy", fromlist=["read_header"]).read_header(str(f))
     f.write_bytes(data[: offset + (len(data) - offset) // 2])
     lay = npy_layout(str(f))
-    assert lay.repaired is None and lay.problem.startswith("truncated")
+    assert lay.repaired is None and say(lay.problem).startswith("truncated")
     code, out, err = run_main("compare", ref, target)
     assert code == 2
     assert_named(out, f, "truncated: header declares float32")
@@ -141,13 +142,13 @@ def test_float16_header_over_float32_payload_is_the_one_repair(tmp_path):
     f = tmp_path / "bug.npy"
     f.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), values.tobytes()))
     lay = npy_layout(str(f))
-    assert lay.problem is None and "float16-header-over-float32-payload" in lay.repaired
+    assert lay.problem is None and "float16-header-over-float32-payload" in say(lay.repaired)
     from dumptui.core.model.dump import TensorRef
 
     np.testing.assert_array_equal(TensorRef(str(f), "output", 0).read(), values.reshape(-1))
     # three times the declared size is no known bug: damage
     f.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), values.tobytes() + bytes(48)))
-    assert npy_layout(str(f)).repaired is None and npy_layout(str(f)).problem
+    assert npy_layout(str(f)).repaired is None and say(npy_layout(str(f)).problem)
 
 
 # ------------------------------------------------------------------------------------------ wrong answers
@@ -351,7 +352,7 @@ def test_pt_pickle_damage_is_named(tmp_path, case):
     f = root / "step0" / "rank0" / "dump_tensor_data" / "relu.out0.pt"
     f.write_bytes(pt_file_bytes(data, np.arange(8, dtype=np.float32).tobytes()))
     lay, _dtype = pt_layout(str(f))
-    assert lay.problem is not None and reason in lay.problem, lay.problem
+    assert lay.problem is not None and reason in say(lay.problem), say(lay.problem)
     code, out, err = run_main("info", root)
     assert code == 0
     assert_named(out, f, "unreadable", reason)
@@ -370,7 +371,7 @@ def test_pt_pickle_never_runs_code(tmp_path):
     f = tmp_path / "evil.pt"
     f.write_bytes(pt_file_bytes(marker_pickle(marker), b""))
     lay, _ = pt_layout(str(f))
-    assert "refused global builtins.open" in lay.problem
+    assert "refused global builtins.open" in say(lay.problem)
     assert not marker.exists()
 
 
@@ -385,7 +386,7 @@ def test_pt_zip_bomb_is_refused_from_its_declared_size(tmp_path):
         _size, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert "declares 67108864 B (at most 1048576 B are read)" in lay.problem
+    assert "declares 67108864 B (at most 1048576 B are read)" in say(lay.problem)
     assert peak < 4 << 20
 
 
@@ -400,7 +401,7 @@ def test_pt_storage_declared_beyond_the_file(tmp_path):
         _size, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert lay.problem == "storage declares 6000000000 B, its zip member holds 16 B"
+    assert say(lay.problem) == "storage declares 6000000000 B, its zip member holds 16 B"
     assert peak < 1 << 20
 
 
@@ -542,8 +543,8 @@ def test_open_dump_of_every_damaged_npy_loads_the_rest(pair):
         f.write_bytes(f.read_bytes()[:64])
     d = open_dump(target)
     readable = [t for op in d.ops for t in op.tensors() if t.problem is None]
-    damaged = [t for op in d.ops for t in op.tensors() if t.problem]
-    assert readable and damaged and all("truncated" in t.problem for t in damaged)
+    damaged = [t for op in d.ops for t in op.tensors() if say(t.problem)]
+    assert readable and damaged and all("truncated" in say(t.problem) for t in damaged)
 
 
 def test_a_float16_payload_written_twice_is_damage_not_the_repair(tmp_path):
@@ -555,7 +556,7 @@ def test_a_float16_payload_written_twice_is_damage_not_the_repair(tmp_path):
     f.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), values.tobytes() * 2))
     lay = npy_layout(str(f))
     assert lay.repaired is None and lay.storage is None
-    assert lay.problem.startswith("the payload is the declared float16[2, 3, 4] (48 B) written twice")
+    assert say(lay.problem).startswith("the payload is the declared float16[2, 3, 4] (48 B) written twice")
     zeros = tmp_path / "zeros.npy"  # all zeros: either reading gives the same values, the repair is harmless
     zeros.write_bytes(npy_bytes(standard_header("<f2", False, "(2, 3, 4)"), bytes(96)))
     assert npy_layout(str(zeros)).repaired is not None

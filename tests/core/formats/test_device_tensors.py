@@ -13,7 +13,7 @@ from helpers.msdumps import CONV, make_dump, ms_file, write_tensor
 from dumptui.core.demo.dumpwriter import DumpWriter
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.names import file_form
-from dumptui.report.reasons import say_all
+from dumptui.report.reasons import say, say_all
 
 RNG = np.random.default_rng(11)
 CONV2 = "Default/conv1-Conv2d/Conv2D-op0"
@@ -52,7 +52,7 @@ def test_npy_device_layouts_read_in_the_graph_shape(tmp_path):
 def test_without_a_graph_the_shape_is_not_guessed(tmp_path):
     device_layout_dump(str(tmp_path), with_graph=False)
     conv = open_dump(str(tmp_path)).op(CONV2)  # named through the execution-order csv
-    assert "no original shape known" in conv.outputs[0].problem
+    assert "no original shape known" in say(conv.outputs[0].problem)
     assert conv.outputs[0].shape == (1, 1, 4, 4, 16)  # what the file holds, shown as such
 
 

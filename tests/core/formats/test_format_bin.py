@@ -14,6 +14,7 @@ from dumptui.core.formats import detect, open_dump
 from dumptui.core.formats.mindspore_bin import looks_like, parse_bin_name
 from dumptui.core.io.errors import DumpError
 from dumptui.core.model.dump import CONSTANT, KERNEL, PARAMETER, InputSource, NameSource, OrderSource
+from dumptui.report.reasons import say
 
 FIXTURES = SHARED
 
@@ -103,7 +104,7 @@ def test_truncated_file_is_a_problem_and_the_rest_loads(dump_root):
     dump = open_dump(str(root))
     relu = dump.op(RELU).outputs[0]
     assert relu.path.endswith("Default--ReLU-op11_output_0_shape_2_8_Float32_DefaultFormat.bin")
-    assert relu.problem == "truncated: payload 10 B, name says float32[2, 8] = 64 B"
+    assert say(relu.problem) == "truncated: payload 10 B, name says float32[2, 8] = 64 B"
     with pytest.raises(ValueError):
         relu.array()
     assert dump.op(CONV).outputs[0].array().shape == (1, 2, 4, 4)

@@ -7,6 +7,7 @@ import numpy as np
 
 from dumptui.core.io.npy import HEADER_PEEK, npy_layout
 from dumptui.core.model.dump import TensorRef
+from dumptui.report.reasons import say
 
 
 def v2_file(path, a: np.ndarray, header_len: int) -> bytes:
@@ -27,8 +28,8 @@ def test_headers_short_long_truncated_and_absurd(tmp_path):
     assert (lay.shape, lay.offset, lay.problem) == ((3, 4), 12 + 3 * HEADER_PEEK, None)
     assert np.array_equal(TensorRef(str(tmp_path / "long.npy"), "output", 0).read(), a.ravel())
     (tmp_path / "cut.npy").write_bytes(data[: HEADER_PEEK + 40])
-    assert npy_layout(str(tmp_path / "cut.npy")).problem == "truncated npy header"
+    assert say(npy_layout(str(tmp_path / "cut.npy")).problem) == "truncated npy header"
     (tmp_path / "absurd.npy").write_bytes(data[:8] + (2**31 - 1).to_bytes(4, "little") + data[12:])
-    assert "header of 2147483647 B (at most 65536 B are read)" in npy_layout(str(tmp_path / "absurd.npy")).problem
+    assert "header of 2147483647 B (at most 65536 B are read)" in say(npy_layout(str(tmp_path / "absurd.npy")).problem)
     (tmp_path / "folder.npy").mkdir()
-    assert npy_layout(str(tmp_path / "folder.npy")).problem == "not a regular file: a folder, not read"
+    assert say(npy_layout(str(tmp_path / "folder.npy")).problem) == "not a regular file: a folder, not read"

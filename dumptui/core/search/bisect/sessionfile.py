@@ -9,8 +9,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from dumptui.core.io.fault import os_text
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import read_json, write_text
+from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.search.bisect.types import Mark, Source, Step, StrategyName
 
 # A session as JSON: the marks of steps_json (version, mode, steps), plus dumps, options and saved_at once saved.
@@ -74,19 +76,28 @@ def write_session(path: str, payload: SessionJson) -> None:
     write_text(path, json.dumps(payload, indent=1))
 
 
+class SessionError(ValueError):
+    """A session file that is not resumed: its path and why (a Reason: report/reasons.py words it)."""
+
+    def __init__(self, path: str, reason: Reason):
+        super().__init__(path, reason.code)
+        self.path = path
+        self.reason = reason
+
+
 def read_session(path: str) -> SessionJson:
-    """A saved session file, or ValueError with the reason."""
+    """A saved session file, or SessionError with the reason."""
     try:  # a regular file of a bounded size only: a FIFO, a device or a loop is refused at once
         data = read_json(path, limit=MAX_OPTION_FILE)
     except OSError as e:
-        raise ValueError(f"{path}: {e.strerror or e}") from None
+        raise SessionError(path, because(Why.SESSION_UNREADABLE, os_text(e))) from None
     except ValueError as e:
-        raise ValueError(f"{path}: not a JSON file ({e})") from None
+        raise SessionError(path, because(Why.SESSION_NOT_JSON, str(e))) from None
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
-        raise ValueError(f"{path}: not a dumptui session (no list of steps)")
+        raise SessionError(path, because(Why.SESSION_NO_STEPS))
     wrong = session_problems(data)
     if wrong:
-        raise ValueError(f"{path}: not a valid dumptui session: {'; '.join(wrong[:3])}")
+        raise SessionError(path, because(Why.SESSION_INVALID, wrong[:3]))
     return data
 
 
@@ -106,46 +117,58 @@ _OPTION_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def session_problems(data: SessionJson) -> list[str]:
+def session_problems(data: SessionJson) -> list[Reason]:
     """What does not fit the session schema, field by field (empty when it fits): each step an object with
     a string key, a mark (good, bad or skip), a source (user or computed) and a string detail; dumps two
     paths; options of their types. A hand-edited file is refused with these, never run into an internal
     error (steps with int keys, a bogus mark, a null source)."""
-    out: list[str] = []
+    out: list[Reason] = []
     for i, step in enumerate(data.get("steps") or []):
         where = f"steps[{i}]"
         if not isinstance(step, dict):
-            out.append(f"{where} is {type(step).__name__}, not an object")
+            out.append(because(Why.SESSION_NOT_OBJECT, where, type(step).__name__))
             continue
-        if not isinstance(step.get("key"), str):
-            out.append(f"{where}.key is {_kind(step.get('key'))}, not a string")
-        if step.get("mark") not in _MARKS:
-            out.append(f"{where}.mark is {step.get('mark')!r}, not one of {', '.join(sorted(_MARKS))}")
-        if step.get("source", str(Source.USER)) not in _SOURCES:
-            out.append(f"{where}.source is {step.get('source')!r}, not one of {', '.join(sorted(_SOURCES))}")
-        if not isinstance(step.get("detail", ""), str):
-            out.append(f"{where}.detail is {_kind(step.get('detail'))}, not a string")
+        out.extend(_step_problems(where, step))
     dumps = data.get("dumps")
     if dumps is not None and not (
         isinstance(dumps, dict) and all(isinstance(dumps.get(side), str) for side in ("ref", "target"))
     ):
-        out.append("dumps is not an object with a ref and a target path")
+        out.append(because(Why.SESSION_DUMPS))
     options = data.get("options")
     if options is not None:
         if not isinstance(options, dict):
-            out.append(f"options is {_kind(options)}, not an object")
+            out.append(because(Why.SESSION_NOT_OBJECT, "options", _kind(options)))
         else:
-            for k, v in options.items():
-                types = _OPTION_TYPES.get(k)
-                if types is None:
-                    out.append(f"options.{k} is not an option a session keeps")
-                elif isinstance(v, bool) and bool not in types or not isinstance(v, types):
-                    out.append(f"options.{k} is {_kind(v)}")
-                elif isinstance(v, list) and not all(isinstance(x, str) for x in v):
-                    out.append(f"options.{k} holds something other than strings")
+            out.extend(_option_problems(options))
     for field in ("mode", "saved_at"):
         if field in data and not isinstance(data[field], str):
-            out.append(f"{field} is {_kind(data[field])}, not a string")
+            out.append(because(Why.SESSION_NOT_STRING, field, _kind(data[field])))
+    return out
+
+
+def _step_problems(where: str, step: dict[str, Any]) -> list[Reason]:
+    out = []
+    if not isinstance(step.get("key"), str):
+        out.append(because(Why.SESSION_NOT_STRING, f"{where}.key", _kind(step.get("key"))))
+    if step.get("mark") not in _MARKS:
+        out.append(because(Why.SESSION_NOT_ONE_OF, f"{where}.mark", repr(step.get("mark")), sorted(_MARKS)))
+    if step.get("source", str(Source.USER)) not in _SOURCES:
+        out.append(because(Why.SESSION_NOT_ONE_OF, f"{where}.source", repr(step.get("source")), sorted(_SOURCES)))
+    if not isinstance(step.get("detail", ""), str):
+        out.append(because(Why.SESSION_NOT_STRING, f"{where}.detail", _kind(step.get("detail"))))
+    return out
+
+
+def _option_problems(options: dict[str, Any]) -> list[Reason]:
+    out = []
+    for k, v in options.items():
+        types = _OPTION_TYPES.get(k)
+        if types is None:
+            out.append(because(Why.SESSION_OPTION_UNKNOWN, k))
+        elif (isinstance(v, bool) and bool not in types) or not isinstance(v, types):
+            out.append(because(Why.SESSION_OPTION_KIND, k, _kind(v)))
+        elif isinstance(v, list) and not all(isinstance(x, str) for x in v):
+            out.append(because(Why.SESSION_OPTION_NOT_STRINGS, k))
     return out
 
 
@@ -153,7 +176,7 @@ def _kind(v: object) -> str:
     return "missing" if v is None else type(v).__name__
 
 
-def session_mismatch(data: SessionJson, ref_path: str, target_path: str) -> str | None:
+def session_mismatch(data: SessionJson, ref_path: str, target_path: str) -> Reason | None:
     """Why a session saved for other dumps is not resumed here (marks of another pair would judge ops they were
     never made for); None when it was saved for these."""
     dumps = data.get("dumps")
@@ -162,8 +185,5 @@ def session_mismatch(data: SessionJson, ref_path: str, target_path: str) -> str 
     saved = (dumps.get("ref"), dumps.get("target"))
     now = (os.path.abspath(ref_path), os.path.abspath(target_path))
     if saved != now:
-        return (
-            f"it was saved for {saved[0]} vs {saved[1]}, not {now[0]} vs {now[1]}: open those dumps with it, "
-            "or start over here"
-        )
+        return because(Why.SESSION_OTHER_DUMPS, saved[0], saved[1], now[0], now[1])
     return None
