@@ -255,7 +255,8 @@ def json_files(draw) -> tuple[str, bytes]:
 def test_a_session_autosave_or_settings_file_of_any_shape_answers_in_bounds(tmp_path_factory, case):
     """The session (`--session FILE`): read, or refused naming its path. The autosave: offered, or set aside
     (NAME.invalid) and not offered. settings.json: its theme as a string, or the defaults."""
-    from dumptui.core.search.bisect.sessionfile import read_session, session_problems
+    from dumptui.core.search.bisect.sessionfile import SessionError, read_session, session_problems
+    from dumptui.report.reasons import say
 
     damage, raw = case
     home = tmp_path_factory.mktemp("json")
@@ -271,8 +272,8 @@ def test_a_session_autosave_or_settings_file_of_any_shape_answers_in_bounds(tmp_
             data = read_session(str(session))
             assert session_problems(data) == []
             outcome = READ
-        except ValueError as e:
-            assert str(e).startswith(f"{session}: "), str(e)
+        except SessionError as e:  # the app says "path: reason"
+            assert e.path == str(session) and say(e.reason).strip(), e
             outcome = REFUSED
         offer = autosave.resumable(str(autosaved))
         settings = autosave.read_settings({"XDG_CONFIG_HOME": str(home / "config")})

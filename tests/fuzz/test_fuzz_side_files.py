@@ -228,12 +228,13 @@ def test_out_of_memory_is_exit_2_with_what_to_do(pair, tmp_path):
 def test_a_session_file_that_is_no_small_regular_file_is_refused_with_its_path(hostile, bad):
     """`dumptui --session FILE` (and the autosaved sessions): refused at once, the path and the reason said;
     the app shows that sentence and starts the bisection afresh."""
-    from dumptui.core.search.bisect.sessionfile import read_session
+    from dumptui.core.search.bisect.sessionfile import SessionError, read_session
+    from dumptui.report.reasons import say
 
     path = str(hostile / bad)
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(SessionError) as refused:
         read_session(path)
-    assert str(refused.value).startswith(path + ": ")
+    assert refused.value.path == path and say(refused.value.reason).strip()  # the app says "path: reason"
 
 
 @pytest.mark.parametrize("bad", BAD_FILES)
