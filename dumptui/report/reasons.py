@@ -16,7 +16,7 @@ from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.io.fault import Fault, FileKind, Flaw, set_wording
+from dumptui.core.io.fault import Fault, FileKind, Flaw, NamePattern, set_wording
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
@@ -906,6 +906,58 @@ _FAULT_WORDS: dict[Flaw, Callable[..., str]] = {
     Flaw.NOT_RAW_TOO_LARGE: lambda why: f"not a raw dump file: {why}; too large to be one whole DumpData",
     Flaw.NOT_RAW: lambda why: f"not a raw dump file: {why}; nor one whole DumpData",
 }
+
+
+NAME_PATTERN_WORDS: dict[NamePattern, str] = {
+    NamePattern.MINDSPORE_NPY: (
+        "MindSpore dump pattern {op_type}.{op_name}.{task}.{stream}.{timestamp}.{input|output}.{slot}.{format}[.{dtype}].npy"
+    ),
+    NamePattern.MINDSPORE_BIN: (
+        "MindSpore 1.x dump pattern {op}_{input|output}_{slot}_shape_{dims}_{Dtype}_{Format}.bin"
+    ),
+    NamePattern.CANN_RAW: "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}",
+    NamePattern.CANN_RAW_UNMAPPED: (
+        "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp} (and not in mapping.csv)"
+    ),
+}
+
+
+def _rows_not_read(n: int, first: tuple[str, ...]) -> str:
+    more = f" (and {n - 3} more)" if n > 3 else ""
+    return f"{n} row{'s' if n != 1 else ''} not read: {'; '.join(first)}{more}"
+
+
+_FAULT_WORDS.update(
+    {
+        Flaw.FOREIGN_FILE: lambda: "not a dump tensor file (ignored)",
+        Flaw.MISNAMED: lambda pattern: f"file name does not follow the {NAME_PATTERN_WORDS[pattern]}",
+        Flaw.MIXED_RAW_FILE: lambda: (
+            "a CANN raw dump file among MindSpore .npy files (two formats in one dump): not read; convert it with "
+            "`dumptui convert` into a folder of its own, or dump again in one format"
+        ),
+        Flaw.GRAPH_FILE_UNREADABLE: lambda text: f"unreadable graph file: {text}",
+        Flaw.GRAPH_PB_NO_PROTOBUF: lambda: "graph protobuf not readable (protobuf not installed)",
+        Flaw.GRAPH_PB_UNREADABLE: lambda text: f"unreadable graph protobuf: {text}",
+        Flaw.GE_GRAPH_UNREADABLE: lambda text: f"unreadable GE graph: {text}",
+        Flaw.DUPLICATE_TENSOR: lambda io, slot, name: f"duplicate {io}.{slot} for {name} (ignored)",
+        Flaw.ROWS_NOT_READ: _rows_not_read,
+        Flaw.ROW_COLUMNS: lambda line, cut, n, header: (
+            f"line {line}: {'cut short' if cut else 'too long'}: {n} columns, the header has {header}"
+        ),
+        Flaw.ROW_BAD: lambda line, text: f"line {line}: {text}",
+        Flaw.META_NOT_STRING: lambda key, kind: f"{key} is {kind}, not a string (ignored)",
+        Flaw.PARAMETERS_NOT_OBJECT: lambda name, kind: f"parameters of {name} are {kind}, not an object (ignored)",
+        Flaw.CALL_FIELD_NOT_LIST: lambda key, name, kind, value: (
+            f"{key} of {name} is {kind} ({value}), not a list of records (ignored)"
+        ),
+        Flaw.ENTRY_TWICE: lambda name: f"entry {name} appears twice (the first read, the second ignored)",
+        Flaw.ENTRY_NOT_OBJECT: lambda name: f"entry {name} is not an object (ignored)",
+        Flaw.HEADER_NAMES_OTHER_OP: lambda header, file: (
+            f"its header names the op {header}, its file name {file}: named by its file name"
+        ),
+        Flaw.NO_TENSORS: lambda: "holds no input and no output: nothing to compare",
+    }
+)
 
 
 def say_fault(f: Fault) -> str:

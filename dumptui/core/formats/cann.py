@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from dumptui.core.formats.cann_file import (
     MAPPING_FILE,
     RAW_NAME,
-    RAW_PATTERN,
     RawFile,
     RawName,
     parse_raw_name,
@@ -41,7 +40,7 @@ from dumptui.core.formats.pipeline import (
 from dumptui.core.formats.reader import Selection
 from dumptui.core.formats.runs import separate_runs
 from dumptui.core.io.errors import DumpError
-from dumptui.core.io.fault import Fault, worded
+from dumptui.core.io.fault import Fault, Flaw, NamePattern, worded
 from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import KERNEL, Dump, FormatName, NameSource, Op, OrderSource, Problem, Severity, TensorRef
@@ -83,7 +82,7 @@ def _choose_ge_graph(dump: Dump, path: str, step: StepFolder, file_names: set[st
         try:
             graph = read_ge_graph(candidate)
         except Exception as e:  # a damaged graph must not stop the dump from loading: it is named instead
-            dump.problems.append(Problem(candidate, f"unreadable GE graph: {e}", Severity.WARNING))
+            dump.problems.append(Problem(candidate, Fault(Flaw.GE_GRAPH_UNREADABLE, (str(e),)), Severity.WARNING))
             continue
         names = graph.by_file_form()
         known = sum(1 for n in file_names if n in names)
@@ -122,9 +121,7 @@ def _list_files(dump: Dump, folder: str) -> list[tuple[str, RawName]]:
         rec = parse_raw_name(name, mapping)
         if rec is None:
             numeric = name.isdigit()
-            dump.problems.append(
-                misnamed_file(path, RAW_PATTERN + " (and not in mapping.csv)") if numeric else foreign_file(path)
-            )
+            dump.problems.append(misnamed_file(path, NamePattern.CANN_RAW_UNMAPPED) if numeric else foreign_file(path))
         elif rec.overflow:
             overflows += 1
             dump.problems.append(Problem(path, OVERFLOW_REASON, Severity.WARNING))
@@ -186,8 +183,7 @@ def _read_ops(
             dump.problems.append(
                 Problem(
                     path,
-                    f"its header names the op {brief(raw.op_name, 160)}, its file name {brief(rec.op_name, 160)}: "
-                    "named by its file name",
+                    Fault(Flaw.HEADER_NAMES_OTHER_OP, (brief(raw.op_name, 160), brief(rec.op_name, 160))),
                     Severity.WARNING,
                 )
             )
@@ -196,7 +192,7 @@ def _read_ops(
             dump.problems.append(Problem(path, raw.problem))
         elif not raw.tensors:
             # a file of zeros parses as an empty DumpData: an op without tensors would vanish unnamed
-            dump.problems.append(Problem(path, "holds no input and no output: nothing to compare", Severity.WARNING))
+            dump.problems.append(Problem(path, Fault(Flaw.NO_TENSORS), Severity.WARNING))
         if raw.tensors:
             ops.append(_op(raw, graph_id, node))
             layouts[raw.layout_variant] += 1

@@ -44,7 +44,6 @@ RAW_NAME = re.compile(
     r"^(?P<type>[^.]+)\.(?P<name>[^.]+)\.(?P<task>\d{1,20})(?:\.(?P<stream>\d{1,20}))?\.(?P<ts>\d{1,20})"
     r"(?P<ffts>\.[A-Za-z0-9_]+\.\d+\.\d+\.\d+)?$"
 )
-RAW_PATTERN = "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}"
 OVERFLOW_TYPE = "Opdebug"
 MAPPING_FILE = "mapping.csv"
 _LENGTH = struct.Struct("<Q")

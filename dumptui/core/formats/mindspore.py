@@ -46,6 +46,7 @@ from dumptui.core.formats.reader import Selection
 from dumptui.core.formats.runs import separate_runs
 from dumptui.core.formats.statistic_csv import statistic_rows
 from dumptui.core.io import dtypes, limits
+from dumptui.core.io.fault import Fault, Flaw, NamePattern, text
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import (
     CONSTANT,
@@ -70,17 +71,9 @@ from dumptui.core.model.dump import (
 from dumptui.core.model.ir import IRGraph
 from dumptui.core.model.reason import Why, because
 
-MIXED_RAW_FILE = (
-    "a CANN raw dump file among MindSpore .npy files (two formats in one dump): not read; convert it with "
-    "`dumptui convert` into a folder of its own, or dump again in one format"
-)
 NPY_NAME = re.compile(
     r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d{1,20})\.(?P<stream>\d{1,20})\.(?P<ts>\d{1,20})\."
     r"(?P<io>input|output)\.(?P<slot>\d{1,9})(?:\.(?P<fmt>[A-Za-z][A-Za-z0-9_]*))?(?:\.(?P<dtype>[A-Za-z][A-Za-z0-9]*))?\.npy$"
-)
-NPY_PATTERN = (
-    "MindSpore dump pattern "
-    "{op_type}.{op_name}.{task}.{stream}.{timestamp}.{input|output}.{slot}.{format}[.{dtype}].npy"
 )
 SHORT_NAME = re.compile(r"^[A-Za-z0-9]+-op\d+$")
 CONSTANT_PREFIX = CONSTANTS_DIR + "/"
@@ -167,7 +160,7 @@ class _Found:
 
 
 def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Problem]) -> None:
-    skipped: list[str] = []
+    skipped: list[Fault] = []
     try:
         found.statistic_variant, rows = statistic_rows(path, skipped)
         for r in rows:  # one row at a time: only the tensors made of them stay
@@ -185,14 +178,9 @@ def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Pro
             found.op_types[(graph, r["name"])] = r["op_type"]
             found.statistic_rows += 1
     except (OSError, ValueError) as e:
-        problems.append(Problem(path, str(e)))
+        problems.append(Problem(path, text(e)))
     if skipped:
-        more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
-        problems.append(
-            Problem(
-                path, f"{len(skipped)} row{'s' if len(skipped) != 1 else ''} not read: {'; '.join(skipped[:3])}{more}"
-            )
-        )
+        problems.append(Problem(path, Fault(Flaw.ROWS_NOT_READ, (len(skipped), tuple(skipped[:3])))))
 
 
 def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, problems: list[Problem]) -> None:
@@ -206,13 +194,13 @@ def _list_npy_files(graph: str, folder: str, names: list[str], found: _Found, pr
     for n in counted(Stage.LISTING, names):
         if not n.endswith(".npy"):
             if RAW_NAME.match(n):  # another format's tensor file: what it holds is not read, never unsaid
-                problems.append(Problem(prefix + n, MIXED_RAW_FILE))
+                problems.append(Problem(prefix + n, Fault(Flaw.MIXED_RAW_FILE)))
             elif n not in (MAPPING_FILE, STAT_FILE):
                 problems.append(foreign_file(prefix + n))
             continue
         rec = parse_npy_name(n, mapping)
         if rec is None:
-            problems.append(misnamed_file(prefix + n, NPY_PATTERN))
+            problems.append(misnamed_file(prefix + n, NamePattern.MINDSPORE_NPY))
             continue
         found.npy_files += 1
         if rec.dtype:
@@ -376,7 +364,7 @@ def _meta_text(meta: dict[str, Any], key: str, path: str, problems: list[Problem
     value = meta.get(key)
     if value is None or isinstance(value, str):
         return value
-    problems.append(Problem(path, f"{key} is {limits.kind_of(value)}, not a string (ignored)", Severity.WARNING))
+    problems.append(Problem(path, Fault(Flaw.META_NOT_STRING, (key, limits.kind_of(value))), Severity.WARNING))
     return None
 
 

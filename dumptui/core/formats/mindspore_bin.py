@@ -34,7 +34,7 @@ from dumptui.core.formats.pipeline import (
 from dumptui.core.formats.reader import Selection, choose_one
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.errors import DumpError
-from dumptui.core.io.fault import Fault, Flaw, os_text
+from dumptui.core.io.fault import Fault, Flaw, NamePattern, os_text
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import regular_size
 from dumptui.core.model.dump import (
@@ -86,7 +86,6 @@ ORDER_FILE = re.compile(r"^ms_execution_order_graph_(\d+)\.csv$")
 KERNEL_LEAF = re.compile(r"^(?P<type>.+)-op\d+$")
 CONSTANT_NAME = re.compile(r"^cst\d+$")
 SCOPE_SEP = "--"
-BIN_PATTERN = "MindSpore 1.x dump pattern {op}_{input|output}_{slot}_shape_{dims}_{Dtype}_{Format}.bin"
 # Folders inspected per level by looks_like: enough for any real tree, cheap for a large one.
 _PEEK_DIRS, _PEEK_FILES, _PEEK_ENTRIES = 8, 200, 2000
 
@@ -282,7 +281,7 @@ def _list_files(data_dir: str, problems: list[Problem]) -> dict[str, list[Tensor
             problems.append(Problem(path, Fault(Flaw.NAME_NOT_READ, (str(e),))))
             continue
         if rec is None:
-            problems.append(misnamed_file(path, BIN_PATTERN))
+            problems.append(misnamed_file(path, NamePattern.MINDSPORE_BIN))
             continue
         tensors.setdefault(rec["op"], []).append(bin_tensor_ref(path, rec))
     return tensors

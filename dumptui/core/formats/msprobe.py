@@ -335,7 +335,7 @@ class _Calls:
         parameters = entry.get("parameters") or {}
         if not isinstance(parameters, dict):
             where = os.path.join(self.data_dir, DUMP_JSON)
-            reason = f"parameters of {name} are {limits.kind_of(parameters)}, not an object (ignored)"
+            reason = Fault(Flaw.PARAMETERS_NOT_OBJECT, (name, limits.kind_of(parameters)))
             problems.append(Problem(where, reason, Severity.WARNING))
             return
         for pname, rec in parameters.items():
@@ -357,7 +357,7 @@ class _Calls:
             value = entry.get(key)
             if value is not None and not isinstance(value, (list, dict)):
                 # a tensor list replaced by a number would drop its tensors unnamed
-                reason = f"{key} of {name} is {limits.kind_of(value)} ({limits.brief(value)}), not a list of records (ignored)"
+                reason = Fault(Flaw.CALL_FIELD_NOT_LIST, (key, name, limits.kind_of(value), limits.brief(value)))
                 problems.append(Problem(os.path.join(self.data_dir, DUMP_JSON), reason, Severity.WARNING))
         parts = name.split(".")
         op_type = parts[1] if len(parts) > 1 else name
@@ -566,14 +566,10 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
         if kind == "member":
             fields[name] = entry
         elif name in seen:
-            problems.append(
-                Problem(
-                    dj, f"entry {limits.cut(name)} appears twice (the first read, the second ignored)", Severity.WARNING
-                )
-            )
+            problems.append(Problem(dj, Fault(Flaw.ENTRY_TWICE, (limits.cut(name),)), Severity.WARNING))
         elif not isinstance(entry, dict):
             seen.add(name)
-            problems.append(Problem(dj, f"entry {name} is not an object (ignored)", Severity.WARNING))
+            problems.append(Problem(dj, Fault(Flaw.ENTRY_NOT_OBJECT, (name,)), Severity.WARNING))
         else:
             seen.add(name)
             if name.startswith("Module.") or name.startswith("Cell."):

@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from dumptui.core.formats.reader import Selection
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.model.dump import (
     INPUT,
     KERNEL,
@@ -68,7 +69,7 @@ def _op(name: str, files: list[_File], problems: list[Problem]) -> Op:
     for _mtime, io, slot, fp in sorted(files):
         side = op.inputs if io == INPUT else op.outputs
         if slot in side:
-            problems.append(Problem(fp, f"duplicate {io}.{slot} for {name} (ignored)", Severity.WARNING))
+            problems.append(Problem(fp, Fault(Flaw.DUPLICATE_TENSOR, (io, slot, name)), Severity.WARNING))
             continue
         op.put(io, slot, TensorRef(fp, io, slot))
     op.timestamp = int(min(f[0] for f in files) * 1e6)

@@ -15,6 +15,7 @@ from typing import Any
 
 from dumptui.core.formats.files import execution_order_csv, list_dir, read_execution_order
 from dumptui.core.graph.build import dataflow_graph
+from dumptui.core.io.fault import Fault, Flaw, NamePattern
 from dumptui.core.model.dump import KERNEL, Dump, Op, Problem, Severity
 from dumptui.core.model.ir import IRGraph
 from dumptui.core.model.reason import Why, because
@@ -30,12 +31,12 @@ NO_GRAPH_NOTE = because(Why.NO_GRAPH_FILE)
 
 def foreign_file(path: str) -> Problem:
     """A file in a tensor folder that is no dump tensor: listed, never read."""
-    return Problem(path, "not a dump tensor file (ignored)", Severity.WARNING)
+    return Problem(path, Fault(Flaw.FOREIGN_FILE), Severity.WARNING)
 
 
-def misnamed_file(path: str, pattern: str) -> Problem:
+def misnamed_file(path: str, pattern: NamePattern) -> Problem:
     """A tensor file whose name does not follow `pattern`: without its name it cannot be placed."""
-    return Problem(path, f"file name does not follow the {pattern}")
+    return Problem(path, Fault(Flaw.MISNAMED, (pattern,)))
 
 
 def read_orders(folder: str, graphs: Iterable[str]) -> dict[str, list[str]]:
@@ -62,7 +63,7 @@ def load_graph_file(folder: str, graph: str, problems: list[Problem]) -> tuple[I
 
                 return parse_ir_text(path), path
             except (OSError, ValueError) as e:
-                problems.append(Problem(path, f"unreadable graph file: {e}", Severity.WARNING))
+                problems.append(Problem(path, Fault(Flaw.GRAPH_FILE_UNREADABLE, (str(e),)), Severity.WARNING))
     name = GRAPH_PROTOBUF_FILE.format(g=graph)
     if name in names:
         path = os.path.join(gdir, name)
@@ -71,9 +72,9 @@ def load_graph_file(folder: str, graph: str, problems: list[Problem]) -> tuple[I
 
             return parse_anf_pb(path), path
         except ImportError:
-            problems.append(Problem(path, "graph protobuf not readable (protobuf not installed)", Severity.WARNING))
+            problems.append(Problem(path, Fault(Flaw.GRAPH_PB_NO_PROTOBUF), Severity.WARNING))
         except Exception as e:  # a damaged protobuf must not stop the dump from loading
-            problems.append(Problem(path, f"unreadable graph protobuf: {e}", Severity.WARNING))
+            problems.append(Problem(path, Fault(Flaw.GRAPH_PB_UNREADABLE, (str(e),)), Severity.WARNING))
     return None, None
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dumptui.core.io import dtypes, limits
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import INOUT_NAMED
 
@@ -125,7 +126,7 @@ def _row(header: list[str], row: list[str], same: dict[Any, Any]) -> dict[str, A
     )
 
 
-def statistic_rows(path: str, skipped: list[str] | None = None) -> tuple[str, Iterator[dict[str, Any]]]:
+def statistic_rows(path: str, skipped: list[Fault] | None = None) -> tuple[str, Iterator[dict[str, Any]]]:
     """The header variant of a statistic.csv, and its rows one at a time as dicts (op_type, name, ts, io,
     slot, dtype, shape, stats, size): a 2,000,000-row file is never held as rows, only as the tensors made of
     them. A row with a bad value is left out, its line and reason added to `skipped`. Raises OSError, or
@@ -151,10 +152,8 @@ def statistic_rows(path: str, skipped: list[str] | None = None) -> tuple[str, It
                     # a row cut short (the file ends inside it, a write stopped) or run together with the next:
                     # never a tensor with the statistics it happens to have, never left out unsaid
                     if skipped is not None:
-                        how = "cut short" if len(row) < len(header) else "too long"
-                        skipped.append(
-                            f"line {reader.line_num}: {how}: {len(row)} columns, the header has {len(header)}"
-                        )
+                        cut = len(row) < len(header)
+                        skipped.append(Fault(Flaw.ROW_COLUMNS, (reader.line_num, cut, len(row), len(header))))
                     continue
                 if len(same) > SAME_LIMIT:  # values that do not repeat: the table would only grow
                     same.clear()
@@ -162,14 +161,14 @@ def statistic_rows(path: str, skipped: list[str] | None = None) -> tuple[str, It
                     yield _row(header, row, same)
                 except limits.BadValue as e:
                     if skipped is not None:
-                        skipped.append(f"line {reader.line_num}: {e}")
+                        skipped.append(Fault(Flaw.ROW_BAD, (reader.line_num, str(e))))
         except csv.Error as e:
             raise ValueError(f"not a readable csv file: {e}") from None
 
     return _variant(header[10:]), rows()
 
 
-def read_statistic_csv(path: str, skipped: list[str] | None = None) -> tuple[list[dict[str, Any]], str]:
+def read_statistic_csv(path: str, skipped: list[Fault] | None = None) -> tuple[list[dict[str, Any]], str]:
     """Every row at once (small files, tests); see `statistic_rows`."""
     variant, rows = statistic_rows(path, skipped)
     return list(rows), variant

@@ -80,6 +80,34 @@ class Flaw(Word):
     RAW_DATA_SIZE = "raw-data-size"  # (io, slot, bytes of data, size field)
     NOT_RAW_TOO_LARGE = "not-raw-too-large"  # (why not the current layout: a Fault)
     NOT_RAW = "not-raw"  # (why not the current layout: a Fault)
+    # a file or record of a dump folder that is not used, or used with a caveat (formats/)
+    FOREIGN_FILE = "foreign-file"  # (): no dump tensor file, ignored
+    MISNAMED = "misnamed"  # (NamePattern the name does not follow)
+    MIXED_RAW_FILE = "mixed-raw-file"  # (): a CANN raw file among MindSpore .npy files
+    GRAPH_FILE_UNREADABLE = "graph-file-unreadable"  # (the parser's text)
+    GRAPH_PB_NO_PROTOBUF = "graph-pb-no-protobuf"  # ()
+    GRAPH_PB_UNREADABLE = "graph-pb-unreadable"  # (the parser's text)
+    GE_GRAPH_UNREADABLE = "ge-graph-unreadable"  # (the parser's text)
+    DUPLICATE_TENSOR = "duplicate-tensor"  # (io, slot, op name)
+    ROWS_NOT_READ = "rows-not-read"  # (how many, the first three row faults)
+    ROW_COLUMNS = "row-columns"  # (line, whether cut short (else too long), columns, columns of the header)
+    ROW_BAD = "row-bad"  # (line, the parser's text)
+    META_NOT_STRING = "meta-not-string"  # (key, its kind): a config.json field ignored
+    PARAMETERS_NOT_OBJECT = "parameters-not-object"  # (module call, its kind)
+    CALL_FIELD_NOT_LIST = "call-field-not-list"  # (field, call, its kind, its value in brief)
+    ENTRY_TWICE = "entry-twice"  # (entry name, cut)
+    ENTRY_NOT_OBJECT = "entry-not-object"  # (entry name)
+    HEADER_NAMES_OTHER_OP = "header-names-other-op"  # (header's op name, file name's op name), both in brief
+    NO_TENSORS = "no-tensors"  # (): a raw file whose header lists no input and no output
+
+
+class NamePattern(Word):
+    """The file-name pattern a format's tensor files follow (report/reasons.py spells it out)."""
+
+    MINDSPORE_NPY = "mindspore-npy"
+    MINDSPORE_BIN = "mindspore-bin"
+    CANN_RAW = "cann-raw"
+    CANN_RAW_UNMAPPED = "cann-raw-unmapped"  # a numeric name that mapping.csv does not hold either
 
 
 @dataclass(frozen=True)

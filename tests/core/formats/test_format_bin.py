@@ -183,7 +183,7 @@ def test_bad_names_are_problems_and_nothing_is_written(dump_root):
             if t.problem is None:
                 np.asarray(t.array()).sum()
     assert [p.path for p in dump.problems] == [str(bad)]
-    assert "does not follow" in dump.problems[0].reason
+    assert "does not follow" in say(dump.problems[0].reason)
     assert sorted((str(p), p.stat().st_mtime_ns) for p in root.rglob("*")) == before
 
 

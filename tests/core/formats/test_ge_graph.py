@@ -8,6 +8,7 @@ from helpers.cann_encode import RawOp, Tensor, step_folder, write
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.ge_graph import read_ge_graph, to_ir
 from dumptui.core.model.dump import NameSource
+from dumptui.report.reasons import say
 
 # As GE's OnnxUtils writes it: "ge:" types, "src:index" inputs, ":-1" control edges, "" for an absent input,
 # attributes sorted by name, and fields this reader does not declare (they are skipped).
@@ -88,7 +89,7 @@ def test_a_damaged_graph_is_a_warning_and_the_dump_loads(tmp_path):
     dump = open_dump(str(tmp_path / "dump"))
     assert [op.name for op in dump.ops] == ["Default_relu_ReLU-op6"]
     bad = [p for p in dump.problems if p.path.endswith("_Build.pbtxt")]
-    assert len(bad) == 1 and bad[0].severity == "warning" and "unreadable GE graph" in bad[0].reason
+    assert len(bad) == 1 and bad[0].severity == "warning" and "unreadable GE graph" in say(bad[0].reason)
 
 
 def _as_protobuf_reads_it(path) -> dict:

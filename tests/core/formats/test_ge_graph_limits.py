@@ -13,6 +13,7 @@ from helpers.cann_encode import RawOp, Tensor, step_folder, write
 from dumptui.core.formats import open_dump
 from dumptui.core.formats.ge_graph import read_ge_graph
 from dumptui.core.io import limits
+from dumptui.report.reasons import say
 
 GRAPH_NAME = "ge_onnx_00000070_graph_0_Build.pbtxt"
 
@@ -70,8 +71,8 @@ def test_a_graph_line_past_the_limit_drops_the_graph_with_its_path_and_the_limit
     monkeypatch.setattr(limits, "MAX_GRAPH_LINE", 4096)
     dump = open_dump(dump_path)
     (problem,) = [p for p in dump.problems if p.path == str(graph)]
-    assert problem.severity == "warning" and "longer than 4 KiB" in problem.reason
-    assert "without this graph file" in problem.reason
+    assert problem.severity == "warning" and "longer than 4 KiB" in say(problem.reason)
+    assert "without this graph file" in say(problem.reason)
     assert [op.name for op in dump.ops] == ["Default_block0_Add-op0"] and dump.graph_source != GRAPH_NAME
 
 
@@ -82,5 +83,5 @@ def test_a_graph_file_past_the_limit_is_not_read_and_named(tmp_path, monkeypatch
     monkeypatch.setattr(limits, "MAX_TEXT_FILE", 2048)
     dump = open_dump(dump_path)
     (problem,) = [p for p in dump.problems if p.path == str(graph)]
-    assert problem.severity == "warning" and "more than the 2048 B a graph file may have" in problem.reason
+    assert problem.severity == "warning" and "more than the 2048 B a graph file may have" in say(problem.reason)
     assert [op.name for op in dump.ops] == ["Default_block0_Add-op0"] and dump.graph_source != GRAPH_NAME
