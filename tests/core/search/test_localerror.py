@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from helpers.common import SHARED
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.metrics import compare_arrays
 from dumptui.core.compare.noise import TensorError, fmt_rel, tensor_error
 from dumptui.core.compare.session import Session
@@ -162,7 +163,10 @@ def test_a_diluted_branch_bug_is_found_on_a_clean_pair_with_few_reads(noisy_nets
     assert out.stats.rel_euclid < 0.05 and out.verdict == "diverged"
     assert bi.first_root().pair.name == demo.planted
     n = len(bi.order)
-    assert sum(1 for r in bi.session.ledger.reads() if r.purpose != "precondition") <= 2 * math.ceil(math.log2(n)) + 4
+    assert (
+        sum(1 for r in bi.session.ledger.reads() if r.purpose != Purpose.PRECONDITION)
+        <= 2 * math.ceil(math.log2(n)) + 4
+    )
 
 
 def test_benign_discontinuous_jumps_are_not_roots(noisy_nets):
