@@ -11,8 +11,7 @@ import os
 import numpy as np
 import pytest
 from helpers.cann_encode import ge_graph_text, reencode
-from helpers.common import MS_DUMPS, need_shared
-from helpers.damage import run_main
+from helpers.common import MS_DUMPS, need_shared, run_here
 
 from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.formats import open_dump
@@ -55,7 +54,7 @@ def made(tmp_path_factory):
 
 def bisect_json(ref: str, target: str) -> tuple[int, dict]:
     """`dumptui bisect --json` in this process (the answer about the dumps is the question here)."""
-    code, out, err = run_main("bisect", ref, target, "--json")
+    code, out, err = run_here("bisect", ref, target, "--json")
     assert code in (0, 1), err
     return code, json.loads(out)
 

@@ -10,7 +10,7 @@ import os
 import shutil
 
 import pytest
-from helpers.damage import run_main
+from helpers.common import run_here
 
 from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats.runs import separate_runs
@@ -45,7 +45,7 @@ def _mixed(tmp_path, shift: int) -> tuple[str, str, str]:
 @pytest.mark.parametrize("shift", [-(10**12), 10**12], ids=["stale copies older", "stale copies newer"])
 def test_two_runs_in_one_folder_are_said_never_silently_one(tmp_path, shift):
     ref, target, planted = _mixed(tmp_path, shift)
-    code, out, err = run_main("bisect", ref, target)
+    code, out, err = run_here("bisect", ref, target)
     said = out + err
     assert "two runs in one folder" in said and "remove the other run's files" in said, said[-600:]
     assert code in (1, 2)  # never 0: "no divergence" from half of the files
@@ -56,7 +56,7 @@ def test_two_runs_in_one_folder_are_said_never_silently_one(tmp_path, shift):
 
 
 def test_one_run_is_not_two(demo_pair):
-    code, out, err = run_main("bisect", demo_pair.ref, demo_pair.target)
+    code, out, err = run_here("bisect", demo_pair.ref, demo_pair.target)
     assert code == 1 and "two runs in one folder" not in out + err
 
 
@@ -77,7 +77,7 @@ def _stale_copies(from_dump: str, into_dump: str, kernels: int, shift: int, firs
 
 
 def _json(command: str, ref: str, target: str) -> tuple[int, dict]:
-    code, out, err = run_main(command, ref, target, "--json", "-")
+    code, out, err = run_here(command, ref, target, "--json", "-")
     doc = json.loads(out)
     assert doc["exit"] == code, err
     return code, doc

@@ -252,11 +252,11 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path, comm
     """The headless reports show the search used, each root's gain and replay proof, and compare's columns;
     the numbers in --json are the ones the engine computed. (The commands run in this process: what they write
     is the question here, not how a process starts.)"""
-    from helpers.damage import run_main
+    from helpers.common import run_here
 
     demo = noisy_nets[("fp16", "main")]
     json_path = tmp_path / "b.json"
-    rc, out, err = run_main("bisect", demo.ref, demo.target, "--json", json_path)  # the text still on stdout
+    rc, out, err = run_here("bisect", demo.ref, demo.target, "--json", json_path)  # the text still on stdout
     assert rc == 1, err
     assert "Local-error scan" in out and "proof (replay):" in out
     d = json.loads(json_path.read_text())
@@ -266,7 +266,7 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path, comm
     assert le["replay"]["target_deviation"] > 10 * max(le["replay"]["reference_deviation"], 2.0**-13)
     assert le["gain"] == pytest.approx(le["output_error"] / le["input_error"], rel=1e-9)
     csv_path = tmp_path / "c.csv"
-    rc, out, err = run_main("compare", demo.ref, demo.target, "--csv", csv_path, "--csv-profile", "full")
+    rc, out, err = run_here("compare", demo.ref, demo.target, "--csv", csv_path, "--csv-profile", "full")
     assert rc == 1, err
     import csv
 
@@ -274,7 +274,7 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path, comm
         rows = [r for r in csv.DictReader(fh) if r["Root"] == "Yes"]
     assert [r["Bench Name"] for r in rows] == [demo.planted]
     benign = noisy_nets[("fp16", None)]
-    rc, out, err = run_main("bisect", benign.ref, benign.target)
+    rc, out, err = run_here("bisect", benign.ref, benign.target)
     assert rc == 0 and "Benign" in out and "carried from precision noise" in out
-    rc, out, err = run_main("compare", benign.ref, benign.target, "--json")
+    rc, out, err = run_here("compare", benign.ref, benign.target, "--json")
     assert rc == 0 and json.loads(out)["roots"] == [] and json.loads(out)["benign"]
