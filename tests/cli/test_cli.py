@@ -1,4 +1,6 @@
-"""The headless commands end to end (subprocess `python -m dumptui ...`), on the demo pair."""
+"""The headless commands end to end on the demo pair: as a process (`python -m dumptui ...`: the JSON and text
+of bisect, bad input, --help, the streams) and, where the question is what a command answers, in the test's
+process (`run_here`: the same code without a Python start per command)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,11 @@ import json
 import os
 
 import numpy as np
-from helpers.common import REPO, run_cli
+import pytest
+from helpers.common import REPO, run_cli, run_here
+
+# the in-process commands of the module share one pool of worker processes
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def test_bisect_json_demo(demo_pair):
@@ -32,7 +38,7 @@ def test_bisect_text_demo(demo_pair):
 
 
 def test_bisect_no_divergence_exit_0(demo_pair):
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.ref, "--json")
+    rc, out, err = run_here("bisect", demo_pair.ref, demo_pair.ref, "--json")
     assert rc == 0, err
     assert json.loads(out)["culprit"] is None
 
@@ -40,32 +46,32 @@ def test_bisect_no_divergence_exit_0(demo_pair):
 def test_thresholds_change_the_verdict(demo_pair):
     """Without the replay and with a gain of 0.5, an op of the benign fp16 region (where rounding error grows
     a little) becomes a root: the flags reach the verdict."""
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--no-replay", "--gain", "0.5")
+    rc, out, err = run_here("bisect", demo_pair.ref, demo_pair.target, "--json", "--no-replay", "--gain", "0.5")
     assert rc == 1, err
     d = json.loads(out)
     assert d["culprit"]["ref"] != demo_pair.planted
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--floor", "float16=nonsense")
+    rc, out, err = run_here("bisect", demo_pair.ref, demo_pair.target, "--json", "--floor", "float16=nonsense")
     assert rc == 2 and "--floor float16=nonsense" in err
 
 
 def test_ignore_option_hides_the_planted_divergence(demo_pair, tmp_path):
     ign = tmp_path / "ignore.txt"
     ign.write_text("# everything after the fp16 region is known noise here\n*:output.*\n")
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json", "--ignore-file", ign)
+    rc, out, err = run_here("bisect", demo_pair.ref, demo_pair.target, "--json", "--ignore-file", ign)
     # every output ignored: nothing judged is no answer (exit 2, issue 36), never "no divergence"
     assert rc == 2 and any("every op's outputs are ignored" in u for u in json.loads(out)["undecided"]), err
-    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--json", "--ignore", "*/Add-op0")
+    rc, out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--json", "--ignore", "*/Add-op0")
     d = json.loads(out)
     adds = [o for o in d["ops"] if o["ref"] and o["ref"].endswith("/Add-op0")]
     assert adds and all(t["verdict"] == "ignored" for o in adds for t in o["inputs"] + o["outputs"])
 
 
 def test_compare_table_csv_json(demo_pair, tmp_path):
-    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--only-diverged")
+    rc, out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--only-diverged")
     assert rc == 1, err
     assert "diverged" in out and demo_pair.planted in out
     path = tmp_path / "out.csv"
-    rc, _, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl", "--csv-profile", "full")
+    rc, _, err = run_here("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--kl", "--csv-profile", "full")
     with open(path) as fh:
         rows = list(csv.DictReader(fh))
     assert {
@@ -100,7 +106,7 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
     q = (x - x.min()) / (x.max() - x.min()) + 1e-12
     p, q = p / p.sum(), q / q.sum()
     assert abs(float(planted[0]["KullbackLeiblerDivergence"]) - float(np.sum(p * np.log(p / q)))) < 1e-9
-    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--json", "--only-diverged")
+    rc, out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--json", "--only-diverged")
     d = json.loads(out)
     assert d["ops"] and all(
         o["verdict"] in ("diverged",) or any(t["verdict"] == "diverged" for t in o["inputs"]) for o in d["ops"]
@@ -109,18 +115,18 @@ def test_compare_table_csv_json(demo_pair, tmp_path):
 
 def test_compare_refuses_to_write_inside_a_dump(demo_pair):
     inside = os.path.join(demo_pair.ref, "rank_0", "out.csv")
-    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", inside)
+    rc, out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--csv", inside)
     assert rc == 2 and "refusing to write inside the dump folder" in err
     assert not os.path.exists(inside)
 
 
 def test_info_and_inspect(demo_pair):
-    rc, out, err = run_cli("info", demo_pair.target)
+    rc, out, err = run_here("info", demo_pair.target)
     assert rc == 0, err
     assert "mindspore-npy" in out and "58 kernels" in out and "every tensor file is readable" in out
     d = os.path.join(demo_pair.ref, "rank_0", "Net", "0", "0")
     f = sorted(os.listdir(d))[0]
-    rc, out, err = run_cli("inspect", os.path.join(d, f), "--json")
+    rc, out, err = run_here("inspect", os.path.join(d, f), "--json")
     assert rc == 0, err
     info = json.loads(out)
     arr = np.load(os.path.join(d, f))
@@ -134,7 +140,7 @@ def test_inspect_reports_header_payload_mismatch(tmp_path):
     with open(p, "wb") as fh:
         np.lib.format.write_array_header_1_0(fh, np.lib.format.header_data_from_array_1_0(np.zeros(4, np.float16)))
         fh.write(np.array([1, 2, 3, 4], np.float32).tobytes())
-    rc, out, err = run_cli("inspect", p)
+    rc, out, err = run_here("inspect", p)
     assert rc == 0, err
     assert "damaged" in out and "read as float32" in out and "1, 2, 3, 4" in out
 
@@ -153,7 +159,7 @@ def test_bad_input_exit_2_with_path_and_reason(tmp_path, demo_pair):
 
 
 def test_demo_command(tmp_path):
-    rc, out, err = run_cli("demo", tmp_path / "d", "--ops", "30", "--size", "64")
+    rc, out, err = run_here("demo", tmp_path / "d", "--ops", "30", "--size", "64")
     assert rc == 0, err
     assert "planted divergence" in out
     assert os.path.isdir(tmp_path / "d" / "ref" / "rank_0" / "graphs")
@@ -201,7 +207,7 @@ def test_pair_options_from_the_command_line_per_side():
 def test_unreadable_option_file_names_the_file(demo_pair, tmp_path):
     """A --map or --ignore-file that cannot be read: the path and the reason, exit 2."""
     missing = tmp_path / "no-map.csv"
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--map", missing)
+    rc, out, err = run_here("bisect", demo_pair.ref, demo_pair.target, "--map", missing)
     assert rc == 2 and f"{missing}: No such file or directory" in err
 
 
@@ -213,7 +219,7 @@ def test_bisect_history_numbers_ops_as_everywhere_else(demo_pair):
 
     from dumptui.options.pair import PairOptions, make_session, open_pair
 
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target)
+    rc, out, err = run_here("bisect", demo_pair.ref, demo_pair.target)
     assert rc == 1, err
     options = PairOptions(demo_pair.ref, demo_pair.target)
     pairs = make_session(options, *open_pair(options)).alignment.pairs
@@ -251,7 +257,7 @@ def test_demo_says_how_much_it_writes_and_refuses_what_does_not_fit(tmp_path, mo
 
     for ops, size in ((60, 4096), (300, 1000)):
         out = tmp_path / f"d{ops}"
-        rc, _out, err = run_cli("demo", out, "--ops", ops, "--size", size)
+        rc, _out, err = run_here("demo", out, "--ops", ops, "--size", size)
         assert rc == 0 and "writing about" in err
         written = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
         assert 0.75 * written <= demo_cmd.estimated_bytes(ops, size) <= 1.25 * written, (ops, size, written)
