@@ -93,7 +93,6 @@ INPUT_WORDS = {
     "formats/npy_folder": 2,
     "formats/statistic_csv": 2,
     "index/cache": 3,
-    "io/jsonstream": 3,
 }
 
 

@@ -16,8 +16,9 @@ from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.io.fault import Fault, FileKind, Flaw, NamePattern, set_wording
+from dumptui.core.io.fault import Fault, FileKind, Flaw, JsonPart, NamePattern, set_wording
 from dumptui.core.io.indexing_progress import Stage
+from dumptui.core.io.limits import size_words
 from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
@@ -922,6 +923,15 @@ NAME_PATTERN_WORDS: dict[NamePattern, str] = {
 }
 
 
+# the part of a JSON document a fault names, its key (a repr) in `{key}`
+JSON_PART_WORDS: dict[JsonPart, str] = {
+    JsonPart.DOCUMENT: "the document",
+    JsonPart.KEY: "a key",
+    JsonPart.MEMBER: "member {key}",
+    JsonPart.RECORD: "the record of {key}",
+}
+
+
 def _rows_not_read(n: int, first: tuple[str, ...]) -> str:
     more = f" (and {n - 3} more)" if n > 3 else ""
     return f"{n} row{'s' if n != 1 else ''} not read: {'; '.join(first)}{more}"
@@ -956,6 +966,10 @@ _FAULT_WORDS.update(
             f"its header names the op {header}, its file name {file}: named by its file name"
         ),
         Flaw.NO_TENSORS: lambda: "holds no input and no output: nothing to compare",
+        Flaw.RECORD_TOO_LARGE: lambda part, key, at, limit: (
+            f"{JSON_PART_WORDS[part].format(key=key)} at character {at} is larger than {size_words(limit)} "
+            "(not read: no valid record is that large)"
+        ),
     }
 )
 

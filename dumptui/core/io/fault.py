@@ -26,6 +26,15 @@ class FileKind(Word):
     OTHER = "other"
 
 
+class JsonPart(Word):
+    """Which part of a JSON document a fault names (io/jsonstream.py)."""
+
+    DOCUMENT = "document"  # the whole document (not an object)
+    KEY = "key"  # a member's key
+    MEMBER = "member"  # a top-level member, by its key
+    RECORD = "record"  # a member of the object read one member at a time (msprobe's `data`), by its key
+
+
 class Flaw(Word):
     """What a fault says; its values are in `Fault.args`, in the order report/reasons.py documents."""
 
@@ -99,6 +108,8 @@ class Flaw(Word):
     ENTRY_NOT_OBJECT = "entry-not-object"  # (entry name)
     HEADER_NAMES_OTHER_OP = "header-names-other-op"  # (header's op name, file name's op name), both in brief
     NO_TENSORS = "no-tensors"  # (): a raw file whose header lists no input and no output
+    # a JSON document read one member at a time (io/jsonstream.py)
+    RECORD_TOO_LARGE = "record-too-large"  # (JsonPart, its key's repr or "", at character, the limit in bytes)
 
 
 class NamePattern(Word):

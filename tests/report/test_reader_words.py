@@ -1,0 +1,45 @@
+"""What the readers hand out as codes (core/io/fault.py, the dumps' variants) is worded in report/reasons.py, in
+the words the readers used to build themselves: each code here against its sentence, written out."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from dumptui.core.io import jsonstream
+from dumptui.core.io.fault import Fault, Flaw, JsonPart
+from dumptui.report.reasons import _FAULT_WORDS, say
+
+
+def test_every_fault_code_has_words():
+    assert set(Flaw) == set(_FAULT_WORDS), set(Flaw) ^ set(_FAULT_WORDS)
+
+
+@pytest.mark.parametrize(
+    ("part", "key", "words"),
+    [
+        (JsonPart.DOCUMENT, "", "the document at character 7 is larger than 16 MiB"),
+        (JsonPart.KEY, "", "a key at character 7 is larger than 16 MiB"),
+        (JsonPart.MEMBER, "'task'", "member 'task' at character 7 is larger than 16 MiB"),
+        (
+            JsonPart.RECORD,
+            "'Functional.linear.0'",
+            "the record of 'Functional.linear.0' at character 7 is larger than 16 MiB",
+        ),
+    ],
+)
+def test_a_record_too_large_is_worded_with_its_part_place_and_limit(part, key, words):
+    said = say(Fault(Flaw.RECORD_TOO_LARGE, (part, key, 7, 16 << 20)))
+    assert said == words + " (not read: no valid record is that large)"
+
+
+def test_a_streamed_record_too_large_carries_its_fault_and_says_it():
+    text = '{"task": "x", "data": {"a": {"v": "' + "x" * 5000 + '"}}}'
+    with pytest.raises(jsonstream.RecordTooLarge) as e:
+        list(jsonstream.members(io.BytesIO(text.encode()), "data", 1000))
+    assert e.value.fault == Fault(Flaw.RECORD_TOO_LARGE, (JsonPart.RECORD, "'a'", 28, 1000))
+    assert (
+        str(e.value)
+        == "the record of 'a' at character 28 is larger than 1000 B (not read: no valid record is that large)"
+    )
