@@ -86,13 +86,11 @@ INPUT_WORDS = {
     "formats/cann": 5,
     "formats/cann_file": 3,
     "formats/cann_proto": 1,
-    "formats/indexproc": 2,
     "formats/mindspore": 7,
     "formats/mindspore_bin": 4,
     "formats/msprobe": 2,
     "formats/npy_folder": 2,
     "formats/statistic_csv": 2,
-    "index/cache": 3,
 }
 
 

@@ -970,6 +970,12 @@ _FAULT_WORDS.update(
             f"{JSON_PART_WORDS[part].format(key=key)} at character {at} is larger than {size_words(limit)} "
             "(not read: no valid record is that large)"
         ),
+        Flaw.CACHE_INSIDE_DUMP: lambda folder: f"the cache folder {folder} is inside the dump",
+        Flaw.DUMP_TOO_RECENT: lambda seconds: f"the dump changed less than {seconds:g} s ago",
+        Flaw.DUMP_NOT_LOOKED_AT: lambda: "the dump folder cannot be looked at",
+        Flaw.NOT_CACHED: lambda name, text: f"not cached: {name}: {text}",
+        Flaw.NOT_STORED: lambda: "not stored in the index cache",
+        Flaw.INDEXING_PROCESS_FAILED: lambda text: f"indexing process failed: {text}",
     }
 )
 

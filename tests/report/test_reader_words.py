@@ -43,3 +43,22 @@ def test_a_streamed_record_too_large_carries_its_fault_and_says_it():
         str(e.value)
         == "the record of 'a' at character 28 is larger than 1000 B (not read: no valid record is that large)"
     )
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        (
+            Fault(Flaw.CACHE_INSIDE_DUMP, ("/d/rank_0/dumptui",)),
+            "the cache folder /d/rank_0/dumptui is inside the dump",
+        ),
+        (Fault(Flaw.DUMP_TOO_RECENT, (2.0,)), "the dump changed less than 2 s ago"),
+        (Fault(Flaw.DUMP_TOO_RECENT, (0.5,)), "the dump changed less than 0.5 s ago"),
+        (Fault(Flaw.DUMP_NOT_LOOKED_AT), "the dump folder cannot be looked at"),
+        (Fault(Flaw.NOT_CACHED, ("OSError", "disk full")), "not cached: OSError: disk full"),
+        (Fault(Flaw.NOT_STORED), "not stored in the index cache"),
+        (Fault(Flaw.INDEXING_PROCESS_FAILED, ("killed",)), "indexing process failed: killed"),
+    ],
+)
+def test_why_an_index_is_not_cached_is_worded(fault, words):
+    assert say(fault) == words

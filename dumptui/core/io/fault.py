@@ -110,6 +110,13 @@ class Flaw(Word):
     NO_TENSORS = "no-tensors"  # (): a raw file whose header lists no input and no output
     # a JSON document read one member at a time (io/jsonstream.py)
     RECORD_TOO_LARGE = "record-too-large"  # (JsonPart, its key's repr or "", at character, the limit in bytes)
+    # why a dump's index is not stored in the index cache (index/cache.py, formats/indexproc.py)
+    CACHE_INSIDE_DUMP = "cache-inside-dump"  # (the cache folder)
+    DUMP_TOO_RECENT = "dump-too-recent"  # (seconds): it changed less than that ago
+    DUMP_NOT_LOOKED_AT = "dump-not-looked-at"  # (): the dump folder cannot be looked at
+    NOT_CACHED = "not-cached"  # (error class name, the error's text): writing the entry failed
+    NOT_STORED = "not-stored"  # (): a child process indexed it, and no current entry is there
+    INDEXING_PROCESS_FAILED = "indexing-process-failed"  # (the error's text): a child process died
 
 
 class NamePattern(Word):
