@@ -85,7 +85,6 @@ EXCEPTION_WORDS = {
 INPUT_WORDS = {
     "formats/cann": 5,
     "formats/cann_file": 3,
-    "formats/cann_proto": 1,
     "formats/mindspore": 7,
     "formats/mindspore_bin": 4,
     "formats/msprobe": 2,

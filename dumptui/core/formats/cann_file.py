@@ -159,7 +159,9 @@ def _tensor(
         return unreadable(problem)
     storage = dtypes.storage(dtype) if dtype else None
     if dtype is None or storage is None:
-        return unreadable(Fault(Flaw.DTYPE_NOT_DECODED, (type_name,)))
+        unsettled = _proto().unsettled(proto.data_type)
+        name = Fault(Flaw.DTYPE_UNSETTLED, (proto.data_type,)) if unsettled else type_name
+        return unreadable(Fault(Flaw.DTYPE_NOT_DECODED, (name,)))
     expected = limits.elements(device) * storage.itemsize
     if size != expected:
         return unreadable(Fault(Flaw.RAW_PAYLOAD_MISMATCH, (size, declared, expected)))

@@ -80,7 +80,7 @@ class Flaw(Word):
     PT_STORAGE_SMALL = "pt-storage-small"  # ()
     PT_STORAGE_DECLARES = "pt-storage-declares"  # (bytes declared, bytes held)
     # CANN raw dump files (formats/cann_file.py, formats/cann_proto.py)
-    DTYPE_NOT_DECODED = "dtype-not-decoded"  # (type name)
+    DTYPE_NOT_DECODED = "dtype-not-decoded"  # (type name, or the DTYPE_UNSETTLED fault of its number)
     DTYPE_UNSETTLED = "dtype-unsettled"  # (type number): CANN releases disagree on types 28 and up
     RAW_PAYLOAD_MISMATCH = "raw-payload-mismatch"  # (payload bytes, declared, its bytes)
     SHORT_FOR_HEADER = "short-for-header"  # (file bytes)
