@@ -19,7 +19,7 @@ from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.fault import Fault, FileKind, Flaw, JsonPart, NamePattern, set_wording
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.limits import size_words
-from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
+from dumptui.core.model.dump import FormatName, NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -932,6 +932,21 @@ JSON_PART_WORDS: dict[JsonPart, str] = {
 }
 
 
+# what each reader recognises (formats/registry.py's readers, by the format they name), for a folder none does
+EXPECTED_WORDS: dict[FormatName, str] = {
+    FormatName.MINDSPORE_NPY: "a MindSpore dump (rank_N/, .npy or statistic.csv files)",
+    FormatName.MINDSPORE_BIN: "a MindSpore 1.x .bin dump",
+    FormatName.MSPROBE: "an msprobe dump (dump.json)",
+    FormatName.CANN_RAW: "a CANN / ACL raw dump ({op_type}.{op_name}.{task}.{stream}.{timestamp} files)",
+    FormatName.NPY_FOLDER: "a folder of .npy files",
+}
+
+
+def _no_dump_found(*formats: str) -> str:
+    *others, last = [EXPECTED_WORDS[FormatName(f)] for f in formats]
+    return f"no dump found: expected {', '.join(others)}, or {last}"
+
+
 def _rows_not_read(n: int, first: tuple[str, ...]) -> str:
     more = f" (and {n - 3} more)" if n > 3 else ""
     return f"{n} row{'s' if n != 1 else ''} not read: {'; '.join(first)}{more}"
@@ -970,6 +985,7 @@ _FAULT_WORDS.update(
             f"{JSON_PART_WORDS[part].format(key=key)} at character {at} is larger than {size_words(limit)} "
             "(not read: no valid record is that large)"
         ),
+        Flaw.NO_DUMP_FOUND: _no_dump_found,
         Flaw.CACHE_INSIDE_DUMP: lambda folder: f"the cache folder {folder} is inside the dump",
         Flaw.DUMP_TOO_RECENT: lambda seconds: f"the dump changed less than {seconds:g} s ago",
         Flaw.DUMP_NOT_LOOKED_AT: lambda: "the dump folder cannot be looked at",

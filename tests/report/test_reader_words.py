@@ -69,3 +69,14 @@ def test_a_cann_data_type_not_decoded_is_worded_by_name_or_by_its_unsettled_numb
     assert say(Fault(Flaw.DTYPE_NOT_DECODED, (Fault(Flaw.DTYPE_UNSETTLED, (29,)),))) == (
         "data type data type 29 (CANN releases disagree on types 28 and up) is not decoded (no numpy type holds it)"
     )
+
+
+def test_a_folder_with_no_dump_is_worded_with_what_each_reader_expects():
+    assert say(Fault(Flaw.NO_DUMP_FOUND, ("msprobe", "npy-folder"))) == (
+        "no dump found: expected an msprobe dump (dump.json), or a folder of .npy files"
+    )
+    assert say(Fault(Flaw.NO_DUMP_FOUND, ("mindspore-bin", "cann-raw", "mindspore-npy"))) == (
+        "no dump found: expected a MindSpore 1.x .bin dump, a CANN / ACL raw dump "
+        "({op_type}.{op_name}.{task}.{stream}.{timestamp} files), or a MindSpore dump (rank_N/, .npy or "
+        "statistic.csv files)"
+    )

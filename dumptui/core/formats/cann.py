@@ -295,7 +295,6 @@ class CannRawReader:
     formats = (FORMAT,)
     # before mindspore-npy, whose rank-folder test also matches a MindSpore async dump of raw files
     priority = 40
-    expects = "a CANN / ACL raw dump ({op_type}.{op_name}.{task}.{stream}.{timestamp} files)"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

@@ -427,7 +427,6 @@ class MindSporeNpyReader:
     name = FormatName.MINDSPORE_NPY
     formats = (FormatName.MINDSPORE_NPY, FormatName.MINDSPORE_STATISTIC)
     priority = 20
-    expects = "a MindSpore dump (rank_N/, .npy or statistic.csv files)"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

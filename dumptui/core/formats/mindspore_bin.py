@@ -394,7 +394,6 @@ class MindSporeBinReader:
     # before mindspore-npy: a 1.x device folder holds graphs/ and execution_order/ too, which that reader takes
     # for a rank folder
     priority = 30
-    expects = "a MindSpore 1.x .bin dump"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

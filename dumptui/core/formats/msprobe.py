@@ -607,7 +607,6 @@ class MsprobeReader:
     name = FormatName.MSPROBE
     formats = (FormatName.MSPROBE, FormatName.MSPROBE_STATISTICS)
     priority = 40  # a dump.json names the format outright
-    expects = "an msprobe dump (dump.json)"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

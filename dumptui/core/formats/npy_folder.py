@@ -105,7 +105,6 @@ class NpyFolderReader:
     name = FormatName.NPY_FOLDER
     formats = (FormatName.NPY_FOLDER,)
     priority = 0
-    expects = "a folder of .npy files"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

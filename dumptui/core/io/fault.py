@@ -89,6 +89,8 @@ class Flaw(Word):
     RAW_DATA_SIZE = "raw-data-size"  # (io, slot, bytes of data, size field)
     NOT_RAW_TOO_LARGE = "not-raw-too-large"  # (why not the current layout: a Fault)
     NOT_RAW = "not-raw"  # (why not the current layout: a Fault)
+    # a folder that holds no dump (formats/registry.py)
+    NO_DUMP_FOUND = "no-dump-found"  # (the readers' format names, in the order of READERS): what each expects
     # a file or record of a dump folder that is not used, or used with a caveat (formats/)
     FOREIGN_FILE = "foreign-file"  # (): no dump tensor file, ignored
     MISNAMED = "misnamed"  # (NamePattern the name does not follow)
