@@ -15,6 +15,9 @@ from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.verdict import Verdict
+from dumptui.core.formats.cann_file import RawLayout, RawNameStyle
+from dumptui.core.formats.mindspore import DtypeSuffix
+from dumptui.core.formats.statistic_csv import StatisticHeader
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.fault import Fault, FileKind, Flaw, JsonPart, NamePattern, set_wording
 from dumptui.core.io.indexing_progress import Stage
@@ -150,6 +153,34 @@ STAGE_WORDS: dict[Stage, tuple[str, str]] = {
 
 
 # ------------------------------------------------------------------------------------------ numbers in words
+# how a dump spells things (Dump.variant's values)
+DTYPE_SUFFIX_WORDS: dict[DtypeSuffix, str] = {
+    DtypeSuffix.WITH: "with .{dtype} suffix",
+    DtypeSuffix.WITHOUT: "without .{dtype} suffix",
+    DtypeSuffix.MIXED: "mixed .{dtype} suffix",
+}
+STATISTIC_HEADER_WORDS: dict[StatisticHeader, str] = {
+    StatisticHeader.V16_22: "1.6-2.2",
+    StatisticHeader.L2_MD5: "1.6+ with L2 Value/MD5",
+    StatisticHeader.CONFIGURABLE: "2.4+ configurable statistic_category",
+    StatisticHeader.EMPTY: "empty",
+}
+CANN_TREE_WORDS: dict[str, str] = {  # formats/cann_locate.py's StepFolder.tree
+    "acl": "ACL dump tree",
+    "mindspore": "MindSpore async dump (rank tree)",
+    "folder": "a folder of raw files",
+}
+RAW_NAME_WORDS: dict[RawNameStyle, str] = {
+    RawNameStyle.CURRENT: "current",
+    RawNameStyle.NO_STREAM: "no stream id (old CANN)",
+    RawNameStyle.FFTS: "FFTS+",
+}
+RAW_LAYOUT_WORDS: dict[RawLayout, str] = {
+    RawLayout.LENGTH_PREFIXED: "length-prefixed header",
+    RawLayout.WHOLE_FILE: "whole-file DumpData",
+}
+
+
 def floor_words(dtype: str, floor: float) -> str:
     return f"{dtype} floor {fmt_rel(floor)}" if dtype else f"floor {fmt_rel(floor)}"
 
@@ -718,6 +749,26 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.MAP_OP_NOT_FOUND: lambda side, name: f"map file: {side} op {name} not found",
     Why.MAP_ALREADY_PAIRED: lambda a, b: f"map file: {a} or {b} is already paired",
     Why.IDENTICAL_FILES: lambda: "bitwise equal (identical files)",
+    Why.MINDSPORE_NPY_VARIANT: lambda short, suffix: (
+        ("short op names in file names (r1.3-2.3 style)" if short else "full scope names in file names")
+        + ", "
+        + DTYPE_SUFFIX_WORDS[suffix]
+    ),
+    Why.STATISTIC_CSV_VARIANT: lambda header: f"statistic.csv only ({STATISTIC_HEADER_WORDS[header]})",
+    Why.MINDSPORE_BIN_VARIANT: lambda cpu: (
+        "MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
+        + (", no device_{id} level (CPU)" if cpu else "")
+    ),
+    Why.MSPROBE_VARIANT: lambda task, level, framework: f"msprobe task {task}, level {level}, framework {framework}",
+    Why.NPY_FOLDER_VARIANT: lambda: "one tensor per .npy file, op names from file names",
+    Why.CANN_RAW_VARIANT: lambda tree, names, layouts, graph, fused: "; ".join(
+        [
+            f"CANN raw dump files, {CANN_TREE_WORDS[tree]}",
+            "names: " + ", ".join(sorted(RAW_NAME_WORDS[n] for n in names)),
+            "layout: " + ", ".join(sorted(RAW_LAYOUT_WORDS.get(lay, "") for lay in layouts)),
+        ]
+        + ([f"GE graph {graph}" + (f", {fused} fused ops" if fused else "")] if graph is not None else [])
+    ),
     Why.NO_GRAPH_FILE: lambda: "no graph file: inputs cannot be traced to their producers",
     Why.ORDER_FROM_FILE_NAMES: lambda no_graph: (
         "no execution-order csv and no graph file: order follows file names"

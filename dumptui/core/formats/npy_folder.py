@@ -83,7 +83,7 @@ def open_npy_folder(path: str) -> Dump:
         path=path,
         root=os.path.abspath(path),
         format=FormatName.NPY_FOLDER,
-        variant="one tensor per .npy file, op names from file names",
+        variant=because(Why.NPY_FOLDER_VARIANT),
     )
     groups = _group_files(path, dump.problems)
     if not groups:

@@ -23,9 +23,11 @@ from helpers.cann_encode import (
 )
 
 from dumptui.core.formats import detect, open_dump
+from dumptui.core.formats.cann_file import RawLayout, RawNameStyle
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.model.dump import NameSource
+from dumptui.core.model.reason import Why
 from dumptui.report.reasons import say, say_all
 
 
@@ -64,7 +66,10 @@ def test_every_dtype_and_layout_decodes_to_the_original(tmp_path, layout):
     assert conv.inputs[1].fmt == "FRACTAL_Z" and conv.inputs[1].dtype == "float16"
     bf16 = next(op for op in dump.ops if op.file_name == "Default_id2-Identity_Identity-op2")
     assert bf16.outputs[0].dtype == "bfloat16"  # shown as bf16, widened for comparison
-    assert ("whole-file" in dump.variant) == (layout == "whole")
+    assert dump.variant is not None and dump.variant.code is Why.CANN_RAW_VARIANT
+    tree, names, layouts, graph, _fused = dump.variant.args
+    assert (tree, names, graph) == ("acl", (RawNameStyle.CURRENT,), None)
+    assert layouts == ((RawLayout.WHOLE_FILE,) if layout == "whole" else (RawLayout.LENGTH_PREFIXED,))
     assert [op.timestamp for op in dump.ops] == sorted(op.timestamp for op in dump.ops)  # timestamps: the order
 
 
@@ -176,7 +181,7 @@ def test_name_variants_mapping_and_dumpdata_op_name(tmp_path):
     names = {op.name: op for op in dump.ops}
     assert set(names) == {"Default_Relu-op1", "Default_Add-op2", numbered.full_name}
     assert names[numbered.full_name].name_source is NameSource.DUMPDATA
-    assert "no stream id (old CANN)" in dump.variant and "FFTS+" in dump.variant
+    assert dump.variant is not None and set(dump.variant.args[1]) == set(RawNameStyle)  # every style of name
 
 
 def test_tree_levels_and_selection(tmp_path):
@@ -273,6 +278,7 @@ def test_mindspore_async_dump_of_raw_files(tmp_path):
     assert detect(str(tmp_path)) == "cann-raw"
     dump = open_dump(str(tmp_path))
     assert [op.name for op in dump.ops] == [conv, relu] and dump.rank == "0" and dump.iterations == {"0": "0"}
-    assert "MindSpore async dump" in dump.variant and dump.graph_source.endswith(".ir")
+    assert dump.variant is not None and dump.variant.args[0] == "mindspore"  # the tree: a MindSpore async dump
+    assert dump.graph_source.endswith(".ir")
     assert list(dump.graph.predecessors(relu)) == [conv]
     assert np.array_equal(dump.op(relu).inputs[0].array(), x)
