@@ -944,7 +944,9 @@ _FAULT_WORDS: dict[Flaw, Callable[..., str]] = {
     Flaw.PT_NON_CONTIGUOUS: lambda strides: f"non-contiguous tensor (strides {strides}) not supported",
     Flaw.PT_STORAGE_SMALL: lambda: "storage smaller than the tensor",
     Flaw.PT_STORAGE_DECLARES: lambda declared, held: f"storage declares {declared} B, its zip member holds {held} B",
-    Flaw.DTYPE_NOT_DECODED: lambda name: f"data type {name} is not decoded (no numpy type holds it)",
+    Flaw.DTYPE_NOT_DECODED: lambda name: (
+        f"{name if name.startswith('data type ') else 'data type ' + name} is not decoded (no numpy type holds it)"
+    ),
     Flaw.DTYPE_UNSETTLED: lambda number: f"data type {number} (CANN releases disagree on types 28 and up)",
     Flaw.RAW_PAYLOAD_MISMATCH: lambda size, declared, expected: f"payload {size} B, but {declared} is {expected} B",
     Flaw.SHORT_FOR_HEADER: lambda size: f"file of {size} B is too short for the 8-byte header length",

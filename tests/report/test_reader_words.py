@@ -72,7 +72,7 @@ def test_why_an_index_is_not_cached_is_worded(fault, words):
 def test_a_cann_data_type_not_decoded_is_worded_by_name_or_by_its_unsettled_number():
     assert say(Fault(Flaw.DTYPE_NOT_DECODED, ("STRING",))) == "data type STRING is not decoded (no numpy type holds it)"
     assert say(Fault(Flaw.DTYPE_NOT_DECODED, (Fault(Flaw.DTYPE_UNSETTLED, (29,)),))) == (
-        "data type data type 29 (CANN releases disagree on types 28 and up) is not decoded (no numpy type holds it)"
+        "data type 29 (CANN releases disagree on types 28 and up) is not decoded (no numpy type holds it)"
     )
 
 
