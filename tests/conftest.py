@@ -152,7 +152,9 @@ def _starts_processes(path: str) -> bool:
             text = fh.read()
     except OSError:
         return False
-    return any(word in text for word in ("run_cli", "subprocess", "multiprocessing", "shared_processes"))
+    # run_here: the CLI in this process, its module's commands sharing a pool of worker processes
+    words = ("run_cli", "run_here", "subprocess", "multiprocessing", "shared_processes")
+    return any(word in text for word in words)
 
 
 def pytest_collection_modifyitems(config, items):

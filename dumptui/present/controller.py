@@ -22,6 +22,7 @@ from typing import Any
 from dumptui.core.compare import elements
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.elements import WorstElement
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
@@ -313,7 +314,7 @@ class PairController:
         """The op's numbers (its tensor pairs read and compared when not yet) and where its inputs come from."""
         session = self.opened
         pair = session.alignment.pairs[index]
-        return self.judged_op(session.op_result(pair, purpose="view")), relations.relations_of(session, pair)
+        return self.judged_op(session.op_result(pair, purpose=Purpose.VIEW)), relations.relations_of(session, pair)
 
     def all_compared(self, index: int) -> bool:
         """Every tensor pair of the op is compared already: its detail needs no read (cached lookups)."""
@@ -394,7 +395,7 @@ class PairController:
         local errors and roots the run's judgement."""
         session = self.opened
         judgement = self.run_judgement()
-        results = [judgement.op(session.op_result(p, purpose="view")) for p in session.alignment.pairs]
+        results = [judgement.op(session.op_result(p, purpose=Purpose.VIEW)) for p in session.alignment.pairs]
         out = io.StringIO()
         rows = write_profile(out, profile, session.ref, session.target, results, judgement)
         return out.getvalue(), rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import (
     MIN_BYTES_FOR_PROCESSES,
@@ -44,7 +45,7 @@ def evaluate_all(
     workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-    purpose: str = "compare",
+    purpose: Purpose = Purpose.COMPARE,
     ready: Callable[[OpResult], None] | None = None,
 ) -> list[OpResult]:
     """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`.
@@ -98,7 +99,7 @@ def _settle_without_reading(
     jobs: list[tuple[OpPair, InOut, int, TensorRef | None, TensorRef | None]],
     counter: _Progress,
     cancelled: Callable[[], bool] | None,
-    purpose: str,
+    purpose: Purpose,
 ) -> list[tuple[Job, Prechecked]]:
     """The jobs the precheck settles are stored; the others, with what the precheck found, are returned."""
     heavy: list[tuple[Job, Prechecked]] = []
@@ -121,7 +122,7 @@ def _here(
     heavy: list[tuple[Job, Prechecked]],
     counter: _Progress,
     cancelled: Callable[[], bool] | None,
-    purpose: str,
+    purpose: Purpose,
 ) -> None:
     """The jobs computed in this process, HERE_SLICE at a time (small pairs together: smallpairs.py); the
     precheck's findings are used as they are (it is not run twice)."""
@@ -141,7 +142,7 @@ def _in_executor(
     heavy: list[tuple[Job, Prechecked]],
     counter: _Progress,
     cancelled: Callable[[], bool] | None,
-    purpose: str,
+    purpose: Purpose,
 ) -> None:
     jobs = [pair_job(i, job[3], job[4], pre[0]) for i, (job, pre) in enumerate(heavy)]
     for idx, st, err in executor.run(jobs, session.kl, cancelled):
@@ -150,7 +151,7 @@ def _in_executor(
         counter.tick()
 
 
-def _keep(session: Session, job: Job, pre: Prechecked, st: PairStats | None, err: str | None, purpose: str) -> None:
+def _keep(session: Session, job: Job, pre: Prechecked, st: PairStats | None, err: str | None, purpose: Purpose) -> None:
     """One computed pair's result (or why it could not be read) judged and kept in the session."""
     pair, io, slot, r, t = job
     if st is None:

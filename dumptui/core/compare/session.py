@@ -14,7 +14,7 @@ from functools import partial
 from typing import cast
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
-from dumptui.core.compare.ledger import ReadLedger
+from dumptui.core.compare.ledger import Purpose, ReadLedger
 from dumptui.core.compare.metrics import ElementTolerance, compare_tensors, side_stats
 from dumptui.core.compare.pairstats import PairStats, SideStats
 from dumptui.core.compare.processes import PairExecutor
@@ -124,7 +124,13 @@ class Session:
         return self._cache.get(pair_key(ref, target))
 
     def tensor_result(
-        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self,
+        pair: OpPair,
+        io: InOut,
+        slot: int,
+        ref: TensorRef | None,
+        target: TensorRef | None,
+        purpose: Purpose = Purpose.COMPARE,
     ) -> TensorResult:
         key = pair_key(ref, target)
         hit = self._cache.get(key)
@@ -138,7 +144,7 @@ class Session:
             return self._cache.setdefault(pair_key(ref, target), res)
 
     def _evaluate(
-        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: Purpose
     ) -> TensorResult:
         pre = self.precheck(pair, io, slot, ref, target, purpose)
         if isinstance(pre, TensorResult):
@@ -167,7 +173,13 @@ class Session:
         return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
-        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self,
+        pair: OpPair,
+        io: InOut,
+        slot: int,
+        ref: TensorRef | None,
+        target: TensorRef | None,
+        purpose: Purpose = Purpose.COMPARE,
     ) -> TensorResult | Prechecked:
         """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
         compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
@@ -235,7 +247,7 @@ class Session:
         target: TensorRef,
         st: PairStats,
         pre: Prechecked,
-        purpose: str,
+        purpose: Purpose,
     ) -> TensorResult:
         """The verdict of computed statistics (here or in a worker process); books the read."""
         tol, notes, ignored = pre
@@ -260,7 +272,7 @@ class Session:
         target: TensorRef,
         ignored: Reason | None,
         notes: list[Said],
-        purpose: str,
+        purpose: Purpose,
     ) -> TensorResult:
         """Statistic-only dumps: compare max/min/mean/L2 (a weaker check, and said so)."""
         try:
@@ -306,7 +318,7 @@ class Session:
     def is_final(self, res: TensorResult) -> bool:
         return pair_key(res.ref, res.target) in self.final
 
-    def identical(self, pair: OpPair, io: InOut, slot: int, purpose: str = "") -> TensorResult | None:
+    def identical(self, pair: OpPair, io: InOut, slot: int, purpose: Purpose = Purpose.COMPARE) -> TensorResult | None:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.
 
         Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
@@ -325,7 +337,7 @@ class Session:
         return TensorResult(io, slot, r, t, EQUAL, because(Why.IDENTICAL_FILES))
 
     # ------------------------------------------------------------------ ops
-    def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:
+    def op_result(self, pair: OpPair, inputs: bool = True, purpose: Purpose = Purpose.COMPARE) -> OpResult:
         ins: list[TensorResult] = []
         outs: list[TensorResult] = []
         for io, slot, r, t in self.tensor_pairs(pair):

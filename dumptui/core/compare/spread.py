@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import PairExecutor, pair_job
@@ -78,7 +79,7 @@ def evaluate_spread(
     workers: int,
     tick: Callable[[], None],
     cancelled: Callable[[], bool] | None,
-    purpose: str,
+    purpose: Purpose,
     ready: Callable[[OpResult], None] | None = None,
     leftover: PairExecutor | None = None,
 ) -> None:
@@ -154,7 +155,7 @@ def _judge_chunk(
     got: dict[int, Computed],
     tick: Callable[[], None],
     early: _EarlyResults | None,
-    purpose: str,
+    purpose: Purpose,
 ) -> list[tuple[Job, Prechecked, TensorResult | None, str | None]]:
     """A chunk's jobs in order: those the precheck settles stored now; the others judged from the statistics a
     worker computed, or left to compute here at the end (returned, in job order, for _finish_here)."""
@@ -239,7 +240,7 @@ def _finish_here(
     session: Session,
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]],
     tick: Callable[[], None],
-    purpose: str,
+    purpose: Purpose,
     leftover: PairExecutor | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> None:

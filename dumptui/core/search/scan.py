@@ -16,6 +16,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.noise import TensorError, fmt_rel, least_precise
 from dumptui.core.compare.processes import (
     ComparePool,
@@ -154,7 +155,7 @@ def scan(
         workers=workers,
         progress=counted,
         cancelled=cancelled,
-        purpose="scan",
+        purpose=Purpose.SCAN,
         ready=measure_early if streamed is not None else None,
     )
     ops = _Measured()
@@ -261,7 +262,7 @@ def rejudge(
     ctx = _Restating(session, before)
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
-        res = session.op_result(le.pair, purpose="scan")
+        res = session.op_result(le.pair, purpose=Purpose.SCAN)
         roles = input_roles(le.pair) if roles_of is None else roles_of[pos]
         # (read only where the op is said to be wired otherwise: most ops are not, and this asked every op's
         # origins again for another list of slots than measuring asked them for)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
@@ -181,7 +182,7 @@ class Bisection:
         """An op's result with each tensor as this search judges it."""
         return self.in_context.op(res)
 
-    def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
+    def computed_verdict(self, pos: int, purpose: Purpose = Purpose.PROBE) -> tuple[Mark, Said]:
         """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
         return self.oracle.verdict(pos, purpose)
 
@@ -330,7 +331,7 @@ class Bisection:
             return
         sinks = self.strategy.sinks()
         for s in sinks[:MAX_SINKS]:
-            mark, detail = self.oracle.verdict(s, "graph output")
+            mark, detail = self.oracle.verdict(s, Purpose.GRAPH_OUTPUT)
             st = st.with_step(
                 Step(self.order[s].key, s, mark, Source.START, because(Why.GRAPH_OUTPUT, detail), len(st.candidates))
             )
@@ -361,7 +362,7 @@ class Bisection:
                     continue
                 seen.add(p)
                 read += 1
-                mark, detail = self.oracle.verdict(p, "graph output")
+                mark, detail = self.oracle.verdict(p, Purpose.GRAPH_OUTPUT)
                 where = because(Why.LAST_READABLE, self.order[sink].name, detail)
                 st = st.with_step(Step(self.order[p].key, p, mark, Source.START, where, len(st.candidates)))
                 if mark == Mark.BAD:
@@ -544,7 +545,7 @@ class Bisection:
             return None
         r = rs[0]
         if r.result is None:
-            r.result = self.judged_op(self.session.op_result(r.pair, inputs=True, purpose="culprit check"))
+            r.result = self.judged_op(self.session.op_result(r.pair, inputs=True, purpose=Purpose.CULPRIT_CHECK))
         if r.local is None and r.pair.index in self.position:
             r.local = self.culprit_check.local(self.position[r.pair.index], r.result)
         return r
