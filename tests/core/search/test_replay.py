@@ -1028,6 +1028,31 @@ def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_sh
         replay_at(spec, positions, whole.size + 1)
 
 
+@pytest.mark.parametrize("stride,dilation,pads,groups,kernel", CONV_CASES)
+def test_a_convolution_at_sampled_positions_against_naive_loops(
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    groups: int,
+    kernel: tuple[int, int],
+) -> None:
+    """conv2d_at's flat gather of each window against the naive loops, at every position of the output and at
+    repeated, unordered ones (stride, dilation, asymmetric padding, groups, a batch of two)."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+
+    x = RNG.standard_normal((2, 4, 7, 8)).astype(np.float32)
+    w = RNG.standard_normal((6 if groups != 4 else 4, 4 // groups) + kernel).astype(np.float32)
+    want = naive.conv2d(x, w, stride, dilation, pads, groups).reshape(-1)
+    attrs = _conv_attrs(f"(1, 1, {stride[0]}, {stride[1]})", f"(1, 1, {dilation[0]}, {dilation[1]})", str(pads), groups)
+    spec = ReplayInputs("Conv2D", {0: x, 1: w}, attrs)
+    every = np.arange(want.size)
+    at = replay_at(spec, every, want.size)
+    assert at is not None
+    np.testing.assert_allclose(at, want, rtol=1e-12, atol=1e-12)
+    shuffled = np.random.default_rng(5).integers(0, want.size, 3 * want.size)
+    np.testing.assert_array_equal(replay_at(spec, shuffled, want.size), at[shuffled])
+
+
 def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:
     """A MatMul whose whole product is over the replay budget (4.5e9 multiply-adds) and whose output is big
     enough to be sampled costs 4,096 x K multiply-adds for its proof, checked against dot products one by one."""

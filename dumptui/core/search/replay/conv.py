@@ -189,7 +189,11 @@ def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
         raise ValueError(f"replay gives {n * o * ho * wo} elements, the dump holds {dumped}")
     _within_budget("Conv2D", x.shape, pads, positions.size, positions.size * cg * kh * kw)
     xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
-    taps_h, taps_w, channels = np.arange(kh) * dilation[0], np.arange(kw) * dilation[1], np.arange(cg)
+    hp, wp = xp.shape[2], xp.shape[3]
+    flat = xp.reshape(-1)
+    # a window's elements as offsets from its first one in the padded input, flat: (kh, kw)
+    taps = (np.arange(kh) * dilation[0] * wp)[:, None] + np.arange(kw) * dilation[1]
+    channels = np.arange(cg)
     out = np.empty(positions.size)
     step = max(1, AT_ONCE // (cg * kh * kw))
     for start in range(0, positions.size, step):
@@ -198,9 +202,9 @@ def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
         oc, rest = np.divmod(rest, ho * wo)
         r, q = np.divmod(rest, wo)
         ci = (oc // (o // groups))[:, None] * cg + channels  # (p, cg): the group's input channels
-        ii = (r * stride[0])[:, None] + taps_h  # (p, kh)
-        jj = (q * stride[1])[:, None] + taps_w  # (p, kw)
-        windows = xp[b[:, None, None, None], ci[:, :, None, None], ii[:, None, :, None], jj[:, None, None, :]]
+        first = ((b[:, None] * c + ci) * hp + (r * stride[0])[:, None]) * wp + (q * stride[1])[:, None]  # (p, cg)
+        # one flat gather (indexing the 4-d input by four index arrays was 4x slower)
+        windows = np.take(flat, first[:, :, None, None] + taps)  # (p, cg, kh, kw)
         out[start : start + step] = np.einsum("pcij,pcij->p", windows, w[oc])
     return out
 
