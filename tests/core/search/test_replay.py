@@ -1028,6 +1028,7 @@ def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_sh
         replay_at(spec, positions, whole.size + 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
 @pytest.mark.parametrize("stride,dilation,pads,groups,kernel", CONV_CASES)
 def test_a_convolution_at_sampled_positions_against_naive_loops(
     stride: tuple[int, int],
@@ -1035,12 +1036,14 @@ def test_a_convolution_at_sampled_positions_against_naive_loops(
     pads: tuple[int, int, int, int],
     groups: int,
     kernel: tuple[int, int],
+    dtype: type,
 ) -> None:
-    """conv2d_at's flat gather of each window against the naive loops, at every position of the output and at
-    repeated, unordered ones (stride, dilation, asymmetric padding, groups, a batch of two)."""
+    """conv2d_at's flat gather of each window (from the input in its own dtype, widened once gathered) against
+    the naive loops, at every position of the output and at repeated, unordered ones (stride, dilation,
+    asymmetric padding, groups, a batch of two; a float32, float16 and int32 input)."""
     from dumptui.core.search.replay import ReplayInputs, replay_at
 
-    x = RNG.standard_normal((2, 4, 7, 8)).astype(np.float32)
+    x = (RNG.standard_normal((2, 4, 7, 8)) * (50 if dtype == np.int32 else 1)).astype(dtype)
     w = RNG.standard_normal((6 if groups != 4 else 4, 4 // groups) + kernel).astype(np.float32)
     want = naive.conv2d(x, w, stride, dilation, pads, groups).reshape(-1)
     attrs = _conv_attrs(f"(1, 1, {stride[0]}, {stride[1]})", f"(1, 1, {dilation[0]}, {dilation[1]})", str(pads), groups)

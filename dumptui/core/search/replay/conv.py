@@ -137,8 +137,10 @@ def conv2d(args: OpArgs) -> dict[int, np.ndarray]:
     return {0: conv2d_nchw(x, w, stride, dilation, pads, groups)}
 
 
-def _conv_operands(args: OpArgs) -> tuple[np.ndarray, np.ndarray, Geometry]:
-    x, w = args.float64(0), args.float64(1)
+def _conv_operands(args: OpArgs, widen: bool = True) -> tuple[np.ndarray, np.ndarray, Geometry]:
+    """(x, w, geometry); x in float64, or in its own dtype when not `widen` (for a caller that widens only
+    the elements it uses: each one's float64 value is the same either way)."""
+    x, w = (args.float64(0) if widen else np.asarray(args.raw(0))), args.float64(1)
     _require_nchw(args, x)
     if w.ndim != 4:
         raise ReplayUnsupported(f"Conv2D weight of rank {w.ndim}: expected (O, C/group, kh, kw)")
@@ -177,7 +179,9 @@ def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
     """Conv2D's output at `positions` (flat, C order over N, O, H, W) only: each value the dot product of its
     window with its output channel's weights, in float64 (positions x C/group x kh x kw multiply-adds, whatever
     the image's size; the whole convolution sums the taps in another order: a few ulps apart)."""
-    x, w, (stride, dilation, pads, groups) = _conv_operands(args)
+    # the input padded in its own dtype, each window widened to float64 once gathered (a float32 image's
+    # float64 copy and its padding were 32 MB to write for 4,096 windows of 288 values)
+    x, w, (stride, dilation, pads, groups) = _conv_operands(args, widen=False)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     if groups < 1 or c != cg * groups or o % groups:
@@ -204,7 +208,7 @@ def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
         ci = (oc // (o // groups))[:, None] * cg + channels  # (p, cg): the group's input channels
         first = ((b[:, None] * c + ci) * hp + (r * stride[0])[:, None]) * wp + (q * stride[1])[:, None]  # (p, cg)
         # one flat gather (indexing the 4-d input by four index arrays was 4x slower)
-        windows = np.take(flat, first[:, :, None, None] + taps)  # (p, cg, kh, kw)
+        windows = np.take(flat, first[:, :, None, None] + taps).astype(np.float64)  # (p, cg, kh, kw)
         out[start : start + step] = np.einsum("pcij,pcij->p", windows, w[oc])
     return out
 
