@@ -985,7 +985,7 @@ def test_a_product_at_sampled_positions_is_the_whole_product_there(op_type, inpu
     np.testing.assert_allclose(at, whole[positions], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
     with pytest.raises(ValueError, match="the dump holds"):
         replay_at(spec, positions, whole.size + 1)
-    assert replay_at(ReplayInputs("ReLU", {}), positions, whole.size) is None  # computed whole instead
+    assert replay_at(ReplayInputs("Exp", {}), positions, whole.size) is None  # computed whole instead
 
 
 def _conv_attrs(stride: str, dilation: str, pads: str, groups: int) -> dict[str, str]:
@@ -1026,6 +1026,75 @@ def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_sh
     np.testing.assert_array_equal(replay_at(spec, positions, whole.size), at)
     with pytest.raises(ValueError, match="the dump holds"):
         replay_at(spec, positions, whole.size + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("stride,dilation,pads,groups,kernel", CONV_CASES)
+def test_a_convolution_at_sampled_positions_against_naive_loops(
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    groups: int,
+    kernel: tuple[int, int],
+    dtype: type,
+) -> None:
+    """conv2d_at's flat gather of each window (from the input in its own dtype, widened once gathered) against
+    the naive loops, at every position of the output and at repeated, unordered ones (stride, dilation,
+    asymmetric padding, groups, a batch of two; a float32, float16 and int32 input)."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+
+    x = (RNG.standard_normal((2, 4, 7, 8)) * (50 if dtype == np.int32 else 1)).astype(dtype)
+    w = RNG.standard_normal((6 if groups != 4 else 4, 4 // groups) + kernel).astype(np.float32)
+    want = naive.conv2d(x, w, stride, dilation, pads, groups).reshape(-1)
+    attrs = _conv_attrs(f"(1, 1, {stride[0]}, {stride[1]})", f"(1, 1, {dilation[0]}, {dilation[1]})", str(pads), groups)
+    spec = ReplayInputs("Conv2D", {0: x, 1: w}, attrs)
+    every = np.arange(want.size)
+    at = replay_at(spec, every, want.size)
+    assert at is not None
+    np.testing.assert_allclose(at, want, rtol=1e-12, atol=1e-12)
+    shuffled = np.random.default_rng(5).integers(0, want.size, 3 * want.size)
+    np.testing.assert_array_equal(replay_at(spec, shuffled, want.size), at[shuffled])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_relu_and_bias_add_at_sampled_positions_are_numpys_values_there(dtype: type) -> None:
+    """ReLU, ReLU6 and BiasAdd at sampled positions: numpy's maximum/minimum and sum of the float64 values at
+    those positions, bit for bit what the whole replay gives there (NaN and Inf included); BiasAdd's channel
+    axis from the format as attribute, as the data_format input (0 NCHW, 1 NHWC) and for NCHW and NHWC."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+
+    x = (RNG.standard_normal((2, 5, 6, 7)) * (50 if dtype == np.int32 else 4)).astype(dtype)
+    if dtype != np.int32:
+        x.reshape(-1)[[3, 40, 77]] = [np.nan, np.inf, -np.inf]
+    x64 = x.astype(np.float64)
+    positions = np.random.default_rng(9).integers(0, x.size, 3 * x.size)
+    for op_type, want in (("ReLU", np.maximum(x64, 0.0)), ("ReLU6", np.minimum(np.maximum(x64, 0.0), 6.0))):
+        at = replay_at(ReplayInputs(op_type, {0: x}, {}), positions, x.size)
+        assert at is not None
+        np.testing.assert_array_equal(at, want.reshape(-1)[positions])
+        np.testing.assert_array_equal(at, run(op_type, [x])[0].reshape(-1)[positions])
+    for axis, spec_of in (
+        (1, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b}, {"format": '"NCHW"'})),
+        (1, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b, 2: np.array(0, np.int64)}, {})),
+        (3, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b}, {"data_format": '"NHWC"'})),
+        (3, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b, 2: np.array(1, np.int64)}, {})),
+    ):
+        b = RNG.standard_normal(x.shape[axis]).astype(np.float32)
+        shape = [1, 1, 1, 1]
+        shape[axis] = b.size
+        want = (x64 + b.astype(np.float64).reshape(shape)).reshape(-1)[positions]
+        at = replay_at(spec_of(b), positions, x.size)
+        assert at is not None
+        np.testing.assert_array_equal(at, want)
+        np.testing.assert_array_equal(at, replay(spec_of(b))[0].reshape(-1)[positions])
+    with pytest.raises(ValueError, match="the dump holds"):
+        replay_at(ReplayInputs("ReLU", {0: x}, {}), positions, x.size + 1)
+    wrong = ReplayInputs("BiasAdd", {0: x, 1: np.ones(4, np.float32)}, {})
+    with pytest.raises(ReplayUnsupported) as whole:
+        replay(wrong)
+    with pytest.raises(ReplayUnsupported) as sampled:
+        replay_at(wrong, positions, x.size)
+    assert str(sampled.value) == str(whole.value)
 
 
 def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:

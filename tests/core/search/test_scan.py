@@ -142,6 +142,43 @@ def test_a_shipped_plan_gives_the_proof_made_here(pair):
     assert pair.planted in broken
 
 
+def test_the_targets_constant_taken_from_the_reference_is_not_read(tmp_path):
+    """A constant slot the target takes from the reference (the op's definition: `from_ref`) is the
+    reference's value: the target's own file of it is never read, so a missing one changes nothing."""
+    from dumptui.core.compare.metrics import ElementTolerance
+    from dumptui.core.model.dump import INPUT, OUTPUT, TensorRef
+    from dumptui.core.search.replays import ReplayPlanOf
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(64).astype(np.float32)
+    files = {"x": x, "c": np.array(0.5, np.float32), "ref_out": x * np.float32(0.5), "tgt_out": x * np.float32(0.5)}
+    for name, value in files.items():
+        np.save(tmp_path / f"{name}.npy", value)
+
+    def ref(name: str, io=INPUT, slot: int = 0) -> TensorRef:
+        return TensorRef(str(tmp_path / f"{name}.npy"), io, slot, "float32", files[name].shape)
+
+    def plan(target_constant: TensorRef) -> ReplayPlanOf:
+        return ReplayPlanOf(
+            op_type="Mul",
+            attrs={},
+            constants={},
+            inputs=({0: ref("x"), 1: ref("c", slot=1)}, {0: ref("x"), 1: target_constant}),
+            from_ref=(1,),
+            outputs=(ref("ref_out", OUTPUT), ref("tgt_out", OUTPUT)),
+            out_shapes=({0: (64,)}, {0: (64,)}),
+            tolerances=(ElementTolerance(), ElementTolerance()),
+            floors=(1e-6, 1e-6),
+            slot=0,
+        )
+
+    read, why = run_replay(plan(ref("c", slot=1)))
+    missing = TensorRef(str(tmp_path / "gone.npy"), INPUT, 1, "float32", ())
+    unread, why_unread = run_replay(plan(missing))
+    assert read is not None and unread is not None and why == why_unread == ""
+    assert (unread.dev_ref, unread.dev_target) == (read.dev_ref, read.dev_target) == (0.0, 0.0)
+
+
 ELEMENTWISE = {"Add": np.add, "Mul": np.multiply, "ReLU": lambda x: np.maximum(x, 0)}
 
 
