@@ -29,6 +29,7 @@ from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.indexing_progress import Stage
+from dumptui.core.io.procs import lean_heap
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump, Severity
 from dumptui.core.search.bisect.sessionfile import (
@@ -91,6 +92,7 @@ class PairController:
         # Worker processes for the statistics and the scan (None: one per CPU), started once and reused; they
         # run `nice` below the UI process's priority, so keys are answered first even when every core is busy.
         self.pool = ComparePool(workers, nice=nice)
+        lean_heap()  # this process reads no tensor data (the pool does): freed memory goes back to the system
         self.session: Session | None = None
         self.driver: BisectDriver | None = None
         self.bisect_lock = threading.Lock()
