@@ -19,6 +19,7 @@ from dumptui.core.io.errors import DumptuiError
 if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is opened, not before
     from dumptui.core.compare.session import Session
     from dumptui.core.formats.indexproc import IndexingReport
+    from dumptui.core.io.executor import Executor
     from dumptui.core.model.dump import Dump
     from dumptui.core.ranks.units import Unit
     from dumptui.core.search.bisect import Root
@@ -263,15 +264,15 @@ def search_unit(
     cache: bool = True,
     kl: bool = False,
     use_graph: bool = True,
-    workers: int | None = None,
-    executor: Any = None,
+    executor: Executor | None = None,
 ) -> tuple[Session, Any, list[Root]]:
     """One (rank, step) searched as `command` searches it, told what its rank's step before carried: its
     session, its Bisection (bisect) or Comparison (compare), its roots. The every-unit table, the app's first
     diverged step and a single unit's step before all run this one search, so they agree."""
     chosen = replace(options, rank=unit.rank, iteration=unit.step)
     session = make_session(chosen, *open_pair(chosen, cache), kl=kl, carried_from_step=carried)
-    session.executor = executor
+    if executor is not None:  # else here (the session's default)
+        session.executor = executor
     if command == "bisect":
         from dumptui.core.search.bisect import Bisection
 
@@ -282,7 +283,7 @@ def search_unit(
         return session, bi, bi.roots()
     from dumptui.core.search.compare_all import compare_pair
 
-    comparison = compare_pair(session, workers=workers)
+    comparison = compare_pair(session)
     return session, comparison, comparison.roots
 
 
