@@ -59,6 +59,43 @@ def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[Se
     return ERROR, Fault(Flaw.NOT_REGULAR, (what_is(mode),))
 
 
+class _Counted:
+    """How many of the dump's tensor files were examined, reported every EVERY files and at each folder's end."""
+
+    def __init__(self, total: int):
+        self.done, self.total = 0, total
+        report(Stage.CHECKING, 0, total)
+
+    def one(self) -> None:
+        self.done += 1
+        if self.done % EVERY == 0:
+            report(Stage.CHECKING, self.done, self.total)
+
+    def folder_end(self) -> None:
+        report(Stage.CHECKING, self.done, self.total)  # each folder's end (a dump has a few)
+
+
+def _folder_problems(
+    folder: str, wanted: set[str], inside: list[str] | None, counted: _Counted
+) -> dict[str, tuple[Severity, Fault]] | None:
+    """The problem of each entry of `folder` named in `wanted` that has one; None when the folder cannot be
+    listed (its tensors say so when they are read)."""
+    found: dict[str, tuple[Severity, Fault]] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name in wanted:
+                    problem = _entry_problem(entry, inside)
+                    if problem is not None:
+                        found[entry.name] = problem
+                    counted.one()
+    except OSError:
+        return None
+    finally:
+        counted.folder_end()
+    return found
+
+
 def check_tensor_files(dump: Dump) -> None:
     """Refuse the tensors whose file is not a regular file; report links and folders leading outside."""
     by_folder: dict[str, list[TensorRef]] = defaultdict(list)
@@ -68,9 +105,7 @@ def check_tensor_files(dump: Dump) -> None:
                 by_folder[os.path.dirname(t.path)].append(t)
     roots = list({os.path.realpath(dump.root), os.path.realpath(os.path.abspath(dump.path))})
     known = {p.path for p in dump.problems}
-    total = sum(len(tensors) for tensors in by_folder.values())
-    checked = 0
-    report(Stage.CHECKING, checked, total)
+    counted = _Counted(sum(len(tensors) for tensors in by_folder.values()))
     for folder, tensors in by_folder.items():
         real = os.path.realpath(folder)
         inside: list[str] | None = roots
@@ -79,22 +114,9 @@ def check_tensor_files(dump: Dump) -> None:
             if folder not in known:
                 reason = Fault(Flaw.FOLDER_OUTSIDE, (real,))
                 dump.problems.append(Problem(folder, reason, WARNING))
-        wanted = {os.path.basename(t.path) for t in tensors}
-        found: dict[str, tuple[Severity, Fault]] = {}
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.name in wanted:
-                        problem = _entry_problem(entry, inside)
-                        if problem is not None:
-                            found[entry.name] = problem
-                        checked += 1
-                        if checked % EVERY == 0:
-                            report(Stage.CHECKING, checked, total)
-        except OSError:
-            continue  # a folder that cannot be listed: its tensors say so when they are read
-        finally:
-            report(Stage.CHECKING, checked, total)  # each folder's end (a dump has a few)
+        found = _folder_problems(folder, {os.path.basename(t.path) for t in tensors}, inside, counted)
+        if found is None:
+            continue
         for t in tensors:
             problem = found.get(os.path.basename(t.path))
             if problem is not None and problem[0] == ERROR:
