@@ -524,11 +524,21 @@ class LocalProcesses(Runs):
 
     local = True
 
-    def __init__(self, workers: int | None = None, *, nice: int = 0, offload: bool = False) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        nice: int = 0,
+        offload: bool = False,
+        setup: Callable[[], None] | None = None,
+    ) -> None:
+        """`setup`: run in each worker as it starts (module-level or a partial of one: what a worker keeps for
+        its tasks, as indexing's shared progress board)."""
         super().__init__()
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.nice = nice
         self.offload = offload
+        self.setup = setup
         self._ex: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
 
@@ -547,7 +557,7 @@ class LocalProcesses(Runs):
                 self._ex = ProcessPoolExecutor(
                     max_workers=self.workers,
                     mp_context=multiprocessing.get_context("fork" if forked else "spawn"),
-                    initializer=partial(worker_start, self.nice, os.getpid()),
+                    initializer=partial(_worker_start, self.nice, os.getpid(), self.setup),
                 )
             return self._ex
 
@@ -592,6 +602,12 @@ class LocalProcesses(Runs):
 
     def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self.close(kill=kind is KeyboardInterrupt)
+
+
+def _worker_start(nice: int, parent: int, setup: Callable[[], None] | None) -> None:
+    worker_start(nice, parent)
+    if setup is not None:
+        setup()
 
 
 def command_processes(workers: int) -> LocalProcesses | InProcess:
