@@ -32,6 +32,7 @@ from functools import partial
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
+from dumptui.core.io.errors import DumptuiError
 from dumptui.core.io.procs import single_threaded_blas, start_resource_tracker, worker_start
 
 MIN_BYTES_FOR_PROCESSES = 64 << 20  # below this, starting workers costs more than it saves
@@ -47,8 +48,12 @@ class ExecutorClosed(RuntimeError):
     """The executor was closed (the app quit, ctrl+c) while its caller waited for results."""
 
 
-class WorkerLost(RuntimeError):
-    """A worker process ended while it computed (killed, out of memory): its results will never come."""
+class WorkerLost(DumptuiError, RuntimeError):
+    """A worker process ended while it computed (killed, out of memory): its results will never come. A
+    command says so and exits 2 (never waits for them)."""
+
+    def __init__(self, reason: str):
+        super().__init__("", reason)
 
 
 # ------------------------------------------------------------------------------------------------ cancel
@@ -265,6 +270,10 @@ class Runs:
     def _lost(self, e: BaseException) -> None:
         """A task's worker was lost (`e`): the executor made ready for the next run."""
 
+    def _worker_lost(self, e: BrokenProcessPool) -> WorkerLost:
+        self._lost(e)
+        return WorkerLost(f"a worker process ended while it computed (killed, or out of memory?): {e}")
+
     def _interrupted(self) -> None:
         """Ctrl+C while a run waited: its workers end at once (they leave SIGINT to us)."""
 
@@ -309,8 +318,7 @@ class Runs:
         try:
             return task.result()
         except BrokenProcessPool as e:
-            self._lost(e)
-            raise WorkerLost(f"a worker process ended while it computed (killed, or out of memory?): {e}") from None
+            raise self._worker_lost(e) from e
         except CancelledError:  # only closing the executor cancels a task a run still waits for
             raise ExecutorClosed("the worker processes were closed while they computed") from None
 
@@ -571,7 +579,10 @@ class LocalProcesses(Runs):
             ex.submit(os.getpid)
 
     def submit(self, fn: Callable[[A], R], item: A) -> Task[R]:
-        return self.pool().submit(fn, item)
+        try:
+            return self.pool().submit(fn, item)
+        except BrokenProcessPool as e:  # a worker died since the last task was sent
+            raise self._worker_lost(e) from e
 
     def _lost(self, e: BaseException) -> None:
         with self._lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import textwrap
 import threading
 
 import pytest
@@ -243,3 +244,43 @@ def test_dask_and_local_processes_give_the_same_compare_json(scanned_pair):
     # LocalCluster's spawned workers inherit)
     on_dask = run_cli("compare", scanned_pair.ref, scanned_pair.target, "--json", "--dask", "local:2")
     assert local[0] == 1 and on_dask[:2] == local[:2], on_dask[2][-2000:]
+
+
+KILLED_WORKER = textwrap.dedent(
+    """
+    import os, signal, sys
+
+    from dumptui.core.compare import batch, spread
+
+    batch.MIN_PAIRS_TO_SPREAD = 0  # a small pair: its scan read by the workers all the same
+
+    def killed(chunk):
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer ends a worker
+
+    spread.read_and_compare = killed
+    sys.argv = ["dumptui", "bisect", sys.argv[1], sys.argv[2], "-q"]
+    from dumptui.cli import command_line
+
+    command_line()
+    """
+)
+
+
+def test_a_command_whose_worker_is_killed_says_so_and_exits_2(demo_pair):
+    """A worker killed while a bisect's scan waits for it: exit 2 with the reason, no traceback, no hang (the
+    subprocess's timeout would fail the test)."""
+    import subprocess
+    import sys
+
+    from helpers.common import REPO
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WORKER, demo_pair.ref, demo_pair.target],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "a worker process ended while it computed" in done.stderr and "Traceback" not in done.stderr
