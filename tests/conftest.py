@@ -33,11 +33,15 @@ def commands_share_one_pool():
     processes for the module's life instead of forking cpu_count workers each: a compare starts its workers
     before it knows the dump is small, and a fork of a big pytest process was a quarter of a fuzz example's
     time. The commands run the same code: the executor each asks for (core/io/executor.py `command_processes`)
-    is the module's, which a command's end does not close (forked at the first command that starts it).
-    Modules about the processes themselves (their start, ctrl+c, their end) do not use this."""
+    is the module's, which a command's end does not close, forked only when work goes to it (a command's
+    `start` at its beginning is left out). Modules about the processes themselves (their start, ctrl+c, their
+    end) do not use this."""
     from dumptui.core.io import executor
 
     class KeptProcesses(executor.LocalProcesses):
+        def start(self) -> None:  # the workers forked when work first goes to them, not for every module
+            pass
+
         def close(self, kill: bool = False) -> None:  # a command's end: the next command of the module uses it
             pass
 
