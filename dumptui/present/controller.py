@@ -26,7 +26,7 @@ from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.align import OpPair
-from dumptui.core.io.executor import LocalProcesses, cancel_of
+from dumptui.core.io.executor import Cancel, LocalProcesses
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.safeio import write_text
 from dumptui.core.model.dump import Dump, Severity
@@ -95,6 +95,7 @@ class PairController:
         self.driver: BisectDriver | None = None
         self.bisect_lock = threading.Lock()
         self.stop_run = threading.Event()  # `a`'s run stops after its current step
+        self.statistics_cancel = Cancel()  # the current statistics run's (escape sets it: cancel_statistics)
         self._preview_count = 0
 
     def close(self) -> None:
@@ -212,7 +213,9 @@ class PairController:
         done = 0
         pending: dict[int, Verdict | None] = {}
         last = 0.0
-        cancel = cancel_of(cancelled)
+        # the run's token: escape sets it (cancel_statistics), which wakes a wait for the workers at once;
+        # `cancelled` (the UI's worker cancelled otherwise) is looked at where the token is
+        cancel = self.statistics_cancel = Cancel(also=cancelled)
 
         def size_on_disk(p: OpPair) -> int:
             return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
@@ -220,7 +223,7 @@ class PairController:
         for batch, batch_jobs in compare_batches(
             pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH, BYTES_PER_BATCH
         ):
-            if cancelled():
+            if cancel.is_set():
                 break
             if not all(session.cached(r, t) is not None for q in batch for _io, _s, r, t in session.tensor_pairs(q)):
                 # (after a noisy pair's scan most batches are known already: no op's result is built for them,
@@ -239,6 +242,10 @@ class PairController:
         if pending:
             report(min(done, total), total, pending)
         return min(done, total)
+
+    def cancel_statistics(self) -> None:
+        """escape: the statistics run stops (its pending work dropped, a wait for the workers woken)."""
+        self.statistics_cancel.set()
 
     # ------------------------------------------------------------------ the bisection
     def _driver(self) -> BisectDriver:
