@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from dumptui.core.compare.metrics import ElementTolerance, compare_tensors
+from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.io.executor import Cancel, Executor
@@ -58,15 +58,6 @@ def from_spec(spec: TensorSpec) -> TensorRef:
     path, io, slot, dtype, shape, storage, offset, fortran, widen, decoder, repaired = spec
     layout = Layout(np.dtype(storage), shape, offset, fortran, repaired=repaired, widen_bf16=widen, decoder=decoder)
     return TensorRef(path, io, slot, dtype=dtype, shape=shape, layout_fn=lambda: layout)
-
-
-def run_job(job: PairJob, kl: bool) -> PairOutcome:
-    """One job where it runs (a worker process, a Dask worker): read both tensors, compute the statistics."""
-    idx, ref_spec, tgt_spec, tol = job
-    try:
-        return idx, compare_tensors(from_spec(ref_spec), from_spec(tgt_spec), ElementTolerance(*tol), kl=kl), None
-    except (OSError, ValueError) as e:
-        return idx, None, f"read failed: {e}"
 
 
 def run_pairs(jobs: list[tuple[PairJob, bool]]) -> list[PairOutcome]:

@@ -109,14 +109,6 @@ class Cancel:
         return lambda: None
 
 
-def cancel_of(cancelled: Cancel | Callable[[], bool] | None) -> Cancel | None:
-    """A token for what a caller gives: a token as it is; a condition of its own (the app's thread worker's
-    `is_cancelled`) as a token that follows it."""
-    if cancelled is None or isinstance(cancelled, Cancel):
-        return cancelled
-    return Cancel(also=cancelled)
-
-
 # ------------------------------------------------------------------------------------------------ progress
 
 
@@ -172,12 +164,6 @@ class BatchPolicy:
 BATCH = BatchPolicy()
 
 
-def _apply_each(fn_chunk: tuple[Callable[[A], R], list[A]]) -> list[R]:
-    """A task of `map_each`: fn over each item of the chunk, in a worker."""
-    fn, chunk = fn_chunk
-    return [fn(item) for item in chunk]
-
-
 # ------------------------------------------------------------------------------------------------ executors
 
 
@@ -225,17 +211,6 @@ class Executor(Protocol):
     def map_batched(
         self,
         fn_many: Callable[[list[A]], list[R]],
-        items: list[A],
-        *,
-        batch: BatchPolicy | None = None,
-        nbytes: Callable[[A], int] | None = None,
-        cancel: Cancel | None = None,
-        progress: Progress | None = None,
-    ) -> Iterator[tuple[int, R]]: ...
-
-    def map_each(
-        self,
-        fn: Callable[[A], R],
         items: list[A],
         *,
         batch: BatchPolicy | None = None,
@@ -388,27 +363,6 @@ class Runs:
             len(items), self.workers, (lambda i: nbytes(items[i])) if nbytes is not None else None
         )
         for k, results in self.map(fn_many, (items[a:b] for a, b in spans), cancel=cancel):
-            start = spans[k][0]
-            if progress is not None:
-                progress.tick(len(results))
-            yield from zip(range(start, start + len(results)), results)
-
-    def map_each(
-        self,
-        fn: Callable[[A], R],
-        items: list[A],
-        *,
-        batch: BatchPolicy | None = None,
-        nbytes: Callable[[A], int] | None = None,
-        cancel: Cancel | None = None,
-        progress: Progress | None = None,
-    ) -> Iterator[tuple[int, R]]:
-        """`map_batched` for a function of one item (module-level): the tasks apply it to each of theirs."""
-        spans = (batch or BATCH).bounds(
-            len(items), self.workers, (lambda i: nbytes(items[i])) if nbytes is not None else None
-        )
-        chunks = ((fn, items[a:b]) for a, b in spans)
-        for k, results in self.map(_apply_each, chunks, cancel=cancel):
             start = spans[k][0]
             if progress is not None:
                 progress.tick(len(results))

@@ -23,7 +23,6 @@ from dumptui.core.io.executor import (
     LocalProcesses,
     Progress,
     WorkerLost,
-    cancel_of,
 )
 
 # ------------------------------------------------------------------------------------------------ the tasks
@@ -96,7 +95,6 @@ def test_map_in_order_as_finished_and_batched_give_every_result_under_its_index(
     progress = Progress(len(items))
     batched = dict(ex.map_batched(_squares, items, batch=BatchPolicy(items=7, most_items=7), progress=progress))
     assert batched == dict(ordered) and progress.done == len(items)
-    assert dict(ex.map_each(_square, items, batch=BatchPolicy(items=5, most_items=5))) == dict(ordered)
     stream = ex.stream(_squares, BatchPolicy(items=4))
     for i in items:
         stream.add(f"key {i}", i)
@@ -164,13 +162,12 @@ def test_a_cancel_wakes_a_run_waiting_for_its_workers_and_drops_the_pending_task
 
 def test_a_callers_own_condition_cancels_as_the_token_does():
     stop = threading.Event()
-    cancel = cancel_of(stop.is_set)
-    assert cancel is not None and not cancel.is_set()
+    cancel = Cancel(also=stop.is_set)
+    assert not cancel.is_set()
     woken = threading.Event()
     cancel.watch(woken.set)
     stop.set()
     assert cancel.is_set() and woken.is_set()  # seen where the token is looked at, and its watchers told
-    assert cancel_of(cancel) is cancel and cancel_of(None) is None
 
 
 def test_closing_the_executor_ends_a_waiting_run_with_an_error(tmp_path):
