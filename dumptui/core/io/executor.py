@@ -23,6 +23,7 @@ import os
 import queue
 import sys
 import threading
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
@@ -224,9 +225,9 @@ class Executor(Protocol):
     def close(self, kill: bool = False) -> None: ...
 
 
-class Runs:
+class Runs(ABC):
     """What every executor does with its `submit`: map, map_batched, stream, and the waits, which a `Cancel`
-    or the executor's close wakes (never a polled flag)."""
+    or the executor's close wakes (never a polled flag). An executor has its `submit` and `close`."""
 
     workers: int = 1
 
@@ -236,20 +237,25 @@ class Runs:
         self._waits_lock = threading.Lock()
 
     # the parts each executor has
+    @abstractmethod
     def submit(self, fn: Callable[[A], R], item: A) -> Task[R]:
-        raise NotImplementedError
+        """`fn(item)` sent to a worker (here: computed now)."""
 
-    def start(self) -> None:
+    @abstractmethod
+    def close(self, kill: bool = False) -> None:
+        """The workers ended (`kill`: at once, their tasks dropped); a run still waiting ends with ExecutorClosed."""
+
+    def start(self) -> None:  # noqa: B027 (a hook: nothing to do unless the executor has processes)
         """The workers started now, when the executor has workers of its own to start (LocalProcesses)."""
 
-    def _lost(self, e: BaseException) -> None:
+    def _lost(self, e: BaseException) -> None:  # noqa: B027 (a hook: nothing to do unless the executor has processes)
         """A task's worker was lost (`e`): the executor made ready for the next run."""
 
     def _worker_lost(self, e: BrokenProcessPool) -> WorkerLost:
         self._lost(e)
         return WorkerLost(f"a worker process ended while it computed (killed, or out of memory?): {e}")
 
-    def _interrupted(self) -> None:
+    def _interrupted(self) -> None:  # noqa: B027 (a hook: nothing to do unless the executor has processes)
         """Ctrl+C while a run waited: its workers end at once (they leave SIGINT to us)."""
 
     # the waits
