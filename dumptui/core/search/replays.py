@@ -92,6 +92,9 @@ def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tupl
         return None, because(Why.NO_REPLAY_FOR, ref.op_type)
     if slot not in ref.outputs or slot not in tgt.outputs:
         return None, because(Why.OUTPUT_SLOT_NOT_ON_BOTH, slot)
+    every = [*ref.inputs.values(), *tgt.inputs.values(), ref.outputs[slot], tgt.outputs[slot]]
+    if not all(t.has_data for t in every):
+        return None, because(Why.NO_REPLAY_WITHOUT_DATA)
     n = sum(t.size or 0 for t in list(ref.inputs.values()) + list(tgt.inputs.values()))
     if n > REPLAY_MAX_ELEMENTS:
         return None, because(Why.NOT_REPLAYED_SIZE, n, REPLAY_MAX_ELEMENTS)
@@ -174,6 +177,7 @@ def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, Said]:
                 attrs=dict(plan.attrs),
                 constants=plan.constants,
                 out_shapes=plan.out_shapes[side],
+                out_dtypes={slot: plan.outputs[side].dtype},
             )
             out_t = plan.outputs[side]
             size = out_t.size or 0
