@@ -47,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
         # no cyclic GC for the command's life (its workers' too): see no_cyclic_gc
         with no_cyclic_gc():
             ex.start()  # forked before the index is read and before any thread of ours
-            ref, target, session = open_session(args, kl=False)
-            session.executor = ex
+            ref, target, session = open_session(args, kl=False, executor=ex)
             if args.json not in (None, jsonout.STDOUT):
                 refuse_inside(args.json, (ref, target))
             bi = Bisection(session, use_graph=not args.no_graph)

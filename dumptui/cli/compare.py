@@ -102,8 +102,7 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
         # the worker processes of every batch, started (forked) before the index is read and before any thread
         # of ours (core/io/executor.py); a Dask cluster is running already
         executor.start()
-        ref, target, session = open_session(args, kl=args.kl, command="compare")
-        session.executor = executor
+        ref, target, session = open_session(args, kl=args.kl, command="compare", executor=executor)
         for path in (args.csv, args.json, args.xlsx):
             if path not in (None, jsonout.STDOUT):
                 refuse_inside(path, (ref, target))

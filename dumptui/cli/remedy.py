@@ -44,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     with executor.command_processes(os.cpu_count() or 1) as ex:
         ex.start()  # forked before the index is read
-        ref, target, session = open_session(args, kl=False)
-        session.executor = ex
+        ref, target, session = open_session(args, kl=False, executor=ex)
         for path in (args.out, args.json):
             if path not in (None, jsonout.STDOUT):
                 refuse_inside(path, (ref, target))

@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     verbosity = verbosity_of(args)
     with executor.command_processes(args.workers or os.cpu_count() or 1) as ex:
         ex.start()  # forked before the index is read and before the progress bar's thread
-        ref, target, session = open_session(args, kl=False, command="compare")
-        session.executor = ex
+        ref, target, session = open_session(args, kl=False, command="compare", executor=ex)
         if args.out != "-":
             refuse_inside(args.out, (ref, target))
         t0 = time.perf_counter()
