@@ -31,7 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 from dumptui.core.io.errors import DumptuiError
 from dumptui.core.io.procs import single_threaded_blas, start_resource_tracker, worker_start
@@ -251,9 +251,9 @@ class Runs(ABC):
     def _lost(self, e: BaseException) -> None:  # noqa: B027 (a hook: nothing to do unless the executor has processes)
         """A task's worker was lost (`e`): the executor made ready for the next run."""
 
-    def _worker_lost(self, e: BrokenProcessPool) -> WorkerLost:
+    def _worker_lost(self, e: BrokenProcessPool) -> NoReturn:
         self._lost(e)
-        return WorkerLost(f"a worker process ended while it computed (killed, or out of memory?): {e}")
+        raise WorkerLost(f"a worker process ended while it computed (killed, or out of memory?): {e}") from e
 
     def _interrupted(self) -> None:  # noqa: B027 (a hook: nothing to do unless the executor has processes)
         """Ctrl+C while a run waited: its workers end at once (they leave SIGINT to us)."""
@@ -299,7 +299,7 @@ class Runs(ABC):
         try:
             return task.result()
         except BrokenProcessPool as e:
-            raise self._worker_lost(e) from e
+            self._worker_lost(e)
         except CancelledError:  # only closing the executor cancels a task a run still waits for
             raise ExecutorClosed("the worker processes were closed while they computed") from None
 
@@ -542,7 +542,7 @@ class LocalProcesses(Runs):
         try:
             return self.pool().submit(fn, item)
         except BrokenProcessPool as e:  # a worker died since the last task was sent
-            raise self._worker_lost(e) from e
+            self._worker_lost(e)
 
     def _lost(self, e: BaseException) -> None:
         with self._lock:
