@@ -803,13 +803,13 @@ def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> Non
     """The scan's replays run on the worker processes (both cores); each proof is the one made in this
     process, number for number, and a plan a worker cannot be told about runs here."""
     from dumptui.core.compare.batch import evaluate_all
-    from dumptui.core.compare.processes import ComparePool
     from dumptui.core.compare.session import Session
     from dumptui.core.formats import open_dump
+    from dumptui.core.io.executor import InProcess, LocalProcesses
     from dumptui.core.search.scan import input_roles, kernel_order, measured, needs_replay, replay_plan, run_replays
 
     session = Session(open_dump(demo_pair.ref), open_dump(demo_pair.target))
-    results = evaluate_all(session, kernel_order(session), workers=1)
+    results = evaluate_all(session, kernel_order(session))
     plans = []
     for res in results:
         le = measured(session, res)
@@ -818,12 +818,9 @@ def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> Non
             if plan is not None:
                 plans.append(plan)
     assert len(plans) >= 3, "the demo's fp16 region and planted bug give ops to replay"
-    here = dict(run_replays(plans, workers=1))
-    pool = ComparePool(2)
-    try:
-        there = dict(run_replays(plans, workers=pool))
-    finally:
-        pool.close(kill=True)
+    here = dict(run_replays(plans, InProcess()))
+    with LocalProcesses(2, offload=True) as pool:
+        there = dict(run_replays(plans, pool))
     assert set(here) == set(there) == set(range(len(plans)))
     for i, (a, why_a) in here.items():
         b, why_b = there[i]
@@ -892,7 +889,7 @@ def test_the_scan_says_a_replay_over_its_budget(monkeypatch, demo_pair) -> None:
     opts = PairOptions(demo_pair.ref, demo_pair.target)
     ref, target = pairing.open_pair(opts)
     session = pairing.make_session(opts, ref, target, kl=False)
-    bi = Bisection(session, workers=1)
+    bi = Bisection(session)
     bi.prepare()
     assert bi.scan_result is not None
     refused = [le for le in bi.scan_result.locals if "over the replay budget" in (le.replay_note or "")]
@@ -907,7 +904,7 @@ def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
     from dumptui.core.search.bisect import Bisection
 
     seen: list[tuple[int, int]] = []
-    bi = Bisection(Session(open_dump(demo_pair.ref), open_dump(demo_pair.target)), workers=1)
+    bi = Bisection(Session(open_dump(demo_pair.ref), open_dump(demo_pair.target)))
     bi.prepare(lambda done, total: seen.append((done, total)))
     assert bi.search == "scan" and bi.scan_result is not None
     replayed = sum(1 for le in bi.scan_result.locals if le.replay is not None)
@@ -919,24 +916,24 @@ def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
 
 def test_a_scans_last_replays_are_split_among_the_workers(monkeypatch):
     """The replays left when the scan ends go to every worker (the scan waits for them), in tasks of at most
-    REPLAYS_PER_TASK before that; every plan's answer comes back under its own key, in the order added."""
-    from concurrent.futures import Future
-
+    the batch policy's items before that; every plan's answer comes back under its own key, in the order
+    added."""
+    from dumptui.core.io.executor import BatchPolicy, InProcess
     from dumptui.core.search import replays as scan
 
     sent: list[list[str]] = []
 
-    class Inline:
+    class Inline(InProcess):
+        workers = 2
+
         def submit(self, fn, plans):
             sent.append(list(plans))
-            done: Future = Future()
-            done.set_result(fn(plans))
-            return done
+            return super().submit(fn, plans)
 
-    monkeypatch.setattr(scan, "_shipped", lambda plan: plan)
+    monkeypatch.setattr(scan, "_shipped", lambda plan, where=None: plan)
+    monkeypatch.setattr(scan, "_shipped_bytes", lambda plan: 0)
     monkeypatch.setattr(scan, "_run_shipped_many", lambda plans: [(None, f"answer {p}") for p in plans])
-    monkeypatch.setattr(scan.StreamedReplays, "REPLAYS_PER_TASK", 4)
-    streamed = scan.StreamedReplays(Inline(), workers=2)  # type: ignore[arg-type]
+    streamed = scan.ReplayStream(Inline(), BatchPolicy(items=4))  # type: ignore[arg-type]
     for key in range(11):
         streamed.add(key, f"plan {key}")  # type: ignore[arg-type]
     answers = list(streamed.results())

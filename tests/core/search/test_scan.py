@@ -17,7 +17,7 @@ from dumptui.core.compare.verdict import DIVERGED, IGNORED
 from dumptui.core.formats import open_dump
 from dumptui.core.search import scan as scan_module
 from dumptui.core.search.measure import _combine, input_roles, measured, needs_replay
-from dumptui.core.search.replays import _error_margin, _round_to, _run_shipped, _shipped, replay_plan, run_replay
+from dumptui.core.search.replays import _error_margin, _round_to, _run_shipped_many, _shipped, replay_plan, run_replay
 from dumptui.core.search.scan import kernel_order, scan
 
 RNG = np.random.default_rng(20261205)
@@ -88,7 +88,7 @@ def test_an_ops_output_error_is_the_numpy_rms_error_over_the_reference_rms(pair)
     sqrt(mean((target - ref)^2)) / sqrt(mean(ref^2)), read here from the dumped files."""
     session = session_of(pair)
     checked = 0
-    for res in evaluate_all(session, kernel_order(session), workers=1):
+    for res in evaluate_all(session, kernel_order(session)):
         le = measured(session, res)
         outs = [r for r in res.outputs if r.verdict != IGNORED and r.ref is not None and r.target is not None]
         if le.out is None or not outs or any(r.statistics_only for r in outs):
@@ -110,7 +110,7 @@ def test_an_ops_output_error_is_the_numpy_rms_error_over_the_reference_rms(pair)
 
 def plans_of(session: Session) -> list:
     plans = []
-    for res in evaluate_all(session, kernel_order(session), workers=1):
+    for res in evaluate_all(session, kernel_order(session)):
         le = measured(session, res)
         if needs_replay(session, le):
             plan, _why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
@@ -128,7 +128,7 @@ def test_a_shipped_plan_gives_the_proof_made_here(pair):
     for key, plan in plans:
         shipped = _shipped(plan)
         assert shipped is not None and shipped is not plan
-        (a, why_a), (b, why_b) = run_replay(plan), _run_shipped(shipped)
+        (a, why_a), [(b, why_b)] = run_replay(plan), _run_shipped_many([shipped])
         assert why_a == why_b and (a is None) == (b is None)
         if a is not None and b is not None:
             assert (a.dev_ref, a.dev_target, a.tail_ref, a.tail_target) == (
@@ -216,14 +216,14 @@ def test_the_scan_finds_the_planted_root_and_taints_everything_after_it(pair):
     session = session_of(pair)
     order = kernel_order(session)
     chain = lambda pos: {pos - 1} if pos else set()  # noqa: E731 - each op fed by the one before it
-    sr = scan(session, order, chain, workers=1)
+    sr = scan(session, order, chain)
     assert len(sr.locals) == len(sr.tainted) == len(order)
     assert [le.pair.key for le in sr.locals] == [p.key for p in order]
     assert sr.roots == [le for le in sr.locals if le.is_root]
     assert sr.roots[0].pair.key == pair.planted
     first = next(i for i, le in enumerate(sr.locals) if le.is_root or le.unjudged_flow)
     assert sr.tainted == [i >= first for i in range(len(order))]
-    untouched = scan(session, order, lambda pos: set(), workers=1)
+    untouched = scan(session, order, lambda pos: set())
     assert untouched.tainted == [le.is_root or le.unjudged_flow for le in untouched.locals]
 
 
@@ -232,7 +232,7 @@ def test_rejudging_calls_noise_before_the_root_close_and_keeps_the_root_diverged
     DIVERGED in context); the planted root's output stays DIVERGED."""
     session = session_of(pair)
     order = kernel_order(session)
-    sr = scan(session, order, lambda pos: {pos - 1} if pos else set(), workers=1)
+    sr = scan(session, order, lambda pos: {pos - 1} if pos else set())
     planted = next(i for i, le in enumerate(sr.locals) if le.pair.key == pair.planted)
     restated = 0
     for pos, le in enumerate(sr.locals):
@@ -250,7 +250,7 @@ def test_rejudging_calls_noise_before_the_root_close_and_keeps_the_root_diverged
 def test_the_scan_and_the_bisection_name_the_same_first_root(pair):
     from dumptui.core.search.bisect import Bisection
 
-    bi = Bisection(session_of(pair), workers=1)
+    bi = Bisection(session_of(pair))
     bi.prepare()
     bi.run()
     culprit = bi.first_root()
