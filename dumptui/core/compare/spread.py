@@ -32,7 +32,8 @@ from dumptui.core.model.dump import InOut, TensorRef, WorkerSpec
 
 Job = tuple[OpPair, InOut, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
 # Tensor pairs a worker reads and computes at a time: the executor's batch policy (about `per_worker` tasks
-# each). Each submit costs this process a wait (the pool's threads take the interpreter lock to send it).
+# each), by count only: a pair's bytes are known once the worker has read its headers. Each submit costs this
+# process a wait (the pool's threads take the interpreter lock to send it).
 IN_FLIGHT = 3  # chunks submitted per worker ahead of the one this process judges
 # (index in the chunk, tolerance used, statistics or None, why the read failed or None)
 Computed = tuple[int, ElementTolerance, "PairStats | None", "str | None"]

@@ -118,7 +118,7 @@ def index_into_cache(requests: list[Request], report: IndexingReport | None = No
                         report(req[0], STAGE_NAMES[stage - 1], done, None if total < 0 else total)
             if ended:
                 break
-        if failed:
+        if failed:  # a child that died (killed, out of memory): the caller indexes in-process
             return {req: Fault(Flaw.INDEXING_PROCESS_FAILED, (str(failed[0]),)) for req in todo}
         return {req: found[slot] for slot, req in enumerate(todo)}
     finally:
