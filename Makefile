@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) bench/speed.py
 	$(PY) bench/bench.py
 	$(PY) bench/bench_tui.py
+	$(PY) bench/bench_memory.py
 	$(PY) bench/bench_scale.py
 
 lint: $(STAMP)

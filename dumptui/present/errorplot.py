@@ -35,7 +35,7 @@ INFINITE = "∞"
 PLOT_LEGEND = f"{LEVELS[0]}..{LEVELS[-1]} log scale  {NOT_READ} not read  {INFINITE} NaN/Inf or from nothing"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per op of the bisection order: no __dict__ each
 class PlotPoint:
     """What is known of one op in the bisection order."""
 

@@ -17,7 +17,6 @@ from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import Purpose, ReadLedger
 from dumptui.core.compare.metrics import ElementTolerance, compare_tensors, side_stats
 from dumptui.core.compare.pairstats import PairStats, SideStats
-from dumptui.core.compare.processes import PairExecutor
 from dumptui.core.compare.results import OpResult, TensorResult, op_verdict
 from dumptui.core.compare.samefiles import SameFiles
 from dumptui.core.compare.verdict import (
@@ -40,6 +39,7 @@ from dumptui.core.compare.verdict import (
 from dumptui.core.graph.align import Alignment, OpPair, align
 from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
+from dumptui.core.io.executor import Executor, InProcess
 from dumptui.core.io.fault import Fault, Flaw, of_error
 from dumptui.core.model import recordstats
 from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, TensorRef
@@ -77,8 +77,9 @@ class Session:
         self.kl = kl
         self.ledger = ReadLedger()
         self.same_files = SameFiles(ref.root, target.root, remember=remember_same_files)
-        # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
-        self.executor: PairExecutor | None = None
+        # where the work of many tensor pairs and replays runs (core/io/executor.py): given by the entry point
+        # (a command's processes, the app's, a Dask cluster); here by default
+        self.executor: Executor = InProcess()
         self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
         # an op's hints depend only on the two dumps: made once (a scan asks for every op's result twice)
         # (the pair itself kept with them: its id cannot be another pair's while it is a key)

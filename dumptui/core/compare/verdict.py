@@ -240,12 +240,14 @@ class IgnoreMatcher:
     def __init__(self, rules: list[IgnoreRule] | tuple[IgnoreRule, ...]):
         self.rules = list(rules)
         self._chunks = [_literal_chunk(r.pattern) for r in self.rules]
-        self._by_name: dict[str, list[IgnoreRule]] = {}
+        # op name -> its candidate rules, kept for the session (a tuple: most names have none, and every empty
+        # one is the same object, where an empty list each was 1.6 MB of the 20,000-op demo pair)
+        self._by_name: dict[str, tuple[IgnoreRule, ...]] = {}
 
-    def candidates(self, op_name: str) -> list[IgnoreRule]:
+    def candidates(self, op_name: str) -> tuple[IgnoreRule, ...]:
         found = self._by_name.get(op_name)
         if found is None:
-            found = [r for r, chunk in zip(self.rules, self._chunks) if chunk in op_name]
+            found = tuple(r for r, chunk in zip(self.rules, self._chunks) if chunk in op_name)
             self._by_name[op_name] = found
         return found
 

@@ -128,7 +128,7 @@ def torch_save(path: str, a: np.ndarray) -> None:
 _Record = dict[str, Any]
 
 
-class _Dump:
+class ApiDump:
     """One side's msprobe dump: API calls in order, each tensor saved and recorded with its statistics."""
 
     def __init__(self, root: str):
@@ -160,9 +160,11 @@ class _Dump:
         """One API call: tensors (numpy arrays) and numbers as msprobe records them."""
         name = f"{api}.forward"
 
-        def arg(v: object, label: str) -> _Record:
+        def arg(v: object, label: str) -> Any:
             if isinstance(v, np.ndarray):
                 return self.record(f"{name}.{label}", v)
+            if isinstance(v, tuple):  # a shape or a pair, recorded as a list of numbers
+                return [arg(item, label) for item in v]
             kind = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float"
             return {"type": kind, "value": v}
 
@@ -192,7 +194,7 @@ def _ranked(v: np.ndarray, target: bool) -> np.ndarray:
     return np.argsort(-v, kind="stable")
 
 
-def _model(d: _Dump | None, side: str, variant: str, seed: int, t: float | None = None) -> dict[str, np.ndarray]:
+def _model(d: ApiDump | None, side: str, variant: str, seed: int, t: float | None = None) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((1, 32)).astype(np.float32)
     w1 = (rng.standard_normal((N, 32)) / np.sqrt(32) * 2.0).astype(np.float32)
@@ -262,7 +264,7 @@ def write_msprobe_selection_demo(root: str, variant: str = "noisy", seed: int = 
         raise RuntimeError(f"no seed in [{seed}, {seed + MAX_SEEDS}) flips both selections")
     t = pick_threshold(got["ref"]["scores"], got["target"]["scores"])[0] if variant in THRESHOLD_VARIANTS else None
     for side in ("ref", "target"):
-        d = _Dump(os.path.join(root, side))
+        d = ApiDump(os.path.join(root, side))
         _model(d, side, variant, s, t)
         d.finish()
     return MsprobeSelectionDemo(

@@ -100,9 +100,9 @@ class Alignment:
             p.index = i
         self._by_ref = {p.ref.key: p for p in self.pairs if p.ref is not None}
         self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}
-        # (id(pair), slot) -> (pair, where that input comes from on each side): dataflow.origins, asked for
-        # several times per input by a scan (its local error, wiring, verdicts in context)
-        self.origins_known: dict[tuple[int, int], tuple[OpPair, tuple[Origin, Origin]]] = {}
+        # id(pair) << 32 | slot -> (pair, where that input comes from on each side): dataflow.origins, asked
+        # for several times per input by a scan (its local error, wiring, verdicts in context)
+        self.origins_known: dict[int, tuple[OpPair, Origin, Origin]] = {}
         # (id(pair), slots) -> (pair, its inputs' wiring): dataflow.wiring, alike
         self.wiring_known: dict[tuple[int, tuple[int, ...]], tuple[OpPair, tuple[tuple[int, int], ...]]] = {}
 

@@ -82,7 +82,7 @@ class OriginKind(Word):
     OTHER = "other"  # a parameter, a constant, an op not dumped, no graph
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a scan asks for every input's: no __dict__ each
 class Origin:
     """Where an input's value comes from, looking through ops that only move or round data on one side."""
 
@@ -92,34 +92,37 @@ class Origin:
     op: Op | None = None  # the one-sided op
 
 
+OTHER_ORIGIN = Origin(OriginKind.OTHER)  # one for every input whose origin is "other" (frozen: shared)
+
+
 def origin(dump: Dump, lookup: Callable[[str], OpPair | None], op: Op, slot: int) -> Origin:
     """The origin of input `slot` of `op` (one side's op) in that side's graph."""
     src = op.sources.get(slot)
     for _ in range(MAX_DEPTH + 1):
         if src is None or src.kind != SourceKind.OP:
-            return Origin(OriginKind.OTHER)
+            return OTHER_ORIGIN
         p = lookup(src.ref)
         if p is not None and p.paired:
             return Origin(OriginKind.PAIR, p, src.slot)
         prod = dump.op(src.ref)
         if prod is None:
-            return Origin(OriginKind.OTHER)
+            return OTHER_ORIGIN
         if prod.op_type not in PASS_THROUGH:
             return Origin(OriginKind.ONE_SIDED, op=prod)
         src = min(((s, v) for s, v in prod.sources.items() if v.kind == SourceKind.OP), default=(0, None))[1]
-    return Origin(OriginKind.OTHER)
+    return OTHER_ORIGIN
 
 
 def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: int) -> tuple[Origin, Origin]:
     """Where input `slot` of the pair comes from on each side (remembered by the alignment: its dumps are
     indexed and frozen, so the answer never changes)."""
-    key = (id(pair), slot)
+    key = id(pair) << 32 | slot  # one int, not a tuple of two: the app keeps one entry per input for good
     known = alignment.origins_known.get(key)
     if known is not None and known[0] is pair:
-        return known[1]
-    r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else Origin(OriginKind.OTHER)
-    t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else Origin(OriginKind.OTHER)
-    alignment.origins_known[key] = (pair, (r, t))
+        return known[1], known[2]
+    r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else OTHER_ORIGIN
+    t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else OTHER_ORIGIN
+    alignment.origins_known[key] = (pair, r, t)
     return r, t
 
 

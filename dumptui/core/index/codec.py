@@ -26,7 +26,9 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred; 10: problems' severities as codes
 # 11: tensors' sides (input/output) as codes; 12: input sources' kinds as codes; 13: ops' kinds as codes
 # 14: dumps' format names as codes; 15: why a file cannot be read as a code (io/fault.py Fault)
-FORMAT_VERSION = 15
+# 16: a dump's variant as a code (a Reason of the readers' codes), not words
+# 17: reasons (a dump's notes) with slots: pickled as a tuple of values, not a dict
+FORMAT_VERSION = 17
 
 
 class _Table:
@@ -139,9 +141,13 @@ def decode(cols: dict[str, Any]) -> Dump:
     kinds, folders, in_folder = cols["t_kinds"], cols["t_folders"], TensorRef.in_folder
     stems, tails = cols["t_stems"], cols["t_tails"]
     tensors = []
+    # An op's files share its timestamp, and the op's own is the earliest of them: one int object each, not
+    # one per file and per op (pickle keeps no int shared; ~5 MB of the 20,000-op demo pair's index)
+    stamps: dict[Any, Any] = {}
     for kind, folder, stem, tail, slot, ts in zip(
         cols["t_kind"], cols["t_folder"], cols["t_stem"], cols["t_tail"], cols["t_slot"], cols["t_ts"]
     ):
+        ts = stamps.setdefault(ts, ts)
         io, fmt, dtype, shape = kinds[kind]
         name = stems[stem] if tail < 0 else (stems[stem], ts, tails[tail])
         tensors.append(in_folder(folders[folder], name, io, slot, dtype, shape, fmt, ts))
@@ -168,7 +174,7 @@ def decode(cols: dict[str, Any]) -> Dump:
                 SlotMap.from_parts(tuple(slots[pos:mid]), tuple(members[pos:mid])),
                 SlotMap.from_parts(tuple(slots[mid:end]), tuple(members[mid:end])),
                 o_ints[j],
-                o_ints[j + 1],
+                stamps.get(o_ints[j + 1], o_ints[j + 1]),
                 source,
                 EMPTY,
                 EMPTY,

@@ -209,7 +209,7 @@ class TensorRef:
     statistics (recordstats.py) alone in that slot, as they are (a million-call msprobe dump has three a call).
     """
 
-    __slots__ = ("_folder", "_name", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_extra")
+    __slots__ = ("_folder", "_name", "_tail", "io", "slot", "_dtype", "_shape", "fmt", "timestamp", "_layout", "_extra")
 
     def __init__(
         self,
@@ -226,7 +226,8 @@ class TensorRef:
     ):
         cut = path.rfind(os.sep) + 1
         self._folder = sys.intern(path[:cut])
-        self._name: str | tuple[str, int, str] = path[cut:]
+        self._name = path[cut:]
+        self._tail: str | None = None  # see `in_folder`
         self.io = io
         self.slot = slot
         self._dtype = dtype  # logical dtype: what the framework computed in (file name, IR, header)
@@ -255,9 +256,15 @@ class TensorRef:
         timestamp, the timestamp, the text after it (`Add.Default_Add-op0.0.0.`, 1796214303518360,
         `.input.0.DefaultFormat.Float32.npy`): from the index cache, whose first and last parts are shared by
         the files of an op and by all the files, so a name costs a small tuple instead of a string of its own
-        (~13 MB less for the 20,000-op demo pair's 140,000 files)."""
+        (~13 MB less for the 20,000-op demo pair's 140,000 files). The tensor keeps the first and last parts in
+        slots of their own, the timestamp being its `timestamp` (a tuple of three per file was ~9 MB more)."""
         t = cls.__new__(cls)
-        t._folder, t._name = sys.intern(folder), name
+        t._folder = sys.intern(folder)
+        if isinstance(name, str):
+            t._name, t._tail = name, None
+        else:
+            stem, ts, tail = name
+            t._name, t._tail = (stem, tail) if ts == timestamp else (stem + str(ts) + tail, None)
         t.io, t.slot, t._dtype, t._shape, t.fmt, t.timestamp = io, slot, dtype, shape, fmt, timestamp
         t._layout, t._extra = None, None
         return t
@@ -279,9 +286,9 @@ class TensorRef:
 
     @property
     def file_name(self) -> str:
-        n = self._name
+        tail = self._tail
         # (text before the timestamp, the timestamp, text after it): see `in_folder`
-        return n if n.__class__ is str else n[0] + str(n[1]) + n[2]
+        return self._name if tail is None else self._name + str(self.timestamp) + tail
 
     @property
     def folder_and_name(self) -> tuple[str, str]:
@@ -553,7 +560,7 @@ class Dump:
     path: str  # as given by the user
     root: str  # the folder the tensors were indexed from (rank level when known)
     format: FormatName
-    variant: str = ""  # how this dump spells things, in words
+    variant: Reason | None = None  # how this dump spells things: a code (report/reasons.py words it)
     version: str | None = None  # framework version when known
     device: str | None = None  # device target when known
     rank: str | None = None

@@ -126,6 +126,7 @@ class Why(Word):
     MARKED_BY_USER = "marked-by-user"  # ()
     # the remedy (search/remedy.py, replay/precision.py)
     NO_REPLAY_FOR = "no-replay-for"  # (op type)
+    NO_REPLAY_WITHOUT_DATA = "no-replay-without-data"  # (): a statistics-only dump holds no values to replay
     OUTPUT_NOT_ON_BOTH = "output-not-on-both"  # ()
     TOO_LARGE_TO_REPLAY = "too-large-to-replay"  # ()
     COULD_NOT_READ = "could-not-read"  # (the error)
@@ -169,6 +170,13 @@ class Why(Word):
     MAP_ALREADY_PAIRED = "map-already-paired"  # (ref name, target name)
     IDENTICAL_FILES = "identical-files"  # ()
     UNREADABLE_SIDES = "unreadable-sides"  # ((side, Fault), ...): the pair's files that cannot be read
+    # how a dump spells things: its variant (Dump.variant, formats/)
+    MINDSPORE_NPY_VARIANT = "mindspore-npy-variant"  # (whether short op names (r1.3-2.3) name the files, DtypeSuffix)
+    STATISTIC_CSV_VARIANT = "statistic-csv-variant"  # (StatisticHeader)
+    MINDSPORE_BIN_VARIANT = "mindspore-bin-variant"  # (whether it has no device_{id} level: a CPU dump)
+    MSPROBE_VARIANT = "msprobe-variant"  # (task, level, framework: dump.json's fields, cut short)
+    NPY_FOLDER_VARIANT = "npy-folder-variant"  # ()
+    CANN_RAW_VARIANT = "cann-raw-variant"  # (tree, RawNameStyles, RawLayouts, GE graph file or None, fused ops)
     # how a dump was read: its notes (formats/, ranks/)
     NO_GRAPH_FILE = "no-graph-file"  # ()
     ORDER_FROM_FILE_NAMES = "order-from-file-names"  # (whether a graph file is missing too, else timestamps)
@@ -219,7 +227,7 @@ class Why(Word):
     ALSO = "also"  # (reason, reason, ...): said one after the other
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # every result and local error holds one: no __dict__ each
 class Reason:
     """A code and the values it rests on (numbers, names, codes, other reasons): hashable, so reasons
     compare and deduplicate as values."""
@@ -243,8 +251,15 @@ class Reason:
 
 
 def because(code: Why, *args: object) -> Reason:
-    """A reason of `code` resting on `args` (lists become tuples: a reason is a value)."""
+    """A reason of `code` resting on `args` (lists become tuples: a reason is a value). One without values is
+    one shared object per code (a value: tens of thousands of `bitwise-equal` results hold the same one)."""
+    if not args:
+        bare = _BARE.get(code)
+        return bare if bare is not None else _BARE.setdefault(code, Reason(code))
     return Reason(code, tuple(tuple(a) if isinstance(a, list) else a for a in args))
+
+
+_BARE: dict[Why, Reason] = {}
 
 
 NO_REASON = Reason(Why.UNCOMPARED)  # an analysis not yet classified: nothing could be compared yet

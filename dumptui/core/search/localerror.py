@@ -98,7 +98,7 @@ class Difference:
 TAIL_SHARE = 0.01  # a share of elements far off that is a sparse error, not a few jumps (the trim is 1 %)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per op replayed in a scan: no __dict__ each
 class ReplayProof:
     """How far each side's output is from the reference op recomputed on that side's own inputs."""
 

@@ -165,3 +165,18 @@ def test_a_record_takes_about_half_a_kilobyte():
     st = compare_arrays(np.linspace(1, 2, 1000).reshape(10, 100), np.linspace(1, 2.01, 1000).reshape(10, 100))
     assert st.cos is not None and st.ref.max == 2.0 and st.max_abs_index == (9, 99)
     assert _deep_size(st) < 560  # a dataclass record with its two SideStats took ~1,500
+
+
+def test_records_share_their_reasons_for_undefined_values_and_never_change_anothers():
+    a, b = PairStats(), PairStats()
+    for st in (a, b):
+        st.set_undefined("cos", Undefined.REF_ZEROS)
+    assert a._undefined is b._undefined  # one dict for the same reasons
+    back = pickle.loads(pickle.dumps(a))  # as a worker's record arrives
+    assert back._undefined is a._undefined and back.undefined == {"cos": Undefined.REF_ZEROS}
+    b.set_undefined("kl", Undefined.KL_NOT_ASKED)
+    assert dict(a.undefined) == {"cos": Undefined.REF_ZEROS}  # the other records keep theirs
+    assert dict(b.undefined) == {"cos": Undefined.REF_ZEROS, "kl": Undefined.KL_NOT_ASKED}
+    c = b.copy()
+    c.set_undefined("rel_euclid", Undefined.REF_ZEROS)
+    assert "rel_euclid" not in b.undefined and c.undefined["rel_euclid"] == Undefined.REF_ZEROS

@@ -104,7 +104,7 @@ ref, target = pairing.open_pair(options)
 session = pairing.make_session(options, ref, target)
 model = OpTreeModel(session.alignment.pairs)
 bisection = Bisection(session)
-evaluate_all(session, workers=1)
+evaluate_all(session)
 files = ref.tensor_count() + target.tensor_count()
 print(json.dumps({"files": files, "records": len(session.results()), "grown_kb": peak_kb() - before}))
 """

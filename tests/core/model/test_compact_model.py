@@ -122,9 +122,13 @@ def test_names_from_the_cache_share_their_text_around_the_timestamp(demo_pair):
 
     fresh = open_dump(demo_pair.ref)
     again = decode(encode(fresh))
-    names = [t._name for op in again.ops for t in op.tensors()]
-    assert names and all(isinstance(n, tuple) for n in names)
-    assert len({id(n[2]) for n in names}) <= len({n[2] for n in names})  # each distinct tail once
+    names = [(t._name, t._tail) for op in again.ops for t in op.tensors()]
+    assert names and all(tail is not None for _stem, tail in names)  # kept apart, the timestamp the tensor's
+    assert len({id(n[1]) for n in names}) <= len({n[1] for n in names})  # each distinct tail once
     stems = {id(n[0]) for n in names}
     assert len(stems) <= len(again.ops) < len(names)  # one stem per op at most, fewer than the files
+    stamps = [t.timestamp for op in again.ops for t in op.tensors()]
+    assert len({id(ts) for ts in stamps}) == len(set(stamps))  # one int object per timestamp
+    shared = {id(ts) for ts in stamps}
+    assert all(op.timestamp is None or id(op.timestamp) in shared for op in again.ops)  # the op's: one of them
     assert [t.path for op in again.ops for t in op.tensors()] == [t.path for op in fresh.ops for t in op.tensors()]

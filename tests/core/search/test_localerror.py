@@ -138,7 +138,7 @@ def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, b
     roots = [r.pair.name for r in bi.roots()]
     assert roots == ([demo.planted] if bug else []), (bi.search_reason, [say(r.why) for r in bi.roots()])
     assert bi.search == ("bisection" if precision == "fp32" else "scan")
-    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)), workers=1)
+    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)))
     assert [r.pair.name for r in comparison.roots] == roots  # bisect and compare agree
 
 
@@ -173,7 +173,7 @@ def test_benign_discontinuous_jumps_are_not_roots(noisy_nets):
     """fp16 noise moves a few Floor outputs by a whole step: the Floor carries, it is not a root, and its
     output is close in context (no root upstream)."""
     demo = noisy_nets[("fp16", None)]
-    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)), workers=1)
+    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)))
     floors = [le for le in comparison.locals.values() if le.pair.op_type == "Floor"]
     jumped = [le for le in floors if le.out is not None and le.out.rel_l2 > 10 * le.out.rel]
     assert jumped, "the generated fp16 run should make some Floor jump"
@@ -211,9 +211,7 @@ def test_noisy_fixture_culprits(name):
         gt["culprit"]["target"],
     )
     assert [r.pair.name for r in bi.roots()] == [root.pair.name]  # one root: the trap ops are not blamed
-    comparison = compare_pair(
-        Session(open_dump(str(NOISY / gt["ref"])), open_dump(str(NOISY / gt["target"]))), workers=1
-    )
+    comparison = compare_pair(Session(open_dump(str(NOISY / gt["ref"])), open_dump(str(NOISY / gt["target"]))))
     assert [r.pair.name for r in comparison.roots] == [root.pair.name]
 
 

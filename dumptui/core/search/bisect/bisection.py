@@ -14,12 +14,12 @@ import math
 from collections.abc import Callable
 
 from dumptui.core.compare.ledger import Purpose
-from dumptui.core.compare.processes import ComparePool
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
+from dumptui.core.io.executor import Cancel
 from dumptui.core.model.dump import OUTPUT, Severity
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
@@ -56,7 +56,6 @@ class Bisection:
         session: Session,
         use_graph: bool = True,
         oracle: Oracle | None = None,
-        workers: int | ComparePool | None = None,
     ):
         self.session = session
         self.order: list[OpPair] = kernel_order(session)
@@ -71,7 +70,6 @@ class Bisection:
         self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle, self._judging.op)
         self.checks: list[InputCheck] | None = None
         self.parameter_roots: list[Root] = []
-        self.workers = workers
         self.search: SearchMode = SearchMode.BISECTION
         self.search_reason: Said = ""
         self.scan_result: ScanResult | None = None
@@ -187,9 +185,7 @@ class Bisection:
         return self.oracle.verdict(pos, purpose)
 
     # ---------------------------------------------------------------------------- the search
-    def prepare(
-        self, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
-    ) -> None:
+    def prepare(self, progress: Callable[[int, int], None] | None = None, cancel: Cancel | None = None) -> None:
         """Preconditions, then the kind of search: bisection (O(log n) reads) where the pair is clean, a
         local-error scan of every op where it is noisy (there a threshold crossed says nothing about where
         error is born)."""
@@ -201,7 +197,7 @@ class Bisection:
             self.undecided.append(everything)
         reason = self.scan_reason()
         if reason:
-            self.use_scan(reason, progress, cancelled)
+            self.use_scan(reason, progress, cancel)
         else:
             self.search_reason = because(Why.CLEAN_PAIR)
             # files that could not be placed or opened are said as a scan says them: "no root" would be a
@@ -266,9 +262,9 @@ class Bisection:
         self,
         reason: Reason,
         progress: Callable[[int, int], None] | None = None,
-        cancelled: Callable[[], bool] | None = None,
+        cancel: Cancel | None = None,
     ) -> None:
-        """Read and judge every op now; the bisection then answers from the judged verdicts."""
+        """Read and judge every op now (on the session's executor); the bisection then answers from the judged verdicts."""
         position = self.position
         fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
         differing = {c.name for c in self.checks or [] if c.status == CheckStatus.DIFFERS}
@@ -277,9 +273,8 @@ class Bisection:
             self.order,
             self.strategy.predecessors,
             fed,
-            self.workers,
             progress,
-            cancelled,
+            cancel,
             differing,
             self.in_context,
         )

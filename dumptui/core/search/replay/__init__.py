@@ -25,12 +25,18 @@ Supported op types (MindSpore kernel names and conventions):
                  subtract_ mul_ multiply_ div_ divide_ true_divide_ clamp_ clip_ __add__ __sub__ __mul__
                  __truediv__ __radd__ __rsub__ __rmul__ __rtruediv__ __iadd__ __isub__ __imul__ __itruediv__
                  (torchcalls.py: an in-place call's recorded input is its input before the call)
+                 max_pool2d avg_pool2d adaptive_avg_pool2d (no ceil_mode)
+                 linear matmul mm bmm __matmul__ conv2d (a float16/bfloat16 output: inputs rounded to it, as
+                 autocast does) layer_norm batch_norm (eval) embedding dropout (eval) softmax log_softmax
+                 gelu relu silu sigmoid tanh exp log sqrt rsqrt erf neg abs and in place: gelu_ relu_ silu_
+                 sigmoid_ tanh_ exp_ log_ sqrt_ rsqrt_ erf_ neg_ abs_ (torchfunctional.py)
                  (selection.py: ties in index order, NaN the greatest)
 
 Deliberately not replayed (ReplayUnsupported says so):
   - BatchNorm outputs 1-4 (in inference they are uninitialised memory) and training-mode BatchNorm;
   - NHWC convolution and pooling, pooling with explicit padding, DepthwiseConv2dNative (its weight layout
     for channel_multiplier > 1 is not established), Swish (no MindSpore kernel of that name was seen);
+  - torch's dropout and batch_norm in training, embedding with max_norm, softmax without dim;
   - integer division (Div/RealDiv of two integer tensors), integer division by zero, casts of NaN, inf or
     out-of-range values to integers, Gather indices out of range: all device-dependent;
   - every op type not listed above.

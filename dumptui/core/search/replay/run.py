@@ -20,14 +20,21 @@ from dumptui.core.search.replay import (
     selection,
     shape,
     torchcalls,
+    torchfunctional,
 )
 from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel
 from dumptui.core.search.replay.spec import ReplayInputs, ReplayUnsupported
 
 _KERNELS: dict[str, Kernel] = {}
-for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection, torchcalls):
+for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection, torchcalls, torchfunctional):
     _KERNELS.update(_module.kernels())
-_SAMPLED: dict[str, SampledKernel] = {**linalg.sampled_kernels(), **conv.sampled_kernels()}
+_SAMPLED: dict[str, SampledKernel] = {
+    **elementwise.sampled_kernels(),
+    **activations.sampled_kernels(),
+    **linalg.sampled_kernels(),
+    **conv.sampled_kernels(),
+    **torchfunctional.sampled_kernels(),
+}
 
 SUPPORTED: frozenset[str] = frozenset(_KERNELS)
 

@@ -42,6 +42,7 @@ class ReplayInputs:
     target shape `(I64(16), I64(16))`. A slot present in both is taken from `inputs`.
     `attrs` are the primitive attributes as IR text, e.g. `{'stride': '(1, 1, 2, 2)', 'pad_mode': '"pad"'}`.
     `out_shapes` are the dumped output shapes; each replayed output is reshaped to its own when the sizes agree.
+    `out_dtypes` are the dumped outputs' dtypes where known (an autocast product computes in its output's).
     """
 
     op_type: str
@@ -49,3 +50,4 @@ class ReplayInputs:
     attrs: dict[str, str] = field(default_factory=dict)
     constants: dict[int, str] = field(default_factory=dict)
     out_shapes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    out_dtypes: dict[int, str | None] = field(default_factory=dict)
