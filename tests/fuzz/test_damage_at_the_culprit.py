@@ -11,11 +11,21 @@ import os
 import shutil
 
 import pytest
-from helpers.common import SHARED, run_cli
+from helpers.common import SHARED
+from helpers.common import run_here as run_in_this_process
 from helpers.damage import clean_pair, data_dir, graph_output, run_main, same_pair, tensor_file
 
 from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.demo.residual import write_demo
+from fuzz.fuzzkit import time_limit
+
+
+def run_here(*args):
+    """The command in this process (its answer is the question), held to the fuzz suite's time per example:
+    a FIFO it opened would fail the test (Hang) instead of stalling the suite."""
+    with time_limit():
+        return run_in_this_process(*args)
+
 
 DAMAGE = {
     "bad magic": lambda p: p.write_bytes(b"XXXXXX" + p.read_bytes()[6:]),
@@ -44,10 +54,10 @@ def test_damage_at_the_culprit_output_is_undecided_in_both_commands(pair, tmp_pa
     shutil.copytree(pair.target, target)
     damaged = tensor_file(target, _leaf(pair.planted))
     DAMAGE[damage](damaged)
-    code, out, err = run_cli("bisect", pair.ref, pair.target, "-q")
+    code, out, err = run_here("bisect", pair.ref, pair.target, "-q")
     assert code == 1 and _leaf(pair.planted).split("_")[-1] in out  # undamaged, the planted op is the culprit
     for command in ("bisect", "compare"):
-        code, out, err = run_cli(command, pair.ref, target, "--json")
+        code, out, err = run_here(command, pair.ref, target, "--json")
         doc = json.loads(out)
         assert code == 2, (command, code, err)
         assert doc["exit"] == 2 and not (doc.get("roots") or [])
@@ -78,7 +88,7 @@ def test_damage_at_a_weight_roots_output_names_it_by_its_weight_and_says_incompl
     before the damage: exit 1) and nothing else is: not the consumer, not an op upstream whose noise is judged
     at the float32 floor where the damaged op's consumer reads it. Both commands name the same roots, say the
     answer is incomplete, and say which op could not be judged, with the file and the reason."""
-    code, out, _err = run_cli("bisect", weight_pair.ref, weight_pair.target, "--json")
+    code, out, _err = run_here("bisect", weight_pair.ref, weight_pair.target, "--json")
     assert code == 1 and _roots(json.loads(out)) == [weight_pair.planted]
     target = tmp_path / "target"
     shutil.copytree(weight_pair.target, target)
@@ -86,7 +96,7 @@ def test_damage_at_a_weight_roots_output_names_it_by_its_weight_and_says_incompl
     DAMAGE[damage](damaged)
     docs = {}
     for command in ("bisect", "compare"):
-        code, out, err = run_cli(command, weight_pair.ref, target, "--json")
+        code, out, err = run_here(command, weight_pair.ref, target, "--json")
         doc = docs[command] = json.loads(out)
         assert code == doc["exit"] == 1, (command, code, err)
         assert _roots(doc) == [weight_pair.planted], (command, doc["roots"])
@@ -97,7 +107,7 @@ def test_damage_at_a_weight_roots_output_names_it_by_its_weight_and_says_incompl
         assert doc["damaged_tensors"][0]["problem"]
     assert docs["bisect"]["culprit"]["target"] == weight_pair.planted
     assert docs["bisect"]["undecided"] == docs["compare"]["undecided"]
-    code, out, _err = run_cli("bisect", weight_pair.ref, target)
+    code, out, _err = run_here("bisect", weight_pair.ref, target)
     assert code == 1 and "Incomplete" in out and damaged.name in out.replace("\n", "")
 
 
@@ -117,7 +127,7 @@ def test_the_real_noisy_weight_root_with_its_output_damaged(tmp_path):
     damaged = next((target / "rank_0" / "Net" / "0" / "0").glob("MatMul.*fc2-Linear_MatMul-op0.*.output.0.*"))
     DAMAGE["bad magic"](damaged)
     for command in ("bisect", "compare"):
-        code, out, err = run_cli(command, noisy / "REF", target, "--json")
+        code, out, err = run_here(command, noisy / "REF", target, "--json")
         doc = json.loads(out)
         assert code == 1, (command, err)
         assert _roots(doc) == [culprit] and doc["incomplete"] is True, (command, doc["roots"])
