@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers.common import MS, run_cli
+from helpers.common import MS, run_here
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.session import Session
@@ -19,6 +19,10 @@ from dumptui.core.model.dump import NameSource, OrderSource
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
 from dumptui.report.reasons import say, say_all
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 CONV2 = "Default/conv2-ConvBlock/Conv2D-op0"
 
@@ -137,7 +141,7 @@ def test_c_fp16_alignment_keeps_extra_casts_unpaired(fixtures):
 
 
 def test_cli_info_lists_iterations_to_choose(fixtures):
-    rc, out, err = run_cli("info", MS / "extras" / "A_3iters")
+    rc, out, err = run_here("info", MS / "extras" / "A_3iters")
     assert rc == 0, err
     assert "iterations 0 (80 files), 1 (80 files), 2 (80 files)" in out and "--step" in out
 
@@ -244,7 +248,7 @@ def test_extras_multigraph_iterations_and_filter():
     ],
 )
 def test_cli_bisect_json(fixtures, variant, expected, code):
-    rc, out, err = run_cli("bisect", fixtures / "A", fixtures / variant, "--json")
+    rc, out, err = run_here("bisect", fixtures / "A", fixtures / variant, "--json")
     assert rc == code, err
     d = json.loads(out)
     got = None if d["culprit"] is None else (d["culprit"]["ref"], d["culprit"]["target"])
@@ -256,7 +260,7 @@ def test_cli_bisect_json(fixtures, variant, expected, code):
 
 
 def test_cli_info_reports_damaged_files(fixtures):
-    rc, out, err = run_cli("info", fixtures / "C_fp16")
+    rc, out, err = run_here("info", fixtures / "C_fp16")
     assert rc == 0, err
     assert "MindSpore 2.10.0" in out and "37 kernels, 13 parameters" in out
     assert out.count("damaged") == 6 and "payload" in out
@@ -264,7 +268,9 @@ def test_cli_info_reports_damaged_files(fixtures):
 
 def test_cli_compare_lists_benign_differences(fixtures, tmp_path):
     csv_path = tmp_path / "c.csv"
-    rc, out, err = run_cli("compare", fixtures / "A", fixtures / "C_wround", "--csv", csv_path, "--csv-profile", "full")
+    rc, out, err = run_here(
+        "compare", fixtures / "A", fixtures / "C_wround", "--csv", csv_path, "--csv-profile", "full"
+    )
     assert rc == 0, err
     import csv
 

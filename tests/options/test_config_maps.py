@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from helpers.common import REPO, SHARED
+from helpers.common import SHARED, run_here
 
 from dumptui.core.model.dump import KERNEL, PARAMETER, Dump, Op
 from dumptui.options import config, mapfiles
 
+# one pool of worker processes for the module's in-process commands
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
+
 
 def run(args, env_extra=None, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(REPO), **(env_extra or {}))
-    env.pop("DUMPTUI_CONFIG", None)
-    env.setdefault("XDG_CONFIG_HOME", str(REPO / "tests" / "no-config-here"))
-    env.update(env_extra or {})
-    p = subprocess.run(
-        [sys.executable, "-m", "dumptui", *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd
-    )
-    return p.returncode, p.stdout, p.stderr
+    """`dumptui ARGS` in this process (run_here): what the config and the maps change is the question here."""
+    return run_here(*args, cwd=cwd, env_extra=env_extra)
 
 
 def test_config_file_sets_defaults_and_flags_win(demo_pair, tmp_path):

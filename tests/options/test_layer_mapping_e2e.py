@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pytest
 from helpers.app import make_app, plain, ready, run, space_until_converged, wait_until
-from helpers.common import run_cli
+from helpers.common import run_here
 from helpers.msprobe_write import write_dump
 
 from dumptui.core.formats import open_dump
@@ -23,6 +23,10 @@ from dumptui.core.ranks.merge import merge_ranks
 from dumptui.options import mapfiles
 from dumptui.report.reasons import say
 from dumptui.tui.screens.error import OpenErrorScreen
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 MS_MODULES = {"network": "GPT", "network.norm_out": "RMSNorm", "network.layers.1.feed_forward.adapter": "Dense"}
 PT_MODULES = {"model": "GPT", "model.norm": "RMSNorm"}
@@ -144,7 +148,7 @@ def write_pair(tmp_path, off: float = 1.5, rank: int = 0) -> tuple[str, str]:
 
 
 def _compare(ref, target, *extra):
-    rc, out, err = run_cli("compare", ref, target, "--json", *extra)
+    rc, out, err = run_here("compare", ref, target, "--json", *extra)
     assert rc in (0, 1), err
     return json.loads(out)
 
@@ -167,7 +171,7 @@ def test_the_cli_pairs_cells_with_modules_by_the_layer_mapping(tmp_path):
     f = tmp_path / "layer_mapping.yaml"
     f.write_text(LAYER_MAPPING)
     assert _calls(_compare(ref, target, "--map", f)["ops"]) == EXPECTED
-    rc, out, err = run_cli("bisect", ref, target, "--json", "--map", f)
+    rc, out, err = run_here("bisect", ref, target, "--json", "--map", f)
     assert rc == 1, err
     culprit = json.loads(out)["culprit"]
     assert (culprit["ref"], culprit["target"]) == PLANTED
@@ -183,7 +187,7 @@ def test_a_clean_pair_has_no_culprit(tmp_path):
     ref, target = write_pair(tmp_path, off=1.0)
     f = tmp_path / "layer_mapping.yaml"
     f.write_text(LAYER_MAPPING)
-    rc, out, err = run_cli("bisect", ref, target, "--json", "--map", f)
+    rc, out, err = run_here("bisect", ref, target, "--json", "--map", f)
     assert rc == 0 and json.loads(out)["culprit"] is None, out + err
 
 
@@ -231,7 +235,7 @@ def test_every_rank_is_mapped_through_its_own_construct_json(tmp_path):
     ref, target = write_pair(tmp_path, rank=1)
     f = tmp_path / "layer_mapping.yaml"
     f.write_text(LAYER_MAPPING)
-    rc, out, err = run_cli("bisect", ref, target, "--rank", "all", "--json", "--map", f)
+    rc, out, err = run_here("bisect", ref, target, "--rank", "all", "--json", "--map", f)
     assert rc == 1, err
     report = json.loads(out)
     culprits = {u["rank"]: u["report"]["culprit"] for u in report["units"]}

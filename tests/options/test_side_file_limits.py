@@ -9,12 +9,16 @@ import time
 
 import pytest
 import yaml
-from helpers.common import run_cli
+from helpers.common import run_here
 
 from dumptui.core.io.limits import MAX_CONFIG_FILE, MAX_YAML_FILE
 from dumptui.core.model.dump import Dump
 from dumptui.options import config
 from dumptui.options.mapfiles import read_pairs
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def _mapping(limit: int) -> str:
@@ -33,7 +37,7 @@ def test_a_mapping_yaml_over_the_limit_is_refused_naming_it_and_the_csv(demo_pai
     with open(big, "w") as fh:
         fh.write("a.forward.input.0: b.forward.input.0\n")
         fh.truncate(MAX_YAML_FILE + 1)  # sparse: refused by its size before a byte is read
-    code, _out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--map", big, "-q")
+    code, _out, err = run_here("bisect", demo_pair.ref, demo_pair.target, "--map", big, "-q")
     assert code == 2 and str(big) in err and "4 MiB" in err and "as a CSV" in err, err
 
 
@@ -61,6 +65,6 @@ def test_a_yaml_error_is_said_on_one_line(demo_pair, tmp_path):
     """PyYAML's messages span lines; on stderr they were one line with `\\x0a` escapes in it."""
     bad = tmp_path / "pairs.yaml"
     bad.write_text("a: [1, 2\nb: c\n")
-    code, _out, err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--map", bad, "-q")
+    code, _out, err = run_here("bisect", demo_pair.ref, demo_pair.target, "--map", bad, "-q")
     assert code == 2 and "not valid YAML: while parsing a flow sequence; at line 1" in err, err
     assert "\\x0a" not in err and len(err.strip().splitlines()) == 1

@@ -7,16 +7,20 @@ import glob
 import sys
 
 import pytest
-from helpers.common import MS, run_cli
+from helpers.common import MS, run_here
 
 from dumptui.report import msprobe_highlight as mh
 from dumptui.report.msprobe_read import ResultFileError, read_result
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def test_xlsx_has_msprobe_highlighting(demo_pair, tmp_path):
     openpyxl = pytest.importorskip("openpyxl")
     path = tmp_path / "r.xlsx"
-    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--xlsx", path, "-q")
+    rc, out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--xlsx", path, "-q")
     assert rc == 1, err
     ws = openpyxl.load_workbook(path).active
     header = [c.value for c in ws[1]]
@@ -118,7 +122,7 @@ def test_open_result_app_tree_sort_and_jump(msprobe_result):
 def test_open_result_reads_our_xlsx_back(demo_pair, tmp_path):
     pytest.importorskip("openpyxl")
     path = tmp_path / "r.xlsx"
-    rc, _out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--xlsx", path, "-q")
+    rc, _out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--xlsx", path, "-q")
     assert rc == 1, err
     res = read_result(str(path))
     first = res.first_failing()
@@ -128,9 +132,9 @@ def test_open_result_reads_our_xlsx_back(demo_pair, tmp_path):
 def test_open_result_bad_input_exit_2(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("a,b\n1,2\n")
-    rc, _out, err = run_cli("open-result", bad)
+    rc, _out, err = run_here("open-result", bad)
     assert rc == 2 and str(bad) in err and "not an msprobe comparison result" in err
-    rc, _out, err = run_cli("open-result", tmp_path / "missing.csv")
+    rc, _out, err = run_here("open-result", tmp_path / "missing.csv")
     assert rc == 2 and "no such file" in err
     with pytest.raises(ResultFileError):
         read_result(str(tmp_path / "x.txt"))

@@ -8,10 +8,14 @@ import csv
 import io
 
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
 from helpers.msprobe_write import write_dump
 
 from dumptui.report.cells import csv_safe
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 NAMES = ['=HYPERLINK("http://example.invalid","x").0.forward', "+cmd.0.forward", "-2+3.0.forward", "@SUM(A1).0.forward"]
 
@@ -33,7 +37,7 @@ def test_cells_that_would_run_get_a_quote_and_numbers_stay():
 
 @pytest.mark.parametrize("profile", ["full", "msprobe"])
 def test_csv_names_are_quoted(hostile_pair, profile):
-    code, out, err = run_cli("compare", *hostile_pair, "--csv", "-", "--csv-profile", profile)
+    code, out, err = run_here("compare", *hostile_pair, "--csv", "-", "--csv-profile", profile)
     assert code in (0, 1), err
     rows = list(csv.reader(io.StringIO(out)))
     cells = [c for row in rows[1:] for c in row]
@@ -47,7 +51,7 @@ def test_csv_names_are_quoted(hostile_pair, profile):
 def test_xlsx_names_are_text_not_formulas(hostile_pair, tmp_path):
     openpyxl = pytest.importorskip("openpyxl", reason="openpyxl not installed (the xlsx extra)")
     path = tmp_path / "out.xlsx"
-    code, _out, err = run_cli("compare", *hostile_pair, "--xlsx", str(path))
+    code, _out, err = run_here("compare", *hostile_pair, "--xlsx", str(path))
     assert code in (0, 1), err
     ws = openpyxl.load_workbook(path).active
     cells = [c for row in ws.iter_rows(min_row=2) for c in row if isinstance(c.value, str)]

@@ -218,11 +218,11 @@ def test_read_only_dump_is_read_and_left_untouched(tmp_path):
 
 
 def test_inspect_one_raw_file(tmp_path):
-    from helpers.common import run_cli
+    from helpers.common import run_here
 
     op = ops_for_layouts()[0]
     path = write(step_folder(tmp_path), op)
-    code, out, err = run_cli("inspect", path, "--json", "-n", "3")
+    code, out, err = run_here("inspect", path, "--json", "-n", "3")
     info = json.loads(out)
     assert code == 0, err
     assert info["kind"] == "CANN raw dump file (length-prefixed header)"
@@ -231,7 +231,7 @@ def test_inspect_one_raw_file(tmp_path):
     assert info["first_values"] == [float(v) for v in op.outputs[0].value.reshape(-1)[:3]]
     with open(path, "r+b") as fh:
         fh.truncate(os.path.getsize(path) - 2)
-    code, out, _ = run_cli("inspect", path)
+    code, out, _ = run_here("inspect", path)
     assert code == 2 and "truncated" in out
 
 

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers.common import run_here
 
 from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.session import Session
@@ -307,15 +308,13 @@ def _copy_without(src: str, dst: str, op: str, io: str) -> str:
 def test_error_from_an_op_whose_output_one_dump_lacks_is_never_noise(clean_demo_pair, tmp_path):
     """The planted op's output file is gone from the target: that op cannot be judged, and the error its
     consumers carry is said to come from it, not called precision noise; the answer is undecided (exit 2)."""
-    from helpers.common import run_cli
-
     target = _copy_without(clean_demo_pair.target, str(tmp_path / "target"), clean_demo_pair.planted, "output")
-    code, out, err = run_cli("bisect", clean_demo_pair.ref, target, "--json", "-")
+    code, out, err = run_here("bisect", clean_demo_pair.ref, target, "--json", "-")
     doc = json.loads(out)
     assert code == 2 and doc["culprit"] is None, err
     said = " ".join(doc["undecided"])
     assert f"from {clean_demo_pair.planted}, whose output.0 the target dump does not hold" in said
-    code, out, _err = run_cli("compare", clean_demo_pair.ref, target, "--json", "-")
+    code, out, _err = run_here("compare", clean_demo_pair.ref, target, "--json", "-")
     doc = json.loads(out)
     assert code == 2 and not doc["roots"]
     reasons = [t["reason"] for op in doc["ops"] for t in op["inputs"] + op["outputs"]]
@@ -326,10 +325,9 @@ def test_an_op_that_agrees_is_never_named_for_its_consumers_missing_input(clean_
     """The planted op's input file is gone from the target: the search traces that input to its producer,
     whose output agrees. That producer is no culprit ("inputs agree, outputs diverge" would contradict its
     numbers); the planted op is named, or the answer is undecided."""
-    from helpers.common import run_cli
 
     target = _copy_without(clean_demo_pair.target, str(tmp_path / "target"), clean_demo_pair.planted, "input")
-    code, out, err = run_cli("bisect", clean_demo_pair.ref, target, "--json", "-")
+    code, out, err = run_here("bisect", clean_demo_pair.ref, target, "--json", "-")
     doc = json.loads(out)
     assert code in (1, 2), err
     assert [r["ref"] for r in doc["roots"]] in ([], [clean_demo_pair.planted]), doc["roots"]
@@ -344,7 +342,7 @@ def test_a_lost_input_file_of_the_culprit_never_makes_its_producer_the_culprit(t
     does not need that input); the ReLU is never named."""
     import shutil
 
-    from helpers.common import SHARED, run_cli
+    from helpers.common import SHARED
 
     dumps = SHARED / "mindspore-2.10-transformed" / "dumps"
     if not (dumps / "det_BNVAR").is_dir():
@@ -353,7 +351,7 @@ def test_a_lost_input_file_of_the_culprit_never_makes_its_producer_the_culprit(t
     target = shutil.copytree(dumps / "det_BNVAR", tmp_path / "target")
     lost = next(p for p in target.rglob("*.input.0.*") if f".{conv.replace('/', '_')}." in p.name)
     lost.unlink()
-    code, out, err = run_cli("bisect", dumps / "det_REF", target, "--json", "-")
+    code, out, err = run_here("bisect", dumps / "det_REF", target, "--json", "-")
     doc = json.loads(out)
     assert code == 1 and doc["culprit"]["ref"] == conv, err
     assert all("ReLU" not in r["ref"] for r in doc["roots"])
