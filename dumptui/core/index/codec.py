@@ -26,7 +26,8 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred; 10: problems' severities as codes
 # 11: tensors' sides (input/output) as codes; 12: input sources' kinds as codes; 13: ops' kinds as codes
 # 14: dumps' format names as codes; 15: why a file cannot be read as a code (io/fault.py Fault)
-FORMAT_VERSION = 15
+# 16: a dump's variant as a code (a Reason of the readers' codes), not words
+FORMAT_VERSION = 16
 
 
 class _Table:
