@@ -1094,6 +1094,39 @@ def test_relu_and_bias_add_at_sampled_positions_are_numpys_values_there(dtype: t
     assert str(sampled.value) == str(whole.value)
 
 
+@pytest.mark.parametrize("op_type", ["Add", "AddV2", "Sub", "Mul", "RealDiv", "Div"])
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((2, 5, 6, 7), (2, 5, 6, 7)), ((2, 5, 6, 7), (5, 1, 1)), ((1, 5, 1, 7), (2, 1, 6, 1)), ((2, 5, 6, 7), ())],
+)
+def test_a_binary_op_at_sampled_positions_is_numpys_value_there(op_type, a_shape, b_shape) -> None:
+    """Add, Sub, Mul and Div at sampled positions of the broadcast output: numpy's float64 operation on the
+    operands' elements there, bit for bit what the whole replay gives (broadcast both ways, a scalar, NaN, Inf
+    and zeros among the operands); integer operands and shapes that do not broadcast are computed whole."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+
+    a = (RNG.standard_normal(a_shape) * 3).astype(np.float32)
+    b = (RNG.standard_normal(b_shape) * 3).astype(np.float16)
+    if a.size > 10:
+        a.reshape(-1)[[1, 4, 9]] = [np.nan, np.inf, 0.0]
+    if b.size > 3:
+        b.reshape(-1)[[0, 2]] = [0.0, -np.inf]
+    fn = {"Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply}.get(op_type, np.divide)
+    with np.errstate(all="ignore"):
+        want = fn(a.astype(np.float64), b.astype(np.float64)).reshape(-1)
+    positions = np.random.default_rng(11).integers(0, want.size, 2 * want.size)
+    spec = ReplayInputs(op_type, {0: a, 1: b}, {})
+    at = replay_at(spec, positions, want.size)
+    assert at is not None
+    np.testing.assert_array_equal(at.view(np.uint64), want[positions].view(np.uint64))
+    np.testing.assert_array_equal(at.view(np.uint64), run(op_type, [a, b])[0].reshape(-1)[positions].view(np.uint64))
+    with pytest.raises(ValueError, match="the dump holds"):
+        replay_at(spec, positions, want.size + 1)
+    ints = ReplayInputs(op_type, {0: np.arange(6).reshape(2, 3), 1: np.arange(3)}, {})
+    assert replay_at(ints, np.arange(6), 6) is None
+    assert replay_at(ReplayInputs(op_type, {0: a, 1: np.ones(4, np.float32)}, {}), positions, want.size) is None
+
+
 def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:
     """A MatMul whose whole product is over the replay budget (4.5e9 multiply-adds) and whose output is big
     enough to be sampled costs 4,096 x K multiply-adds for its proof, checked against dot products one by one."""

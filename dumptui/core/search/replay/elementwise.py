@@ -217,6 +217,45 @@ def kernels() -> dict[str, Kernel]:
     return table
 
 
+# the binary ops computed at sampled positions: one IEEE operation a value, the same number however many are
+# computed at once
+_EXACT_AT = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "Div")
+
+
+def _binary_at(op_type: str) -> SampledKernel:
+    float_fn = _BINARY[op_type][0]
+
+    def kernel(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray | None:
+        """The op at `positions` (flat, C order over the broadcast shape) only, from the operands' elements
+        there; None (computed whole, as before) for integer or boolean operands and shapes that do not
+        broadcast (the whole op says why)."""
+        a, b = np.asarray(args.raw(0)), np.asarray(args.raw(1))
+        if _all_integers(a, b) or (a.dtype == np.bool_ and b.dtype == np.bool_):
+            return None
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            return None
+        if math.prod(shape) != dumped:
+            raise ValueError(f"replay gives {math.prod(shape)} elements, the dump holds {dumped}")
+        index = np.unravel_index(positions, shape) if shape else ()
+        values: np.ndarray = float_fn(as_float64(_at(a, index, shape)), as_float64(_at(b, index, shape)))
+        return values
+
+    return kernel
+
+
+def _at(a: np.ndarray, index: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """`a`'s elements under the broadcast positions `index` (one array of indexes per axis of `shape`)."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    own = index[len(shape) - a.ndim :]  # numpy aligns the trailing axes
+    picked: np.ndarray = a[tuple(i if n > 1 else np.zeros_like(i) for i, n in zip(own, a.shape))]
+    return picked
+
+
 def sampled_kernels() -> dict[str, SampledKernel]:
     """The kernels that compute output.0 at given positions only, by op type."""
-    return {"BiasAdd": bias_add_at}
+    table: dict[str, SampledKernel] = {name: _binary_at(name) for name in _EXACT_AT}
+    table["BiasAdd"] = bias_add_at
+    return table
