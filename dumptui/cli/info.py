@@ -55,11 +55,12 @@ def run(args: argparse.Namespace) -> int:
         )
         jsonout.write(jsonout.document("info", out, EXIT_OK), args.json)
         return EXIT_OK
+    from dumptui.report.reasons import say
     from dumptui.report.tables import name
 
     con = console()
     con.print(f"[bold]{name(dump.path)}[/bold]")
-    con.print(f"  format:      {dump.format} ({name(dump.variant)})")
+    con.print(f"  format:      {dump.format} ({name(say(dump.variant))})")
     con.print(
         f"  version:     {name('MindSpore ' + dump.version) if dump.version else 'unknown'}"
         f"{'  device: ' + name(dump.device) if dump.device else ''}"

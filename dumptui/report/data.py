@@ -169,7 +169,7 @@ def dump_summary(d: Dump) -> dict:
         "path": d.path,
         "root": d.root,
         "format": d.format,
-        "variant": d.variant,
+        "variant": say(d.variant),
         "version": d.version,
         "device": d.device,
         "rank": d.rank,

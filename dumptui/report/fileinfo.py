@@ -16,7 +16,7 @@ from dumptui.core.formats.mindspore_bin import bin_tensor_ref, parse_bin_name
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.safeio import regular_size
 from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, TensorRef
-from dumptui.report.reasons import say
+from dumptui.report.reasons import RAW_LAYOUT_WORDS, say
 
 
 @dataclass
@@ -75,7 +75,8 @@ def _raw_dump_tensor(path: str, name: RawName, info: FileInfo) -> TensorRef | No
     """A CANN raw dump file: every tensor its header lists goes into the fields; the values shown are the
     first output's (else the first input's)."""
     raw = read_raw_file(path, name)
-    info.kind = f"CANN raw dump file ({raw.layout_variant or 'unreadable'})"
+    layout = RAW_LAYOUT_WORDS[raw.layout_variant] if raw.layout_variant is not None else "unreadable"
+    info.kind = f"CANN raw dump file ({layout})"
     info.fields = {
         "op type": name.op_type,
         "op name (file form)": name.op_name,

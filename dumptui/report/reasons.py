@@ -15,10 +15,14 @@ from dumptui.core.compare.metrics import format_cos
 from dumptui.core.compare.metrictable import Undefined
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.compare.verdict import Verdict
+from dumptui.core.formats.cann_file import RawLayout, RawNameStyle
+from dumptui.core.formats.mindspore import DtypeSuffix
+from dumptui.core.formats.statistic_csv import StatisticHeader
 from dumptui.core.graph.pairedby import PairedBy
-from dumptui.core.io.fault import Fault, FileKind, Flaw, NamePattern, set_wording
+from dumptui.core.io.fault import Fault, FileKind, Flaw, JsonPart, NamePattern, set_wording
 from dumptui.core.io.indexing_progress import Stage
-from dumptui.core.model.dump import NameSource, OrderSource, SourceKind
+from dumptui.core.io.limits import size_words
+from dumptui.core.model.dump import FormatName, NameSource, OrderSource, SourceKind
 from dumptui.core.model.reason import Reason, Why
 from dumptui.core.search.bisect.types import CheckKind
 from dumptui.core.search.localerror import Difference, DiffKind, ReplayProof
@@ -149,6 +153,34 @@ STAGE_WORDS: dict[Stage, tuple[str, str]] = {
 
 
 # ------------------------------------------------------------------------------------------ numbers in words
+# how a dump spells things (Dump.variant's values)
+DTYPE_SUFFIX_WORDS: dict[DtypeSuffix, str] = {
+    DtypeSuffix.WITH: "with .{dtype} suffix",
+    DtypeSuffix.WITHOUT: "without .{dtype} suffix",
+    DtypeSuffix.MIXED: "mixed .{dtype} suffix",
+}
+STATISTIC_HEADER_WORDS: dict[StatisticHeader, str] = {
+    StatisticHeader.V16_22: "1.6-2.2",
+    StatisticHeader.L2_MD5: "1.6+ with L2 Value/MD5",
+    StatisticHeader.CONFIGURABLE: "2.4+ configurable statistic_category",
+    StatisticHeader.EMPTY: "empty",
+}
+CANN_TREE_WORDS: dict[str, str] = {  # formats/cann_locate.py's StepFolder.tree
+    "acl": "ACL dump tree",
+    "mindspore": "MindSpore async dump (rank tree)",
+    "folder": "a folder of raw files",
+}
+RAW_NAME_WORDS: dict[RawNameStyle, str] = {
+    RawNameStyle.CURRENT: "current",
+    RawNameStyle.NO_STREAM: "no stream id (old CANN)",
+    RawNameStyle.FFTS: "FFTS+",
+}
+RAW_LAYOUT_WORDS: dict[RawLayout, str] = {
+    RawLayout.LENGTH_PREFIXED: "length-prefixed header",
+    RawLayout.WHOLE_FILE: "whole-file DumpData",
+}
+
+
 def floor_words(dtype: str, floor: float) -> str:
     return f"{dtype} floor {fmt_rel(floor)}" if dtype else f"floor {fmt_rel(floor)}"
 
@@ -718,6 +750,26 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.MAP_OP_NOT_FOUND: lambda side, name: f"map file: {side} op {name} not found",
     Why.MAP_ALREADY_PAIRED: lambda a, b: f"map file: {a} or {b} is already paired",
     Why.IDENTICAL_FILES: lambda: "bitwise equal (identical files)",
+    Why.MINDSPORE_NPY_VARIANT: lambda short, suffix: (
+        ("short op names in file names (r1.3-2.3 style)" if short else "full scope names in file names")
+        + ", "
+        + DTYPE_SUFFIX_WORDS[suffix]
+    ),
+    Why.STATISTIC_CSV_VARIANT: lambda header: f"statistic.csv only ({STATISTIC_HEADER_WORDS[header]})",
+    Why.MINDSPORE_BIN_VARIANT: lambda cpu: (
+        "MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
+        + (", no device_{id} level (CPU)" if cpu else "")
+    ),
+    Why.MSPROBE_VARIANT: lambda task, level, framework: f"msprobe task {task}, level {level}, framework {framework}",
+    Why.NPY_FOLDER_VARIANT: lambda: "one tensor per .npy file, op names from file names",
+    Why.CANN_RAW_VARIANT: lambda tree, names, layouts, graph, fused: "; ".join(
+        [
+            f"CANN raw dump files, {CANN_TREE_WORDS[tree]}",
+            "names: " + ", ".join(sorted(RAW_NAME_WORDS[n] for n in names)),
+            "layout: " + ", ".join(sorted(RAW_LAYOUT_WORDS.get(lay, "") for lay in layouts)),
+        ]
+        + ([f"GE graph {graph}" + (f", {fused} fused ops" if fused else "")] if graph is not None else [])
+    ),
     Why.NO_GRAPH_FILE: lambda: "no graph file: inputs cannot be traced to their producers",
     Why.ORDER_FROM_FILE_NAMES: lambda no_graph: (
         "no execution-order csv and no graph file: order follows file names"
@@ -892,7 +944,9 @@ _FAULT_WORDS: dict[Flaw, Callable[..., str]] = {
     Flaw.PT_NON_CONTIGUOUS: lambda strides: f"non-contiguous tensor (strides {strides}) not supported",
     Flaw.PT_STORAGE_SMALL: lambda: "storage smaller than the tensor",
     Flaw.PT_STORAGE_DECLARES: lambda declared, held: f"storage declares {declared} B, its zip member holds {held} B",
-    Flaw.DTYPE_NOT_DECODED: lambda name: f"data type {name} is not decoded (no numpy type holds it)",
+    Flaw.DTYPE_NOT_DECODED: lambda name: (
+        f"{name if name.startswith('data type ') else 'data type ' + name} is not decoded (no numpy type holds it)"
+    ),
     Flaw.DTYPE_UNSETTLED: lambda number: f"data type {number} (CANN releases disagree on types 28 and up)",
     Flaw.RAW_PAYLOAD_MISMATCH: lambda size, declared, expected: f"payload {size} B, but {declared} is {expected} B",
     Flaw.SHORT_FOR_HEADER: lambda size: f"file of {size} B is too short for the 8-byte header length",
@@ -921,6 +975,30 @@ NAME_PATTERN_WORDS: dict[NamePattern, str] = {
         "CANN raw dump pattern {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp} (and not in mapping.csv)"
     ),
 }
+
+
+# the part of a JSON document a fault names, its key (a repr) in `{key}`
+JSON_PART_WORDS: dict[JsonPart, str] = {
+    JsonPart.DOCUMENT: "the document",
+    JsonPart.KEY: "a key",
+    JsonPart.MEMBER: "member {key}",
+    JsonPart.RECORD: "the record of {key}",
+}
+
+
+# what each reader recognises (formats/registry.py's readers, by the format they name), for a folder none does
+EXPECTED_WORDS: dict[FormatName, str] = {
+    FormatName.MINDSPORE_NPY: "a MindSpore dump (rank_N/, .npy or statistic.csv files)",
+    FormatName.MINDSPORE_BIN: "a MindSpore 1.x .bin dump",
+    FormatName.MSPROBE: "an msprobe dump (dump.json)",
+    FormatName.CANN_RAW: "a CANN / ACL raw dump ({op_type}.{op_name}.{task}.{stream}.{timestamp} files)",
+    FormatName.NPY_FOLDER: "a folder of .npy files",
+}
+
+
+def _no_dump_found(*formats: str) -> str:
+    *others, last = [EXPECTED_WORDS[FormatName(f)] for f in formats]
+    return f"no dump found: expected {', '.join(others)}, or {last}"
 
 
 def _rows_not_read(n: int, first: tuple[str, ...]) -> str:
@@ -957,6 +1035,17 @@ _FAULT_WORDS.update(
             f"its header names the op {header}, its file name {file}: named by its file name"
         ),
         Flaw.NO_TENSORS: lambda: "holds no input and no output: nothing to compare",
+        Flaw.RECORD_TOO_LARGE: lambda part, key, at, limit: (
+            f"{JSON_PART_WORDS[part].format(key=key)} at character {at} is larger than {size_words(limit)} "
+            "(not read: no valid record is that large)"
+        ),
+        Flaw.NO_DUMP_FOUND: _no_dump_found,
+        Flaw.CACHE_INSIDE_DUMP: lambda folder: f"the cache folder {folder} is inside the dump",
+        Flaw.DUMP_TOO_RECENT: lambda seconds: f"the dump changed less than {seconds:g} s ago",
+        Flaw.DUMP_NOT_LOOKED_AT: lambda: "the dump folder cannot be looked at",
+        Flaw.NOT_CACHED: lambda name, text: f"not cached: {name}: {text}",
+        Flaw.NOT_STORED: lambda: "not stored in the index cache",
+        Flaw.INDEXING_PROCESS_FAILED: lambda text: f"indexing process failed: {text}",
     }
 )
 

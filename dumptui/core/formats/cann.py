@@ -21,6 +21,7 @@ from dumptui.core.formats.cann_file import (
     MAPPING_FILE,
     RAW_NAME,
     RawFile,
+    RawLayout,
     RawName,
     parse_raw_name,
     read_raw_file,
@@ -45,7 +46,7 @@ from dumptui.core.io.limits import brief
 from dumptui.core.io.npy import Layout
 from dumptui.core.model.dump import KERNEL, Dump, FormatName, NameSource, Op, OrderSource, Problem, Severity, TensorRef
 from dumptui.core.model.ir import IRGraph
-from dumptui.core.model.reason import Why, because
+from dumptui.core.model.reason import Reason, Why, because
 
 if TYPE_CHECKING:
     from dumptui.core.formats.ge_graph import GeGraph, GeNode
@@ -164,11 +165,11 @@ _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 
 def _read_ops(
     dump: Dump, files: list[tuple[str, RawName]], graph_id: str, ge: GeGraph | None
-) -> tuple[list[Op], Counter[str]]:
+) -> tuple[list[Op], Counter[RawLayout | None]]:
     """An op per readable file, and how many files came in each layout."""
     by_form = ge.by_file_form() if ge is not None else {}
     ops = []
-    layouts: Counter[str] = Counter()
+    layouts: Counter[RawLayout | None] = Counter()
     for path, rec in files:
         node = ge.nodes.get(by_form.get(rec.op_name, "")) if ge is not None else None
         raw = read_raw_file(
@@ -273,19 +274,18 @@ def open_cann(path: str, selection: Selection) -> Dump:
 
 
 def _variant(
-    step: StepFolder, files: list[tuple[str, RawName]], layouts: Counter[str], ops: list[Op], ge: GeGraph | None
-) -> str:
-    tree = {"acl": "ACL dump tree", "mindspore": "MindSpore async dump (rank tree)", "folder": "a folder of raw files"}
-    names = Counter(rec.variant for _p, rec in files)
-    parts = [
-        f"CANN raw dump files, {tree[step.tree]}",
-        "names: " + ", ".join(sorted(names)),
-        "layout: " + ", ".join(sorted(layouts)),
-    ]
+    step: StepFolder,
+    files: list[tuple[str, RawName]],
+    layouts: Counter[RawLayout | None],
+    ops: list[Op],
+    ge: GeGraph | None,
+) -> Reason:
+    """How the dump is laid out: its tree, the name styles and file layouts seen, its GE graph (and how many
+    fused ops it names): a code for report/reasons.py to word."""
+    names = tuple(sorted({rec.variant for _p, rec in files}))
     fused = sum(1 for op in ops if op.fused)
-    if ge is not None:
-        parts.append(f"GE graph {os.path.basename(ge.path)}" + (f", {fused} fused ops" if fused else ""))
-    return "; ".join(parts)
+    graph = os.path.basename(ge.path) if ge is not None else None
+    return because(Why.CANN_RAW_VARIANT, step.tree, names, tuple(sorted(layouts, key=str)), graph, fused)
 
 
 class CannRawReader:
@@ -295,7 +295,6 @@ class CannRawReader:
     formats = (FORMAT,)
     # before mindspore-npy, whose rank-folder test also matches a MindSpore async dump of raw files
     priority = 40
-    expects = "a CANN / ACL raw dump ({op_type}.{op_name}.{task}.{stream}.{timestamp} files)"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

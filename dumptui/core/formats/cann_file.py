@@ -25,6 +25,7 @@ from dumptui.core.io.fault import Fault, Flaw, os_text, text
 from dumptui.core.io.npy import Layout
 from dumptui.core.io.safeio import open_regular
 from dumptui.core.model.dump import INPUT, OUTPUT, InOut
+from dumptui.core.model.vocab import Word
 
 if TYPE_CHECKING:
     from dumptui.core.formats.protoschema import Message
@@ -51,6 +52,21 @@ _MAX_HEADER = 1 << 28  # a DumpData header without payloads is small; a larger l
 _MAX_WHOLE_FILE = (1 << 31) - 1  # protobuf parses no message of 2 GiB or more: a larger file is not one DumpData
 
 
+class RawNameStyle(Word):
+    """How a raw file's name is spelled (report/reasons.py words it)."""
+
+    CURRENT = "current"  # {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}
+    NO_STREAM = "no-stream"  # very old CANN: no stream id
+    FFTS = "ffts+"  # FFTS+: four more fields
+
+
+class RawLayout(Word):
+    """How a raw file's bytes are laid out (report/reasons.py words it)."""
+
+    LENGTH_PREFIXED = "length-prefixed"  # an 8-byte header length, the DumpData header, then the payloads
+    WHOLE_FILE = "whole-file"  # one DumpData message with the payloads inside
+
+
 @dataclass(frozen=True)
 class RawName:
     """The fields of a raw dump file name."""
@@ -60,7 +76,7 @@ class RawName:
     task: str
     stream: str  # "" for very old CANN
     timestamp: int
-    variant: str  # "current", "no stream id (old CANN)" or "FFTS+"
+    variant: RawNameStyle
 
     @property
     def overflow(self) -> bool:
@@ -75,7 +91,13 @@ def parse_raw_name(name: str, mapping: dict[str, str] | None = None) -> RawName 
     m = RAW_NAME.match(name)
     if not m:
         return None
-    variant = "FFTS+" if m.group("ffts") else "current" if m.group("stream") is not None else "no stream id (old CANN)"
+    variant = (
+        RawNameStyle.FFTS
+        if m.group("ffts")
+        else RawNameStyle.CURRENT
+        if m.group("stream") is not None
+        else RawNameStyle.NO_STREAM
+    )
     return RawName(
         m.group("type"), m.group("name"), m.group("task"), m.group("stream") or "", int(m.group("ts")), variant
     )
@@ -107,7 +129,7 @@ class RawFile:
     path: str
     name: RawName
     op_name: str = ""  # DumpData.op_name (the real name, separators kept) when the writer set it
-    layout_variant: str = ""  # "length-prefixed header" | "whole-file DumpData"
+    layout_variant: RawLayout | None = None  # None: not parsed
     tensors: list[RawTensor] = field(default_factory=list)
     problem: Fault | None = None
 
@@ -159,7 +181,9 @@ def _tensor(
         return unreadable(problem)
     storage = dtypes.storage(dtype) if dtype else None
     if dtype is None or storage is None:
-        return unreadable(Fault(Flaw.DTYPE_NOT_DECODED, (type_name,)))
+        unsettled = _proto().unsettled(proto.data_type)
+        name = Fault(Flaw.DTYPE_UNSETTLED, (proto.data_type,)) if unsettled else type_name
+        return unreadable(Fault(Flaw.DTYPE_NOT_DECODED, (name,)))
     expected = limits.elements(device) * storage.itemsize
     if size != expected:
         return unreadable(Fault(Flaw.RAW_PAYLOAD_MISMATCH, (size, declared, expected)))
@@ -273,7 +297,7 @@ def read_raw_file(
             header = _header(fh, size)
             if not isinstance(header, Fault):
                 msg, length = header
-                raw.op_name, raw.layout_variant = msg.op_name, "length-prefixed header"
+                raw.op_name, raw.layout_variant = msg.op_name, RawLayout.LENGTH_PREFIXED
                 _current_layout(raw, msg, length, size, graph)
                 if raw.problem is None or _is_whole_file_dump(msg):
                     return raw
@@ -298,6 +322,6 @@ def read_raw_file(
         return raw
     raw.tensors.clear()
     raw.problem = None
-    raw.op_name, raw.layout_variant = whole.op_name, "whole-file DumpData"
+    raw.op_name, raw.layout_variant = whole.op_name, RawLayout.WHOLE_FILE
     _whole_file_layout(raw, whole, graph)
     return raw

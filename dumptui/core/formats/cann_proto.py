@@ -181,11 +181,13 @@ FORMAT_NAMES = {
 
 
 def data_type_name(number: int) -> str:
-    """`FLOAT16` for 2; a number our table does not hold is named by its number and the reason."""
-    name = DATA_TYPES.get(number)
-    if name is not None:
-        return name
-    return f"data type {number} (CANN releases disagree on types 28 and up)" if number >= 28 else f"data type {number}"
+    """`FLOAT16` for 2; a number our table does not hold is named by its number (`data type 29`)."""
+    return DATA_TYPES.get(number, f"data type {number}")
+
+
+def unsettled(number: int) -> bool:
+    """Whether CANN releases disagree on what the DataType `number` is (28 and up): never decoded."""
+    return number >= 28 and number not in DATA_TYPES
 
 
 def format_name(number: int) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 from dumptui.core.formats.registry import open_dump
 from dumptui.core.index import cache as indexcache
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.indexing_progress import STAGE_NAMES, Stage, reporting
 from dumptui.core.io.procs import start_resource_tracker, worker_start
 
@@ -51,7 +52,7 @@ def _to_board(slot: int) -> Callable[[Stage, int, int | None], None]:
     return report
 
 
-def _index_into_cache(request: Request, dumps: tuple[str, ...] = (), slot: int | None = None) -> str:
+def _index_into_cache(request: Request, dumps: tuple[str, ...] = (), slot: int | None = None) -> str | Fault:
     """In the child: index the dump and store it in the cache; '' when stored, else why not. `dumps`: every
     dump folder of the caller's run, none of which may hold the entry (a cache folder inside the other dump).
     `slot`: where on the board it reports how far it has come."""
@@ -63,7 +64,7 @@ def _index_into_cache(request: Request, dumps: tuple[str, ...] = (), slot: int |
     except Exception as e:  # the caller indexes it again in its own process and reports the error there
         return f"{type(e).__name__}: {e}"
     entry = indexcache.entry_path(path, fmt, (rank, graph, iteration))
-    return "" if indexcache.current(entry) else "not stored in the index cache"
+    return "" if indexcache.current(entry) else Fault(Flaw.NOT_STORED)
 
 
 def missing_from_cache(requests: list[Request]) -> list[Request]:
@@ -82,7 +83,7 @@ def missing_from_cache(requests: list[Request]) -> list[Request]:
     return out
 
 
-def index_into_cache(requests: list[Request], report: IndexingReport | None = None) -> dict[Request, str]:
+def index_into_cache(requests: list[Request], report: IndexingReport | None = None) -> dict[Request, str | Fault]:
     """Index every request missing from the cache, each in a spawned process, all at once; returns, per
     request indexed, '' when its entry is now in the cache, else why not. The processes end with this call
     (their memory goes with them); they also end if the caller's process ends first. `report`: told every
@@ -111,6 +112,6 @@ def index_into_cache(requests: list[Request], report: IndexingReport | None = No
                         report(req[0], STAGE_NAMES[stage - 1], done, None if total < 0 else total)
         return {req: f.result() for req, f in zip(todo, futs)}
     except Exception as e:  # a child that died (killed, out of memory): the caller indexes in-process
-        return {req: f"indexing process failed: {e}" for req in todo}
+        return {req: Fault(Flaw.INDEXING_PROCESS_FAILED, (str(e),)) for req in todo}
     finally:
         ex.shutdown(wait=True, cancel_futures=True)

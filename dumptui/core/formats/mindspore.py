@@ -44,7 +44,7 @@ from dumptui.core.formats.pipeline import (
 )
 from dumptui.core.formats.reader import Selection
 from dumptui.core.formats.runs import separate_runs
-from dumptui.core.formats.statistic_csv import statistic_rows
+from dumptui.core.formats.statistic_csv import StatisticHeader, statistic_rows
 from dumptui.core.io import dtypes, limits
 from dumptui.core.io.fault import Fault, Flaw, NamePattern, text
 from dumptui.core.io.indexing_progress import Stage, counted
@@ -69,7 +69,8 @@ from dumptui.core.model.dump import (
     TensorRef,
 )
 from dumptui.core.model.ir import IRGraph
-from dumptui.core.model.reason import Why, because
+from dumptui.core.model.reason import Reason, Why, because
+from dumptui.core.model.vocab import Word
 
 NPY_NAME = re.compile(
     r"^(?P<type>[^.]+)\.(?P<name>.+)\.(?P<task>\d{1,20})\.(?P<stream>\d{1,20})\.(?P<ts>\d{1,20})\."
@@ -156,7 +157,7 @@ class _Found:
     npy_files: int = 0
     with_dtype: int = 0  # npy file names with the .{dtype} suffix
     statistic_rows: int = 0
-    statistic_variant: str | None = None
+    statistic_variant: StatisticHeader | None = None
 
 
 def _list_statistic_csv(graph: str, path: str, found: _Found, problems: list[Problem]) -> None:
@@ -319,22 +320,25 @@ def _name_ops(ops: list[Op], graphs: list[str], orders: dict[str, list[str]], ir
                 op.attrs = WEIGHT_ATTRS if prm.is_weight else INPUT_ATTRS
 
 
-def _variant(found: _Found, ops: list[Op], statistics_only: bool) -> str:
-    """How this dump spells things, in words."""
+class DtypeSuffix(Word):
+    """Whether the .npy file names end in `.{dtype}` (report/reasons.py words it)."""
+
+    WITH = "with"
+    WITHOUT = "without"
+    MIXED = "mixed"  # some do, some do not
+
+
+def _variant(found: _Found, ops: list[Op], statistics_only: bool) -> Reason:
+    """How this dump spells things: a code for report/reasons.py to word."""
     if statistics_only:
-        return f"statistic.csv only ({found.statistic_variant})"
+        return because(Why.STATISTIC_CSV_VARIANT, found.statistic_variant)
     kernels = [op for op in ops if op.kind == KERNEL]
     short_style = sum(1 for op in kernels if SHORT_NAME.match(op.file_name))
-    parts = [
-        "short op names in file names (r1.3-2.3 style)"
-        if short_style > len(kernels) / 2
-        else "full scope names in file names"
-    ]
     if found.with_dtype and found.npy_files > found.with_dtype:
-        parts.append("mixed .{dtype} suffix")
+        suffix = DtypeSuffix.MIXED
     else:
-        parts.append("with .{dtype} suffix" if found.with_dtype else "without .{dtype} suffix")
-    return ", ".join(parts)
+        suffix = DtypeSuffix.WITH if found.with_dtype else DtypeSuffix.WITHOUT
+    return because(Why.MINDSPORE_NPY_VARIANT, short_style > len(kernels) / 2, suffix)
 
 
 def _order_kernels(dump: Dump, kernels: list[Op], orders: dict[str, list[str]], irs: dict[str, IRGraph]) -> bool:
@@ -427,7 +431,6 @@ class MindSporeNpyReader:
     name = FormatName.MINDSPORE_NPY
     formats = (FormatName.MINDSPORE_NPY, FormatName.MINDSPORE_STATISTIC)
     priority = 20
-    expects = "a MindSpore dump (rank_N/, .npy or statistic.csv files)"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

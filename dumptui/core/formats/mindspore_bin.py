@@ -347,8 +347,7 @@ def open_mindspore_bin(path: str, selection: Selection) -> Dump:
         root=loc.device_dir,
         format=FormatName.MINDSPORE_BIN,
         rank=loc.device,
-        variant="MindSpore 1.x synchronous dump (raw .bin files, dtype and shape in the file names)"
-        + ("" if loc.device is not None else ", no device_{id} level (CPU)"),
+        variant=because(Why.MINDSPORE_BIN_VARIANT, loc.device is None),
     )
     all_graph_ids = _graph_ids(loc.device_dir)
     graph = selection.graph
@@ -394,7 +393,6 @@ class MindSporeBinReader:
     # before mindspore-npy: a 1.x device folder holds graphs/ and execution_order/ too, which that reader takes
     # for a rank folder
     priority = 30
-    expects = "a MindSpore 1.x .bin dump"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

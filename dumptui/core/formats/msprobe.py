@@ -53,6 +53,7 @@ from dumptui.core.model.dump import (
     TensorRef,
 )
 from dumptui.core.model.flowgraph import FlowGraph, FlowGraphBuilder
+from dumptui.core.model.reason import Why, because
 from dumptui.core.model.slotmap import SlotMap
 
 STEP_DIR = re.compile(r"^step(\d+)$")
@@ -584,8 +585,9 @@ def open_msprobe(path: str, selection: Selection) -> Dump:
         path=path,
         root=d,
         format=FormatName.MSPROBE_STATISTICS if statistics else FormatName.MSPROBE,
-        variant=f"msprobe task {_word(task)}, level {_word(fields.get('level', '?'))}, "
-        f"framework {_word(fields.get('framework', '?'))}",
+        variant=because(
+            Why.MSPROBE_VARIANT, _word(task), _word(fields.get("level", "?")), _word(fields.get("framework", "?"))
+        ),
         device=None,
         rank=os.path.basename(d),
     )
@@ -607,7 +609,6 @@ class MsprobeReader:
     name = FormatName.MSPROBE
     formats = (FormatName.MSPROBE, FormatName.MSPROBE_STATISTICS)
     priority = 40  # a dump.json names the format outright
-    expects = "an msprobe dump (dump.json)"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

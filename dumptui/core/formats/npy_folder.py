@@ -83,7 +83,7 @@ def open_npy_folder(path: str) -> Dump:
         path=path,
         root=os.path.abspath(path),
         format=FormatName.NPY_FOLDER,
-        variant="one tensor per .npy file, op names from file names",
+        variant=because(Why.NPY_FOLDER_VARIANT),
     )
     groups = _group_files(path, dump.problems)
     if not groups:
@@ -105,7 +105,6 @@ class NpyFolderReader:
     name = FormatName.NPY_FOLDER
     formats = (FormatName.NPY_FOLDER,)
     priority = 0
-    expects = "a folder of .npy files"
 
     def looks_like(self, path: str) -> bool:
         return looks_like(path)

@@ -27,7 +27,7 @@ class Selection:
 
 
 class Reader(Protocol):
-    """One dump format. The four descriptive members are read-only: class attributes implement them."""
+    """One dump format. The three descriptive members are read-only: class attributes implement them."""
 
     @property
     def name(self) -> FormatName:
@@ -42,11 +42,6 @@ class Reader(Protocol):
     @property
     def priority(self) -> int:
         """`detect` asks the readers by decreasing priority: the most specific first."""
-        ...
-
-    @property
-    def expects(self) -> str:
-        """What it recognises, in words, for the message when no reader does."""
         ...
 
     def looks_like(self, path: str) -> bool:

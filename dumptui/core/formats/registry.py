@@ -15,6 +15,7 @@ from dumptui.core.formats.reader import Reader, Selection
 from dumptui.core.index import cache as indexcache
 from dumptui.core.io import indexing_progress
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, Flaw, worded
 from dumptui.core.model.dump import Dump, FormatName, no_cyclic_gc
 
 READERS: tuple[Reader, ...] = (
@@ -41,8 +42,7 @@ def detect(path: str) -> FormatName:
         if len(claims) > 1 and {claims[0].name, claims[1].name} == {CannRawReader.name, MindSporeNpyReader.name}:
             return _format_of_most_files(path)
         return claims[0].name
-    *others, last = [reader.expects for reader in READERS]
-    raise DumpError(path, f"no dump found: expected {', '.join(others)}, or {last}")
+    raise DumpError(path, worded(Fault(Flaw.NO_DUMP_FOUND, tuple(reader.name for reader in READERS))))
 
 
 def _format_of_most_files(path: str, most: int = 20_000) -> FormatName:

@@ -15,6 +15,7 @@ from dumptui.core.io import dtypes, limits
 from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import INOUT_NAMED
+from dumptui.core.model.vocab import Word
 
 FIXED_COLUMNS = [
     "Op Type",
@@ -63,13 +64,22 @@ def _stat_float(v: str | None) -> float | str | None:
         return v[:100]  # text kept (a file's cell can be long: kept short)
 
 
-def _variant(statistic_columns: list[str]) -> str:
+class StatisticHeader(Word):
+    """Which of MindSpore's statistic.csv headers a file has (report/reasons.py words it)."""
+
+    V16_22 = "1.6-2.2"  # MindSpore 1.6 to 2.2
+    L2_MD5 = "1.6+l2-md5"  # the same columns and L2 Value, MD5
+    CONFIGURABLE = "2.4+configurable"  # MindSpore 2.4+: the columns statistic_category chooses
+    EMPTY = "empty"  # a file without a header
+
+
+def _variant(statistic_columns: list[str]) -> StatisticHeader:
     rest = [h.lower() for h in statistic_columns]
     if "l2 value" in rest:
-        return "1.6+ with L2 Value/MD5"
+        return StatisticHeader.L2_MD5
     if "negative zero count" in rest and "l2norm value" not in rest:
-        return "1.6-2.2"
-    return "2.4+ configurable statistic_category"
+        return StatisticHeader.V16_22
+    return StatisticHeader.CONFIGURABLE
 
 
 def _shape(text: str) -> tuple[int, ...] | None:
@@ -126,7 +136,7 @@ def _row(header: list[str], row: list[str], same: dict[Any, Any]) -> dict[str, A
     )
 
 
-def statistic_rows(path: str, skipped: list[Fault] | None = None) -> tuple[str, Iterator[dict[str, Any]]]:
+def statistic_rows(path: str, skipped: list[Fault] | None = None) -> tuple[StatisticHeader, Iterator[dict[str, Any]]]:
     """The header variant of a statistic.csv, and its rows one at a time as dicts (op_type, name, ts, io,
     slot, dtype, shape, stats, size): a 2,000,000-row file is never held as rows, only as the tensors made of
     them. A row with a bad value is left out, its line and reason added to `skipped`. Raises OSError, or
@@ -137,7 +147,7 @@ def statistic_rows(path: str, skipped: list[Fault] | None = None) -> tuple[str, 
     except csv.Error as e:
         raise ValueError(f"not a readable csv file: {e}") from None
     if not first:
-        return "empty", iter(())
+        return StatisticHeader.EMPTY, iter(())
     header = [h.strip() for h in first]
     if header[:10] != FIXED_COLUMNS:
         raise ValueError(f"unknown statistic.csv header: {limits.brief(','.join(header[:10]), 200)}")
@@ -168,7 +178,7 @@ def statistic_rows(path: str, skipped: list[Fault] | None = None) -> tuple[str, 
     return _variant(header[10:]), rows()
 
 
-def read_statistic_csv(path: str, skipped: list[Fault] | None = None) -> tuple[list[dict[str, Any]], str]:
+def read_statistic_csv(path: str, skipped: list[Fault] | None = None) -> tuple[list[dict[str, Any]], StatisticHeader]:
     """Every row at once (small files, tests); see `statistic_rows`."""
     variant, rows = statistic_rows(path, skipped)
     return list(rows), variant

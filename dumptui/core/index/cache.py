@@ -45,6 +45,7 @@ from typing import Any
 
 from dumptui.core.index import codec as indexcodec
 from dumptui.core.index import restricted
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.indexing_progress import Stage, report
 from dumptui.core.model.dump import Dump, FormatName
 
@@ -189,7 +190,7 @@ class CacheResult:
     dump: Dump
     hit: bool
     stored: bool = False
-    why_not_stored: str = ""
+    why_not_stored: Fault | None = None
 
 
 def _read_header(fh: Any) -> dict[str, Any]:
@@ -260,18 +261,18 @@ def protected(folder: str) -> bool:
     return any(inside(folder, p) for p in _PROTECTED)
 
 
-def store(entry: str, dump: Dump, path: str) -> str:
-    """Write the entry; returns "" when written, else why not (it never raises: a cache is optional)."""
+def store(entry: str, dump: Dump, path: str) -> Fault | None:
+    """Write the entry; returns None when written, else why not (it never raises: a cache is optional)."""
     folder = os.path.dirname(entry)
     for dumped in (path, dump.root, *sorted(_PROTECTED)):
         if dumped and inside(folder, dumped):
-            return f"the cache folder {folder} is inside the dump"
+            return Fault(Flaw.CACHE_INSIDE_DUMP, (folder,))
     try:
         deps = dependencies(path, dump.root, dump.format)
         own = [d for d in deps if any(inside(d[0], top) for top in (path, dump.root) if top)]
         newest = max((d[1] for d in own), default=0)  # folders above the dump change for other reasons
         if newest >= time.time_ns() - int(RACY_SECONDS * 1e9):
-            return f"the dump changed less than {RACY_SECONDS:g} s ago"
+            return Fault(Flaw.DUMP_TOO_RECENT, (RACY_SECONDS,))
         header: dict[str, Any] = {"schema": SCHEMA, "path": os.path.abspath(path), "deps": deps}
         cols = indexcodec.encode(dump)
         os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -286,9 +287,9 @@ def store(entry: str, dump: Dump, path: str) -> str:
             os.unlink(tmp)
             raise
         _prune(folder)
-        return ""
+        return None
     except Exception as e:  # unpicklable reader state, a full disk, a read-only home: index without caching
-        return f"not cached: {e.__class__.__name__}: {e}"
+        return Fault(Flaw.NOT_CACHED, (e.__class__.__name__, str(e)))
 
 
 def _prune(folder: str) -> None:
@@ -310,7 +311,7 @@ def cached_index(
     try:
         entry = entry_path(path, fmt, selection)
     except OSError:
-        return CacheResult(index(), hit=False, why_not_stored="the dump folder cannot be looked at")
+        return CacheResult(index(), hit=False, why_not_stored=Fault(Flaw.DUMP_NOT_LOOKED_AT))
     report(Stage.CACHE, 0)  # the entry's columns read before its ops are counted
     dump = load(entry)
     if dump is not None:
@@ -319,4 +320,4 @@ def cached_index(
         return CacheResult(dump, hit=True)
     dump = index()
     why = store(entry, dump, path)
-    return CacheResult(dump, hit=False, stored=not why, why_not_stored=why)
+    return CacheResult(dump, hit=False, stored=why is None, why_not_stored=why)

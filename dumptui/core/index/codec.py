@@ -27,8 +27,9 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 9: names' and order's sources as codes, notes as reasons, Dump.flow_inferred; 10: problems' severities as codes
 # 11: tensors' sides (input/output) as codes; 12: input sources' kinds as codes; 13: ops' kinds as codes
 # 14: dumps' format names as codes; 15: why a file cannot be read as a code (io/fault.py Fault)
-# 16: reasons (a dump's notes) with slots: pickled as a tuple of values, not a dict
-FORMAT_VERSION = 16
+# 16: a dump's variant as a code (a Reason of the readers' codes), not words
+# 17: reasons (a dump's notes, its variant) with slots: pickled as a tuple of values, not a dict
+FORMAT_VERSION = 17
 
 
 class _Table:

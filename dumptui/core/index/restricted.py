@@ -49,6 +49,12 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         ("dumptui.core.io.fault", "Fault"),  # why a file cannot be read (a Layout's problem, a Problem's reason)
         ("dumptui.core.io.fault", "Flaw"),
         ("dumptui.core.io.fault", "FileKind"),
+        ("dumptui.core.io.fault", "NamePattern"),  # the pattern a misnamed file does not follow
+        # how a dump spells things (Dump.variant, a Reason): the readers' codes among its values
+        ("dumptui.core.formats.cann_file", "RawNameStyle"),
+        ("dumptui.core.formats.cann_file", "RawLayout"),
+        ("dumptui.core.formats.mindspore", "DtypeSuffix"),
+        ("dumptui.core.formats.statistic_csv", "StatisticHeader"),
         ("numpy", "dtype"),
         ("dumptui.core.io.devicelayout", "DeviceLayout"),  # tensors stored in a device layout (CANN raw)
         ("dumptui.core.io.devicelayout", "DevicePayload"),

@@ -26,6 +26,15 @@ class FileKind(Word):
     OTHER = "other"
 
 
+class JsonPart(Word):
+    """Which part of a JSON document a fault names (io/jsonstream.py)."""
+
+    DOCUMENT = "document"  # the whole document (not an object)
+    KEY = "key"  # a member's key
+    MEMBER = "member"  # a top-level member, by its key
+    RECORD = "record"  # a member of the object read one member at a time (msprobe's `data`), by its key
+
+
 class Flaw(Word):
     """What a fault says; its values are in `Fault.args`, in the order report/reasons.py documents."""
 
@@ -71,7 +80,7 @@ class Flaw(Word):
     PT_STORAGE_SMALL = "pt-storage-small"  # ()
     PT_STORAGE_DECLARES = "pt-storage-declares"  # (bytes declared, bytes held)
     # CANN raw dump files (formats/cann_file.py, formats/cann_proto.py)
-    DTYPE_NOT_DECODED = "dtype-not-decoded"  # (type name)
+    DTYPE_NOT_DECODED = "dtype-not-decoded"  # (type name, or the DTYPE_UNSETTLED fault of its number)
     DTYPE_UNSETTLED = "dtype-unsettled"  # (type number): CANN releases disagree on types 28 and up
     RAW_PAYLOAD_MISMATCH = "raw-payload-mismatch"  # (payload bytes, declared, its bytes)
     SHORT_FOR_HEADER = "short-for-header"  # (file bytes)
@@ -80,6 +89,8 @@ class Flaw(Word):
     RAW_DATA_SIZE = "raw-data-size"  # (io, slot, bytes of data, size field)
     NOT_RAW_TOO_LARGE = "not-raw-too-large"  # (why not the current layout: a Fault)
     NOT_RAW = "not-raw"  # (why not the current layout: a Fault)
+    # a folder that holds no dump (formats/registry.py)
+    NO_DUMP_FOUND = "no-dump-found"  # (the readers' format names, in the order of READERS): what each expects
     # a file or record of a dump folder that is not used, or used with a caveat (formats/)
     FOREIGN_FILE = "foreign-file"  # (): no dump tensor file, ignored
     MISNAMED = "misnamed"  # (NamePattern the name does not follow)
@@ -99,6 +110,15 @@ class Flaw(Word):
     ENTRY_NOT_OBJECT = "entry-not-object"  # (entry name)
     HEADER_NAMES_OTHER_OP = "header-names-other-op"  # (header's op name, file name's op name), both in brief
     NO_TENSORS = "no-tensors"  # (): a raw file whose header lists no input and no output
+    # a JSON document read one member at a time (io/jsonstream.py)
+    RECORD_TOO_LARGE = "record-too-large"  # (JsonPart, its key's repr or "", at character, the limit in bytes)
+    # why a dump's index is not stored in the index cache (index/cache.py, formats/indexproc.py)
+    CACHE_INSIDE_DUMP = "cache-inside-dump"  # (the cache folder)
+    DUMP_TOO_RECENT = "dump-too-recent"  # (seconds): it changed less than that ago
+    DUMP_NOT_LOOKED_AT = "dump-not-looked-at"  # (): the dump folder cannot be looked at
+    NOT_CACHED = "not-cached"  # (error class name, the error's text): writing the entry failed
+    NOT_STORED = "not-stored"  # (): a child process indexed it, and no current entry is there
+    INDEXING_PROCESS_FAILED = "indexing-process-failed"  # (the error's text): a child process died
 
 
 class NamePattern(Word):

@@ -14,7 +14,8 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_JSON_RECORD, BadValue, json_depth_ok, size_words
+from dumptui.core.io.fault import Fault, Flaw, JsonPart, worded
+from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_JSON_RECORD, BadValue, json_depth_ok
 
 _CHUNK = 1 << 20
 _WHITESPACE = " \t\n\r"
@@ -22,7 +23,11 @@ _NEAR_END = 64  # a decoding error this close to the buffer's end may only mean 
 
 
 class RecordTooLarge(BadValue):
-    """One member of the document is larger than the limit (the message says which and how to go on)."""
+    """One member of the document is larger than the limit: `fault` says which, where and the limit."""
+
+    def __init__(self, why: Fault):
+        super().__init__(worded(why))
+        self.fault = why
 
 
 class _Buffer:
@@ -72,13 +77,16 @@ class _Buffer:
     def expect(self, chars: str, what: str) -> str:
         ch = self.skip_space()
         if not ch or ch not in chars:
-            found = repr(ch) if ch else "the end of the file"
-            raise BadValue(f"not valid JSON: expecting {what} at character {self.consumed + self.pos}, found {found}")
+            raise BadValue(
+                f"not valid JSON: expecting {what} at character {self.consumed + self.pos}, "
+                f"found {repr(ch) if ch else 'the end of the file'}"
+            )
         self.pos += 1
         return ch
 
-    def value(self, what: str) -> Any:
-        """The JSON value at the current position, decoded whole; RecordTooLarge past the limit."""
+    def value(self, part: JsonPart, key: str = "") -> Any:
+        """The JSON value at the current position (`part`, named by `key` when it has one: a repr), decoded
+        whole; RecordTooLarge past the limit."""
         self.skip_space()
         decoder = json.JSONDecoder()
         while True:
@@ -88,26 +96,23 @@ class _Buffer:
                 raise BadValue(f"not read: JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
             except json.JSONDecodeError as e:
                 cut_short = e.pos >= len(self.text) - _NEAR_END or e.msg.startswith("Unterminated string")
-                if cut_short and self._grow(what):
+                if cut_short and self._grow(part, key):
                     continue
                 raise BadValue(f"not valid JSON: {e.msg} at character {self.consumed + e.pos}") from None
-            if end == len(self.text) and self._grow(what):
+            if end == len(self.text) and self._grow(part, key):
                 continue  # a number or literal at the buffer's end may go on in the file
             if end - self.pos > self.limit:
-                raise self._too_large(what)
+                raise self._too_large(part, key)
             self.pos = end
             return value
 
-    def _too_large(self, what: str) -> RecordTooLarge:
-        return RecordTooLarge(
-            f"{what} at character {self.consumed + self.pos} is larger than {size_words(self.limit)} "
-            "(not read: no valid record is that large)"
-        )
+    def _too_large(self, part: JsonPart, key: str) -> RecordTooLarge:
+        return RecordTooLarge(Fault(Flaw.RECORD_TOO_LARGE, (part, key, self.consumed + self.pos, self.limit)))
 
-    def _grow(self, what: str) -> bool:
+    def _grow(self, part: JsonPart, key: str) -> bool:
         held = len(self.text) - self.pos
         if held > self.limit:
-            raise self._too_large(what)
+            raise self._too_large(part, key)
         return self.more(at_least=held)  # double what is held: a large member costs a linear number of retries
 
 
@@ -118,7 +123,7 @@ def members(fh: BinaryIO, stream_key: str, record_limit: int = MAX_JSON_RECORD) 
     not an object, or nests deeper than the limit; RecordTooLarge for a member larger than `record_limit`."""
     buf = _Buffer(fh, record_limit)
     if buf.skip_space() != "{":
-        doc = buf.value("the document")  # not an object: decoded (within the limit) only to say what it is
+        doc = buf.value(JsonPart.DOCUMENT)  # not an object: decoded (within the limit) only to say what it is
         if buf.skip_space():
             raise BadValue(f"not valid JSON: extra data at character {buf.consumed + buf.pos}")
         yield ("document", "", doc)
@@ -128,7 +133,7 @@ def members(fh: BinaryIO, stream_key: str, record_limit: int = MAX_JSON_RECORD) 
         buf.pos += 1
     else:
         while True:
-            key = buf.value("a key")
+            key = buf.value(JsonPart.KEY)
             if not isinstance(key, str):
                 raise BadValue(f"not valid JSON: a key that is {type(key).__name__}, not a string")
             buf.expect(":", "':'")
@@ -136,7 +141,7 @@ def members(fh: BinaryIO, stream_key: str, record_limit: int = MAX_JSON_RECORD) 
                 buf.pos += 1
                 yield from _entries(buf)
             else:
-                value = buf.value(f"member {key[:40]!r}")
+                value = buf.value(JsonPart.MEMBER, repr(key[:40]))
                 if not json_depth_ok(value, MAX_JSON_DEPTH - 1):
                     raise BadValue(f"not read: JSON nested deeper than {MAX_JSON_DEPTH} levels")
                 yield ("member", key, value)
@@ -151,11 +156,11 @@ def _entries(buf: _Buffer) -> Iterator[tuple[str, str, Any]]:
         buf.pos += 1
         return
     while True:
-        name = buf.value("a key")
+        name = buf.value(JsonPart.KEY)
         if not isinstance(name, str):
             raise BadValue(f"not valid JSON: a key that is {type(name).__name__}, not a string")
         buf.expect(":", "':'")
-        entry = buf.value(f"the record of {name[:80]!r}")
+        entry = buf.value(JsonPart.RECORD, repr(name[:80]))
         if not json_depth_ok(entry, MAX_JSON_DEPTH - 2):
             raise BadValue(f"not read: JSON nested deeper than {MAX_JSON_DEPTH} levels")
         yield ("entry", name, entry)

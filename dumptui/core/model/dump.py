@@ -560,7 +560,7 @@ class Dump:
     path: str  # as given by the user
     root: str  # the folder the tensors were indexed from (rank level when known)
     format: FormatName
-    variant: str = ""  # how this dump spells things, in words
+    variant: Reason | None = None  # how this dump spells things: a code (report/reasons.py words it)
     version: str | None = None  # framework version when known
     device: str | None = None  # device target when known
     rank: str | None = None

@@ -170,6 +170,13 @@ class Why(Word):
     MAP_ALREADY_PAIRED = "map-already-paired"  # (ref name, target name)
     IDENTICAL_FILES = "identical-files"  # ()
     UNREADABLE_SIDES = "unreadable-sides"  # ((side, Fault), ...): the pair's files that cannot be read
+    # how a dump spells things: its variant (Dump.variant, formats/)
+    MINDSPORE_NPY_VARIANT = "mindspore-npy-variant"  # (whether short op names (r1.3-2.3) name the files, DtypeSuffix)
+    STATISTIC_CSV_VARIANT = "statistic-csv-variant"  # (StatisticHeader)
+    MINDSPORE_BIN_VARIANT = "mindspore-bin-variant"  # (whether it has no device_{id} level: a CPU dump)
+    MSPROBE_VARIANT = "msprobe-variant"  # (task, level, framework: dump.json's fields, cut short)
+    NPY_FOLDER_VARIANT = "npy-folder-variant"  # ()
+    CANN_RAW_VARIANT = "cann-raw-variant"  # (tree, RawNameStyles, RawLayouts, GE graph file or None, fused ops)
     # how a dump was read: its notes (formats/, ranks/)
     NO_GRAPH_FILE = "no-graph-file"  # ()
     ORDER_FROM_FILE_NAMES = "order-from-file-names"  # (whether a graph file is missing too, else timestamps)

@@ -23,8 +23,11 @@ from helpers.cann_encode import (
 )
 
 from dumptui.core.formats import detect, open_dump
+from dumptui.core.formats.cann_file import RawLayout, RawNameStyle
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.model.dump import NameSource
+from dumptui.core.model.reason import Why
 from dumptui.report.reasons import say, say_all
 
 
@@ -63,7 +66,10 @@ def test_every_dtype_and_layout_decodes_to_the_original(tmp_path, layout):
     assert conv.inputs[1].fmt == "FRACTAL_Z" and conv.inputs[1].dtype == "float16"
     bf16 = next(op for op in dump.ops if op.file_name == "Default_id2-Identity_Identity-op2")
     assert bf16.outputs[0].dtype == "bfloat16"  # shown as bf16, widened for comparison
-    assert ("whole-file" in dump.variant) == (layout == "whole")
+    assert dump.variant is not None and dump.variant.code is Why.CANN_RAW_VARIANT
+    tree, names, layouts, graph, _fused = dump.variant.args
+    assert (tree, names, graph) == ("acl", (RawNameStyle.CURRENT,), None)
+    assert layouts == ((RawLayout.WHOLE_FILE,) if layout == "whole" else (RawLayout.LENGTH_PREFIXED,))
     assert [op.timestamp for op in dump.ops] == sorted(op.timestamp for op in dump.ops)  # timestamps: the order
 
 
@@ -113,7 +119,10 @@ def test_damaged_files_are_named_and_the_rest_loads(tmp_path):
     assert "Default_Sub-op0" not in by_name  # nothing to show of a file we cannot parse
     assert say(by_name["Default_Add-op0"].inputs[0].problem).startswith("damaged")
     assert "data type STRING is not decoded" in say(by_name["Default_Pack-op0"].inputs[0].problem)
-    assert "data type 29 (CANN releases disagree" in say(by_name["Default_Pack-op0"].outputs[0].problem)
+    unsettled = by_name["Default_Pack-op0"].outputs[0]
+    assert unsettled.dtype == "data type 29"  # a name; why it is not decoded is its problem's
+    assert unsettled.problem == Fault(Flaw.DTYPE_NOT_DECODED, (Fault(Flaw.DTYPE_UNSETTLED, (29,)),))
+    assert "data type 29 (CANN releases disagree" in say(unsettled.problem)
     assert "C1HWNCoC0 has no conversion" in say(by_name["Default_Conv2D-op9"].inputs[0].problem)
     assert "is not NC1HWC0 of the original shape [1, 40, 3, 5]" in say(by_name["Default_Relu-op0"].inputs[0].problem)
     assert check_every_tensor(dump, good) == 11
@@ -172,7 +181,7 @@ def test_name_variants_mapping_and_dumpdata_op_name(tmp_path):
     names = {op.name: op for op in dump.ops}
     assert set(names) == {"Default_Relu-op1", "Default_Add-op2", numbered.full_name}
     assert names[numbered.full_name].name_source is NameSource.DUMPDATA
-    assert "no stream id (old CANN)" in dump.variant and "FFTS+" in dump.variant
+    assert dump.variant is not None and set(dump.variant.args[1]) == set(RawNameStyle)  # every style of name
 
 
 def test_tree_levels_and_selection(tmp_path):
@@ -269,6 +278,7 @@ def test_mindspore_async_dump_of_raw_files(tmp_path):
     assert detect(str(tmp_path)) == "cann-raw"
     dump = open_dump(str(tmp_path))
     assert [op.name for op in dump.ops] == [conv, relu] and dump.rank == "0" and dump.iterations == {"0": "0"}
-    assert "MindSpore async dump" in dump.variant and dump.graph_source.endswith(".ir")
+    assert dump.variant is not None and dump.variant.args[0] == "mindspore"  # the tree: a MindSpore async dump
+    assert dump.graph_source.endswith(".ir")
     assert list(dump.graph.predecessors(relu)) == [conv]
     assert np.array_equal(dump.op(relu).inputs[0].array(), x)

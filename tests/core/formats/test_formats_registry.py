@@ -15,6 +15,8 @@ from dumptui.core.formats.files import find_rank_dir, list_dir, numeric_key, rea
 from dumptui.core.formats.reader import choose_one
 from dumptui.core.formats.survey import survey
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.fault import Fault, Flaw
+from dumptui.report.reasons import EXPECTED_WORDS, say
 
 
 def test_formats_are_the_readers_formats():
@@ -29,7 +31,7 @@ def test_formats_are_the_readers_formats():
     )
     assert [r.name for r in READERS] == ["mindspore-npy", "mindspore-bin", "msprobe", "cann-raw", "npy-folder"]
     for reader in READERS:
-        assert reader.formats[0] == reader.name and reader.expects
+        assert reader.formats[0] == reader.name and EXPECTED_WORDS[reader.name]  # what it expects, in words
 
 
 def test_detection_asks_the_most_specific_reader_first(tmp_path):
@@ -49,6 +51,8 @@ def test_detection_asks_the_most_specific_reader_first(tmp_path):
 def test_no_dump_message_lists_every_reader(tmp_path):
     with pytest.raises(DumpError) as e:
         detect(str(tmp_path))
+    # the readers' names as a code, worded by report/reasons.py (imported: its wording is registered)
+    assert e.value.reason == say(Fault(Flaw.NO_DUMP_FOUND, tuple(r.name for r in READERS)))
     assert e.value.reason == (
         "no dump found: expected a MindSpore dump (rank_N/, .npy or statistic.csv files), "
         "a MindSpore 1.x .bin dump, an msprobe dump (dump.json), a CANN / ACL raw dump "

@@ -10,10 +10,12 @@ from helpers.common import write_npy
 from helpers.msdumps import STAT_HEADERS, ms_file, small_dump, stat_dump
 
 from dumptui.core.formats import detect, open_dump
-from dumptui.core.formats.statistic_csv import read_statistic_csv
+from dumptui.core.formats.mindspore import DtypeSuffix
+from dumptui.core.formats.statistic_csv import StatisticHeader, read_statistic_csv
 from dumptui.core.io.errors import DumpError
 from dumptui.core.model.dump import NameSource, OrderSource
-from dumptui.report.reasons import say, say_all
+from dumptui.core.model.reason import Why, because
+from dumptui.report.reasons import STATISTIC_HEADER_WORDS, say, say_all
 
 
 def test_full_scope_names_with_dtype_suffix(tmp_path):
@@ -22,7 +24,7 @@ def test_full_scope_names_with_dtype_suffix(tmp_path):
     d = open_dump(root)
     assert [op.name for op in d.kernels] == ["Default/conv1-Conv/Conv2D-op0", "Default/relu-ReLU/ReLU-op0"]
     assert d.kernels[0].name_source is NameSource.GRAPH
-    assert "with .{dtype} suffix" in d.variant and "full scope" in d.variant
+    assert d.variant == because(Why.MINDSPORE_NPY_VARIANT, False, DtypeSuffix.WITH)  # full scope names
     conv = d.kernels[0]
     assert conv.inputs[1].dtype == "float32" and conv.inputs[1].shape == (3, 2, 1, 1)
     assert conv.outputs[0].timestamp == 102
@@ -33,7 +35,7 @@ def test_short_names_without_dtype_suffix(tmp_path):
     root = small_dump(str(tmp_path / "a"), dtype_label=None, short=True)
     d = open_dump(root)
     assert [op.name for op in d.kernels] == ["Default/net/Conv2D-op12", "Default/net/ReLU-op13"]
-    assert "short op names" in d.variant and "without .{dtype} suffix" in d.variant
+    assert d.variant == because(Why.MINDSPORE_NPY_VARIANT, True, DtypeSuffix.WITHOUT)  # short op names
     assert d.kernels[0].outputs[0].dtype == "float32"  # from the npy header
 
 
@@ -146,10 +148,11 @@ def test_constants_folder(tmp_path):
 def test_statistic_csv_variants(tmp_path, variant):
     root = stat_dump(str(tmp_path / "a"), variant)
     rows, got = read_statistic_csv(os.path.join(root, "rank_0", "Net", "0", "0", "statistic.csv"))
-    assert got == variant and len(rows) == 4
+    assert STATISTIC_HEADER_WORDS[got] == variant and len(rows) == 4
     assert rows[1]["stats"]["max"] == 4.0 and rows[1]["shape"] == (1, 2, 4, 4)
     d = open_dump(root)
     assert d.format == "mindspore-statistic" and d.statistics_only
+    assert d.variant == because(Why.STATISTIC_CSV_VARIANT, got)
     assert [op.name for op in d.kernels] == ["Default_conv2d-X_Conv2D-op0", "Default_relu-X_ReLU-op0"]
 
 
@@ -276,7 +279,7 @@ def test_statistic_rows_stream_and_share_what_repeats(tmp_path):
     path = tmp_path / "statistic.csv"
     path.write_text(header + "\n" + "\n".join(lines) + "\n")
     variant, rows = statistic_rows(str(path))
-    assert variant == "1.6+ with L2 Value/MD5" and not isinstance(rows, list)
+    assert variant is StatisticHeader.L2_MD5 and not isinstance(rows, list)
     a, b, c = list(rows)
     assert a["stats"]["max"] == 2.5 and math.copysign(1.0, a["stats"]["min"]) < 0  # -0.0 is -0.0
     assert a["stats"] is b["stats"]  # the producer's output and the consumer's input: one dict

@@ -15,8 +15,10 @@ from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats import open_dump
 from dumptui.core.index import cache as indexcache
 from dumptui.core.index.codec import decode, encode
+from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.model.dump import Dump
 from dumptui.core.search.bisect import Bisection
+from dumptui.report.reasons import say
 
 
 def snapshot(d: Dump) -> dict:
@@ -107,7 +109,7 @@ def test_second_open_comes_from_the_cache_and_bisects_the_same(tmp_path, cache_h
     info = write_demo(str(tmp_path / "demo"), n_ops=40, size=64, fp16_region=None)
     age(str(tmp_path / "demo"))
     first = cached(info.target)
-    assert not first.hit and first.stored, first.why_not_stored
+    assert not first.hit and first.stored and first.why_not_stored is None, say(first.why_not_stored)
     assert str(cache_home) in indexcache.cache_folder()
     entries = os.listdir(indexcache.cache_folder())
     assert len(entries) == 1 and not any(
@@ -165,7 +167,7 @@ def test_a_changed_dump_is_indexed_again(tmp_path, cache_home):
 def test_a_dump_changed_a_moment_ago_is_not_cached(tmp_path, cache_home):
     info = write_demo(str(tmp_path / "demo"), n_ops=20, size=16)
     result = cached(info.ref)
-    assert not result.stored and "changed less than" in result.why_not_stored
+    assert not result.stored and result.why_not_stored == Fault(Flaw.DUMP_TOO_RECENT, (indexcache.RACY_SECONDS,))
     assert not cached(info.ref).hit
 
 
@@ -175,7 +177,8 @@ def test_never_inside_the_dump(tmp_path, monkeypatch):
     age(str(tmp_path / "demo"))
     before = sorted(os.walk(info.ref))
     result = cached(info.ref)
-    assert not result.stored and "inside the dump" in result.why_not_stored
+    assert not result.stored and result.why_not_stored is not None
+    assert result.why_not_stored.code is Flaw.CACHE_INSIDE_DUMP and "inside the dump" in say(result.why_not_stored)
     assert sorted(os.walk(info.ref)) == before
 
 

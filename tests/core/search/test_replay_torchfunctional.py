@@ -132,6 +132,56 @@ def test_conv2d_same_and_unbatched():
     assert run_op("conv2d", [x, w], {"padding": "valid"}).shape == (2, 3, 3)
 
 
+def loop_pool(x, k, st, pad, how):
+    n, c, h, w = x.shape
+    ho, wo = (h + 2 * pad[0] - k[0]) // st[0] + 1, (w + 2 * pad[1] - k[1]) // st[1] + 1
+    out = np.zeros((n, c, ho, wo))
+    for i, ch, y, xx in itertools.product(range(n), range(c), range(ho), range(wo)):
+        vals = [
+            float(x[i, ch, r, q])
+            for r in range(y * st[0] - pad[0], y * st[0] - pad[0] + k[0])
+            for q in range(xx * st[1] - pad[1], xx * st[1] - pad[1] + k[1])
+            if 0 <= r < h and 0 <= q < w
+        ]
+        if how == "max":
+            out[i, ch, y, xx] = max(vals)
+        elif how == "avg":
+            out[i, ch, y, xx] = sum(vals) / (k[0] * k[1])
+        else:
+            out[i, ch, y, xx] = sum(vals) / len(vals)
+    return out
+
+
+def test_max_and_avg_pool2d_with_stride_and_padding():
+    x = rand(2, 3, 7, 6)
+    attrs = {"scalar input 1": "(3, 2)", "scalar input 2": "(2, 2)", "scalar input 3": "(1, 1)"}
+    np.testing.assert_allclose(run_op("max_pool2d", [x], attrs), loop_pool(x, (3, 2), (2, 2), (1, 1), "max"))
+    np.testing.assert_allclose(
+        run_op("avg_pool2d", [x], attrs), loop_pool(x, (3, 2), (2, 2), (1, 1), "avg"), rtol=1e-12
+    )
+    real = run_op("avg_pool2d", [x], {**attrs, "count_include_pad": "False"})
+    np.testing.assert_allclose(real, loop_pool(x, (3, 2), (2, 2), (1, 1), "real"), rtol=1e-12)
+    # stride defaults to the kernel size; an unbatched (C, H, W) input
+    np.testing.assert_allclose(
+        run_op("max_pool2d", [x[0]], {"kernel_size": "2"}), loop_pool(x[:1], (2, 2), (2, 2), (0, 0), "max")[0]
+    )
+    with pytest.raises(ReplayUnsupported, match="ceil_mode"):
+        run_op("max_pool2d", [x], {"kernel_size": "2", "ceil_mode": "True"})
+    with pytest.raises(ReplayUnsupported, match="dilation"):
+        run_op("max_pool2d", [x], {"kernel_size": "2", "dilation": "2"})
+
+
+def test_adaptive_avg_pool2d_uneven_windows():
+    x = rand(1, 2, 5, 7)
+    got = run_op("adaptive_avg_pool2d", [x], {"scalar input 1": "(2, 3)"})
+    for c, i, j in itertools.product(range(2), range(2), range(3)):
+        rows = range(math.floor(i * 5 / 2), math.ceil((i + 1) * 5 / 2))
+        cols = range(math.floor(j * 7 / 3), math.ceil((j + 1) * 7 / 3))
+        vals = [float(x[0, c, r, q]) for r in rows for q in cols]
+        assert math.isclose(got[0, c, i, j], sum(vals) / len(vals), rel_tol=1e-12)
+    assert run_op("adaptive_avg_pool2d", [x], {"output_size": "1"}).shape == (1, 2, 1, 1)
+
+
 # --- normalisations -------------------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ Supported op types (MindSpore kernel names and conventions):
                  subtract_ mul_ multiply_ div_ divide_ true_divide_ clamp_ clip_ __add__ __sub__ __mul__
                  __truediv__ __radd__ __rsub__ __rmul__ __rtruediv__ __iadd__ __isub__ __imul__ __itruediv__
                  (torchcalls.py: an in-place call's recorded input is its input before the call)
+                 max_pool2d avg_pool2d adaptive_avg_pool2d (no ceil_mode)
                  linear matmul mm bmm __matmul__ conv2d (a float16/bfloat16 output: inputs rounded to it, as
                  autocast does) layer_norm batch_norm (eval) embedding dropout (eval) softmax log_softmax
                  gelu relu silu sigmoid tanh exp log sqrt rsqrt erf neg abs and in place: gelu_ relu_ silu_

@@ -221,7 +221,7 @@ def _pool_geometry(args: OpArgs, x: np.ndarray) -> tuple[tuple[int, int], tuple[
     return kernel, stride, pads
 
 
-def _pool(
+def pool_windows(
     x: np.ndarray,
     kernel: tuple[int, int],
     stride: tuple[int, int],
@@ -250,16 +250,16 @@ def max_pool(args: OpArgs) -> dict[int, np.ndarray]:
     """MaxPool over NCHW windows (padding never wins: it is -inf). NaN propagates, as in numpy."""
     x = args.float64(0)
     kernel, stride, pads = _pool_geometry(args, x)
-    return {0: _pool(x, kernel, stride, pads, -np.inf, np.maximum, "MaxPool")}
+    return {0: pool_windows(x, kernel, stride, pads, -np.inf, np.maximum, "MaxPool")}
 
 
 def avg_pool(args: OpArgs) -> dict[int, np.ndarray]:
     """AvgPool over NCHW windows; with SAME padding each window is divided by its count of real elements."""
     x = args.float64(0)
     kernel, stride, pads = _pool_geometry(args, x)
-    total = _pool(x, kernel, stride, pads, 0.0, np.add, "AvgPool")
+    total = pool_windows(x, kernel, stride, pads, 0.0, np.add, "AvgPool")
     ones = np.ones((1, 1, x.shape[2], x.shape[3]))
-    count = _pool(ones, kernel, stride, pads, 0.0, np.add, "AvgPool")
+    count = pool_windows(ones, kernel, stride, pads, 0.0, np.add, "AvgPool")
     return {0: total / count}
 
 

@@ -154,6 +154,82 @@ def _conv2d(args: OpArgs) -> dict[int, np.ndarray]:
     return {0: y[0] if unbatched else y}
 
 
+# ------------------------------------------------------------------------------------------------ pooling
+
+
+def _pool_args(
+    args: OpArgs, x: np.ndarray
+) -> tuple[np.ndarray, tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
+    """(x as NCHW, kernel, stride, pads) of max_pool2d / avg_pool2d(input, kernel_size, stride=None, padding=0,
+    ...); ceil_mode is refused (its last window's rule is PyTorch's own)."""
+    if x.ndim not in (3, 4):
+        raise ReplayUnsupported(f"{args.op_type} of a {x.ndim}-d input: expected (N,) C, H, W")
+    kernel = _int_pair(args, 1, "kernel_size", 0)
+    stride = kernel if _value(args, 2, "stride", None) in (None, ()) else _int_pair(args, 2, "stride", 1)
+    ph, pw = _int_pair(args, 3, "padding", 0)
+    ceil_position = 5 if args.op_type.startswith("max") else 4
+    if _value(args, ceil_position, "ceil_mode", False):
+        raise ReplayUnsupported(f"{args.op_type} with ceil_mode is not replayed")
+    if min(kernel) < 1 or min(stride) < 1 or min(ph, pw) < 0 or 2 * ph > kernel[0] or 2 * pw > kernel[1]:
+        raise ReplayUnsupported(f"{args.op_type} kernel {kernel}, stride {stride}, padding {(ph, pw)}")
+    return (x if x.ndim == 4 else x[None]), kernel, stride, (ph, ph, pw, pw)
+
+
+def _max_pool2d(args: OpArgs) -> dict[int, np.ndarray]:
+    """F.max_pool2d(input, kernel_size, stride=kernel_size, padding=0, dilation=1, ceil_mode=False): the padding
+    never wins (-inf); NaN propagates. output.0 only (return_indices' indices are not replayed)."""
+    x = args.float64(0)
+    if _int_pair(args, 4, "dilation", 1) != (1, 1):
+        raise ReplayUnsupported("max_pool2d with dilation is not replayed")
+    x4, kernel, stride, pads = _pool_args(args, x)
+    y = conv.pool_windows(x4, kernel, stride, pads, -np.inf, np.maximum, args.op_type)
+    return {0: y if x.ndim == 4 else y[0]}
+
+
+def _avg_pool2d(args: OpArgs) -> dict[int, np.ndarray]:
+    """F.avg_pool2d(input, kernel_size, stride=kernel_size, padding=0, ceil_mode=False, count_include_pad=True,
+    divisor_override=None): each window's sum over the kernel's size, or over its real elements when
+    count_include_pad is False, or over divisor_override."""
+    x = args.float64(0)
+    x4, kernel, stride, pads = _pool_args(args, x)
+    total = conv.pool_windows(x4, kernel, stride, pads, 0.0, np.add, args.op_type)
+    divisor = _value(args, 6, "divisor_override", None)
+    if divisor is not None:
+        y = total / float(divisor)  # type: ignore[arg-type]
+    elif _value(args, 5, "count_include_pad", True):
+        y = total / (kernel[0] * kernel[1])
+    else:
+        ones = np.ones((1, 1, x4.shape[2], x4.shape[3]))
+        y = total / conv.pool_windows(ones, kernel, stride, pads, 0.0, np.add, args.op_type)
+    return {0: y if x.ndim == 4 else y[0]}
+
+
+MAX_ADAPTIVE_WINDOWS = 1 << 16  # one numpy mean per output position
+
+
+def _adaptive_avg_pool2d(args: OpArgs) -> dict[int, np.ndarray]:
+    """F.adaptive_avg_pool2d(input, output_size): output (i, j) is the mean of rows floor(i H / oh) to
+    ceil((i + 1) H / oh) and the same in width (None in output_size keeps that size)."""
+    x = args.float64(0)
+    if x.ndim not in (3, 4):
+        raise ReplayUnsupported(f"adaptive_avg_pool2d of a {x.ndim}-d input")
+    h, w = x.shape[-2], x.shape[-1]
+    size = _value(args, 1, "output_size")
+    items = size if isinstance(size, tuple) else (size, size)
+    if len(items) != 2 or not all(v is None or (isinstance(v, int) and v >= 1) for v in items):
+        raise ReplayUnsupported(f"adaptive_avg_pool2d output_size = {size!r}")
+    oh, ow = (h if items[0] is None else items[0]), (w if items[1] is None else items[1])
+    if oh * ow > MAX_ADAPTIVE_WINDOWS:
+        raise ReplayUnsupported(f"over the replay budget: adaptive_avg_pool2d of {oh * ow:,} windows")
+    out = np.empty((*x.shape[:-2], oh, ow))
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+            out[..., i, j] = x[..., r0:r1, c0:c1].mean(axis=(-2, -1))
+    return {0: out}
+
+
 # ---------------------------------------------------------------------------------------- normalisations
 
 
@@ -320,6 +396,9 @@ def kernels() -> dict[str, Kernel]:
             "bmm": _autocast(_matmul),
             "__matmul__": _autocast(_matmul),
             "conv2d": _autocast(_conv2d),
+            "max_pool2d": _max_pool2d,
+            "avg_pool2d": _avg_pool2d,
+            "adaptive_avg_pool2d": _adaptive_avg_pool2d,
             "softmax": _softmax,
             "log_softmax": _log_softmax,
             "layer_norm": _layer_norm,
