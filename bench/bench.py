@@ -115,8 +115,11 @@ def naive_loop(ref: str, target: str) -> tuple[float, int]:
 
 
 def ours(ref: str, target: str, kl: bool, workers: int | None) -> int:
+    from dumptui.core.io.executor import command_processes
+
     s = Session(open_dump(ref), open_dump(target), kl=kl)
-    res = evaluate_all(s, workers=workers)
+    with command_processes(workers or os.cpu_count() or 1) as s.executor:
+        res = evaluate_all(s)
     return sum(len(r.inputs) + len(r.outputs) for r in res)
 
 

@@ -232,13 +232,17 @@ COMPARE_CHILD = (
     "s = make_session(o, *open_pair(o, cache=False), kl=False)\n"
     "start = 0.0\n"
     "if how.startswith('local:'):\n"
-    "    from dumptui.core.compare.daskexec import DaskExecutor\n"
-    "    t = time.perf_counter(); s.executor = DaskExecutor(how); start = time.perf_counter() - t\n"
+    "    from dumptui.core.compare.daskexec import DaskCluster\n"
+    "    t = time.perf_counter(); s.executor = DaskCluster(how); start = time.perf_counter() - t\n"
+    "else:\n"
+    "    import os\n"
+    "    from dumptui.core.io.executor import command_processes\n"
+    "    s.executor = command_processes(1 if how == 'one' else os.cpu_count() or 1)\n"
     "t = time.perf_counter()\n"
-    "res = evaluate_all(s, workers=1 if how == 'one' else None)\n"
+    "res = evaluate_all(s)\n"
     "dt = time.perf_counter() - t\n"
     "print(json.dumps([dt, start, sum(len(r.inputs) + len(r.outputs) for r in res)]))\n"
-    "if s.executor is not None: s.executor.close()\n"
+    "s.executor.close()\n"
 )
 
 

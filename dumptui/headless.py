@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from dumptui.core.compare.results import OpResult
     from dumptui.core.compare.session import Session
+    from dumptui.core.io.executor import Executor
     from dumptui.core.model.dump import Dump
     from dumptui.core.search.compare_all import Comparison
     from dumptui.report.msprobe_csv import MsprobeTable
@@ -39,9 +40,12 @@ def verbosity_of(args: argparse.Namespace) -> Verbosity:
     return Verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
 
 
-def open_session(args: argparse.Namespace, kl: bool, command: str = "bisect") -> tuple[Dump, Dump, Session]:
+def open_session(
+    args: argparse.Namespace, kl: bool, command: str = "bisect", executor: Executor | None = None
+) -> tuple[Dump, Dump, Session]:
     """Index both dumps (on a terminal: each dump's stage and count as it is indexed) and align them; -v says
-    how long it took. A training step's earlier steps are searched as `command` searches (make_session)."""
+    how long it took. A training step's earlier steps are searched as `command` searches (make_session).
+    `executor`: the command's, where the session's work runs (the earlier steps' searches too)."""
     verbosity = verbosity_of(args)
     options = PairOptions.from_namespace(args)
     t0 = time.perf_counter()
@@ -52,7 +56,7 @@ def open_session(args: argparse.Namespace, kl: bool, command: str = "bisect") ->
             in_processes=any(many_files(options.path(s)) for s in SIDES),
             indexing=(lambda side, *rest: stages(f"indexing {side}", *rest)) if stages else None,
         )
-        session = make_session(options, ref, target, kl=kl, command=command)
+        session = make_session(options, ref, target, kl=kl, command=command, executor=executor)
     counts = ", ".join(f"{n} {say(how)}" for how, n in session.alignment.counts().items())
     detail(f"indexed and aligned in {time.perf_counter() - t0:.2f} s: {counts}", verbosity)
     for d in (ref, target):

@@ -32,41 +32,64 @@ def commands_share_one_pool():
     """The in-process commands of a module (compare, bisect, report via `cli.main`) share one set of worker
     processes for the module's life instead of forking cpu_count workers each: a compare starts its workers
     before it knows the dump is small, and a fork of a big pytest process was a quarter of a fuzz example's
-    time. The commands run the same code (`shared_processes()` within another uses the outer one's processes,
-    forked only when work goes to them). Modules about the processes themselves (their start, ctrl+c, their
+    time. The commands run the same code: the executor each asks for (core/io/executor.py `command_processes`)
+    is the module's, which a command's end does not close, forked only when work goes to it (a command's
+    `start` at its beginning is left out). Modules about the processes themselves (their start, ctrl+c, their
     end) do not use this."""
-    from dumptui.core.compare.processes import shared_processes
+    from dumptui.core.io import executor
 
-    with shared_processes():
+    class KeptProcesses(executor.LocalProcesses):
+        def start(self) -> None:  # the workers forked when work first goes to them, not for every module
+            pass
+
+        def close(self, kill: bool = False) -> None:  # a command's end: the next command of the module uses it
+            pass
+
+        def end(self) -> None:
+            executor.LocalProcesses.close(self, kill=True)
+
+    kept: dict[int, KeptProcesses] = {}
+
+    def shared(workers: int) -> executor.LocalProcesses | executor.InProcess:
+        if workers < 2:
+            return executor.InProcess()
+        if workers not in kept:
+            kept[workers] = KeptProcesses(workers)
+        return kept[workers]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(executor, "command_processes", shared)
         yield
+    for ex in kept.values():
+        ex.end()
 
 
 @pytest.fixture(scope="module")
 def apps_share_one_pool():
     """The apps (and controllers) a module starts share one set of worker processes for the module's life: each
     controller spawned cpu_count workers of its own (numpy and the engine imported in each, ~0.3 s of CPU) and
-    killed them at its quit. The pool is the engine's ComparePool, run as it is; only its close at an app's quit
-    is left to the module's end. Modules about those processes (their start, nice, ctrl+c, `q` ending them) do
-    not use this."""
-    from dumptui.core.compare.processes import ComparePool
+    killed them at its quit. The pool is the engine's LocalProcesses, run as it is; only its close at an app's
+    quit is left to the module's end. Modules about those processes (their start, nice, ctrl+c, `q` ending them)
+    do not use this."""
+    from dumptui.core.io.executor import LocalProcesses
     from dumptui.present import controller
 
-    class KeptPool(ComparePool):
+    class KeptPool(LocalProcesses):
         def close(self, kill: bool = False) -> None:  # an app's quit: the next app of the module uses it
             pass
 
         def end(self) -> None:
-            ComparePool.close(self, kill=True)
+            LocalProcesses.close(self, kill=True)
 
-    pools: dict[tuple[int | None, int], KeptPool] = {}
+    pools: dict[tuple[int | None, int, bool], KeptPool] = {}
 
-    def shared(workers: int | None = None, nice: int = 0) -> KeptPool:
-        if (workers, nice) not in pools:
-            pools[workers, nice] = KeptPool(workers, nice=nice)
-        return pools[workers, nice]
+    def shared(workers: int | None = None, *, nice: int = 0, offload: bool = False) -> KeptPool:
+        if (workers, nice, offload) not in pools:
+            pools[workers, nice, offload] = KeptPool(workers, nice=nice, offload=offload)
+        return pools[workers, nice, offload]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(controller, "ComparePool", shared)
+        mp.setattr(controller, "LocalProcesses", shared)
         yield
     for pool in pools.values():
         pool.end()
@@ -152,7 +175,9 @@ def _starts_processes(path: str) -> bool:
             text = fh.read()
     except OSError:
         return False
-    return any(word in text for word in ("run_cli", "subprocess", "multiprocessing", "shared_processes"))
+    # run_here: the CLI in this process, its module's commands sharing a pool of worker processes
+    words = ("run_cli", "run_here", "subprocess", "multiprocessing", "LocalProcesses")
+    return any(word in text for word in words)
 
 
 def pytest_collection_modifyitems(config, items):

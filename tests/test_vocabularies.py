@@ -89,6 +89,26 @@ def test_the_schema_lists_the_remedy_codes() -> None:
     assert fits == [[f.value for f in Fit if f is not Fit.NONE] + [None]]
 
 
+def test_the_schema_lists_the_read_purposes() -> None:
+    """`reads_by_purpose`'s keys in bisect --json are the ledger's purposes, all of them."""
+    import json
+
+    from dumptui.core.compare.ledger import Purpose
+
+    schema = json.loads((Path(dumptui.__file__).parent / "report" / "schemas" / "bisect.schema.json").read_text())
+    [prop] = [n["reads_by_purpose"] for n in _nodes(schema) if isinstance(n.get("reads_by_purpose"), dict)]
+    assert prop["propertyNames"]["enum"] == [p.value for p in Purpose]
+
+
+def _nodes(node: object) -> list[dict[str, object]]:
+    """Every object of a JSON document, depth first."""
+    if isinstance(node, dict):
+        return [node] + [d for v in node.values() for d in _nodes(v)]
+    if isinstance(node, list):
+        return [d for v in node for d in _nodes(v)]
+    return []
+
+
 # --- the ratchet on string comparisons in the engine ---------------------------------------------------------
 #
 # A comparison of a value with a string literal (`x == "op"`, `x != "scan"`, `x in ("a", "b")`) in dumptui/core is

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from dumptui.cli.common import ALL, console, refuse_inside
@@ -63,22 +62,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     compare_options(p, every=True)
 
 
-def _executor(args: argparse.Namespace) -> AbstractContextManager[Any]:
-    """The Dask executor `--dask` asks for (closed at the end), or nothing."""
+def _executor(args: argparse.Namespace) -> Any:
+    """Where the run's work runs (closed at its end, a `with`): the Dask cluster `--dask` asks for, else the
+    command's worker processes (`--workers`, default one per CPU)."""
     if not args.dask:
         if args.worker_path:
             raise UsageError("--worker-path goes with --dask")
-        return nullcontext()
-    from dumptui.core.compare.daskexec import DaskExecutor, parse_path_map
+        import os
 
-    return DaskExecutor(args.dask, parse_path_map(args.worker_path))
+        from dumptui.core.io import executor
+
+        return executor.command_processes(args.workers or os.cpu_count() or 1)
+    from dumptui.core.compare.daskexec import DaskCluster, parse_path_map
+
+    return DaskCluster(args.dask, parse_path_map(args.worker_path))
 
 
 def _compare_one(args: argparse.Namespace, executor: Any) -> int:
-    import os
     import time
 
-    from dumptui.core.compare.processes import shared_processes
     from dumptui.core.model.dump import no_cyclic_gc
     from dumptui.core.search.compare_all import compare_pair
     from dumptui.report import jsonout
@@ -95,19 +97,18 @@ def _compare_one(args: argparse.Namespace, executor: Any) -> int:
         from dumptui.report.msprobe_xlsx import require_openpyxl
 
         require_openpyxl(args.xlsx)  # before the compare, not after minutes of it
-    # the worker processes of every batch, started (forked) before the index is read and before any thread of
-    # ours (processes.shared_processes); none with a Dask cluster, which computes instead
-    workers = 0 if executor is not None else args.workers or os.cpu_count() or 1
     # no cyclic GC for the command's life (its workers' too): see no_cyclic_gc
-    with no_cyclic_gc(), shared_processes(start=workers):
-        ref, target, session = open_session(args, kl=args.kl, command="compare")
-        session.executor = executor
+    with no_cyclic_gc():
+        # the worker processes of every batch, started (forked) before the index is read and before any thread
+        # of ours (core/io/executor.py); a Dask cluster is running already
+        executor.start()
+        ref, target, session = open_session(args, kl=args.kl, command="compare", executor=executor)
         for path in (args.csv, args.json, args.xlsx):
             if path not in (None, jsonout.STDOUT):
                 refuse_inside(path, (ref, target))
         t0 = time.perf_counter()
         with progress_bar("comparing", verbosity) as progress:
-            comparison = compare_pair(session, workers=args.workers, progress=progress)
+            comparison = compare_pair(session, progress=progress)
     detail(f"compared in {time.perf_counter() - t0:.2f} s, {session.tensors_read} tensor pairs read", verbosity)
     results = comparison.results
     diverged = bool(comparison.roots)

@@ -47,7 +47,6 @@ def run_every_unit(args: argparse.Namespace, options: PairOptions, command: str,
             command,
             kl=getattr(args, "kl", False),
             use_graph=not getattr(args, "no_graph", False),
-            workers=getattr(args, "workers", None),
             executor=executor,
         )
         checks[unit] = (search.checks if command == "bisect" else search.bisection.checks) or []

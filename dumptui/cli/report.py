@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -34,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dumptui.core.io import executor
     from dumptui.core.io.safeio import write_text
     from dumptui.core.search.compare_all import compare_pair
     from dumptui.report import share
@@ -42,20 +44,22 @@ def run(args: argparse.Namespace) -> int:
 
     fmt = args.format or ("md" if str(args.out).lower().endswith((".md", ".markdown")) else "html")
     verbosity = verbosity_of(args)
-    ref, target, session = open_session(args, kl=False, command="compare")
-    if args.out != "-":
-        refuse_inside(args.out, (ref, target))
-    t0 = time.perf_counter()
-    with progress_bar("comparing", verbosity) as progress:
-        comparison = compare_pair(session, workers=args.workers, progress=progress)
-    detail(f"compared in {time.perf_counter() - t0:.2f} s", verbosity)
-    text, code = share.report_text(session, comparison, fmt)
-    if args.out == "-":
-        print(text, end="")
-    else:
-        write_text(args.out, text)
-        note(f"wrote {args.out} ({fmt}, {len(text.encode()):,} bytes)", verbosity)
-    if code == EXIT_USAGE:  # the report says why; the exit code alone would leave a script guessing
-        why = "; ".join(say_all(comparison.bisection.undecided)) or "not everything could be read"
-        print(f"dumptui: undecided (exit code 2): {clean(why)}", file=sys.stderr)
+    with executor.command_processes(args.workers or os.cpu_count() or 1) as ex:
+        ex.start()  # forked before the index is read and before the progress bar's thread
+        ref, target, session = open_session(args, kl=False, command="compare", executor=ex)
+        if args.out != "-":
+            refuse_inside(args.out, (ref, target))
+        t0 = time.perf_counter()
+        with progress_bar("comparing", verbosity) as progress:
+            comparison = compare_pair(session, progress=progress)
+        detail(f"compared in {time.perf_counter() - t0:.2f} s", verbosity)
+        text, code = share.report_text(session, comparison, fmt)
+        if args.out == "-":
+            print(text, end="")
+        else:
+            write_text(args.out, text)
+            note(f"wrote {args.out} ({fmt}, {len(text.encode()):,} bytes)", verbosity)
+        if code == EXIT_USAGE:  # the report says why; the exit code alone would leave a script guessing
+            why = "; ".join(say_all(comparison.bisection.undecided)) or "not everything could be read"
+            print(f"dumptui: undecided (exit code 2): {clean(why)}", file=sys.stderr)
     return code

@@ -19,6 +19,7 @@ from dumptui.core.io.errors import DumptuiError
 if TYPE_CHECKING:  # the engine's heavier modules are imported when a pair is opened, not before
     from dumptui.core.compare.session import Session
     from dumptui.core.formats.indexproc import IndexingReport
+    from dumptui.core.io.executor import Executor
     from dumptui.core.model.dump import Dump
     from dumptui.core.ranks.units import Unit
     from dumptui.core.search.bisect import Root
@@ -263,15 +264,13 @@ def search_unit(
     cache: bool = True,
     kl: bool = False,
     use_graph: bool = True,
-    workers: int | None = None,
-    executor: Any = None,
+    executor: Executor | None = None,
 ) -> tuple[Session, Any, list[Root]]:
     """One (rank, step) searched as `command` searches it, told what its rank's step before carried: its
     session, its Bisection (bisect) or Comparison (compare), its roots. The every-unit table, the app's first
     diverged step and a single unit's step before all run this one search, so they agree."""
     chosen = replace(options, rank=unit.rank, iteration=unit.step)
-    session = make_session(chosen, *open_pair(chosen, cache), kl=kl, carried_from_step=carried)
-    session.executor = executor
+    session = make_session(chosen, *open_pair(chosen, cache), kl=kl, carried_from_step=carried, executor=executor)
     if command == "bisect":
         from dumptui.core.search.bisect import Bisection
 
@@ -282,11 +281,13 @@ def search_unit(
         return session, bi, bi.roots()
     from dumptui.core.search.compare_all import compare_pair
 
-    comparison = compare_pair(session, workers=workers)
+    comparison = compare_pair(session)
     return session, comparison, comparison.roots
 
 
-def step_before(options: PairOptions, command: str = "bisect") -> tuple[str, float] | None:
+def step_before(
+    options: PairOptions, command: str = "bisect", executor: Executor | None = None
+) -> tuple[str, float] | None:
     """A single training step chosen (`--step S`): its rank's earlier steps searched as the every-unit run
     searches them, and what the last one carries into S — (that step, the largest error it saw) when it
     differed, else None. So `--step S` alone says "carried from step S-1" where `--step all` does, never
@@ -307,7 +308,7 @@ def step_before(options: PairOptions, command: str = "bisect") -> tuple[str, flo
         return None
 
     def run(unit: Unit, carried: tuple[str, float] | None) -> tuple[Session, list[Root]]:
-        session, _search, roots = search_unit(options, unit, carried, command)
+        session, _search, roots = search_unit(options, unit, carried, command, executor=executor)
         return session, roots
 
     return run_units(earlier, run).carried.get(chosen.rank)
@@ -320,10 +321,12 @@ def make_session(
     kl: bool = True,
     carried_from_step: tuple[str, float] | None = CARRIED_UNKNOWN,
     command: str = "bisect",
+    executor: Executor | None = None,
 ) -> Session:
     """Align the two dumps with the thresholds, ignore rules and forced pairs of `options`. A training step
     is told what the step before it on its rank carried (`carried_from_step`; by default looked for with
-    `step_before`, searching the earlier steps as `command` does)."""
+    `step_before`, searching the earlier steps as `command` does). `executor`: where the session's work runs
+    (the earlier steps' searches too); None: here."""
     from dumptui.core.compare.session import Session
     from dumptui.core.compare.verdict import (
         Thresholds,
@@ -349,6 +352,8 @@ def make_session(
         ignores += _read_option_file(options.ignore_file, read_ignore_file)
     forced = _read_option_file(options.map, lambda path: read_pairs(path, ref, target)) if options.map else None
     session = Session(ref, target, th, ignores, forced, kl=kl, remember_same_files=True)
+    if executor is not None:
+        session.executor = executor
     if os.path.realpath(options.path("ref")) == os.path.realpath(options.path("target")):
         # "no divergence" of one dump with itself says nothing of two devices: said with the answer
         session.alignment.warnings.append(
@@ -356,7 +361,7 @@ def make_session(
             "compared with itself"
         )
     session.carried_from_step = (
-        step_before(options, command) if carried_from_step == CARRIED_UNKNOWN else carried_from_step
+        step_before(options, command, executor) if carried_from_step == CARRIED_UNKNOWN else carried_from_step
     )
     require_pairs(session)
     return session

@@ -22,11 +22,12 @@ from typing import Any
 from dumptui.core.compare import elements
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.elements import WorstElement
-from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import Verdict
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.executor import Cancel, LocalProcesses
 from dumptui.core.io.indexing_progress import Stage
 from dumptui.core.io.procs import lean_heap
 from dumptui.core.io.safeio import write_text
@@ -90,12 +91,14 @@ class PairController:
         self.autosave_to = saved.autosave_path(options.ref, options.target, vars(options))
         # Worker processes for the statistics and the scan (None: one per CPU), started once and reused; they
         # run `nice` below the UI process's priority, so keys are answered first even when every core is busy.
-        self.pool = ComparePool(workers, nice=nice)
+        # Every file read goes to them (offload): the UI process keeps only the verdicts' bookkeeping.
+        self.pool = LocalProcesses(workers, nice=nice, offload=True)
         lean_heap()  # this process reads no tensor data (the pool does): freed memory goes back to the system
         self.session: Session | None = None
         self.driver: BisectDriver | None = None
         self.bisect_lock = threading.Lock()
         self.stop_run = threading.Event()  # `a`'s run stops after its current step
+        self.statistics_cancel = Cancel()  # the current statistics run's (escape sets it: cancel_statistics)
         self._preview_count = 0
 
     def close(self) -> None:
@@ -167,14 +170,14 @@ class PairController:
 
     def align(self, ref: Dump, target: Dump) -> OpTreeModel:
         """The ops of both dumps paired: the Session, and the tree's model of it."""
-        self.session = pairing.make_session(self.options, ref, target, kl=True)
+        self.session = pairing.make_session(self.options, ref, target, kl=True, executor=self.pool)
         return OpTreeModel(self.session.alignment.pairs)
 
     def build_bisection(self) -> BisectDriver:
         """The bisection order and the dataflow graph over the pairs (networkx: imported after the first paint)."""
         from dumptui.core.search.bisect import Bisection
 
-        return BisectDriver(Bisection(self.opened, workers=self.pool))
+        return BisectDriver(Bisection(self.opened))
 
     def adopt(self, driver: BisectDriver) -> None:
         """The bisection is ready for the user's commands (on the UI thread, once it has shown it)."""
@@ -212,6 +215,9 @@ class PairController:
         done = 0
         pending: dict[int, Verdict | None] = {}
         last = 0.0
+        # the run's token: escape sets it (cancel_statistics), which wakes a wait for the workers at once;
+        # `cancelled` (the UI's worker cancelled otherwise) is looked at where the token is
+        cancel = self.statistics_cancel = Cancel(also=cancelled)
 
         def size_on_disk(p: OpPair) -> int:
             return sum(t.size_on_disk or 0 for op in (p.ref, p.target) if op is not None for t in op.tensors())
@@ -219,12 +225,12 @@ class PairController:
         for batch, batch_jobs in compare_batches(
             pairs, lambda p: jobs[p.index], size_on_disk, JOBS_PER_BATCH, BYTES_PER_BATCH
         ):
-            if cancelled():
+            if cancel.is_set():
                 break
             if not all(session.cached(r, t) is not None for q in batch for _io, _s, r, t in session.tensor_pairs(q)):
                 # (after a noisy pair's scan most batches are known already: no op's result is built for them,
                 # a second of this thread's Python, and of the UI thread's waits for the GIL, on the 20,000 ops)
-                evaluate_all(session, batch, workers=self.pool, cancelled=cancelled)
+                evaluate_all(session, batch, cancel=cancel)
             done += batch_jobs
             for q in batch:
                 pending[q.index] = session.cached_verdict(q, self.judged)
@@ -238,6 +244,10 @@ class PairController:
         if pending:
             report(min(done, total), total, pending)
         return min(done, total)
+
+    def cancel_statistics(self) -> None:
+        """escape: the statistics run stops (its pending work dropped, a wait for the workers woken)."""
+        self.statistics_cancel.set()
 
     # ------------------------------------------------------------------ the bisection
     def _driver(self) -> BisectDriver:
@@ -315,7 +325,7 @@ class PairController:
         """The op's numbers (its tensor pairs read and compared when not yet) and where its inputs come from."""
         session = self.opened
         pair = session.alignment.pairs[index]
-        return self.judged_op(session.op_result(pair, purpose="view")), relations.relations_of(session, pair)
+        return self.judged_op(session.op_result(pair, purpose=Purpose.VIEW)), relations.relations_of(session, pair)
 
     def all_compared(self, index: int) -> bool:
         """Every tensor pair of the op is compared already: its detail needs no read (cached lookups)."""
@@ -384,19 +394,19 @@ class PairController:
         bi = self.driver.bi if self.driver is not None else None
         if bi is not None and bi.scan_result is not None and bi.finished:
             return judge(bi)
-        return judge(every_op_judged(self.opened, workers=self.pool))
+        return judge(every_op_judged(self.opened))
 
     def report_page(self) -> tuple[str, int]:
         """The report `dumptui report` writes for this pair (one self-contained HTML page) and compare's exit
         code: the same comparison, its tensor pairs already compared by the app."""
-        return report_text(self.opened, compare_pair(self.opened, workers=self.pool))
+        return report_text(self.opened, compare_pair(self.opened))
 
     def comparison_csv(self, profile: str = DEFAULT_PROFILE) -> tuple[str, int]:
         """Every tensor pair as CSV in `profile` (text, rows): the same table as `compare --csv`, its verdicts,
         local errors and roots the run's judgement."""
         session = self.opened
         judgement = self.run_judgement()
-        results = [judgement.op(session.op_result(p, purpose="view")) for p in session.alignment.pairs]
+        results = [judgement.op(session.op_result(p, purpose=Purpose.VIEW)) for p in session.alignment.pairs]
         out = io.StringIO()
         rows = write_profile(out, profile, session.ref, session.target, results, judgement)
         return out.getvalue(), rows

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.session import Session
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.dump import KERNEL
@@ -159,7 +160,7 @@ class BisectDriver:
         """The search before its scan: the op at `pos` offered as the first probe, its outputs compared as they
         are (reads them); its mark waits for the scan (a verdict in context needs every op above it judged)."""
         pair = self.bi.order[pos]
-        res = self.session.op_result(pair, inputs=False, purpose="probe")
+        res = self.session.op_result(pair, inputs=False, purpose=Purpose.PROBE)
         return BisectState(
             n=len(self.bi.order),
             mode=self.bi.mode,

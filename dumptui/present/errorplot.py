@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.noise import fmt_rel
 from dumptui.core.model.dump import OUTPUT
 from dumptui.core.search.measure import result_error
@@ -71,7 +72,7 @@ def compared_points(bi: Bisection) -> dict[int, PlotPoint]:
     out: dict[int, PlotPoint] = {}
     for pos, pair in enumerate(bi.order):
         if all(session.cached(r, t) is not None for _io, _slot, r, t in session.tensor_pairs(pair)):
-            le = analyse(session, session.op_result(pair, purpose="view"), with_replay=False)
+            le = analyse(session, session.op_result(pair, purpose=Purpose.VIEW), with_replay=False)
             out[pos] = PlotPoint(le.out_rel, le.gain_rel, "compared")
     return out
 

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import os
 
-from helpers.common import run_cli
+import pytest
+from helpers.common import run_here
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def test_workers_beyond_the_cpus_are_capped_and_said(demo_pair):
-    code, _out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--workers", "10000", "-q")
+    code, _out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--workers", "10000", "-q")
     cpus = os.cpu_count() or 1
     assert code == 1 and f"--workers 10000: capped at {cpus}" in err  # the planted divergence still found
 
 
 def test_no_workers_or_a_word_is_refused(demo_pair):
     for value in ("0", "-3", "many"):
-        code, _out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--workers", value, "-q")
+        code, _out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--workers", value, "-q")
         assert code == 2 and "--workers" in err, (value, err)
 
 
@@ -39,6 +44,6 @@ def test_other_absurd_numbers_are_refused_naming_the_option_and_the_range(tmp_pa
         (("serve", demo_pair.ref, demo_pair.target, "--port", "99999"), "--port: 99999: from 1 to 65535"),
     ]
     for args, said in cases:
-        code, _out, err = run_cli(*args)
+        code, _out, err = run_here(*args)
         assert code == 2 and said in err and "internal error" not in err, (args, err)
     assert not (tmp_path / "d").exists()

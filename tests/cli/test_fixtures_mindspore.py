@@ -14,6 +14,7 @@ from dumptui.core.formats import open_dump
 from dumptui.core.graph.byflow import DATAFLOW_RETYPED
 from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.errors import DumpError
+from dumptui.core.io.executor import LocalProcesses
 from dumptui.core.model.dump import NameSource, OrderSource
 from dumptui.core.search.bisect import Bisection
 from dumptui.core.search.compare_all import compare_pair
@@ -143,7 +144,8 @@ def test_cli_info_lists_iterations_to_choose(fixtures):
 
 def test_compare_shows_small_differences_of_benign_pairs(fixtures):
     s = session(fixtures, "C_fp16")
-    results = compare_pair(s, workers=2).results
+    with LocalProcesses(2) as s.executor:
+        results = compare_pair(s).results
     by = {(r.pair.name, t.label): t for r in results for t in r.inputs + r.outputs}
     fm = by[("Default/branch-ModBranch/FloorMod-op0", "output.0")]
     assert fm.verdict == "close" and fm.stats.cos == pytest.approx(0.997038, abs=1e-6)
@@ -224,7 +226,7 @@ def test_extras_multigraph_iterations_and_filter():
     assert len(filt.kernels) == 4 and not [op for op in filt.ops if op.kind == "parameter"]
     # BatchNorm outputs 3/4 differ between iterations, and are ignored: no divergence
     s = Session(open_dump(str(ex / "A_3iters"), iteration="0"), open_dump(str(ex / "A_3iters"), iteration="2"))
-    res = evaluate_all(s, workers=1)
+    res = evaluate_all(s)
     diffs = [
         (r.pair.name, t.label, t.verdict) for r in res for t in r.outputs if not t.stats or not t.stats.bitwise_equal
     ]

@@ -1,5 +1,9 @@
 """Headless output that scripts can trust: no hard wrap in pipes, `-` for stdout, versioned JSON that
-validates against the schemas kept in the repo (errors too), one numbering, one exit-code rule, -q/-v."""
+validates against the schemas kept in the repo (errors too), one numbering, one exit-code rule, -q/-v.
+
+What is about the process (a pipe's width, stdout and stderr as streams, progress on a terminal, bash running
+the completion script) runs `dumptui` as a process of its own; what is about the documents' content runs it
+in this process (`main`), the command's code the same, without a Python start and imports per command."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import os
 import numpy as np
 import pytest
 from helpers.common import REPO, run_cli, write_npy
+from helpers.damage import run_main as main
 from helpers.schemas import validator as _validator
 
 from dumptui.report.jsonout import SCHEMA_VERSION
@@ -63,26 +68,26 @@ def _run(extra_env, *args):
 
 def test_json_to_stdout_is_versioned_and_valid(demo_pair):
     for command in ("bisect", "compare"):
-        rc, out, err = run_cli(command, demo_pair.ref, demo_pair.target, "--json", "-")
+        rc, out, err = main(command, demo_pair.ref, demo_pair.target, "--json", "-")
         assert rc == 1, err
         doc = json.loads(out)
         assert doc["schema_version"] == SCHEMA_VERSION and doc["command"] == command and doc["exit"] == 1
         _validator(command).validate(doc)
-    rc, out, err = run_cli("bisect", demo_pair.ref, demo_pair.ref, "--json")
+    rc, out, err = main("bisect", demo_pair.ref, demo_pair.ref, "--json")
     assert rc == 0 and json.loads(out)["culprit"] is None
     _validator("bisect").validate(json.loads(out))
-    rc, out, err = run_cli("bisect", "--json", demo_pair.ref, demo_pair.target)  # --json before the dumps
+    rc, out, err = main("bisect", "--json", demo_pair.ref, demo_pair.target)  # --json before the dumps
     assert rc == 1 and json.loads(out)["culprit"]["ref"] == demo_pair.planted
 
 
 def test_json_errors_are_json_with_the_exit_code(tmp_path, demo_pair):
     missing = tmp_path / "nope"
-    rc, out, err = run_cli("bisect", demo_pair.ref, missing, "--json")
+    rc, out, err = main("bisect", demo_pair.ref, missing, "--json")
     assert rc == 2 and str(missing) in err
     doc = json.loads(out)
     _validator("error").validate(doc)
     assert doc["exit"] == 2 and doc["error"]["path"] == str(missing) and doc["error"]["reason"]
-    rc, out, err = run_cli("compare", "--json", "-", demo_pair.ref)  # usage error: a missing argument
+    rc, out, err = main("compare", "--json", "-", demo_pair.ref)  # usage error: a missing argument
     assert rc == 2
     doc = json.loads(out)
     _validator("error").validate(doc)
@@ -92,7 +97,7 @@ def test_json_errors_are_json_with_the_exit_code(tmp_path, demo_pair):
 def test_schema_rejects_what_it_should(demo_pair):
     """The schema is not a rubber stamp: a word in a number field, or a 0-based position, fails it."""
     jsonschema = pytest.importorskip("jsonschema")
-    rc, out, _err = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json")
+    rc, out, _err = main("bisect", demo_pair.ref, demo_pair.target, "--json")
     doc = json.loads(out)
     v = _validator("bisect")
     bad = json.loads(out)
@@ -108,17 +113,17 @@ def test_schema_rejects_what_it_should(demo_pair):
 
 def test_one_numbering_text_and_json(demo_pair):
     """Positions are 1-based everywhere: the culprit's `#N` in the text is its JSON `position`."""
-    rc, out, _ = run_cli("bisect", demo_pair.ref, demo_pair.target, "-q")
+    rc, out, _ = main("bisect", demo_pair.ref, demo_pair.target, "-q")
     assert rc == 1
     text_pos = int(out.split("#", 1)[1].split()[0])
-    rc, out, _ = run_cli("bisect", demo_pair.ref, demo_pair.target, "--json")
+    rc, out, _ = main("bisect", demo_pair.ref, demo_pair.target, "--json")
     d = json.loads(out)
     assert d["culprit"]["position"] == text_pos == d["roots"][0]["position"]
     step_line_positions = [s["position"] for s in d["steps"]]
-    rc, out, _ = run_cli("bisect", demo_pair.ref, demo_pair.target)
+    rc, out, _ = main("bisect", demo_pair.ref, demo_pair.target)
     for pos in step_line_positions:
         assert f"#{pos} " in out
-    rc, out, _ = run_cli("compare", demo_pair.ref, demo_pair.target, "--json")
+    rc, out, _ = main("compare", demo_pair.ref, demo_pair.target, "--json")
     ops = json.loads(out)["ops"]
     assert [o["position"] for o in ops][:3] == [1, 2, 3]
     assert next(o for o in ops if o["ref"] == demo_pair.planted)["position"] == text_pos
@@ -135,8 +140,8 @@ def test_compare_and_bisect_agree_on_exit_codes(which, demo_pair, request):
     else:
         dumps = request.getfixturevalue("fixtures")
         ref, target = dumps / "A", dumps / which
-    rc_b, out_b, err = run_cli("bisect", ref, target, "--json")
-    rc_c, out_c, err2 = run_cli("compare", ref, target, "--json")
+    rc_b, out_b, err = main("bisect", ref, target, "--json")
+    rc_c, out_c, err2 = main("compare", ref, target, "--json")
     assert rc_b in (0, 1) and rc_c in (0, 1), err + err2
     assert rc_b == rc_c
     b, c = json.loads(out_b), json.loads(out_c)
@@ -161,7 +166,7 @@ def test_numbers_are_numbers_in_the_full_csv(demo_pair, tmp_path):
     import csv
 
     path = tmp_path / "full.csv"
-    rc, _out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--csv-profile", "full")
+    rc, _out, err = main("compare", demo_pair.ref, demo_pair.target, "--csv", path, "--csv-profile", "full")
     assert rc == 1, err
     with open(path) as fh:
         rows = list(csv.DictReader(fh))
@@ -193,11 +198,11 @@ def test_progress_only_on_a_terminal(demo_pair, tmp_path):
 def test_completion_scripts():
     pytest.importorskip("shtab")
     for shell in ("bash", "zsh"):
-        rc, out, err = run_cli("completion", shell)
+        rc, out, err = main("completion", shell)
         assert rc == 0, err
         for word in ("bisect", "compare", "open-result", "--csv-profile", "--no-replay"):
             assert word in out, (shell, word)
-    rc, out, err = run_cli("completion", "powershell")  # a shell it has no script for: refused, exit 2
+    rc, out, err = main("completion", "powershell")  # a shell it has no script for: refused, exit 2
     assert rc == 2
 
 

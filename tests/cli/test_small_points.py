@@ -8,27 +8,31 @@ import shutil
 import subprocess
 
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def test_the_same_folder_twice_is_said(demo_pair):
     for command in ("bisect", "compare"):
-        code, out, err = run_cli(command, demo_pair.ref, demo_pair.ref + "/")
+        code, out, err = run_here(command, demo_pair.ref, demo_pair.ref + "/")
         assert code == 0 and "ref and target are the same folder" in out, (command, out[-300:])
-    code, out, _err = run_cli("bisect", demo_pair.ref, demo_pair.ref, "--json", "-")
+    code, out, _err = run_here("bisect", demo_pair.ref, demo_pair.ref, "--json", "-")
     assert any("same folder" in n for n in json.loads(out)["notes"])
-    code, out, _err = run_cli("bisect", demo_pair.ref, demo_pair.target)
+    code, out, _err = run_here("bisect", demo_pair.ref, demo_pair.target)
     assert "same folder" not in out
 
 
 def test_every_command_describes_its_dumps():
     for command in ("bisect", "compare", "remedy", "report"):
-        code, out, _err = run_cli(command, "--help")
+        code, out, _err = run_here(command, "--help")
         assert code == 0 and "the reference dump" in out and "the target dump" in out, command
 
 
 def test_fish_completion_completes_commands_options_and_choices(tmp_path):
-    code, script, err = run_cli("completion", "fish")
+    code, script, err = run_here("completion", "fish")
     assert code == 0, err
     assert "complete -c dumptui" in script and "-l gain" in script and "-a bisect" in script
     fish = shutil.which("fish")

@@ -1,11 +1,18 @@
 """Every side input dumptui reads or writes, tried as what it must never wait on or swallow (issue 23.2-23.3):
 a FIFO nobody writes (or reads), a link to /dev/zero, a loop of symlinks, a huge file, YAML nested beyond any
 mapping; and output to /dev/full. Each answers at once with exit 2 and a message naming the path; nothing is
-read into memory beyond the side-file limit (the subprocess's memory is capped well below what /dev/zero
-would take). Also: 100k ignore patterns are matched as a plain loop would, by the fast matcher."""
+read into memory beyond the side-file limit (the process's memory is capped well below what /dev/zero
+would take). Also: 100k ignore patterns are matched as a plain loop would, by the fast matcher.
+
+The commands whose answer is their exit code and output run one after another in ONE capped process (`answers`,
+below), each as `dumptui ARGV` in it, each timed: a Python start and imports once instead of once per command
+(40 of them). What needs a process of its own keeps one: the standard output on /dev/full, a file-size cap, a
+FIFO with a reader, an interpreter that runs out of memory, the cache and state folders set by the environment.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import resource
@@ -64,16 +71,134 @@ def run(*args, env_extra=None):
 
 SIDE_INPUTS = ["--map", "--ignore-file", "DUMPTUI_CONFIG"]
 BAD_FILES = ["fifo", "zero", "loop_a", "huge.csv", "fifo.yaml", "zero.yaml", "deep.yaml"]
+CONFIG_KEYS, CONFIG_BAD = ["ignore_file", "map"], ["fifo", "zero", "loop_a", "huge.csv"]
+OUTPUTS, OUTPUT_BAD = ["--json", "--csv"], ["fifo", "loop_a"]
+XLSX = __import__("importlib").util.find_spec("openpyxl") is not None
+AT_ONCE = 20.0  # seconds: one command of the batch taking longer is waiting on its input, not working
+
+# One process runs the commands given on its stdin (argv, environment), each as `dumptui ARGV` in it, and
+# writes what each answered (exit code, stdout, stderr, seconds) to the file named by its argument, one JSON
+# line per command as soon as it ends: a command that hangs is named by the lines before it.
+BATCH = r"""
+import contextlib, io, json, os, sys, time
+sys.path.insert(0, sys.argv[2])
+from dumptui import cli
+cases = json.load(sys.stdin)
+with open(sys.argv[1], "w") as answers:
+    for argv, env in cases:
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        out, err = io.StringIO(), io.StringIO()
+        start = time.monotonic()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(argv)
+            except SystemExit as e:
+                code = e.code
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        answers.write(json.dumps([code, out.getvalue(), err.getvalue(), time.monotonic() - start]) + "\n")
+        answers.flush()
+"""
+
+
+def _side_input_case(pair, hostile, where, bad):
+    path = hostile / bad
+    if where == "DUMPTUI_CONFIG":
+        return ["bisect", *pair], {"DUMPTUI_CONFIG": str(path)}
+    return ["bisect", *pair, where, str(path)], {}
+
+
+def _config_case(pair, hostile, folder, key, bad):
+    config = folder / f"config-{key}-{bad}.toml"
+    if not config.exists():
+        config.write_text(f"{key} = {str(hostile / bad)!r}\n")
+    return ["bisect", *pair], {"DUMPTUI_CONFIG": str(config)}
+
+
+def _output_case(pair, target, where):
+    return ["compare" if where == "--csv" else "bisect", *pair, where, str(target)], {}
+
+
+def _xlsx_case(pair, target):
+    return ["compare", *pair, "--xlsx", str(target)], {}
+
+
+def _inside_case(pair, command):
+    """--json (bisect) or --csv (compare) aimed inside the target dump."""
+    where, name = ("--json", "out.json") if command == "bisect" else ("--csv", "out.csv")
+    return [command, *pair, where, os.path.join(pair[1], name)], {}
+
+
+def _bad_map_case(pair, folder):
+    bad = folder / "map.csv"
+    if not bad.exists():
+        bad.write_text("ref,target\n" + "a" * 1_000_000 + ",b\n")
+    return ["bisect", *pair, "--map", str(bad)], {}
+
+
+@pytest.fixture(scope="module")
+def batch_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("batch")
+
+
+@pytest.fixture(scope="module")
+def target_before(pair):
+    """Every entry under the target dump before the module's commands ran."""
+    return _files_under(pair[1])
+
+
+@pytest.fixture(scope="module")
+def answers(pair, hostile, batch_folder, target_before):
+    """What each command of the module's batch answered: (argv, environment) -> (exit code, stdout, stderr).
+    The batch runs in one process capped as `run` caps each of its commands."""
+    folder = batch_folder
+    cases = [_side_input_case(pair, hostile, w, b) for w in SIDE_INPUTS for b in BAD_FILES]
+    cases += [_config_case(pair, hostile, folder, k, b) for k in CONFIG_KEYS for b in CONFIG_BAD]
+    cases += [_output_case(pair, hostile / b, w) for w in OUTPUTS for b in OUTPUT_BAD]
+    if os.path.exists("/dev/full"):
+        cases += [_output_case(pair, "/dev/full", w) for w in OUTPUTS]
+    if XLSX:
+        cases += [_xlsx_case(pair, hostile / b) for b in OUTPUT_BAD]
+    cases += [_bad_map_case(pair, folder), _inside_case(pair, "bisect"), _inside_case(pair, "compare")]
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200", XDG_CONFIG_HOME=str(REPO / "tests" / "no-config-here"))
+    env.pop("DUMPTUI_CONFIG", None)
+    done = folder / "answers.jsonl"
+    p = subprocess.run(
+        [sys.executable, "-c", BATCH, str(done), str(REPO)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60 + AT_ONCE * len(cases),  # a safety net only: each command is held to AT_ONCE below
+        preexec_fn=_cap_memory,
+    )
+    lines = done.read_text().splitlines() if done.exists() else []
+    assert p.returncode == 0 and len(lines) == len(cases), (
+        f"the batch ended ({p.returncode}) after {len(lines)} of {len(cases)} commands; "
+        f"the next was {cases[len(lines)] if len(lines) < len(cases) else None}: {p.stderr[-3000:]}"
+    )
+    got = {}
+    for (argv, case_env), line in zip(cases, lines, strict=True):
+        code, out, err, seconds = json.loads(line)
+        assert seconds < AT_ONCE, (argv, case_env, seconds)
+        got[json.dumps([argv, case_env])] = (code, out, err)
+    return got
+
+
+def answer(answers, case):
+    argv, env = case
+    return answers[json.dumps([argv, env])]
 
 
 @pytest.mark.parametrize("bad", BAD_FILES)
 @pytest.mark.parametrize("where", SIDE_INPUTS)
-def test_a_side_input_that_is_no_regular_file_is_refused_at_once(pair, hostile, where, bad):
+def test_a_side_input_that_is_no_regular_file_is_refused_at_once(answers, pair, hostile, where, bad):
     path = hostile / bad
-    if where == "DUMPTUI_CONFIG":
-        code, out, err = run("bisect", *pair, env_extra={"DUMPTUI_CONFIG": str(path)})
-    else:
-        code, out, err = run("bisect", *pair, where, path)
+    code, out, err = answer(answers, _side_input_case(pair, hostile, where, bad))
     if where == "--ignore-file" and bad == "deep.yaml":
         # one line of brackets is one (odd) glob, not nesting: a valid ignore file that matches nothing
         assert code == 1 and "Culprit" in out, err
@@ -83,44 +208,40 @@ def test_a_side_input_that_is_no_regular_file_is_refused_at_once(pair, hostile, 
     assert "culprit" not in out
 
 
-@pytest.mark.parametrize("bad", ["fifo", "zero", "loop_a", "huge.csv"])
-@pytest.mark.parametrize("key", ["ignore_file", "map"])
-def test_a_side_file_the_config_names_that_is_no_regular_file_is_refused_at_once(pair, hostile, tmp_path, key, bad):
+@pytest.mark.parametrize("bad", CONFIG_BAD)
+@pytest.mark.parametrize("key", CONFIG_KEYS)
+def test_a_side_file_the_config_names_that_is_no_regular_file_is_refused_at_once(
+    answers, batch_folder, pair, hostile, key, bad
+):
     """The config file's own paths (`ignore_file`, `map`) go through the same check as the flags."""
     path = hostile / bad
-    config = tmp_path / "config.toml"
-    config.write_text(f"{key} = {str(path)!r}\n")
-    code, out, err = run("bisect", *pair, env_extra={"DUMPTUI_CONFIG": str(config)})
+    code, out, err = answer(answers, _config_case(pair, hostile, batch_folder, key, bad))
     assert code == 2, (code, err)
     assert str(path) in err and "Traceback" not in err
     assert "culprit" not in out
 
 
-@pytest.mark.parametrize("bad", ["fifo", "loop_a"])
-@pytest.mark.parametrize("where", ["--json", "--csv"])
-def test_an_output_nobody_reads_is_refused_at_once(pair, hostile, where, bad):
-    command = "compare" if where == "--csv" else "bisect"
-    code, out, err = run(command, *pair, where, hostile / bad)
+@pytest.mark.parametrize("bad", OUTPUT_BAD)
+@pytest.mark.parametrize("where", OUTPUTS)
+def test_an_output_nobody_reads_is_refused_at_once(answers, pair, hostile, where, bad):
+    code, out, err = answer(answers, _output_case(pair, hostile / bad, where))
     assert code == 2 and str(hostile / bad) in (err + out), (code, err)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
-@pytest.mark.parametrize("where", ["--json", "--csv"])
-def test_a_full_device_is_an_error_naming_it(pair, where):
-    command = "compare" if where == "--csv" else "bisect"
-    code, out, err = run(command, *pair, where, "/dev/full")
+@pytest.mark.parametrize("where", OUTPUTS)
+def test_a_full_device_is_an_error_naming_it(answers, pair, where):
+    code, out, err = answer(answers, _output_case(pair, "/dev/full", where))
     assert code == 2 and "/dev/full" in (err + out) and "No space left" in (err + out)
 
 
-openpyxl_missing = pytest.mark.skipif(
-    __import__("importlib").util.find_spec("openpyxl") is None, reason="--xlsx needs the xlsx extra (openpyxl)"
-)
+openpyxl_missing = pytest.mark.skipif(not XLSX, reason="--xlsx needs the xlsx extra (openpyxl)")
 
 
 @openpyxl_missing
-@pytest.mark.parametrize("bad", ["fifo", "loop_a"])
-def test_an_xlsx_nobody_reads_is_refused_at_once(pair, hostile, bad):
-    code, out, err = run("compare", *pair, "--xlsx", hostile / bad)
+@pytest.mark.parametrize("bad", OUTPUT_BAD)
+def test_an_xlsx_nobody_reads_is_refused_at_once(answers, pair, hostile, bad):
+    code, out, err = answer(answers, _xlsx_case(pair, hostile / bad))
     assert code == 2 and str(hostile / bad) in err and "Traceback" not in err, (code, err)
 
 
@@ -190,20 +311,20 @@ def _files_under(root) -> set[str]:
     return {os.path.join(folder, name) for folder, _dirs, files in os.walk(root) for name in files + _dirs}
 
 
-def test_nothing_is_written_inside_a_dump(tmp_path):
+def test_nothing_is_written_inside_a_dump(answers, target_before, pair):
     """--json or --csv aimed inside the target dump: refused, and the refusal's own error document goes to
-    stdout, not there; a cache or state folder set inside the target dump (XDG_*_HOME) is not written."""
-    d = write_demo(str(tmp_path / "demo"))
-    before = _files_under(d.target)
-    code, out, err = run("bisect", d.ref, d.target, "--json", os.path.join(d.target, "out.json"))
+    stdout, not there; a cache or state folder set inside the target dump (XDG_*_HOME) is not written. Nor
+    did any command of the module's batch write there (`target_before` was taken before it ran)."""
+    ref, target = pair
+    code, out, err = answer(answers, _inside_case(pair, "bisect"))
     assert code == 2 and "refusing to write inside the dump folder" in err and '"error"' in out
-    code, out, err = run("compare", d.ref, d.target, "--csv", os.path.join(d.target, "out.csv"))
+    code, out, err = answer(answers, _inside_case(pair, "compare"))
     assert code == 2 and "refusing to write inside the dump folder" in err
-    inside = {name: os.path.join(d.target, name) for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME")}
+    inside = {name: os.path.join(target, name) for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME")}
     for command in ("bisect", "compare"):
-        code, _out, err = run(command, d.ref, d.target, env_extra=inside)
+        code, _out, err = run(command, ref, target, env_extra=inside)
         assert code == 1, err
-    assert _files_under(d.target) == before
+    assert _files_under(target) == target_before
 
 
 def test_out_of_memory_is_exit_2_with_what_to_do(pair, tmp_path):
@@ -283,10 +404,10 @@ def test_a_csv_that_cannot_be_written_whole_leaves_no_half_file(pair, tmp_path, 
     assert sorted(f.name for f in tmp_path.iterdir() if f.name != "cache") == (["out.csv"] if existing else [])
 
 
-def test_a_map_file_the_csv_module_cannot_split_names_its_line(pair, tmp_path):
+def test_a_map_file_the_csv_module_cannot_split_names_its_line(answers, batch_folder, pair):
     """A 1 MB field in a --map CSV (beyond the csv module's limit): exit 2 with the path and the line, never an
     internal error (issue 22.3)."""
-    bad = tmp_path / "map.csv"
-    bad.write_text("ref,target\n" + "a" * 1_000_000 + ",b\n")
-    code, out, err = run("bisect", *pair, "--map", bad)
+    argv, env = _bad_map_case(pair, batch_folder)
+    bad = argv[-1]
+    code, out, err = answer(answers, (argv, env))
     assert code == 2 and f"{bad}: line 2: not a CSV line" in err and "internal error" not in err, (code, err)

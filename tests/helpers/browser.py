@@ -44,8 +44,11 @@ KEYS = {  # key -> (key, code, keyCode, text, modifiers)
 
 
 class Browser:
-    def __init__(self, width: int = 1280, height: int = 800):
+    def __init__(self, width: int = 1280, height: int = 800, frames: bool = False):
+        """`frames`: keep the text of every websocket frame the page receives (`wait_for_frame`): what a
+        served terminal app draws, which its canvas does not show to `text`."""
         self.width, self.height = width, height
+        self.frames: list[str] | None = [] if frames else None
         self.profile = tempfile.mkdtemp(prefix="dumptui-chromium-")
         self.downloads = Path(self.profile) / "downloads"
         self.downloads.mkdir()
@@ -80,6 +83,8 @@ class Browser:
             browser=True,
         )
         await self.call("Page.enable")
+        if self.frames is not None:
+            await self.call("Network.enable")
         await self.call(
             "Emulation.setDeviceMetricsOverride",
             {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
@@ -100,12 +105,21 @@ class Browser:
                 self.proc.kill()
         shutil.rmtree(self.profile, ignore_errors=True)
 
+    async def _page_message(self) -> dict:
+        """The page's next DevTools message; a websocket frame it received is kept (when asked) on the way."""
+        msg = json.loads((await self.page_ws.receive()).data)
+        if self.frames is not None and msg.get("method") == "Network.webSocketFrameReceived":
+            r = msg["params"]["response"]
+            data = base64.b64decode(r["payloadData"]) if r.get("opcode") == 2 else r["payloadData"].encode()
+            self.frames.append(data.decode("utf-8", errors="replace"))
+        return msg
+
     async def call(self, method: str, params: dict | None = None, browser: bool = False) -> dict:
         ws = self.browser_ws if browser else self.page_ws
         mid = next(self._ids)
         await ws.send_str(json.dumps({"id": mid, "method": method, "params": params or {}}))
         while True:
-            msg = json.loads((await ws.receive()).data)
+            msg = json.loads((await ws.receive()).data) if browser else await self._page_message()
             if msg.get("id") == mid:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")
@@ -114,8 +128,27 @@ class Browser:
     async def goto(self, url: str) -> None:
         """Open `url` and wait for its load event."""
         await self.call("Page.navigate", {"url": url})
-        while json.loads((await self.page_ws.receive()).data).get("method") != "Page.loadEventFired":
+        while (await self._page_message()).get("method") != "Page.loadEventFired":
             pass
+
+    async def wait_for_frame(self, needle: str, timeout: float = 60) -> None:
+        """Until a websocket frame the page received (a served app's drawing: its text between escape codes)
+        holds `needle`; woken by each frame, never by a timer. `timeout` is only how long a broken app is given."""
+        assert self.frames is not None, "Browser(frames=True) keeps the frames"
+        seen = 0
+
+        async def found() -> None:
+            nonlocal seen
+            while True:
+                if any(needle in f for f in self.frames[seen:]):
+                    return
+                seen = len(self.frames)
+                await self._page_message()
+
+        try:
+            await asyncio.wait_for(found(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no frame of the page held {needle!r} in {timeout:.0f} s") from None
 
     async def text(self) -> str:
         """What the page shows as text (the terminal's rows, in xterm's DOM renderer)."""

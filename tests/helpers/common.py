@@ -59,6 +59,48 @@ def run_cli(*args, cwd=None, env_extra=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def run_here(*args, cwd=None, env_extra=None):
+    """`run_cli` in this process: `dumptui ARGS` as `cli.main` (the same code, without a Python start and its
+    imports): (exit code, stdout, stderr), the environment as `run_cli` gives it (no user config, COLUMNS=200,
+    `env_extra` on top) for the command's time only. For tests about what a command answers; what is about
+    the process (its streams, signals, exit) keeps `run_cli`."""
+    import contextlib
+    import io
+
+    from dumptui import cli
+
+    env = {"COLUMNS": "200", "XDG_CONFIG_HOME": str(REPO / "tests" / "no-config-here"), "DUMPTUI_CONFIG": None}
+    env.update(env_extra or {})
+    saved = {k: os.environ.get(k) for k in env}
+    here = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = str(v)
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main([str(a) for a in args])
+            except SystemExit as e:  # as the interpreter ends on it: a number, None (0) or a message (1)
+                if e.code is None or isinstance(e.code, int):
+                    code = e.code or 0
+                else:
+                    print(e.code, file=sys.stderr)
+                    code = 1
+    finally:
+        os.chdir(here)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return code, out.getvalue(), err.getvalue()
+
+
 def json_answer(capsys, command: str, *argv: str) -> dict:
     """`dumptui COMMAND ARGV -q --json -` in this process: its JSON document (its `exit` checked against the
     return code)."""

@@ -8,11 +8,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.common import SHARED, run_cli
+from helpers.common import SHARED, run_here
 from helpers.msprobe_write import DOC_YAML, write_dump, write_megatron_pair
 
 from dumptui.core.formats import open_dump
 from dumptui.options import mapfiles
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 # msprobe's documented example (docs/zh/examples/layer_mapping_example.md): a Megatron model on the NPU side,
 # Megatron-core on the bench side; the NPU has an extra `language_model` level and other class names.
@@ -46,13 +50,13 @@ def test_layer_mapping_pairs_the_calls_under_renamed_modules(tmp_path):
 
 
 def _bisect(ref, target, *extra):
-    rc, out, err = run_cli("bisect", ref, target, "--json", *extra)
+    rc, out, err = run_here("bisect", ref, target, "--json", *extra)
     assert rc in (0, 1), err
     return json.loads(out)
 
 
 def _ops(ref, target, *extra):
-    rc, out, err = run_cli("compare", ref, target, "--json", *extra)
+    rc, out, err = run_here("compare", ref, target, "--json", *extra)
     assert rc in (0, 1), err
     return {(o["ref"], o["target"]): o["paired_by"] for o in json.loads(out)["ops"]}
 
@@ -211,7 +215,7 @@ def test_malformed_layer_mapping_exit_2_with_path_and_reason(tmp_path, text, rea
     ref, target = write_megatron_pair(tmp_path)
     f = tmp_path / "bad.yaml"
     f.write_text(text)
-    rc, out, err = run_cli("bisect", ref, target, "--map", f)
+    rc, out, err = run_here("bisect", ref, target, "--map", f)
     assert rc == 2 and str(f) in err and reason in err, err
 
 
@@ -219,15 +223,15 @@ def test_layer_mapping_needs_msprobe_dumps_with_construct_json(tmp_path, demo_pa
     ref, target = write_megatron_pair(tmp_path)
     f = tmp_path / "mapping.yaml"
     f.write_text(DOC_YAML)
-    rc, out, err = run_cli("compare", demo_pair.ref, demo_pair.target, "--map", f)
+    rc, out, err = run_here("compare", demo_pair.ref, demo_pair.target, "--map", f)
     assert rc == 2 and str(f) in err and "needs msprobe dumps" in err, err
     construct = tmp_path / "npu" / "step0" / "rank0" / "construct.json"
     construct.write_text("[1, 2]")
-    rc, out, err = run_cli("compare", ref, target, "--json", "--map", f)
+    rc, out, err = run_here("compare", ref, target, "--json", "--map", f)
     assert rc == 2 and str(construct) in json.loads(out)["error"]["reason"]
     construct.write_text("{}")  # level L1: no module structure, msprobe maps nothing either
-    rc, out, err = run_cli("compare", ref, target, "--map", f)
+    rc, out, err = run_here("compare", ref, target, "--map", f)
     assert rc == 2 and str(f) in err and f"{construct}: empty, the target has no module structure" in err, err
     construct.unlink()
-    rc, out, err = run_cli("compare", ref, target, "--map", f)
+    rc, out, err = run_here("compare", ref, target, "--map", f)
     assert rc == 2 and str(f) in err and str(construct) in err, err

@@ -8,9 +8,13 @@ import json
 
 import numpy as np
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
 
 from dumptui.core.demo.residual import write_demo
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 BAD = [
     ["--gain", "nan"],
@@ -38,13 +42,13 @@ def pair(tmp_path_factory):
 @pytest.mark.parametrize("flags", BAD, ids=" ".join)
 def test_bad_thresholds_are_refused_by_both_commands(pair, flags):
     for command in ("bisect", "compare"):
-        code, out, err = run_cli(command, *pair, *flags)
+        code, out, err = run_here(command, *pair, *flags)
         assert code == 2 and flags[0] in err and "must be" in err, (command, code, err)
         assert "culprit" not in out
 
 
 def test_the_app_refuses_them_before_opening(pair):
-    code, _out, err = run_cli(*pair, "--gain", "nan")
+    code, _out, err = run_here(*pair, "--gain", "nan")
     assert code == 2 and "--gain nan" in err
 
 
@@ -74,7 +78,7 @@ def _with_config(cfg, *args):
 
 
 def test_values_in_range_work(pair):
-    code, out, err = run_cli("bisect", *pair, "--gain", "5", "--floor", "float32=1e-4", "--cos", "0.99", "-q")
+    code, out, err = run_here("bisect", *pair, "--gain", "5", "--floor", "float32=1e-4", "--cos", "0.99", "-q")
     assert code == 1 and "culprit" in out, err
 
 
@@ -108,9 +112,9 @@ def _op_verdict(out: str) -> tuple[str, str]:
 
 def test_cos_below_the_threshold_diverges_from_the_flag_and_the_config(cos_pair, tmp_path):
     ref, target, cos = cos_pair
-    code, out, err = run_cli("compare", ref, target, "--floor", "float32=0.1", "--json", "-")
+    code, out, err = run_here("compare", ref, target, "--floor", "float32=0.1", "--json", "-")
     assert code == 0 and _op_verdict(out)[0] == "close", err  # 7.7 % is within a floor of 10 %
-    code, out, err = run_cli("compare", ref, target, "--floor", "float32=0.1", "--cos", "0.999", "--json", "-")
+    code, out, err = run_here("compare", ref, target, "--floor", "float32=0.1", "--cos", "0.999", "--json", "-")
     verdict, reason = _op_verdict(out)
     assert code == 1 and verdict == "diverged" and reason.endswith("< 0.999"), err
     op = next(o for o in json.loads(out)["ops"] if (o["ref"] or "").endswith("Abs-op0"))
@@ -118,10 +122,10 @@ def test_cos_below_the_threshold_diverges_from_the_flag_and_the_config(cos_pair,
     assert abs(op["outputs"][0]["stats"]["cos"] - cos) < 1e-6 and abs(shown - cos) < 1e-5
     config = tmp_path / "config.toml"
     config.write_text('cos = 0.999\nfloor = ["float32=0.1"]\n')
-    code, out, err = run_cli("compare", ref, target, "--json", "-", "-v", env_extra={"DUMPTUI_CONFIG": str(config)})
+    code, out, err = run_here("compare", ref, target, "--json", "-", "-v", env_extra={"DUMPTUI_CONFIG": str(config)})
     assert code == 1 and _op_verdict(out)[0] == "diverged", err
     assert f"config: read {config}: cos = 0.999" in err  # -v says which file was read and what it set
-    code, out, err = run_cli(
+    code, out, err = run_here(
         "compare", ref, target, "--json", "-", "--cos", "0.99", env_extra={"DUMPTUI_CONFIG": str(config)}
     )
     assert code == 0 and _op_verdict(out)[0] == "close", err  # the flag wins over the file

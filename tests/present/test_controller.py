@@ -77,6 +77,26 @@ def test_statistics_stop_when_cancelled(opened):
     assert ctl.run_statistics(lambda: True, lambda *_: pytest.fail("reported after a cancel")) == 0
 
 
+def test_escape_stops_a_statistics_run_through_its_token(opened, monkeypatch):
+    """escape (feed.py) sets the run's token: the run stops before its next batch, its count short of the
+    total, and a later run starts with a token of its own (it computes the rest)."""
+    from dumptui.present import controller
+
+    ctl = opened[0]
+    monkeypatch.setattr(controller, "JOBS_PER_BATCH", 16)
+    monkeypatch.setattr(controller, "VERDICT_BATCH_SECONDS", 0.0)  # a report after every batch
+    counts: list[int] = []
+
+    def report(done: int, total: int, _verdicts: dict) -> None:
+        counts.append(done)
+        ctl.cancel_statistics()  # as escape does, while the run goes on
+
+    total = ctl.statistics_total()
+    done = ctl.run_statistics(lambda: False, report)
+    assert counts == [done] and 0 < done < total
+    assert ctl.run_statistics(lambda: False, lambda *_: None) == total
+
+
 def test_bisection_commands_autosave_and_run_to_the_planted_culprit(opened, demo_pair):
     ctl = opened[0]
     ctl.adopt(ctl.build_bisection())

@@ -104,7 +104,7 @@ def test_clean_pair_plot_takes_the_statistics_in_once_they_are_done(clean_demo_p
     from dumptui.core.search.scan import analyse
 
     d = converged(clean_demo_pair.ref, clean_demo_pair.target)
-    evaluate_all(d.session, workers=1)
+    evaluate_all(d.session)
     before = d.state()
     d.note_compared()
     st = d.state()

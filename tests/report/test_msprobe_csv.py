@@ -15,11 +15,15 @@ import os
 
 import numpy as np
 import pytest
-from helpers.common import MS, SHARED, need_shared, run_cli, write_npy
+from helpers.common import MS, SHARED, need_shared, run_here, write_npy
 
 from dumptui.core.compare import msprobe_metrics as mm
 from dumptui.core.model.dump import TensorRef
 from dumptui.report.msprobe_csv import DUMPTUI_COLUMNS, HEADERS
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 PAIRS = ("A_rerun", "B_mod", "B_pad", "C_fp16", "C_wround")
 MS_KERNEL_HEADER = [
@@ -103,7 +107,7 @@ def ours(tmp_path_factory):
     out = {}
     for v in PAIRS:
         path = tmp_path_factory.mktemp("msp") / f"{v}.csv"
-        rc, _out, err = run_cli("compare", dumps / "A", dumps / v, "--csv", path, "-q")
+        rc, _out, err = run_here("compare", dumps / "A", dumps / v, "--csv", path, "-q")
         assert rc in (0, 1), err
         out[v] = _rows(path)
     return out
@@ -279,7 +283,7 @@ def _need_msprobe():
 def test_api_tensor_mode_columns_and_numbers(tmp_path):
     _need_msprobe()
     path = tmp_path / "api.csv"
-    rc, _out, err = run_cli(
+    rc, _out, err = run_here(
         "compare", MP / "tensor_mix" / "ref", MP / "tensor_mix" / "diverge", "--csv", path, "-q", "--rank", "0"
     )
     assert rc == 1, err
@@ -304,7 +308,7 @@ def test_api_tensor_mode_columns_and_numbers(tmp_path):
 def test_api_statistics_mode_differences(tmp_path):
     _need_msprobe()
     path = tmp_path / "stats.csv"
-    rc, _out, err = run_cli(
+    rc, _out, err = run_here(
         "compare", MP / "statistics_L1" / "ref", MP / "statistics_L1" / "diverge", "--csv", path, "-q"
     )
     assert rc in (0, 1), err
@@ -334,7 +338,7 @@ def test_mindspore_statistic_mode(tmp_path):
     ref = stat_dump(str(tmp_path / "a"), variant)
     tgt = stat_dump(str(tmp_path / "b"), variant, scale=1.5)
     path = tmp_path / "s.csv"
-    rc, _out, err = run_cli("compare", ref, tgt, "--csv", path, "-q")
+    rc, _out, err = run_here("compare", ref, tgt, "--csv", path, "-q")
     assert rc in (0, 1), err
     header, rows = _rows(path)
     assert header == HEADERS["mindspore-statistic"] + DUMPTUI_COLUMNS
@@ -355,7 +359,7 @@ def test_api_md5_mode(tmp_path):
     ref = write_statistics_dump(tmp_path / "ref", 1.0, True)
     tgt = write_statistics_dump(tmp_path / "tgt", 1.5, True)
     path = tmp_path / "m.csv"
-    rc, _out, err = run_cli("compare", ref, tgt, "--csv", path, "-q")
+    rc, _out, err = run_here("compare", ref, tgt, "--csv", path, "-q")
     assert rc == 1, err
     header, rows = _rows(path)
     assert header == HEADERS["api-md5"] + DUMPTUI_COLUMNS

@@ -56,20 +56,31 @@ def test_the_checker_sees_a_contradiction():
     assert any("msprobe csv: roots [] vs compare's [3]" in s for s in said)
 
 
-def test_every_view_of_every_generated_pair_says_the_same(generated, tmp_path):
-    found = {}
+@pytest.fixture(scope="module")
+def every_view(generated, tmp_path_factory) -> dict[str, tuple[dict[str, object], Path]]:
+    """Every view of every generated pair, written once for the module: label -> (views read back, folder)."""
+    root = tmp_path_factory.mktemp("views")
+    out = {}
     for label, ref, target in generated:
-        said = contradictions(views(ref, target, tmp_path / label.replace(" ", "_")))
+        folder = root / label.replace(" ", "_")
+        out[label] = (views(ref, target, folder), folder)
+    return out
+
+
+def test_every_view_of_every_generated_pair_says_the_same(every_view):
+    found = {}
+    for label, (seen, _folder) in every_view.items():
+        said = contradictions(seen)
         if said:
             found[label] = said
     assert not found, json.dumps(found, indent=1)
 
 
-def test_a_root_born_of_a_weight_is_a_root_in_the_csv(generated, tmp_path):
+def test_a_root_born_of_a_weight_is_a_root_in_the_csv(every_view):
     """The case users met: a root whose weight differs (kind `parameter`) was missing from the Root column."""
-    label, ref, target = next(g for g in generated if g[0] == "noisy fp16 weight")
-    seen = views(ref, target, tmp_path / "weight")
-    doc = json.loads((tmp_path / "weight" / "c.json").read_text())
+    label = "noisy fp16 weight"
+    seen, folder = every_view[label]
+    doc = json.loads((folder / "c.json").read_text())
     kinds = {r["kind"] for r in doc["roots"]}
     assert "parameter" in kinds, f"{label}: the planted weight is named as a parameter root ({kinds})"
     assert seen["full csv"][1] == seen["compare json"][1] != set()  # type: ignore[index]

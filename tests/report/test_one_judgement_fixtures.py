@@ -15,13 +15,15 @@ from helpers.judgement import contradictions, fixture_pairs, views
 pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
-def test_every_view_of_every_fixture_pair_says_the_same(tmp_path):
+def _pairs() -> list:
     pairs = fixture_pairs()
     if not pairs:
-        pytest.skip(f"shared fixtures absent ({SHARED} not found): the fixture pairs' views are not checked")
-    found = {}
-    for label, ref, target in pairs:
-        said = contradictions(views(ref, target, tmp_path / label.replace(" ", "_")))
-        if said:
-            found[label] = said
-    assert not found, json.dumps(found, indent=1)
+        reason = f"shared fixtures absent ({SHARED} not found): the fixture pairs' views are not checked"
+        return [pytest.param("", "", "", marks=pytest.mark.skip(reason=reason), id="no-fixtures")]
+    return [pytest.param(*p, id=p[0].replace(" ", "_")) for p in pairs]
+
+
+@pytest.mark.parametrize("label, ref, target", _pairs())
+def test_every_view_of_every_fixture_pair_says_the_same(label, ref, target, tmp_path):
+    said = contradictions(views(ref, target, tmp_path / label.replace(" ", "_")))
+    assert not said, json.dumps({label: said}, indent=1)

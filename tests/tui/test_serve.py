@@ -167,9 +167,9 @@ def test_origins_allowed():
 
 
 async def download(b: Browser, keys: tuple[str, ...], name: str, within: float = 240):
-    """Press `keys` until the browser's download of `name` completes. The served app draws on a canvas, so the
-    test cannot read when it is ready; keys pressed before are refused by the app (the export needs the
-    bisection), so they are pressed again after each wait (each wait ends on the browser's download events)."""
+    """Press `keys` until the browser's download of `name` completes. The test presses them once the app has
+    drawn its bisection (`wait_for_frame`); should keys still be refused by the app (the export needs the
+    bisection), they are pressed again after each wait (each wait ends on the browser's download events)."""
     deadline = time.monotonic() + within
     while True:
         await b.press(*keys)
@@ -185,9 +185,11 @@ def test_serve_opens_the_app_in_a_browser_and_exports_are_downloads(server, demo
     shot = tmp_path / "dumptui-serve.png"
 
     async def go():
-        async with Browser(1280, 800) as b:
+        async with Browser(1280, 800, frames=True) as b:
             await b.goto(server)
             await b.focus(".xterm-helper-textarea", timeout=120)  # the terminal, once drawn, takes the keys
+            # the exports need the bisection: the app draws its panel's "steps left" once it has started
+            await b.wait_for_frame("steps left", timeout=120)
             session = await download(b, ("S", "enter"), "dumptui-session.json")
             data = json.loads(session.read_text())
             assert data["dumptui_session"] == 1 and data["dumps"]["ref"] == os.path.abspath(demo_pair.ref)

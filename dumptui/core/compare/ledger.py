@@ -10,11 +10,25 @@ import threading
 from dataclasses import dataclass
 
 from dumptui.core.model.dump import InOut
+from dumptui.core.model.vocab import Word
+
+
+class Purpose(Word):
+    """Why a tensor pair was read: the ledger's key, printed by `bisect` and written in its JSON as it is."""
+
+    PRECONDITION = "precondition"  # the inputs and parameters checked before a bisection
+    GRAPH_OUTPUT = "graph output"  # the graph's outputs, judged before the search starts
+    PROBE = "probe"  # a bisection step
+    CULPRIT_CHECK = "culprit check"  # the culprit's own inputs and outputs, and the local error's measure
+    OTHER_ROOTS = "other roots"  # the search for further independent roots
+    SCAN = "scan"  # a scan for the largest local errors
+    VIEW = "view"  # an op shown in the app
+    COMPARE = "compare"  # a full compare, and any read that names no purpose
 
 
 @dataclass(frozen=True)
 class Read:
-    purpose: str  # "precondition", "graph output", "probe", "culprit check", "other roots", "compare"...
+    purpose: Purpose
     op: str  # the op pair's key
     io: InOut
     slot: int
@@ -28,14 +42,14 @@ class ReadLedger:
 
     def __init__(self) -> None:
         # (op, io, slot) -> purpose; a Read is made only when asked for: a full compare books every pair
-        self._reads: dict[tuple[str, InOut, int], str] = {}
+        self._reads: dict[tuple[str, InOut, int], Purpose] = {}
         self._lock = threading.Lock()
 
-    def book(self, purpose: str, op: str, io: InOut, slot: int) -> None:
+    def book(self, purpose: Purpose, op: str, io: InOut, slot: int) -> None:
         key = (op, io, slot)
         with self._lock:
             if key not in self._reads:
-                self._reads[key] = purpose or "compare"
+                self._reads[key] = purpose
 
     @property
     def count(self) -> int:
@@ -45,9 +59,9 @@ class ReadLedger:
         with self._lock:
             return [Read(purpose, *key) for key, purpose in self._reads.items()]
 
-    def by_purpose(self) -> dict[str, int]:
+    def by_purpose(self) -> dict[Purpose, int]:
         """Purpose -> reads, in the order purposes first appeared."""
-        out: dict[str, int] = {}
+        out: dict[Purpose, int] = {}
         for r in self.reads():
             out[r.purpose] = out.get(r.purpose, 0) + 1
         return out

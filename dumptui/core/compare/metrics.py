@@ -444,7 +444,7 @@ class _Acc:
         st.max_abs_index = tuple(int(v) for v in np.unravel_index(self.max_idx, shape)) if shape else ()
         st.max_abs_ref, st.max_abs_target = self.max_ref, self.max_tgt
         st.mean_abs = self.sad / compared
-        st.mean_abs_trimmed = trimmed_mean(self.samples[: self.kept])
+        st.mean_abs_trimmed = trimmed_mean(self.samples[: self.kept], scratch=True)  # the samples' last use
         st.rms_ref = math.sqrt(self.ys.sumsq / compared)
         st.rmse = math.sqrt(self.sdd / compared)
         if ny_ == 0:
@@ -488,7 +488,7 @@ _ELEMENT_METRICS = (
 )
 
 
-def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
+def trimmed_mean(values: np.ndarray, trim: float = TRIM, scratch: bool = False) -> float:
     """Mean of `values` without the largest `trim` share of them (none dropped below 1/trim values).
 
     The kept values are summed themselves (not the total less the cut ones: one huge value would take every
@@ -496,7 +496,8 @@ def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
     np.partition degrades on ties: 80 ms for 512k mostly-zero values): a strided sample gives a threshold `t`
     a little below the cut; the values up to `t` are all kept, and of those above it the smallest, or, when
     fewer than k are above it, copies of `t` make up the rest. Only when the sample misleads (fewer than k
-    values reach `t`, or far more than k exceed it) is every value partitioned."""
+    values reach `t`, or far more than k exceed it) is every value partitioned. `scratch`: `values` is the caller's to reorder (that partition is then made in
+    place: what np.partition does to its copy, so the same sum, without the copy)."""
     n = values.size
     if n == 0:
         return 0.0
@@ -508,15 +509,18 @@ def trimmed_mean(values: np.ndarray, trim: float = TRIM) -> float:
         j = int(sample.size * (1 - 2 * trim))  # twice the share cut: the sample's error stays well inside
         t = np.partition(sample, j)[j]
         high = values > t
-        above = values[high]
-        if k <= above.size <= 8 * k + 64:
-            rest = above.size - k  # of the values above t, the smallest `rest` are kept
-            kept = float(values[~high].sum()) + float(np.partition(above, rest)[:rest].sum())
+        n_above = int(np.count_nonzero(high))  # counted first: the values above t are gathered only when used
+        if k <= n_above <= 8 * k + 64:
+            rest = n_above - k  # of the values above t, the smallest `rest` are kept
+            kept = float(values[~high].sum()) + float(np.partition(values[high], rest)[:rest].sum())
             return kept / (n - k)
-        if above.size < k:
+        if n_above < k:
             low: np.ndarray = values[values < t]
             if low.size <= n - k:  # the cut falls among the values equal to t
                 return (float(low.sum()) + (n - k - low.size) * float(t)) / (n - k)
+    if scratch:
+        values.partition(n - k)
+        return float(values[: n - k].sum()) / (n - k)
     return float(np.partition(values, n - k)[: n - k].sum()) / (n - k)
 
 

@@ -14,10 +14,9 @@ from functools import partial
 from typing import cast
 
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
-from dumptui.core.compare.ledger import ReadLedger
+from dumptui.core.compare.ledger import Purpose, ReadLedger
 from dumptui.core.compare.metrics import ElementTolerance, compare_tensors, side_stats
 from dumptui.core.compare.pairstats import PairStats, SideStats
-from dumptui.core.compare.processes import PairExecutor
 from dumptui.core.compare.results import OpResult, TensorResult, op_verdict
 from dumptui.core.compare.samefiles import SameFiles
 from dumptui.core.compare.verdict import (
@@ -40,6 +39,7 @@ from dumptui.core.compare.verdict import (
 from dumptui.core.graph.align import Alignment, OpPair, align
 from dumptui.core.graph.dataflow import unpaired_neighbour_types
 from dumptui.core.io import dtypes
+from dumptui.core.io.executor import Executor, InProcess
 from dumptui.core.io.fault import Fault, Flaw, of_error
 from dumptui.core.model import recordstats
 from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, TensorRef
@@ -77,8 +77,9 @@ class Session:
         self.kl = kl
         self.ledger = ReadLedger()
         self.same_files = SameFiles(ref.root, target.root, remember=remember_same_files)
-        # where pairs whose statistics must be computed are sent in bulk (None: here, or local processes)
-        self.executor: PairExecutor | None = None
+        # where the work of many tensor pairs and replays runs (core/io/executor.py): given by the entry point
+        # (a command's processes, the app's, a Dask cluster); here by default
+        self.executor: Executor = InProcess()
         self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
         # an op's hints depend only on the two dumps: made once (a scan asks for every op's result twice)
         # (the pair itself kept with them: its id cannot be another pair's while it is a key)
@@ -124,7 +125,13 @@ class Session:
         return self._cache.get(pair_key(ref, target))
 
     def tensor_result(
-        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self,
+        pair: OpPair,
+        io: InOut,
+        slot: int,
+        ref: TensorRef | None,
+        target: TensorRef | None,
+        purpose: Purpose = Purpose.COMPARE,
     ) -> TensorResult:
         key = pair_key(ref, target)
         hit = self._cache.get(key)
@@ -138,7 +145,7 @@ class Session:
             return self._cache.setdefault(pair_key(ref, target), res)
 
     def _evaluate(
-        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str
+        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: Purpose
     ) -> TensorResult:
         pre = self.precheck(pair, io, slot, ref, target, purpose)
         if isinstance(pre, TensorResult):
@@ -167,7 +174,13 @@ class Session:
         return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
 
     def precheck(
-        self, pair: OpPair, io: InOut, slot: int, ref: TensorRef | None, target: TensorRef | None, purpose: str = ""
+        self,
+        pair: OpPair,
+        io: InOut,
+        slot: int,
+        ref: TensorRef | None,
+        target: TensorRef | None,
+        purpose: Purpose = Purpose.COMPARE,
     ) -> TensorResult | Prechecked:
         """Everything decided without reading tensor values: a final TensorResult (statistic-only pairs are
         compared here, on their statistics), or (tolerance, notes, ignored) for a pair whose statistics must
@@ -235,7 +248,7 @@ class Session:
         target: TensorRef,
         st: PairStats,
         pre: Prechecked,
-        purpose: str,
+        purpose: Purpose,
     ) -> TensorResult:
         """The verdict of computed statistics (here or in a worker process); books the read."""
         tol, notes, ignored = pre
@@ -260,7 +273,7 @@ class Session:
         target: TensorRef,
         ignored: Reason | None,
         notes: list[Said],
-        purpose: str,
+        purpose: Purpose,
     ) -> TensorResult:
         """Statistic-only dumps: compare max/min/mean/L2 (a weaker check, and said so)."""
         try:
@@ -306,7 +319,7 @@ class Session:
     def is_final(self, res: TensorResult) -> bool:
         return pair_key(res.ref, res.target) in self.final
 
-    def identical(self, pair: OpPair, io: InOut, slot: int, purpose: str = "") -> TensorResult | None:
+    def identical(self, pair: OpPair, io: InOut, slot: int, purpose: Purpose = Purpose.COMPARE) -> TensorResult | None:
         """A cheap check first: an `equal` result when both files are byte-identical, else None.
 
         Comparing whole files needs no header parsing and no statistics: a model's 1,000 equal weights then
@@ -325,7 +338,7 @@ class Session:
         return TensorResult(io, slot, r, t, EQUAL, because(Why.IDENTICAL_FILES))
 
     # ------------------------------------------------------------------ ops
-    def op_result(self, pair: OpPair, inputs: bool = True, purpose: str = "") -> OpResult:
+    def op_result(self, pair: OpPair, inputs: bool = True, purpose: Purpose = Purpose.COMPARE) -> OpResult:
         ins: list[TensorResult] = []
         outs: list[TensorResult] = []
         for io, slot, r, t in self.tensor_pairs(pair):

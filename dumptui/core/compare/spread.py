@@ -1,5 +1,5 @@
 """A batch of many tensor pairs (a noisy scan's thousands of small ones) read and computed in the command's
-worker processes (`processes.shared_processes`): each file opened once there, its header and a small payload
+local worker processes (the session's executor, core/io/executor.py): each file opened once there, its header and a small payload
 in one read, the statistics of the small pairs computed together (smallpairs.py), and sent back as their
 records with each file's layout. This process adopts the layouts, runs the same precheck on them (it reads
 no file then) and judges. A worker's statistics are used only where this process's precheck asks for
@@ -14,26 +14,26 @@ process judges what has come back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.pairstats import PairStats
-from dumptui.core.compare.processes import PairExecutor, pair_job
+from dumptui.core.compare.processes import computed_on
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.compare.verdict import Thresholds
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
+from dumptui.core.io.executor import BATCH, Cancel, Progress
 from dumptui.core.io.npy import Layout, payloads_kept, shared_layout
 from dumptui.core.model.dump import InOut, TensorRef, WorkerSpec
 
 Job = tuple[OpPair, InOut, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
-# Tensor pairs a worker reads and computes at a time: about CHUNKS_PER_WORKER chunks each, within these bounds.
-# Each submit costs this process a wait (the pool's threads take the interpreter lock to send it): few, large.
-CHUNK_PAIRS = (128, 2048)
-CHUNKS_PER_WORKER = 8
+# Tensor pairs a worker reads and computes at a time: the executor's batch policy (about `per_worker` tasks
+# each), by count only: a pair's bytes are known once the worker has read its headers. Each submit costs this
+# process a wait (the pool's threads take the interpreter lock to send it).
 IN_FLIGHT = 3  # chunks submitted per worker ahead of the one this process judges
 # (index in the chunk, tolerance used, statistics or None, why the read failed or None)
 Computed = tuple[int, ElementTolerance, "PairStats | None", "str | None"]
@@ -74,63 +74,53 @@ def read_and_compare(chunk: tuple[Thresholds, bool, list[tuple[WorkerSpec, Worke
 def evaluate_spread(
     session: Session,
     jobs: list[Job],
-    ex: ProcessPoolExecutor,
-    workers: int,
-    tick: Callable[[], None],
-    cancelled: Callable[[], bool] | None,
-    purpose: str,
+    counter: Progress,
+    cancel: Cancel | None,
+    purpose: Purpose,
     ready: Callable[[OpResult], None] | None = None,
-    leftover: PairExecutor | None = None,
+    leftover: bool = False,
 ) -> None:
     """Every job's result stored in the session, as batch.evaluate_all stores them in one process: the pairs
-    the precheck settles first, in job order, then the computed ones in job order.
+    the precheck settles first, in job order, then the computed ones in job order. The chunks run on the
+    session's executor (a local one: its workers read the files TensorRefs describe).
 
     `ready`: given each op's result as soon as every tensor pair of the op is known (settled here, or computed
     by a worker and judged here), before it is stored: the caller's work on it (a scan measures the op's local
     error) runs while the workers compute the next chunks, not after them all. Never for an op with a pair left
     to compute here at the end, or a pair that two jobs share (the one stored would be the other's).
 
-    `leftover`: where the pairs the workers did not compute are computed at the end (the app: its pool, never
-    the process that draws the UI); None: here."""
-    low, high = CHUNK_PAIRS
-    size = max(low, min(high, -(-len(jobs) // (workers * CHUNKS_PER_WORKER))))
+    `leftover`: the pairs the workers did not compute are computed on the executor at the end too (the app:
+    never the process that draws the UI); else here."""
+    ex = session.executor
+    size = BATCH.task_items(len(jobs), ex.workers)
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     shipped: list[list[int]] = []  # per chunk: the positions of its shipped jobs
-    futures: list[Future[ChunkResult]] = []
 
-    def submit() -> None:
-        chunk = chunks[len(futures)]
-        items, positions = [], []
-        for k, job in enumerate(chunk):
-            spec = shippable(job)
-            if spec is not None:
-                items.append(spec)
-                positions.append(k)
-        shipped.append(positions)
-        futures.append(ex.submit(read_and_compare, (session.thresholds, session.kl, items)))
+    def tasks() -> Iterator[tuple[Thresholds, bool, list[tuple[WorkerSpec, WorkerSpec]]]]:
+        for chunk in chunks:  # made as the executor takes them: while the first chunks are computed
+            items, positions = [], []
+            for k, job in enumerate(chunk):
+                spec = shippable(job)
+                if spec is not None:
+                    items.append(spec)
+                    positions.append(k)
+            shipped.append(positions)
+            yield session.thresholds, session.kl, items
 
     # (job, precheck, result judged from a worker's statistics | None: computed or failed here at the end)
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
     early = _EarlyResults(session, jobs) if ready is not None else None
-    try:
-        while len(futures) < min(len(chunks), IN_FLIGHT * workers):
-            submit()
-        for c, chunk in enumerate(chunks):
-            if cancelled and cancelled():
-                break
-            layouts, computed = futures[c].result()
-            if len(futures) < len(chunks):
-                submit()
-            _adopt_layouts(chunk, layouts, shipped[c])
-            got: dict[int, Computed] = {shipped[c][item[0]]: item for item in computed}
-            heavy += _judge_chunk(session, chunk, got, tick, early, purpose)
-            if early is not None and ready is not None:
-                for res in early.complete():
-                    ready(res)
-    finally:
-        for f in futures:
-            f.cancel()
-    _finish_here(session, heavy, tick, purpose, leftover, cancelled)
+    for c, (layouts, computed) in ex.map(
+        read_and_compare, tasks(), cancel=cancel, ordered=True, ahead=IN_FLIGHT * ex.workers
+    ):
+        chunk = chunks[c]
+        _adopt_layouts(chunk, layouts, shipped[c])
+        got: dict[int, Computed] = {shipped[c][item[0]]: item for item in computed}
+        heavy += _judge_chunk(session, chunk, got, counter.tick, early, purpose)
+        if early is not None and ready is not None:
+            for res in early.complete():
+                ready(res)
+    _finish_here(session, heavy, counter.tick, purpose, leftover, cancel)
 
 
 def _adopt_layouts(chunk: list[Job], layouts: list[tuple[Layout | None, Layout | None]], positions: list[int]) -> None:
@@ -154,7 +144,7 @@ def _judge_chunk(
     got: dict[int, Computed],
     tick: Callable[[], None],
     early: _EarlyResults | None,
-    purpose: str,
+    purpose: Purpose,
 ) -> list[tuple[Job, Prechecked, TensorResult | None, str | None]]:
     """A chunk's jobs in order: those the precheck settles stored now; the others judged from the statistics a
     worker computed, or left to compute here at the end (returned, in job order, for _finish_here)."""
@@ -239,18 +229,19 @@ def _finish_here(
     session: Session,
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]],
     tick: Callable[[], None],
-    purpose: str,
-    leftover: PairExecutor | None = None,
-    cancelled: Callable[[], bool] | None = None,
+    purpose: Purpose,
+    leftover: bool = False,
+    cancel: Cancel | None = None,
 ) -> None:
     """The pairs left to this process computed (a read that failed in a worker is tried again here: which
     file fails, and why, is found and said as in one process), then every computed pair stored in job order.
-    `leftover`: computed there instead (cancelled there: the pairs it did not compute are not stored)."""
+    `leftover`: computed on the session's executor instead (cancelled there: the pairs it did not compute are
+    not stored)."""
     todo = [i for i, (_job, _pre, res, _err) in enumerate(heavy) if res is None]
     done: dict[int, tuple[PairStats | None, str | None]] = {}
-    if leftover is not None and todo:
-        specs = [pair_job(k, *_both(heavy[i][0]), heavy[i][1][0]) for k, i in enumerate(todo)]
-        for k, st, err in leftover.run(specs, session.kl, cancelled):
+    if leftover and todo:
+        pairs = [(*_both(heavy[i][0]), heavy[i][1][0]) for i in todo]
+        for k, st, err in computed_on(session.executor, pairs, session.kl, cancel):
             done[todo[k]] = (st, err)
     else:
         outcomes = compare_tensor_pairs([(*_both(heavy[i][0]), heavy[i][1][0]) for i in todo], session.kl)

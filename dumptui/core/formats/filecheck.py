@@ -59,6 +59,16 @@ def _entry_problem(entry: os.DirEntry[str], roots: list[str] | None) -> tuple[Se
     return ERROR, Fault(Flaw.NOT_REGULAR, (what_is(mode),))
 
 
+def _split(t: TensorRef) -> tuple[str, str]:
+    """os.path.split of the tensor's path, from the folder and name it keeps (joining them and splitting
+    them again cost more than the check of a dump's thousands of files)."""
+    folder, name = t.folder_and_name
+    sep = os.sep
+    if sep in name or not folder.endswith(sep) or folder.endswith(sep + sep) or folder == sep:
+        return os.path.split(folder + name)
+    return folder[:-1], name
+
+
 class _Counted:
     """How many of the dump's tensor files were examined, reported every EVERY files and at each folder's end."""
 
@@ -98,11 +108,12 @@ def _folder_problems(
 
 def check_tensor_files(dump: Dump) -> None:
     """Refuse the tensors whose file is not a regular file; report links and folders leading outside."""
-    by_folder: dict[str, list[TensorRef]] = defaultdict(list)
+    by_folder: dict[str, list[tuple[TensorRef, str]]] = defaultdict(list)  # folder -> (tensor, file name)
     for op in dump.ops:
         for t in op.tensors():
             if t.has_data:
-                by_folder[os.path.dirname(t.path)].append(t)
+                folder, name = _split(t)
+                by_folder[folder].append((t, name))
     roots = list({os.path.realpath(dump.root), os.path.realpath(os.path.abspath(dump.path))})
     known = {p.path for p in dump.problems}
     counted = _Counted(sum(len(tensors) for tensors in by_folder.values()))
@@ -114,11 +125,11 @@ def check_tensor_files(dump: Dump) -> None:
             if folder not in known:
                 reason = Fault(Flaw.FOLDER_OUTSIDE, (real,))
                 dump.problems.append(Problem(folder, reason, WARNING))
-        found = _folder_problems(folder, {os.path.basename(t.path) for t in tensors}, inside, counted)
+        found = _folder_problems(folder, {name for _t, name in tensors}, inside, counted)
         if found is None:
             continue
-        for t in tensors:
-            problem = found.get(os.path.basename(t.path))
+        for t, name in tensors:
+            problem = found.get(name)
             if problem is not None and problem[0] == ERROR:
                 t.refuse(problem[1])
         for name, (severity, reason) in sorted(found.items()):

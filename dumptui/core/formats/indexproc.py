@@ -1,5 +1,6 @@
-"""Cold indexing in processes of their own: each dump missing from the index cache is indexed by a spawned
-process that stores it there, both dumps at once; the caller then opens them from the cache.
+"""Cold indexing in processes of their own: each dump missing from the index cache is indexed by a worker
+process (core/io/executor.py `LocalProcesses`, one per dump) that stores it there, both dumps at once; the
+caller then opens them from the cache.
 
 Why (the app on big dumps): indexing makes and drops many transient objects. Done in the UI process, they
 left its heap fragmented, so after a cold open of the 20,000-op demo the app kept ~20 MB more for the rest
@@ -15,16 +16,16 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from functools import partial
 from typing import Any
 
 from dumptui.core.formats.registry import open_dump
 from dumptui.core.index import cache as indexcache
+from dumptui.core.io.executor import LocalProcesses
 from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.indexing_progress import STAGE_NAMES, Stage, reporting
-from dumptui.core.io.procs import start_resource_tracker, worker_start
 
 Request = tuple[str, str | None, str | None, str | None, str | None]  # path, rank, graph, iteration, fmt
 # (which dump: its path here, its side from open_pair; stage, done, total or None): how far its indexing has come
@@ -37,9 +38,8 @@ _FIELDS = 3  # a child's report on the board: stage number (0: not started), don
 _board: Any = None
 
 
-def _child_start(nice: int, parent: int, board: Any) -> None:
-    global _board  # noqa: PLW0603 (a pool initializer's only way to hand a worker its shared board)
-    worker_start(nice, parent)
+def _keep_board(board: Any) -> None:
+    global _board  # noqa: PLW0603 (a worker's setup: the only way to hand it its shared board)
     _board = board
 
 
@@ -52,10 +52,11 @@ def _to_board(slot: int) -> Callable[[Stage, int, int | None], None]:
     return report
 
 
-def _index_into_cache(request: Request, dumps: tuple[str, ...] = (), slot: int | None = None) -> str | Fault:
+def _index_into_cache(task: tuple[Request, tuple[str, ...], int | None]) -> str | Fault:
     """In the child: index the dump and store it in the cache; '' when stored, else why not. `dumps`: every
     dump folder of the caller's run, none of which may hold the entry (a cache folder inside the other dump).
     `slot`: where on the board it reports how far it has come."""
+    request, dumps, slot = task
     path, rank, graph, iteration, fmt = request
     indexcache.protect(*dumps)
     try:
@@ -84,34 +85,41 @@ def missing_from_cache(requests: list[Request]) -> list[Request]:
 
 
 def index_into_cache(requests: list[Request], report: IndexingReport | None = None) -> dict[Request, str | Fault]:
-    """Index every request missing from the cache, each in a spawned process, all at once; returns, per
+    """Index every request missing from the cache, each in a worker process, all at once; returns, per
     request indexed, '' when its entry is now in the cache, else why not. The processes end with this call
     (their memory goes with them); they also end if the caller's process ends first. `report`: told every
     REPORT_SECONDS how far each dump's indexing has come (from this thread)."""
     todo = missing_from_cache(requests)
     if not todo:
         return {}
-    start_resource_tracker()
-    context = multiprocessing.get_context("spawn")
-    board = context.RawArray("q", _FIELDS * len(todo))
-    ex = ProcessPoolExecutor(
-        max_workers=len(todo),
-        mp_context=context,
-        initializer=partial(_child_start, 0, os.getpid(), board),
-    )
+    board = multiprocessing.get_context("spawn").RawArray("q", _FIELDS * len(todo))
+    ex = LocalProcesses(len(todo), setup=partial(_keep_board, board))
+    dumps = tuple(req[0] for req in requests)
+    found: dict[int, str | Fault] = {}
+    failed: list[Exception] = []
+    finished = threading.Event()
+
+    def collect() -> None:  # the results, in a thread of their own: this one reports the board meanwhile
+        try:
+            found.update(ex.map(_index_into_cache, [(req, dumps, slot) for slot, req in enumerate(todo)]))
+        except Exception as e:  # a child that died (killed, out of memory): the caller indexes in-process
+            failed.append(e)
+        finally:
+            finished.set()
+
     try:
-        dumps = tuple(req[0] for req in requests)
-        futs = [ex.submit(_index_into_cache, req, dumps, slot) for slot, req in enumerate(todo)]
-        pending = set(futs)
-        while pending:
-            _done, pending = wait(pending, timeout=REPORT_SECONDS if report else None, return_when=FIRST_EXCEPTION)
+        threading.Thread(target=collect, name="dumptui-indexing", daemon=True).start()
+        while True:
+            ended = finished.wait(REPORT_SECONDS if report else None)
             if report is not None:
                 for slot, req in enumerate(todo):
                     stage, done, total = board[slot * _FIELDS : slot * _FIELDS + _FIELDS]
                     if stage:
                         report(req[0], STAGE_NAMES[stage - 1], done, None if total < 0 else total)
-        return {req: f.result() for req, f in zip(todo, futs)}
-    except Exception as e:  # a child that died (killed, out of memory): the caller indexes in-process
-        return {req: Fault(Flaw.INDEXING_PROCESS_FAILED, (str(e),)) for req in todo}
+            if ended:
+                break
+        if failed:  # a child that died (killed, out of memory): the caller indexes in-process
+            return {req: Fault(Flaw.INDEXING_PROCESS_FAILED, (str(failed[0]),)) for req in todo}
+        return {req: found[slot] for slot, req in enumerate(todo)}
     finally:
-        ex.shutdown(wait=True, cancel_futures=True)
+        ex.close()

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dumptui.core.compare.batch import evaluate_all
-from dumptui.core.compare.processes import ComparePool, shared_processes
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
+from dumptui.core.io.executor import Cancel
 from dumptui.core.model.reason import Why, because
 from dumptui.core.search.bisect import Bisection, Root
 from dumptui.core.search.judgement import RunJudgement, judge
@@ -34,30 +34,29 @@ class Comparison:
 
 def every_op_judged(
     session: Session,
-    workers: int | ComparePool | None = None,
     use_graph: bool = True,
     progress: Callable[[int, int], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
+    cancel: Cancel | None = None,
 ) -> Bisection:
     """The preconditions and a scan of every op (a clean pair's too): compare's roots, which a finished
     bisection of the same pair names as well."""
-    bi = Bisection(session, use_graph=use_graph, workers=workers)
-    bi.prepare(progress, cancelled)
+    bi = Bisection(session, use_graph=use_graph)
+    bi.prepare(progress, cancel)
     if bi.scan_result is None:
-        bi.use_scan(because(Why.COMPARE_READS_ALL), progress, cancelled)
+        bi.use_scan(because(Why.COMPARE_READS_ALL), progress, cancel)
     return bi
 
 
 def compare_pair(
     session: Session,
-    workers: int | ComparePool | None = None,
     use_graph: bool = True,
     progress: Callable[[int, int], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
+    cancel: Cancel | None = None,
 ) -> Comparison:
-    with shared_processes():  # the tensor pairs, then the replays, then what is left: one set of workers
-        bi = every_op_judged(session, workers, use_graph, progress, cancelled)
-        # every tensor as the search judged it in context (the same verdicts bisect, the CSV and the app show)
-        results = [bi.judged_op(res) for res in evaluate_all(session, workers=workers, cancelled=cancelled)]
+    """Every op judged, then every tensor pair (the tensor pairs, the replays, what is left: all on the
+    session's executor)."""
+    bi = every_op_judged(session, use_graph, progress, cancel)
+    # every tensor as the search judged it in context (the same verdicts bisect, the CSV and the app show)
+    results = [bi.judged_op(res) for res in evaluate_all(session, cancel=cancel)]
     assert bi.scan_result is not None
     return Comparison(results, bi, {le.pair.index: le for le in bi.scan_result.locals}, judge(bi))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from dumptui.core.compare.hints import attribute_diff
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.noise import TensorError, least_precise, stats_error, tensor_error
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
@@ -163,7 +164,7 @@ def _blind(session: Session, pair: OpPair, res: OpResult, roles: Roles) -> Reaso
                 and o.out_slot in p.ref.outputs
                 and o.out_slot in p.target.outputs
             ):
-                produced = session.op_result(p, purpose="culprit check").outputs
+                produced = session.op_result(p, purpose=Purpose.CULPRIT_CHECK).outputs
                 shown = any(t.slot == o.out_slot and t.verdict != UNREADABLE for t in produced)
         if shown or (
             not damaged and not unjudged_origins(session.ref, session.target, session.alignment, pair, r.slot)

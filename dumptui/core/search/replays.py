@@ -5,9 +5,7 @@ the reference op's definition on that side's own inputs (sampled for large outpu
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -16,18 +14,11 @@ import numpy as np
 from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.noise import tensor_error
 from dumptui.core.compare.pairstats import PairStats
-from dumptui.core.compare.processes import (
-    MIN_BYTES_FOR_PROCESSES,
-    ComparePool,
-    TensorSpec,
-    end_now,
-    from_spec,
-    map_in_processes,
-    tensor_spec,
-)
+from dumptui.core.compare.processes import TensorSpec, from_spec, tensor_spec
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import compare_many
 from dumptui.core.graph.align import OpPair
+from dumptui.core.io.executor import MIN_BYTES_FOR_PROCESSES, BatchPolicy, Cancel, Executor, Stream
 from dumptui.core.model.dump import Op, Role, Roles, SourceKind, TensorRef
 from dumptui.core.model.reason import Said, Why, because
 from dumptui.core.search.localerror import (
@@ -44,7 +35,7 @@ REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of 
 REPLAY_SAMPLED_FROM = 1 << 18
 REPLAY_SAMPLE = 4096
 REPLAY_SEED = 20
-POOL_REPLAYS_PER_TASK = 32  # replays sent to a ComparePool's workers as one task
+HERE_REPLAYS = 64  # replays run here between looks at the cancel
 
 
 # ------------------------------------------------------------------------------------------------ replay
@@ -175,9 +166,11 @@ def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, Said]:
     slot = plan.slot
     try:
         ref_in = {s: _read(t) for s, t in plan.inputs[0].items()}
-        tgt_in = {s: _read(t) for s, t in plan.inputs[1].items()}
+        # the op's definition is the reference's (epsilon, axes, scales): the target's own values of those
+        # slots are not read (a MindSpore 2.x MatMul's two transpose flags, a BiasAdd's data format)
+        tgt_in = {s: ref_in[s] if s in plan.from_ref else _read(t) for s, t in plan.inputs[1].items()}
         for s in plan.from_ref:
-            tgt_in[s] = ref_in[s]  # the op's definition is the reference's (epsilon, axes, scales)
+            tgt_in[s] = ref_in[s]
         sides: list[_Compared] = []
         for side, inputs in enumerate((ref_in, tgt_in)):
             spec = ReplayInputs(
@@ -231,18 +224,22 @@ def _proof(plan: ReplayPlan, sides: list[_Compared], stats: list[PairStats]) -> 
     )
 
 
-def _shipped(plan: ReplayPlan) -> ShippedPlan | None:
-    """The plan with its tensors as specs a worker process reads (None when a layout is not known)."""
+def _shipped(plan: ReplayPlan, where: Callable[[str], str] | None = None) -> ShippedPlan | None:
+    """The plan with its tensors as specs a worker process reads (None when a layout is not known); `where`:
+    the path a worker opens for a file here."""
     try:
-        specs = {id(t): tensor_spec(t) for t in (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)}
+        specs = {
+            id(t): tensor_spec(t, where) for t in (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)
+        }
     except (AssertionError, OSError, ValueError):
         return None
     return plan.with_tensors(lambda t: specs[id(t)])
 
 
-def _run_shipped(plan: ShippedPlan) -> tuple[ReplayProof | None, Said]:
-    """In a worker process: the tensors back from their specs, then the replay."""
-    return run_replay(_unshipped(plan))
+def _shipped_bytes(plan: ShippedPlan) -> int:
+    """The bytes a shipped replay reads (the batch policy's measure)."""
+    specs = (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)
+    return sum(math.prod(spec[4]) * np.dtype(spec[5]).itemsize for spec in specs)
 
 
 def _run_shipped_many(plans: list[ShippedPlan]) -> list[tuple[ReplayProof | None, Said]]:
@@ -255,94 +252,60 @@ def _unshipped(plan: ShippedPlan) -> ReplayPlan:
 
 
 def run_replays(
-    plans: list[ReplayPlan], workers: int | ComparePool | None = None, cancelled: Callable[[], bool] | None = None
+    plans: list[ReplayPlan], ex: Executor, cancel: Cancel | None = None
 ) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
-    """(index, (proof or None, why not)) for each plan, in any order: on the pool's processes, or on processes
-    started for them when there are enough bytes to read (both cores: replays are much of a noisy scan),
-    else here. A plan whose tensors cannot be described to a worker runs here. (Within a command's
-    shared_processes, a scan sends its replays as it finds them: `StreamedReplays`.)"""
-    shipped = [_shipped(p) for p in plans]
+    """(index, (proof or None, why not)) for each plan, in any order: on the executor's workers when it has
+    more than one and there are enough bytes to read (or it offloads everything: the app), else here. A plan
+    whose tensors cannot be described to a worker runs here. (A scan sends its replays as it finds them:
+    `ReplayStream`.)"""
+    shipped = [_shipped(p, ex.where) for p in plans]
     remote = [i for i, sp in enumerate(shipped) if sp is not None]
     nbytes = sum(t.nbytes() for p in plans for t in (*p.inputs[0].values(), *p.inputs[1].values(), *p.outputs))
-    count = workers.workers if isinstance(workers, ComparePool) else (workers or os.cpu_count() or 1)
     local = set(range(len(plans)))
-    if remote and count > 1 and (isinstance(workers, ComparePool) or nbytes >= MIN_BYTES_FOR_PROCESSES):
-        jobs = [shipped[i] for i in remote]
-        if isinstance(workers, ComparePool):
-            # POOL_REPLAYS_PER_TASK a task: one a task cost the app's UI process more (pickling, waiting) than
-            # a small replay itself (the 20,000-op demo: 9,777 replays)
-            done = workers.map_chunks(_run_shipped_many, jobs, POOL_REPLAYS_PER_TASK, cancelled)
-        else:
-            done = map_in_processes(_run_shipped, jobs, count, cancelled)
-        for k, outcome in done:
+    if remote and (not ex.local or (ex.workers > 1 and (ex.offload or nbytes >= MIN_BYTES_FOR_PROCESSES))):
+        jobs = [sp for sp in shipped if sp is not None]
+        for k, outcome in ex.map_batched(_run_shipped_many, jobs, nbytes=_shipped_bytes, cancel=cancel):
             local.discard(remote[k])
             yield remote[k], outcome
+    if cancel is not None and cancel.is_set():
+        return
     todo = sorted(local)
-    for start in range(0, len(todo), 64):  # a look at `cancelled` between batches
-        if cancelled and cancelled():
+    for start in range(0, len(todo), HERE_REPLAYS):  # a look at the cancel between batches
+        if cancel is not None and cancel.is_set():
             return
-        part = todo[start : start + 64]
+        part = todo[start : start + HERE_REPLAYS]
         yield from zip(part, run_replays_here([plans[i] for i in part]))
 
 
-class StreamedReplays:
-    """A scan's replays sent to the command's worker processes (shared_processes) as the scan finds them,
-    REPLAYS_PER_TASK at a time: they run while this process measures the ops after them (docs/speed.md). A
-    plan whose tensors cannot be described to a worker runs here, after the others."""
+class ReplayStream:
+    """A scan's replays sent to the executor's workers as the scan finds them (the batch policy's count or
+    bytes a task): they run while this process measures the ops after them (docs/speed.md). A plan whose
+    tensors cannot be described to a worker runs here, after the others."""
 
-    # many replays a task: a task per replay costs this process more in pickling than the replay, and a wait
-    # while the pool's threads take the interpreter lock to send it
-    REPLAYS_PER_TASK = 128
-
-    def __init__(self, ex: ProcessPoolExecutor, workers: int = 1):
+    def __init__(self, ex: Executor, batch: BatchPolicy | None = None):
         self.ex = ex
-        self.workers = max(1, workers)
-        self.count = 0
-        self._pending: list[tuple[int, ShippedPlan]] = []
-        self._sent: list[tuple[list[int], Future[list[tuple[ReplayProof | None, Said]]]]] = []
+        self.sent: Stream[int, ShippedPlan, tuple[ReplayProof | None, Said]] = ex.stream(_run_shipped_many, batch)
         self._here: list[tuple[int, ReplayPlan]] = []
 
+    @property
+    def count(self) -> int:
+        return self.sent.count + len(self._here)
+
     def add(self, key: int, plan: ReplayPlan) -> None:
-        self.count += 1
-        shipped = _shipped(plan)
+        shipped = _shipped(plan, self.ex.where)
         if shipped is None:
             self._here.append((key, plan))
-            return
-        self._pending.append((key, shipped))
-        if len(self._pending) >= self.REPLAYS_PER_TASK:
-            self._send()
+        else:
+            self.sent.add(key, shipped, _shipped_bytes(shipped))
 
-    def _send(self, parts: int = 1) -> None:
-        """The pending plans sent as `parts` tasks (fewer when there are fewer plans)."""
-        pending, self._pending = self._pending, []
-        size = -(-len(pending) // parts) if pending else 0
-        for start in range(0, len(pending), max(1, size)):
-            part = pending[start : start + size]
-            self._sent.append(([k for k, _plan in part], self.ex.submit(_run_shipped_many, [p for _k, p in part])))
-
-    def results(
-        self, cancelled: Callable[[], bool] | None = None
-    ) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
+    def results(self, cancel: Cancel | None = None) -> Iterator[tuple[int, tuple[ReplayProof | None, Said]]]:
         """(key, (proof or None, why not)) of every plan added."""
-        # the last plans split among the workers: nothing else is left for them, and this process waits for
-        # these (as one task, one worker ran them all while the other idled)
-        self._send(parts=self.workers)
-        try:
-            for keys, future in self._sent:
-                if cancelled and cancelled():
-                    return
-                yield from zip(keys, future.result())
-            for start in range(0, len(self._here), 64):
-                if cancelled and cancelled():
-                    return
-                part = self._here[start : start + 64]
-                yield from zip([k for k, _plan in part], run_replays_here([plan for _k, plan in part]))
-        except KeyboardInterrupt:
-            end_now(self.ex)  # ctrl+c: the workers leave SIGINT to us; end them now
-            raise
-        finally:
-            for _keys, future in self._sent:
-                future.cancel()
+        yield from self.sent.results(cancel)
+        for start in range(0, len(self._here), HERE_REPLAYS):
+            if cancel is not None and cancel.is_set():
+                return
+            part = self._here[start : start + HERE_REPLAYS]
+            yield from zip([k for k, _plan in part], run_replays_here([plan for _k, plan in part]))
 
 
 def replay_proof(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayProof | None, Said]:

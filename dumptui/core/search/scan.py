@@ -10,17 +10,13 @@ upstream carries precision noise (`close`, and said so); one downstream of a roo
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.noise import TensorError, fmt_rel, least_precise
-from dumptui.core.compare.processes import (
-    ComparePool,
-    current_shared_processes,
-)
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session, pair_key
 from dumptui.core.compare.verdict import (
@@ -35,6 +31,7 @@ from dumptui.core.compare.verdict import (
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import OriginKind, input_source, origins, unjudged_origins, wiring
+from dumptui.core.io.executor import Cancel, Executor
 from dumptui.core.model.dump import KERNEL, Role, Roles, SourceKind
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.context import NO_CONTEXT, InContext, restated
@@ -52,7 +49,7 @@ from dumptui.core.search.measure import (
 )
 from dumptui.core.search.replays import (
     ReplayPlan,
-    StreamedReplays,
+    ReplayStream,
     replay_plan,
     replay_proof,
     run_replay,
@@ -102,9 +99,8 @@ def scan(
     order: list[OpPair],
     predecessors: Callable[[int], set[int]],
     tainted_by_inputs: AbstractSet[int] = frozenset(),
-    workers: int | ComparePool | None = None,
     progress: Callable[[int, int], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
+    cancel: Cancel | None = None,
     differing: AbstractSet[str] = frozenset(),
     before: InContext = NO_CONTEXT,
 ) -> ScanResult:
@@ -119,7 +115,7 @@ def scan(
         if progress is not None:
             progress(done, total)
 
-    streamed = _streamed_replays(workers)
+    streamed = _streamed_replays(session.executor)
     plans: list[tuple[int, ReplayPlan]] = []
     early: dict[int, tuple[LocalError, Roles]] = {}  # position -> (measured op, its input roles)
     position = {p.index: i for i, p in enumerate(order)}
@@ -151,10 +147,9 @@ def scan(
     results = evaluate_all(
         session,
         order,
-        workers=workers,
         progress=counted,
-        cancelled=cancelled,
-        purpose="scan",
+        cancel=cancel,
+        purpose=Purpose.SCAN,
         ready=measure_early if streamed is not None else None,
     )
     ops = _Measured()
@@ -165,9 +160,10 @@ def scan(
             op_roles = input_roles(res.pair)
             ops.add(res, measure(i, res, op_roles), op_roles)
     if streamed is not None:
-        replays, total = streamed.results(cancelled), streamed.count
+        replays, total = streamed.results(cancel), streamed.count
     else:
-        replays = ((plans[k][0], outcome) for k, outcome in run_replays([p for _i, p in plans], workers, cancelled))
+        plain = [p for _i, p in plans]
+        replays = ((plans[k][0], outcome) for k, outcome in run_replays(plain, session.executor, cancel))
         total = len(plans)
     # the replays continue the count of the compares: one bar that never runs backwards
     for k, (i, (proof, why)) in enumerate(replays, 1):
@@ -197,16 +193,10 @@ def scan(
     return out
 
 
-def _streamed_replays(workers: int | ComparePool | None) -> StreamedReplays | None:
-    """Where replays run while the next ops are measured: the app's pool, or the shared processes of a
-    command with more than one worker; None: after the measuring, as run_replays runs them."""
-    if isinstance(workers, ComparePool):  # the app's pool: its processes replay while the next ops are measured
-        return StreamedReplays(workers.executor(), workers.workers)
-    shared = current_shared_processes()
-    count = workers if isinstance(workers, int) else os.cpu_count() or 1
-    if shared is not None and count > 1:
-        return StreamedReplays(shared.executor(count), count)
-    return None
+def _streamed_replays(ex: Executor) -> ReplayStream | None:
+    """Where replays run while the next ops are measured: an executor with more than one worker, or one that
+    offloads everything (the app); None: after the measuring, as run_replays runs them."""
+    return ReplayStream(ex) if ex.workers > 1 or ex.offload else None
 
 
 class _Measured:
@@ -261,7 +251,7 @@ def rejudge(
     ctx = _Restating(session, before)
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
-        res = session.op_result(le.pair, purpose="scan")
+        res = session.op_result(le.pair, purpose=Purpose.SCAN)
         roles = input_roles(le.pair) if roles_of is None else roles_of[pos]
         # (read only where the op is said to be wired otherwise: most ops are not, and this asked every op's
         # origins again for another list of slots than measuring asked them for)

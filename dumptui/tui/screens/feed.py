@@ -138,6 +138,7 @@ class WorkFeed:
         """escape: the statistics cancelled, `a`'s run stopped after its step."""
         host = self.host
         if host.stats_state == RUNNING:
+            self.controller.cancel_statistics()
             host.workers.cancel_group(host, "stats")
             self.view.cancel_statistics()
             host.stats_state = CANCELLED

@@ -1,5 +1,5 @@
-"""The app's statistics run in long-lived worker processes (core/compare/processes.py `ComparePool`): the headers and
-the payloads are read there, the UI process only judges. Same numbers as a compare in one process, checked
+"""The app's statistics run in long-lived worker processes (core/io/executor.py `LocalProcesses` with
+`offload`): the headers and the payloads are read there, the UI process only judges. Same numbers as a compare in one process, checked
 against numpy; layouts resolved there equal the ones read here, problems included; and the workers never
 outlive their parent, whether it closes the pool or ends without a word."""
 
@@ -15,8 +15,8 @@ import pytest
 from helpers.common import REPO as REPO_PATH
 from helpers.procs import alive, wait_gone
 
-from dumptui.core.compare.batch import evaluate_all
-from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.batch import evaluate_all, resolve_layouts
+from dumptui.core.io.executor import InProcess, LocalProcesses
 from dumptui.core.model.dump import TensorRef
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report.reasons import say
@@ -24,23 +24,26 @@ from dumptui.report.reasons import say
 REPO = str(REPO_PATH)
 
 
-def session_of(pair):
+def session_of(pair, executor=None):
     options = PairOptions(pair.ref, pair.target)
     ref, target = open_pair(options)
-    return make_session(options, ref, target)
+    session = make_session(options, ref, target)
+    if executor is not None:
+        session.executor = executor
+    return session
 
 
 @pytest.fixture
 def pool():
-    p = ComparePool(2, nice=5)
+    p = LocalProcesses(2, nice=5, offload=True)
     yield p
     p.close(kill=True)
 
 
 def test_pool_gives_the_numbers_of_one_process_and_of_numpy(demo_pair, pool):
-    in_pool, alone = session_of(demo_pair), session_of(demo_pair)
-    pooled = {r.pair.index: r for r in evaluate_all(in_pool, workers=pool, purpose="stats")}
-    single = {r.pair.index: r for r in evaluate_all(alone, workers=1)}
+    in_pool, alone = session_of(demo_pair, pool), session_of(demo_pair)
+    pooled = {r.pair.index: r for r in evaluate_all(in_pool, purpose="stats")}
+    single = {r.pair.index: r for r in evaluate_all(alone)}
     assert pooled.keys() == single.keys() and len(pooled) > 50
     checked = 0
     for index, res in pooled.items():
@@ -70,7 +73,7 @@ def test_layouts_resolved_in_the_workers_equal_the_ones_read_here(tmp_path, pool
     for path in (good, cut):
         remote, local = TensorRef(str(path), "output", 0), TensorRef(str(path), "output", 0)
         assert remote.deferred_layout() is not None
-        pool.resolve_layouts([remote])
+        resolve_layouts(pool, [remote])
         assert remote.deferred_layout() is None  # kept: no second read
         assert remote.layout() == local.layout()
         assert (remote.dtype, remote.shape, remote.problem) == (local.dtype, local.shape, local.problem)
@@ -85,7 +88,7 @@ def test_layouts_from_the_workers_are_the_shared_instances(tmp_path, pool):
         paths.append(tmp_path / f"{name}.npy")
         np.save(paths[-1], np.zeros((3, 5), dtype=np.float32))
     refs = [TensorRef(str(p), "output", 0) for p in paths]
-    pool.resolve_layouts(refs)
+    resolve_layouts(pool, refs)
     local = TensorRef(str(paths[0]), "output", 0).layout()
     assert refs[0].layout() is refs[1].layout() is local
 
@@ -96,15 +99,15 @@ def test_a_reader_s_own_layout_function_stays_in_this_process(tmp_path):
 
 
 def test_close_kill_ends_the_workers(demo_pair):
-    pool = ComparePool(2)
-    evaluate_all(session_of(demo_pair), workers=pool)
+    pool = LocalProcesses(2, offload=True)
+    evaluate_all(session_of(demo_pair, pool))
     assert pool._ex is not None
     pids = list(pool._ex._processes)
     assert pids and all(alive(pid) for pid in pids)
     pool.close(kill=True)
     assert not wait_gone(pids, 20)
     with pytest.raises(RuntimeError, match="closed"):
-        evaluate_all(session_of(demo_pair), workers=pool)
+        evaluate_all(session_of(demo_pair, pool))
 
 
 def test_a_run_in_progress_ends_when_the_pool_is_closed(tmp_path):
@@ -114,21 +117,21 @@ def test_a_run_in_progress_ends_when_the_pool_is_closed(tmp_path):
     import threading
 
     from dumptui.core.compare.metrics import ElementTolerance
-    from dumptui.core.compare.processes import pair_job
+    from dumptui.core.compare.processes import computed_on
 
     a = np.arange(4 << 20, dtype=np.float32)  # 16 MB a side: each job a chunk of its own, a good fraction of a second
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", a + 1)
     ref, target = TensorRef(str(tmp_path / "a.npy"), "output", 0), TensorRef(str(tmp_path / "b.npy"), "output", 0)
-    jobs = [pair_job(i, ref, target, ElementTolerance(1e-5, 1e-5, 1e-5)) for i in range(200)]
-    pool = ComparePool(2)
+    jobs = [(ref, target, ElementTolerance(1e-5, 1e-5, 1e-5)) for i in range(200)]
+    pool = LocalProcesses(2, offload=True)
     got: list = []
     ended: list = []
     first = threading.Event()
 
     def consume():
         try:
-            for outcome in pool.run(jobs, kl=False):
+            for outcome in computed_on(pool, jobs, kl=False):
                 got.append(outcome)
                 first.set()
         except RuntimeError as e:
@@ -150,12 +153,14 @@ def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair)
         import os, sys
         sys.path.insert(0, {REPO!r})
         from dumptui.core.compare.batch import evaluate_all
-        from dumptui.core.compare.processes import ComparePool
+        from dumptui.core.io.executor import LocalProcesses
         from dumptui.options.pair import PairOptions, make_session, open_pair
         if __name__ == "__main__":
             options = PairOptions({demo_pair.ref!r}, {demo_pair.target!r})
-            pool = ComparePool(2)
-            evaluate_all(make_session(options, *open_pair(options)), workers=pool)
+            pool = LocalProcesses(2, offload=True)
+            session = make_session(options, *open_pair(options))
+            session.executor = pool
+            evaluate_all(session)
             print(" ".join(str(pid) for pid in pool._ex._processes), flush=True)
             os._exit(0)
         """
@@ -168,16 +173,16 @@ def test_workers_end_with_a_parent_that_ends_without_closing_the_pool(demo_pair)
 
 
 def test_a_pool_gets_the_pairs_slice_by_slice_with_the_same_results(demo_pair, pool, monkeypatch):
-    """evaluate_all hands a long-lived pool POOL_SLICE_JOBS tensor pairs at a time (their specs stay small):
+    """evaluate_all hands an offloading executor OFFLOAD_SLICE_JOBS tensor pairs at a time (their specs stay small):
     with slices of 7, every pair is still computed once, progress reaches the total, and the verdicts and
     numbers are those of one process."""
     from dumptui.core.compare import batch
 
-    monkeypatch.setattr(batch, "POOL_SLICE_JOBS", 7)
-    sliced, alone = session_of(demo_pair), session_of(demo_pair)
+    monkeypatch.setattr(batch, "OFFLOAD_SLICE_JOBS", 7)
+    sliced, alone = session_of(demo_pair, pool), session_of(demo_pair)
     seen = []
-    got = evaluate_all(sliced, workers=pool, progress=lambda done, total: seen.append((done, total)))
-    want = evaluate_all(alone, workers=1)
+    got = evaluate_all(sliced, progress=lambda done, total: seen.append((done, total)))
+    want = evaluate_all(alone)
     total = seen[-1][1]
     assert total > 7 * 10 and seen[-1][0] == total and [d for d, _t in seen] == list(range(1, total + 1))
     assert [r.verdict for r in got] == [r.verdict for r in want]
@@ -195,20 +200,12 @@ def _sigint_handler() -> str:
     return "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "default"
 
 
-@pytest.mark.parametrize("kind", ["pool", "per call"])
-def test_workers_leave_ctrl_c_to_their_parent(kind):
+@pytest.mark.parametrize("offload", [True, False])
+def test_workers_leave_ctrl_c_to_their_parent(offload):
     """Ctrl+C reaches the whole process group: a worker printed a KeyboardInterrupt traceback of its own
-    (dumptui serve, issue 23.8); every kind of pool's workers ignore it, the parent ends them."""
-    from dumptui.core.compare.processes import map_in_processes
-
-    if kind == "pool":
-        pool = ComparePool(workers=1, nice=0)
-        try:
-            assert [r for _i, r in pool.map(_sigint_handler_item, [0])] == ["ignored"]
-        finally:
-            pool.close()
-    else:
-        assert [r for _i, r in map_in_processes(_sigint_handler_item, [0], workers=1)] == ["ignored"]
+    (dumptui serve, issue 23.8); the workers ignore it, the parent ends them."""
+    with LocalProcesses(1, offload=offload) as pool:
+        assert [r for _i, r in pool.map(_sigint_handler_item, [0])] == ["ignored"]
 
 
 def _sigint_handler_item(_item: object) -> str:
@@ -219,17 +216,16 @@ def _pid(_item: object) -> int:
     return os.getpid()
 
 
-def test_batches_within_shared_processes_run_on_the_same_workers_which_end_with_it():
-    from dumptui.core.compare.processes import map_in_processes, shared_processes
-
-    with shared_processes():
-        first = {pid for _i, pid in map_in_processes(_pid, list(range(8)), 2)}
-        second = {pid for _i, pid in map_in_processes(_pid, list(range(8)), 2)}
+def test_a_commands_runs_share_its_workers_which_end_with_it():
+    with LocalProcesses(2) as ex:
+        first = {pid for _i, pid in ex.map(_pid, list(range(8)))}
+        second = {pid for _i, pid in ex.map(_pid, list(range(8)))}
         # the same processes, not new ones (one of them may have taken every item of a batch)
         assert first and len(first | second) <= 2 and os.getpid() not in first
     assert wait_gone(sorted(first), 30) == []  # ended with the `with`
-    alone = {pid for _i, pid in map_in_processes(_pid, list(range(4)), 2)}
-    assert alone.isdisjoint(first)  # outside it, a batch starts processes of its own
+    with LocalProcesses(2) as ex:
+        alone = {pid for _i, pid in ex.map(_pid, list(range(4)))}
+    assert alone.isdisjoint(first)  # another executor starts processes of its own
 
 
 def test_compare_on_shared_processes_gives_the_answer_of_one_process(demo_pair, monkeypatch):
@@ -239,10 +235,11 @@ def test_compare_on_shared_processes_gives_the_answer_of_one_process(demo_pair, 
     from dumptui.core.search import compare_all
     from dumptui.core.search import replays as runner
 
-    alone = compare_all.compare_pair(session_of(demo_pair), workers=1)
+    alone = compare_all.compare_pair(session_of(demo_pair, InProcess()))
     monkeypatch.setattr(batch, "MIN_BYTES_FOR_PROCESSES", 0)
     monkeypatch.setattr(runner, "MIN_BYTES_FOR_PROCESSES", 0)
-    shared = compare_all.compare_pair(session_of(demo_pair), workers=2)
+    with LocalProcesses(2) as ex:
+        shared = compare_all.compare_pair(session_of(demo_pair, ex))
     assert [r.pair.name for r in shared.roots] == [r.pair.name for r in alone.roots] != []
     assert [(r.pair.index, r.verdict) for r in shared.results] == [(r.pair.index, r.verdict) for r in alone.results]
     replayed = [i for i, le in alone.locals.items() if le.replay is not None]
@@ -255,10 +252,12 @@ def test_a_scan_in_the_pool_ends_when_the_pool_is_killed_meanwhile(demo_pair, mo
     import threading
 
     from dumptui.core.compare import spread
+    from dumptui.core.io.executor import BatchPolicy
 
-    monkeypatch.setattr(spread, "CHUNK_PAIRS", (1, 1))  # a chunk a pair: most still to come at the first result
-    pool = ComparePool(2)
-    session = session_of(demo_pair)
+    # a chunk a pair: most still to come at the first result
+    monkeypatch.setattr(spread, "BATCH", BatchPolicy(items=1, most_items=1))
+    pool = LocalProcesses(2, offload=True)
+    session = session_of(demo_pair, pool)
     ended: list[BaseException | None] = []
 
     def kill_at_first_result(done: int, total: int) -> None:
@@ -267,7 +266,7 @@ def test_a_scan_in_the_pool_ends_when_the_pool_is_killed_meanwhile(demo_pair, mo
 
     def run() -> None:
         try:
-            evaluate_all(session, workers=pool, progress=kill_at_first_result, purpose="scan")
+            evaluate_all(session, progress=kill_at_first_result, purpose="scan")
             ended.append(None)
         except Exception as e:  # the pool's futures cancelled or broken: RuntimeError, CancelledError...
             ended.append(e)

@@ -14,11 +14,11 @@ distributed = pytest.importorskip(
     "distributed", reason="Dask distributed not installed (pip install 'dumptui[dask]'): cluster tests skipped"
 )
 
-from dumptui.core.compare import daskexec
+from dumptui.core.compare import daskexec  # noqa: E402
 from dumptui.core.compare.batch import evaluate_all  # noqa: E402
-from dumptui.core.compare.daskexec import DaskExecutor, batches, parse_path_map  # noqa: E402
-from dumptui.core.compare.processes import pair_job  # noqa: E402
+from dumptui.core.compare.daskexec import DaskCluster, parse_path_map  # noqa: E402
 from dumptui.core.demo.ranks import write_ranks_demo  # noqa: E402
+from dumptui.core.io import executor as executors  # noqa: E402
 from dumptui.core.io.errors import UsageError  # noqa: E402
 from dumptui.core.search.compare_all import compare_pair  # noqa: E402
 from dumptui.options.pair import PairOptions, make_session, open_pair  # noqa: E402
@@ -48,12 +48,13 @@ def records(comparison) -> list:
 def compare(ref: str, target: str, executor=None, **selection) -> list:
     options = PairOptions(ref, target, **selection)
     session = make_session(options, *open_pair(options), kl=True)
-    session.executor = executor
-    return records(compare_pair(session, workers=1))
+    if executor is not None:
+        session.executor = executor
+    return records(compare_pair(session))
 
 
 def test_same_records_as_the_local_compare_on_a_generated_4_rank_pair(cluster, ranks_pair):
-    with DaskExecutor(cluster.scheduler_address) as executor:
+    with DaskCluster(cluster.scheduler_address) as executor:
         assert executor.workers == 2
         for rank in range(4):
             local = compare(ranks_pair.ref, ranks_pair.target, rank=str(rank))
@@ -64,19 +65,20 @@ def test_same_records_as_the_local_compare_on_a_generated_4_rank_pair(cluster, r
 def test_same_records_as_the_local_compare_on_the_shared_fixtures(cluster):
     if not MS_DUMPS.is_dir():
         pytest.skip(f"shared fixtures absent ({MS_DUMPS} not found): real-dump Dask compare skipped")
-    with DaskExecutor(cluster.scheduler_address) as executor:
+    with DaskCluster(cluster.scheduler_address) as executor:
         for other in ("B_pad", "C_fp16", "A_rerun"):
             ref, target = str(MS_DUMPS / "A"), str(MS_DUMPS / other)
             assert compare(ref, target, executor) == compare(ref, target), other
 
 
 def test_a_worker_killed_mid_compare_is_replaced_and_the_result_complete(cluster, ranks_pair, monkeypatch):
-    monkeypatch.setattr(daskexec, "BATCH_PAIRS", 1)  # one pair per task: many tasks in flight
+    # one pair per task: many tasks in flight
+    monkeypatch.setattr(executors, "BATCH", executors.BatchPolicy(items=1, most_items=1))
     options = PairOptions(ranks_pair.ref, ranks_pair.target, rank="1")
     local = make_session(options, *open_pair(options), kl=True)
-    evaluate_all(local, workers=1)
+    evaluate_all(local)
     session = make_session(options, *open_pair(options), kl=True)
-    with DaskExecutor(cluster.scheduler_address) as executor:
+    with DaskCluster(cluster.scheduler_address) as executor:
         session.executor = executor
         pids = executor.client.run(os.getpid)
         victim, pid = sorted(pids.items())[0]
@@ -87,14 +89,14 @@ def test_a_worker_killed_mid_compare_is_replaced_and_the_result_complete(cluster
                 os.kill(pid, signal.SIGKILL)
                 killed.append(done)
 
-        results = evaluate_all(session, workers=1, progress=kill_once)
+        results = evaluate_all(session, progress=kill_once)
         assert killed, "the compare finished before a worker could be killed"
         executor.client.wait_for_workers(2, timeout=60)  # the nanny restarted it
         assert victim not in executor.client.scheduler_info()["workers"]
     got = [(r.pair.key, [(t.io, t.slot, t.verdict, repr(t.stats)) for t in r.inputs + r.outputs]) for r in results]
     want = [
         (r.pair.key, [(t.io, t.slot, t.verdict, repr(t.stats)) for t in r.inputs + r.outputs])
-        for r in evaluate_all(local, workers=1)
+        for r in evaluate_all(local)
     ]
     assert got == want and all(t[2] != "unreadable" for _k, ts in got for t in ts)
 
@@ -106,21 +108,11 @@ def test_cli_compare_with_a_local_cluster_prints_what_the_local_run_prints(ranks
     assert on_dask[:2] == local[:2] and local[0] == 1  # exit code and output (stderr: the cluster's log)
 
 
-def test_batches_and_path_map(tmp_path):
-    import numpy as np
-
-    from dumptui.core.compare.metrics import ElementTolerance
-    from dumptui.core.model.dump import TensorRef
-
-    paths = []
-    for i, n in enumerate((10, 1000, 5)):
-        p = tmp_path / f"t{i}.npy"
-        np.save(p, np.zeros(n, dtype=np.float32))
-        paths.append(TensorRef(str(p), "output", 0))
-    jobs = [pair_job(i, t, t, ElementTolerance()) for i, t in enumerate(paths)]
-    assert [[j[0] for j in b] for b in batches(jobs)] == [[1, 0, 2]]  # biggest first, one task
+def test_path_map(tmp_path):
     assert parse_path_map([f"{tmp_path}=/mnt/dumps"]) == [(str(tmp_path), "/mnt/dumps")]
-    assert daskexec._mapped(jobs[0][1], parse_path_map([f"{tmp_path}=/mnt/dumps"]))[0] == "/mnt/dumps/t0.npy"
+    where = parse_path_map([f"{tmp_path}=/mnt/dumps"])
+    assert daskexec._mapped(str(tmp_path / "t0.npy"), where) == "/mnt/dumps/t0.npy"
+    assert daskexec._mapped("/elsewhere/t0.npy", where) == "/elsewhere/t0.npy"
     with pytest.raises(UsageError, match="LOCAL=REMOTE"):
         parse_path_map(["nothing"])
 

@@ -8,14 +8,14 @@ import sys
 import pytest
 
 from dumptui import cli
-from dumptui.core.compare.daskexec import DaskExecutor
+from dumptui.core.compare.daskexec import DaskCluster
 from dumptui.core.io.errors import UsageError
 
 
 def test_without_dask_the_message_says_how_to_install_it(monkeypatch, capsys, demo_pair):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
     with pytest.raises(UsageError, match="pip install 'dumptui\\[dask\\]'"):
-        DaskExecutor("local:2")
+        DaskCluster("local:2")
     assert cli.main(["compare", demo_pair.ref, demo_pair.target, "--dask", "local:2"]) == 2
     assert "--dask needs Dask distributed, an optional extra" in capsys.readouterr().err
 

@@ -2,24 +2,43 @@
 
 from __future__ import annotations
 
+import json
+
 from helpers.msdumps import write_statistics_dump
 
-from dumptui.core.compare.ledger import ReadLedger
+from dumptui.core.compare.ledger import Purpose, ReadLedger
 from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
+from dumptui.core.model.dump import INPUT, OUTPUT
 from dumptui.core.search.bisect import Bisection
 from dumptui.report.data import bisect_report
 
 
 def test_a_pair_read_twice_is_one_read_under_its_first_purpose():
     led = ReadLedger()
-    led.book("precondition", "op", "output", 0)
-    led.book("probe", "op", "output", 0)
-    led.book("probe", "op", "output", 1)
-    led.book("", "other", "input", 0)
+    led.book(Purpose.PRECONDITION, "op", OUTPUT, 0)
+    led.book(Purpose.PROBE, "op", OUTPUT, 0)
+    led.book(Purpose.PROBE, "op", OUTPUT, 1)
+    led.book(Purpose.COMPARE, "other", INPUT, 0)
     assert led.count == 3
-    assert led.by_purpose() == {"precondition": 1, "probe": 1, "compare": 1}
+    assert led.by_purpose() == {Purpose.PRECONDITION: 1, Purpose.PROBE: 1, Purpose.COMPARE: 1}
+    # what bisect prints and writes is the purposes' text, as when they were strings
     assert led.summary() == "3 (1 precondition, 1 probe, 1 compare)"
+    assert json.dumps(led.by_purpose()) == '{"precondition": 1, "probe": 1, "compare": 1}'
+    assert [str(r) for r in led.reads()] == [
+        "precondition: op output.0",
+        "probe: op output.1",
+        "compare: other input.0",
+    ]
+
+
+def test_a_read_that_names_no_purpose_is_booked_as_compare(demo_pair):
+    s = Session(open_dump(demo_pair.ref), open_dump(demo_pair.target))
+    pair = next(p for p in s.alignment.pairs if p.paired and p.ref.inputs and p.ref.outputs)
+    s.op_result(pair, inputs=False)
+    s.op_result(pair, inputs=True, purpose=Purpose.PROBE)  # its inputs are read now, its outputs were already
+    assert list(s.ledger.by_purpose()) == [Purpose.COMPARE, Purpose.PROBE]
+    assert {(r.purpose, r.io) for r in s.ledger.reads()} == {(Purpose.COMPARE, OUTPUT), (Purpose.PROBE, INPUT)}
 
 
 def _bisect(tmp_path, md5: bool) -> dict:
@@ -39,11 +58,4 @@ def test_read_count_is_right_on_statistics_only_and_md5_dumps(tmp_path):
         assert d["culprit"] is not None and d["culprit"]["ref"] == "Functional.linear.1.forward"
         assert d["tensors_read"] > 0
         assert d["tensors_read"] == sum(d["reads_by_purpose"].values())
-        assert set(d["reads_by_purpose"]) <= {
-            "precondition",
-            "graph output",
-            "probe",
-            "culprit check",
-            "other roots",
-            "scan",
-        }
+        assert set(d["reads_by_purpose"]) <= {p.value for p in Purpose} - {Purpose.VIEW, Purpose.COMPARE}

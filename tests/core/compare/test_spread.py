@@ -1,5 +1,5 @@
 """A scan's tensor pairs read and computed in the command's worker processes (core/compare/spread.py), its
-replays sent to them as they are found (scan.StreamedReplays): every answer exactly the one of one process —
+replays sent to them as they are found (replays.ReplayStream): every answer exactly the one of one process —
 each tensor's verdict, reason, notes and statistics, their order in the session, the reads booked, the local
 errors and replay proofs, the roots, the whole compare document and the progress count — on a noisy pair with fp16 outputs,
 NaN and Inf, empty and scalar pairs and files damaged after indexing; and ctrl+c ends the workers."""
@@ -20,7 +20,8 @@ from helpers.common import REPO
 from helpers.procs import wait_gone
 
 from dumptui.core.compare import batch, spread
-from dumptui.core.compare.processes import shared_processes
+from dumptui.core.io import executor
+from dumptui.core.io.executor import BatchPolicy, LocalProcesses
 from dumptui.core.search import compare_all, scan
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report.documents import compare_document
@@ -106,7 +107,7 @@ def _one_process(pair, damage=None) -> dict:
     if damage:
         damage()
     counts: list[tuple[int, int]] = []
-    answer = _answer(session, compare_all.compare_pair(session, workers=1, progress=lambda *c: counts.append(c)))
+    answer = _answer(session, compare_all.compare_pair(session, progress=lambda *c: counts.append(c)))
     return dict(answer, progress=_progress_end(counts))
 
 
@@ -119,12 +120,15 @@ def _progress_end(counts: list[tuple[int, int]]) -> tuple[int, int]:
 
 def _spread(pair, monkeypatch, damage=None) -> dict:
     monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 0)  # a small pair: spread all the same
-    monkeypatch.setattr(spread, "CHUNK_PAIRS", (7, 7))  # many chunks, more than are ever in flight at once
-    monkeypatch.setattr(scan.StreamedReplays, "REPLAYS_PER_TASK", 3)  # the replays in several tasks
+    # many chunks, more than are ever in flight at once
+    monkeypatch.setattr(spread, "BATCH", BatchPolicy(items=7, most_items=7))
+    monkeypatch.setattr(executor, "BATCH", BatchPolicy(items=3))  # the replays in several tasks
     session = _session(pair)
     if damage:
         damage()
-    with shared_processes(start=2):
+    with LocalProcesses(2) as ex:
+        ex.start()
+        session.executor = ex
         spread_calls = []
         real = spread.evaluate_spread
         measured_while_spread: list[bool] = []  # per op measured: whether before the batch's end (early)
@@ -144,7 +148,7 @@ def _spread(pair, monkeypatch, damage=None) -> dict:
         monkeypatch.setattr(batch, "evaluate_spread", counted)
         monkeypatch.setattr(scan, "measured", measured)
         counts: list[tuple[int, int]] = []
-        comparison = compare_all.compare_pair(session, workers=2, progress=lambda *c: counts.append(c))
+        comparison = compare_all.compare_pair(session, progress=lambda *c: counts.append(c))
         answer = dict(_answer(session, comparison), progress=_progress_end(counts))
     assert spread_calls, "the scan was not spread over the workers"
     answer["measured early"] = (sum(measured_while_spread), len(measured_while_spread))
@@ -237,19 +241,19 @@ CTRL_C = textwrap.dedent(
     if os.environ.get("SWALLOW_CTRL_C"):
         # Python swallows a KeyboardInterrupt raised inside a finaliser (a __del__, a weakref callback: it
         # prints "Exception ignored" and goes on): here every one raised while the scan waits for a chunk
-        from concurrent.futures import Future
+        from dumptui.core.io.executor import Runs
 
-        wait_for_result = Future.result
+        wait_for_task = Runs._await
 
-        def swallowing(self, timeout=None):
+        def swallowing(self, *args):
             while True:
                 try:
                     tell("waiting")  # within the try: ctrl+c from here on is swallowed
-                    return wait_for_result(self, timeout)
+                    return wait_for_task(self, *args)
                 except KeyboardInterrupt:
                     pass
 
-        Future.result = swallowing
+        Runs._await = swallowing
     sys.argv = ["dumptui", "bisect", sys.argv[1], sys.argv[2], "-q"]
     from dumptui.cli import command_line
 

@@ -239,14 +239,16 @@ def test_worker_processes_read_device_layouts_too(tmp_path):
     """Full compares of big dumps run in spawned processes that rebuild each tensor from its Layout: the
     device layout and the embedded payload must travel with it."""
     from dumptui.core.compare.metrics import ElementTolerance, compare_tensors
-    from dumptui.core.compare.processes import compare_in_processes
+    from dumptui.core.compare.processes import computed_on
+    from dumptui.core.io.executor import LocalProcesses
 
     ops = ops_for_layouts()
     write(step_folder(tmp_path / "a"), ops[0], "current")
     write(step_folder(tmp_path / "b"), ops[0], "whole")
     a, b = open_dump(str(tmp_path / "a")).ops[0], open_dump(str(tmp_path / "b")).ops[0]
     jobs = [(a.outputs[0], b.outputs[0], ElementTolerance()), (a.inputs[1], b.inputs[1], ElementTolerance())]
-    results = {idx: (st, err) for idx, st, err in compare_in_processes(jobs, workers=2, kl=False)}
+    with LocalProcesses(2) as ex:
+        results = {idx: (st, err) for idx, st, err in computed_on(ex, jobs, kl=False)}
     for idx, (x, y, tol) in enumerate(jobs):
         st, err = results[idx]
         assert err is None and st.bitwise_equal and st.n == x.size

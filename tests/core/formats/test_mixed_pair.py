@@ -11,13 +11,15 @@ import os
 import numpy as np
 import pytest
 from helpers.cann_encode import ge_graph_text, reencode
-from helpers.common import MS_DUMPS, need_shared, run_cli
+from helpers.common import MS_DUMPS, need_shared, run_here
 
 from dumptui.core.demo.noisy import write_noisy_demo
 from dumptui.core.formats import open_dump
 from dumptui.core.graph.align import align
 from dumptui.core.graph.fusion import FUSED
 from dumptui.report.reasons import say
+
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")  # the module's commands run in this process
 
 BLOCK5 = "Default/stage0-Stage/block5-Block"
 FUSE = [[f"{BLOCK5}/conv-Conv1x1/BiasAdd-op0", f"{BLOCK5}/ReLU-op0"]]
@@ -36,15 +38,30 @@ def mixed_pair(root, bug: str | None, fuse: list[list[str]] | None = None):
     return demo, acl
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """`mixed_pair` for the module: each (bug, fuse) made once (the tests only read the dumps)."""
+    pairs: dict[tuple[str | None, bool], tuple] = {}
+
+    def pair(bug: str | None, fuse: list[list[str]] | None):
+        key = (bug, fuse is not None)
+        if key not in pairs:
+            pairs[key] = mixed_pair(tmp_path_factory.mktemp(f"mixed-{bug}-{key[1]}"), bug, fuse)
+        return pairs[key]
+
+    return pair
+
+
 def bisect_json(ref: str, target: str) -> tuple[int, dict]:
-    code, out, err = run_cli("bisect", ref, target, "--json")
+    """`dumptui bisect --json` in this process (the answer about the dumps is the question here)."""
+    code, out, err = run_here("bisect", ref, target, "--json")
     assert code in (0, 1), err
     return code, json.loads(out)
 
 
 @pytest.mark.parametrize("fuse", [None, FUSE], ids=["file-names", "ge-graph-fused"])
-def test_bisects_to_the_planted_op(tmp_path, fuse):
-    demo, acl = mixed_pair(tmp_path, "main", fuse)
+def test_bisects_to_the_planted_op(made, fuse):
+    demo, acl = made("main", fuse)
     code, out = bisect_json(demo.ref, acl)
     assert code == 1
     assert out["culprit"]["ref"] == demo.planted
@@ -54,8 +71,8 @@ def test_bisects_to_the_planted_op(tmp_path, fuse):
 
 
 @pytest.mark.parametrize("fuse", [None, FUSE], ids=["file-names", "ge-graph-fused"])
-def test_no_bug_no_divergence(tmp_path, fuse):
-    demo, acl = mixed_pair(tmp_path, None, fuse)
+def test_no_bug_no_divergence(made, fuse):
+    demo, acl = made(None, fuse)
     code, out = bisect_json(demo.ref, acl)
     assert code == 0 and out["culprit"] is None and out["roots"] == []
     # raw dumps hold weights only as their consumers' inputs: the preconditions check them there, and the
@@ -65,8 +82,8 @@ def test_no_bug_no_divergence(tmp_path, fuse):
     assert all("float16 rounding" in c["detail"] for c in pre["not_equal"])
 
 
-def test_the_310_side_reads_as_the_values_it_was_made_from(tmp_path):
-    demo, acl = mixed_pair(tmp_path, None, FUSE)
+def test_the_310_side_reads_as_the_values_it_was_made_from(made):
+    demo, acl = made(None, FUSE)
     target, raw = open_dump(demo.target), open_dump(acl)
     assert raw.format == "cann-raw" and raw.graph is not None and raw.graph.number_of_edges() > 0
     by_name = {op.name: op for op in raw.ops}

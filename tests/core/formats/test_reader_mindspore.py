@@ -221,7 +221,7 @@ def test_reader_never_writes_and_needs_no_write_access(tmp_path):
         from dumptui.core.compare.batch import evaluate_all
         from dumptui.core.compare.session import Session
 
-        evaluate_all(Session(d, open_dump(root)), workers=1)
+        evaluate_all(Session(d, open_dump(root)))
     finally:
         for p, _dirs, _fs in os.walk(root):
             os.chmod(p, 0o700)

@@ -10,12 +10,16 @@ import os
 import shutil
 
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
 
 from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats.runs import separate_runs
 from dumptui.core.model.dump import KERNEL, Op
 from dumptui.report.reasons import say
+
+# the commands run in this process (what they answer about the dumps is the question, not a process's start),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def _iteration_folder(dump: str) -> str:
@@ -41,7 +45,7 @@ def _mixed(tmp_path, shift: int) -> tuple[str, str, str]:
 @pytest.mark.parametrize("shift", [-(10**12), 10**12], ids=["stale copies older", "stale copies newer"])
 def test_two_runs_in_one_folder_are_said_never_silently_one(tmp_path, shift):
     ref, target, planted = _mixed(tmp_path, shift)
-    code, out, err = run_cli("bisect", ref, target)
+    code, out, err = run_here("bisect", ref, target)
     said = out + err
     assert "two runs in one folder" in said and "remove the other run's files" in said, said[-600:]
     assert code in (1, 2)  # never 0: "no divergence" from half of the files
@@ -52,7 +56,7 @@ def test_two_runs_in_one_folder_are_said_never_silently_one(tmp_path, shift):
 
 
 def test_one_run_is_not_two(demo_pair):
-    code, out, err = run_cli("bisect", demo_pair.ref, demo_pair.target)
+    code, out, err = run_here("bisect", demo_pair.ref, demo_pair.target)
     assert code == 1 and "two runs in one folder" not in out + err
 
 
@@ -73,7 +77,7 @@ def _stale_copies(from_dump: str, into_dump: str, kernels: int, shift: int, firs
 
 
 def _json(command: str, ref: str, target: str) -> tuple[int, dict]:
-    code, out, err = run_cli(command, ref, target, "--json", "-")
+    code, out, err = run_here(command, ref, target, "--json", "-")
     doc = json.loads(out)
     assert doc["exit"] == code, err
     return code, doc
@@ -154,22 +158,33 @@ def test_a_later_partial_run_is_cut_off_by_its_pause():
     assert problem is not None and problem.severity == "error" and "(newer, 2 ops)" in say(problem.reason)
 
 
-@pytest.mark.parametrize(
-    "share, shift", [(1.0, -(10**12)), (0.5, 10**12)], ids=["a whole stale run, older", "half a stale run, newer"]
-)
-def test_a_stale_run_in_a_cann_raw_dump_is_said(tmp_path, share, shift):
-    """The same for CANN raw files ({op_type}.{op_name}.{task}.{stream}.{timestamp}): a good run's files
-    beside the target's (it said "no root of divergence", exit 0)."""
+@pytest.fixture(scope="module")
+def cann_raw_runs(tmp_path_factory):
+    """A noisy pair with a planted bug, its target re-encoded as CANN raw files, and a good run's target
+    re-encoded alike (the stale run): made once for the module, each test copies the target."""
     from helpers.cann_encode import reencode
 
     from dumptui.core.demo.noisy import write_noisy_demo
     from dumptui.core.formats import open_dump
 
-    demo = write_noisy_demo(str(tmp_path / "bug"), precision="fp16", bug="main")
-    good = write_noisy_demo(str(tmp_path / "good"), precision="fp16", bug=None)
-    target, stale = str(tmp_path / "target"), str(tmp_path / "stale")
+    root = tmp_path_factory.mktemp("cann-runs")
+    demo = write_noisy_demo(str(root / "bug"), precision="fp16", bug="main")
+    good = write_noisy_demo(str(root / "good"), precision="fp16", bug=None)
+    target, stale = str(root / "target"), str(root / "stale")
     reencode(open_dump(demo.target), target)
     reencode(open_dump(good.target), stale)
+    return demo, target, stale
+
+
+@pytest.mark.parametrize(
+    "share, shift", [(1.0, -(10**12)), (0.5, 10**12)], ids=["a whole stale run, older", "half a stale run, newer"]
+)
+def test_a_stale_run_in_a_cann_raw_dump_is_said(cann_raw_runs, tmp_path, share, shift):
+    """The same for CANN raw files ({op_type}.{op_name}.{task}.{stream}.{timestamp}): a good run's files
+    beside the target's (it said "no root of divergence", exit 0)."""
+    demo, made_target, stale = cann_raw_runs
+    target = str(tmp_path / "target")
+    shutil.copytree(made_target, target)
     src, into = (next(f for f, _d, files in os.walk(d) if files) for d in (stale, target))
     names = sorted(os.listdir(src))
     for name in names[: int(len(names) * share)]:

@@ -11,13 +11,17 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
 
 from dumptui.core.demo.compiled import EXTRA_OP, GELU_REF, VARIANTS, write_compiled_demo
 from dumptui.core.demo.dumpwriter import SIDES, PairWriter, f16
 from dumptui.core.graph.align import RENAMED
 from dumptui.core.graph.byflow import DATAFLOW_RETYPED, GROUPED
 from dumptui.options.pair import PairOptions, make_session, open_pair
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +68,9 @@ def test_the_renamed_vendor_kernel_of_a_moved_branch_pairs_by_its_producers_and_
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_bisect_and_compare_name_the_planted_culprit_or_none(compiled, variant):
     demo = compiled[variant]
-    rc, out, err = run_cli("bisect", demo.ref, demo.target, "--json")
+    rc, out, err = run_here("bisect", demo.ref, demo.target, "--json")
     doc = json.loads(out)
-    rc_c, out_c, _ = run_cli("compare", demo.ref, demo.target, "--json")
+    rc_c, out_c, _ = run_here("compare", demo.ref, demo.target, "--json")
     cdoc = json.loads(out_c)
     if demo.culprit is None:
         assert doc["culprit"] is None and cdoc["roots"] == []
@@ -80,11 +84,11 @@ def test_bisect_and_compare_name_the_planted_culprit_or_none(compiled, variant):
 
 def test_an_op_on_one_side_only_is_never_taken_for_noise(compiled):
     demo = compiled["extra-op"]
-    rc, out, _ = run_cli("bisect", demo.ref, demo.target, "--json")
+    rc, out, _ = run_here("bisect", demo.ref, demo.target, "--json")
     doc = json.loads(out)
     assert rc == 2 and doc["culprit"] is None
     assert any(EXTRA_OP in u and "target-only" in u for u in doc["undecided"]), doc["undecided"]
-    rc, out, _ = run_cli("compare", demo.ref, demo.target, "--json")
+    rc, out, _ = run_here("compare", demo.ref, demo.target, "--json")
     doc = json.loads(out)
     assert rc == 2 and doc["incomplete"] and any(EXTRA_OP in u for u in doc["undecided"])
     add = next(o for o in doc["ops"] if o["ref"] == "Default/ffn-FFN/Add-op0")
@@ -98,7 +102,7 @@ def test_an_op_on_one_side_only_is_never_taken_for_noise(compiled):
 
 def test_a_wiring_bug_is_the_root_and_its_remedy_is_the_graph(compiled):
     demo = compiled["concat-swap"]
-    rc, out, _ = run_cli("bisect", demo.ref, demo.target, "--json")
+    rc, out, _ = run_here("bisect", demo.ref, demo.target, "--json")
     doc = json.loads(out)
     assert rc == 1
     why = doc["culprit"]["why"]
@@ -125,7 +129,7 @@ def test_inputs_swapped_into_an_op_that_does_not_care_are_no_root(tmp_path):
         ins = [ea, eb] if side == "ref" else [eb, ea]
         io.op(side, "Add", "Default/Add-op0", ins, cast(ea[0].astype(np.float64) + eb[0].astype(np.float64)))
     io.finish()
-    rc, out, err = run_cli("bisect", f"{root}/ref", f"{root}/target", "--json")
+    rc, out, err = run_here("bisect", f"{root}/ref", f"{root}/target", "--json")
     assert rc == 0 and json.loads(out)["culprit"] is None, err
 
 

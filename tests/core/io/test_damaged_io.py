@@ -137,3 +137,17 @@ def test_a_deprecated_numpy_alias_is_no_dtype_and_no_warning():
         warnings.simplefilter("error")
         assert dtypes.canonical("a") is None
         assert dtypes.canonical("<f4") == "float32"
+
+
+@pytest.mark.parametrize(
+    "path", ["/d/rank_0/x.npy", "rel/x.npy", "x.npy", "/x.npy", "a//x.npy", "//x.npy", "/d/sub/../x.npy"]
+)
+def test_the_file_check_splits_a_path_as_os_path_split(path):
+    """The file check takes a tensor's folder and name from what the tensor keeps (not from its joined path
+    split again): the same pair as os.path.split, also for a name in the root, a relative or a bare one."""
+    from dumptui.core.formats.filecheck import _split
+    from dumptui.core.model.dump import INPUT, TensorRef
+
+    assert _split(TensorRef(path, INPUT, 0)) == os.path.split(path)
+    folder, name = path[: path.rfind("/") + 1], path[path.rfind("/") + 1 :]  # as the index cache keeps them
+    assert _split(TensorRef.in_folder(folder, name, INPUT, 0, None, None, "", None)) == os.path.split(path)

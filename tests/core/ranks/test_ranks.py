@@ -9,13 +9,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
 
 from dumptui.core.demo.ranks import ALLGATHER, MATMUL1, write_ranks_demo
 from dumptui.core.io.errors import DumpError
 from dumptui.core.ranks.commorder import comm_events, comm_kind, first_divergence, reach
 from dumptui.core.ranks.units import Unit, layout, pair_units, units
 from dumptui.report.reasons import say
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 def units_validator():
@@ -69,7 +73,7 @@ def test_generated_values_are_the_collectives_of_the_ranks(ranks_pair):
 
 def test_cross_rank_first_divergence_names_the_rank_step_and_op(ranks_pair):
     d = ranks_pair
-    code, out, err = run_cli("bisect", d.ref, d.target, "--rank", "all", "--step", "all", "--json")
+    code, out, err = run_here("bisect", d.ref, d.target, "--rank", "all", "--step", "all", "--json")
     assert code == 1, err
     report = json.loads(out)
     assert report["command"] == "bisect" and report["exit"] == 1 and report["schema_version"] == 1
@@ -93,13 +97,13 @@ def test_cross_rank_first_divergence_names_the_rank_step_and_op(ranks_pair):
             assert culprit is None, u
         else:
             assert culprit["ref"] == (d.planted if u["rank"] == str(d.bug_rank) else d.carried_at)
-    code, text, _ = run_cli("bisect", d.ref, d.target, "--rank", "all", "--step", "all")
+    code, text, _ = run_here("bisect", d.ref, d.target, "--rank", "all", "--step", "all")
     assert code == 1 and f"step {d.bug_step}, rank {d.bug_rank}: {d.planted}" in text
 
 
 def test_another_rank_diverging_first_is_named(tmp_path):
     d = write_ranks_demo(str(tmp_path / "r"), ranks=3, steps=1, bug_rank=0, bug_step=0)
-    code, out, err = run_cli("bisect", d.ref, d.target, "--rank", "all", "--json")
+    code, out, err = run_here("bisect", d.ref, d.target, "--rank", "all", "--json")
     assert code == 1, err
     first = json.loads(out)["first_divergence"]
     assert [(f["rank"], f["op"]) for f in first["first"]] == [("0", d.planted)]
@@ -107,7 +111,7 @@ def test_another_rank_diverging_first_is_named(tmp_path):
 
 def test_a_clean_pair_of_every_rank(tmp_path):
     d = write_ranks_demo(str(tmp_path / "r"), ranks=2, steps=2, bug_step=-1)
-    code, out, err = run_cli("compare", d.ref, d.target, "--rank", "all", "--step", "all", "--json")
+    code, out, err = run_here("compare", d.ref, d.target, "--rank", "all", "--step", "all", "--json")
     assert code == 0, err
     report = json.loads(out)
     units_validator().validate(report)
@@ -119,7 +123,7 @@ def test_rank_all_on_a_dump_without_ranks(tmp_path):
     plain = tmp_path / "plain"
     os.makedirs(plain)
     np.save(plain / "x.npy", np.arange(4, dtype=np.float32))
-    code, _out, err = run_cli("bisect", plain, plain, "--rank", "all")
+    code, _out, err = run_here("bisect", plain, plain, "--rank", "all")
     assert code == 2 and "--rank all: no rank folders found" in err and str(plain) in err
 
 

@@ -8,10 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.common import run_cli
+from helpers.common import run_here
 from helpers.msprobe_training import GROUPS, STEPS, WORLD, Change, write_training
 
 from dumptui.core.formats import open_dump
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +28,7 @@ def target(tmp_path, change: Change) -> str:
 
 
 def every_unit(command: str, ref: str, tgt: str) -> tuple[int, dict]:
-    code, out, err = run_cli(command, ref, tgt, "--rank", "all", "--step", "all", "--json")
+    code, out, err = run_here(command, ref, tgt, "--rank", "all", "--step", "all", "--json")
     assert out, err
     return code, json.loads(out)
 
@@ -154,18 +158,18 @@ def test_the_forms_users_type(reference, tmp_path):
     tgt = target(tmp_path, Change("mul_scale", rank=2, step=1))
     whole = every_unit("bisect", reference, tgt)[1]
     for flags in (["--rank", "all"], ["--step", "all"]):
-        code, out, err = run_cli("bisect", reference, tgt, *flags, "--json")
+        code, out, err = run_here("bisect", reference, tgt, *flags, "--json")
         assert code == 1, err
         assert story(json.loads(out)) == story(whole)
         assert len(json.loads(out)["units"]) == WORLD * STEPS
-    code, out, err = run_cli("bisect", f"{reference}/step1", f"{tgt}/step1", "--rank", "all", "--json")
+    code, out, err = run_here("bisect", f"{reference}/step1", f"{tgt}/step1", "--rank", "all", "--json")
     assert code == 1, err
     _step, born, reached = story(json.loads(out))
     assert born == {("2", "Torch.mul.0.forward")} and reached == {("3", "Distributed.all_reduce.0.forward")}
-    code, text, err = run_cli("info", reference)
+    code, text, err = run_here("info", reference)
     assert code == 0, err
     for r in range(WORLD):
         assert f"rank {r}: steps 0, 1, 2" in text
     assert "choose one with --step N" in text and "None" not in text
-    code, _out, err = run_cli("bisect", reference, tgt, "--rank", "0")
+    code, _out, err = run_here("bisect", reference, tgt, "--rank", "0")
     assert code == 2 and "choose one with --step N" in err

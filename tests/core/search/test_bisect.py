@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.session import Session
 from dumptui.core.demo.residual import write_demo
 from dumptui.core.formats import open_dump
@@ -54,7 +55,7 @@ def test_reads_at_most_2log2n_plus_4_pairs(tmp_path, n_ops):
     assert bi.search == "bisection" and say(bi.search_reason).startswith("clean pair")
     assert bi.first_root().pair.name == info.planted
     n = len(bi.order)
-    bisect_reads = sum(1 for r in s.ledger.reads() if r.purpose != "precondition")
+    bisect_reads = sum(1 for r in s.ledger.reads() if r.purpose != Purpose.PRECONDITION)
     assert bisect_reads <= 2 * math.ceil(math.log2(n)) + 4, s.ledger.reads()
     noisy = write_demo(str(tmp_path / "noisy"), n_ops=n_ops, size=64)
     bi = Bisection(demo_session(noisy))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from helpers.common import SHARED
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.metrics import compare_arrays
 from dumptui.core.compare.noise import TensorError, fmt_rel, tensor_error
 from dumptui.core.compare.session import Session
@@ -137,7 +138,7 @@ def test_generated_networks_name_the_planted_op_or_none(noisy_nets, precision, b
     roots = [r.pair.name for r in bi.roots()]
     assert roots == ([demo.planted] if bug else []), (bi.search_reason, [say(r.why) for r in bi.roots()])
     assert bi.search == ("bisection" if precision == "fp32" else "scan")
-    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)), workers=1)
+    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)))
     assert [r.pair.name for r in comparison.roots] == roots  # bisect and compare agree
 
 
@@ -162,14 +163,17 @@ def test_a_diluted_branch_bug_is_found_on_a_clean_pair_with_few_reads(noisy_nets
     assert out.stats.rel_euclid < 0.05 and out.verdict == "diverged"
     assert bi.first_root().pair.name == demo.planted
     n = len(bi.order)
-    assert sum(1 for r in bi.session.ledger.reads() if r.purpose != "precondition") <= 2 * math.ceil(math.log2(n)) + 4
+    assert (
+        sum(1 for r in bi.session.ledger.reads() if r.purpose != Purpose.PRECONDITION)
+        <= 2 * math.ceil(math.log2(n)) + 4
+    )
 
 
 def test_benign_discontinuous_jumps_are_not_roots(noisy_nets):
     """fp16 noise moves a few Floor outputs by a whole step: the Floor carries, it is not a root, and its
     output is close in context (no root upstream)."""
     demo = noisy_nets[("fp16", None)]
-    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)), workers=1)
+    comparison = compare_pair(Session(open_dump(demo.ref), open_dump(demo.target)))
     floors = [le for le in comparison.locals.values() if le.pair.op_type == "Floor"]
     jumped = [le for le in floors if le.out is not None and le.out.rel_l2 > 10 * le.out.rel]
     assert jumped, "the generated fp16 run should make some Floor jump"
@@ -207,9 +211,7 @@ def test_noisy_fixture_culprits(name):
         gt["culprit"]["target"],
     )
     assert [r.pair.name for r in bi.roots()] == [root.pair.name]  # one root: the trap ops are not blamed
-    comparison = compare_pair(
-        Session(open_dump(str(NOISY / gt["ref"])), open_dump(str(NOISY / gt["target"]))), workers=1
-    )
+    comparison = compare_pair(Session(open_dump(str(NOISY / gt["ref"])), open_dump(str(NOISY / gt["target"]))))
     assert [r.pair.name for r in comparison.roots] == [root.pair.name]
 
 
@@ -244,24 +246,25 @@ def test_a_constant_that_differs_is_never_called_carried_noise(name, slot):
     )
 
 
-def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
+def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path, commands_share_one_pool):
     """The headless reports show the search used, each root's gain and replay proof, and compare's columns;
-    the numbers in --json are the ones the engine computed."""
-    from helpers.common import run_cli
+    the numbers in --json are the ones the engine computed. (The commands run in this process: what they write
+    is the question here, not how a process starts.)"""
+    from helpers.common import run_here
 
     demo = noisy_nets[("fp16", "main")]
-    rc, out, err = run_cli("bisect", demo.ref, demo.target, "--json")
+    json_path = tmp_path / "b.json"
+    rc, out, err = run_here("bisect", demo.ref, demo.target, "--json", json_path)  # the text still on stdout
     assert rc == 1, err
-    d = json.loads(out)
+    assert "Local-error scan" in out and "proof (replay):" in out
+    d = json.loads(json_path.read_text())
     assert d["search"]["kind"] == "scan" and "Cast" in d["search"]["reason"]
     le = d["culprit"]["local_error"]
     assert d["culprit"]["ref"] == demo.planted and le["kind"] == "root"
     assert le["replay"]["target_deviation"] > 10 * max(le["replay"]["reference_deviation"], 2.0**-13)
     assert le["gain"] == pytest.approx(le["output_error"] / le["input_error"], rel=1e-9)
-    rc, out, err = run_cli("bisect", demo.ref, demo.target)
-    assert rc == 1 and "Local-error scan" in out and "proof (replay):" in out
     csv_path = tmp_path / "c.csv"
-    rc, out, err = run_cli("compare", demo.ref, demo.target, "--csv", csv_path, "--csv-profile", "full")
+    rc, out, err = run_here("compare", demo.ref, demo.target, "--csv", csv_path, "--csv-profile", "full")
     assert rc == 1, err
     import csv
 
@@ -269,7 +272,7 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path):
         rows = [r for r in csv.DictReader(fh) if r["Root"] == "Yes"]
     assert [r["Bench Name"] for r in rows] == [demo.planted]
     benign = noisy_nets[("fp16", None)]
-    rc, out, err = run_cli("bisect", benign.ref, benign.target)
+    rc, out, err = run_here("bisect", benign.ref, benign.target)
     assert rc == 0 and "Benign" in out and "carried from precision noise" in out
-    rc, out, err = run_cli("compare", benign.ref, benign.target, "--json")
+    rc, out, err = run_here("compare", benign.ref, benign.target, "--json")
     assert rc == 0 and json.loads(out)["roots"] == [] and json.loads(out)["benign"]

@@ -803,13 +803,13 @@ def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> Non
     """The scan's replays run on the worker processes (both cores); each proof is the one made in this
     process, number for number, and a plan a worker cannot be told about runs here."""
     from dumptui.core.compare.batch import evaluate_all
-    from dumptui.core.compare.processes import ComparePool
     from dumptui.core.compare.session import Session
     from dumptui.core.formats import open_dump
+    from dumptui.core.io.executor import InProcess, LocalProcesses
     from dumptui.core.search.scan import input_roles, kernel_order, measured, needs_replay, replay_plan, run_replays
 
     session = Session(open_dump(demo_pair.ref), open_dump(demo_pair.target))
-    results = evaluate_all(session, kernel_order(session), workers=1)
+    results = evaluate_all(session, kernel_order(session))
     plans = []
     for res in results:
         le = measured(session, res)
@@ -818,12 +818,9 @@ def test_replays_in_worker_processes_give_the_proofs_made_here(demo_pair) -> Non
             if plan is not None:
                 plans.append(plan)
     assert len(plans) >= 3, "the demo's fp16 region and planted bug give ops to replay"
-    here = dict(run_replays(plans, workers=1))
-    pool = ComparePool(2)
-    try:
-        there = dict(run_replays(plans, workers=pool))
-    finally:
-        pool.close(kill=True)
+    here = dict(run_replays(plans, InProcess()))
+    with LocalProcesses(2, offload=True) as pool:
+        there = dict(run_replays(plans, pool))
     assert set(here) == set(there) == set(range(len(plans)))
     for i, (a, why_a) in here.items():
         b, why_b = there[i]
@@ -892,7 +889,7 @@ def test_the_scan_says_a_replay_over_its_budget(monkeypatch, demo_pair) -> None:
     opts = PairOptions(demo_pair.ref, demo_pair.target)
     ref, target = pairing.open_pair(opts)
     session = pairing.make_session(opts, ref, target, kl=False)
-    bi = Bisection(session, workers=1)
+    bi = Bisection(session)
     bi.prepare()
     assert bi.scan_result is not None
     refused = [le for le in bi.scan_result.locals if "over the replay budget" in (le.replay_note or "")]
@@ -907,7 +904,7 @@ def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
     from dumptui.core.search.bisect import Bisection
 
     seen: list[tuple[int, int]] = []
-    bi = Bisection(Session(open_dump(demo_pair.ref), open_dump(demo_pair.target)), workers=1)
+    bi = Bisection(Session(open_dump(demo_pair.ref), open_dump(demo_pair.target)))
     bi.prepare(lambda done, total: seen.append((done, total)))
     assert bi.search == "scan" and bi.scan_result is not None
     replayed = sum(1 for le in bi.scan_result.locals if le.replay is not None)
@@ -919,24 +916,24 @@ def test_the_scans_count_runs_on_through_its_replays(demo_pair) -> None:
 
 def test_a_scans_last_replays_are_split_among_the_workers(monkeypatch):
     """The replays left when the scan ends go to every worker (the scan waits for them), in tasks of at most
-    REPLAYS_PER_TASK before that; every plan's answer comes back under its own key, in the order added."""
-    from concurrent.futures import Future
-
+    the batch policy's items before that; every plan's answer comes back under its own key, in the order
+    added."""
+    from dumptui.core.io.executor import BatchPolicy, InProcess
     from dumptui.core.search import replays as scan
 
     sent: list[list[str]] = []
 
-    class Inline:
+    class Inline(InProcess):
+        workers = 2
+
         def submit(self, fn, plans):
             sent.append(list(plans))
-            done: Future = Future()
-            done.set_result(fn(plans))
-            return done
+            return super().submit(fn, plans)
 
-    monkeypatch.setattr(scan, "_shipped", lambda plan: plan)
+    monkeypatch.setattr(scan, "_shipped", lambda plan, where=None: plan)
+    monkeypatch.setattr(scan, "_shipped_bytes", lambda plan: 0)
     monkeypatch.setattr(scan, "_run_shipped_many", lambda plans: [(None, f"answer {p}") for p in plans])
-    monkeypatch.setattr(scan.StreamedReplays, "REPLAYS_PER_TASK", 4)
-    streamed = scan.StreamedReplays(Inline(), workers=2)  # type: ignore[arg-type]
+    streamed = scan.ReplayStream(Inline(), BatchPolicy(items=4))  # type: ignore[arg-type]
     for key in range(11):
         streamed.add(key, f"plan {key}")  # type: ignore[arg-type]
     answers = list(streamed.results())
@@ -985,7 +982,7 @@ def test_a_product_at_sampled_positions_is_the_whole_product_there(op_type, inpu
     np.testing.assert_allclose(at, whole[positions], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
     with pytest.raises(ValueError, match="the dump holds"):
         replay_at(spec, positions, whole.size + 1)
-    assert replay_at(ReplayInputs("ReLU", {}), positions, whole.size) is None  # computed whole instead
+    assert replay_at(ReplayInputs("Exp", {}), positions, whole.size) is None  # computed whole instead
 
 
 def _conv_attrs(stride: str, dilation: str, pads: str, groups: int) -> dict[str, str]:
@@ -1026,6 +1023,75 @@ def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_sh
     np.testing.assert_array_equal(replay_at(spec, positions, whole.size), at)
     with pytest.raises(ValueError, match="the dump holds"):
         replay_at(spec, positions, whole.size + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("stride,dilation,pads,groups,kernel", CONV_CASES)
+def test_a_convolution_at_sampled_positions_against_naive_loops(
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    groups: int,
+    kernel: tuple[int, int],
+    dtype: type,
+) -> None:
+    """conv2d_at's flat gather of each window (from the input in its own dtype, widened once gathered) against
+    the naive loops, at every position of the output and at repeated, unordered ones (stride, dilation,
+    asymmetric padding, groups, a batch of two; a float32, float16 and int32 input)."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+
+    x = (RNG.standard_normal((2, 4, 7, 8)) * (50 if dtype == np.int32 else 1)).astype(dtype)
+    w = RNG.standard_normal((6 if groups != 4 else 4, 4 // groups) + kernel).astype(np.float32)
+    want = naive.conv2d(x, w, stride, dilation, pads, groups).reshape(-1)
+    attrs = _conv_attrs(f"(1, 1, {stride[0]}, {stride[1]})", f"(1, 1, {dilation[0]}, {dilation[1]})", str(pads), groups)
+    spec = ReplayInputs("Conv2D", {0: x, 1: w}, attrs)
+    every = np.arange(want.size)
+    at = replay_at(spec, every, want.size)
+    assert at is not None
+    np.testing.assert_allclose(at, want, rtol=1e-12, atol=1e-12)
+    shuffled = np.random.default_rng(5).integers(0, want.size, 3 * want.size)
+    np.testing.assert_array_equal(replay_at(spec, shuffled, want.size), at[shuffled])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_relu_and_bias_add_at_sampled_positions_are_numpys_values_there(dtype: type) -> None:
+    """ReLU, ReLU6 and BiasAdd at sampled positions: numpy's maximum/minimum and sum of the float64 values at
+    those positions, bit for bit what the whole replay gives there (NaN and Inf included); BiasAdd's channel
+    axis from the format as attribute, as the data_format input (0 NCHW, 1 NHWC) and for NCHW and NHWC."""
+    from dumptui.core.search.replay import ReplayInputs, replay_at
+
+    x = (RNG.standard_normal((2, 5, 6, 7)) * (50 if dtype == np.int32 else 4)).astype(dtype)
+    if dtype != np.int32:
+        x.reshape(-1)[[3, 40, 77]] = [np.nan, np.inf, -np.inf]
+    x64 = x.astype(np.float64)
+    positions = np.random.default_rng(9).integers(0, x.size, 3 * x.size)
+    for op_type, want in (("ReLU", np.maximum(x64, 0.0)), ("ReLU6", np.minimum(np.maximum(x64, 0.0), 6.0))):
+        at = replay_at(ReplayInputs(op_type, {0: x}, {}), positions, x.size)
+        assert at is not None
+        np.testing.assert_array_equal(at, want.reshape(-1)[positions])
+        np.testing.assert_array_equal(at, run(op_type, [x])[0].reshape(-1)[positions])
+    for axis, spec_of in (
+        (1, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b}, {"format": '"NCHW"'})),
+        (1, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b, 2: np.array(0, np.int64)}, {})),
+        (3, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b}, {"data_format": '"NHWC"'})),
+        (3, lambda b: ReplayInputs("BiasAdd", {0: x, 1: b, 2: np.array(1, np.int64)}, {})),
+    ):
+        b = RNG.standard_normal(x.shape[axis]).astype(np.float32)
+        shape = [1, 1, 1, 1]
+        shape[axis] = b.size
+        want = (x64 + b.astype(np.float64).reshape(shape)).reshape(-1)[positions]
+        at = replay_at(spec_of(b), positions, x.size)
+        assert at is not None
+        np.testing.assert_array_equal(at, want)
+        np.testing.assert_array_equal(at, replay(spec_of(b))[0].reshape(-1)[positions])
+    with pytest.raises(ValueError, match="the dump holds"):
+        replay_at(ReplayInputs("ReLU", {0: x}, {}), positions, x.size + 1)
+    wrong = ReplayInputs("BiasAdd", {0: x, 1: np.ones(4, np.float32)}, {})
+    with pytest.raises(ReplayUnsupported) as whole:
+        replay(wrong)
+    with pytest.raises(ReplayUnsupported) as sampled:
+        replay_at(wrong, positions, x.size)
+    assert str(sampled.value) == str(whole.value)
 
 
 def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:

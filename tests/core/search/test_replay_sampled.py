@@ -10,6 +10,7 @@ import pytest
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
+from dumptui.core.io.executor import InProcess
 from dumptui.core.search import replays as scan_module
 from dumptui.core.search.measure import input_roles, measured, needs_replay
 from dumptui.core.search.replays import REPLAY_SAMPLE, replay_plan, run_replays, sample_positions
@@ -30,13 +31,13 @@ def proofs(pair, sampled_from: int, monkeypatch) -> tuple[list, dict]:
     monkeypatch.setattr(scan_module, "REPLAY_SAMPLED_FROM", sampled_from)
     session = Session(open_dump(pair.ref), open_dump(pair.target))
     plans = []
-    for res in evaluate_all(session, kernel_order(session), workers=1):
+    for res in evaluate_all(session, kernel_order(session)):
         le = measured(session, res)
         if needs_replay(session, le):
             plan, _why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
             if plan is not None:
                 plans.append((le.pair.key, plan))
-    done = dict(run_replays([plan for _key, plan in plans], workers=1))
+    done = dict(run_replays([plan for _key, plan in plans], InProcess()))
     return [key for key, _plan in plans], {plans[i][0]: proof for i, (proof, _why) in done.items()}
 
 
@@ -78,7 +79,7 @@ def test_the_scan_names_the_same_roots_sampled_or_not(big_pair, monkeypatch):
     roots = []
     for sampled_from in (1 << 40, SIZE // 2):
         monkeypatch.setattr(scan_module, "REPLAY_SAMPLED_FROM", sampled_from)
-        bi = Bisection(Session(open_dump(big_pair.ref), open_dump(big_pair.target)), workers=1)
+        bi = Bisection(Session(open_dump(big_pair.ref), open_dump(big_pair.target)))
         bi.prepare()
         bi.run()
         culprit = bi.first_root()

@@ -17,7 +17,7 @@ from dumptui.core.compare.verdict import DIVERGED, IGNORED
 from dumptui.core.formats import open_dump
 from dumptui.core.search import scan as scan_module
 from dumptui.core.search.measure import _combine, input_roles, measured, needs_replay
-from dumptui.core.search.replays import _error_margin, _round_to, _run_shipped, _shipped, replay_plan, run_replay
+from dumptui.core.search.replays import _error_margin, _round_to, _run_shipped_many, _shipped, replay_plan, run_replay
 from dumptui.core.search.scan import kernel_order, scan
 
 RNG = np.random.default_rng(20261205)
@@ -88,7 +88,7 @@ def test_an_ops_output_error_is_the_numpy_rms_error_over_the_reference_rms(pair)
     sqrt(mean((target - ref)^2)) / sqrt(mean(ref^2)), read here from the dumped files."""
     session = session_of(pair)
     checked = 0
-    for res in evaluate_all(session, kernel_order(session), workers=1):
+    for res in evaluate_all(session, kernel_order(session)):
         le = measured(session, res)
         outs = [r for r in res.outputs if r.verdict != IGNORED and r.ref is not None and r.target is not None]
         if le.out is None or not outs or any(r.statistics_only for r in outs):
@@ -110,7 +110,7 @@ def test_an_ops_output_error_is_the_numpy_rms_error_over_the_reference_rms(pair)
 
 def plans_of(session: Session) -> list:
     plans = []
-    for res in evaluate_all(session, kernel_order(session), workers=1):
+    for res in evaluate_all(session, kernel_order(session)):
         le = measured(session, res)
         if needs_replay(session, le):
             plan, _why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
@@ -128,7 +128,7 @@ def test_a_shipped_plan_gives_the_proof_made_here(pair):
     for key, plan in plans:
         shipped = _shipped(plan)
         assert shipped is not None and shipped is not plan
-        (a, why_a), (b, why_b) = run_replay(plan), _run_shipped(shipped)
+        (a, why_a), [(b, why_b)] = run_replay(plan), _run_shipped_many([shipped])
         assert why_a == why_b and (a is None) == (b is None)
         if a is not None and b is not None:
             assert (a.dev_ref, a.dev_target, a.tail_ref, a.tail_target) == (
@@ -140,6 +140,43 @@ def test_a_shipped_plan_gives_the_proof_made_here(pair):
             if a.broken(10.0):
                 broken.append(key)
     assert pair.planted in broken
+
+
+def test_the_targets_constant_taken_from_the_reference_is_not_read(tmp_path):
+    """A constant slot the target takes from the reference (the op's definition: `from_ref`) is the
+    reference's value: the target's own file of it is never read, so a missing one changes nothing."""
+    from dumptui.core.compare.metrics import ElementTolerance
+    from dumptui.core.model.dump import INPUT, OUTPUT, TensorRef
+    from dumptui.core.search.replays import ReplayPlanOf
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(64).astype(np.float32)
+    files = {"x": x, "c": np.array(0.5, np.float32), "ref_out": x * np.float32(0.5), "tgt_out": x * np.float32(0.5)}
+    for name, value in files.items():
+        np.save(tmp_path / f"{name}.npy", value)
+
+    def ref(name: str, io=INPUT, slot: int = 0) -> TensorRef:
+        return TensorRef(str(tmp_path / f"{name}.npy"), io, slot, "float32", files[name].shape)
+
+    def plan(target_constant: TensorRef) -> ReplayPlanOf:
+        return ReplayPlanOf(
+            op_type="Mul",
+            attrs={},
+            constants={},
+            inputs=({0: ref("x"), 1: ref("c", slot=1)}, {0: ref("x"), 1: target_constant}),
+            from_ref=(1,),
+            outputs=(ref("ref_out", OUTPUT), ref("tgt_out", OUTPUT)),
+            out_shapes=({0: (64,)}, {0: (64,)}),
+            tolerances=(ElementTolerance(), ElementTolerance()),
+            floors=(1e-6, 1e-6),
+            slot=0,
+        )
+
+    read, why = run_replay(plan(ref("c", slot=1)))
+    missing = TensorRef(str(tmp_path / "gone.npy"), INPUT, 1, "float32", ())
+    unread, why_unread = run_replay(plan(missing))
+    assert read is not None and unread is not None and why == why_unread == ""
+    assert (unread.dev_ref, unread.dev_target) == (read.dev_ref, read.dev_target) == (0.0, 0.0)
 
 
 ELEMENTWISE = {"Add": np.add, "Mul": np.multiply, "ReLU": lambda x: np.maximum(x, 0)}
@@ -179,14 +216,14 @@ def test_the_scan_finds_the_planted_root_and_taints_everything_after_it(pair):
     session = session_of(pair)
     order = kernel_order(session)
     chain = lambda pos: {pos - 1} if pos else set()  # noqa: E731 - each op fed by the one before it
-    sr = scan(session, order, chain, workers=1)
+    sr = scan(session, order, chain)
     assert len(sr.locals) == len(sr.tainted) == len(order)
     assert [le.pair.key for le in sr.locals] == [p.key for p in order]
     assert sr.roots == [le for le in sr.locals if le.is_root]
     assert sr.roots[0].pair.key == pair.planted
     first = next(i for i, le in enumerate(sr.locals) if le.is_root or le.unjudged_flow)
     assert sr.tainted == [i >= first for i in range(len(order))]
-    untouched = scan(session, order, lambda pos: set(), workers=1)
+    untouched = scan(session, order, lambda pos: set())
     assert untouched.tainted == [le.is_root or le.unjudged_flow for le in untouched.locals]
 
 
@@ -195,7 +232,7 @@ def test_rejudging_calls_noise_before_the_root_close_and_keeps_the_root_diverged
     DIVERGED in context); the planted root's output stays DIVERGED."""
     session = session_of(pair)
     order = kernel_order(session)
-    sr = scan(session, order, lambda pos: {pos - 1} if pos else set(), workers=1)
+    sr = scan(session, order, lambda pos: {pos - 1} if pos else set())
     planted = next(i for i, le in enumerate(sr.locals) if le.pair.key == pair.planted)
     restated = 0
     for pos, le in enumerate(sr.locals):
@@ -213,7 +250,7 @@ def test_rejudging_calls_noise_before_the_root_close_and_keeps_the_root_diverged
 def test_the_scan_and_the_bisection_name_the_same_first_root(pair):
     from dumptui.core.search.bisect import Bisection
 
-    bi = Bisection(session_of(pair), workers=1)
+    bi = Bisection(session_of(pair))
     bi.prepare()
     bi.run()
     culprit = bi.first_root()

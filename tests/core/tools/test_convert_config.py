@@ -9,9 +9,13 @@ import os
 import numpy as np
 import pytest
 from helpers.cann_encode import RawOp, Tensor, encode, file_name, ops_for_dtypes, ops_for_layouts, step_folder, write
-from helpers.common import SHARED, run_cli
+from helpers.common import SHARED, run_here
 
 from dumptui.core.formats.mindir import ModelProto
+
+# the commands run in this process (what they answer is the question here, not how a process starts),
+# with one pool of worker processes for the module
+pytestmark = pytest.mark.usefixtures("commands_share_one_pool")
 
 MINDIR = SHARED / "mindir" / "tiny_mlp.mindir"
 
@@ -37,7 +41,7 @@ def test_convert_writes_what_np_load_reads_back(tmp_path):
         fh.write(encode(RawOp("Add", "Default_Add-op0", [Tensor(np.ones(4, np.float32))]))[:-3])
     write(folder, RawOp("Opdebug", "Node_OpDebug", [], [Tensor(np.zeros(2, np.float32))], timestamp=1700000000009001))
     out = tmp_path / "npy"
-    code, stdout, stderr = run_cli("convert", tmp_path / "raw", "-o", out)
+    code, stdout, stderr = run_here("convert", tmp_path / "raw", "-o", out)
     assert code == 2, stderr  # one tensor could not be converted: said, and the exit says it
     want = expected_files(ops)
     assert sorted(os.listdir(out)) == sorted(want)
@@ -59,7 +63,7 @@ def test_convert_keeps_a_scalar_a_scalar(tmp_path):
         "Mul", "Default_Mul-op0", [Tensor(scalar), Tensor(np.ones(3, np.float32))], [Tensor(np.ones(3, np.float32))]
     )
     write(step_folder(tmp_path / "raw"), op)
-    code, stdout, stderr = run_cli("convert", tmp_path / "raw", "-o", tmp_path / "npy")
+    code, stdout, stderr = run_here("convert", tmp_path / "raw", "-o", tmp_path / "npy")
     assert code == 0, stderr
     (name,) = [f for f in os.listdir(tmp_path / "npy") if ".input.0." in f]
     got = np.load(tmp_path / "npy" / name)
@@ -72,7 +76,7 @@ def test_convert_long_names_numbered_with_a_mapping(tmp_path):
     folder = step_folder(tmp_path / "raw")  # too long for the file system: CANN numbers it too
     (tmp_path / "raw" / folder / "424242").write_bytes(encode(op))
     (tmp_path / "raw" / folder / "mapping.csv").write_text(f"424242,{file_name(op)}\n")
-    code, stdout, _ = run_cli("convert", tmp_path / "raw", "-o", tmp_path / "npy")
+    code, stdout, _ = run_here("convert", tmp_path / "raw", "-o", tmp_path / "npy")
     assert code == 0 and "numbered" in stdout
     rows = (tmp_path / "npy" / "mapping.csv").read_text().splitlines()
     assert rows == [f"1,{file_name(op)}.input.0.3.float32.npy"]
@@ -82,10 +86,10 @@ def test_convert_long_names_numbered_with_a_mapping(tmp_path):
 def test_convert_never_writes_inside_the_dump(tmp_path):
     write(step_folder(tmp_path / "raw"), ops_for_layouts()[0])
     before = sorted(p for p, _d, _f in os.walk(tmp_path / "raw"))
-    code, _, stderr = run_cli("convert", tmp_path / "raw", "-o", tmp_path / "raw" / "converted")
+    code, _, stderr = run_here("convert", tmp_path / "raw", "-o", tmp_path / "raw" / "converted")
     assert code == 2 and "refusing to write inside the dump folder" in stderr
     assert sorted(p for p, _d, _f in os.walk(tmp_path / "raw")) == before
-    code, _, stderr = run_cli("convert", tmp_path / "nothing-here", "-o", tmp_path / "npy")
+    code, _, stderr = run_here("convert", tmp_path / "nothing-here", "-o", tmp_path / "npy")
     assert code == 2 and "nothing-here: no such file or folder" in stderr
 
 
@@ -93,7 +97,7 @@ def test_config_acl_from_the_real_mindir(tmp_path):
     if not MINDIR.exists():
         pytest.skip(f"shared fixtures absent ({MINDIR} not found): real MindIR test skipped")
     dump_path = tmp_path / "acl_dump"
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = run_here(
         "config", "acl", "--mindir", MINDIR, "--dump-path", dump_path, "-o", tmp_path / "acl.json"
     )
     assert code == 0
@@ -117,7 +121,7 @@ def test_config_acl_from_a_mindir_built_here(tmp_path):
     path = tmp_path / "net.mindir"
     path.write_bytes(model.SerializeToString())
     (tmp_path / "dump").mkdir()
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = run_here(
         "config",
         "acl",
         "--mindir",
@@ -142,15 +146,15 @@ def test_config_acl_from_a_mindir_built_here(tmp_path):
 def test_config_acl_bad_input(tmp_path):
     bad = tmp_path / "not.mindir"
     bad.write_bytes(b"\xff\xfe garbage")
-    code, _, stderr = run_cli("config", "acl", "--mindir", bad, "--dump-path", tmp_path, "-o", tmp_path / "a.json")
+    code, _, stderr = run_here("config", "acl", "--mindir", bad, "--dump-path", tmp_path, "-o", tmp_path / "a.json")
     assert code == 2 and str(bad) in stderr and "not a MindIR file" in stderr
-    code, _, stderr = run_cli("config", "acl", "--mindir", bad, "--dump-path", "relative/dir")
+    code, _, stderr = run_here("config", "acl", "--mindir", bad, "--dump-path", "relative/dir")
     assert code == 2 and "must be an absolute path" in stderr
     assert not (tmp_path / "a.json").exists()
 
 
 def test_config_mindspore(tmp_path):
-    code, stdout, _ = run_cli(
+    code, stdout, _ = run_here(
         "config",
         "mindspore",
         "--kernels",
@@ -167,5 +171,5 @@ def test_config_mindspore(tmp_path):
     common = config["common_dump_settings"]
     assert common["dump_mode"] == 1 and common["kernels"] == ["Default/conv1-Conv2d/Conv2D-op0"]
     assert common["path"] == str(tmp_path / "ms") and config["e2e_dump_settings"]["trans_flag"] is False
-    code, _, _ = run_cli("config", "mindspore", "--path", tmp_path / "ms", "-o", tmp_path / "all.json")
+    code, _, _ = run_here("config", "mindspore", "--path", tmp_path / "ms", "-o", tmp_path / "all.json")
     assert code == 0 and json.loads((tmp_path / "all.json").read_text())["common_dump_settings"]["dump_mode"] == 0

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dumptui.core.compare.processes import ComparePool
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import CLOSE, IGNORED, UNREADABLE
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
+from dumptui.core.io.executor import Cancel
 from dumptui.core.model.dump import OUTPUT, Severity
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
@@ -55,7 +56,6 @@ class Bisection:
         session: Session,
         use_graph: bool = True,
         oracle: Oracle | None = None,
-        workers: int | ComparePool | None = None,
     ):
         self.session = session
         self.order: list[OpPair] = kernel_order(session)
@@ -70,7 +70,6 @@ class Bisection:
         self.culprit_check = CulpritCheck(session, self.order, self.strategy, self.oracle, self._judging.op)
         self.checks: list[InputCheck] | None = None
         self.parameter_roots: list[Root] = []
-        self.workers = workers
         self.search: SearchMode = SearchMode.BISECTION
         self.search_reason: Said = ""
         self.scan_result: ScanResult | None = None
@@ -181,14 +180,12 @@ class Bisection:
         """An op's result with each tensor as this search judges it."""
         return self.in_context.op(res)
 
-    def computed_verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
+    def computed_verdict(self, pos: int, purpose: Purpose = Purpose.PROBE) -> tuple[Mark, Said]:
         """(good | bad | skip, detail) for the op at `pos`, from its outputs (reads them unless cached)."""
         return self.oracle.verdict(pos, purpose)
 
     # ---------------------------------------------------------------------------- the search
-    def prepare(
-        self, progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None
-    ) -> None:
+    def prepare(self, progress: Callable[[int, int], None] | None = None, cancel: Cancel | None = None) -> None:
         """Preconditions, then the kind of search: bisection (O(log n) reads) where the pair is clean, a
         local-error scan of every op where it is noisy (there a threshold crossed says nothing about where
         error is born)."""
@@ -200,7 +197,7 @@ class Bisection:
             self.undecided.append(everything)
         reason = self.scan_reason()
         if reason:
-            self.use_scan(reason, progress, cancelled)
+            self.use_scan(reason, progress, cancel)
         else:
             self.search_reason = because(Why.CLEAN_PAIR)
             # files that could not be placed or opened are said as a scan says them: "no root" would be a
@@ -265,9 +262,9 @@ class Bisection:
         self,
         reason: Reason,
         progress: Callable[[int, int], None] | None = None,
-        cancelled: Callable[[], bool] | None = None,
+        cancel: Cancel | None = None,
     ) -> None:
-        """Read and judge every op now; the bisection then answers from the judged verdicts."""
+        """Read and judge every op now (on the session's executor); the bisection then answers from the judged verdicts."""
         position = self.position
         fed = {position[r.pair.index] for r in self.parameter_roots if r.pair.index in position}
         differing = {c.name for c in self.checks or [] if c.status == CheckStatus.DIFFERS}
@@ -276,9 +273,8 @@ class Bisection:
             self.order,
             self.strategy.predecessors,
             fed,
-            self.workers,
             progress,
-            cancelled,
+            cancel,
             differing,
             self.in_context,
         )
@@ -330,7 +326,7 @@ class Bisection:
             return
         sinks = self.strategy.sinks()
         for s in sinks[:MAX_SINKS]:
-            mark, detail = self.oracle.verdict(s, "graph output")
+            mark, detail = self.oracle.verdict(s, Purpose.GRAPH_OUTPUT)
             st = st.with_step(
                 Step(self.order[s].key, s, mark, Source.START, because(Why.GRAPH_OUTPUT, detail), len(st.candidates))
             )
@@ -361,7 +357,7 @@ class Bisection:
                     continue
                 seen.add(p)
                 read += 1
-                mark, detail = self.oracle.verdict(p, "graph output")
+                mark, detail = self.oracle.verdict(p, Purpose.GRAPH_OUTPUT)
                 where = because(Why.LAST_READABLE, self.order[sink].name, detail)
                 st = st.with_step(Step(self.order[p].key, p, mark, Source.START, where, len(st.candidates)))
                 if mark == Mark.BAD:
@@ -544,7 +540,7 @@ class Bisection:
             return None
         r = rs[0]
         if r.result is None:
-            r.result = self.judged_op(self.session.op_result(r.pair, inputs=True, purpose="culprit check"))
+            r.result = self.judged_op(self.session.op_result(r.pair, inputs=True, purpose=Purpose.CULPRIT_CHECK))
         if r.local is None and r.pair.index in self.position:
             r.local = self.culprit_check.local(self.position[r.pair.index], r.result)
         return r

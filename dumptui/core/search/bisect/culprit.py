@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET, UNREADABLE
@@ -87,7 +88,7 @@ class CulpritCheck:
         A root: the local-error rule says error is born here (localerror.py). Otherwise the error came in
         through an input: continue from the producer of the input that carries the most."""
         pair = self.order[pos]
-        res = self.session.op_result(pair, inputs=True, purpose="culprit check")
+        res = self.session.op_result(pair, inputs=True, purpose=Purpose.CULPRIT_CHECK)
         if self.judged is not None:
             res = self.judged(res)
         le = self.local(pos, res)
@@ -222,7 +223,7 @@ class CulpritCheck:
             if checked >= MAX_FRONTIER:
                 notes.append(because(Why.SIDE_INPUTS_UNCHECKED, len(frontier) - checked))
                 break
-            if f in explained or self.oracle.verdict(f, "other roots")[0] != Mark.BAD:
+            if f in explained or self.oracle.verdict(f, Purpose.OTHER_ROOTS)[0] != Mark.BAD:
                 continue
             allowed = set(range(len(self.order))) - explained
             other = self._auto_root(f, allowed | {f}, good)
@@ -246,7 +247,7 @@ class CulpritCheck:
                 hi = out.continue_from
                 cands = (st.ancestors(hi, allowed) | {hi}) - good
                 continue
-            mark, _ = self.oracle.verdict(probe, "other roots")
+            mark, _ = self.oracle.verdict(probe, Purpose.OTHER_ROOTS)
             if mark == Mark.BAD:
                 hi = probe
                 cands = st.ancestors(probe, cands) | {probe}

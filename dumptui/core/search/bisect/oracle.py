@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.results import OpResult
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.verdict import BAD, GOOD, IGNORED, Verdict
@@ -20,7 +21,7 @@ from dumptui.core.search.bisect.types import Mark
 
 
 class Oracle(Protocol):
-    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
+    def verdict(self, pos: int, purpose: Purpose = Purpose.PROBE) -> tuple[Mark, Said]:
         """(mark, detail) for the op at `pos` of the bisection order."""
         ...
 
@@ -42,7 +43,7 @@ class ComputedOracle:
         self.judged = judged  # the search's verdicts in context (the bisection's), else each pair's own
         self._cache: dict[int, tuple[Mark, Said]] = {}
 
-    def verdict(self, pos: int, purpose: str = "probe") -> tuple[Mark, Said]:
+    def verdict(self, pos: int, purpose: Purpose = Purpose.PROBE) -> tuple[Mark, Said]:
         if pos not in self._cache:
             res = self.session.op_result(self.order[pos], inputs=False, purpose=purpose)
             if self.judged is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.noise import floor_of, least_precise
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.compare.session import Session
@@ -43,10 +44,10 @@ def check_inputs(session: Session) -> list[InputCheck]:
     params = [p for p in session.alignment.pairs if p.kind == PARAMETER and (p.paired or not one_sided)]
     # byte-identical files first (no statistics to compute); the others' statistics computed as one batch, in
     # the command's worker processes when there are many (a deep model's thousands of weights), not one by one
-    same = [session.identical(p, OUTPUT, 0, "precondition") if p.paired else None for p in params]
+    same = [session.identical(p, OUTPUT, 0, Purpose.PRECONDITION) if p.paired else None for p in params]
     rest = [p for p, s in zip(params, same) if p.paired and s is None]
     if rest:
-        evaluate_all(session, rest, purpose="precondition")
+        evaluate_all(session, rest, purpose=Purpose.PRECONDITION)
     found = [_check_parameter(session, p, s) for p, s in zip(params, same)]
     checks = [c for c in found if c is not None]
     _explained_by_transforms(checks)
@@ -74,7 +75,7 @@ def _check_parameter(session: Session, p: OpPair, same: TensorResult | None) -> 
         return InputCheck(op.name, kind, r, CheckStatus.UNPAIRED, p.how, users)
     r = same
     if r is None:
-        res = session.op_result(p, inputs=False, purpose="precondition")
+        res = session.op_result(p, inputs=False, purpose=Purpose.PRECONDITION)
         r = res.outputs[0] if res.outputs else None
     if r is None:
         return None
@@ -239,9 +240,9 @@ def _check_consumed_only(session: Session, checked: set[str]) -> list[InputCheck
     for name, uses in by_param.items():
         p, slot = uses[0]
         assert p.ref is not None and p.target is not None
-        r = session.identical(p, INPUT, slot, "precondition")
+        r = session.identical(p, INPUT, slot, Purpose.PRECONDITION)
         if r is None:
-            r = session.tensor_result(p, INPUT, slot, p.ref.inputs[slot], p.target.inputs[slot], "precondition")
+            r = session.tensor_result(p, INPUT, slot, p.ref.inputs[slot], p.target.inputs[slot], Purpose.PRECONDITION)
         is_weight = session.ref.parameters.get(name)
         kind = (
             CheckKind.UNPRODUCED
@@ -276,7 +277,7 @@ class _FlowingError:
         self._running: list[tuple[int, float, str]] = []  # (index, largest so far, where it is)
         level, source = 0.0, ""
         for p in sorted((p for p in session.alignment.kernels if p.paired), key=lambda p: p.index):
-            for r in session.op_result(p, inputs=False, purpose="precondition").outputs:
+            for r in session.op_result(p, inputs=False, purpose=Purpose.PRECONDITION).outputs:
                 e = result_error(r)
                 if e is not None and not e.nonfinite and e.rel > level:
                     level, source = e.rel, f"{p.name} {r.label}"
@@ -396,7 +397,7 @@ def parameter_roots(checks: list[InputCheck], session: Session | None = None) ->
 def _outputs_equal(session: Session, pair: OpPair) -> bool:
     if not pair.paired:
         return False
-    outs = session.op_result(pair, purpose="precondition").outputs
+    outs = session.op_result(pair, purpose=Purpose.PRECONDITION).outputs
     return bool(outs) and all(r.verdict == EQUAL for r in outs)
 
 

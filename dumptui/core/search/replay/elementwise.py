@@ -7,11 +7,12 @@ a narrower integer type; integer Div/RealDiv and integer division by zero are re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
-from dumptui.core.search.replay.args import Kernel, OpArgs
+from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel
 from dumptui.core.search.replay.numeric import FLOAT_NAMES, as_float64, dtype_name, is_integral, round_to, to_integer
 from dumptui.core.search.replay.spec import ReplayUnsupported
 
@@ -168,14 +169,30 @@ def channel_axis(fmt: object, ndim: int, op_type: str) -> int:
 
 def bias_add(args: OpArgs) -> dict[int, np.ndarray]:
     """BiasAdd(x, bias[, data_format]): bias added along the channel axis (1 for NCHW, last for NHWC)."""
-    x, bias = args.float64(0), args.float64(1)
+    x, bias, axis = _bias_operands(args, args.float64(0))
+    shape = [1] * x.ndim
+    shape[axis] = bias.shape[0]
+    return {0: x + bias.reshape(shape)}
+
+
+def _bias_operands(args: OpArgs, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    bias = args.float64(1)
     fmt = args.option(2, ("data_format", "format"), "NCHW")
     axis = channel_axis(fmt, x.ndim, "BiasAdd")
     if bias.ndim != 1 or x.ndim == 0 or bias.shape[0] != x.shape[axis]:
         raise ReplayUnsupported(f"BiasAdd bias of shape {bias.shape} does not fit axis {axis} of {x.shape}")
-    shape = [1] * x.ndim
-    shape[axis] = bias.shape[0]
-    return {0: x + bias.reshape(shape)}
+    return x, bias, axis
+
+
+def bias_add_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
+    """BiasAdd at `positions` (flat, C order) only: each value x + the bias of its channel, the one addition
+    the whole op makes there (a 1x32x256x256 activation's float64 copy and sum were 16 MB each)."""
+    x, bias, axis = _bias_operands(args, np.asarray(args.raw(0)))
+    if x.size != dumped:
+        raise ValueError(f"replay gives {x.size} elements, the dump holds {dumped}")
+    inner = math.prod(x.shape[axis + 1 :])  # elements per step along the channel axis
+    values: np.ndarray = as_float64(x.reshape(-1)[positions]) + bias[positions // inner % bias.shape[0]]
+    return values
 
 
 def cast(args: OpArgs) -> dict[int, np.ndarray]:
@@ -198,3 +215,8 @@ def kernels() -> dict[str, Kernel]:
     table.update({name: _int_unary_kernel(name) for name in _INT_UNARY})
     table.update({"Select": select, "BiasAdd": bias_add, "Cast": cast})
     return table
+
+
+def sampled_kernels() -> dict[str, SampledKernel]:
+    """The kernels that compute output.0 at given positions only, by op type."""
+    return {"BiasAdd": bias_add_at}

@@ -29,6 +29,8 @@ _KERNELS: dict[str, Kernel] = {}
 for _module in (elementwise, activations, linalg, conv, norm, reduce, shape, selection, torchcalls, torchfunctional):
     _KERNELS.update(_module.kernels())
 _SAMPLED: dict[str, SampledKernel] = {
+    **elementwise.sampled_kernels(),
+    **activations.sampled_kernels(),
     **linalg.sampled_kernels(),
     **conv.sampled_kernels(),
     **torchfunctional.sampled_kernels(),
