@@ -167,7 +167,8 @@ class OpTreeModel:
     def __init__(self, pairs: Sequence[TreePair]):
         self.pairs = list(pairs)
         self.root = Folder("", "", None)
-        self.folder_of: dict[int, Folder] = {}
+        # pair index -> the folder it sits in: a list (`pairs[i].index == i`), a dict of 29,000 was 1 MB more
+        self.folder_of: list[Folder] = [self.root] * len(self.pairs)
         self.by_path: dict[str, Folder] = {"": self.root}
         self.verdicts: dict[int, Verdict] = {}
         for p in self.pairs:

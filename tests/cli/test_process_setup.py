@@ -51,6 +51,30 @@ def test_freed_tensor_buffers_are_reused_not_faulted_in_again() -> None:
     assert int(_run(code)) < 100 * 1760 // 10
 
 
+def test_the_apps_process_gives_freed_buffers_back_and_its_workers_keep_them() -> None:
+    # the app's process reads no tensor (lean_heap: glibc's defaults, freed memory given back, so the same
+    # rounds fault their pages in again); a worker's start makes its heap steady again, also when it was forked
+    # from the app's process
+    code = (
+        "import dumptui.cli, os, resource, numpy as np\n"
+        "from dumptui.core.io.procs import lean_heap, worker_start\n"
+        "def chunk():\n"
+        "    a, b, c, d = np.ones(1 << 18), np.ones(1 << 19), np.ones(1 << 19), np.ones(1 << 17)\n"
+        "def faults():\n"
+        "    chunk()\n"
+        "    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "    for i in range(100):\n"
+        "        chunk()\n"
+        "    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before\n"
+        "lean_heap()\n"
+        "lean = faults()\n"
+        "worker_start(0, os.getppid())\n"
+        "print(lean, faults())\n"
+    )
+    lean, steady = map(int, _run(code).split())
+    assert lean > 100 * 1760 // 2 and steady < 100 * 1760 // 10
+
+
 def test_the_heap_settings_reach_the_processes_the_cli_starts() -> None:
     # worker processes are spawned interpreters: glibc reads these when they start
     out = _run(

@@ -13,12 +13,13 @@ refused while indexing (a bad dump.json record, a FIFO) keeps its refusal and re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from dumptui.core.io.fault import Fault
 from dumptui.core.io.indexing_progress import Stage, counted
-from dumptui.core.model.dump import Dump, Op, TensorRef
+from dumptui.core.model.dump import Dump, InputSource, Op, TensorRef
 from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
@@ -27,7 +28,7 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 11: tensors' sides (input/output) as codes; 12: input sources' kinds as codes; 13: ops' kinds as codes
 # 14: dumps' format names as codes; 15: why a file cannot be read as a code (io/fault.py Fault)
 # 16: a dump's variant as a code (a Reason of the readers' codes), not words
-# 17: reasons (a dump's notes) with slots: pickled as a tuple of values, not a dict
+# 17: reasons (a dump's notes, its variant) with slots: pickled as a tuple of values, not a dict
 FORMAT_VERSION = 17
 
 
@@ -99,6 +100,10 @@ def encode(dump: Dump) -> dict[str, Any]:
     slots: list[int] = []  # per tensor of each op, inputs then outputs: its slot and its tensor
     members: list[int] = []
     o_extra: dict[int, tuple[Any, Any, Any, Any]] = {}  # op -> (sources, attrs, code, fused) when any is set
+    # an input's source names its producer by key: pickled as the producer's own key string (pickle keeps
+    # one copy of an object), the loaded index holds one string where it held two (~2 MB of the 20,000-op
+    # demo pair, whose graph file spells each producer's name again)
+    keys = {op.key: op.key for op in dump.ops}
     for i, op in enumerate(counted(Stage.STORING, dump.ops)):
         o_kind.append(small.ref((op.op_type, op.kind, op.graph, op.name_source, len(op.inputs), len(op.outputs))))
         o_names += (op.name, op.file_name, op.key)
@@ -108,7 +113,7 @@ def encode(dump: Dump) -> dict[str, Any]:
                 slots.append(slot)
                 members.append(tensor(t))
         if op.sources or op.attrs or op.code or op.fused:
-            o_extra[i] = (op.sources, op.attrs, op.code, op.fused)
+            o_extra[i] = (_sources_by_key(op.sources, keys), op.attrs, op.code, op.fused)
     return {
         "version": FORMAT_VERSION,
         "dump": replace(dump, ops=[], _by_key=None),
@@ -132,6 +137,13 @@ def encode(dump: Dump) -> dict[str, Any]:
         "members": members,
         "o_extra": o_extra,
     }
+
+
+def _sources_by_key(sources: Mapping[int, InputSource], keys: dict[str, str]) -> Mapping[int, InputSource]:
+    """The sources with each producer's key as the producer's own string (the same text)."""
+    if all(keys.get(src.ref, src.ref) is src.ref for src in sources.values()):
+        return sources
+    return SlotMap.of({slot: replace(src, ref=keys.get(src.ref, src.ref)) for slot, src in sources.items()})
 
 
 def decode(cols: dict[str, Any]) -> Dump:

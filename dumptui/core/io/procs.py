@@ -69,7 +69,10 @@ def worker_start(nice: int, parent: int) -> None:
     sees the parent's end as closed: when the parent ends without closing the pool (killed, `os._exit`),
     only this watch ends the worker. `parent` comes from the parent itself: a worker that starts after its
     parent has ended must see that too. Ctrl+C reaches the whole foreground process group: the parent alone
-    answers it (it ends the pool), a worker does not print a KeyboardInterrupt traceback of its own."""
+    answers it (it ends the pool), a worker does not print a KeyboardInterrupt traceback of its own. A worker
+    reads and computes tensors: its heap is steady (`steady_heap`), also when it was forked from a process
+    that keeps a lean one (`lean_heap`: the app's)."""
+    steady_heap()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.nice(nice)

@@ -129,7 +129,7 @@ def measured(session: Session, res: OpResult, roles: Roles | None = None) -> Loc
     names = [t.dtype for op in (pair.ref, pair.target) if op is not None for t in op.tensors()]
     floor, floor_dtype = session.thresholds.floor(*names)
     floor, floor_dtype = max((floor, floor_dtype), session.op_floors.get(pair.key, (0.0, "")), key=lambda f: f[0])
-    le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=_differences(res, roles))
+    le = LocalError(pair, out, out_slot, data_in, in_slot, floor, floor_dtype, differs=tuple(_differences(res, roles)))
     le.statistics_only = any(r.statistics_only for r in res.outputs if r.slot == out_slot)
     data_slots = sorted(s for s, role in roles.items() if role == Role.DATA)
     wired = wiring(session.ref, session.target, session.alignment, pair, data_slots)

@@ -132,3 +132,15 @@ def test_names_from_the_cache_share_their_text_around_the_timestamp(demo_pair):
     shared = {id(ts) for ts in stamps}
     assert all(op.timestamp is None or id(op.timestamp) in shared for op in again.ops)  # the op's: one of them
     assert [t.path for op in again.ops for t in op.tensors()] == [t.path for op in fresh.ops for t in op.tensors()]
+
+
+def test_sources_from_the_cache_name_their_producer_by_its_own_key_string(demo_pair):
+    """Through the codec an input's source holds its producer's key string itself, not a copy of the text."""
+    from dumptui.core.index.codec import decode, encode
+
+    fresh = open_dump(demo_pair.ref)
+    again = decode(encode(fresh))
+    by_key = {op.key: op for op in again.ops}
+    sources = [src for op in again.ops for src in op.sources.values() if src.ref in by_key]
+    assert sources and all(src.ref is by_key[src.ref].key for src in sources)
+    assert [dict(op.sources) for op in again.ops] == [dict(op.sources) for op in fresh.ops]
