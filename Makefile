@@ -9,6 +9,8 @@ STAMP  := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	# in a git checkout, commit messages are checked: subject <= 72 characters, blank line, body
+	if git rev-parse --git-dir > /dev/null 2>&1; then git config core.hooksPath .githooks; fi
 	touch $(STAMP)
 
 setup: $(STAMP)
