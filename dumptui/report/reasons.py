@@ -685,6 +685,7 @@ _WORDS: dict[Why, Callable[..., str]] = {
     Why.MARKED_BY_USER: lambda: "marked by the user",
     Why.NO_REPLAY_FOR: lambda op_type: f"no replay for {op_type}",
     Why.NO_REPLAY_WITHOUT_DATA: lambda: "no replay: statistics only (no tensor data)",
+    Why.NO_REPLAY_BACKWARD: lambda op_type: f"no replay of a backward call (the gradients of {op_type})",
     Why.OUTPUT_NOT_ON_BOTH: lambda: "output.0 is not dumped on both sides",
     Why.TOO_LARGE_TO_REPLAY: lambda: "too large to replay here",
     Why.COULD_NOT_READ: lambda e: f"could not read: {e}",

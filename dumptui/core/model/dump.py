@@ -526,6 +526,12 @@ class Op:
     def leaf(self) -> str:
         return self.name.rsplit("/", 1)[-1]
 
+    @property
+    def backward_call(self) -> bool:
+        """An API call's backward (msprobe's `Functional.linear.0.backward`): it has its forward call's op
+        type, but computes gradients from gradients, so no replay of the op type fits it."""
+        return self.name.endswith(".backward")
+
     def tensors(self) -> Iterator[TensorRef]:
         for s in sorted(self.inputs):
             yield self.inputs[s]

@@ -127,6 +127,7 @@ class Why(Word):
     # the remedy (search/remedy.py, replay/precision.py)
     NO_REPLAY_FOR = "no-replay-for"  # (op type)
     NO_REPLAY_WITHOUT_DATA = "no-replay-without-data"  # (): a statistics-only dump holds no values to replay
+    NO_REPLAY_BACKWARD = "no-replay-backward"  # (op type): a backward call computes gradients, not its op type
     OUTPUT_NOT_ON_BOTH = "output-not-on-both"  # ()
     TOO_LARGE_TO_REPLAY = "too-large-to-replay"  # ()
     COULD_NOT_READ = "could-not-read"  # (the error)

@@ -88,6 +88,8 @@ def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tupl
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
         return None, because(Why.ONE_SIDED)
+    if ref.backward_call or tgt.backward_call:
+        return None, because(Why.NO_REPLAY_BACKWARD, ref.op_type)
     if not supported(ref.op_type):
         return None, because(Why.NO_REPLAY_FOR, ref.op_type)
     if slot not in ref.outputs or slot not in tgt.outputs:

@@ -225,6 +225,8 @@ def selection_proof(session: Session, pair: OpPair, roles: Roles) -> tuple[Selec
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None or not is_selection(ref.op_type):
         return None, ""
+    if ref.backward_call or tgt.backward_call:
+        return None, because(Why.NO_REPLAY_BACKWARD, ref.op_type)
     n = sum(t.size or 0 for op in (ref, tgt) for t in (*op.inputs.values(), *op.outputs.values()))
     if n > MAX_SELECTION_ELEMENTS:
         return None, because(Why.SELECTION_TOO_LARGE, n, MAX_SELECTION_ELEMENTS)

@@ -275,6 +275,8 @@ def threshold_proof(session: Session, pair: OpPair, roles: Roles) -> SelectionPr
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None or not is_threshold(ref.op_type) or ref.op_type != tgt.op_type:
         return None
+    if ref.backward_call or tgt.backward_call:  # gradients, not the comparison its op type names
+        return None
     if ref.op_type in CAST_TYPES:  # most casts are to float16 and back: known from the index, nothing read
         out = ref.outputs.get(0)
         if out is None or not (out.dtype or "").startswith(_INTEGER_DTYPES):

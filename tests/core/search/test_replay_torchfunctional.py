@@ -334,3 +334,43 @@ def test_autocast_products_replay_to_the_targets_own_bits(blocks):
         plain = run_op("linear", inputs).astype(np.float16).astype(np.float64)
         assert (np.abs(autocast - dumped) <= step).all(), call
         assert np.abs(plain - dumped).max() > np.abs(autocast - dumped).max(), call
+
+
+# --- a backward call has its forward's op type, and no replay -------------------------------------------------
+
+
+def _gelu_with_backward(root, wrong_gradient: bool):
+    from dumptui.core.demo.msprobe_selection import ApiDump
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 64)).astype(np.float32)
+    y = (0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))).astype(np.float32)
+    grad_out = rng.standard_normal((4, 64)).astype(np.float32)
+    pdf = np.exp(-(x.astype(np.float64) ** 2) / 2) / math.sqrt(2 * math.pi)
+    cdf = 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    grad_in = grad_out * (cdf + x * pdf) * (1.5 if wrong_gradient else 1.0)
+    d = ApiDump(str(root))
+    d.call("Functional.gelu.0", [x], {}, [y])
+    name = "Functional.gelu.0.backward"
+    d.data[name] = {
+        "input": [d.record(f"{name}.input.0", grad_out)],
+        "output": [d.record(f"{name}.output.0", grad_in.astype(np.float32))],
+    }
+    d.construct[name] = None
+    d.finish()
+    return str(root)
+
+
+def test_a_backward_call_is_never_replayed_as_its_forward(tmp_path, capsys):
+    """`Functional.gelu.0.backward` has op type gelu: replayed as gelu it would compare gradients with the
+    activation and call a right gradient broken. Its wrong gradient is found by the other rules, and its proof
+    says why there is no replay."""
+    ref = _gelu_with_backward(tmp_path / "ref", wrong_gradient=False)
+    target = _gelu_with_backward(tmp_path / "target", wrong_gradient=True)
+    capsys.readouterr()
+    code = cli.main(["bisect", ref, target, "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["culprit"]["ref"] == "Functional.gelu.0.backward"
+    local = doc["culprit"]["local_error"]
+    assert local["replay"] is None and local["rule"] != "replay-broken"
+    assert local["replay_note"] == "no replay of a backward call (the gradients of gelu)"

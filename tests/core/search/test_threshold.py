@@ -161,6 +161,7 @@ class _Tensor:
 class _Op:
     def __init__(self, x: np.ndarray, out: np.ndarray, reads: list, dst: str):
         self.op_type, self.attrs, self.sources = "Cast", {"dst_type": dst}, {}
+        self.backward_call = False
         self.inputs, self.outputs = {0: _Tensor(x, reads)}, {0: _Tensor(out, reads)}
 
 
