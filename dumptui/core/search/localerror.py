@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dumptui.core.compare.hints import DISCONTINUOUS
-from dumptui.core.compare.noise import TensorError
+from dumptui.core.compare.noise import ELEMENT_FACTOR, TensorError
 from dumptui.core.compare.results import TensorResult
 from dumptui.core.graph.align import OpPair
 from dumptui.core.model.reason import NO_REASON, Reason, Said, Why, because
@@ -308,17 +308,28 @@ def _cos_alarm(le: LocalError, cos: float | None) -> bool:
 
 
 def shape_of_error(
-    outs: Sequence[TensorResult], ins: Sequence[TensorResult]
+    outs: Sequence[TensorResult], ins: Sequence[TensorResult], floor: float = 0.0
 ) -> tuple[float, float, float | None, float | None]:
     """(output tail share, input tail share, lowest output cosine, lowest input cosine) from the compared
-    tensors' statistics (TensorResult-like: `.stats` with n_off, compared, cos; None when not compared)."""
+    tensors' statistics (TensorResult-like: `.stats` with n_off, compared, cos; None when not compared).
 
-    def tail(rs: Sequence[TensorResult]) -> float:
-        shares = [r.stats.n_off / r.stats.compared for r in rs if r.stats is not None and r.stats.compared]
+    The tail rule says "elements off by more than 10x the op's floor": an output counted against a tighter
+    tolerance than that (a float32 weight gradient summed from bfloat16 values, counted at float32's floor
+    while the op's floor is bfloat16's) would count the op's own precision noise as far off, so it is left
+    out of the output's share. (An input counted so only makes the rule more careful: it stays.)"""
+
+    def tail(rs: Sequence[TensorResult], at_least: float = 0.0) -> float:
+        shares = [
+            r.stats.n_off / r.stats.compared
+            for r in rs
+            if r.stats is not None
+            and r.stats.compared
+            and (r.tolerance is None or r.tolerance.rtol >= at_least * (1 - 1e-9))
+        ]
         return max(shares, default=0.0)
 
     def low_cos(rs: Sequence[TensorResult]) -> float | None:
         cs = [r.stats.cos for r in rs if r.stats is not None and r.stats.cos is not None]
         return min(cs, default=None)
 
-    return tail(outs), tail(ins), low_cos(outs), low_cos(ins)
+    return tail(outs, floor * ELEMENT_FACTOR), tail(ins), low_cos(outs), low_cos(ins)

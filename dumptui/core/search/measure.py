@@ -140,7 +140,7 @@ def measured(session: Session, res: OpResult, roles: Roles | None = None) -> Loc
     le.blind = _blind(session, pair, res, roles)
     counted_in = [r for r in res.inputs if roles.get(r.slot) != Role.CONSTANT and r.verdict != IGNORED]
     counted_out = [r for r in res.outputs if r.verdict != IGNORED]
-    le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in)
+    le.out_tail, le.in_tail, le.out_cos, le.in_cos = shape_of_error(counted_out, counted_in, le.floor)
     return le
 
 

@@ -276,3 +276,33 @@ def test_cli_bisect_and_compare_carry_the_local_error(noisy_nets, tmp_path, comm
     assert rc == 0 and "Benign" in out and "carried from precision noise" in out
     rc, out, err = run_here("compare", benign.ref, benign.target, "--json")
     assert rc == 0 and json.loads(out)["roots"] == [] and json.loads(out)["benign"]
+
+
+def test_the_tail_counts_an_output_only_at_the_ops_floor_or_looser():
+    """A float32 output computed from bfloat16 values (a weight gradient summed over a batch under autocast) is
+    compared at float32's tolerance: its bfloat16 noise puts most elements "far off" there. The op's floor is
+    bfloat16's, and the tail rule says "off by more than 10x the bfloat16 floor": so that output's count is
+    not its tail (it made a real training step's layer_norm backward a false root); counted at the op's
+    floor, it is."""
+    from dumptui.core.compare.results import TensorResult
+    from dumptui.core.compare.verdict import DIVERGED, Thresholds
+    from dumptui.core.model.dump import OUTPUT
+    from dumptui.core.search.localerror import shape_of_error
+
+    rng = np.random.default_rng(5)
+    ref = rng.standard_normal(4096).astype(np.float32)
+    target = (ref + bf16_round(ref) - ref + 1e-3 * rng.standard_normal(4096) * np.abs(ref)).astype(np.float32)
+    th = Thresholds()
+    f32, bf16 = th.floor("float32")[0], th.floor("bfloat16")[0]
+    tol32 = th.tolerance("float32", "float32")
+    st = compare_arrays(ref, target, tol32)
+    res = TensorResult(OUTPUT, 0, None, None, DIVERGED, stats=st, tolerance=tol32)
+    share = st.n_off / st.compared
+    assert share > 0.1  # bfloat16 noise, counted at float32's tolerance: far above TAIL_SHARE (1 %)
+    assert shape_of_error([res], [], floor=f32)[0] == share
+    assert shape_of_error([res], [], floor=bf16)[0] == 0.0
+    loose = compare_arrays(ref, target, th.tolerance("bfloat16", "bfloat16"))
+    at_op_floor = TensorResult(
+        OUTPUT, 0, None, None, DIVERGED, stats=loose, tolerance=th.tolerance("bfloat16", "bfloat16")
+    )
+    assert shape_of_error([at_op_floor], [], floor=bf16)[0] == loose.n_off / loose.compared
