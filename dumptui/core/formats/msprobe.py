@@ -14,6 +14,7 @@ parameter; anything else is an input no op produced (the network input, a weight
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -384,7 +385,10 @@ class _Calls:
             # too, or its error would seem born from gradients that agree
             number = self.forward.get(name[: -len("backward")] + "forward")
             if number is not None:
-                in_tensors += tuple(self.ops[number].inputs.values())
+                # as its inputs after its own (a copy each: the forward's tensor keeps its slot there), so no
+                # two inputs of the backward share a slot in any view
+                own = len(in_tensors)
+                in_tensors += tuple(_as_slot(t, own + i) for i, t in enumerate(self.ops[number].inputs.values()))
                 in_sigs += self.op_signatures[number][0]
         # the op's tensors in their compact form at once (a dict each until the dump is frozen raised the peak)
         op.inputs = SlotMap.from_parts(None, in_tensors)
@@ -392,6 +396,13 @@ class _Calls:
         op.order = len(self.ops)
         self.ops.append(op)
         self.op_signatures.append((in_sigs, tuple(sig for _t, sig in outputs)))
+
+
+def _as_slot(t: TensorRef, slot: int) -> TensorRef:
+    """`t` (the same file, layout and statistics) as input `slot` of another op."""
+    twin = copy.copy(t)
+    twin.slot = slot
+    return twin
 
 
 def module_path(call: str) -> str:

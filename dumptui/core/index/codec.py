@@ -29,7 +29,8 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 14: dumps' format names as codes; 15: why a file cannot be read as a code (io/fault.py Fault)
 # 16: a dump's variant as a code (a Reason of the readers' codes), not words
 # 17: reasons (a dump's notes, its variant) with slots: pickled as a tuple of values, not a dict
-FORMAT_VERSION = 17
+# 18: an msprobe backward call's forward inputs numbered after its own (no two inputs share a slot)
+FORMAT_VERSION = 18
 
 
 class _Table:

@@ -374,3 +374,17 @@ def test_a_backward_call_is_never_replayed_as_its_forward(tmp_path, capsys):
     local = doc["culprit"]["local_error"]
     assert local["replay"] is None and local["rule"] != "replay-broken"
     assert local["replay_note"] == "no replay of a backward call (the gradients of gelu)"
+
+
+def test_a_backward_calls_inputs_each_have_their_own_slot(tmp_path, capsys):
+    """The backward call reads its gradient (input.0) and what its forward saved (the forward's input.0): they
+    are its inputs 0 and 1 in every view, and the forward keeps its own input.0."""
+    ref = _gelu_with_backward(tmp_path / "ref", wrong_gradient=False)
+    target = _gelu_with_backward(tmp_path / "target", wrong_gradient=True)
+    capsys.readouterr()
+    cli.main(["compare", ref, target, "--json", "-"])
+    ops = {op["ref"]: op for op in json.loads(capsys.readouterr().out)["ops"]}
+    backward = [(t["slot"], os.path.basename(t["ref"]["path"])) for t in ops["Functional.gelu.0.backward"]["inputs"]]
+    assert backward == [(0, "Functional.gelu.0.backward.input.0.pt"), (1, "Functional.gelu.0.forward.input.0.pt")]
+    forward = [(t["slot"], os.path.basename(t["ref"]["path"])) for t in ops["Functional.gelu.0.forward"]["inputs"]]
+    assert forward == [(0, "Functional.gelu.0.forward.input.0.pt")]
