@@ -63,6 +63,22 @@ def layer_norm(args: OpArgs) -> dict[int, np.ndarray]:
     return {0: y, 1: mean, 2: var}
 
 
+def softmax_along(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """exp(x - max) / sum(exp(x - max)) over `axes` (the max taken out: no overflow); empty stays empty."""
+    if x.size == 0:
+        return np.array(x)
+    e = np.exp(x - np.max(x, axis=axes, keepdims=True))
+    return np.asarray(e / np.sum(e, axis=axes, keepdims=True))
+
+
+def log_softmax_along(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """x - max - log(sum(exp(x - max))) over `axes`; empty stays empty."""
+    if x.size == 0:
+        return np.array(x)
+    shifted = x - np.max(x, axis=axes, keepdims=True)
+    return np.asarray(shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True)))
+
+
 def _softmax_axes(args: OpArgs, x: np.ndarray) -> tuple[int, ...]:
     axes = args.ints(1, ("axis",), (-1,))
     return normalise_axes(axes, x.ndim, args.op_type)
@@ -71,22 +87,13 @@ def _softmax_axes(args: OpArgs, x: np.ndarray) -> tuple[int, ...]:
 def softmax(args: OpArgs) -> dict[int, np.ndarray]:
     """exp(x - max) / sum(exp(x - max)) over the axes of input.1 or attribute axis (default the last)."""
     x = args.float64(0)
-    axes = _softmax_axes(args, x)
-    if x.size == 0:
-        return {0: x.copy()}
-    shifted = x - np.max(x, axis=axes, keepdims=True)
-    e = np.exp(shifted)
-    return {0: e / np.sum(e, axis=axes, keepdims=True)}
+    return {0: softmax_along(x, _softmax_axes(args, x))}
 
 
 def log_softmax(args: OpArgs) -> dict[int, np.ndarray]:
     """x - max - log(sum(exp(x - max))) over the axis of input.1 or attribute axis (default the last)."""
     x = args.float64(0)
-    axes = _softmax_axes(args, x)
-    if x.size == 0:
-        return {0: x.copy()}
-    shifted = x - np.max(x, axis=axes, keepdims=True)
-    return {0: shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True))}
+    return {0: log_softmax_along(x, _softmax_axes(args, x))}
 
 
 def l2_normalize(args: OpArgs) -> dict[int, np.ndarray]:

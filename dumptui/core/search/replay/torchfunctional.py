@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dumptui.core.search.replay import activations, conv, linalg
+from dumptui.core.search.replay import activations, conv, linalg, norm
 from dumptui.core.search.replay.args import Kernel, OpArgs, SampledKernel, normalise_axes
 from dumptui.core.search.replay.irvalues import parse_value
 from dumptui.core.search.replay.numeric import round_to
@@ -245,21 +245,13 @@ def _dim(args: OpArgs, x: np.ndarray) -> tuple[int, ...]:
 def _softmax(args: OpArgs) -> dict[int, np.ndarray]:
     """F.softmax(input, dim): exp(x - max) / sum(exp(x - max)) along dim."""
     x = args.float64(0)
-    axes = _dim(args, x)
-    if x.size == 0:
-        return {0: x.copy()}
-    e = np.exp(x - np.max(x, axis=axes, keepdims=True))
-    return {0: e / np.sum(e, axis=axes, keepdims=True)}
+    return {0: norm.softmax_along(x, _dim(args, x))}
 
 
 def _log_softmax(args: OpArgs) -> dict[int, np.ndarray]:
     """F.log_softmax(input, dim): x - max - log(sum(exp(x - max))) along dim."""
     x = args.float64(0)
-    axes = _dim(args, x)
-    if x.size == 0:
-        return {0: x.copy()}
-    shifted = x - np.max(x, axis=axes, keepdims=True)
-    return {0: shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True))}
+    return {0: norm.log_softmax_along(x, _dim(args, x))}
 
 
 def _layer_norm(args: OpArgs) -> dict[int, np.ndarray]:
