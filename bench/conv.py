@@ -13,13 +13,11 @@ float16's noise, so `compare` reads every pair and the replays prove each op's l
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import shutil
-import time
 
 import numpy as np
+from generated import generated_once
 
 from dumptui.core.demo.dumpwriter import SIDES, PairWriter, f16
 
@@ -97,17 +95,4 @@ def write_conv(root: str, layers: int = 6, seed: int = 20261205) -> dict:
 
 def conv(out: str, name: str = "conv-6", layers: int = 6) -> dict:
     """The pair under `out/name`, generated once (kept while its description matches)."""
-    d = os.path.join(out, name)
-    marker = os.path.join(d, "info.json")
-    if os.path.exists(marker):
-        with open(marker) as fh:
-            info = json.load(fh)
-        if info.get("layers") == layers:
-            return info
-        shutil.rmtree(d)
-    t = time.perf_counter()
-    info = write_conv(d, layers)
-    info["write_s"] = time.perf_counter() - t
-    with open(marker, "w") as fh:
-        json.dump(info, fh)
-    return info
+    return generated_once(os.path.join(out, name), layers, write_conv)

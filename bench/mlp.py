@@ -12,13 +12,11 @@ of one layer off by a little (2 %). Every value is deterministic from `seed`.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import shutil
-import time
 
 import numpy as np
+from generated import generated_once
 
 from dumptui.core.demo.dumpwriter import SIDES, PairWriter, f16
 
@@ -79,17 +77,4 @@ def write_mlp(root: str, layers: int = 1000, bug_layer: int | None = None, seed:
 
 def mlp(out: str, name: str = "mlp-1000", layers: int = 1000) -> dict:
     """The pair under `out/name`, generated once (kept while its description matches)."""
-    d = os.path.join(out, name)
-    marker = os.path.join(d, "info.json")
-    if os.path.exists(marker):
-        with open(marker) as fh:
-            info = json.load(fh)
-        if info.get("layers") == layers:
-            return info
-        shutil.rmtree(d)
-    t = time.perf_counter()
-    info = write_mlp(d, layers)
-    info["write_s"] = time.perf_counter() - t
-    with open(marker, "w") as fh:
-        json.dump(info, fh)
-    return info
+    return generated_once(os.path.join(out, name), layers, write_mlp)
