@@ -22,7 +22,9 @@ from helpers.procs import wait_gone
 from dumptui.core.compare import batch, spread
 from dumptui.core.io import executor
 from dumptui.core.io.executor import BatchPolicy, LocalProcesses
+from dumptui.core.model.reason import Why
 from dumptui.core.search import compare_all, scan
+from dumptui.core.search.bisect.types import CheckStatus
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report.documents import compare_document
 
@@ -98,6 +100,7 @@ def _answer(session, comparison) -> dict:
         "reads": (session.ledger.count, session.ledger.by_purpose()),
         "locals": locals_,
         "roots": [r.pair.name for r in comparison.roots],
+        "checks": [(c.name, c.status, c.detail) for c in comparison.bisection.check_inputs()],
         "document": json.dumps(compare_document(session, comparison), sort_keys=True, default=str),
     }
 
@@ -169,6 +172,44 @@ def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
     assert any(st["max_rel"] > 0.004 for st in fp16)  # the fp16 tensors 0.5 % off were compared
     replayed = [le for le in alone["locals"] if le[3] is not None]
     assert replayed  # replays ran, and the workers' proofs are the same
+    for key in alone:
+        assert spread_answer[key] == alone[key], key
+
+
+@pytest.fixture(scope="module")
+def mlp_pair(tmp_path_factory):
+    """bench/mlp.py's deep MLP in MindSpore 2.10's layout (Dense 64->64 + ReLU a layer: MatMul with its
+    transpose flags as inputs, BiasAdd with its format, ReLU), 24 layers: a float16 target, one bias 2 % off."""
+    import importlib.util
+    import types
+
+    sys.path.insert(0, os.path.join(str(REPO), "bench"))  # mlp.py imports its neighbour generated.py
+    try:
+        spec = importlib.util.spec_from_file_location("bench_mlp", os.path.join(str(REPO), "bench", "mlp.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    info = module.write_mlp(str(tmp_path_factory.mktemp("mlp")), layers=24)
+    return types.SimpleNamespace(**info)
+
+
+def test_the_spread_mlp_gives_the_answer_of_one_process_with_no_weight_read_here(mlp_pair, monkeypatch):
+    """The preconditions' rounding check of each weight that differs (rounding_explains) made by the worker
+    that compared it, from the payloads it had just read: this process reads no weight again."""
+    from dumptui.core.compare import verdict
+
+    alone = _one_process(mlp_pair)
+    here: list[str] = []
+    real = verdict.within_rounding
+    monkeypatch.setattr(verdict, "within_rounding", lambda r, t, *a: (here.append(r.path), real(r, t, *a))[1])
+    spread_answer = _spread(mlp_pair, monkeypatch)
+    assert here == []  # (the workers, forked from this process, call their own copy)
+    assert alone["roots"] == [mlp_pair.planted]
+    rounded = [c for c in alone["checks"] if c[1] == CheckStatus.BENIGN and c[2].code == Why.ROUNDING_ONLY]
+    # every weight, every bias but the one 2 % off, and the network input: float16's rounding explains them
+    assert len(rounded) == 2 * 24
     for key in alone:
         assert spread_answer[key] == alone[key], key
 
