@@ -23,7 +23,7 @@ from dumptui.core.compare import batch, spread
 from dumptui.core.io import executor
 from dumptui.core.io.executor import BatchPolicy, LocalProcesses
 from dumptui.core.model.reason import Why
-from dumptui.core.search import compare_all, scan
+from dumptui.core.search import compare_all, replays, scan
 from dumptui.core.search.bisect.types import CheckStatus
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report.documents import compare_document
@@ -121,10 +121,25 @@ def _progress_end(counts: list[tuple[int, int]]) -> tuple[int, int]:
     return counts[-1]
 
 
-def _spread(pair, monkeypatch, damage=None) -> dict:
+def _spread(pair, monkeypatch, damage=None, chunk: int = 7) -> dict:
+    """The answer with the pairs read and computed by two workers, `chunk` pairs a task; and how many replays
+    ran in the task that compared their op ("alongside") or were sent after it ("sent")."""
     monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 0)  # a small pair: spread all the same
     # many chunks, more than are ever in flight at once
-    monkeypatch.setattr(spread, "BATCH", BatchPolicy(items=7, most_items=7))
+    monkeypatch.setattr(spread, "BATCH", BatchPolicy(items=chunk, most_items=chunk))
+    replayed = {"alongside": 0, "sent": 0}
+    known, add = replays.ReplayStream.known, replays.ReplayStream.add
+
+    def counted_known(self, *args):
+        replayed["alongside"] += 1
+        return known(self, *args)
+
+    def counted_add(self, *args):
+        replayed["sent"] += 1
+        return add(self, *args)
+
+    monkeypatch.setattr(replays.ReplayStream, "known", counted_known)
+    monkeypatch.setattr(replays.ReplayStream, "add", counted_add)
     monkeypatch.setattr(executor, "BATCH", BatchPolicy(items=3))  # the replays in several tasks
     session = _session(pair)
     if damage:
@@ -155,12 +170,16 @@ def _spread(pair, monkeypatch, damage=None) -> dict:
         answer = dict(_answer(session, comparison), progress=_progress_end(counts))
     assert spread_calls, "the scan was not spread over the workers"
     answer["measured early"] = (sum(measured_while_spread), len(measured_while_spread))
+    answer.update(replayed)
     return answer
 
 
-def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
+@pytest.mark.parametrize("chunk", [7, 160])
+def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch, chunk):
+    """Chunks of 7 pairs: most ops' tensors in two chunks, their replays sent after them; of 160: most
+    replayed by the worker that compared the op (replays.ReplaysAlongside)."""
     alone = _one_process(odd_pair)
-    spread_answer = _spread(odd_pair, monkeypatch)
+    spread_answer = _spread(odd_pair, monkeypatch, chunk=chunk)
     assert alone["roots"]  # a noisy pair with its planted root: the scan found it
     early, ops = spread_answer["measured early"]
     # the ops measured while the workers still computed (spread.py `ready`): the same answers
@@ -172,6 +191,9 @@ def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
     assert any(st["max_rel"] > 0.004 for st in fp16)  # the fp16 tensors 0.5 % off were compared
     replayed = [le for le in alone["locals"] if le[3] is not None]
     assert replayed  # replays ran, and the workers' proofs are the same
+    assert spread_answer["alongside"] + spread_answer["sent"] >= len(replayed)
+    if chunk > 100:
+        assert spread_answer["alongside"] > spread_answer["sent"], spread_answer
     for key in alone:
         assert spread_answer[key] == alone[key], key
 
@@ -197,15 +219,18 @@ def mlp_pair(tmp_path_factory):
 
 def test_the_spread_mlp_gives_the_answer_of_one_process_with_no_weight_read_here(mlp_pair, monkeypatch):
     """The preconditions' rounding check of each weight that differs (rounding_explains) made by the worker
-    that compared it, from the payloads it had just read: this process reads no weight again."""
+    that compared it, from the payloads it had just read: this process reads no weight again. The ops'
+    replays run in the task that compared their tensors, and say what one process says."""
     from dumptui.core.compare import verdict
 
     alone = _one_process(mlp_pair)
     here: list[str] = []
     real = verdict.within_rounding
     monkeypatch.setattr(verdict, "within_rounding", lambda r, t, *a: (here.append(r.path), real(r, t, *a))[1])
-    spread_answer = _spread(mlp_pair, monkeypatch)
+    spread_answer = _spread(mlp_pair, monkeypatch, chunk=120)
     assert here == []  # (the workers, forked from this process, call their own copy)
+    # each op's replay run where its tensors were read, but for the ops cut by a chunk's end
+    assert spread_answer["alongside"] > 8 * spread_answer["sent"], spread_answer
     assert alone["roots"] == [mlp_pair.planted]
     rounded = [c for c in alone["checks"] if c[1] == CheckStatus.BENIGN and c[2].code == Why.ROUNDING_ONLY]
     # every weight, every bias but the one 2 % off, and the network input: float16's rounding explains them
