@@ -86,10 +86,15 @@ class ReplayPlanOf(Generic[_T]):
 
 ReplayPlan = ReplayPlanOf[TensorRef]
 ShippedPlan = ReplayPlanOf[TensorSpec]
+# what a replay computes, from the graph alone: (op type, attributes, constants, slots taken from the reference)
+Definition = tuple[str, dict[str, str], dict[int, str], tuple[int, ...]]
 
 
-def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayPlan | None, Said]:
-    """The replay of the op's output `slot`, or None and why there is none."""
+def replay_plan(
+    session: Session, pair: OpPair, roles: Roles, slot: int, definition: Definition | None = None
+) -> tuple[ReplayPlan | None, Said]:
+    """The replay of the op's output `slot`, or None and why there is none. `definition`: _definition of the
+    pair's reference op and `roles`, when made already."""
     ref, tgt = pair.ref, pair.target
     if ref is None or tgt is None:
         return None, because(Why.ONE_SIDED)
@@ -104,16 +109,12 @@ def replay_plan(session: Session, pair: OpPair, roles: Roles, slot: int) -> tupl
         return None, because(Why.NO_REPLAY_WITHOUT_DATA)
     return _sized_plan(
         session.thresholds,
-        _definition(ref, roles),
+        _definition(ref, roles) if definition is None else definition,
         (dict(ref.inputs), dict(tgt.inputs)),
         (ref.outputs[slot], tgt.outputs[slot]),
         (_out_shapes(ref), _out_shapes(tgt)),
         slot,
     )
-
-
-# what a replay computes, from the graph alone: (op type, attributes, constants, slots taken from the reference)
-Definition = tuple[str, dict[str, str], dict[int, str], tuple[int, ...]]
 
 
 def _definition(ref: Op, roles: Roles) -> Definition:
@@ -187,7 +188,8 @@ class ReplaysAlongside:
         self.session = session
         self._roles_of = roles
         self.roles: dict[int, Roles] = {}  # pair index -> its input roles, made here for the candidates
-        self._sent: dict[int, tuple[Definition, int, tuple[TensorRef, ...]]] = {}
+        # pair index -> (its input roles, definition, output slot, tensors) as sent to a worker
+        self._sent: dict[int, tuple[Roles, Definition, int, tuple[TensorRef, ...]]] = {}
         self._done: dict[int, tuple[Sized, Outcome]] = {}
 
     def task(self, jobs: list[Job]) -> AlongTask | None:
@@ -219,9 +221,11 @@ class ReplaysAlongside:
             return None
         if not supported(ref.op_type) or is_selection(ref.op_type) or is_threshold(ref.op_type):
             return None  # (a selection or a threshold is judged by its own proof first)
-        if len(ref.outputs) != 1 or ref.outputs.keys() != tgt.outputs.keys():
+        if len(ref.outputs) != 1 or len(tgt.outputs) != 1:
             return None  # the slot replayed is the worst output's: known once the op is judged
         slot = next(iter(ref.outputs))
+        if slot not in tgt.outputs:
+            return None
         out_r, out_t = where.get(id(ref.outputs[slot])), where.get(id(tgt.outputs[slot]))
         ins_r = {s: w for s, t in ref.inputs.items() if (w := where.get(id(t))) is not None}
         ins_t = {s: w for s, t in tgt.inputs.items() if (w := where.get(id(t))) is not None}
@@ -232,8 +236,14 @@ class ReplaysAlongside:
             roles = self.roles[pair.index] = self._roles_of(pair)
         definition = _definition(ref, roles)
         tensors = (*ref.inputs.values(), *tgt.inputs.values(), ref.outputs[slot], tgt.outputs[slot])
-        self._sent[pair.index] = (definition, slot, tensors)
+        self._sent[pair.index] = (roles, definition, slot, tensors)
         return pair.index, definition, slot, ins_r, ins_t, out_r, out_t
+
+    def plan(self, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayPlan | None, Said]:
+        """replay_plan of the pair (its definition made once, when it was sent with its chunk)."""
+        sent = self._sent.get(pair.index)
+        definition = sent[1] if sent is not None and sent[0] is roles else None
+        return replay_plan(self.session, pair, roles, slot, definition)
 
     def roles_of(self, pair: OpPair) -> Roles:
         """input_roles of `pair` (made once: for the candidates, when their chunk was sent)."""
@@ -249,7 +259,7 @@ class ReplaysAlongside:
         done, sent = self._done.pop(pair.index, None), self._sent.pop(pair.index, None)
         if done is None or sent is None:
             return None
-        (sized, outcome), (definition, slot, tensors) = done, sent
+        (sized, outcome), (_roles, definition, slot, tensors) = done, sent
         if (
             slot != plan.slot
             or sized != (plan.out_shapes, plan.tolerances, plan.floors)

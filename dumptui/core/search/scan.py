@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import partial
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.ledger import Purpose
@@ -124,13 +125,14 @@ def scan(
     position = {p.index: i for i, p in enumerate(order)}
 
     roles_of = along.roles_of if along is not None else input_roles
+    plan_of = along.plan if along is not None else partial(replay_plan, session)
 
     def measure(i: int, res: OpResult, roles: Roles) -> LocalError:
         le = measured(session, res, roles)
         if judges_selection(session, le, res, roles):
             return le
         if needs_replay(session, le):
-            plan, why = replay_plan(session, le.pair, roles, le.out_slot or 0)
+            plan, why = plan_of(le.pair, roles, le.out_slot or 0)
             if plan is None:
                 le.replay_note = why
             elif streamed is not None:
