@@ -30,6 +30,7 @@ from dumptui.core.compare.verdict import (
     ONLY_TARGET,
     UNREADABLE,
     rounding_explains,
+    roundings_explain,
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
@@ -81,11 +82,8 @@ def _roundings(
     _arg: None, refs: list[tuple[TensorRef, TensorRef]], stats: list[PairStats | None]
 ) -> list[tuple[int, str | None]]:
     """In a worker: rounding_explains of each pair that is not bitwise equal (judge_input never asks those)."""
-    return [
-        (k, rounding_explains(r, t))
-        for k, ((r, t), st) in enumerate(zip(refs, stats))
-        if st is None or not st.bitwise_equal
-    ]
+    asked = [k for k, st in enumerate(stats) if st is None or not st.bitwise_equal]
+    return list(zip(asked, roundings_explain([refs[k] for k in asked])))
 
 
 def _check_parameter(
