@@ -294,10 +294,10 @@ def replays_alongside(
         )
         out_shapes = ({slot: tuple(o_r.shape or ())}, {slot: tuple(o_t.shape or ())})
         plan, _why = _sized_plan(th, definition, inputs, (o_r, o_t), out_shapes, slot)
-        shipped = _shipped(plan) if plan is not None else None
-        if plan is None or shipped is None:
+        received = _as_received(plan) if plan is not None else None
+        if plan is None or received is None:
             continue  # not replayed (too large), or a layout a worker cannot be sent: the scan says why
-        plans.append(_unshipped(shipped))
+        plans.append(received)
         made.append((index, (plan.out_shapes, plan.tolerances, plan.floors)))
     return [(index, sized, outcome) for (index, sized), outcome in zip(made, run_replays_here(plans))]
 
@@ -436,6 +436,16 @@ def _shipped(plan: ReplayPlan, where: Callable[[str], str] | None = None) -> Shi
     return plan.with_tensors(lambda t: specs[id(t)])
 
 
+def _as_received(plan: ReplayPlan) -> ReplayPlan | None:
+    """The plan as a worker receives it when it is shipped (_unshipped of _shipped: each tensor made again from
+    its spec), in one pass; None when a layout is not known."""
+    try:
+        specs = {id(t): tensor_spec(t) for t in (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)}
+    except (AssertionError, OSError, ValueError):
+        return None
+    return plan.with_tensors(lambda t: from_spec(specs[id(t)]))
+
+
 def _shipped_bytes(plan: ShippedPlan) -> int:
     """The bytes a shipped replay reads (the batch policy's measure)."""
     specs = (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)
@@ -522,7 +532,9 @@ def replay_proof(session: Session, pair: OpPair, roles: Roles, slot: int) -> tup
 
 def _read(t: TensorRef) -> np.ndarray:
     a = np.asarray(t.read())
-    return a.reshape(t.shape) if t.shape is not None and a.size == int(np.prod(t.shape)) else a
+    shape = t.shape
+    # (math.prod: exact, and np.prod's call was a tenth of a worker's replay time for the MLP's small tensors)
+    return a.reshape(shape) if shape is not None and a.size == math.prod(shape) else a
 
 
 def sample_positions(size: int) -> np.ndarray | None:
