@@ -182,14 +182,14 @@ class ReplaysAlongside:
     beyond its floor: a rule that never says no where the scan's says yes (needs_replay: the output's error,
     its tail share and cosine, its floor at most the op's); an op the scan does not replay keeps no proof.
     `take` gives the scan a proof only for the very plan it would have sent (the same definition, tensors,
-    shapes, tolerances and floors); any other replay is sent as before."""
+    slot, shapes, tolerances and floors); any other replay is planned and sent as before."""
 
     def __init__(self, session: Session, roles: Callable[[OpPair], Roles]):
         self.session = session
         self._roles_of = roles
         self.roles: dict[int, Roles] = {}  # pair index -> its input roles, made here for the candidates
-        # pair index -> (its input roles, definition, output slot, tensors) as sent to a worker
-        self._sent: dict[int, tuple[Roles, Definition, int, tuple[TensorRef, ...]]] = {}
+        # pair index -> (its input roles, definition, output slot) as sent to a worker
+        self._sent: dict[int, tuple[Roles, Definition, int]] = {}
         self._done: dict[int, tuple[Sized, Outcome]] = {}
 
     def task(self, jobs: list[Job]) -> AlongTask | None:
@@ -235,15 +235,13 @@ class ReplaysAlongside:
         if roles is None:
             roles = self.roles[pair.index] = self._roles_of(pair)
         definition = _definition(ref, roles)
-        tensors = (*ref.inputs.values(), *tgt.inputs.values(), ref.outputs[slot], tgt.outputs[slot])
-        self._sent[pair.index] = (roles, definition, slot, tensors)
+        self._sent[pair.index] = (roles, definition, slot)
         return pair.index, definition, slot, ins_r, ins_t, out_r, out_t
 
-    def plan(self, pair: OpPair, roles: Roles, slot: int) -> tuple[ReplayPlan | None, Said]:
-        """replay_plan of the pair (its definition made once, when it was sent with its chunk)."""
+    def definition(self, pair: OpPair, roles: Roles) -> Definition | None:
+        """The pair's replay definition for `roles`, when it was made for its chunk (replay_plan's argument)."""
         sent = self._sent.get(pair.index)
-        definition = sent[1] if sent is not None and sent[0] is roles else None
-        return replay_plan(self.session, pair, roles, slot, definition)
+        return sent[1] if sent is not None and sent[0] is roles else None
 
     def roles_of(self, pair: OpPair) -> Roles:
         """input_roles of `pair` (made once: for the candidates, when their chunk was sent)."""
@@ -254,22 +252,27 @@ class ReplaysAlongside:
         for index, sized, outcome in result:
             self._done[index] = (sized, outcome)
 
-    def take(self, pair: OpPair, plan: ReplayPlan) -> Outcome | None:
-        """The worker's proof for `plan` (the plan the scan would send), or None: not replayed there."""
-        done, sent = self._done.pop(pair.index, None), self._sent.pop(pair.index, None)
-        if done is None or sent is None:
+    def take(self, pair: OpPair, roles: Roles, slot: int) -> Outcome | None:
+        """The worker's proof for the replay the scan asks of `pair` (output `slot`, input `roles`), or None:
+        not replayed there (the scan plans and sends it). The worker planned it from the same definition
+        (made here, for these very roles), the same tensors (the pair's own: each input and output of both
+        sides, read with the layouts this process adopted from the worker) and the same output slot, with the
+        sizes, shapes and dtypes of those tensors; the outputs' shapes, tolerances and floors it made are
+        checked against the ones made here, so the proof is the one of the plan replay_plan makes here."""
+        done, sent = self._done.pop(pair.index, None), self._sent.get(pair.index)
+        if done is None or sent is None or sent[0] is not roles or sent[2] != slot:
             return None
-        (sized, outcome), (_roles, definition, slot, tensors) = done, sent
-        if (
-            slot != plan.slot
-            or sized != (plan.out_shapes, plan.tolerances, plan.floors)
-            or definition != (plan.op_type, plan.attrs, plan.constants, plan.from_ref)
-        ):
-            return None
-        mine = (*plan.inputs[0].values(), *plan.inputs[1].values(), *plan.outputs)
-        if len(mine) != len(tensors) or any(a is not b for a, b in zip(mine, tensors)):
-            return None
-        return outcome
+        ref, tgt = pair.ref, pair.target
+        assert ref is not None and tgt is not None  # a candidate has both sides
+        o_r, o_t = ref.outputs[slot], tgt.outputs[slot]
+        th = self.session.thresholds
+        here = (
+            (_out_shapes(ref), _out_shapes(tgt)),
+            (th.tolerance(o_r.dtype, None), th.tolerance(o_t.dtype, None)),
+            (th.floor(o_r.dtype)[0], th.floor(o_t.dtype)[0]),
+        )
+        sized, outcome = done
+        return outcome if sized == here else None
 
 
 def replays_alongside(

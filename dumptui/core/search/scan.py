@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from functools import partial
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.ledger import Purpose
@@ -125,20 +124,13 @@ def scan(
     position = {p.index: i for i, p in enumerate(order)}
 
     roles_of = along.roles_of if along is not None else input_roles
-    plan_of = along.plan if along is not None else partial(replay_plan, session)
 
     def measure(i: int, res: OpResult, roles: Roles) -> LocalError:
         le = measured(session, res, roles)
         if judges_selection(session, le, res, roles):
             return le
         if needs_replay(session, le):
-            plan, why = plan_of(le.pair, roles, le.out_slot or 0)
-            if plan is None:
-                le.replay_note = why
-            elif streamed is not None:
-                _stream(streamed, along, i, le.pair, plan)
-            else:
-                plans.append((i, plan))
+            _ask_replay(session, i, le, roles, streamed, along, plans)
         return le
 
     def measure_early(res: OpResult) -> None:
@@ -201,12 +193,29 @@ def scan(
     return out
 
 
-def _stream(streamed: ReplayStream, along: ReplaysAlongside | None, i: int, pair: OpPair, plan: ReplayPlan) -> None:
-    done = along.take(pair, plan) if along is not None else None
-    if done is not None:
-        streamed.known(i, done)  # replayed by the worker that compared the op
-    else:
+def _ask_replay(
+    session: Session,
+    i: int,
+    le: LocalError,
+    roles: Roles,
+    streamed: ReplayStream | None,
+    along: ReplaysAlongside | None,
+    plans: list[tuple[int, ReplayPlan]],
+) -> None:
+    """The replay of the op at position `i`: run already by the worker that compared it (`along`), else
+    planned and sent to the workers as found (`streamed`) or kept for after the measuring (`plans`)."""
+    slot = le.out_slot or 0
+    done = along.take(le.pair, roles, slot) if along is not None else None
+    if done is not None and streamed is not None:
+        streamed.known(i, done)
+        return
+    plan, why = replay_plan(session, le.pair, roles, slot, along.definition(le.pair, roles) if along else None)
+    if plan is None:
+        le.replay_note = why
+    elif streamed is not None:
         streamed.add(i, plan)  # replayed by the workers while the next ops are measured
+    else:
+        plans.append((i, plan))
 
 
 def _streamed_replays(ex: Executor) -> ReplayStream | None:
