@@ -281,7 +281,20 @@ def replays_alongside(
     """In the worker that has just compared a chunk: the replays of its candidates whose output may be beyond
     the floor, planned as replay_plan plans them and run as a shipped plan runs (the same specs, the same
     arithmetic), the files' payloads kept from the compare."""
-    th, candidates = arg
+    try:
+        made, plans = _alongside_plans(*arg, refs, stats)
+        outcomes = run_replays_here(plans)
+    except Exception:
+        # a replay this worker cannot plan or run (a kernel's own error, not a replay's "failed"): none of the
+        # chunk's is kept, and the scan plans and sends each one it asks for, which fails as it failed before
+        # (an op the scan never asks for must not fail the compare)
+        return []
+    return [(index, sized, outcome) for (index, sized), outcome in zip(made, outcomes)]
+
+
+def _alongside_plans(
+    th: Thresholds, candidates: list[Candidate], refs: list[tuple[TensorRef, TensorRef]], stats: list[PairStats | None]
+) -> tuple[list[tuple[int, Sized]], list[ReplayPlan]]:
     plans: list[ReplayPlan] = []
     made: list[tuple[int, Sized]] = []
     for index, definition, slot, ins_r, ins_t, out_r, out_t in candidates:
@@ -302,7 +315,7 @@ def replays_alongside(
             continue  # not replayed (too large), or a layout a worker cannot be sent: the scan says why
         plans.append(received)
         made.append((index, (plan.out_shapes, plan.tolerances, plan.floors)))
-    return [(index, sized, outcome) for (index, sized), outcome in zip(made, run_replays_here(plans))]
+    return made, plans
 
 
 def _may_need_replay(th: Thresholds, st: PairStats, dtype_ref: str | None, dtype_target: str | None) -> bool:

@@ -282,6 +282,72 @@ def test_a_few_big_pairs_on_the_workers_are_measured_as_they_finish(odd_pair, mo
             assert answer[key] == alone[key], key
 
 
+def test_replays_a_worker_could_not_run_alongside_are_sent_as_before(mlp_pair, monkeypatch):
+    """A worker whose replays alongside fail with an error of their own (not a replay's "failed": a kernel's
+    bug) keeps none: the scan plans and sends each replay it asks for, as without them, and the compare
+    goes on (an op the scan never asks to replay must not fail it)."""
+    alone = _one_process(mlp_pair)
+
+    def broken(*args):
+        raise RuntimeError("a kernel's own error")
+
+    monkeypatch.setattr(replays, "_alongside_plans", broken)
+    spread_answer = _spread(mlp_pair, monkeypatch, chunk=120)
+    assert spread_answer["alongside"] == 0 and spread_answer["sent"] > 30, spread_answer
+    for key in alone:
+        assert spread_answer[key] == alone[key], key
+
+
+def test_a_proof_alongside_is_the_one_here_and_taken_only_for_the_same_plan(mlp_pair):
+    """ReplaysAlongside, its two halves in this process: the proof of a MatMul replayed from its chunk's
+    tensors is replay_proof's (the one-process answer); the scan takes it for the same roles and slot and
+    sizes, and for nothing else. The MatMuls before the 2 % bias are within their floor: not replayed."""
+    import dataclasses
+
+    from dumptui.core.compare.smallpairs import compare_tensor_pairs
+    from dumptui.core.search.measure import input_roles
+
+    session = _session(mlp_pair)
+    th = session.thresholds
+
+    def worker_result(along, pair, jobs):
+        fn, arg, reread = along.task(jobs)
+        assert [c[0] for c in arg[1]] == [pair.index] and reread == list(range(len(jobs)))
+        refs = [(r, t) for _p, _io, _s, r, t in jobs]
+        stats = [st for st, _err in compare_tensor_pairs([(r, t, th.tolerance(r.dtype, t.dtype)) for r, t in refs])]
+        return fn(arg, refs, stats)
+
+    replayed = []
+    for pair in [p for p in scan.kernel_order(session) if p.ref.op_type == "MatMul"]:
+        jobs = [(pair, io, slot, r, t) for io, slot, r, t in session.tensor_pairs(pair)]
+        along = replays.ReplaysAlongside(session, input_roles)
+        result = worker_result(along, pair, jobs)
+        assert [index for index, _sized, _outcome in result] in ([], [pair.index])
+        if result:
+            replayed.append((pair, jobs, along, result))
+    assert 5 < len(replayed) < 24
+    pair, jobs, along, result = replayed[0]
+    along.got(jobs, result)
+    roles = along.roles_of(pair)
+    here = replays.replay_proof(session, pair, roles, 0)
+    assert here[0] is not None and along.take(pair, roles, 0) == here
+    assert along.take(pair, roles, 0) is None  # taken once
+    (index, (shapes, tolerances, floors), outcome) = worker_result(along, pair, jobs)[0]
+    roles = along.roles_of(pair)  # made again with the chunk sent again: the definition's
+    wider = dataclasses.replace(tolerances[1], rtol=tolerances[1].rtol * 2)
+    for sized, asked_roles, slot in (
+        ((shapes, (tolerances[0], wider), floors), roles, 0),  # a tolerance the scan would not use
+        ((shapes, tolerances, (floors[0], floors[1] * 2)), roles, 0),
+        ((({0: (64,)}, shapes[1]), tolerances, floors), roles, 0),  # another output shape
+        ((shapes, tolerances, floors), dict(roles), 0),  # roles made again, not those the definition was made for
+        ((shapes, tolerances, floors), roles, 1),  # another output slot
+    ):
+        along.got(jobs, [(index, sized, outcome)])
+        assert along.take(pair, asked_roles, slot) is None
+    along.got(jobs, [(index, (shapes, tolerances, floors), outcome)])
+    assert along.take(pair, roles, 0) == here  # and the same again is taken
+
+
 @pytest.mark.parametrize("io", ["output", "input"])
 def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeypatch, tmp_path, io):
     """Damage between the index and the scan: a payload cut short, a header overwritten, a file gone. The
