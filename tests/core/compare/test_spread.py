@@ -286,12 +286,26 @@ def test_replays_a_worker_could_not_run_alongside_are_sent_as_before(mlp_pair, m
     """A worker whose replays alongside fail with an error of their own (not a replay's "failed": a kernel's
     bug) keeps none: the scan plans and sends each replay it asks for, as without them, and the compare
     goes on (an op the scan never asks to replay must not fail it)."""
-    alone = _one_process(mlp_pair)
+    from dumptui.core.compare.smallpairs import compare_tensor_pairs
+    from dumptui.core.search.measure import input_roles
+
+    session = _session(mlp_pair)
+    jobs = [(p, io, slot, r, t) for p in scan.kernel_order(session) for io, slot, r, t in session.tensor_pairs(p)]
+    fn, arg, _reread = replays.ReplaysAlongside(session, input_roles).task(jobs)
+    refs = [(r, t) for _p, _io, _s, r, t in jobs]
+    th = session.thresholds
+    stats = [st for st, _err in compare_tensor_pairs([(r, t, th.tolerance(r.dtype, t.dtype)) for r, t in refs])]
+    assert len(fn(arg, refs, stats)) > 30
 
     def broken(*args):
         raise RuntimeError("a kernel's own error")
 
     monkeypatch.setattr(replays, "_alongside_plans", broken)
+    assert fn(arg, refs, stats) == []  # what such a worker sends back
+    monkeypatch.undo()
+    alone = _one_process(mlp_pair)
+    # the workers (forked, or spawned when a thread runs: then a patch here never reaches them) send nothing
+    monkeypatch.setattr(replays.ReplaysAlongside, "got", lambda self, jobs, result: None)
     spread_answer = _spread(mlp_pair, monkeypatch, chunk=120)
     assert spread_answer["alongside"] == 0 and spread_answer["sent"] > 30, spread_answer
     for key in alone:
