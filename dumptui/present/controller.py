@@ -171,6 +171,7 @@ class PairController:
     def align(self, ref: Dump, target: Dump) -> OpTreeModel:
         """The ops of both dumps paired: the Session, and the tree's model of it."""
         self.session = pairing.make_session(self.options, ref, target, kl=True, executor=self.pool)
+        self.session.compact_records = True  # every tensor pair's record is kept for the session: packed
         return OpTreeModel(self.session.alignment.pairs)
 
     def build_bisection(self) -> BisectDriver:
