@@ -166,7 +166,7 @@ class PairController:
         def indexing(side: str, stage: Stage, done: int, total: int | None) -> None:
             progress(words.update(side, stage, done, total))
 
-        return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing)
+        return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing, share_text=True)
 
     def align(self, ref: Dump, target: Dump) -> OpTreeModel:
         """The ops of both dumps paired: the Session, and the tree's model of it."""

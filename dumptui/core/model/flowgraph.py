@@ -16,7 +16,7 @@ networkx graph too. This module never imports networkx at import time: an index 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -97,6 +97,13 @@ class FlowGraph:
             pred.extend(index[u] for u in adj_pred[k])
             pred_ptr.append(len(pred))
         return cls(keys, succ_ptr, succ, pred_ptr, pred, node_attr, edge_attr, (node_table.values, edge_table.values))
+
+    def share_keys(self, texts: Mapping[str, str]) -> None:
+        """Each key that `texts` has as the equal string it maps to (model.dump.share_text)."""
+        keys = [texts.get(k, k) for k in self._keys]
+        if any(mine is not theirs for mine, theirs in zip(self._keys, keys)):
+            self._keys = keys
+            self._index = {k: i for i, k in enumerate(keys)}
 
     def __getstate__(self) -> tuple[Any, ...]:
         # the key -> number index is rebuilt on load: cheaper than storing it

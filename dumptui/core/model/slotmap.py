@@ -89,6 +89,9 @@ class SlotMap(Mapping[int, V], Generic[V]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def values(self) -> tuple[V, ...]:  # type: ignore[override]  # what a ValuesView gives, without a lookup each
+        return self._values
+
     def __repr__(self) -> str:
         return "SlotMap(" + repr(dict(zip(self, self._values))) + ")"
 
