@@ -91,6 +91,11 @@ class OpPair:
 class Alignment:
     pairs: list[OpPair] = field(default_factory=list)  # kernels in aligned execution order, then the rest
     warnings: list[Said] = field(default_factory=list)  # report/reasons.py words them
+    # at most this many inputs' origins (and ops' wirings) remembered, the oldest forgotten all at once past
+    # it (None: all). The app's session keeps its alignment for as long as it runs: a scan asks for an input's
+    # origins several times in a row, and once more long after (verdicts in context), when one is cheap to find
+    # again (~3 us), where remembering every input of the 20,000-op demo pair took 10 MB.
+    remember_at_most: int | None = None
 
     def __post_init__(self) -> None:
         self.reindex()
