@@ -26,6 +26,7 @@ TensorSpec = tuple[
 ]
 PairJob = tuple[int, TensorSpec, TensorSpec, tuple[float, float, float]]  # index, ref, target, (atol, rtol, rms)
 PairOutcome = tuple[int, "PairStats | None", "str | None"]  # index, statistics (None: failed), why it failed
+IN_ORDER_AHEAD = 2  # tasks a worker submitted ahead of the results used, for computed_on's in_order
 
 
 def tensor_spec(t: TensorRef, where: Callable[[str], str] | None = None) -> TensorSpec:
@@ -79,11 +80,19 @@ def pair_bytes(job_kl: tuple[PairJob, bool]) -> int:
 
 
 def computed_on(
-    ex: Executor, pairs: list[tuple[TensorRef, TensorRef, ElementTolerance]], kl: bool, cancel: Cancel | None = None
+    ex: Executor,
+    pairs: list[tuple[TensorRef, TensorRef, ElementTolerance]],
+    kl: bool,
+    cancel: Cancel | None = None,
+    in_order: bool = False,
 ) -> Iterator[PairOutcome]:
     """(index in `pairs`, statistics or None, why the read failed or None) as the executor's tasks finish,
-    the biggest pairs sent first (a big pair is a task alone: the batch policy's bytes)."""
+    the biggest pairs sent first (a big pair is a task alone: the batch policy's bytes). `in_order`: sent in
+    the order of `pairs`, a few tasks a worker ahead, so that work the caller submits for the first pairs'
+    results (a scan's replays) runs between these tasks, not after them all."""
     jobs = [(pair_job(i, r, t, tol, ex.where), kl) for i, (r, t, tol) in enumerate(pairs)]
-    jobs.sort(key=lambda job: -pair_bytes(job))
-    for _k, outcome in ex.map_batched(run_pairs, jobs, nbytes=pair_bytes, cancel=cancel):
+    if not in_order:
+        jobs.sort(key=lambda job: -pair_bytes(job))
+    ahead = IN_ORDER_AHEAD * ex.workers if in_order else None
+    for _k, outcome in ex.map_batched(run_pairs, jobs, nbytes=pair_bytes, cancel=cancel, ahead=ahead):
         yield outcome

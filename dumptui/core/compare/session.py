@@ -45,6 +45,7 @@ from dumptui.core.model import recordstats
 from dumptui.core.model.dump import INPUT, OUTPUT, Dump, InOut, TensorRef
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.model.recordstats import RecordStats
+from dumptui.core.model.slotmap import EMPTY, slots_of_both
 
 TensorPair = tuple[InOut, int, "TensorRef | None", "TensorRef | None"]  # io, slot, ref, target
 Prechecked = tuple[ElementTolerance, list[Said], "Reason | None"]  # tolerance, notes, ignore reason
@@ -107,13 +108,14 @@ class Session:
     @staticmethod
     def tensor_pairs(pair: OpPair, io: InOut | None = None) -> list[TensorPair]:
         out: list[TensorPair] = []
+        ref, target = pair.ref, pair.target
         for side in (INPUT, OUTPUT):
             if io and side != io:
                 continue
-            r = (pair.ref.inputs if side == INPUT else pair.ref.outputs) if pair.ref else {}
-            t = (pair.target.inputs if side == INPUT else pair.target.outputs) if pair.target else {}
-            for slot in sorted(set(r) | set(t)):
-                out.append((side, slot, r.get(slot), t.get(slot)))
+            r = (ref.inputs if side == INPUT else ref.outputs) if ref else EMPTY
+            t = (target.inputs if side == INPUT else target.outputs) if target else EMPTY
+            r_get, t_get = r.get, t.get
+            out.extend([(side, slot, r_get(slot), t_get(slot)) for slot in slots_of_both(r, t)])
         return out
 
     def ignore_reason(self, pair: OpPair, io: InOut, slot: int) -> Reason | None:
@@ -201,12 +203,16 @@ class Session:
                 because(Why.NO_SUCH_TENSOR, ref is None),
             )
         ignored = self.ignore_reason(pair, io, slot)
-        notes: list[Said] = [
-            because(Why.REPAIRED, side, t.repaired)
-            for side, t in (("ref", ref), ("target", target))
-            if t.has_data and t.repaired
-        ]
-        problems = [(side, t.problem) for side, t in (("ref", ref), ("target", target)) if t.has_data and t.problem]
+        r_layout = ref.layout() if ref.has_data else None
+        t_layout = target.layout() if target.has_data else None
+        notes: list[Said] = []
+        problems: list[tuple[str, Fault]] = []
+        for side, lay in (("ref", r_layout), ("target", t_layout)):
+            if lay is not None and (lay.repaired or lay.problem):  # rare: most pairs skip both lists' work
+                if lay.repaired:
+                    notes.append(because(Why.REPAIRED, side, lay.repaired))
+                if lay.problem:
+                    problems.append((side, lay.problem))
         if problems:
             return TensorResult(
                 io,

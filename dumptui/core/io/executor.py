@@ -218,6 +218,7 @@ class Executor(Protocol):
         nbytes: Callable[[A], int] | None = None,
         cancel: Cancel | None = None,
         progress: Progress | None = None,
+        ahead: int | None = None,
     ) -> Iterator[tuple[int, R]]: ...
 
     def stream(self, fn_many: Callable[[list[A]], list[R]], batch: BatchPolicy | None = None) -> Stream[Any, A, R]: ...
@@ -362,13 +363,15 @@ class Runs(ABC):
         nbytes: Callable[[A], int] | None = None,
         cancel: Cancel | None = None,
         progress: Progress | None = None,
+        ahead: int | None = None,
     ) -> Iterator[tuple[int, R]]:
         """(index, result) for each item, as tasks finish: `fn_many` (module-level) takes a task's items and
-        returns their results in order; the tasks are made by `batch` (default: BATCH)."""
+        returns their results in order; the tasks are made by `batch` (default: BATCH). `ahead`: as `map`'s
+        (tasks the caller submits meanwhile then wait behind at most this many)."""
         spans = (batch or BATCH).bounds(
             len(items), self.workers, (lambda i: nbytes(items[i])) if nbytes is not None else None
         )
-        for k, results in self.map(fn_many, (items[a:b] for a, b in spans), cancel=cancel):
+        for k, results in self.map(fn_many, (items[a:b] for a, b in spans), cancel=cancel, ahead=ahead):
             start = spans[k][0]
             if progress is not None:
                 progress.tick(len(results))

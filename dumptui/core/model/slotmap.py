@@ -96,6 +96,14 @@ class SlotMap(Mapping[int, V], Generic[V]):
         return "SlotMap(" + repr(dict(zip(self, self._values))) + ")"
 
 
+def slots_of_both(a: Mapping[int, Any], b: Mapping[int, Any]) -> Sequence[int]:
+    """The slots of `a` and of `b`, ascending (a tensor pair per slot: Session.tensor_pairs, ~18,000 calls a
+    scan of 3,000 ops): two SlotMaps of slots 0, 1, ... give a range without building sets."""
+    if type(a) is SlotMap and type(b) is SlotMap and a._slots is None and b._slots is None:
+        return range(max(len(a._values), len(b._values)))
+    return sorted(set(a) | set(b))
+
+
 EMPTY: Any = SlotMap()  # the empty read-only mapping (of slots, or of anything: it has no keys)
 
 

@@ -296,11 +296,14 @@ def _rejudge_input(
     if r.slot in swapped and le.wiring and r.verdict == DIVERGED:
         ctx.restate(r, DIVERGED, because(Why.CARRIES_REF_INPUT, swapped[r.slot]))
     elif roles.get(r.slot) != Role.CONSTANT:  # a constant that differs is the op's definition, not noise
-        through = _one_sided(session, le.pair, r.slot)
-        if through and r.verdict == DIVERGED and not r.statistics_only:
-            ctx.restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
-        elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), ctx.cos):
-            ctx.restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
+        # only a diverged input is restated as unjudged or carried: the graph is asked for nothing else (most
+        # inputs agree within their floor, and their origins were walked for nothing)
+        if r.verdict == DIVERGED:
+            through = None if r.statistics_only else _one_sided(session, le.pair, r.slot)
+            if through:
+                ctx.restate(r, DIVERGED, because(Why.COMES_UNJUDGED, _error_numbers(result_error(r)), through))
+            elif why := _carried(r, _tainted_into(session, sr, position_of(sr), le.pair, r.slot, into), ctx.cos):
+                ctx.restate(r, *_flipped_or(sr, _reach_into(session, sr, le.pair, r.slot, pos), r, why))
         elif (
             r.verdict == SHAPE_MISMATCH
             and not into

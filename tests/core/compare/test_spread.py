@@ -173,6 +173,49 @@ def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
         assert spread_answer[key] == alone[key], key
 
 
+def test_a_few_big_pairs_on_the_workers_are_measured_as_they_finish(odd_pair, monkeypatch):
+    """Too few pairs to spread, each a task of its own on the workers (batch._in_executor: a few big tensors):
+    each op is measured, and its replay sent, as soon as its pairs are known (not after them all), and every
+    answer is the one of one process (the session keeps the results in the order they finished there)."""
+    alone = _one_process(odd_pair)
+    monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 1 << 30)
+    monkeypatch.setattr(batch, "MIN_BYTES_FOR_PROCESSES", 0)
+    monkeypatch.setattr(executor, "BATCH", BatchPolicy(items=1, most_items=1))  # a pair (or a replay) a task
+    session = _session(odd_pair)
+    inside: list[int] = []  # 1 while _in_executor runs
+    measured_inside: list[bool] = []
+    real_in_executor, real_measured = batch._in_executor, scan.measured
+
+    def counted(*args, **kwargs):
+        inside.append(1)
+        try:
+            return real_in_executor(*args, **kwargs)
+        finally:
+            inside.append(0)
+
+    def measured(*args, **kwargs):
+        measured_inside.append(inside[-1:] == [1])
+        return real_measured(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "_in_executor", counted)
+    monkeypatch.setattr(scan, "measured", measured)
+    with LocalProcesses(2) as ex:
+        ex.start()
+        session.executor = ex
+        counts: list[tuple[int, int]] = []
+        comparison = compare_all.compare_pair(session, progress=lambda *c: counts.append(c))
+        answer = dict(_answer(session, comparison), progress=_progress_end(counts))
+    assert inside, "the pairs were not computed on the workers"
+    early, ops = sum(measured_inside), len(measured_inside)
+    assert ops > 50 and ops // 2 < early <= ops, (early, ops)
+    assert [le for le in alone["locals"] if le[3] is not None]  # replays ran
+    for key in alone:
+        if key == "results":
+            assert sorted(answer[key], key=repr) == sorted(alone[key], key=repr)
+        else:
+            assert answer[key] == alone[key], key
+
+
 @pytest.mark.parametrize("io", ["output", "input"])
 def test_files_damaged_after_indexing_are_found_and_said_alike(odd_pair, monkeypatch, tmp_path, io):
     """Damage between the index and the scan: a payload cut short, a header overwritten, a file gone. The

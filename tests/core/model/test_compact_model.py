@@ -14,9 +14,19 @@ from dumptui.core.formats import open_dump
 from dumptui.core.graph.build import LazyAttrs
 from dumptui.core.model.dump import InputSource, Op, TensorRef
 from dumptui.core.model.ir import IRNode
-from dumptui.core.model.slotmap import EMPTY, SlotMap
+from dumptui.core.model.slotmap import EMPTY, SlotMap, slots_of_both
 
 SAMPLES = [{}, {0: "a"}, {0: "a", 1: "b"}, {1: "b", 0: "a"}, {2: "c"}, {0: "a", 2: "c", 5: "f"}]
+
+
+@pytest.mark.parametrize("a", SAMPLES)
+@pytest.mark.parametrize("b", SAMPLES)
+def test_slots_of_both_are_the_sorted_union(a, b):
+    """Dense SlotMaps take the range shortcut; sparse ones, dicts and the empty map the sets: one answer."""
+    want = sorted(set(a) | set(b))
+    for x, y in ((SlotMap(a), SlotMap(b)), (a, b), (SlotMap(a), b), (EMPTY, SlotMap(b)), (SlotMap(a), EMPTY)):
+        assert list(slots_of_both(x, y)) == sorted(set(x) | set(y))
+    assert list(slots_of_both(SlotMap(a), SlotMap(b))) == want
 
 
 @pytest.mark.parametrize("d", SAMPLES)
