@@ -31,7 +31,14 @@ def test_slots_of_both_are_the_sorted_union(a, b):
 
 @pytest.mark.parametrize("d", SAMPLES)
 def test_a_slotmap_reads_like_its_dict(d):
-    for m in (SlotMap(d), SlotMap.of(d), pickle.loads(pickle.dumps(SlotMap(d)))):
+    parts = SlotMap.from_parts(tuple(d), tuple(d.values()))
+    for m in (
+        SlotMap(d),
+        SlotMap.of(d),
+        pickle.loads(pickle.dumps(SlotMap(d))),
+        parts,
+        pickle.loads(pickle.dumps(parts)),
+    ):
         assert list(m) == list(d) and len(m) == len(d) and m == d and d == m
         assert list(m.items()) == list(d.items()) and list(m.values()) == list(d.values())
         assert list(m.keys()) == list(d.keys()) and dict(m) == d and sorted(m) == sorted(d)
@@ -53,6 +60,10 @@ def test_slotmaps_share_what_they_can():
     assert SlotMap.of(m) is m
     assert SlotMap({0: "x", 2: "y"})._slots is m._slots  # one tuple of slots for every map with these
     assert SlotMap({0: "x", 1: "y"})._slots is None  # 0, 1, ...: no tuple at all
+    one = SlotMap.of({0: "x"})  # slot 0 alone: not even a tuple of values
+    assert one == {0: "x"} and type(one).__name__ == "_OneSlot" and one._values == "x"
+    assert SlotMap.from_parts(None, ("x",)) == one and type(SlotMap.from_parts((0,), ("x",))) is type(one)
+    assert type(SlotMap.of({1: "x"})) is SlotMap and pickle.loads(pickle.dumps(one)) == one
     as_dict = {0: "a", 1: "b"}
     frozen = SlotMap(as_dict)
     assert sys.getsizeof(frozen) + sys.getsizeof(frozen._values) < sys.getsizeof(as_dict) // 2
@@ -64,11 +75,11 @@ def test_ops_are_frozen_once_indexed_and_through_the_cache(demo_pair):
     op.put("input", 0, t)
     op.put_source(0, InputSource("parameter", "x"))
     op.freeze()
-    assert type(op.inputs) is SlotMap and op.inputs == {0: t} and op.outputs is EMPTY
+    assert isinstance(op.inputs, SlotMap) and op.inputs == {0: t} and op.outputs is EMPTY
     with pytest.raises(TypeError, match="frozen"):
         op.put("output", 0, t)
     for dump in (open_dump(demo_pair.ref), open_dump(demo_pair.ref, cache=True), open_dump(demo_pair.ref, cache=True)):
-        assert all(type(m) is SlotMap for op in dump.ops for m in (op.inputs, op.outputs, op.sources))
+        assert all(isinstance(m, SlotMap) for op in dump.ops for m in (op.inputs, op.outputs, op.sources))
         assert type(dump.graph).__name__ == "FlowGraph"
 
 
