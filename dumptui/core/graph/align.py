@@ -29,6 +29,7 @@ from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
+from dumptui.core.model.numbers import counting
 from dumptui.core.model.reason import Said, Why, because
 
 if TYPE_CHECKING:  # dataflow reads the alignment; the alignment only keeps dataflow's answers
@@ -101,7 +102,7 @@ class Alignment:
         self.reindex()
 
     def reindex(self) -> None:
-        for i, p in enumerate(self.pairs):
+        for i, p in zip(counting(len(self.pairs)), self.pairs):
             p.index = i
         self._by_ref = {p.ref.key: p for p in self.pairs if p.ref is not None}
         self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}

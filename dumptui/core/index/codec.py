@@ -21,6 +21,7 @@ from dumptui.core.io.fault import Fault
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import Dump, InputSource, Op, TensorRef
 from dumptui.core.model.flowgraph import FlowGraph
+from dumptui.core.model.numbers import counting, shared
 from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
@@ -191,6 +192,7 @@ def decode(cols: dict[str, Any], texts: dict[str, str] | None = None) -> Dump:
     slots = cols["slots"]
     members = [tensors[i] for i in cols["members"]]
     o_ints, o_kinds = cols["o_ints"], cols["o_kinds"]
+    counting(len(cols["o_kind"]))  # an op's order: one of the process's shared numbers (model/numbers.py)
     ops: list[Op] = []
     pos = 0
     for i, kind in enumerate(counted(Stage.CACHE, cols["o_kind"])):
@@ -206,7 +208,7 @@ def decode(cols: dict[str, Any], texts: dict[str, str] | None = None) -> Dump:
                 o_names[j + 1],
                 SlotMap.from_parts(tuple(slots[pos:mid]), tuple(members[pos:mid])),
                 SlotMap.from_parts(tuple(slots[mid:end]), tuple(members[mid:end])),
-                o_ints[j],
+                shared(o_ints[j]),
                 stamps.get(o_ints[j + 1], o_ints[j + 1]),
                 source,
                 EMPTY,

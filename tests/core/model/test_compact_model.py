@@ -4,6 +4,7 @@ indexed (and stay so through the index cache), and ops with the same graph attri
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import sys
 
@@ -165,3 +166,31 @@ def test_sources_from_the_cache_name_their_producer_by_its_own_key_string(demo_p
     sources = [src for op in again.ops for src in op.sources.values() if src.ref in by_key]
     assert sources and all(src.ref is by_key[src.ref].key for src in sources)
     assert [dict(op.sources) for op in again.ops] == [dict(op.sources) for op in fresh.ops]
+
+
+def test_counting_numbers_are_one_set_of_objects(tmp_path, monkeypatch):
+    from dumptui.core.demo.residual import write_demo
+    from dumptui.core.graph.align import align
+    from dumptui.core.model.numbers import counting, shared
+
+    first = counting(1000)
+    assert counting(2000) is first and first[:2000] == list(range(2000))
+    big = int("1999")  # an int made anew, equal to a shared one
+    assert big is not first[1999] and shared(big) is first[1999] and shared(-1) == -1 and shared(10**9) == 10**9
+    demo = write_demo(str(tmp_path), n_ops=320, size=8)
+    ref, target = open_dump(demo.ref), open_dump(demo.target)
+    pairs = align(ref, target).pairs
+    assert len(pairs) > 257 and all(p.index is first[i] for i, p in enumerate(pairs))
+    g = ref.graph
+    assert all(g._index[k] is first[g._index[k]] for k in g.nodes)
+    old = os.stat(demo.ref).st_mtime - 3600  # (the cache stores no dump that changed just now)
+    for folder, dirs, files in os.walk(demo.ref):
+        for name in files + dirs:
+            os.utime(os.path.join(folder, name), (old, old))
+    os.utime(demo.ref, (old, old))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("DUMPTUI_NO_INDEX_CACHE", raising=False)
+    open_dump(demo.ref, cache=True)
+    cached = open_dump(demo.ref, cache=True)  # from the cache's columns
+    orders = [op.order for op in cached.ops if op.order > 256]
+    assert orders and all(o is shared(o) for o in orders)
