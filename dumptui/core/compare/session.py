@@ -358,6 +358,13 @@ class Session:
 
     # ------------------------------------------------------------------ ops
     def op_result(self, pair: OpPair, inputs: bool = True, purpose: Purpose = Purpose.COMPARE) -> OpResult:
+        return self.assembled(pair, *self.tensor_results(pair, inputs, purpose))
+
+    def tensor_results(
+        self, pair: OpPair, inputs: bool = True, purpose: Purpose = Purpose.COMPARE
+    ) -> tuple[list[TensorResult], list[TensorResult]]:
+        """The op's (input results, output results), each pair compared now unless it was before (what
+        `op_result` assembles; a caller that only reads the tensors' results spares the op's verdicts)."""
         ins: list[TensorResult] = []
         outs: list[TensorResult] = []
         for io, slot, r, t in self.tensor_pairs(pair):
@@ -365,7 +372,7 @@ class Session:
                 continue
             res = self.tensor_result(pair, io, slot, r, t, purpose)
             (ins if io == INPUT else outs).append(res)
-        return self.assembled(pair, ins, outs)
+        return ins, outs
 
     def assembled(self, pair: OpPair, ins: list[TensorResult], outs: list[TensorResult]) -> OpResult:
         """The op's result from its tensors' results (inputs and outputs in `tensor_pairs` order)."""

@@ -251,16 +251,16 @@ def rejudge(
     ctx = _Restating(session, before)
     for pos, le in enumerate(sr.locals):
         into = any(sr.tainted[p] for p in predecessors(pos))
-        res = session.op_result(le.pair, purpose=Purpose.SCAN)
+        ins, outs = session.tensor_results(le.pair, purpose=Purpose.SCAN)
         roles = input_roles(le.pair) if roles_of is None else roles_of[pos]
         # (read only where the op is said to be wired otherwise: most ops are not, and this asked every op's
         # origins again for another list of slots than measuring asked them for)
         swapped = (
             dict(wiring(session.ref, session.target, session.alignment, le.pair, list(roles))) if le.wiring else {}
         )
-        for cached in res.inputs:
+        for cached in ins:
             _rejudge_input(ctx, sr, pos, le, ctx.now(cached), roles, swapped, into)
-        for cached in res.outputs:
+        for cached in outs:
             _rejudge_output(ctx, sr, pos, ctx.now(cached))
     return before.merged(ctx.judged.values())
 
