@@ -16,7 +16,7 @@ from dumptui.core.compare.processes import computed_on, resolve_layouts_of
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
-from dumptui.core.compare.spread import evaluate_spread, shippable
+from dumptui.core.compare.spread import Alongside, evaluate_spread, shippable
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io.executor import MIN_BYTES_FOR_PROCESSES, Cancel, Executor, Progress
 from dumptui.core.io.npy import payloads_kept, shared_layout
@@ -39,11 +39,14 @@ def evaluate_all(
     cancel: Cancel | None = None,
     purpose: Purpose = Purpose.COMPARE,
     ready: Callable[[OpResult], None] | None = None,
+    along: Alongside | None = None,
 ) -> list[OpResult]:
     """Every tensor pair of `pairs` (default: all), then each op's result; reads are booked under `purpose`.
     The work runs on the session's executor: an offloading one (the app's) gets every file read, headers
     included (its UI process keeps only the verdicts' bookkeeping). `ready`: where the workers compute, told of
-    each op whose result is known before the batch ends (spread.py's many small pairs, or a few big ones)."""
+    each op whose result is known before the batch ends (spread.py's many small pairs, or a few big ones).
+    `along`: where the workers read and compute many small pairs (spread.py), work they do on the files they
+    have just read (spread.Alongside; elsewhere it is not done: its caller does it without)."""
     pairs = session.alignment.pairs if pairs is None else pairs
     ex = session.executor
     jobs = [
@@ -64,11 +67,11 @@ def evaluate_all(
             # precheck here reads no file
             alone = [ref for job in chunk if shippable(job) is None for ref in job[3:] if ref is not None]
             resolve_layouts(ex, alone, cancel)
-            evaluate_spread(session, chunk, counter, cancel, purpose, ready, leftover=True)
+            evaluate_spread(session, chunk, counter, cancel, purpose, ready, leftover=True, along=along)
         return [session.op_result(p, purpose=purpose) for p in pairs]
     if ex.local and ex.workers > 1 and len(jobs) >= MIN_PAIRS_TO_SPREAD:
         # the workers read and compute; this process judges what comes back
-        evaluate_spread(session, jobs, counter, cancel, purpose, ready)
+        evaluate_spread(session, jobs, counter, cancel, purpose, ready, along=along)
         return [session.op_result(p, purpose=purpose) for p in pairs]
     with payloads_kept():  # a small tensor's payload comes with its header: read once, not twice
         heavy = _settle_without_reading(session, jobs, counter, cancel, purpose)

@@ -15,6 +15,7 @@ process judges what has come back.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.metrics import ElementTolerance
@@ -27,7 +28,7 @@ from dumptui.core.compare.verdict import Thresholds
 from dumptui.core.graph.align import OpPair
 from dumptui.core.io import dtypes
 from dumptui.core.io.executor import BATCH, Cancel, Progress
-from dumptui.core.io.npy import Layout, payloads_kept, shared_layout
+from dumptui.core.io.npy import Layout, kept_for_reuse, payloads_kept, shared_layout
 from dumptui.core.model.dump import InOut, TensorRef, WorkerSpec
 
 Job = tuple[OpPair, InOut, int, "TensorRef | None", "TensorRef | None"]  # pair, io, slot, ref, target
@@ -37,7 +38,23 @@ Job = tuple[OpPair, InOut, int, "TensorRef | None", "TensorRef | None"]  # pair,
 IN_FLIGHT = 3  # chunks submitted per worker ahead of the one this process judges
 # (index in the chunk, tolerance used, statistics or None, why the read failed or None)
 Computed = tuple[int, ElementTolerance, "PairStats | None", "str | None"]
-ChunkResult = tuple[list[tuple["Layout | None", "Layout | None"]], list[Computed]]
+# More work on a chunk's files in its worker (Alongside): a module-level function, called there as
+# fn(argument, the chunk's tensors, their statistics); its argument; the positions of the shipped pairs it reads
+AlongTask = tuple[Callable[[Any, list[tuple[TensorRef, TensorRef]], list["PairStats | None"]], Any], Any, list[int]]
+ChunkResult = tuple[list[tuple["Layout | None", "Layout | None"]], list[Computed], Any]
+Chunk = tuple[Thresholds, bool, list[tuple[WorkerSpec, WorkerSpec]], "AlongTask | None"]
+
+
+class Alongside(Protocol):
+    """Work a batch's caller wants done with some of the files a chunk's worker has just read (a scan's
+    replays, the preconditions' rounding check): done in the same task, after the chunk's statistics, those
+    files' payloads kept for it (npy.kept_for_reuse), so that none is opened twice nor read in this process."""
+
+    def task(self, jobs: list[Job]) -> AlongTask | None:
+        """The work for a chunk whose shipped jobs are `jobs` (in the worker's order), or None: none."""
+
+    def got(self, jobs: list[Job], result: Any) -> None:
+        """What the work gave for those jobs, here, before the chunk's pairs are judged."""
 
 
 def shippable(job: Job) -> tuple[WorkerSpec, WorkerSpec] | None:
@@ -49,18 +66,23 @@ def shippable(job: Job) -> tuple[WorkerSpec, WorkerSpec] | None:
     return None if rs is None or ts is None else (rs, ts)
 
 
-def read_and_compare(chunk: tuple[Thresholds, bool, list[tuple[WorkerSpec, WorkerSpec]]]) -> ChunkResult:
+def read_and_compare(chunk: Chunk) -> ChunkResult:
     """In a worker process: each pair's layouts resolved (the npy headers read, each file's small payload
     kept from the same read), and the statistics of the pairs the precheck would have computed (both
-    readable, both real or both complex, as many elements), with the tolerance it would have chosen."""
-    thresholds, kl, items = chunk
+    readable, both real or both complex, as many elements), with the tolerance it would have chosen; then the
+    caller's work alongside (Alongside), if any, and its result."""
+    thresholds, kl, items, along = chunk
     layouts: list[tuple[Layout | None, Layout | None]] = []
+    refs: list[tuple[TensorRef, TensorRef]] = []
     jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]] = []
     where: list[int] = []
-    with payloads_kept():
+    reread = [spec[0] for k in along[2] for spec in items[k]] if along is not None else []
+    extra = None
+    with payloads_kept(), kept_for_reuse(reread):
         for k, (rs, ts) in enumerate(items):
             (r, read_r), (t, read_t) = TensorRef.from_worker_spec(rs), TensorRef.from_worker_spec(ts)
             layouts.append((read_r, read_t))
+            refs.append((r, t))
             if r.problem or t.problem:
                 continue
             if dtypes.is_complex(r.dtype) != dtypes.is_complex(t.dtype) or (r.size or 0) != (t.size or 0):
@@ -68,7 +90,12 @@ def read_and_compare(chunk: tuple[Thresholds, bool, list[tuple[WorkerSpec, Worke
             jobs.append((r, t, thresholds.tolerance(r.dtype, t.dtype)))
             where.append(k)
         outcomes = compare_tensor_pairs(jobs, kl)
-    return layouts, [(k, tol, st, err) for k, (_r, _t, tol), (st, err) in zip(where, jobs, outcomes)]
+        if along is not None:
+            stats: list[PairStats | None] = [None] * len(items)
+            for k, (st, _err) in zip(where, outcomes):
+                stats[k] = st
+            extra = along[0](along[1], refs, stats)
+    return layouts, [(k, tol, st, err) for k, (_r, _t, tol), (st, err) in zip(where, jobs, outcomes)], extra
 
 
 def evaluate_spread(
@@ -79,6 +106,7 @@ def evaluate_spread(
     purpose: Purpose,
     ready: Callable[[OpResult], None] | None = None,
     leftover: bool = False,
+    along: Alongside | None = None,
 ) -> None:
     """Every job's result stored in the session, as batch.evaluate_all stores them in one process: the pairs
     the precheck settles first, in job order, then the computed ones in job order. The chunks run on the
@@ -90,13 +118,15 @@ def evaluate_spread(
     to compute here at the end, or a pair that two jobs share (the one stored would be the other's).
 
     `leftover`: the pairs the workers did not compute are computed on the executor at the end too (the app:
-    never the process that draws the UI); else here."""
+    never the process that draws the UI); else here.
+
+    `along`: more work on some of a chunk's files, done by its worker after the chunk's statistics."""
     ex = session.executor
     size = BATCH.task_items(len(jobs), ex.workers)
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     shipped: list[list[int]] = []  # per chunk: the positions of its shipped jobs
 
-    def tasks() -> Iterator[tuple[Thresholds, bool, list[tuple[WorkerSpec, WorkerSpec]]]]:
+    def tasks() -> Iterator[Chunk]:
         for chunk in chunks:  # made as the executor takes them: while the first chunks are computed
             items, positions = [], []
             for k, job in enumerate(chunk):
@@ -105,16 +135,19 @@ def evaluate_spread(
                     items.append(spec)
                     positions.append(k)
             shipped.append(positions)
-            yield session.thresholds, session.kl, items
+            work = along.task([chunk[k] for k in positions]) if along is not None else None
+            yield session.thresholds, session.kl, items, work
 
     # (job, precheck, result judged from a worker's statistics | None: computed or failed here at the end)
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
     early = _EarlyResults(session, jobs) if ready is not None else None
-    for c, (layouts, computed) in ex.map(
+    for c, (layouts, computed, extra) in ex.map(
         read_and_compare, tasks(), cancel=cancel, ordered=True, ahead=IN_FLIGHT * ex.workers
     ):
         chunk = chunks[c]
         _adopt_layouts(chunk, layouts, shipped[c])
+        if along is not None and extra is not None:
+            along.got([chunk[k] for k in shipped[c]], extra)
         got: dict[int, Computed] = {shipped[c][item[0]]: item for item in computed}
         heavy += _judge_chunk(session, chunk, got, counter.tick, early, purpose)
         if early is not None and ready is not None:

@@ -23,14 +23,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from dumptui.core.compare.elements import stats_within_rounding, within_rounding
-from dumptui.core.compare.metrics import ElementTolerance
+import numpy as np
+
+from dumptui.core.compare.elements import stats_within_rounding, within_rounding, within_rounding_rows
+from dumptui.core.compare.metrics import CHUNK, ElementTolerance
 from dumptui.core.compare.noise import ELEMENT_FACTOR, floor_of, least_precise, tensor_error
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.io import dtypes
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
-from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, InOut, Op, TensorRef, TensorStats
+from dumptui.core.model.dump import INOUT_NAMED, OUTPUT, SMALL_READ, InOut, Op, TensorRef, TensorStats
 from dumptui.core.model.reason import Reason, Why, because
 from dumptui.core.model.vocab import Word
 
@@ -370,6 +372,43 @@ def compare_statistics(
     if worst_val <= lim:
         return CLOSE, because(Why.STAT_WITHIN, worst_val, worst_key, lim), rel
     return DIVERGED, because(Why.STAT_DIFFERS, worst_key, worst_val, lim), rel
+
+
+def roundings_explain(pairs: list[tuple[TensorRef, TensorRef]]) -> list[str | None]:
+    """rounding_explains of each pair, the small ones read whole and judged together
+    (elements.within_rounding_rows: the same answers)."""
+    out: list[str | None] = [None] * len(pairs)
+    rows: list[tuple[np.ndarray, np.ndarray]] = []
+    where: list[int] = []
+    for i, (ref, target) in enumerate(pairs):
+        if not (
+            _in_rows(ref) and _in_rows(target) and ref.size == target.size == ref.layout().size == target.layout().size
+        ):
+            out[i] = rounding_explains(ref, target)
+            continue
+        try:
+            rows.append((ref.read(), target.read()))
+        except (OSError, ValueError):
+            continue  # as rounding_explains says of a pair it cannot read
+        where.append(i)
+    for i, fmt in zip(where, within_rounding_rows(rows)):
+        out[i] = fmt
+    return out
+
+
+def _in_rows(t: TensorRef) -> bool:
+    """A tensor within_rounding reads in one chunk, in memory, as read() gives it (a plain small payload)."""
+    if not t.has_data or t.problem:
+        return False
+    lay = t.layout()
+    return (
+        lay.storage is not None
+        and lay.storage.kind in "fiu"
+        and lay.decoder is None
+        and not lay.fortran
+        and 0 < lay.size <= CHUNK
+        and 0 < t.nbytes() <= SMALL_READ
+    )
 
 
 def rounding_explains(ref: TensorRef | None, target: TensorRef | None) -> str | None:

@@ -87,10 +87,12 @@ class _Counted:
 
 def _folder_problems(
     folder: str, wanted: set[str], inside: list[str] | None, counted: _Counted
-) -> dict[str, tuple[Severity, Fault]] | None:
-    """The problem of each entry of `folder` named in `wanted` that has one; None when the folder cannot be
-    listed (its tensors say so when they are read)."""
+) -> tuple[dict[str, tuple[Severity, Fault]], bool] | None:
+    """The problem of each entry of `folder` named in `wanted` that has one, and whether every wanted entry
+    is there as a regular file (no link, nothing missing); None when the folder cannot be listed (its tensors
+    say so when they are read)."""
     found: dict[str, tuple[Severity, Fault]] = {}
+    plain = 0  # wanted entries that are regular files, not links
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
@@ -98,16 +100,19 @@ def _folder_problems(
                     problem = _entry_problem(entry, inside)
                     if problem is not None:
                         found[entry.name] = problem
+                    elif not entry.is_symlink():  # (a regular file: _entry_problem found it so)
+                        plain += 1
                     counted.one()
     except OSError:
         return None
     finally:
         counted.folder_end()
-    return found
+    return found, plain == len(wanted)
 
 
 def check_tensor_files(dump: Dump) -> None:
-    """Refuse the tensors whose file is not a regular file; report links and folders leading outside."""
+    """Refuse the tensors whose file is not a regular file; report links and folders leading outside; keep
+    the folders of regular files only (Dump.plain_folders)."""
     by_folder: dict[str, list[tuple[TensorRef, str]]] = defaultdict(list)  # folder -> (tensor, file name)
     for op in dump.ops:
         for t in op.tensors():
@@ -117,6 +122,7 @@ def check_tensor_files(dump: Dump) -> None:
     roots = list({os.path.realpath(dump.root), os.path.realpath(os.path.abspath(dump.path))})
     known = {p.path for p in dump.problems}
     counted = _Counted(sum(len(tensors) for tensors in by_folder.values()))
+    listed: set[str] = set()  # folders of regular files only (safeio.listed_regular: opened without a stat)
     for folder, tensors in by_folder.items():
         real = os.path.realpath(folder)
         inside: list[str] | None = roots
@@ -125,9 +131,13 @@ def check_tensor_files(dump: Dump) -> None:
             if folder not in known:
                 reason = Fault(Flaw.FOLDER_OUTSIDE, (real,))
                 dump.problems.append(Problem(folder, reason, WARNING))
-        found = _folder_problems(folder, {name for _t, name in tensors}, inside, counted)
-        if found is None:
+        checked = _folder_problems(folder, {name for _t, name in tensors}, inside, counted)
+        if checked is None:
             continue
+        found, plain = checked
+        if plain and inside is not None and not found:
+            first = tensors[0][0].path
+            listed.add(first[: first.rfind(os.sep) + 1])  # as safeio cuts a path of it: with its separator
         for t, name in tensors:
             problem = found.get(name)
             if problem is not None and problem[0] == ERROR:
@@ -136,3 +146,4 @@ def check_tensor_files(dump: Dump) -> None:
             path = os.path.join(folder, name)
             if path not in known:
                 dump.problems.append(Problem(path, reason, severity))
+    dump.plain_folders = frozenset(listed)

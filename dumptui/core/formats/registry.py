@@ -16,6 +16,7 @@ from dumptui.core.index import cache as indexcache
 from dumptui.core.io import indexing_progress
 from dumptui.core.io.errors import DumpError
 from dumptui.core.io.fault import Fault, Flaw, worded
+from dumptui.core.io.safeio import listed_regular
 from dumptui.core.model.dump import Dump, FormatName, no_cyclic_gc
 
 READERS: tuple[Reader, ...] = (
@@ -94,8 +95,11 @@ def open_dump(
 
     with no_cyclic_gc():
         if cache and indexcache.enabled() and os.path.isdir(path):
-            return indexcache.cached_index(path, fmt, (rank, graph, iteration), index, texts).dump
-        return index()
+            dump = indexcache.cached_index(path, fmt, (rank, graph, iteration), index, texts).dump
+        else:
+            dump = index()
+    listed_regular(dump.plain_folders)  # what check_tensor_files found, for every read of this process
+    return dump
 
 
 __all__ = ["FORMATS", "READERS", "Reader", "Selection", "detect", "open_dump"]

@@ -32,7 +32,8 @@ from dumptui.core.model.slotmap import EMPTY, SlotMap
 # 16: a dump's variant as a code (a Reason of the readers' codes), not words
 # 17: reasons (a dump's notes, its variant) with slots: pickled as a tuple of values, not a dict
 # 18: an msprobe backward call's forward inputs numbered after its own (no two inputs share a slot)
-FORMAT_VERSION = 18
+# 19: Dump.plain_folders (the folders of regular files only, opened without a stat)
+FORMAT_VERSION = 19
 
 
 class _Table:

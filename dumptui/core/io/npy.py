@@ -20,7 +20,7 @@ import re
 import struct
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -175,13 +175,15 @@ def _read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int, int]:
 class _KeptPayloads:
     """Payloads that came with their header in one read, kept for the read of the values that follows
     (`payloads_kept`): a scan of small tensors then opens each file once, not twice. Bounded in bytes,
-    oldest dropped first; a payload is handed out once."""
+    oldest dropped first; a payload is handed out once, but for the files `kept_for_reuse` names: those as
+    often as they are read while it lasts."""
 
     def __init__(self) -> None:
         self.budget = 0
         self.users = 0
         self.held = 0
         self.by_path: dict[str, tuple[int, bytes]] = {}
+        self.reused: dict[str, int] = {}  # path -> how many `kept_for_reuse` name it now
         self.lock = threading.Lock()
 
     def add(self, path: str, offset: int, payload: bytes) -> None:
@@ -197,10 +199,14 @@ class _KeptPayloads:
 
     def take(self, path: str, offset: int, nbytes: int) -> bytes | None:
         with self.lock:
-            got = self.by_path.pop(path, None)
+            if path in self.reused:
+                got = self.by_path.get(path)
+            else:
+                got = self.by_path.pop(path, None)
+                if got is not None:
+                    self.held -= len(got[1])
             if got is None:
                 return None
-            self.held -= len(got[1])
         return got[1] if got[0] == offset and len(got[1]) == nbytes else None
 
 
@@ -227,6 +233,27 @@ def payloads_kept(budget: int = 32 << 20) -> Iterator[None]:
             if not _kept.users:
                 _kept.budget = _kept.held = 0
                 _kept.by_path.clear()
+
+
+@contextmanager
+def kept_for_reuse(paths: Iterable[str]) -> Iterator[None]:
+    """Inside `payloads_kept`: the payloads of `paths` handed out to every read of them while it lasts (not
+    once), then dropped. A worker that compares a batch of small tensor pairs and then works on some of them
+    again (replays their ops, looks at their rounding) opens each of those files once."""
+    named = list(paths)
+    with _kept.lock:
+        for path in named:
+            _kept.reused[path] = _kept.reused.get(path, 0) + 1
+    try:
+        yield
+    finally:
+        with _kept.lock:
+            for path in named:
+                left = _kept.reused.pop(path) - 1
+                if left:
+                    _kept.reused[path] = left
+                elif (got := _kept.by_path.pop(path, None)) is not None:
+                    _kept.held -= len(got[1])
 
 
 def read_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:

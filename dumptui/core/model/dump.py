@@ -23,7 +23,7 @@ import numpy as np
 from dumptui.core.io import dtypes
 from dumptui.core.io.fault import Fault, Flaw
 from dumptui.core.io.npy import Layout, logical_chunks, npy_layout, open_array, read_small
-from dumptui.core.io.safeio import open_regular
+from dumptui.core.io.safeio import is_listed, listed_regular, open_regular
 from dumptui.core.model.reason import Reason, Said
 from dumptui.core.model.recordstats import RecordStats, as_packed
 from dumptui.core.model.slotmap import EMPTY, SlotMap, V
@@ -98,8 +98,11 @@ class OrderSource(Word):
     FILE_MTIMES = "file-mtimes"  # a folder of .npy files: their modification times
 
 
-# a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout
-WorkerSpec = tuple[str, "InOut", int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None"]
+# a tensor as a worker process makes it (TensorRef.worker_spec): path, io, slot, dtype, shape, size on disk, layout,
+# its folder when the index found regular files only there (None otherwise: safeio.listed_regular)
+WorkerSpec = tuple[
+    str, "InOut", int, "str | None", "tuple[int, ...] | None", "int | None", "Layout | None", "str | None"
+]
 # a statistics-only tensor's statistics: max, min, mean, l2 and whatever else its file gives
 TensorStats = Mapping[str, "float | str | None"]
 # A parameter op's attributes, one dict for all (ops' attributes are read, never changed in place)
@@ -425,13 +428,25 @@ class TensorRef:
         the tensor has no data (statistics only)."""
         if self.stats is not None or (self._layout is None and self._layout_fn is not None):
             return None
-        return (self.path, self.io, self.slot, self._dtype, self._shape, self.size_on_disk, self._layout)
+        folder = self._folder
+        return (
+            self.path,
+            self.io,
+            self.slot,
+            self._dtype,
+            self._shape,
+            self.size_on_disk,
+            self._layout,
+            folder if is_listed(folder) else None,
+        )
 
     @classmethod
     def from_worker_spec(cls, spec: WorkerSpec) -> tuple[TensorRef, Layout | None]:
         """The tensor of `worker_spec`, its layout resolved: (tensor, the layout as read from the file when it
         was read here, to send back; None when the spec carried it)."""
-        path, io, slot, dtype, shape, size_on_disk, layout = spec
+        path, io, slot, dtype, shape, size_on_disk, layout, listed = spec
+        if listed is not None:  # the parent's index found regular files only there: so does this process
+            listed_regular((listed,))
         t = cls(path, io, slot, dtype, shape, size_on_disk=size_on_disk)
         read = None
         if layout is None:
@@ -636,6 +651,9 @@ class Dump:
     # why this part of the dump was opened when the user let dumptui choose it (`--step all` in the app)
     selection_note: str = ""
     parameters: dict[str, bool] = field(default_factory=dict)  # graph parameter name -> is a weight (else an input)
+    # the folders (with their separator) whose every tensor file indexing found a regular file, no link
+    # (formats/filecheck.py): their files are opened without a stat first (io/safeio.py `listed_regular`)
+    plain_folders: frozenset[str] = frozenset()
     _by_key: dict[str, Op] | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:

@@ -49,6 +49,7 @@ from dumptui.core.search.measure import (
 )
 from dumptui.core.search.replays import (
     ReplayPlan,
+    ReplaysAlongside,
     ReplayStream,
     replay_plan,
     replay_proof,
@@ -116,22 +117,20 @@ def scan(
             progress(done, total)
 
     streamed = _streamed_replays(session.executor)
+    # where the workers read and compare the pairs, an op's replay runs in the same task (no file read twice)
+    along = ReplaysAlongside(session, input_roles) if streamed is not None else None
     plans: list[tuple[int, ReplayPlan]] = []
     early: dict[int, tuple[LocalError, Roles]] = {}  # position -> (measured op, its input roles)
     position = {p.index: i for i, p in enumerate(order)}
+
+    roles_of = along.roles_of if along is not None else input_roles
 
     def measure(i: int, res: OpResult, roles: Roles) -> LocalError:
         le = measured(session, res, roles)
         if judges_selection(session, le, res, roles):
             return le
         if needs_replay(session, le):
-            plan, why = replay_plan(session, le.pair, roles, le.out_slot or 0)
-            if plan is None:
-                le.replay_note = why
-            elif streamed is not None:
-                streamed.add(i, plan)  # replayed by the workers while the next ops are measured
-            else:
-                plans.append((i, plan))
+            _ask_replay(session, i, le, roles, streamed, along, plans)
         return le
 
     def measure_early(res: OpResult) -> None:
@@ -141,7 +140,7 @@ def scan(
         i = position.get(res.pair.index)
         if i is None or any(r.verdict in (UNREADABLE, ONLY_REF, ONLY_TARGET) for r in res.inputs):
             return
-        roles = input_roles(res.pair)
+        roles = roles_of(res.pair)
         early[i] = (measure(i, res, roles), roles)
 
     results = evaluate_all(
@@ -151,13 +150,14 @@ def scan(
         cancel=cancel,
         purpose=Purpose.SCAN,
         ready=measure_early if streamed is not None else None,
+        along=along,
     )
     ops = _Measured()
     for i, res in enumerate(results):
         if i in early:
             ops.add(res, *early[i])
         else:
-            op_roles = input_roles(res.pair)
+            op_roles = roles_of(res.pair)
             ops.add(res, measure(i, res, op_roles), op_roles)
     if streamed is not None:
         replays, total = streamed.results(cancel), streamed.count
@@ -191,6 +191,31 @@ def scan(
     out.unread = [(res.pair.label, r) for res in results for r in res.outputs if r.verdict == UNREADABLE]
     out.in_context = rejudge(session, out, predecessors, roles, before)
     return out
+
+
+def _ask_replay(
+    session: Session,
+    i: int,
+    le: LocalError,
+    roles: Roles,
+    streamed: ReplayStream | None,
+    along: ReplaysAlongside | None,
+    plans: list[tuple[int, ReplayPlan]],
+) -> None:
+    """The replay of the op at position `i`: run already by the worker that compared it (`along`), else
+    planned and sent to the workers as found (`streamed`) or kept for after the measuring (`plans`)."""
+    slot = le.out_slot or 0
+    done = along.take(le.pair, roles, slot) if along is not None else None
+    if done is not None and streamed is not None:
+        streamed.known(i, done)
+        return
+    plan, why = replay_plan(session, le.pair, roles, slot, along.definition(le.pair, roles) if along else None)
+    if plan is None:
+        le.replay_note = why
+    elif streamed is not None:
+        streamed.add(i, plan)  # replayed by the workers while the next ops are measured
+    else:
+        plans.append((i, plan))
 
 
 def _streamed_replays(ex: Executor) -> ReplayStream | None:

@@ -22,7 +22,9 @@ from helpers.procs import wait_gone
 from dumptui.core.compare import batch, spread
 from dumptui.core.io import executor
 from dumptui.core.io.executor import BatchPolicy, LocalProcesses
-from dumptui.core.search import compare_all, scan
+from dumptui.core.model.reason import Why
+from dumptui.core.search import compare_all, replays, scan
+from dumptui.core.search.bisect.types import CheckStatus
 from dumptui.options.pair import PairOptions, make_session, open_pair
 from dumptui.report.documents import compare_document
 
@@ -98,6 +100,7 @@ def _answer(session, comparison) -> dict:
         "reads": (session.ledger.count, session.ledger.by_purpose()),
         "locals": locals_,
         "roots": [r.pair.name for r in comparison.roots],
+        "checks": [(c.name, c.status, c.detail) for c in comparison.bisection.check_inputs()],
         "document": json.dumps(compare_document(session, comparison), sort_keys=True, default=str),
     }
 
@@ -118,10 +121,25 @@ def _progress_end(counts: list[tuple[int, int]]) -> tuple[int, int]:
     return counts[-1]
 
 
-def _spread(pair, monkeypatch, damage=None) -> dict:
+def _spread(pair, monkeypatch, damage=None, chunk: int = 7) -> dict:
+    """The answer with the pairs read and computed by two workers, `chunk` pairs a task; and how many replays
+    ran in the task that compared their op ("alongside") or were sent after it ("sent")."""
     monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 0)  # a small pair: spread all the same
     # many chunks, more than are ever in flight at once
-    monkeypatch.setattr(spread, "BATCH", BatchPolicy(items=7, most_items=7))
+    monkeypatch.setattr(spread, "BATCH", BatchPolicy(items=chunk, most_items=chunk))
+    replayed = {"alongside": 0, "sent": 0}
+    known, add = replays.ReplayStream.known, replays.ReplayStream.add
+
+    def counted_known(self, *args):
+        replayed["alongside"] += 1
+        return known(self, *args)
+
+    def counted_add(self, *args):
+        replayed["sent"] += 1
+        return add(self, *args)
+
+    monkeypatch.setattr(replays.ReplayStream, "known", counted_known)
+    monkeypatch.setattr(replays.ReplayStream, "add", counted_add)
     monkeypatch.setattr(executor, "BATCH", BatchPolicy(items=3))  # the replays in several tasks
     session = _session(pair)
     if damage:
@@ -152,12 +170,16 @@ def _spread(pair, monkeypatch, damage=None) -> dict:
         answer = dict(_answer(session, comparison), progress=_progress_end(counts))
     assert spread_calls, "the scan was not spread over the workers"
     answer["measured early"] = (sum(measured_while_spread), len(measured_while_spread))
+    answer.update(replayed)
     return answer
 
 
-def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
+@pytest.mark.parametrize("chunk", [7, 160])
+def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch, chunk):
+    """Chunks of 7 pairs: most ops' tensors in two chunks, their replays sent after them; of 160: most
+    replayed by the worker that compared the op (replays.ReplaysAlongside)."""
     alone = _one_process(odd_pair)
-    spread_answer = _spread(odd_pair, monkeypatch)
+    spread_answer = _spread(odd_pair, monkeypatch, chunk=chunk)
     assert alone["roots"]  # a noisy pair with its planted root: the scan found it
     early, ops = spread_answer["measured early"]
     # the ops measured while the workers still computed (spread.py `ready`): the same answers
@@ -169,6 +191,50 @@ def test_the_spread_scan_gives_the_answer_of_one_process(odd_pair, monkeypatch):
     assert any(st["max_rel"] > 0.004 for st in fp16)  # the fp16 tensors 0.5 % off were compared
     replayed = [le for le in alone["locals"] if le[3] is not None]
     assert replayed  # replays ran, and the workers' proofs are the same
+    assert spread_answer["alongside"] + spread_answer["sent"] >= len(replayed)
+    if chunk > 100:
+        assert spread_answer["alongside"] > spread_answer["sent"], spread_answer
+    for key in alone:
+        assert spread_answer[key] == alone[key], key
+
+
+@pytest.fixture(scope="module")
+def mlp_pair(tmp_path_factory):
+    """bench/mlp.py's deep MLP in MindSpore 2.10's layout (Dense 64->64 + ReLU a layer: MatMul with its
+    transpose flags as inputs, BiasAdd with its format, ReLU), 24 layers: a float16 target, one bias 2 % off."""
+    import importlib.util
+    import types
+
+    sys.path.insert(0, os.path.join(str(REPO), "bench"))  # mlp.py imports its neighbour generated.py
+    try:
+        spec = importlib.util.spec_from_file_location("bench_mlp", os.path.join(str(REPO), "bench", "mlp.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    info = module.write_mlp(str(tmp_path_factory.mktemp("mlp")), layers=24)
+    return types.SimpleNamespace(**info)
+
+
+def test_the_spread_mlp_gives_the_answer_of_one_process_with_no_weight_read_here(mlp_pair, monkeypatch):
+    """The preconditions' rounding check of each weight that differs (rounding_explains) made by the worker
+    that compared it, from the payloads it had just read: this process reads no weight again. The ops'
+    replays run in the task that compared their tensors, and say what one process says."""
+    from dumptui.core.compare import verdict
+
+    alone = _one_process(mlp_pair)
+    here: list[str] = []
+    real = verdict.within_rounding
+    monkeypatch.setattr(verdict, "within_rounding", lambda r, t, *a: (here.append(r.path), real(r, t, *a))[1])
+    spread_answer = _spread(mlp_pair, monkeypatch, chunk=120)
+    assert here == []  # (the workers, forked from this process, call their own copy)
+    # each op's replay run where its tensors were read, but for the ops cut by a chunk's end
+    assert spread_answer["alongside"] > 8 * spread_answer["sent"], spread_answer
+    assert alone["roots"] == [mlp_pair.planted]
+    rounded = [c for c in alone["checks"] if c[1] == CheckStatus.BENIGN and c[2].code == Why.ROUNDING_ONLY]
+    # every weight, every bias but the one 2 % off, and the network input: float16's rounding explains them
+    assert len(rounded) == 2 * 24
     for key in alone:
         assert spread_answer[key] == alone[key], key
 
@@ -214,6 +280,86 @@ def test_a_few_big_pairs_on_the_workers_are_measured_as_they_finish(odd_pair, mo
             assert sorted(answer[key], key=repr) == sorted(alone[key], key=repr)
         else:
             assert answer[key] == alone[key], key
+
+
+def test_replays_a_worker_could_not_run_alongside_are_sent_as_before(mlp_pair, monkeypatch):
+    """A worker whose replays alongside fail with an error of their own (not a replay's "failed": a kernel's
+    bug) keeps none: the scan plans and sends each replay it asks for, as without them, and the compare
+    goes on (an op the scan never asks to replay must not fail it)."""
+    from dumptui.core.compare.smallpairs import compare_tensor_pairs
+    from dumptui.core.search.measure import input_roles
+
+    session = _session(mlp_pair)
+    jobs = [(p, io, slot, r, t) for p in scan.kernel_order(session) for io, slot, r, t in session.tensor_pairs(p)]
+    fn, arg, _reread = replays.ReplaysAlongside(session, input_roles).task(jobs)
+    refs = [(r, t) for _p, _io, _s, r, t in jobs]
+    th = session.thresholds
+    stats = [st for st, _err in compare_tensor_pairs([(r, t, th.tolerance(r.dtype, t.dtype)) for r, t in refs])]
+    assert len(fn(arg, refs, stats)) > 30
+
+    def broken(*args):
+        raise RuntimeError("a kernel's own error")
+
+    monkeypatch.setattr(replays, "_alongside_plans", broken)
+    assert fn(arg, refs, stats) == []  # what such a worker sends back
+    monkeypatch.undo()
+    alone = _one_process(mlp_pair)
+    # the workers (forked, or spawned when a thread runs: then a patch here never reaches them) send nothing
+    monkeypatch.setattr(replays.ReplaysAlongside, "got", lambda self, jobs, result: None)
+    spread_answer = _spread(mlp_pair, monkeypatch, chunk=120)
+    assert spread_answer["alongside"] == 0 and spread_answer["sent"] > 30, spread_answer
+    for key in alone:
+        assert spread_answer[key] == alone[key], key
+
+
+def test_a_proof_alongside_is_the_one_here_and_taken_only_for_the_same_plan(mlp_pair):
+    """ReplaysAlongside, its two halves in this process: the proof of a MatMul replayed from its chunk's
+    tensors is replay_proof's (the one-process answer); the scan takes it for the same roles and slot and
+    sizes, and for nothing else. The MatMuls before the 2 % bias are within their floor: not replayed."""
+    import dataclasses
+
+    from dumptui.core.compare.smallpairs import compare_tensor_pairs
+    from dumptui.core.search.measure import input_roles
+
+    session = _session(mlp_pair)
+    th = session.thresholds
+
+    def worker_result(along, pair, jobs):
+        fn, arg, reread = along.task(jobs)
+        assert [c[0] for c in arg[1]] == [pair.index] and reread == list(range(len(jobs)))
+        refs = [(r, t) for _p, _io, _s, r, t in jobs]
+        stats = [st for st, _err in compare_tensor_pairs([(r, t, th.tolerance(r.dtype, t.dtype)) for r, t in refs])]
+        return fn(arg, refs, stats)
+
+    replayed = []
+    for pair in [p for p in scan.kernel_order(session) if p.ref.op_type == "MatMul"]:
+        jobs = [(pair, io, slot, r, t) for io, slot, r, t in session.tensor_pairs(pair)]
+        along = replays.ReplaysAlongside(session, input_roles)
+        result = worker_result(along, pair, jobs)
+        assert [index for index, _sized, _outcome in result] in ([], [pair.index])
+        if result:
+            replayed.append((pair, jobs, along, result))
+    assert 5 < len(replayed) < 24
+    pair, jobs, along, result = replayed[0]
+    along.got(jobs, result)
+    roles = along.roles_of(pair)
+    here = replays.replay_proof(session, pair, roles, 0)
+    assert here[0] is not None and along.take(pair, roles, 0) == here
+    assert along.take(pair, roles, 0) is None  # taken once
+    (index, (shapes, tolerances, floors), outcome) = worker_result(along, pair, jobs)[0]
+    roles = along.roles_of(pair)  # made again with the chunk sent again: the definition's
+    wider = dataclasses.replace(tolerances[1], rtol=tolerances[1].rtol * 2)
+    for sized, asked_roles, slot in (
+        ((shapes, (tolerances[0], wider), floors), roles, 0),  # a tolerance the scan would not use
+        ((shapes, tolerances, (floors[0], floors[1] * 2)), roles, 0),
+        ((({0: (64,)}, shapes[1]), tolerances, floors), roles, 0),  # another output shape
+        ((shapes, tolerances, floors), dict(roles), 0),  # roles made again, not those the definition was made for
+        ((shapes, tolerances, floors), roles, 1),  # another output slot
+    ):
+        along.got(jobs, [(index, sized, outcome)])
+        assert along.take(pair, asked_roles, slot) is None
+    along.got(jobs, [(index, (shapes, tolerances, floors), outcome)])
+    assert along.take(pair, roles, 0) == here  # and the same again is taken
 
 
 @pytest.mark.parametrize("io", ["output", "input"])

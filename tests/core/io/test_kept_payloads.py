@@ -1,13 +1,14 @@
 """A small tensor's payload read with its header (core/io/npy.py `payloads_kept`): the values read_small gives
 are the file's, byte for byte, as without it; each payload is handed out once, the budget bounds what is
-kept (oldest dropped first), and nothing is kept outside the context."""
+kept (oldest dropped first), and nothing is kept outside the context; the files `kept_for_reuse` names are
+handed out as often as they are read while it lasts, then dropped."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from dumptui.core.io import npy
-from dumptui.core.io.npy import npy_layout, payloads_kept, read_small
+from dumptui.core.io.npy import kept_for_reuse, npy_layout, payloads_kept, read_small
 
 
 def write(tmp_path, name, a):
@@ -50,3 +51,25 @@ def test_the_budget_drops_the_oldest_and_nothing_is_kept_outside(tmp_path):
         for p, lay in zip(paths, layouts):
             assert (read_small(p, lay) == np.load(p)).all()
     assert not npy._kept.by_path and npy._kept.held == 0
+
+
+def test_the_files_kept_for_reuse_are_handed_out_each_time_then_dropped(tmp_path, monkeypatch):
+    paths = [write(tmp_path, f"t{i}", np.arange(64, dtype=np.float32) * (i + 1)) for i in range(3)]
+    opened: list[str] = []
+    real = npy.open_regular_fd
+    monkeypatch.setattr(npy, "open_regular_fd", lambda p: (opened.append(p), real(p))[1])
+    with payloads_kept():
+        with kept_for_reuse(paths[:2]), kept_for_reuse(paths[1:2]):
+            layouts = [npy_layout(p) for p in paths]
+            assert len(opened) == 3  # one open a file: its header and payload
+            for _round in range(3):
+                for p, lay in zip(paths[:2], layouts):
+                    got = read_small(p, lay)
+                    assert got.tobytes() == np.load(p).tobytes()
+                    got[...] = 0  # each read a copy of its own
+            assert len(opened) == 3  # the reused ones never opened again
+            assert (read_small(paths[2], layouts[2]) == np.load(paths[2])).all()  # the others once, as before
+            assert paths[2] not in npy._kept.by_path
+        assert not npy._kept.reused and not npy._kept.by_path and npy._kept.held == 0  # dropped at its end
+        read_small(paths[0], layouts[0])
+        assert len(opened) == 4  # read from the file again

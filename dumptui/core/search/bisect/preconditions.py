@@ -12,12 +12,15 @@ transformation accounts for (a folded BatchNorm's, an int8 weight's scales, the 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.noise import floor_of, least_precise
+from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.results import TensorResult
-from dumptui.core.compare.session import Session
+from dumptui.core.compare.session import Session, pair_key
+from dumptui.core.compare.spread import AlongTask, Job
 from dumptui.core.compare.verdict import (
     CLOSE,
     EQUAL,
@@ -27,6 +30,7 @@ from dumptui.core.compare.verdict import (
     ONLY_TARGET,
     UNREADABLE,
     rounding_explains,
+    roundings_explain,
 )
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import consumers, input_source
@@ -46,9 +50,10 @@ def check_inputs(session: Session) -> list[InputCheck]:
     # the command's worker processes when there are many (a deep model's thousands of weights), not one by one
     same = [session.identical(p, OUTPUT, 0, Purpose.PRECONDITION) if p.paired else None for p in params]
     rest = [p for p, s in zip(params, same) if p.paired and s is None]
+    rounding = _RoundingAlongside()
     if rest:
-        evaluate_all(session, rest, purpose=Purpose.PRECONDITION)
-    found = [_check_parameter(session, p, s) for p, s in zip(params, same)]
+        evaluate_all(session, rest, purpose=Purpose.PRECONDITION, along=rounding)
+    found = [_check_parameter(session, p, s, rounding.found) for p, s in zip(params, same)]
     checks = [c for c in found if c is not None]
     _explained_by_transforms(checks)
     checks += _check_consumed_only(session, {c.name for c in checks})
@@ -56,8 +61,36 @@ def check_inputs(session: Session) -> list[InputCheck]:
     return checks
 
 
-def _check_parameter(session: Session, p: OpPair, same: TensorResult | None) -> InputCheck | None:
-    """`same`: the parameter's result when its two files are byte-identical (Session.identical)."""
+class _RoundingAlongside:
+    """The rounding check (rounding_explains) of each weight pair of the batch that differs, made by the worker
+    that compared it, from the payloads it has just read (spread.Alongside): a 1,000-layer MLP's 4,002
+    weight files were read again here, one pair at a time, 50 us a pair."""
+
+    def __init__(self) -> None:
+        self.found: dict[int, str | None] = {}  # pair_key -> rounding_explains of the pair
+
+    def task(self, jobs: list[Job]) -> AlongTask | None:
+        return (_roundings, None, list(range(len(jobs)))) if jobs else None
+
+    def got(self, jobs: list[Job], result: list[tuple[int, str | None]]) -> None:
+        for k, fmt in result:
+            _pair, _io, _slot, r, t = jobs[k]
+            self.found[pair_key(r, t)] = fmt
+
+
+def _roundings(
+    _arg: None, refs: list[tuple[TensorRef, TensorRef]], stats: list[PairStats | None]
+) -> list[tuple[int, str | None]]:
+    """In a worker: rounding_explains of each pair that is not bitwise equal (judge_input never asks those)."""
+    asked = [k for k, st in enumerate(stats) if st is None or not st.bitwise_equal]
+    return list(zip(asked, roundings_explain([refs[k] for k in asked])))
+
+
+def _check_parameter(
+    session: Session, p: OpPair, same: TensorResult | None, rounding: Mapping[int, str | None]
+) -> InputCheck | None:
+    """`same`: the parameter's result when its two files are byte-identical (Session.identical); `rounding`:
+    rounding_explains of the pairs computed so (by pair_key)."""
     op = p.ref or p.target
     assert op is not None
     kind = CheckKind.NETWORK_INPUT if op.attrs.get("is_weight") == "false" else CheckKind.PARAMETER
@@ -79,7 +112,7 @@ def _check_parameter(session: Session, p: OpPair, same: TensorResult | None) -> 
         r = res.outputs[0] if res.outputs else None
     if r is None:
         return None
-    check = judge_input(op.name, kind, r, users)
+    check = judge_input(op.name, kind, r, users, rounding)
     if check.status == CheckStatus.DIFFERS and kind == CheckKind.PARAMETER:
         updater = _written_after_update(session, p)
         if updater is not None:
@@ -318,8 +351,11 @@ def _statistics_agree(r: TensorResult) -> Reason | None:
     return because(Why.STATISTICS_AGREE, dtype or "float32", max(rel), floor)
 
 
-def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]) -> InputCheck:
-    """equal / benign (within fp16 or bf16 rounding) / differs / unreadable, for an unproduced input."""
+def judge_input(
+    name: str, kind: CheckKind, r: TensorResult, users: list[OpPair], rounding: Mapping[int, str | None] | None = None
+) -> InputCheck:
+    """equal / benign (within fp16 or bf16 rounding) / differs / unreadable, for an unproduced input.
+    `rounding`: rounding_explains of pairs by pair_key, where a worker found it (else it is found here)."""
     if r.verdict == EQUAL:
         return InputCheck(name, kind, r, CheckStatus.EQUAL, r.reason, users)
     if r.verdict in (UNREADABLE, NOT_COMPARABLE, IGNORED):
@@ -329,7 +365,8 @@ def judge_input(name: str, kind: CheckKind, r: TensorResult, users: list[OpPair]
     agreeing = _statistics_agree(r)
     if agreeing is not None:
         return InputCheck(name, kind, r, CheckStatus.BENIGN, agreeing, users)
-    fmt = rounding_explains(r.ref, r.target)
+    key = pair_key(r.ref, r.target)
+    fmt = rounding[key] if rounding is not None and key in rounding else rounding_explains(r.ref, r.target)
     low = {"float16", "bfloat16"} & {t.dtype for t in (r.ref, r.target) if t is not None}
     if (
         fmt is None
