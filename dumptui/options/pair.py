@@ -126,6 +126,7 @@ def open_pair(
     in_processes: bool = False,
     progress: Callable[[str], object] | None = None,
     indexing: IndexingReport | None = None,
+    share_text: bool = False,
 ) -> tuple[Dump, Dump]:
     """Index both dumps (file names only), one after the other; from the index cache when `cache` and the
     dump is unchanged. `--rank all`: every rank of both, each side merged into one dump (core/ranks/merge.py).
@@ -136,6 +137,9 @@ def open_pair(
     structures of indexing; any failure there only means it is indexed here as usual.
 
     `indexing`: told (side, stage, done, total) as the indexing of each dump goes on, in processes or here.
+
+    `share_text` (the app, which keeps both indexes for its session): the two dumps, when loaded from the
+    index cache, share the strings of the names they spell alike (index/codec.py `decode`).
 
     Not in two threads: parsing takes turns on the GIL, so two threads were no faster, but both sides'
     transient indexing structures were alive at once, a higher peak (docs/speed.md, measurements behind the
@@ -150,11 +154,18 @@ def open_pair(
 
     from dumptui.core.io.indexing_progress import reporting
 
+    texts: dict[str, str] | None = {} if share_text else None
+
     def one(side: str) -> Dump:
         chosen = options.selection(side)
         with reporting(partial(indexing, side) if indexing is not None else None):
             return open_dump(
-                options.path(side), rank=chosen.rank, graph=chosen.graph, iteration=chosen.iteration, cache=cache
+                options.path(side),
+                rank=chosen.rank,
+                graph=chosen.graph,
+                iteration=chosen.iteration,
+                cache=cache,
+                texts=texts,
             )
 
     if in_processes and cache:

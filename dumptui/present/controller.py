@@ -66,6 +66,8 @@ SEARCH_COUNT_SECONDS = 0.25
 JOBS_PER_BATCH = 1024  # tensor pairs per evaluate_all call: a few chunks for each worker process
 BYTES_PER_BATCH = 256 << 20  # ...or this much data: big batches go to the engine's worker processes
 WORST_ELEMENTS = 8
+# inputs' origins the alignment remembers (core/graph/align.py `remember_at_most`): a scan's asks in a row
+ORIGINS_REMEMBERED = 4096
 # A dump listing this many ops (its execution-order csv) is indexed, when not in the index cache, by processes
 # of their own (pairing.open_pair): both dumps at once, and none of indexing's transient structures in the UI
 # process's heap. Below it, starting the processes would cost more than the indexing.
@@ -166,11 +168,13 @@ class PairController:
         def indexing(side: str, stage: Stage, done: int, total: int | None) -> None:
             progress(words.update(side, stage, done, total))
 
-        return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing)
+        return pairing.open_pair(self.options, in_processes=big, progress=progress, indexing=indexing, share_text=True)
 
     def align(self, ref: Dump, target: Dump) -> OpTreeModel:
         """The ops of both dumps paired: the Session, and the tree's model of it."""
         self.session = pairing.make_session(self.options, ref, target, kl=True, executor=self.pool)
+        self.session.compact_records = True  # every tensor pair's record is kept for the session: packed
+        self.session.alignment.remember_at_most = ORIGINS_REMEMBERED
         return OpTreeModel(self.session.alignment.pairs)
 
     def build_bisection(self) -> BisectDriver:

@@ -9,8 +9,9 @@ names only, so it can be browsed while the index is made.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from dumptui.core.compare.verdict import BAD, ONLY_REF, ONLY_TARGET, PENDING, Verdict, worst
 from dumptui.core.graph.align import OpPair
@@ -26,6 +27,9 @@ PARAMETERS_FOLDER = "(parameters)"
 CONSTANTS_FOLDER = "(constants)"
 
 
+_NO_FOLDERS: Mapping[str, Folder] = MappingProxyType({})  # a folder without sub-folders (most): shared
+
+
 @dataclass(eq=False, slots=True)  # slots: the 20,000-op demo has 12,000 folders
 class Folder:
     """A scope of the op tree. Counts are recursive: every op below this folder, at any depth."""
@@ -34,18 +38,48 @@ class Folder:
     name: str  # "block-Block"
     parent: Folder | None
     synthetic: bool = False  # not a scope from the names (parameters / constants)
-    folders: dict[str, Folder] = field(default_factory=dict)  # by name, in order of first execution
+    # by name, in order of first execution (a dict once it has one: most folders hold ops only)
+    folders: Mapping[str, Folder] = field(default_factory=lambda: _NO_FOLDERS)
     ops: list[int] = field(default_factory=list)  # pair indices directly here, in order
     first: int = -1  # the smallest pair index inside (orders siblings by execution)
     total: int = 0
-    counts: dict[Verdict, int] = field(default_factory=dict)  # verdict -> ops inside with it
+    # verdict -> ops inside with it, as one flat tuple (verdict, count, verdict, count...) in the order verdicts
+    # came (a dict of one or two each was 3 MB of the 20,000-op demo's 12,000 folders); `counts` reads a dict
+    verdict_counts: tuple[Verdict | int, ...] = ()
 
     def __repr__(self) -> str:
         return f"Folder({self.path!r}, {self.total} ops)"
 
+    def _counted(self) -> Iterator[tuple[Verdict, int]]:
+        vc = self.verdict_counts
+        return zip(vc[::2], vc[1::2])  # type: ignore[arg-type]  # verdicts at even places, counts at odd
+
+    @property
+    def counts(self) -> dict[Verdict, int]:
+        return dict(self._counted())
+
+    def count(self, verdict: Verdict, change: int) -> None:
+        """`change` more ops inside with `verdict` (a count that reaches 0 goes, as a dict's key deleted)."""
+        out: list[Verdict | int] = []
+        found = False
+        for v, n in self._counted():
+            if v == verdict:
+                n, found = n + change, True
+                if not n:
+                    continue
+            out += (v, n)
+        if not found:
+            out += (verdict, change)
+        self.verdict_counts = tuple(out)
+
+    def add_folder(self, child: Folder) -> None:
+        if self.folders is _NO_FOLDERS:
+            self.folders = {}
+        self.folders[child.name] = child  # type: ignore[index]  # a dict once it has one
+
     @property
     def known(self) -> int:
-        return sum(self.counts.values())
+        return sum(n for _v, n in self._counted())
 
     @property
     def pending(self) -> int:
@@ -54,13 +88,13 @@ class Folder:
     @property
     def diverged(self) -> int:
         """Ops inside whose outputs are bad (diverged, shape or dtype mismatch)."""
-        return sum(n for v, n in self.counts.items() if v in BAD)
+        return sum(n for v, n in self._counted() if v in BAD)
 
     @property
     def verdict(self) -> Verdict:
         """The worst verdict inside; `pending` ranks between the bad and the good ones, so a folder with
         unknown ops never looks `equal` before they are computed."""
-        present = [v for v, n in self.counts.items() if n]
+        present = [v for v, n in self._counted() if n]
         if self.pending:
             present.append(PENDING)
         # `<`/`>` (in one dump only) only when every op inside is: a folder holding a paired op is that op's
@@ -185,7 +219,7 @@ class OpTreeModel:
                         synthetic=part in (PARAMETERS_FOLDER, CONSTANTS_FOLDER) and depth == 0 and p.kind != KERNEL,
                         first=p.index,
                     )
-                    folder.folders[part] = child
+                    folder.add_folder(child)
                     self.by_path[path] = child
                 folder = child
             folder.ops.append(p.index)
@@ -222,10 +256,8 @@ class OpTreeModel:
             ops.add(index)
             for f in self.folder_of[index].ancestors() + [self.root]:
                 if old is not None:
-                    f.counts[old] -= 1
-                    if not f.counts[old]:
-                        del f.counts[old]
-                f.counts[verdict] = f.counts.get(verdict, 0) + 1
+                    f.count(old, -1)
+                f.count(verdict, 1)
                 folders.add(f)
         folders.discard(self.root)
         return ops, folders

@@ -305,6 +305,8 @@ def test_many_ignore_patterns_match_as_a_plain_loop_would():
     for name in names:
         for io, slot in (("input", 0), ("output", 0), ("output", 1)):
             assert matcher.reason(Op(name), io, slot) == ignore_reason(rules, Op(name), io, slot), (name, io, slot)
+    # the names with the same candidates share one tuple of them
+    assert len({id(matcher.candidates(n)) for n in names}) == len({matcher.candidates(n) for n in names}) < len(names)
 
 
 def _files_under(root) -> set[str]:

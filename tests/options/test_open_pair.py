@@ -75,3 +75,35 @@ def test_a_cache_folder_inside_the_other_dump_is_never_written_by_the_indexing_p
     _index(demo_pair, monkeypatch, inside, from_files=10)
     after = {os.path.join(f, n) for f, _d, names in os.walk(demo_pair.target) for n in names}
     assert after == before and not os.path.exists(inside)
+
+
+def _texts(dump):
+    """Everything share_text may touch, as plain values."""
+    g = dump.graph
+    return [
+        (op.key, op.name, op.file_name, [t.path for t in op.tensors()], dict(op.sources), dump.op(op.key) is op)
+        for op in dump.ops
+    ] + [(k, sorted(g.successors(k)), sorted(g.predecessors(k))) for k in g.nodes]
+
+
+def test_shared_text_from_the_index_cache_shares_the_file_names_text_before_the_timestamp(tmp_path, monkeypatch):
+    demo = _settled_demo(tmp_path / "demo")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("DUMPTUI_NO_INDEX_CACHE", raising=False)
+    options = pair.PairOptions(demo.ref, demo.target)
+    ref, target = pair.open_pair(options)  # indexed, and stored in the cache
+    ref2, target2 = pair.open_pair(options, share_text=True)  # from the cache
+    assert _texts(target2) == _texts(target) and _texts(ref2) == _texts(ref)  # the same names, paths, graph
+    by_key = {op.key: op for op in ref2.ops}
+    shared = [op for op in target2.ops if op.key in by_key]
+    assert len(shared) > len(target2.ops) * 0.9
+    for op in shared:  # the reference's strings
+        mine = by_key[op.key]
+        assert op.key is mine.key and op.name is mine.name and op.file_name is mine.file_name
+        for t, u in zip(op.tensors(), mine.tensors()):
+            assert t._name is u._name and t.path != u.path  # the text before the timestamp, the timestamp its own
+        for src in op.sources.values():
+            assert src.ref not in by_key or src.ref is by_key[src.ref].key
+    assert all(k is by_key[k].key for k in target2.graph.nodes if k in by_key)
+    alone = pair.open_pair(options)[1]  # not shared
+    assert sum(op.key is by_key[op.key].key for op in alone.ops if op.key in by_key) < len(alone.ops) * 0.1

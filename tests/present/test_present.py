@@ -74,6 +74,9 @@ def test_folder_worst_verdict_and_diverged_count(model):
     # a verdict that changes moves the counts (no double counting)
     model.set_verdicts({3: "shape mismatch"})
     assert a.counts == {"equal": 1, "close": 1, "shape mismatch": 1} and a.diverged == 1
+    assert a.verdict_counts == ("equal", 1, "close", 1, "shape mismatch", 1)  # in the order they came
+    leaves = [f for f in model.by_path.values() if not f.folders]
+    assert len(leaves) > 1 and all(f.folders is leaves[0].folders for f in leaves)  # one empty mapping
     model.set_verdicts({3: "close"})
     assert a.verdict == "close" and a.diverged == 0 and model.diverged == 0
     # unchanged verdicts report nothing to relabel

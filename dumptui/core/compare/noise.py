@@ -89,12 +89,23 @@ class TensorError:
 
 
 ZERO_ERROR = TensorError(0.0, 0.0, 0.0, 0.0)
+# the errors of equal pairs of n elements: one each (frozen), shared by every op of a scan that has one
+_NO_ERROR: dict[int, TensorError] = {}
+
+
+def _no_error(n: int) -> TensorError:
+    found = _NO_ERROR.get(n)
+    if found is None:
+        found = TensorError(0.0, 0.0, 0.0, 0.0, 0, n)
+        if len(_NO_ERROR) < 4096:
+            _NO_ERROR[n] = found
+    return found
 
 
 def tensor_error(st: PairStats) -> TensorError | None:
     """The error of a compared pair, or None when nothing could be compared."""
     if st.bitwise_equal or st.values_equal:
-        return TensorError(0.0, 0.0, 0.0, 0.0, 0, st.n)
+        return _no_error(st.n)
     if st.compared == 0:
         return (
             TensorError(math.inf, math.inf, math.inf, math.inf, st.nonfinite_mismatch, st.n)

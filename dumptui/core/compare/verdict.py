@@ -245,11 +245,16 @@ class IgnoreMatcher:
         # op name -> its candidate rules, kept for the session (a tuple: most names have none, and every empty
         # one is the same object, where an empty list each was 1.6 MB of the 20,000-op demo pair)
         self._by_name: dict[str, tuple[IgnoreRule, ...]] = {}
+        # ...and the names with the same candidates share one tuple (a few distinct ones for 28,000 names)
+        self._same: dict[tuple[int, ...], tuple[IgnoreRule, ...]] = {}
 
     def candidates(self, op_name: str) -> tuple[IgnoreRule, ...]:
         found = self._by_name.get(op_name)
         if found is None:
-            found = tuple(r for r, chunk in zip(self.rules, self._chunks) if chunk in op_name)
+            which = tuple(i for i, chunk in enumerate(self._chunks) if chunk in op_name)
+            found = self._same.get(which)
+            if found is None:
+                found = self._same[which] = tuple(self.rules[i] for i in which)
             self._by_name[op_name] = found
         return found
 

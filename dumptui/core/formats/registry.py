@@ -72,9 +72,11 @@ def open_dump(
     iteration: str | None = None,
     fmt: str | None = None,
     cache: bool = False,
+    texts: dict[str, str] | None = None,
 ) -> Dump:
     """The index of the dump at `path` (format detected unless `fmt` names one), as selected. `cache`: use
-    the persistent index cache (core/index/cache.py) unless DUMPTUI_NO_INDEX_CACHE is set."""
+    the persistent index cache (core/index/cache.py) unless DUMPTUI_NO_INDEX_CACHE is set. `texts`: loaded
+    from the cache, its names shared with another dump's (index/codec.py `decode`)."""
     selection = Selection(rank, graph, iteration)
 
     def index() -> Dump:
@@ -93,7 +95,7 @@ def open_dump(
 
     with no_cyclic_gc():
         if cache and indexcache.enabled() and os.path.isdir(path):
-            dump = indexcache.cached_index(path, fmt, (rank, graph, iteration), index).dump
+            dump = indexcache.cached_index(path, fmt, (rank, graph, iteration), index, texts).dump
         else:
             dump = index()
     listed_regular(dump.plain_folders)  # what check_tensor_files found, for every read of this process

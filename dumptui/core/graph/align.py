@@ -29,6 +29,7 @@ from dumptui.core.graph.pairedby import PairedBy
 from dumptui.core.io.limits import MAX_OPTION_FILE
 from dumptui.core.io.safeio import text_lines
 from dumptui.core.model.dump import KERNEL, Dump, Op, no_cyclic_gc
+from dumptui.core.model.numbers import counting
 from dumptui.core.model.reason import Said, Why, because
 
 if TYPE_CHECKING:  # dataflow reads the alignment; the alignment only keeps dataflow's answers
@@ -91,12 +92,17 @@ class OpPair:
 class Alignment:
     pairs: list[OpPair] = field(default_factory=list)  # kernels in aligned execution order, then the rest
     warnings: list[Said] = field(default_factory=list)  # report/reasons.py words them
+    # at most this many inputs' origins (and ops' wirings) remembered, the oldest forgotten all at once past
+    # it (None: all). The app's session keeps its alignment for as long as it runs: a scan asks for an input's
+    # origins several times in a row, and once more long after (verdicts in context), when one is cheap to find
+    # again (~3 us), where remembering every input of the 20,000-op demo pair took 10 MB.
+    remember_at_most: int | None = None
 
     def __post_init__(self) -> None:
         self.reindex()
 
     def reindex(self) -> None:
-        for i, p in enumerate(self.pairs):
+        for i, p in zip(counting(len(self.pairs)), self.pairs):
             p.index = i
         self._by_ref = {p.ref.key: p for p in self.pairs if p.ref is not None}
         self._by_target = {p.target.key: p for p in self.pairs if p.target is not None}

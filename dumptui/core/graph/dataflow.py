@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from dumptui.core.graph.align import Alignment, OpPair
 from dumptui.core.graph.byflow import MAX_DEPTH, PASS_THROUGH
@@ -122,8 +123,16 @@ def origins(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slot: i
         return known[1], known[2]
     r = origin(ref, alignment.for_ref, pair.ref, slot) if pair.ref is not None else OTHER_ORIGIN
     t = origin(target, alignment.for_target, pair.target, slot) if pair.target is not None else OTHER_ORIGIN
-    alignment.origins_known[key] = (pair, r, t)
+    _remember(alignment, alignment.origins_known, key, (pair, r, t))
     return r, t
+
+
+def _remember(alignment: Alignment, known: dict[Any, Any], key: Any, value: Any) -> None:
+    """`known[key] = value`, all forgotten first when the alignment remembers at most so many."""
+    most = alignment.remember_at_most
+    if most is not None and len(known) >= most:
+        known.clear()
+    known[key] = value
 
 
 def wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: list[int]) -> list[tuple[int, int]]:
@@ -136,7 +145,7 @@ def wiring(ref: Dump, target: Dump, alignment: Alignment, pair: OpPair, slots: l
     if known is not None and known[0] is pair:
         return list(known[1])  # remembered: the dumps are frozen, the answer never changes
     out = _wiring(ref, target, alignment, pair, slots)
-    alignment.wiring_known[key] = (pair, tuple(out))
+    _remember(alignment, alignment.wiring_known, key, (pair, tuple(out)))
     return out
 
 

@@ -230,14 +230,15 @@ def current(entry: str) -> bool:
         return False
 
 
-def load(entry: str) -> Dump | None:
-    """The dump of a cache entry whose dependencies are unchanged, else None (a damaged entry is removed)."""
+def load(entry: str, texts: dict[str, str] | None = None) -> Dump | None:
+    """The dump of a cache entry whose dependencies are unchanged, else None (a damaged entry is removed).
+    `texts`: names shared with another dump (codec.decode)."""
     try:
         with open(entry, "rb") as fh:
             if not _unchanged(_read_header(fh)["deps"]):
                 return None
             cols = restricted.load(fh)
-        return indexcodec.decode(cols)
+        return indexcodec.decode(cols, texts)
     except FileNotFoundError:
         return None
     except Exception:  # a damaged or foreign entry is a miss, never an error: the dump is indexed again
@@ -305,15 +306,20 @@ def _prune(folder: str) -> None:
 
 
 def cached_index(
-    path: str, fmt: str | None, selection: tuple[str | None, ...], index: Callable[[], Dump]
+    path: str,
+    fmt: str | None,
+    selection: tuple[str | None, ...],
+    index: Callable[[], Dump],
+    texts: dict[str, str] | None = None,
 ) -> CacheResult:
-    """The dump at `path` from the cache when its entry is current, else `index()` (then cached)."""
+    """The dump at `path` from the cache when its entry is current, else `index()` (then cached). `texts`:
+    names shared with another dump loaded from the cache (codec.decode)."""
     try:
         entry = entry_path(path, fmt, selection)
     except OSError:
         return CacheResult(index(), hit=False, why_not_stored=Fault(Flaw.DUMP_NOT_LOOKED_AT))
     report(Stage.CACHE, 0)  # the entry's columns read before its ops are counted
-    dump = load(entry)
+    dump = load(entry, texts)
     if dump is not None:
         with contextlib.suppress(OSError):
             os.utime(entry)  # recently used entries survive pruning

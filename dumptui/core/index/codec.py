@@ -20,6 +20,8 @@ from typing import Any
 from dumptui.core.io.fault import Fault
 from dumptui.core.io.indexing_progress import Stage, counted
 from dumptui.core.model.dump import Dump, InputSource, Op, TensorRef
+from dumptui.core.model.flowgraph import FlowGraph
+from dumptui.core.model.numbers import counting, shared
 from dumptui.core.model.slotmap import EMPTY, SlotMap
 
 # 3: refusals kept; 4: frozen ops (SlotMap) and graph (FlowGraph); 5: tensors' folders apart; 6: names in parts
@@ -148,12 +150,31 @@ def _sources_by_key(sources: Mapping[int, InputSource], keys: dict[str, str]) ->
     return SlotMap.of({slot: replace(src, ref=keys.get(src.ref, src.ref)) for slot, src in sources.items()})
 
 
-def decode(cols: dict[str, Any]) -> Dump:
-    """The dump `encode` took apart. ValueError for columns of another format version."""
+def decode(cols: dict[str, Any], texts: dict[str, str] | None = None) -> Dump:
+    """The dump `encode` took apart. ValueError for columns of another format version.
+
+    `texts` (text -> the string object kept for it): the op keys, names and file names and the tensors' file
+    names, wherever `texts` has their text already, as its strings, and the others added to it. Given the
+    same dict for both dumps of a pair (options/pair.py), the second shares every name the first spells
+    alike: a session keeps both indexes (~9 MB of the 20,000-op demo pair). Only which object holds a text
+    changes, never the text."""
     if cols.get("version") != FORMAT_VERSION:
         raise ValueError(f"index columns of version {cols.get('version')!r}, not {FORMAT_VERSION}")
     kinds, folders, in_folder = cols["t_kinds"], cols["t_folders"], TensorRef.in_folder
     stems, tails = cols["t_stems"], cols["t_tails"]
+    o_names = cols["o_names"]
+    sharing = bool(texts)  # the first dump only fills `texts`
+    if texts is not None:
+        if sharing:
+            share = texts.setdefault
+            stems, tails, o_names = (
+                [share(s, s) for s in stems],
+                [share(s, s) for s in tails],
+                [share(s, s) for s in o_names],
+            )
+        else:
+            for strings in (stems, tails, o_names):
+                texts.update(zip(strings, strings))
     tensors = []
     # An op's files share its timestamp, and the op's own is the earliest of them: one int object each, not
     # one per file and per op (pickle keeps no int shared; ~5 MB of the 20,000-op demo pair's index)
@@ -171,7 +192,8 @@ def decode(cols: dict[str, Any]) -> Dump:
         tensors[i].refuse(reason)
     slots = cols["slots"]
     members = [tensors[i] for i in cols["members"]]
-    o_names, o_ints, o_kinds = cols["o_names"], cols["o_ints"], cols["o_kinds"]
+    o_ints, o_kinds = cols["o_ints"], cols["o_kinds"]
+    counting(len(cols["o_kind"]))  # an op's order: one of the process's shared numbers (model/numbers.py)
     ops: list[Op] = []
     pos = 0
     for i, kind in enumerate(counted(Stage.CACHE, cols["o_kind"])):
@@ -187,7 +209,7 @@ def decode(cols: dict[str, Any]) -> Dump:
                 o_names[j + 1],
                 SlotMap.from_parts(tuple(slots[pos:mid]), tuple(members[pos:mid])),
                 SlotMap.from_parts(tuple(slots[mid:end]), tuple(members[mid:end])),
-                o_ints[j],
+                shared(o_ints[j]),
                 stamps.get(o_ints[j + 1], o_ints[j + 1]),
                 source,
                 EMPTY,
@@ -201,6 +223,16 @@ def decode(cols: dict[str, Any]) -> Dump:
     for i, (sources, attrs, code, fused) in cols["o_extra"].items():
         op = ops[i]
         op.sources, op.attrs, op.code, op.fused = sources, attrs, code, fused
+        if sharing:
+            assert texts is not None
+            for src in sources.values():
+                ref = texts.get(src.ref, src.ref)
+                if ref is not src.ref:  # (a producer's key: unpickled as this dump's own string, just replaced)
+                    # the source was unpickled for this op a moment ago: nothing else holds it yet
+                    object.__setattr__(src, "ref", ref)
     dump: Dump = cols["dump"]
     dump.ops = ops
+    if sharing and isinstance(dump.graph, FlowGraph):
+        assert texts is not None
+        dump.graph.share_keys(texts)
     return dump

@@ -16,8 +16,10 @@ networkx graph too. This module never imports networkx at import time: an index 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
+
+from dumptui.core.model.numbers import counting
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -70,7 +72,7 @@ class FlowGraph:
         tables: tuple[list[dict[str, Any]], list[dict[str, Any]]],
     ):
         self._keys = keys
-        self._index = {k: i for i, k in enumerate(keys)}
+        self._index = dict(zip(keys, counting(len(keys))))
         self._succ_ptr, self._succ = succ_ptr, succ  # successors of node i: _succ[_succ_ptr[i]:_succ_ptr[i + 1]]
         self._pred_ptr, self._pred = pred_ptr, pred
         self._node_attr = node_attr  # node i's attributes: _tables[0][_node_attr[i]]
@@ -97,6 +99,13 @@ class FlowGraph:
             pred.extend(index[u] for u in adj_pred[k])
             pred_ptr.append(len(pred))
         return cls(keys, succ_ptr, succ, pred_ptr, pred, node_attr, edge_attr, (node_table.values, edge_table.values))
+
+    def share_keys(self, texts: Mapping[str, str]) -> None:
+        """Each key that `texts` has as the equal string it maps to (model.dump.share_text)."""
+        keys = [texts.get(k, k) for k in self._keys]
+        if any(mine is not theirs for mine, theirs in zip(self._keys, keys)):
+            self._keys = keys
+            self._index = dict(zip(keys, counting(len(keys))))
 
     def __getstate__(self) -> tuple[Any, ...]:
         # the key -> number index is rebuilt on load: cheaper than storing it

@@ -59,3 +59,17 @@ def test_read_count_is_right_on_statistics_only_and_md5_dumps(tmp_path):
         assert d["tensors_read"] > 0
         assert d["tensors_read"] == sum(d["reads_by_purpose"].values())
         assert set(d["reads_by_purpose"]) <= {p.value for p in Purpose} - {Purpose.VIEW, Purpose.COMPARE}
+
+
+def test_reads_come_back_in_booking_order_across_slots_and_sides():
+    led = ReadLedger()
+    booked = []
+    for i in range(300):
+        op, io, slot = f"op{i % 17}", (INPUT, OUTPUT)[i % 2], i % 5
+        purpose = (Purpose.SCAN, Purpose.PROBE, Purpose.VIEW)[i % 3]
+        if (op, io, slot) not in {(b[1], b[2], b[3]) for b in booked}:
+            booked.append((purpose, op, io, slot))
+        led.book(purpose, op, io, slot)
+    assert [(r.purpose, r.op, r.io, r.slot) for r in led.reads()] == booked and led.count == len(booked)
+    firsts = list(dict.fromkeys(b[0] for b in booked))
+    assert list(led.by_purpose()) == firsts and sum(led.by_purpose().values()) == len(booked)

@@ -317,3 +317,12 @@ def test_trimmed_mean_is_exact_on_every_shape_of_data(name):
     assert trimmed_mean(values) == pytest.approx(_trimmed_by_sorting(values), rel=1e-12, abs=1e-300)
     # partitioned in place when the caller's buffer may be reordered: bit for bit what a copy gives
     assert trimmed_mean(values.copy(), scratch=True) == trimmed_mean(values)
+
+
+def test_equal_pairs_of_one_size_share_their_error():
+    from dumptui.core.compare.noise import tensor_error
+
+    a, b = compare_arrays(np.ones(8), np.ones(8)), compare_arrays(np.full(8, 2.0), np.full(8, 2.0))
+    error = tensor_error(a)
+    assert error is tensor_error(b) and error is not None and (error.rel, error.abs, error.n) == (0.0, 0.0, 8)
+    assert tensor_error(compare_arrays(np.ones(9), np.ones(9))).n == 9

@@ -180,3 +180,72 @@ def test_records_share_their_reasons_for_undefined_values_and_never_change_anoth
     c = b.copy()
     c.set_undefined("rel_euclid", Undefined.REF_ZEROS)
     assert "rel_euclid" not in b.undefined and c.undefined["rel_euclid"] == Undefined.REF_ZEROS
+
+
+def _awkward_record() -> PairStats:
+    st = PairStats(n=7, compared=7, n_diff=3, bitwise_equal=True, max_abs_index=(2, 2**40, 0))
+    for i, k in enumerate(PAIR_FLOATS):
+        setattr(st, k, [*AWKWARD_FLOATS, math.nan, 0.5, 1e300][i % (len(AWKWARD_FLOATS) + 3)])
+    st.kl = None
+    st.ref = SideStats(count=7, finite=7, zeros=2, min=-0.0, max=3.5, mean=0.1 + 0.2, std=None, l2=1e-308)
+    st.target = st.ref
+    st.target.l2 = 5e-324
+    st.set_undefined("kl", Undefined.KL_NOT_ASKED)
+    return st
+
+
+def test_a_packed_record_reads_back_bit_for_bit_and_unpacks_on_a_write():
+    import numpy as np
+
+    records = [
+        _awkward_record(),
+        PairStats(),
+        compare_arrays(np.linspace(1, 2, 1000).reshape(10, 100), np.linspace(1, 2.01, 1000).reshape(10, 100)),
+        compare_arrays(np.ones(5, "float32"), np.ones(5, "float32")),
+    ]
+    for st in records:
+        before, raw = repr(st.to_dict()), bytes(st._v)
+        twin = st.copy()
+        st.pack()
+        assert st.packed and sys.getsizeof(st._v) < sys.getsizeof(twin._v)
+        assert repr(st.to_dict()) == before and bytes(st._values()) == raw  # every value, -0.0 and NaN too
+        same = repr(twin.to_dict())  # (repr: NaN is never == NaN)
+        assert repr(st.copy().to_dict()) == same and st.copy().packed
+        back = pickle.loads(pickle.dumps(st))  # pickled as an unpacked record
+        assert not back.packed and repr(back.to_dict()) == same and pickle.dumps(st) == pickle.dumps(twin)
+        side = st.target
+        side.max = 42.0  # a write through a side's view unpacks the record first
+        assert not st.packed and st.target.max == 42.0 and st.ref.to_dict() == twin.ref.to_dict()
+        st.pack()
+        st.n_off = 5
+        assert not st.packed and st.n_off == 5 and st.n == twin.n
+        st.pack()
+        st.max_abs_index = (1,)
+        assert not st.packed and st.max_abs_index == (1,) and repr(st.mean_abs) == repr(twin.mean_abs)
+    a = _awkward_record()
+    a.pack()
+    assert a.ref.min == 0.0 and math.copysign(1, a.ref.min) == -1.0
+    assert any(isinstance(v, float) and math.isnan(v) for v in a.to_dict().values())
+    assert a.target.l2 == 5e-324 and a.ref.std is None and a.kl is None and a.bitwise_equal is True
+
+
+def test_records_of_one_shape_share_their_packing():
+    import numpy as np
+
+    a = compare_arrays(np.arange(1, 7, dtype="float32"), np.arange(1, 7, dtype="float32"))
+    b = compare_arrays(np.arange(7, 13, dtype="float32"), np.arange(7, 13, dtype="float32"))
+    a.pack()
+    b.pack()
+    assert a._dec is b._dec and a._v != b._v
+    assert _deep_size(b) - _deep_size(b._dec) < 200  # the array form: ~500 bytes
+
+
+def test_past_the_shapes_shared_a_record_stays_unpacked(monkeypatch):
+    from dumptui.core.compare import pairstats
+
+    monkeypatch.setattr(pairstats, "_PACKINGS", {})
+    monkeypatch.setattr(pairstats, "_PACKINGS_MAX", 1)
+    a, b = PairStats(n=3), _awkward_record()
+    a.pack()
+    b.pack()
+    assert a.packed and not b.packed and repr(b.to_dict()) == repr(_awkward_record().to_dict())

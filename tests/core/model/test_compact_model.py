@@ -4,6 +4,7 @@ indexed (and stay so through the index cache), and ops with the same graph attri
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import sys
 
@@ -31,7 +32,14 @@ def test_slots_of_both_are_the_sorted_union(a, b):
 
 @pytest.mark.parametrize("d", SAMPLES)
 def test_a_slotmap_reads_like_its_dict(d):
-    for m in (SlotMap(d), SlotMap.of(d), pickle.loads(pickle.dumps(SlotMap(d)))):
+    parts = SlotMap.from_parts(tuple(d), tuple(d.values()))
+    for m in (
+        SlotMap(d),
+        SlotMap.of(d),
+        pickle.loads(pickle.dumps(SlotMap(d))),
+        parts,
+        pickle.loads(pickle.dumps(parts)),
+    ):
         assert list(m) == list(d) and len(m) == len(d) and m == d and d == m
         assert list(m.items()) == list(d.items()) and list(m.values()) == list(d.values())
         assert list(m.keys()) == list(d.keys()) and dict(m) == d and sorted(m) == sorted(d)
@@ -53,6 +61,10 @@ def test_slotmaps_share_what_they_can():
     assert SlotMap.of(m) is m
     assert SlotMap({0: "x", 2: "y"})._slots is m._slots  # one tuple of slots for every map with these
     assert SlotMap({0: "x", 1: "y"})._slots is None  # 0, 1, ...: no tuple at all
+    one = SlotMap.of({0: "x"})  # slot 0 alone: not even a tuple of values
+    assert one == {0: "x"} and type(one).__name__ == "_OneSlot" and one._values == "x"
+    assert SlotMap.from_parts(None, ("x",)) == one and type(SlotMap.from_parts((0,), ("x",))) is type(one)
+    assert type(SlotMap.of({1: "x"})) is SlotMap and pickle.loads(pickle.dumps(one)) == one
     as_dict = {0: "a", 1: "b"}
     frozen = SlotMap(as_dict)
     assert sys.getsizeof(frozen) + sys.getsizeof(frozen._values) < sys.getsizeof(as_dict) // 2
@@ -64,11 +76,11 @@ def test_ops_are_frozen_once_indexed_and_through_the_cache(demo_pair):
     op.put("input", 0, t)
     op.put_source(0, InputSource("parameter", "x"))
     op.freeze()
-    assert type(op.inputs) is SlotMap and op.inputs == {0: t} and op.outputs is EMPTY
+    assert isinstance(op.inputs, SlotMap) and op.inputs == {0: t} and op.outputs is EMPTY
     with pytest.raises(TypeError, match="frozen"):
         op.put("output", 0, t)
     for dump in (open_dump(demo_pair.ref), open_dump(demo_pair.ref, cache=True), open_dump(demo_pair.ref, cache=True)):
-        assert all(type(m) is SlotMap for op in dump.ops for m in (op.inputs, op.outputs, op.sources))
+        assert all(isinstance(m, SlotMap) for op in dump.ops for m in (op.inputs, op.outputs, op.sources))
         assert type(dump.graph).__name__ == "FlowGraph"
 
 
@@ -154,3 +166,31 @@ def test_sources_from_the_cache_name_their_producer_by_its_own_key_string(demo_p
     sources = [src for op in again.ops for src in op.sources.values() if src.ref in by_key]
     assert sources and all(src.ref is by_key[src.ref].key for src in sources)
     assert [dict(op.sources) for op in again.ops] == [dict(op.sources) for op in fresh.ops]
+
+
+def test_counting_numbers_are_one_set_of_objects(tmp_path, monkeypatch):
+    from dumptui.core.demo.residual import write_demo
+    from dumptui.core.graph.align import align
+    from dumptui.core.model.numbers import counting, shared
+
+    first = counting(1000)
+    assert counting(2000) is first and first[:2000] == list(range(2000))
+    big = int("1999")  # an int made anew, equal to a shared one
+    assert big is not first[1999] and shared(big) is first[1999] and shared(-1) == -1 and shared(10**9) == 10**9
+    demo = write_demo(str(tmp_path), n_ops=320, size=8)
+    ref, target = open_dump(demo.ref), open_dump(demo.target)
+    pairs = align(ref, target).pairs
+    assert len(pairs) > 257 and all(p.index is first[i] for i, p in enumerate(pairs))
+    g = ref.graph
+    assert all(g._index[k] is first[g._index[k]] for k in g.nodes)
+    old = os.stat(demo.ref).st_mtime - 3600  # (the cache stores no dump that changed just now)
+    for folder, dirs, files in os.walk(demo.ref):
+        for name in files + dirs:
+            os.utime(os.path.join(folder, name), (old, old))
+    os.utime(demo.ref, (old, old))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("DUMPTUI_NO_INDEX_CACHE", raising=False)
+    open_dump(demo.ref, cache=True)
+    cached = open_dump(demo.ref, cache=True)  # from the cache's columns
+    orders = [op.order for op in cached.ops if op.order > 256]
+    assert orders and all(o is shared(o) for o in orders)

@@ -21,6 +21,7 @@ from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import unjudged_sinks
 from dumptui.core.io.executor import Cancel
 from dumptui.core.model.dump import OUTPUT, Severity
+from dumptui.core.model.numbers import counting
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.culprit import CulpritCheck, unjudged_output
 from dumptui.core.search.bisect.oracle import ComputedOracle, Oracle
@@ -59,8 +60,8 @@ class Bisection:
     ):
         self.session = session
         self.order: list[OpPair] = kernel_order(session)
-        self.position = {p.index: i for i, p in enumerate(self.order)}
-        self.key_position = {p.key: i for i, p in enumerate(self.order)}
+        self.position = {p.index: i for i, p in zip(counting(len(self.order)), self.order)}
+        self.key_position = {p.key: i for i, p in zip(counting(len(self.order)), self.order)}
         self.strategy, notes = choose_strategy(session, self.order, use_graph)
         self.notes: list[Said] = list(notes)
         # tensor verdicts judged in context (benign weights, then the scan's carried noise): a new mapping each
@@ -280,7 +281,7 @@ class Bisection:
         )
         self.in_context = self.scan_result.in_context
         self.search, self.search_reason = SearchMode.SCAN, reason
-        self.culprit_check.locals = dict(enumerate(self.scan_result.locals))
+        self.culprit_check.locals = dict(zip(counting(len(self.scan_result.locals)), self.scan_result.locals))
         self.culprit_check.scanned = True
         if not self.scan_result.roots:  # error through an op on one side only, and no root: no "noise" either
             for le in self.scan_result.locals:

@@ -19,6 +19,7 @@ from dumptui.core.compare.verdict import GOOD, IGNORED, ONLY_REF, ONLY_TARGET, U
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import input_source, producer_pair, unproduced
 from dumptui.core.model.dump import Role, SourceKind
+from dumptui.core.model.numbers import counting
 from dumptui.core.model.reason import Reason, Said, Why, because
 from dumptui.core.search.bisect.oracle import Oracle
 from dumptui.core.search.bisect.strategy import Strategy
@@ -71,7 +72,7 @@ class CulpritCheck:
         self.session = session
         self.judged = judged  # the search's verdicts in context: an input carrying noise is close here too
         self.order = order
-        self.position = {p.index: i for i, p in enumerate(order)}
+        self.position = {p.index: i for i, p in zip(counting(len(order)), order)}
         self.strategy = strategy
         self.oracle = oracle
         self.locals: dict[int, LocalError] = {}  # filled by a scan; computed here otherwise
