@@ -92,6 +92,75 @@ def compare_many(pairs: list[SmallPair], kl: bool = True) -> list[PairStats]:
     return done
 
 
+# (relative error, share of elements off the element tolerance) of a pair, as a replay's proof quotes them
+Deviation = tuple[float, float]
+
+
+def deviations_many(pairs: list[SmallPair]) -> list[Deviation | None]:
+    """Of each pair, what noise.tensor_error(st).rel and st.n_off / st.compared give for the statistics
+    compare_many computes (bit for bit: the same arithmetic on the same rows), without the rest of the record:
+    a replay's proof asks for these two alone, and the record (both sides' statistics, cosine, the relative
+    errors' counts, the largest difference's place, the bit word) was most of a replay's cost. None for a pair
+    compare_many computes one at a time (not qualified, or NaN/Inf in it): the caller computes its record."""
+    out: list[Deviation | None] = [None] * len(pairs)
+    groups: dict[int, list[int]] = {}
+    for i, (ref, target, _shape, _tol) in enumerate(pairs):
+        if qualifies(ref, target):
+            groups.setdefault(ref.size, []).append(i)
+    for n, members in groups.items():
+        step = max(1, BATCH_ELEMENTS // n)
+        for start in range(0, len(members), step):
+            part = members[start : start + step]
+            for i, dev in zip(part, _deviation_rows(n, [pairs[i] for i in part])):
+                out[i] = dev
+    return out
+
+
+def _deviation_rows(n: int, items: list[SmallPair]) -> list[Deviation | None]:
+    """_rows's arithmetic for the mean trimmed error, the reference's (else the target's) RMS and the elements
+    off; None for a pair with a non-finite element (as _rows, which computes those one by one)."""
+    m = len(items)
+    Y, X = np.empty((m, n)), np.empty((m, n))
+    equal = np.zeros(m, dtype=bool)
+    for r, (ref, target, _shape, _tol) in enumerate(items):
+        yr, xr = ref.reshape(-1), target.reshape(-1)
+        Y[r], X[r] = yr, xr
+        equal[r] = yr.dtype == xr.dtype and yr.tobytes() == xr.tobytes()
+    with np.errstate(over="ignore", invalid="ignore"):
+        XX, YY = _rowdot(X, X), _rowdot(Y, Y)
+    finite = np.isfinite(XX) & np.isfinite(YY)
+    if not finite.all():
+        kept = np.flatnonzero(finite)
+        done = iter(_deviation_rows(n, [items[i] for i in kept]) if kept.size else ())
+        return [next(done) if ok else None for ok in finite]
+    AD = np.abs(np.subtract(X, Y))
+    T = np.abs(Y)
+    tols = [t for _r, _t, _s, t in items]
+    rtol = np.array([t.rtol for t in tols])
+    atol = np.array([t.atol for t in tols])
+    rms_tol = np.array([t.rms_tol for t in tols])
+    lim = T * rtol[:, None]
+    lim += (atol + rms_tol * np.sqrt(YY / n))[:, None]
+    off = np.count_nonzero(lim < AD, axis=1)
+    k = int(n * TRIM)
+    trimmed = AD.mean(axis=1) if k == 0 else np.partition(AD, n - k, axis=1)[:, : n - k].sum(axis=1) / (n - k)
+    rms_ref, l2_target = np.sqrt(YY / n), np.sqrt(XX)
+    out: list[Deviation | None] = []
+    for r in range(m):
+        tail = int(off[r]) / n  # (a finite pair: every element compared)
+        if equal[r]:
+            out.append((0.0, 0.0))  # bitwise equal: no error (and no element off)
+            continue
+        mean_error, scale = float(trimmed[r]), float(rms_ref[r])
+        if scale == 0.0:
+            scale = float(l2_target[r]) / math.sqrt(n)
+        if scale == 0.0:
+            out.append((0.0 if mean_error == 0 else math.inf, tail))
+        else:
+            out.append((mean_error / scale, tail))
+    return out
+
+
 def compare_tensor_pairs(
     jobs: list[tuple[TensorRef, TensorRef, ElementTolerance]], kl: bool = True
 ) -> list[tuple[PairStats | None, str | None]]:

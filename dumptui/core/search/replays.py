@@ -16,7 +16,7 @@ from dumptui.core.compare.noise import tensor_error
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import TensorSpec, from_spec, tensor_spec
 from dumptui.core.compare.session import Session
-from dumptui.core.compare.smallpairs import compare_many
+from dumptui.core.compare.smallpairs import Deviation, compare_many, deviations_many
 from dumptui.core.compare.spread import AlongTask, Job
 from dumptui.core.compare.verdict import Thresholds
 from dumptui.core.graph.align import OpPair
@@ -355,9 +355,9 @@ def run_replays_here(plans: list[ReplayPlan]) -> list[tuple[ReplayProof | None, 
 
     def flush() -> None:
         pairs = [(want, got, want.shape, tol) for _plan, sides in held for want, got, tol, _pos, _n in sides]
-        stats = iter(compare_many(pairs, kl=False))
+        devs = _deviations(pairs)
         for plan, sides in held:
-            out.append((_proof(plan, sides, [next(stats) for _side in sides]), ""))
+            out.append((_proof(plan, sides, [next(devs) for _side in sides]), ""))
         held.clear()
 
     for plan in plans:
@@ -422,8 +422,23 @@ def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, Said]:
     return sides, ""
 
 
-def _proof(plan: ReplayPlan, sides: list[_Compared], stats: list[PairStats]) -> ReplayProof:
-    dev = [_deviation(st, want, got, positions) for st, (want, got, _tol, positions, _n) in zip(stats, sides)]
+def _deviations(pairs: list[tuple[np.ndarray, np.ndarray, tuple[int, ...], ElementTolerance]]) -> Iterator[Deviation]:
+    """(relative error, share off) of each (recomputed, dumped) pair, in order: from the rows computed
+    together (smallpairs.deviations_many), or from its full statistics where those are computed alone."""
+    devs = deviations_many(pairs)
+    alone = [i for i, dev in enumerate(devs) if dev is None]
+    for i, st in zip(alone, compare_many([pairs[i] for i in alone], kl=False)):
+        devs[i] = _error_and_tail(st)
+    for dev in devs:
+        assert dev is not None
+        yield dev
+
+
+def _proof(plan: ReplayPlan, sides: list[_Compared], devs: list[Deviation]) -> ReplayProof:
+    dev = [
+        (rel, tail, _error_margin(want, got) if positions is not None else 0.0)
+        for (rel, tail), (want, got, _tol, positions, _n) in zip(devs, sides)
+    ]
     positions, elements = sides[-1][3], sides[-1][4]
     floor_ref, floor_target = plan.floors
     return ReplayProof(
@@ -586,18 +601,14 @@ def _compared_values(
     return want, flat_got
 
 
-def _deviation(
-    st: PairStats, want: np.ndarray, got: np.ndarray, positions: np.ndarray | None
-) -> tuple[float, float, float]:
-    """From the statistics of a dumped output against its recomputation: the relative error, the share of
-    elements off by more than the tolerance (the tail rule's count) and, for a sample, that error's relative
-    margin (_error_margin; 0 when every position is compared)."""
+def _error_and_tail(st: PairStats) -> Deviation:
+    """From the statistics of a dumped output against its recomputation: the relative error and the share of
+    elements off by more than the tolerance (the tail rule's count)."""
     err = tensor_error(st)
     tail = st.n_off / st.compared if st.compared else 0.0
-    margin = _error_margin(want, got) if positions is not None else 0.0
     if err is None:
-        return math.inf, tail, margin
-    return (math.inf if err.nonfinite else err.rel), tail, margin
+        return math.inf, tail
+    return (math.inf if err.nonfinite else err.rel), tail
 
 
 def _error_margin(want: np.ndarray, got: np.ndarray) -> float:
