@@ -12,15 +12,16 @@ from collections.abc import Callable
 
 from dumptui.core.compare.ledger import Purpose
 from dumptui.core.compare.pairstats import PairStats
-from dumptui.core.compare.processes import computed_on, resolve_layouts_of
+from dumptui.core.compare.processes import computed_or_same_on, resolve_layouts_of
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.compare.spread import Alongside, evaluate_spread, shippable
 from dumptui.core.graph.align import OpPair
+from dumptui.core.graph.dataflow import OriginKind, origins
 from dumptui.core.io.executor import MIN_BYTES_FOR_PROCESSES, Cancel, Executor, Progress
 from dumptui.core.io.npy import payloads_kept, shared_layout
-from dumptui.core.model.dump import INPUT, InOut, TensorRef
+from dumptui.core.model.dump import INPUT, OUTPUT, InOut, TensorRef
 
 Job = tuple[OpPair, InOut, int, TensorRef, TensorRef]  # pair, io, slot, ref, target (both present)
 # Tensor pairs handed to an offloading executor (the app's) at a time: enough tasks to keep every worker busy,
@@ -148,12 +149,79 @@ def _in_executor(
     time); the jobs then go in op order."""
     pairs = [(job[3], job[4], pre[0]) for job, pre in heavy]
     waiting = _OpsWaiting([job for job, _pre in heavy]) if ready is not None else None
-    for idx, st, err in computed_on(ex, pairs, session.kl, cancel, in_order=ready is not None):
+    copies = _copies(session, heavy)
+    known: dict[int, tuple[PairStats | None, str | None]] = {}  # a copied pair's outcome, by its index
+    waits: dict[int, list[int]] = {}  # a copied pair's index -> the copies that wait for its outcome
+    again: list[int] = []  # copies of a pair whose read failed: computed here at the end, as themselves
+
+    def kept(idx: int, st: PairStats | None, err: str | None) -> None:
         job, pre = heavy[idx]
         _keep(session, job, pre, st, err, purpose)
         counter.tick()
         if waiting is not None and ready is not None and (res := waiting.kept(session, job[0])) is not None:
             ready(res)
+
+    def copied(idx: int, outcome: tuple[PairStats | None, str | None]) -> None:
+        st, _err = outcome
+        if st is None:
+            again.append(idx)
+        else:
+            kept(idx, st.copy(), None)
+
+    sources = {i: (heavy[j][0][3], heavy[j][0][4]) for i, j in copies.items()}
+    copied_from = set(copies.values())
+    in_order = ready is not None
+    for idx, st, err, same in computed_or_same_on(ex, pairs, sources, session.kl, cancel, in_order):
+        if same:  # the same bytes as the pair it copies: that pair's statistics, once they are known
+            source = copies[idx]
+            if source in known:
+                copied(idx, known[source])
+            else:
+                waits.setdefault(source, []).append(idx)
+            continue
+        if idx in copied_from:
+            known[idx] = (st, err)
+        kept(idx, st, err)
+        for waiting_copy in waits.pop(idx, []):
+            copied(waiting_copy, (st, err))
+    for idx, (st, err) in zip(again, compare_tensor_pairs([pairs[i] for i in again], session.kl)):
+        kept(idx, st, err)
+
+
+# An input pair of at least this many bytes whose files may be copies of its producer's output files (each
+# side) is first compared with them byte for byte (processes.run_pairs_or_same): reading two files again
+# costs a fraction of computing a big pair's statistics; below this, it costs as much.
+COPIES_FROM = 1 << 20
+
+
+def _copies(session: Session, heavy: list[tuple[Job, Prechecked]]) -> dict[int, int]:
+    """heavy index -> the heavy index of the pair its files may be copies of: an input pair fed, on each side,
+    by the same output of the same op pair, that output pair computed in this batch with the same tolerance,
+    of the same dtypes and shapes (so equal bytes give equal statistics, its maximum at the same place)."""
+    outputs = {pair_key(job[3], job[4]): i for i, (job, _pre) in enumerate(heavy) if job[1] == OUTPUT}
+    out: dict[int, int] = {}
+    for i, ((pair, io, slot, r, t), pre) in enumerate(heavy):
+        if io != INPUT or r.nbytes() + t.nbytes() < COPIES_FROM:
+            continue
+        o_ref, o_target = origins(session.ref, session.target, session.alignment, pair, slot)
+        p = o_ref.pair
+        if (
+            o_ref.kind != OriginKind.PAIR
+            or o_target.kind != OriginKind.PAIR
+            or p is None
+            or o_target.pair is not p
+            or o_ref.out_slot != o_target.out_slot
+            or p.ref is None
+            or p.target is None
+        ):
+            continue
+        src_r, src_t = p.ref.outputs.get(o_ref.out_slot), p.target.outputs.get(o_ref.out_slot)
+        j = outputs.get(pair_key(src_r, src_t)) if src_r is not None and src_t is not None else None
+        if j is None or src_r is None or src_t is None or src_r is r or src_t is t or heavy[j][1][0] != pre[0]:
+            continue
+        if (src_r.dtype, src_t.dtype, src_r.shape, src_t.shape) == (r.dtype, t.dtype, r.shape, t.shape):
+            out[i] = j
+    return out
 
 
 class _OpsWaiting:

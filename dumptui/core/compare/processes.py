@@ -13,6 +13,7 @@ import numpy as np
 
 from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.pairstats import PairStats
+from dumptui.core.compare.samefiles import same_bytes
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.io.executor import Cancel, Executor
 from dumptui.core.io.fault import Fault
@@ -66,6 +67,58 @@ def run_pairs(jobs: list[tuple[PairJob, bool]]) -> list[PairOutcome]:
     kl = jobs[0][1] if jobs else False
     pairs = [(from_spec(ref), from_spec(tgt), ElementTolerance(*tol)) for (_i, ref, tgt, tol), _kl in jobs]
     return [(job[0], st, err) for (job, _kl), (st, err) in zip(jobs, compare_tensor_pairs(pairs, kl))]
+
+
+# a pair job whose two files may be byte copies of another pair's (its producer's output, each side): their
+# paths as the worker opens them, or None
+SameAs = tuple[str, str] | None
+PairOrSame = tuple[int, "PairStats | None", "str | None", bool]  # PairOutcome, and True: same files, not computed
+
+
+def run_pairs_or_same(jobs: list[tuple[PairJob, bool, SameAs]]) -> list[PairOrSame]:
+    """run_pairs, where a job that names another pair's files is first compared with them byte for byte:
+    when both sides hold the same bytes, nothing is computed (the other pair's statistics are this one's:
+    a MindSpore dump holds each activation twice a side, as its producer's output and its consumer's input),
+    else its statistics as usual. Results in job order."""
+    out: list[PairOrSame | None] = [None] * len(jobs)
+    todo: list[tuple[int, tuple[PairJob, bool]]] = []
+    for k, (job, kl, same_as) in enumerate(jobs):
+        if same_as is not None and same_bytes(job[1][0], same_as[0]) and same_bytes(job[2][0], same_as[1]):
+            out[k] = (job[0], None, None, True)
+        else:
+            todo.append((k, (job, kl)))
+    for (k, _job), (index, st, err) in zip(todo, run_pairs([job for _k, job in todo])):
+        out[k] = (index, st, err, False)
+    return [o for o in out if o is not None]
+
+
+def computed_or_same_on(
+    ex: Executor,
+    pairs: list[tuple[TensorRef, TensorRef, ElementTolerance]],
+    same_as: dict[int, tuple[TensorRef, TensorRef]],
+    kl: bool,
+    cancel: Cancel | None = None,
+    in_order: bool = False,
+) -> Iterator[PairOrSame]:
+    """computed_on, where pair i of `same_as` is first compared byte for byte with the files of the pair named
+    there (run_pairs_or_same): (index, None, None, True) when they are the same bytes."""
+    jobs = [
+        (
+            pair_job(i, r, t, tol, ex.where),
+            kl,
+            None if i not in same_as else (ex.where(same_as[i][0].path), ex.where(same_as[i][1].path)),
+        )
+        for i, (r, t, tol) in enumerate(pairs)
+    ]
+    if not in_order:
+        jobs.sort(key=lambda job: -_job_bytes(job))
+    ahead = IN_ORDER_AHEAD * ex.workers if in_order else None
+    for _k, outcome in ex.map_batched(run_pairs_or_same, jobs, nbytes=_job_bytes, cancel=cancel, ahead=ahead):
+        yield outcome
+
+
+def _job_bytes(job: tuple[PairJob, bool, SameAs]) -> int:
+    return pair_bytes((job[0], job[1]))
 
 
 def resolve_layouts_of(calls: list[Callable[[], Layout]]) -> list[Layout]:

@@ -93,6 +93,18 @@ def _blocks_equal(a: str, b: str, size: int) -> bool:
         return True
 
 
+def same_bytes(a: str, b: str) -> bool:
+    """Whether two regular files hold the same bytes (streamed side by side, sampled first when large; False
+    when either cannot be read). Not remembered: for files of one dump read moments apart."""
+    ka, kb = _key(a), _key(b)
+    if ka is None or kb is None or ka[1] != kb[1]:
+        return False
+    try:
+        return _blocks_equal(a, b, ka[1])
+    except OSError:
+        return False
+
+
 class SameFiles:
     """Byte-identity of file pairs, remembered across runs for the pair of dumps (`ref_root`, `target_root`)
     when `remember` (and the cache is not switched off)."""

@@ -46,6 +46,22 @@ def test_equal_differing_and_unreadable(tmp_path):
     assert same.identical(small, write(tmp_path / "s2", b"\x93NUMPY" + b"x" * 100)) is True
 
 
+def test_same_bytes_of_two_files_of_one_dump(tmp_path):
+    """samefiles.same_bytes (a consumer's input against its producer's output): True only for the same bytes,
+    False for anything else, a file that cannot be read, or one that is no regular file (never blocking)."""
+    big = os.urandom(5 * samefiles.BLOCK + 123)
+    a, b = write(tmp_path / "a", big), write(tmp_path / "b", big)
+    flipped = bytearray(big)
+    flipped[samefiles.SAMPLE + 5] ^= 1  # outside the sampled blocks: found by the stream
+    assert samefiles.same_bytes(a, b) is True
+    assert samefiles.same_bytes(a, write(tmp_path / "c", bytes(flipped))) is False
+    assert samefiles.same_bytes(a, write(tmp_path / "short", big[:-1])) is False
+    assert samefiles.same_bytes(a, str(tmp_path / "missing")) is False
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo")
+        assert samefiles.same_bytes(str(tmp_path / "fifo"), str(tmp_path / "fifo")) is False
+
+
 def test_equal_pairs_are_remembered_until_a_file_changes(tmp_path, cache_home, monkeypatch):
     data = os.urandom(1000)
     a, b = write(tmp_path / "a", data), write(tmp_path / "b", data)

@@ -244,10 +244,74 @@ def test_a_few_big_pairs_on_the_workers_are_measured_as_they_finish(odd_pair, mo
     each op is measured, and its replay sent, as soon as its pairs are known (not after them all), and every
     answer is the one of one process (the session keeps the results in the order they finished there)."""
     alone = _one_process(odd_pair)
+    answer, copies = _big_pairs_on_workers(odd_pair, monkeypatch)
+    assert copies == 0  # (inputs are compared with their producer's output files from COPIES_FROM bytes)
+    for key in alone:
+        if key == "results":
+            assert sorted(answer[key], key=repr) == sorted(alone[key], key=repr)
+        else:
+            assert answer[key] == alone[key], key
+
+
+@pytest.mark.parametrize("damaged", [False, True], ids=["copies", "a-copy-differs"])
+def test_an_input_that_copies_its_producers_output_is_not_computed_again(odd_pair, monkeypatch, tmp_path, damaged):
+    """A MindSpore dump holds each activation twice a side (its producer's output, its consumer's input): on
+    the workers, an input pair whose files hold the same bytes as its producer's output files takes that
+    pair's statistics (batch._copies, processes.run_pairs_or_same), computed once; one whose bytes differ is
+    computed as itself. Every answer is the one of one process, which computes each pair."""
+    import shutil
+
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    victim = _files(odd_pair.target, "ReLU.*input.0.*.npy")[4]
+    shutil.copy(victim, backup / "victim.npy")
+
+    def damage() -> None:  # the consumer's copy of an activation no longer its producer's bytes
+        a = np.load(victim)
+        a.reshape(-1)[0] += 1.0
+        _rewrite(victim, a)
+
+    def victims_statistics(answer: dict) -> str:
+        found = [r[8] for r in answer["results"] if r[3] == victim]
+        assert found and found[0] is not None
+        return found[0]
+
+    undamaged = victims_statistics(_one_process(odd_pair))
+    try:
+        if damaged:
+            damage()
+        alone = _one_process(odd_pair)
+        monkeypatch.setattr(batch, "COPIES_FROM", 0)
+        answer, copies = _big_pairs_on_workers(odd_pair, monkeypatch)
+    finally:
+        shutil.copy(backup / "victim.npy", victim)
+    assert copies > 20, copies
+    # damaged, the victim's own statistics differ from its producer's output's (which it copied before):
+    # taking those would have differed from one process's answer below
+    assert (victims_statistics(alone) != undamaged) == damaged
+    for key in alone:
+        if key == "results":
+            assert sorted(answer[key], key=repr) == sorted(alone[key], key=repr)
+        else:
+            assert answer[key] == alone[key], key
+
+
+def _big_pairs_on_workers(pair, monkeypatch) -> tuple[dict, int]:
+    """compare_pair with too few pairs to spread, each a task of its own on two workers; (its answer, how many
+    pairs were taken as copies of another's files)."""
     monkeypatch.setattr(batch, "MIN_PAIRS_TO_SPREAD", 1 << 30)
     monkeypatch.setattr(batch, "MIN_BYTES_FOR_PROCESSES", 0)
     monkeypatch.setattr(executor, "BATCH", BatchPolicy(items=1, most_items=1))  # a pair (or a replay) a task
-    session = _session(odd_pair)
+    real_outcomes = batch.computed_or_same_on
+    copies = [0]
+
+    def counted_copies(*args, **kwargs):
+        for outcome in real_outcomes(*args, **kwargs):
+            copies[0] += outcome[3]
+            yield outcome
+
+    monkeypatch.setattr(batch, "computed_or_same_on", counted_copies)
+    session = _session(pair)
     inside: list[int] = []  # 1 while _in_executor runs
     measured_inside: list[bool] = []
     real_in_executor, real_measured = batch._in_executor, scan.measured
@@ -274,12 +338,8 @@ def test_a_few_big_pairs_on_the_workers_are_measured_as_they_finish(odd_pair, mo
     assert inside, "the pairs were not computed on the workers"
     early, ops = sum(measured_inside), len(measured_inside)
     assert ops > 50 and ops // 2 < early <= ops, (early, ops)
-    assert [le for le in alone["locals"] if le[3] is not None]  # replays ran
-    for key in alone:
-        if key == "results":
-            assert sorted(answer[key], key=repr) == sorted(alone[key], key=repr)
-        else:
-            assert answer[key] == alone[key], key
+    assert [le for le in answer["locals"] if le[3] is not None]  # replays ran
+    return answer, copies[0]
 
 
 def test_replays_a_worker_could_not_run_alongside_are_sent_as_before(mlp_pair, monkeypatch):
