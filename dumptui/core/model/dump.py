@@ -210,11 +210,11 @@ class TensorRef:
     string shared by the folder's files) and its name, joined when asked for; what few tensors have (a layout
     call, statistics, a size on disk) in one slot, None for the others; a statistics-only record's packed
     statistics (recordstats.py) alone in that slot, as they are (a million-call msprobe dump has three a call).
-    Its io, slot, format, dtype and file-name tail, which few distinct values take across a dump, are one tuple
-    shared by the tensors that have the same (`_kind`: four slots fewer, 4 MB of the 20,000-op demo pair).
+    Its io, slot, format, dtype, file-name tail and folder, which few distinct values take across a dump, are one
+    tuple shared by the tensors that have the same (`_kind`: five slots fewer, 5 MB of the 20,000-op demo pair).
     """
 
-    __slots__ = ("_folder", "_name", "_kind", "_shape", "timestamp", "_layout", "_extra")
+    __slots__ = ("_name", "_kind", "_shape", "timestamp", "_layout", "_extra")
 
     def __init__(
         self,
@@ -230,11 +230,10 @@ class TensorRef:
         size_on_disk: int | None = None,
     ):
         cut = path.rfind(os.sep) + 1
-        self._folder = sys.intern(path[:cut])
         self._name = path[cut:]
         # (io, slot, fmt, logical dtype: what the framework computed in (file name, IR, header), the file name's
-        # text after its timestamp (see `in_folder`)), shared
-        self._kind = _kind(io, slot, fmt, dtype, None)
+        # text after its timestamp (see `in_folder`), the folder (a string shared by the folder's files)), shared
+        self._kind = _kind(io, slot, fmt, dtype, None, sys.intern(path[:cut]))
         self._shape = shape
         self.timestamp = timestamp
         self._layout: Layout | None = None
@@ -262,7 +261,6 @@ class TensorRef:
         (~13 MB less for the 20,000-op demo pair's 140,000 files). The tensor keeps the first and last parts in
         slots of their own, the timestamp being its `timestamp` (a tuple of three per file was ~9 MB more)."""
         t = cls.__new__(cls)
-        t._folder = sys.intern(folder)
         tail_: str | None = None
         if isinstance(name, str):
             t._name = name
@@ -272,7 +270,7 @@ class TensorRef:
                 t._name, tail_ = stem, tail
             else:
                 t._name = stem + str(ts) + tail
-        t._kind = _kind(io, slot, fmt, dtype, tail_)
+        t._kind = _kind(io, slot, fmt, dtype, tail_, sys.intern(folder))
         t._shape, t.timestamp = shape, timestamp
         t._layout, t._extra = None, None
         return t
@@ -298,8 +296,8 @@ class TensorRef:
 
     @slot.setter
     def slot(self, slot: int) -> None:  # (a reader numbering a copy otherwise: msprobe's backward inputs)
-        io, _old, fmt, dtype, tail = self._kind
-        self._kind = _kind(io, slot, fmt, dtype, tail)
+        io, _old, fmt, dtype, tail, folder = self._kind
+        self._kind = _kind(io, slot, fmt, dtype, tail, folder)
 
     @property
     def fmt(self) -> str:
@@ -311,16 +309,20 @@ class TensorRef:
 
     @_dtype.setter
     def _dtype(self, dtype: str | None) -> None:
-        io, slot, fmt, _old, tail = self._kind
-        self._kind = _kind(io, slot, fmt, dtype, tail)
+        io, slot, fmt, _old, tail, folder = self._kind
+        self._kind = _kind(io, slot, fmt, dtype, tail, folder)
 
     @property
     def _tail(self) -> str | None:
         return self._kind[4]
 
     @property
+    def _folder(self) -> str:
+        return self._kind[5]
+
+    @property
     def path(self) -> str:
-        return self._folder + self.file_name
+        return self._kind[5] + self.file_name
 
     @property
     def file_name(self) -> str:
@@ -541,14 +543,14 @@ class TensorRef:
         return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 
-# a tensor's (io, slot, fmt, dtype, file-name tail): one tuple for the tensors that have the same (TensorRef)
-_Kind = tuple["InOut", int, str, "str | None", "str | None"]
+# a tensor's (io, slot, fmt, dtype, file-name tail, folder): one tuple for the tensors that have the same (TensorRef)
+_Kind = tuple["InOut", int, str, "str | None", "str | None", str]
 _KINDS: dict[_Kind, _Kind] = {}
 _KINDS_MAX = 1 << 16
 
 
-def _kind(io: InOut, slot: int, fmt: str, dtype: str | None, tail: str | None) -> _Kind:
-    kind: _Kind = (io, slot, fmt, dtype, tail)
+def _kind(io: InOut, slot: int, fmt: str, dtype: str | None, tail: str | None, folder: str) -> _Kind:
+    kind: _Kind = (io, slot, fmt, dtype, tail, folder)
     found = _KINDS.get(kind)
     if found is None:
         found = _KINDS.setdefault(kind, kind) if len(_KINDS) < _KINDS_MAX else kind
