@@ -13,6 +13,8 @@ compare_arrays, one at a time, as before.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
@@ -75,22 +77,17 @@ def _exact(dt: np.dtype) -> bool:
 def compare_many(pairs: list[SmallPair], kl: bool = True) -> list[PairStats]:
     """The statistics of each pair (ref, target, the ref's shape, tolerance), as compare_arrays gives them."""
     out: list[PairStats | None] = [None] * len(pairs)
-    groups: dict[int, list[int]] = {}
-    for i, (ref, target, _shape, _tol) in enumerate(pairs):
-        if qualifies(ref, target):
-            groups.setdefault(ref.size, []).append(i)
-    for n, members in groups.items():
-        step = max(1, BATCH_ELEMENTS // n)
-        for start in range(0, len(members), step):
-            part = members[start : start + step]
-            for i, st in zip(part, _rows(n, [pairs[i] for i in part], kl)):
-                out[i] = st
+    for n, part in _row_groups(pairs):
+        for i, st in zip(part, _rows(n, [pairs[i] for i in part], kl)):
+            out[i] = st
     done: list[PairStats] = []
     for st, (ref, target, shape, tol) in zip(out, pairs):
         # not qualified, or not finite everywhere: one at a time
         done.append(st if st is not None else compare_arrays(ref.reshape(shape), target, tol, kl=kl))
     return done
 
+
+_T = TypeVar("_T")
 
 # (relative error, share of elements off the element tolerance) of a pair, as a replay's proof quotes them
 Deviation = tuple[float, float]
@@ -103,6 +100,15 @@ def deviations_many(pairs: list[SmallPair]) -> list[Deviation | None]:
     errors' counts, the largest difference's place, the bit word) was most of a replay's cost. None for a pair
     compare_many computes one at a time (not qualified, or NaN/Inf in it): the caller computes its record."""
     out: list[Deviation | None] = [None] * len(pairs)
+    for n, part in _row_groups(pairs):
+        for i, dev in zip(part, _deviation_rows(n, [pairs[i] for i in part])):
+            out[i] = dev
+    return out
+
+
+def _row_groups(pairs: list[SmallPair]) -> Iterator[tuple[int, list[int]]]:
+    """(n, the positions of qualified pairs of n elements), at most BATCH_ELEMENTS elements a group: the rows
+    computed together."""
     groups: dict[int, list[int]] = {}
     for i, (ref, target, _shape, _tol) in enumerate(pairs):
         if qualifies(ref, target):
@@ -110,15 +116,12 @@ def deviations_many(pairs: list[SmallPair]) -> list[Deviation | None]:
     for n, members in groups.items():
         step = max(1, BATCH_ELEMENTS // n)
         for start in range(0, len(members), step):
-            part = members[start : start + step]
-            for i, dev in zip(part, _deviation_rows(n, [pairs[i] for i in part])):
-                out[i] = dev
-    return out
+            yield n, members[start : start + step]
 
 
-def _deviation_rows(n: int, items: list[SmallPair]) -> list[Deviation | None]:
-    """_rows's arithmetic for the mean trimmed error, the reference's (else the target's) RMS and the elements
-    off; None for a pair with a non-finite element (as _rows, which computes those one by one)."""
+def _as_rows(n: int, items: list[SmallPair]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs as rows in float64: (Y the references, X the targets, which rows are bitwise equal, each row's
+    X.X and Y.Y)."""
     m = len(items)
     Y, X = np.empty((m, n)), np.empty((m, n))
     equal = np.zeros(m, dtype=bool)
@@ -128,13 +131,23 @@ def _deviation_rows(n: int, items: list[SmallPair]) -> list[Deviation | None]:
         equal[r] = yr.dtype == xr.dtype and yr.tobytes() == xr.tobytes()
     with np.errstate(over="ignore", invalid="ignore"):
         XX, YY = _rowdot(X, X), _rowdot(Y, Y)
-    finite = np.isfinite(XX) & np.isfinite(YY)
-    if not finite.all():
-        kept = np.flatnonzero(finite)
-        done = iter(_deviation_rows(n, [items[i] for i in kept]) if kept.size else ())
-        return [next(done) if ok else None for ok in finite]
-    AD = np.abs(np.subtract(X, Y))
-    T = np.abs(Y)
+    return Y, X, equal, XX, YY
+
+
+def _finite_rows_only(
+    finite: np.ndarray, items: list[SmallPair], rows: Callable[[list[SmallPair]], list[_T]]
+) -> list[_T | None]:
+    """`rows` of the finite pairs alone (the others: None, computed one by one, NaN/Inf counted and masked)."""
+    kept = np.flatnonzero(finite)
+    done = iter(rows([items[i] for i in kept]) if kept.size else ())
+    return [next(done) if ok else None for ok in finite]
+
+
+def _off_and_trimmed(
+    AD: np.ndarray, T: np.ndarray, YY: np.ndarray, items: list[SmallPair], n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the elements off the element tolerance (|d| > atol + rtol |y| + rms_tol rms(y); T = |Y|) and
+    the mean |d| without its largest TRIM share."""
     tols = [t for _r, _t, _s, t in items]
     rtol = np.array([t.rtol for t in tols])
     atol = np.array([t.atol for t in tols])
@@ -144,9 +157,20 @@ def _deviation_rows(n: int, items: list[SmallPair]) -> list[Deviation | None]:
     off = np.count_nonzero(lim < AD, axis=1)
     k = int(n * TRIM)
     trimmed = AD.mean(axis=1) if k == 0 else np.partition(AD, n - k, axis=1)[:, : n - k].sum(axis=1) / (n - k)
+    return off, trimmed
+
+
+def _deviation_rows(n: int, items: list[SmallPair]) -> list[Deviation | None]:
+    """_rows's arithmetic for the mean trimmed error, the reference's (else the target's) RMS and the elements
+    off; None for a pair with a non-finite element (as _rows, which computes those one by one)."""
+    Y, X, equal, XX, YY = _as_rows(n, items)
+    finite = np.isfinite(XX) & np.isfinite(YY)
+    if not finite.all():
+        return _finite_rows_only(finite, items, lambda kept: _deviation_rows(n, kept))
+    off, trimmed = _off_and_trimmed(np.abs(np.subtract(X, Y)), np.abs(Y), YY, items, n)
     rms_ref, l2_target = np.sqrt(YY / n), np.sqrt(XX)
     out: list[Deviation | None] = []
-    for r in range(m):
+    for r in range(len(items)):
         tail = int(off[r]) / n  # (a finite pair: every element compared)
         if equal[r]:
             out.append((0.0, 0.0))  # bitwise equal: no error (and no element off)
@@ -243,19 +267,10 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _rows(n: int, items: list[SmallPair], kl: bool) -> list[PairStats | None]:
     """The records of `items` (all of `n` elements); None for a pair with a non-finite element."""
     m = len(items)
-    Y, X = np.empty((m, n)), np.empty((m, n))
-    equal = np.zeros(m, dtype=bool)
-    for r, (ref, target, _shape, _tol) in enumerate(items):
-        yr, xr = ref.reshape(-1), target.reshape(-1)
-        Y[r], X[r] = yr, xr
-        equal[r] = yr.dtype == xr.dtype and yr.tobytes() == xr.tobytes()
-    with np.errstate(over="ignore", invalid="ignore"):
-        XX, YY = _rowdot(X, X), _rowdot(Y, Y)
+    Y, X, equal, XX, YY = _as_rows(n, items)
     finite = np.isfinite(XX) & np.isfinite(YY)
     if not finite.all():  # those pairs are computed one by one (NaN/Inf counted and masked there)
-        kept = np.flatnonzero(finite)
-        done = iter(_rows(n, [items[i] for i in kept], kl) if kept.size else ())
-        return [next(done) if ok else None for ok in finite]
+        return _finite_rows_only(finite, items, lambda kept: _rows(n, kept, kl))
     V = np.zeros((m, RECORD_COLUMNS))
     V[:, _P["n"]] = n
     V[:, _P["compared"]] = n
@@ -275,21 +290,13 @@ def _rows(n: int, items: list[SmallPair], kl: bool) -> list[PairStats | None]:
     T = np.abs(Y)
     big = T > EPS
     nbig = np.count_nonzero(big, axis=1)
-    tols = [t for _r, _t, _s, t in items]
-    rtol = np.array([t.rtol for t in tols])
-    atol = np.array([t.atol for t in tols])
-    rms_tol = np.array([t.rms_tol for t in tols])
-    lim = T * rtol[:, None]
-    lim += (atol + rms_tol * np.sqrt(YY / n))[:, None]
-    off = np.count_nonzero(lim < AD, axis=1)
+    off, trimmed = _off_and_trimmed(AD, T, YY, items, n)
     np.maximum(T, EPS, out=T)
     R = np.divide(AD, T, out=T)
     within1 = np.count_nonzero(R <= 1e-3, axis=1)
     within5 = np.count_nonzero(R <= 5e-3, axis=1)
     R *= big
     rel_max, rel_sum = R.max(axis=1), R.sum(axis=1)
-    k = int(n * TRIM)
-    trimmed = AD.mean(axis=1) if k == 0 else np.partition(AD, n - k, axis=1)[:, : n - k].sum(axis=1) / (n - k)
     if kl:
         kl_values = _kl(X, Y, V)
     nx, ny = np.sqrt(XX), np.sqrt(YY)
