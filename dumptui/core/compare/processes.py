@@ -143,9 +143,5 @@ def computed_on(
     the biggest pairs sent first (a big pair is a task alone: the batch policy's bytes). `in_order`: sent in
     the order of `pairs`, a few tasks a worker ahead, so that work the caller submits for the first pairs'
     results (a scan's replays) runs between these tasks, not after them all."""
-    jobs = [(pair_job(i, r, t, tol, ex.where), kl) for i, (r, t, tol) in enumerate(pairs)]
-    if not in_order:
-        jobs.sort(key=lambda job: -pair_bytes(job))
-    ahead = IN_ORDER_AHEAD * ex.workers if in_order else None
-    for _k, outcome in ex.map_batched(run_pairs, jobs, nbytes=pair_bytes, cancel=cancel, ahead=ahead):
-        yield outcome
+    for index, st, err, _same in computed_or_same_on(ex, pairs, {}, kl, cancel, in_order):
+        yield index, st, err
