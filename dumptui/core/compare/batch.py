@@ -16,7 +16,7 @@ from dumptui.core.compare.processes import computed_or_same_on, resolve_layouts_
 from dumptui.core.compare.results import OpResult, TensorResult
 from dumptui.core.compare.session import Prechecked, Session, pair_key
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
-from dumptui.core.compare.spread import Alongside, evaluate_spread, shippable
+from dumptui.core.compare.spread import Alongside, EarlyResults, evaluate_spread, shippable
 from dumptui.core.graph.align import OpPair
 from dumptui.core.graph.dataflow import OriginKind, origins
 from dumptui.core.io.executor import MIN_BYTES_FOR_PROCESSES, Cancel, Executor, Progress
@@ -148,7 +148,7 @@ def _in_executor(
     compute the next pairs: the 0.6 GB conv compare's replays all ran after its compares, 0.2 s of its wall
     time); the jobs then go in op order."""
     pairs = [(job[3], job[4], pre[0]) for job, pre in heavy]
-    waiting = _OpsWaiting([job for job, _pre in heavy]) if ready is not None else None
+    early = EarlyResults(session, [job for job, _pre in heavy]) if ready is not None else None
     copies = _copies(session, heavy)
     known: dict[int, tuple[PairStats | None, str | None]] = {}  # a copied pair's outcome, by its index
     waits: dict[int, list[int]] = {}  # a copied pair's index -> the copies that wait for its outcome
@@ -158,8 +158,10 @@ def _in_executor(
         job, pre = heavy[idx]
         _keep(session, job, pre, st, err, purpose)
         counter.tick()
-        if waiting is not None and ready is not None and (res := waiting.kept(session, job[0])) is not None:
-            ready(res)
+        if early is not None and ready is not None:
+            early.known(job[0])
+            for res in early.complete():
+                ready(res)
 
     def copied(idx: int, outcome: tuple[PairStats | None, str | None]) -> None:
         st, _err = outcome
@@ -222,33 +224,6 @@ def _copies(session: Session, heavy: list[tuple[Job, Prechecked]]) -> dict[int, 
         if (src_r.dtype, src_t.dtype, src_r.shape, src_t.shape) == (r.dtype, t.dtype, r.shape, t.shape):
             out[i] = j
     return out
-
-
-class _OpsWaiting:
-    """Which ops of a batch still wait for a job; an op with a tensor pair that two jobs share is never told
-    early (the result kept last would be the other's: as spread.py's _EarlyResults)."""
-
-    def __init__(self, jobs: list[Job]):
-        self.left: dict[int, int] = {}
-        seen: dict[int, int] = {}
-        for pair, _io, _slot, r, t in jobs:
-            self.left[pair.index] = self.left.get(pair.index, 0) + 1
-            seen[pair_key(r, t)] = seen.get(pair_key(r, t), 0) + 1
-        self.never = {pair.index for pair, _io, _slot, r, t in jobs if seen[pair_key(r, t)] > 1}
-
-    def kept(self, session: Session, pair: OpPair) -> OpResult | None:
-        """The op's result once its last job is kept and every tensor pair of it is known; else None."""
-        self.left[pair.index] -= 1
-        if self.left[pair.index] or pair.index in self.never:
-            return None
-        ins: list[TensorResult] = []
-        outs: list[TensorResult] = []
-        for io, _slot, r, t in session.tensor_pairs(pair):
-            res = session.cached(r, t)
-            if res is None:  # a pair settled by none of this batch's jobs and not known before it
-                return None
-            (ins if io == INPUT else outs).append(res)
-        return session.assembled(pair, ins, outs)
 
 
 def _keep(session: Session, job: Job, pre: Prechecked, st: PairStats | None, err: str | None, purpose: Purpose) -> None:

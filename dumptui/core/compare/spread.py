@@ -140,7 +140,7 @@ def evaluate_spread(
 
     # (job, precheck, result judged from a worker's statistics | None: computed or failed here at the end)
     heavy: list[tuple[Job, Prechecked, TensorResult | None, str | None]] = []
-    early = _EarlyResults(session, jobs) if ready is not None else None
+    early = EarlyResults(session, jobs) if ready is not None else None
     for c, (layouts, computed, extra) in ex.map(
         read_and_compare, tasks(), cancel=cancel, ordered=True, ahead=IN_FLIGHT * ex.workers
     ):
@@ -176,7 +176,7 @@ def _judge_chunk(
     chunk: list[Job],
     got: dict[int, Computed],
     tick: Callable[[], None],
-    early: _EarlyResults | None,
+    early: EarlyResults | None,
     purpose: Purpose,
 ) -> list[tuple[Job, Prechecked, TensorResult | None, str | None]]:
     """A chunk's jobs in order: those the precheck settles stored now; the others judged from the statistics a
@@ -206,8 +206,9 @@ def _judge_chunk(
     return heavy
 
 
-class _EarlyResults:
-    """Which ops of a spread batch have every tensor pair known, and their results before they are stored."""
+class EarlyResults:
+    """Which ops of a batch have every tensor pair known, and their results (before they are stored, in a
+    spread batch; as soon as their last pair is kept, on the big pairs' path: batch._in_executor)."""
 
     def __init__(self, session: Session, jobs: list[Job]):
         self.session = session
