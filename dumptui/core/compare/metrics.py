@@ -34,6 +34,7 @@ from dumptui.core.model.dump import SMALL_READ, TensorRef
 
 EPS = float(np.finfo(np.float64).eps)
 CHUNK = 1 << 16  # elements per chunk: 512 KB per float64 buffer, the working set stays in cache
+READ_ONCE_UP_TO = 1 << 24  # bytes a side up to which a pair that needs two passes is read into memory once
 KL_SMOOTHING = 1e-12
 TRIM = 0.01  # the trimmed mean drops the largest 1 % of |x-y|: a few jumps of a discontinuous op
 SAMPLE_MAX = 1 << 20  # above this many elements, the trimmed mean is taken over an evenly strided sample
@@ -132,7 +133,8 @@ ChunksFn = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]  # a fresh pass
 
 
 def chunk_pairs(x: TensorRef, y: TensorRef, elems: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    return zip(x.chunks(elems), y.chunks(elems))
+    """Both tensors' chunks side by side; each pair is overwritten by the next (read into one buffer a side)."""
+    return zip(x.chunks(elems, reuse=True), y.chunks(elems, reuse=True))
 
 
 def compare_tensors(
@@ -140,9 +142,15 @@ def compare_tensors(
 ) -> PairStats:
     """Statistics of target vs ref. Both must be readable and hold the same number of elements."""
     exact_int = _exact_int(ref.dtype) or _exact_int(target.dtype)
-    if ref.nbytes() + target.nbytes() <= 2 * SMALL_READ:
+    both = ref.nbytes() + target.nbytes()
+    if both <= 2 * SMALL_READ:
         # small: read each once, then every pass works in memory
         return compare_read(ref, target, ref.read(), target.read(), tol, chunk, kl)
+    if (kl or tol.rms_tol) and both <= 2 * READ_ONCE_UP_TO:
+        # a first pass takes the whole-tensor numbers (KL's ranges, rms(y)): read each file once into this
+        # thread's buffers, not twice a chunk at a time (a 0.6 GB compare of 8 MB activations read 0.3 GB less)
+        buffers = _read_buffers(max(ref.nbytes(), target.nbytes()))
+        return compare_read(ref, target, ref.read(into=buffers[0]), target.read(into=buffers[1]), tol, chunk, kl)
     return compare_arrays_chunks(
         lambda: chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
     )
@@ -209,6 +217,15 @@ class _Work:
 
 
 _local = threading.local()
+
+
+def _read_buffers(nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's two buffers (bytes) of at least `nbytes` each that compare_tensors reads a pair into,
+    grown when needed and kept (at most READ_ONCE_UP_TO each): their pages stay mapped from pair to pair."""
+    held = getattr(_local, "read_buffers", None)
+    if held is None or held[0].nbytes < nbytes:
+        held = _local.read_buffers = (np.empty(nbytes, np.uint8), np.empty(nbytes, np.uint8))
+    return held
 
 
 def _work(m: int) -> _Work:

@@ -357,8 +357,10 @@ def open_array(path: str, layout: Layout) -> np.ndarray:
         )
 
 
-def read_small(path: str, layout: Layout) -> np.ndarray:
-    """The payload read into memory as a flat array in file order (for small C-order tensors)."""
+def read_small(path: str, layout: Layout, into: np.ndarray | None = None) -> np.ndarray:
+    """The payload read into memory as a flat array in file order (for small C-order tensors). `into`: bytes
+    (uint8) of the caller's to read into when they are enough, not a fresh array (whose pages are faulted in
+    and zeroed anew each time): the array returned is then a view of them."""
     storage = _readable_storage(layout)
     if layout.decoder is not None:
         flat: np.ndarray = layout.decoder.decode(path, storage, layout.offset).reshape(-1)
@@ -368,7 +370,8 @@ def read_small(path: str, layout: Layout) -> np.ndarray:
     if kept is not None:  # read with its header moments ago (payloads_kept)
         copied: np.ndarray = np.frombuffer(kept, dtype=storage, count=n).copy()
         return copied
-    arr = np.empty(n, dtype=storage)
+    nbytes = n * storage.itemsize
+    arr = into[:nbytes].view(storage) if into is not None and into.nbytes >= nbytes else np.empty(n, dtype=storage)
     if not n:
         return arr
     # read straight into the array at its offset (no file object, no seek: a replay reads thousands of these)

@@ -19,7 +19,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO, TextIO
+from typing import Any, TextIO
 
 from dumptui.core.io.fault import Fault, FileKind, Flaw, worded
 from dumptui.core.io.limits import MAX_JSON_DEPTH, MAX_TEXT_FILE, BadValue, json_depth_ok, size_words
@@ -106,7 +106,7 @@ def open_regular_fd(path: str) -> tuple[int, int]:
         raise
 
 
-def open_regular(path: str) -> BinaryIO:
+def open_regular(path: str) -> io.BufferedReader:
     """`path` opened for binary reading, if it is a regular file; RefusedFile or OSError otherwise."""
     fd, _size = open_regular_fd(path)
     try:

@@ -510,36 +510,45 @@ class TensorRef:
         lay = self.layout()
         return 0 if lay.storage is None else lay.size * lay.storage.itemsize
 
-    def chunks(self, elems: int) -> Iterator[np.ndarray]:
-        """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded)."""
+    def chunks(self, elems: int, reuse: bool = False) -> Iterator[np.ndarray]:
+        """Flat chunks of at most `elems` values (bfloat16 widened per chunk, so memory stays bounded).
+        `reuse`: the caller is done with a chunk when it asks for the next one, which may overwrite it (one
+        buffer for every chunk read from the file, not an allocation and its page faults a chunk)."""
         lay = self.layout()
         if 0 < self.nbytes() <= SMALL_READ and not lay.fortran:
             parts = logical_chunks(read_small(self.path, lay), elems)  # one read() beats setting up a memory map
         elif lay.storage is not None and lay.decoder is None and not lay.fortran and not lay.problem:
             # Plain reads, not a memory map: the pages of a map stay in the process's resident set once
             # touched, so a 4 GB tensor would make a 4 GB process; read() keeps it to one chunk.
-            yield from self._read_chunks(lay, lay.storage, elems)
+            yield from self._read_chunks(lay, lay.storage, elems, reuse)
             return
         else:
             parts = logical_chunks(open_array(self.path, lay), elems)  # C index order, also for Fortran payloads
         for part in parts:
             yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
-    def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int) -> Iterator[np.ndarray]:
+    def _read_chunks(self, lay: Layout, storage: np.dtype, elems: int, reuse: bool) -> Iterator[np.ndarray]:
         n = lay.size
+        buffer = np.empty(min(elems, n), storage) if reuse else None
         with open_regular(self.path) as fh:  # swapped for a FIFO since its layout was read: refused, not waited on
             fh.seek(lay.offset)
             for start in range(0, n, elems):
                 want = min(elems, n - start)
-                part = np.fromfile(fh, dtype=storage, count=want)
-                if part.size != want:
-                    raise ValueError(f"short read: {start + part.size} of {n} values")
+                if buffer is None:
+                    part = np.fromfile(fh, dtype=storage, count=want)
+                    got = part.size
+                else:
+                    part = buffer[:want]
+                    got = (fh.readinto(part.view(np.uint8).data) or 0) // storage.itemsize
+                if got != want:
+                    raise ValueError(f"short read: {start + got} of {n} values")
                 yield dtypes.bf16_bits_to_float32(part) if lay.widen_bf16 else part
 
-    def read(self) -> np.ndarray:
-        """All values in memory, flat in C index order, in their storage dtype (bfloat16 widened)."""
+    def read(self, into: np.ndarray | None = None) -> np.ndarray:
+        """All values in memory, flat in C index order, in their storage dtype (bfloat16 widened). `into`: bytes
+        to read into when they are enough (read_small); the values are then a view of them."""
         lay = self.layout()
-        flat = read_small(self.path, lay) if not lay.fortran else np.asarray(self.array()).reshape(-1)
+        flat = read_small(self.path, lay, into) if not lay.fortran else np.asarray(self.array()).reshape(-1)
         return dtypes.bf16_bits_to_float32(flat) if lay.widen_bf16 else flat
 
 

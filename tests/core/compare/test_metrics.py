@@ -263,7 +263,7 @@ def test_within_rounding_fp16_and_bf16():
         def __init__(self, a):
             self.a = a
 
-        def chunks(self, n):
+        def chunks(self, n, reuse=False):
             for s in range(0, self.a.size, n):
                 yield self.a[s : s + n]
 

@@ -42,6 +42,68 @@ def test_chunks_of_a_large_tensor_are_its_values(tmp_path):
     )
 
 
+def test_chunks_read_into_one_buffer_when_the_caller_is_done_with_each(tmp_path):
+    """chunks(reuse=True): the same values, read into one buffer (each chunk overwrites the one before); a
+    file cut short since its header was read is a short read, as without it."""
+    a = np.arange(3 * SMALL_READ // 4 + 5, dtype=np.float32)
+    path = tmp_path / "a.npy"
+    np.save(path, a)
+    t = TensorRef(str(path), "output", 0)
+    copies, seen = [], []
+    for chunk in t.chunks(1 << 16, reuse=True):
+        copies.append(chunk.copy())
+        seen.append(chunk)
+    assert len(copies) > 2 and np.array_equal(np.concatenate(copies), a)
+    assert all(np.shares_memory(seen[0], c) for c in seen[1:])  # one buffer, no array a chunk
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) - 4 * 1000])
+    with pytest.raises(ValueError, match="short read"):
+        list(t.chunks(1 << 16, reuse=True))
+
+
+def test_a_pair_that_needs_two_passes_is_read_once(tmp_path, monkeypatch):
+    """With a tolerance relative to rms(y) (or KL's ranges) a pair is read into memory once, not twice a chunk
+    at a time, into buffers kept from pair to pair: the same statistics, bit for bit, for two pairs in turn."""
+    from dumptui.core.compare import metrics
+    from dumptui.core.compare.metrics import ElementTolerance
+    from dumptui.core.io import npy
+
+    rng = np.random.default_rng(5)
+    n = 3 * SMALL_READ // 8
+    pairs = []
+    for k in range(2):
+        y = rng.standard_normal(n).astype(np.float32)
+        x = (y + np.float32(1e-3) * rng.standard_normal(n).astype(np.float32)).astype(np.float32)
+        np.save(tmp_path / f"y{k}.npy", y)
+        np.save(tmp_path / f"x{k}.npy", x)
+        pairs.append((y, x))
+    reads = []
+    original = npy._read_into
+    monkeypatch.setattr(
+        npy, "_read_into", lambda fd, buf, offset: reads.append(buf.nbytes) or original(fd, buf, offset)
+    )
+    tol = ElementTolerance(0.0, 1e-3, 1e-2)
+    for kl in (False, True):
+        for k, (y, x) in enumerate(pairs):
+            reads.clear()
+            ref, target = (
+                TensorRef(str(tmp_path / f"y{k}.npy"), "output", 0),
+                TensorRef(str(tmp_path / f"x{k}.npy"), "output", 0),
+            )
+            assert ref.nbytes() > SMALL_READ
+            got = compare_tensors(ref, target, tol, kl=kl)
+            assert got == compare_arrays(y, x, tol, kl=kl)  # every statistic, bit for bit
+            assert reads == [4 * n, 4 * n]  # each file once, whole
+    # beyond READ_ONCE_UP_TO a side, or with no first pass to make, chunk by chunk as before
+    monkeypatch.setattr(metrics, "READ_ONCE_UP_TO", SMALL_READ)
+    reads.clear()
+    y, x = pairs[0]
+    got = compare_tensors(
+        TensorRef(str(tmp_path / "y0.npy"), "output", 0), TensorRef(str(tmp_path / "x0.npy"), "output", 0), tol
+    )
+    assert got == compare_arrays(y, x, tol) and reads == []
+
+
 CHILD = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
