@@ -319,6 +319,26 @@ def test_trimmed_mean_is_exact_on_every_shape_of_data(name):
     assert trimmed_mean(values.copy(), scratch=True) == trimmed_mean(values)
 
 
+def test_trimmed_mean_draws_a_second_sample_when_the_stride_aliases():
+    """The |x-y| of a 1x32x256x256 activation strided by TRIM_SAMPLE's stride are one column of every image: when
+    that column errs more than the rest (a padded border), the strided sample misleads and a second one, at
+    positions drawn with a fixed seed, finds the cut (not a partition of every value). The answer is the
+    definition's: exactly, on values whose sums are exact in any order."""
+    from dumptui.core.compare import metrics
+
+    rng = np.random.default_rng(11)
+    n = 1 << 20
+    values = rng.integers(0, 1 << 12, n) * 2.0**-30  # dyadic: every partial sum is exact
+    values[:: n // metrics.TRIM_SAMPLE] = 1.0  # the column the stride samples: its border
+    k = int(n * metrics.TRIM)
+    first, second = metrics._trim_samples(values)
+    assert metrics._trimmed_from_sample(values, first, metrics.TRIM, k) is None  # misled
+    assert metrics._trimmed_from_sample(values, second, metrics.TRIM, k) is not None
+    assert metrics.trimmed_mean(values) == _trimmed_by_sorting(values)
+    assert metrics.trimmed_mean(values.copy(), scratch=True) == _trimmed_by_sorting(values)
+    assert [s.tobytes() for s in metrics._trim_samples(values)][1] == second.tobytes()  # the same draw each time
+
+
 def test_equal_pairs_of_one_size_share_their_error():
     from dumptui.core.compare.noise import tensor_error
 
