@@ -1019,8 +1019,9 @@ def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_sh
     at = replay_at(spec, positions, whole.size)
     assert at is not None and at.shape == (REPLAY_SAMPLE,)
     np.testing.assert_allclose(at, whole[positions], rtol=1e-12, atol=1e-12 * np.abs(whole).max())
-    monkeypatch.setattr(conv, "AT_ONCE", 1000)  # many slices of positions
-    np.testing.assert_array_equal(replay_at(spec, positions, whole.size), at)
+    for at_once in (1000, 1 << 22):  # many slices of positions; every position in one slice
+        monkeypatch.setattr(conv, "AT_ONCE", at_once)
+        np.testing.assert_array_equal(replay_at(spec, positions, whole.size), at)
     with pytest.raises(ValueError, match="the dump holds"):
         replay_at(spec, positions, whole.size + 1)
 
