@@ -170,10 +170,9 @@ def _in_executor(
         else:
             kept(idx, st.copy(), None)
 
-    sources = {i: (heavy[j][0][3], heavy[j][0][4]) for i, j in copies.items()}
     copied_from = set(copies.values())
     in_order = ready is not None
-    for idx, st, err, same in computed_or_same_on(ex, pairs, sources, session.kl, cancel, in_order):
+    for idx, st, err, same in computed_or_same_on(ex, pairs, copies, session.kl, cancel, in_order):
         if same:  # the same bytes as the pair it copies: that pair's statistics, once they are known
             source = copies[idx]
             if source in known:
@@ -191,7 +190,7 @@ def _in_executor(
 
 
 # An input pair of at least this many bytes whose files may be copies of its producer's output files (each
-# side) is first compared with them byte for byte (processes.run_pairs_or_same): reading two files again
+# side) is first compared with them byte for byte (processes.run_units): reading two files again
 # costs a fraction of computing a big pair's statistics; below this, it costs as much.
 COPIES_FROM = 1 << 20
 

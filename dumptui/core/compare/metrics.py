@@ -144,17 +144,36 @@ def compare_tensors(
     """Statistics of target vs ref. Both must be readable and hold the same number of elements."""
     exact_int = _exact_int(ref.dtype) or _exact_int(target.dtype)
     both = ref.nbytes() + target.nbytes()
+    _local.held = None
     if both <= 2 * SMALL_READ:
         # small: read each once, then every pass works in memory
-        return compare_read(ref, target, ref.read(), target.read(), tol, chunk, kl)
-    if (kl or tol.rms_tol) and both <= 2 * READ_ONCE_UP_TO:
+        y, x = ref.read(), target.read()
+    elif (kl or tol.rms_tol) and both <= 2 * READ_ONCE_UP_TO:
         # a first pass takes the whole-tensor numbers (KL's ranges, rms(y)): read each file once into this
         # thread's buffers, not twice a chunk at a time (a 0.6 GB compare of 8 MB activations read 0.3 GB less)
         buffers = _read_buffers(max(ref.nbytes(), target.nbytes()))
-        return compare_read(ref, target, ref.read(into=buffers[0]), target.read(into=buffers[1]), tol, chunk, kl)
-    return compare_arrays_chunks(
-        lambda: chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
-    )
+        y, x = ref.read(into=buffers[0]), target.read(into=buffers[1])
+    else:
+        return compare_arrays_chunks(
+            lambda: chunk_pairs(target, ref, chunk), _size(ref), ref.shape or (), tol, exact_int=exact_int, kl=kl
+        )
+    _local.held = ((ref, y), (target, x))
+    return compare_read(ref, target, y, x, tol, chunk, kl)
+
+
+def held_payload(path: str) -> np.ndarray | None:
+    """The payload (bytes, as uint8) of the file at `path` as this thread's last compare_tensors read it whole,
+    while nothing has been read over it; None when that compare did not read `path` so (read in chunks, or
+    its values are not the file's bytes: widened bfloat16, a decoded or Fortran-order payload). A consumer's
+    input that copies that file is compared with these bytes, not with the file read again."""
+    for t, values in getattr(_local, "held", None) or ():
+        if t.path != path:
+            continue
+        lay = t.layout()
+        if lay.decoder is not None or lay.fortran or lay.widen_bf16 or lay.storage is None:
+            return None
+        return np.asarray(values).reshape(-1).view(np.uint8)
+    return None
 
 
 def compare_read(

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from dumptui.core.compare.metrics import ElementTolerance
+from dumptui.core.compare.metrics import ElementTolerance, held_payload
 from dumptui.core.compare.pairstats import PairStats
-from dumptui.core.compare.samefiles import same_bytes
+from dumptui.core.compare.samefiles import same_bytes, same_payload
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
 from dumptui.core.io.executor import Cancel, Executor
 from dumptui.core.io.fault import Fault
@@ -69,56 +69,81 @@ def run_pairs(jobs: list[tuple[PairJob, bool]]) -> list[PairOutcome]:
     return [(job[0], st, err) for (job, _kl), (st, err) in zip(jobs, compare_tensor_pairs(pairs, kl))]
 
 
-# a pair job whose two files may be byte copies of another pair's (its producer's output, each side): their
-# paths as the worker opens them, or None
-SameAs = tuple[str, str] | None
 PairOrSame = tuple[int, "PairStats | None", "str | None", bool]  # PairOutcome, and True: same files, not computed
+# a pair job, and the jobs of the pairs whose files may be byte copies of its files (each side): the inputs its
+# output feeds (a MindSpore dump holds each activation twice a side, as its producer's output and its
+# consumer's input)
+PairUnit = tuple[PairJob, bool, list[PairJob]]
 
 
-def run_pairs_or_same(jobs: list[tuple[PairJob, bool, SameAs]]) -> list[PairOrSame]:
-    """run_pairs, where a job that names another pair's files is first compared with them byte for byte:
-    when both sides hold the same bytes, nothing is computed (the other pair's statistics are this one's:
-    a MindSpore dump holds each activation twice a side, as its producer's output and its consumer's input),
-    else its statistics as usual. Results in job order."""
-    out: list[PairOrSame | None] = [None] * len(jobs)
-    todo: list[tuple[int, tuple[PairJob, bool]]] = []
-    for k, (job, kl, same_as) in enumerate(jobs):
-        if same_as is not None and same_bytes(job[1][0], same_as[0]) and same_bytes(job[2][0], same_as[1]):
-            out[k] = (job[0], None, None, True)
-        else:
-            todo.append((k, (job, kl)))
-    for (k, _job), (index, st, err) in zip(todo, run_pairs([job for _k, job in todo])):
-        out[k] = (index, st, err, False)
-    return [o for o in out if o is not None]
+def run_units(units: list[PairUnit]) -> list[list[PairOrSame]]:
+    """run_pairs of each unit's pair, then its copies compared byte for byte with that pair's files, side by
+    side, right after its statistics were computed from them: the payloads are still in memory
+    (metrics.held_payload), only the copies' files are read. A copy whose files hold the same bytes is not
+    computed (its pair's statistics are its own: (index, None, None, True)); one that differs, or whose pair
+    could not be read, is computed as itself. Units without copies are computed together (small pairs in
+    rows). Each unit's outcomes in job order."""
+    out: list[list[PairOrSame]] = [[] for _ in units]
+    alone = [k for k, unit in enumerate(units) if not unit[2]]
+    for k, (index, st, err) in zip(alone, run_pairs([(units[k][0], units[k][1]) for k in alone])):
+        out[k].append((index, st, err, False))
+    for k, (job, kl, copies) in enumerate(units):
+        if not copies:
+            continue
+        index, st, err = run_pairs([(job, kl)])[0]
+        out[k].append((index, st, err, False))
+        computed = []
+        for copy in copies:
+            if st is not None and _copies_files(copy, job):
+                out[k].append((copy[0], None, None, True))
+            else:
+                computed.append((copy, kl))
+        out[k].extend((i, s, e, False) for i, s, e in run_pairs(computed) if computed)
+    return out
+
+
+def _copies_files(copy: PairJob, job: PairJob) -> bool:
+    """Whether each side of `copy` is read as `job`'s (dtype, shape, storage, order, widening, decoder: all but
+    the path, the role and the payload's offset) and its file holds the same payload: against the bytes `job`
+    was just read as when they are still in memory, else against its file."""
+    for mine, theirs in ((copy[1], job[1]), (copy[2], job[2])):
+        if mine[3:6] + mine[7:] != theirs[3:6] + theirs[7:]:
+            return False
+        payload = held_payload(theirs[0])
+        if not (same_payload(mine[0], mine[6], payload) if payload is not None else same_bytes(mine[0], theirs[0])):
+            return False
+    return True
 
 
 def computed_or_same_on(
     ex: Executor,
     pairs: list[tuple[TensorRef, TensorRef, ElementTolerance]],
-    same_as: dict[int, tuple[TensorRef, TensorRef]],
+    copies: dict[int, int],
     kl: bool,
     cancel: Cancel | None = None,
     in_order: bool = False,
 ) -> Iterator[PairOrSame]:
-    """computed_on, where pair i of `same_as` is first compared byte for byte with the files of the pair named
-    there (run_pairs_or_same): (index, None, None, True) when they are the same bytes."""
-    jobs = [
-        (
-            pair_job(i, r, t, tol, ex.where),
-            kl,
-            None if i not in same_as else (ex.where(same_as[i][0].path), ex.where(same_as[i][1].path)),
-        )
-        for i, (r, t, tol) in enumerate(pairs)
+    """computed_on, where pair i of `copies` may be a byte copy of pair copies[i] (each side): it goes in that
+    pair's task and is compared with its files there (run_units); (index, None, None, True) when they are the
+    same bytes."""
+    jobs = [pair_job(i, r, t, tol, ex.where) for i, (r, t, tol) in enumerate(pairs)]
+    # a copy of a copy is computed as itself (never found: a producer's output is no copy)
+    attached = {i for i, source in copies.items() if source not in copies}
+    of: dict[int, list[int]] = {}
+    for i in sorted(attached):
+        of.setdefault(copies[i], []).append(i)
+    units: list[PairUnit] = [
+        (jobs[i], kl, [jobs[c] for c in of.get(i, [])]) for i in range(len(jobs)) if i not in attached
     ]
     if not in_order:
-        jobs.sort(key=lambda job: -_job_bytes(job))
+        units.sort(key=lambda unit: -_unit_bytes(unit))
     ahead = IN_ORDER_AHEAD * ex.workers if in_order else None
-    for _k, outcome in ex.map_batched(run_pairs_or_same, jobs, nbytes=_job_bytes, cancel=cancel, ahead=ahead):
-        yield outcome
+    for _k, outcomes in ex.map_batched(run_units, units, nbytes=_unit_bytes, cancel=cancel, ahead=ahead):
+        yield from outcomes
 
 
-def _job_bytes(job: tuple[PairJob, bool, SameAs]) -> int:
-    return pair_bytes((job[0], job[1]))
+def _unit_bytes(unit: PairUnit) -> int:
+    return sum(pair_bytes((job, unit[1])) for job in (unit[0], *unit[2]))
 
 
 def resolve_layouts_of(calls: list[Callable[[], Layout]]) -> list[Layout]:

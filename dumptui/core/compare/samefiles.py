@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+import numpy as np
+
 from dumptui.core.index.cache import RACY_SECONDS, cache_folder, enabled, inside, protected
 from dumptui.core.io.safeio import check_regular, open_regular
 
@@ -91,6 +93,29 @@ def _blocks_equal(a: str, b: str, size: int) -> bool:
                 return False
             left -= len(x)
         return True
+
+
+def same_payload(path: str, offset: int, payload: np.ndarray) -> bool:
+    """Whether the regular file at `path` holds `payload` (bytes, as uint8) from `offset` to its end: a
+    consumer's input against the bytes its producer's output was just read as (metrics.held_payload), so that
+    only the one file is read. Streamed a block at a time, stopping at the first that differs; False when the
+    file cannot be read."""
+    try:
+        with open_regular(path) as fh:
+            if os.fstat(fh.fileno()).st_size != offset + payload.size:
+                return False
+            fh.seek(offset)
+            block = np.empty(min(BLOCK, payload.size), np.uint8)
+            done = 0
+            while done < payload.size:
+                want = min(BLOCK, payload.size - done)
+                got = fh.readinto(block[:want].data)
+                if got != want or not np.array_equal(block[:want], payload[done : done + want]):
+                    return False
+                done += want
+            return True
+    except OSError:
+        return False
 
 
 def same_bytes(a: str, b: str) -> bool:

@@ -257,7 +257,7 @@ def test_a_few_big_pairs_on_the_workers_are_measured_as_they_finish(odd_pair, mo
 def test_an_input_that_copies_its_producers_output_is_not_computed_again(odd_pair, monkeypatch, tmp_path, damaged):
     """A MindSpore dump holds each activation twice a side (its producer's output, its consumer's input): on
     the workers, an input pair whose files hold the same bytes as its producer's output files takes that
-    pair's statistics (batch._copies, processes.run_pairs_or_same), computed once; one whose bytes differ is
+    pair's statistics (batch._copies, processes.run_units), computed once; one whose bytes differ is
     computed as itself. Every answer is the one of one process, which computes each pair."""
     import shutil
 
