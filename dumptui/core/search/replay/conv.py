@@ -203,8 +203,12 @@ def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
     channels = np.arange(cg)
     out = np.empty(positions.size)
     step = max(1, AT_ONCE // (cg * kh * kw))
+    # the windows gathered in the order of their place in the image, whatever their output channel: a step's
+    # windows then lie in a band of rows, whose lines of every input channel stay in the cache between them
+    # (drawn in random order, each window missed the cache in 3 rows x C/group channels)
+    order = np.argsort(positions % (ho * wo) + positions // (o * ho * wo) * (ho * wo), kind="stable")
     for start in range(0, positions.size, step):
-        at = positions[start : start + step]
+        at = positions[order[start : start + step]]
         b, rest = np.divmod(at, o * ho * wo)
         oc, rest = np.divmod(rest, ho * wo)
         r, q = np.divmod(rest, wo)
@@ -212,7 +216,7 @@ def conv2d_at(args: OpArgs, positions: np.ndarray, dumped: int) -> np.ndarray:
         first = ((b[:, None] * c + ci) * hp + (r * stride[0])[:, None]) * wp + (q * stride[1])[:, None]  # (p, cg)
         # one flat gather (indexing the 4-d input by four index arrays was 4x slower)
         windows = np.take(flat, first[:, :, None, None] + taps).astype(np.float64)  # (p, cg, kh, kw)
-        out[start : start + step] = np.einsum("pcij,pcij->p", windows, w[oc])
+        out[order[start : start + step]] = np.einsum("pcij,pcij->p", windows, w[oc])
     return out
 
 
