@@ -172,7 +172,9 @@ def _in_executor(
 
     copied_from = set(copies.values())
     in_order = ready is not None
-    for idx, st, err, same in computed_or_same_on(ex, pairs, copies, session.kl, cancel, in_order):
+    for idx, st, err, same, sampled in computed_or_same_on(ex, pairs, copies, session.kl, cancel, in_order):
+        if sampled is not None:  # kept for the op's replay, which then reads neither output file again
+            session.keep_sampled(pairs[idx][0], pairs[idx][1], sampled)
         if same:  # the same bytes as the pair it copies: that pair's statistics, once they are known
             source = copies[idx]
             if source in known:

@@ -161,6 +161,15 @@ def compare_tensors(
     return compare_read(ref, target, y, x, tol, chunk, kl)
 
 
+def held_values(path: str) -> np.ndarray | None:
+    """The values (flat, as TensorRef.read gives them) of the file at `path` as this thread's last
+    compare_tensors read it whole, while nothing has been read over it; None when that compare did not."""
+    for t, values in getattr(_local, "held", None) or ():
+        if t.path == path:
+            return np.asarray(values).reshape(-1)
+    return None
+
+
 def held_payload(path: str) -> np.ndarray | None:
     """The payload (bytes, as uint8) of the file at `path` as this thread's last compare_tensors read it whole,
     while nothing has been read over it; None when that compare did not read `path` so (read in chunks, or

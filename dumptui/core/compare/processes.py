@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from dumptui.core.compare.metrics import ElementTolerance, held_payload
+from dumptui.core.compare import sampling
+from dumptui.core.compare.metrics import ElementTolerance, held_payload, held_values
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.samefiles import same_bytes, same_payload
 from dumptui.core.compare.smallpairs import compare_tensor_pairs
@@ -69,7 +70,10 @@ def run_pairs(jobs: list[tuple[PairJob, bool]]) -> list[PairOutcome]:
     return [(job[0], st, err) for (job, _kl), (st, err) in zip(jobs, compare_tensor_pairs(pairs, kl))]
 
 
-PairOrSame = tuple[int, "PairStats | None", "str | None", bool]  # PairOutcome, and True: same files, not computed
+# each side's values at the positions a replay compares (sampling.sample_positions) of an output pair read whole
+Sampled = tuple[np.ndarray, np.ndarray] | None
+# PairOutcome, True when the same files as its pair's (not computed), and its Sampled values
+PairOrSame = tuple[int, "PairStats | None", "str | None", bool, Sampled]
 # a pair job, and the jobs of the pairs whose files may be byte copies of its files (each side): the inputs its
 # output feeds (a MindSpore dump holds each activation twice a side, as its producer's output and its
 # consumer's input)
@@ -80,26 +84,43 @@ def run_units(units: list[PairUnit]) -> list[list[PairOrSame]]:
     """run_pairs of each unit's pair, then its copies compared byte for byte with that pair's files, side by
     side, right after its statistics were computed from them: the payloads are still in memory
     (metrics.held_payload), only the copies' files are read. A copy whose files hold the same bytes is not
-    computed (its pair's statistics are its own: (index, None, None, True)); one that differs, or whose pair
+    computed (its pair's statistics are its own: (index, None, None, True, None)); one that differs, or whose pair
     could not be read, is computed as itself. Units without copies are computed together (small pairs in
     rows). Each unit's outcomes in job order."""
     out: list[list[PairOrSame]] = [[] for _ in units]
-    alone = [k for k, unit in enumerate(units) if not unit[2]]
+    alone = [k for k, unit in enumerate(units) if not unit[2] and not _sampled_output(unit[0])]
     for k, (index, st, err) in zip(alone, run_pairs([(units[k][0], units[k][1]) for k in alone])):
-        out[k].append((index, st, err, False))
+        out[k].append((index, st, err, False, None))
     for k, (job, kl, copies) in enumerate(units):
-        if not copies:
+        if k in alone:
             continue
         index, st, err = run_pairs([(job, kl)])[0]
-        out[k].append((index, st, err, False))
+        out[k].append((index, st, err, False, _sampled(job) if st is not None else None))
         computed = []
         for copy in copies:
             if st is not None and _copies_files(copy, job):
-                out[k].append((copy[0], None, None, True))
+                out[k].append((copy[0], None, None, True, None))
             else:
                 computed.append((copy, kl))
-        out[k].extend((i, s, e, False) for i, s, e in run_pairs(computed) if computed)
+        out[k].extend((i, s, e, False, None) for i, s, e in run_pairs(computed) if computed)
     return out
+
+
+def _sampled_output(job: PairJob) -> bool:
+    """Whether a replay of this output pair would compare it at sampled positions (a big output)."""
+    return job[1][1] == InOut.OUTPUT and math.prod(job[1][4]) >= sampling.REPLAY_SAMPLED_FROM
+
+
+def _sampled(job: PairJob) -> Sampled:
+    """The job's values at the positions a replay compares, from the pair just read whole (metrics.held_values):
+    the replay that may follow takes them, and reads neither file again; None when it was read otherwise."""
+    if not _sampled_output(job):
+        return None
+    ref, target = held_values(job[1][0]), held_values(job[2][0])
+    positions = sampling.sample_positions(math.prod(job[1][4]))
+    if ref is None or target is None or positions is None or ref.size != target.size or ref.size <= positions.max():
+        return None
+    return ref[positions], target[positions]
 
 
 def _copies_files(copy: PairJob, job: PairJob) -> bool:
@@ -124,7 +145,7 @@ def computed_or_same_on(
     in_order: bool = False,
 ) -> Iterator[PairOrSame]:
     """computed_on, where pair i of `copies` may be a byte copy of pair copies[i] (each side): it goes in that
-    pair's task and is compared with its files there (run_units); (index, None, None, True) when they are the
+    pair's task and is compared with its files there (run_units); (index, None, None, True, None) when they are the
     same bytes."""
     jobs = [pair_job(i, r, t, tol, ex.where) for i, (r, t, tol) in enumerate(pairs)]
     # a copy of a copy is computed as itself (never found: a producer's output is no copy)
@@ -168,5 +189,5 @@ def computed_on(
     the biggest pairs sent first (a big pair is a task alone: the batch policy's bytes). `in_order`: sent in
     the order of `pairs`, a few tasks a worker ahead, so that work the caller submits for the first pairs'
     results (a scan's replays) runs between these tasks, not after them all."""
-    for index, st, err, _same in computed_or_same_on(ex, pairs, {}, kl, cancel, in_order):
+    for index, st, err, _same, _sampled in computed_or_same_on(ex, pairs, {}, kl, cancel, in_order):
         yield index, st, err

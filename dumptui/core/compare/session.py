@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import cast
 
+import numpy as np
+
 from dumptui.core.compare.hints import Hint, attribute_diff, hints_for
 from dumptui.core.compare.ledger import Purpose, ReadLedger
 from dumptui.core.compare.metrics import ElementTolerance, compare_tensors, side_stats
@@ -53,6 +55,7 @@ Prechecked = tuple[ElementTolerance, list[Said], "Reason | None"]  # tolerance, 
 
 # the reason of a one-sided tensor pair, by whether the reference lacks it: two values, one object each (a
 # session keeps a result per pair: 2,400 of them on the 20,000-op demo pair)
+SAMPLED_KEPT = 256  # big output pairs whose sampled values wait for their replay (32 KB each in float32)
 _NO_SUCH_TENSOR = {lacks: because(Why.NO_SUCH_TENSOR, lacks) for lacks in (False, True)}
 
 
@@ -87,6 +90,9 @@ class Session:
         # (a command's processes, the app's, a Dask cluster); here by default
         self.executor: Executor = InProcess()
         self._cache: dict[int, TensorResult] = {}  # by pair_key(ref, target)
+        # (ref path, target path) of a big output pair -> its values at a replay's sampled positions, as the
+        # worker that computed its statistics read them (processes.run_units), until its replay takes them
+        self._sampled: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         # an op's hints depend only on the two dumps: made once (a scan asks for every op's result twice)
         # (the pair itself kept with them: its id cannot be another pair's while it is a key)
         self._hints: dict[int, tuple[OpPair, tuple[Hint, ...]]] = {}
@@ -185,6 +191,20 @@ class Session:
                 t.refuse(Fault(Flaw.READ_FAILED, (of_error(e),)))
                 failed.append(f"{side}: read failed: {e}")
         return TensorResult(io, slot, ref, target, UNREADABLE, "; ".join(failed) or reason, notes=notes)
+
+    def keep_sampled(self, ref: TensorRef, target: TensorRef, values: tuple[np.ndarray, np.ndarray]) -> None:
+        """An output pair's values at a replay's sampled positions, kept for that replay (take_sampled): the
+        newest SAMPLED_KEPT pairs (a scan replays an op moments after its pairs are known)."""
+        with self._lock:
+            self._sampled[(ref.path, target.path)] = values
+            while len(self._sampled) > SAMPLED_KEPT:
+                del self._sampled[next(iter(self._sampled))]
+
+    def take_sampled(self, ref: TensorRef, target: TensorRef) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The values keep_sampled kept for this output pair, given once; (None, None) when there are none."""
+        with self._lock:
+            got = self._sampled.pop((ref.path, target.path), None)
+        return (None, None) if got is None else got
 
     def precheck(
         self,

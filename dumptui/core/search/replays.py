@@ -15,6 +15,7 @@ from dumptui.core.compare.metrics import ElementTolerance
 from dumptui.core.compare.noise import tensor_error
 from dumptui.core.compare.pairstats import PairStats
 from dumptui.core.compare.processes import TensorSpec, from_spec, tensor_spec
+from dumptui.core.compare.sampling import sample_positions
 from dumptui.core.compare.session import Session
 from dumptui.core.compare.smallpairs import Deviation, compare_many, deviations_many
 from dumptui.core.compare.spread import AlongTask, Job
@@ -33,13 +34,6 @@ from dumptui.core.search.selection import is_selection
 from dumptui.core.search.threshold import is_threshold
 
 REPLAY_MAX_ELEMENTS = 1 << 24  # larger ops are not replayed (float64 copies of every input)
-# From this many output elements, a replay's outputs are compared at REPLAY_SAMPLE positions drawn with a fixed
-# seed instead of everywhere: the full statistics of large replays were most of a large compare's replay time,
-# while the proof's rule compares errors a factor `gain` (10) apart and tail shares of 1 % and more, which a
-# few thousand positions measure well (ReplayProof.sample_words states how well).
-REPLAY_SAMPLED_FROM = 1 << 18
-REPLAY_SAMPLE = 4096
-REPLAY_SEED = 20
 HERE_REPLAYS = 64  # replays run here between looks at the cancel
 
 
@@ -66,6 +60,9 @@ class ReplayPlanOf(Generic[_T]):
     tolerances: tuple[ElementTolerance, ElementTolerance]
     floors: tuple[float, float]
     slot: int
+    # each side's dumped output at the sampled positions, as the worker that computed the output pair's
+    # statistics read them moments before (Session.take_sampled): that file is then not read again
+    dumped: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
 
     def with_tensors(self, convert: Callable[[_T], _U]) -> ReplayPlanOf[_U]:
         """The same plan with each tensor converted (to the spec a worker reads, or back)."""
@@ -81,6 +78,7 @@ class ReplayPlanOf(Generic[_T]):
             self.tolerances,
             self.floors,
             self.slot,
+            self.dumped,
         )
 
 
@@ -402,6 +400,10 @@ def _recomputed(plan: ReplayPlan) -> tuple[list[_Compared] | None, Said]:
             positions = sample_positions(size)
             # a big product computed at the compared positions only (its whole may be over the replay budget)
             at = replay_at(spec, positions, size) if positions is not None and slot == 0 else None
+            kept = plan.dumped[side]
+            if at is not None and positions is not None and kept is not None and kept.size == positions.size:
+                sides.append((_round_to(at, out_t.dtype), kept, plan.tolerances[side], positions, size))
+                continue
             if at is None:
                 want = replay(spec)
                 if slot not in want:
@@ -576,14 +578,6 @@ def _read(t: TensorRef) -> np.ndarray:
     shape = t.shape
     # (math.prod: exact, and np.prod's call was a tenth of a worker's replay time for the MLP's small tensors)
     return a.reshape(shape) if shape is not None and a.size == math.prod(shape) else a
-
-
-def sample_positions(size: int) -> np.ndarray | None:
-    """The output positions a replay compares: None (every one) below REPLAY_SAMPLED_FROM elements, else
-    REPLAY_SAMPLE positions drawn uniformly (with replacement: independent draws) with a fixed seed."""
-    if size < REPLAY_SAMPLED_FROM:
-        return None
-    return np.random.default_rng(REPLAY_SEED).integers(0, size, REPLAY_SAMPLE)
 
 
 def _compared_values(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dumptui.core.compare.batch import evaluate_all
 from dumptui.core.compare.ledger import Purpose
@@ -213,6 +213,8 @@ def _ask_replay(
     if plan is None:
         le.replay_note = why
     elif streamed is not None:
+        # the output's values at the sampled positions, when the worker that compared it kept them
+        plan = replace(plan, dumped=session.take_sampled(*plan.outputs))
         streamed.add(i, plan)  # replayed by the workers while the next ops are measured
     else:
         plans.append((i, plan))

@@ -11,6 +11,7 @@ import pytest
 
 from dumptui.core.compare import metrics, processes, samefiles
 from dumptui.core.compare.metrics import ElementTolerance, compare_arrays
+from dumptui.core.compare.sampling import sample_positions
 from dumptui.core.model.dump import TensorRef
 
 N = 1 << 18  # a pair compare_tensors reads whole (1 MB a side), above the rows of small pairs
@@ -43,9 +44,14 @@ def test_a_copy_is_compared_with_the_payloads_in_memory(files, monkeypatch):
     monkeypatch.setattr(samefiles, "same_bytes", lambda a, b: pytest.fail("a file read again"))
     monkeypatch.setattr(processes, "same_bytes", lambda a, b: pytest.fail("a file read again"))
     [outcomes] = processes.run_units([_unit(d, [_job(1, d / "ref_in.npy", d / "tgt_in.npy")])])
-    (index, st, err, same), copy = outcomes
+    (index, st, err, same, sampled), copy = outcomes
     assert (index, err, same) == (0, None, False) and st == compare_arrays(y, x, TOL, kl=False)
-    assert copy == (1, None, None, True)
+    assert copy == (1, None, None, True, None)
+    # a big output: its values at a replay's sampled positions come back for the replay (which reads no file)
+    positions = sample_positions(N)
+    assert sampled is not None and positions is not None
+    assert np.array_equal(sampled[0], y[positions]) and np.array_equal(sampled[1], x[positions])
+    assert sampled[0].dtype == y.dtype
 
 
 @pytest.mark.parametrize("where", ["first byte", "last byte"])
@@ -55,7 +61,7 @@ def test_a_copy_that_differs_is_computed_as_itself(files, where):
     changed[0 if where == "first byte" else -1] += np.float32(1.0)
     np.save(d / "tgt_in.npy", changed)
     [outcomes] = processes.run_units([_unit(d, [_job(1, d / "ref_in.npy", d / "tgt_in.npy")])])
-    assert outcomes[1] == (1, compare_arrays(y, changed, TOL, kl=False), None, False)
+    assert outcomes[1] == (1, compare_arrays(y, changed, TOL, kl=False), None, False, None)
 
 
 def test_a_copy_read_as_another_shape_or_a_pair_that_failed_is_computed(files):
@@ -63,7 +69,7 @@ def test_a_copy_read_as_another_shape_or_a_pair_that_failed_is_computed(files):
     np.save(d / "ref_in.npy", y.reshape(2, -1))  # the same payload bytes, read as another shape
     np.save(d / "tgt_in.npy", x.reshape(2, -1))
     [outcomes] = processes.run_units([_unit(d, [_job(1, d / "ref_in.npy", d / "tgt_in.npy")])])
-    assert outcomes[1] == (1, compare_arrays(y.reshape(2, -1), x.reshape(2, -1), TOL, kl=False), None, False)
+    assert outcomes[1] == (1, compare_arrays(y.reshape(2, -1), x.reshape(2, -1), TOL, kl=False), None, False, None)
     np.save(d / "ref_in.npy", y)
     copy = _job(1, d / "ref_in.npy", d / "tgt_in.npy")  # described while the pair's files were there
     unit = _unit(d, [copy])
@@ -81,7 +87,8 @@ def test_a_pair_read_in_chunks_compares_its_copies_file_against_file(files, monk
     real = processes.same_bytes
     monkeypatch.setattr(processes, "same_bytes", lambda a, b: compared.append((a, b)) or real(a, b))
     [outcomes] = processes.run_units([_unit(d, [_job(1, d / "ref_in.npy", d / "tgt_in.npy")])])
-    assert outcomes[1] == (1, None, None, True)
+    assert outcomes[1] == (1, None, None, True, None)
+    assert outcomes[0][4] is None  # read in chunks: no values kept for a replay
     assert compared == [
         (str(d / "ref_in.npy"), str(d / "ref_out.npy")),
         (str(d / "tgt_in.npy"), str(d / "tgt_out.npy")),

@@ -970,8 +970,8 @@ def test_a_mindspore_command_never_builds_the_protobuf_schemas():
 def test_a_product_at_sampled_positions_is_the_whole_product_there(op_type, inputs, attrs) -> None:
     """replay_at: the products computed at the compared positions only give what the whole product gives
     there (a dot product each, in float64: within a few ulps of BLAS's order of summation)."""
+    from dumptui.core.compare.sampling import REPLAY_SAMPLE
     from dumptui.core.search.replay import ReplayInputs, replay_at
-    from dumptui.core.search.replays import REPLAY_SAMPLE
 
     arrays = [RNG.standard_normal(x).astype(np.float32) if isinstance(x, tuple) else x for x in inputs]
     whole = run(op_type, arrays, attrs=attrs)[0].reshape(-1)
@@ -1009,8 +1009,8 @@ def _conv_attrs(stride: str, dilation: str, pads: str, groups: int) -> dict[str,
 def test_a_convolution_at_sampled_positions_is_the_whole_one_there(x_shape, w_shape, attrs, monkeypatch) -> None:
     """replay_at on Conv2D: each sampled value is its window's dot product with its channel's weights, what
     the whole convolution gives there within float64's order of summation; slices of positions give the same."""
+    from dumptui.core.compare.sampling import REPLAY_SAMPLE
     from dumptui.core.search.replay import ReplayInputs, conv, replay_at
-    from dumptui.core.search.replays import REPLAY_SAMPLE
 
     x, w = RNG.standard_normal(x_shape).astype(np.float32), RNG.standard_normal(w_shape).astype(np.float32)
     whole = run("Conv2D", [x, w], attrs=attrs)[0].reshape(-1)
@@ -1131,8 +1131,8 @@ def test_a_binary_op_at_sampled_positions_is_numpys_value_there(op_type, a_shape
 def test_a_product_over_the_budget_is_still_proven_at_its_sampled_positions() -> None:
     """A MatMul whose whole product is over the replay budget (4.5e9 multiply-adds) and whose output is big
     enough to be sampled costs 4,096 x K multiply-adds for its proof, checked against dot products one by one."""
+    from dumptui.core.compare.sampling import sample_positions
     from dumptui.core.search.replay import ReplayInputs, replay_at
-    from dumptui.core.search.replays import sample_positions
 
     a = RNG.standard_normal((3000, 1500)).astype(np.float32)
     b = RNG.standard_normal((1500, 1000)).astype(np.float32)

@@ -5,15 +5,18 @@ states, the same roots from the scan, and the sample said in the proof's sentenc
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from dumptui.core.compare import sampling
 from dumptui.core.compare.batch import evaluate_all
+from dumptui.core.compare.sampling import REPLAY_SAMPLE, sample_positions
 from dumptui.core.compare.session import Session
 from dumptui.core.formats import open_dump
 from dumptui.core.io.executor import InProcess
 from dumptui.core.search import replays as scan_module
 from dumptui.core.search.measure import input_roles, measured, needs_replay
-from dumptui.core.search.replays import REPLAY_SAMPLE, replay_plan, run_replays, sample_positions
+from dumptui.core.search.replays import replay_plan, run_replays
 from dumptui.core.search.scan import kernel_order
 from dumptui.report.reasons import replay_sentence
 
@@ -28,7 +31,7 @@ def big_pair(tmp_path_factory):
 
 
 def proofs(pair, sampled_from: int, monkeypatch) -> tuple[list, dict]:
-    monkeypatch.setattr(scan_module, "REPLAY_SAMPLED_FROM", sampled_from)
+    monkeypatch.setattr(sampling, "REPLAY_SAMPLED_FROM", sampled_from)
     session = Session(open_dump(pair.ref), open_dump(pair.target))
     plans = []
     for res in evaluate_all(session, kernel_order(session)):
@@ -42,7 +45,7 @@ def proofs(pair, sampled_from: int, monkeypatch) -> tuple[list, dict]:
 
 
 def test_positions_are_fixed_and_only_for_big_outputs():
-    assert sample_positions(scan_module.REPLAY_SAMPLED_FROM - 1) is None
+    assert sample_positions(sampling.REPLAY_SAMPLED_FROM - 1) is None
     a, b = sample_positions(1 << 20), sample_positions(1 << 20)
     assert a is not None and b is not None and a.size == REPLAY_SAMPLE and (a == b).all()
     assert a.min() >= 0 and a.max() < 1 << 20
@@ -73,12 +76,54 @@ def test_a_sampled_proof_agrees_with_the_full_replay_within_its_stated_margin(bi
     assert broken >= 1, "the planted bug's op is proven broken"
 
 
+def test_a_replay_given_its_outputs_sampled_values_reads_no_output_file(big_pair, monkeypatch):
+    """A plan that carries each side's dumped output at the sampled positions (as the worker that compared the
+    pair read them: processes.run_units, Session.take_sampled) reads neither output file, and proves exactly
+    what the plan that reads them proves."""
+    from dataclasses import replace
+
+    from dumptui.core.search import replays
+    from dumptui.core.search.replay.run import _SAMPLED
+
+    def replay_at_kernel(op_type: str) -> bool:
+        return op_type in _SAMPLED
+
+    keys, _full = proofs(big_pair, SIZE // 2, monkeypatch)
+    session = Session(open_dump(big_pair.ref), open_dump(big_pair.target))
+    plans = []
+    for res in evaluate_all(session, kernel_order(session)):
+        le = measured(session, res)
+        plan, _why = replay_plan(session, le.pair, input_roles(le.pair), le.out_slot or 0)
+        if plan is not None and le.pair.key in keys:
+            plans.append(plan)
+    assert len(plans) >= 3
+    read: list[str] = []
+    real_read = replays._read
+    monkeypatch.setattr(replays, "_read", lambda t: read.append(t.path) or real_read(t))
+    plain = list(run_replays(plans, InProcess()))
+    outputs = {t.path for plan in plans for t in plan.outputs}
+    assert outputs & set(read)
+    given = []
+    for plan in plans:
+        positions = sample_positions(plan.outputs[0].size or 0)
+        assert positions is not None
+        dumped = tuple(np.asarray(t.read()).reshape(-1)[positions] for t in plan.outputs)
+        given.append(replace(plan, dumped=dumped))
+    read.clear()
+    assert list(run_replays(given, InProcess())) == plain
+    # every output of an op computed at the positions only (replay_at: the products, activations, element-wise
+    # ops) is taken from the plan; an op replayed whole still reads its output
+    at_positions = {t.path for plan in plans if replay_at_kernel(plan.op_type) for t in plan.outputs}
+    assert at_positions and not at_positions & set(read)
+    assert outputs - at_positions >= outputs & set(read)
+
+
 def test_the_scan_names_the_same_roots_sampled_or_not(big_pair, monkeypatch):
     from dumptui.core.search.bisect import Bisection
 
     roots = []
     for sampled_from in (1 << 40, SIZE // 2):
-        monkeypatch.setattr(scan_module, "REPLAY_SAMPLED_FROM", sampled_from)
+        monkeypatch.setattr(sampling, "REPLAY_SAMPLED_FROM", sampled_from)
         bi = Bisection(Session(open_dump(big_pair.ref), open_dump(big_pair.target)))
         bi.prepare()
         bi.run()
