@@ -85,14 +85,16 @@ def run_units(units: list[PairUnit]) -> list[list[PairOrSame]]:
     side, right after its statistics were computed from them: the payloads are still in memory
     (metrics.held_payload), only the copies' files are read. A copy whose files hold the same bytes is not
     computed (its pair's statistics are its own: (index, None, None, True, None)); one that differs, or whose pair
-    could not be read, is computed as itself. Units without copies are computed together (small pairs in
-    rows). Each unit's outcomes in job order."""
+    could not be read, is computed as itself. A big output pair comes back with its values at a replay's
+    sampled positions (_sampled). Units without copies and without such values are computed together (small
+    pairs in rows). Each unit's outcomes in job order."""
     out: list[list[PairOrSame]] = [[] for _ in units]
-    alone = [k for k, unit in enumerate(units) if not unit[2] and not _sampled_output(unit[0])]
-    for k, (index, st, err) in zip(alone, run_pairs([(units[k][0], units[k][1]) for k in alone])):
+    together = [not copies and not _sampled_output(job) for job, _kl, copies in units]
+    shared = [k for k, flag in enumerate(together) if flag]
+    for k, (index, st, err) in zip(shared, run_pairs([(units[k][0], units[k][1]) for k in shared])):
         out[k].append((index, st, err, False, None))
     for k, (job, kl, copies) in enumerate(units):
-        if k in alone:
+        if together[k]:
             continue
         index, st, err = run_pairs([(job, kl)])[0]
         out[k].append((index, st, err, False, _sampled(job) if st is not None else None))
