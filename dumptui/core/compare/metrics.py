@@ -161,28 +161,34 @@ def compare_tensors(
     return compare_read(ref, target, y, x, tol, chunk, kl)
 
 
-def held_values(path: str) -> np.ndarray | None:
-    """The values (flat, as TensorRef.read gives them) of the file at `path` as this thread's last
-    compare_tensors read it whole, while nothing has been read over it; None when that compare did not."""
+def _held(path: str) -> tuple[TensorRef, np.ndarray] | None:
+    """The tensor at `path` and its values (flat) as this thread's last compare_tensors read it whole, while
+    nothing has been read over it; None when that compare did not."""
     for t, values in getattr(_local, "held", None) or ():
         if t.path == path:
-            return np.asarray(values).reshape(-1)
+            return t, np.asarray(values).reshape(-1)
     return None
+
+
+def held_values(path: str) -> np.ndarray | None:
+    """The values (flat, as TensorRef.read gives them) of the file at `path` as this thread's last
+    compare_tensors read it whole (_held); None when that compare did not."""
+    held = _held(path)
+    return None if held is None else held[1]
 
 
 def held_payload(path: str) -> np.ndarray | None:
-    """The payload (bytes, as uint8) of the file at `path` as this thread's last compare_tensors read it whole,
-    while nothing has been read over it; None when that compare did not read `path` so (read in chunks, or
-    its values are not the file's bytes: widened bfloat16, a decoded or Fortran-order payload). A consumer's
-    input that copies that file is compared with these bytes, not with the file read again."""
-    for t, values in getattr(_local, "held", None) or ():
-        if t.path != path:
-            continue
-        lay = t.layout()
-        if lay.decoder is not None or lay.fortran or lay.widen_bf16 or lay.storage is None:
-            return None
-        return np.asarray(values).reshape(-1).view(np.uint8)
-    return None
+    """The payload (bytes, as uint8) of the file at `path` as this thread's last compare_tensors read it whole
+    (_held); None when that compare did not read `path` so (read in chunks, or its values are not the file's
+    bytes: widened bfloat16, a decoded or Fortran-order payload). A consumer's input that copies that file is
+    compared with these bytes, not with the file read again."""
+    held = _held(path)
+    if held is None:
+        return None
+    lay = held[0].layout()
+    if lay.decoder is not None or lay.fortran or lay.widen_bf16 or lay.storage is None:
+        return None
+    return held[1].view(np.uint8)
 
 
 def compare_read(

@@ -53,9 +53,9 @@ TensorPair = tuple[InOut, int, "TensorRef | None", "TensorRef | None"]  # io, sl
 Prechecked = tuple[ElementTolerance, list[Said], "Reason | None"]  # tolerance, notes, ignore reason
 
 
+SAMPLED_KEPT = 256  # big output pairs whose sampled values wait for their replay (32 KB each in float32)
 # the reason of a one-sided tensor pair, by whether the reference lacks it: two values, one object each (a
 # session keeps a result per pair: 2,400 of them on the 20,000-op demo pair)
-SAMPLED_KEPT = 256  # big output pairs whose sampled values wait for their replay (32 KB each in float32)
 _NO_SUCH_TENSOR = {lacks: because(Why.NO_SUCH_TENSOR, lacks) for lacks in (False, True)}
 
 
