@@ -65,19 +65,22 @@ def _pairs(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def _saved(folder, name: str, y: np.ndarray, x: np.ndarray) -> tuple[TensorRef, TensorRef]:
+    """The pair written to `folder` as NAMEr.npy and NAMEt.npy, as tensors to read."""
+    sides = []
+    for side, a in (("r", y), ("t", x)):
+        path = str(folder / f"{name}{side}.npy")
+        np.save(path, a)
+        sides.append(TensorRef(path, "output", 0))
+    return sides[0], sides[1]
+
+
 def test_rounding_rows_answer_as_one_pair_at_a_time(tmp_path):
     """within_rounding_rows (many small pairs judged as rows of one array) gives within_rounding's answer for
     every pair, and roundings_explain rounding_explains' for tensors in files, beside pairs it leaves to it."""
     with np.errstate(over="ignore"):  # float16 rounding of values beyond its range: Inf, as intended
         pairs = _pairs(np.random.default_rng(7))
-    refs = []
-    for i, (y, x) in enumerate(pairs):
-        sides = []
-        for side, a in (("r", y), ("t", x)):
-            path = str(tmp_path / f"{i}{side}.npy")
-            np.save(path, a)
-            sides.append(TensorRef(path, "output", 0))
-        refs.append(tuple(sides))
+    refs = [_saved(tmp_path, str(i), y, x) for i, (y, x) in enumerate(pairs)]
     one_by_one = [within_rounding(r, t) for r, t in refs]
     assert {None, "float16", "bfloat16"} <= set(one_by_one)
     assert within_rounding_rows(pairs) == one_by_one
@@ -92,10 +95,5 @@ def test_rounding_rows_answer_as_one_pair_at_a_time(tmp_path):
         ),
     ]
     for i, (y, x) in enumerate(odd):
-        sides = []
-        for side, a in (("r", y), ("t", x)):
-            path = str(tmp_path / f"odd{i}{side}.npy")
-            np.save(path, a)
-            sides.append(TensorRef(path, "output", 0))
-        refs.insert(3 * i, tuple(sides))
+        refs.insert(3 * i, _saved(tmp_path, f"odd{i}", y, x))
     assert roundings_explain(refs) == [rounding_explains(r, t) for r, t in refs]
